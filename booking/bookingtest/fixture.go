@@ -1,0 +1,142 @@
+package bookingtest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"salon/booking"
+)
+
+// Clock is a settable clock for booking.WithClock, safe for concurrent use.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a clock stopped at t.
+func NewClock(t time.Time) *Clock { return &Clock{now: t} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Set moves the clock to t.
+func (c *Clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
+
+// Env is a booking service on a database of its own, with a clock.
+type Env struct {
+	Pool  *pgxpool.Pool
+	Svc   *booking.Service
+	Clock *Clock
+}
+
+// DefaultNow is where Env's clock starts: a Monday morning in Moscow.
+var DefaultNow = time.Date(2026, 3, 2, 6, 0, 0, 0, time.UTC) // 09:00 MSK
+
+// New returns an Env on a fresh database with its clock at DefaultNow.
+func New(t testing.TB) *Env {
+	t.Helper()
+	pool := Pool(t)
+	clock := NewClock(DefaultNow)
+	return &Env{Pool: pool, Clock: clock, Svc: booking.New(pool, booking.WithClock(clock.Now))}
+}
+
+var uniq atomic.Int64
+
+// Salon creates a salon; zero fields of in take test defaults (a unique
+// slug, Europe/Moscow) or CreateSalon's (no minimum notice, no cutoff).
+func (e *Env) Salon(t testing.TB, in booking.Salon) *booking.Salon {
+	t.Helper()
+	if in.Slug == "" {
+		in.Slug = fmt.Sprintf("salon-%d", uniq.Add(1))
+	}
+	if in.Name == "" {
+		in.Name = "Salon " + in.Slug
+	}
+	if in.Timezone == "" {
+		in.Timezone = "Europe/Moscow"
+	}
+	s, err := e.Svc.CreateSalon(context.Background(), in)
+	if err != nil {
+		t.Fatalf("create salon: %v", err)
+	}
+	return s
+}
+
+// Service creates a service; zero fields take a 60-minute, 1500 default.
+func (e *Env) Service(t testing.TB, salon *booking.Salon, in booking.SalonService) *booking.SalonService {
+	t.Helper()
+	if in.Name == "" {
+		in.Name = fmt.Sprintf("Service %d", uniq.Add(1))
+	}
+	if in.DurationMin == 0 {
+		in.DurationMin = 60
+	}
+	if in.Price == 0 {
+		in.Price = 150000
+	}
+	sv, err := e.Svc.CreateService(context.Background(), salon.ID, in)
+	if err != nil {
+		t.Fatalf("create service: %v", err)
+	}
+	return sv
+}
+
+// Master creates a master who does the given services.
+func (e *Env) Master(t testing.TB, salon *booking.Salon, services ...*booking.SalonService) *booking.Master {
+	t.Helper()
+	offers := make([]booking.Offer, len(services))
+	for i, sv := range services {
+		offers[i] = booking.Offer{ServiceID: sv.ID}
+	}
+	m, err := e.Svc.CreateMaster(context.Background(), salon.ID, booking.Master{Name: fmt.Sprintf("Master %d", uniq.Add(1))}, offers...)
+	if err != nil {
+		t.Fatalf("create master: %v", err)
+	}
+	return m
+}
+
+// Shift gives the master one shift a day on days [from, from+days), from
+// start to end wall-clock ("10:00", "20:00").
+func (e *Env) Shift(t testing.TB, salon *booking.Salon, m *booking.Master, from booking.Date, days int, start, end string) {
+	t.Helper()
+	s, err1 := booking.ParseClock(start)
+	en, err2 := booking.ParseClock(end)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("shift times: %v %v", err1, err2)
+	}
+	for i := range days {
+		if err := e.Svc.SetShifts(context.Background(), salon.ID, m.ID, from.AddDays(i),
+			[]booking.ShiftInput{{Start: s, End: en}}); err != nil {
+			t.Fatalf("set shifts: %v", err)
+		}
+	}
+}
+
+// At returns the instant of wall-clock hh:mm on day in the salon's zone.
+func At(salon *booking.Salon, day booking.Date, hhmm string) time.Time {
+	c, err := booking.ParseClock(hhmm)
+	if err != nil {
+		panic(err)
+	}
+	return day.At(salon.Location(), int(c))
+}
+
+// Phone returns a distinct valid phone number.
+func Phone() string { return fmt.Sprintf("+7900%07d", uniq.Add(1)) }

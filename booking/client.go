@@ -1,0 +1,147 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// Client is a person who books.
+type Client struct {
+	ID         int64
+	SalonID    int64
+	Name       string
+	Phone      string // E.164 or empty
+	TelegramID int64  // 0 when unknown
+	Notes      string
+}
+
+// ClientInput identifies the client of a booking: by phone, by Telegram user
+// id, or both. The client record is created on first booking and found again
+// by either key afterwards.
+type ClientInput struct {
+	Name       string
+	Phone      string
+	TelegramID int64
+}
+
+// NormalizePhone returns phone in E.164 (+79991234567). It accepts spaces,
+// dashes, dots and parentheses, a leading +, and the Russian national forms
+// 8XXXXXXXXXX and a bare ten-digit 9XXXXXXXXX.
+func NormalizePhone(phone string) (string, error) {
+	var b strings.Builder
+	plus := false
+	for i, r := range strings.TrimSpace(phone) {
+		switch {
+		case r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r == '+' && i == 0:
+			plus = true
+		case r == ' ' || r == '-' || r == '(' || r == ')' || r == '.' || unicode.IsSpace(r):
+		default:
+			return "", errors.New("a phone number has only digits, spaces, dashes and a leading +")
+		}
+	}
+	d := b.String()
+	switch {
+	case plus:
+	case len(d) == 11 && d[0] == '8':
+		d = "7" + d[1:]
+	case len(d) == 11 && d[0] == '7':
+	case len(d) == 10 && d[0] == '9':
+		d = "7" + d
+	default:
+		return "", errors.New("use the international format, like +7 999 123-45-67")
+	}
+	if len(d) < 8 || len(d) > 15 || d[0] == '0' {
+		return "", errors.New("use the international format, like +7 999 123-45-67")
+	}
+	return "+" + d, nil
+}
+
+// normalize checks and cleans the input; fields are named with prefix.
+func (c *ClientInput) normalize(fe fieldErrors, prefix string) {
+	c.Name = strings.TrimSpace(c.Name)
+	if len([]rune(c.Name)) > 100 {
+		fe.add(prefix+"name", "too long (100 characters at most)")
+	}
+	if strings.ContainsFunc(c.Name, unicode.IsControl) {
+		fe.add(prefix+"name", "must not contain control characters")
+	}
+	if c.Phone != "" {
+		p, err := NormalizePhone(c.Phone)
+		if err != nil {
+			fe.add(prefix+"phone", err.Error())
+		}
+		c.Phone = p
+	}
+	if c.TelegramID < 0 {
+		fe.add(prefix+"telegram_id", "must be positive")
+	}
+	if c.Phone == "" && c.TelegramID == 0 {
+		fe.add(prefix+"phone", "required")
+	}
+	if c.Name == "" && c.TelegramID == 0 {
+		fe.add(prefix+"name", "required")
+	}
+}
+
+// upsertClient finds the client by Telegram id, then by phone, creating it
+// when neither matches; it fills in a missing name, phone or Telegram id but
+// never overwrites one. It returns the client id.
+func upsertClient(ctx context.Context, q querier, salonID int64, c ClientInput) (int64, error) {
+	var id int64
+	if c.TelegramID != 0 {
+		err := q.QueryRow(ctx, `
+			UPDATE clients SET
+			    name  = CASE WHEN name = '' THEN $3 ELSE name END,
+			    phone = COALESCE(phone, CASE WHEN $4 = '' THEN NULL
+			                                 WHEN EXISTS (SELECT 1 FROM clients o WHERE o.salon_id = $1 AND o.phone = $4) THEN NULL
+			                                 ELSE $4 END)
+			WHERE salon_id = $1 AND telegram_id = $2
+			RETURNING id`, salonID, c.TelegramID, c.Name, c.Phone).Scan(&id)
+		if err == nil {
+			return id, nil
+		}
+		if !isNoRows(err) {
+			return 0, fmt.Errorf("client: %w", err)
+		}
+	}
+	var err error
+	if c.Phone != "" {
+		err = q.QueryRow(ctx, `
+			INSERT INTO clients (salon_id, name, phone, telegram_id) VALUES ($1, $2, $3, NULLIF($4, 0))
+			ON CONFLICT (salon_id, phone) WHERE phone IS NOT NULL DO UPDATE SET
+			    name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END,
+			    telegram_id = COALESCE(clients.telegram_id, EXCLUDED.telegram_id)
+			RETURNING id`, salonID, c.Name, c.Phone, c.TelegramID).Scan(&id)
+	} else {
+		err = q.QueryRow(ctx, `
+			INSERT INTO clients (salon_id, name, telegram_id) VALUES ($1, $2, $3)
+			ON CONFLICT (salon_id, telegram_id) WHERE telegram_id IS NOT NULL DO UPDATE SET
+			    name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END
+			RETURNING id`, salonID, c.Name, c.TelegramID).Scan(&id)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("client: %w", err)
+	}
+	return id, nil
+}
+
+// Client returns a client of the salon. Errors: ErrNotFound.
+func (s *Service) Client(ctx context.Context, salonID, id int64) (*Client, error) {
+	var c Client
+	err := s.pool.QueryRow(ctx, `
+		SELECT id, salon_id, name, COALESCE(phone, ''), COALESCE(telegram_id, 0), notes
+		FROM clients WHERE salon_id = $1 AND id = $2`, salonID, id).
+		Scan(&c.ID, &c.SalonID, &c.Name, &c.Phone, &c.TelegramID, &c.Notes)
+	if isNoRows(err) {
+		return nil, fmt.Errorf("client %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("client %d: %w", id, err)
+	}
+	return &c, nil
+}

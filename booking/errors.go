@@ -1,0 +1,130 @@
+package booking
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Error kinds. Every error a Service method returns either wraps one of these
+// (test with errors.Is) or is an internal error: a front end shows the kind
+// and logs anything else as "internal error".
+var (
+	// ErrNotFound: the salon, booking, master or service does not exist (in this salon).
+	ErrNotFound = errors.New("not found")
+	// ErrInvalid: the input is malformed or breaks a rule; see *ValidationError for the fields.
+	ErrInvalid = errors.New("invalid input")
+	// ErrSlotTaken: the time overlaps another booking; see *SlotTakenError for alternatives.
+	ErrSlotTaken = errors.New("slot taken")
+	// ErrConflict: the request clashes with the current state (a completed booking
+	// cannot be cancelled, an idempotency key was reused for another request).
+	ErrConflict = errors.New("conflict")
+	// ErrForbidden: the actor may not do this.
+	ErrForbidden = errors.New("forbidden")
+	// ErrTooLate: past the salon's cancel/reschedule cutoff.
+	ErrTooLate = errors.New("too late")
+)
+
+// Idempotency errors; both unwrap to ErrConflict.
+var (
+	// ErrKeyReused: the idempotency key was first used with a different request.
+	ErrKeyReused = fmt.Errorf("idempotency key was used for a different request: %w", ErrConflict)
+	// ErrInProgress: the first request with this idempotency key is still running.
+	ErrInProgress = fmt.Errorf("a request with this idempotency key is still running: %w", ErrConflict)
+)
+
+// ValidationError names each invalid field with a human-readable reason. It
+// unwraps to ErrInvalid, and also to ErrNotFound when a field refers to
+// something that does not exist.
+type ValidationError struct {
+	Fields   map[string]string
+	notFound bool
+}
+
+func (e *ValidationError) Error() string {
+	keys := slices.Sorted(maps.Keys(e.Fields))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + ": " + e.Fields[k]
+	}
+	return "invalid input: " + strings.Join(parts, "; ")
+}
+
+// Unwrap returns the kinds this error belongs to.
+func (e *ValidationError) Unwrap() []error {
+	if e.notFound {
+		return []error{ErrInvalid, ErrNotFound}
+	}
+	return []error{ErrInvalid}
+}
+
+// invalid returns a ValidationError for one field.
+func invalid(field, reason string) *ValidationError {
+	return &ValidationError{Fields: map[string]string{field: reason}}
+}
+
+// unknown returns a ValidationError for a field that names nothing that exists.
+func unknown(field, reason string) *ValidationError {
+	return &ValidationError{Fields: map[string]string{field: reason}, notFound: true}
+}
+
+// fieldErrors collects field problems; err returns nil when there were none.
+type fieldErrors map[string]string
+
+func (f fieldErrors) add(field, reason string) {
+	if _, ok := f[field]; !ok {
+		f[field] = reason
+	}
+}
+
+func (f fieldErrors) err() error {
+	if len(f) == 0 {
+		return nil
+	}
+	return &ValidationError{Fields: f}
+}
+
+// SlotTakenError says the requested time is no longer free and offers the
+// nearest free starts, computed in the same transaction that was refused.
+type SlotTakenError struct {
+	Alternatives []Slot
+}
+
+func (e *SlotTakenError) Error() string {
+	return fmt.Sprintf("slot taken (%d alternatives)", len(e.Alternatives))
+}
+
+// Unwrap returns ErrSlotTaken.
+func (e *SlotTakenError) Unwrap() error { return ErrSlotTaken }
+
+// PostgreSQL error codes the core acts on.
+const (
+	pgExclusionViolation = "23P01"
+	pgUniqueViolation    = "23505"
+	pgLockNotAvailable   = "55P03"
+)
+
+// pgCode returns the SQLSTATE of err, or "".
+func pgCode(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
+}
+
+// pgConstraint returns the constraint name of a PostgreSQL error, or "".
+func pgConstraint(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.ConstraintName
+	}
+	return ""
+}
+
+func isNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }

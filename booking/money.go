@@ -1,0 +1,99 @@
+package booking
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// Money is an amount in minor units (kopecks, cents) of the salon's currency.
+// It scans from and encodes to PostgreSQL numeric(12,2) without floating point.
+type Money int64
+
+// ParseMoney reads "1500", "1500.5", "1 500,50" or "1500.50" as major units.
+func ParseMoney(s string) (Money, error) {
+	s = strings.NewReplacer(" ", "", "\u00a0", "", ",", ".").Replace(strings.TrimSpace(s))
+	if s == "" {
+		return 0, errors.New("empty amount")
+	}
+	whole, frac, hasFrac := strings.Cut(s, ".")
+	if whole == "" || strings.ContainsAny(whole, "+-") || (hasFrac && (len(frac) == 0 || len(frac) > 2)) {
+		return 0, fmt.Errorf("%q is not an amount like 1500 or 1500.50", s)
+	}
+	w, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil || w > 9_999_999_999 {
+		return 0, fmt.Errorf("%q is not an amount like 1500 or 1500.50", s)
+	}
+	var f int64
+	if hasFrac {
+		if len(frac) == 1 {
+			frac += "0"
+		}
+		f, err = strconv.ParseInt(frac, 10, 64)
+		if err != nil || f < 0 {
+			return 0, fmt.Errorf("%q is not an amount like 1500 or 1500.50", s)
+		}
+	}
+	return Money(w*100 + f), nil
+}
+
+// String formats m in major units with two decimals, or none when whole: "1500", "1500.50".
+func (m Money) String() string {
+	sign := ""
+	v := int64(m)
+	if v < 0 {
+		sign, v = "-", -v
+	}
+	if v%100 == 0 {
+		return sign + strconv.FormatInt(v/100, 10)
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, v/100, v%100)
+}
+
+// MarshalJSON writes m as a JSON number in major units (1500.5 for 1500.50).
+func (m Money) MarshalJSON() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalJSON reads a JSON number in major units.
+func (m *Money) UnmarshalJSON(b []byte) error {
+	v, err := ParseMoney(strings.Trim(string(b), `"`))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
+// ScanNumeric implements pgtype.NumericScanner.
+func (m *Money) ScanNumeric(n pgtype.Numeric) error {
+	if !n.Valid || n.NaN || n.InfinityModifier != pgtype.Finite {
+		*m = 0
+		return nil
+	}
+	v := new(big.Int).Set(n.Int)
+	exp := n.Exp + 2 // minor units
+	ten := big.NewInt(10)
+	for ; exp > 0; exp-- {
+		v.Mul(v, ten)
+	}
+	for ; exp < 0; exp++ {
+		var r big.Int
+		v.QuoRem(v, ten, &r)
+		if r.Sign() != 0 {
+			return fmt.Errorf("amount has more than two decimals")
+		}
+	}
+	if !v.IsInt64() {
+		return fmt.Errorf("amount out of range")
+	}
+	*m = Money(v.Int64())
+	return nil
+}
+
+// NumericValue implements pgtype.NumericValuer.
+func (m Money) NumericValue() (pgtype.Numeric, error) {
+	return pgtype.Numeric{Int: big.NewInt(int64(m)), Exp: -2, Valid: true}, nil
+}

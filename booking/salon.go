@@ -1,0 +1,201 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// RefundPolicy says when a cancelled booking's deposit is returned.
+type RefundPolicy string
+
+// Refund policies.
+const (
+	RefundAlways       RefundPolicy = "always"        // every cancellation refunds
+	RefundBeforeCutoff RefundPolicy = "before_cutoff" // refund when cancelled before the cutoff
+	RefundNever        RefundPolicy = "never"         // deposits are kept
+)
+
+// Salon is a tenant: every other record belongs to exactly one salon, and every
+// query is scoped by salon.
+type Salon struct {
+	ID       int64
+	Slug     string
+	Name     string
+	Timezone string // IANA name, e.g. Europe/Moscow
+	Currency string // ISO 4217, e.g. RUB
+	Locale   string // ru or en: the default language of the bot and widget
+
+	SlotStepMin  int          // grid of offered start times
+	MinNoticeMin int          // clients cannot book sooner than this
+	HoldMin      int          // how long an unpaid deposit booking holds its slot
+	CutoffHours  int          // clients cannot cancel or reschedule later than this before the start
+	HorizonDays  int          // clients cannot book further ahead than this
+	RefundPolicy RefundPolicy // deposit refund on cancellation
+
+	loc *time.Location
+}
+
+// Location returns the salon's time zone.
+func (s *Salon) Location() *time.Location {
+	if s.loc == nil {
+		loc, err := time.LoadLocation(s.Timezone)
+		if err != nil {
+			return time.UTC
+		}
+		s.loc = loc
+	}
+	return s.loc
+}
+
+// Today returns the salon-local date of t.
+func (s *Salon) Today(t time.Time) Date { return DateOf(t.In(s.Location())) }
+
+// Defaults for a new salon's settings. CreateSalon applies those whose zero
+// value is not allowed; zero notice and cutoff are honoured, so callers that
+// want the defaults set them.
+const (
+	DefaultSlotStepMin  = 15
+	DefaultMinNoticeMin = 60
+	DefaultHoldMin      = 15
+	DefaultCutoffHours  = 3
+	DefaultHorizonDays  = 60
+)
+
+var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,62}$`)
+
+func (s *Salon) normalize() error {
+	s.Slug = strings.TrimSpace(strings.ToLower(s.Slug))
+	s.Name = strings.TrimSpace(s.Name)
+	s.Timezone = strings.TrimSpace(s.Timezone)
+	s.Currency = strings.ToUpper(strings.TrimSpace(s.Currency))
+	s.Locale = strings.ToLower(strings.TrimSpace(s.Locale))
+	setDefault(&s.Currency, "RUB")
+	setDefault(&s.Locale, "ru")
+	setDefault(&s.SlotStepMin, DefaultSlotStepMin)
+	setDefault(&s.HoldMin, DefaultHoldMin)
+	setDefault(&s.HorizonDays, DefaultHorizonDays)
+	setDefault(&s.RefundPolicy, RefundBeforeCutoff)
+
+	fe := fieldErrors{}
+	if !slugRE.MatchString(s.Slug) {
+		fe.add("slug", "use 2-63 lowercase latin letters, digits and dashes")
+	}
+	if s.Name == "" {
+		fe.add("name", "required")
+	} else if len(s.Name) > 200 {
+		fe.add("name", "too long")
+	}
+	if s.Timezone == "" || s.Timezone == "Local" || !strings.Contains(s.Timezone, "/") && s.Timezone != "UTC" {
+		fe.add("timezone", "use an IANA time zone like Europe/Moscow")
+	} else if loc, err := time.LoadLocation(s.Timezone); err != nil {
+		fe.add("timezone", "unknown time zone "+s.Timezone)
+	} else {
+		s.loc = loc
+	}
+	if len(s.Currency) != 3 {
+		fe.add("currency", "use a three-letter ISO code like RUB")
+	}
+	if s.Locale != "ru" && s.Locale != "en" {
+		fe.add("locale", "ru or en")
+	}
+	checkRange(fe, "slot_step_min", s.SlotStepMin, 5, 240)
+	checkRange(fe, "min_notice_min", s.MinNoticeMin, 0, 10080)
+	checkRange(fe, "hold_min", s.HoldMin, 1, 1440)
+	checkRange(fe, "cutoff_hours", s.CutoffHours, 0, 720)
+	checkRange(fe, "horizon_days", s.HorizonDays, 1, 366)
+	switch s.RefundPolicy {
+	case RefundAlways, RefundBeforeCutoff, RefundNever:
+	default:
+		fe.add("refund_policy", "always, before_cutoff or never")
+	}
+	return fe.err()
+}
+
+func setDefault[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
+	}
+}
+
+func checkRange(fe fieldErrors, field string, v, lo, hi int) {
+	if v < lo || v > hi {
+		fe.add(field, fmt.Sprintf("must be between %d and %d", lo, hi))
+	}
+}
+
+// CreateSalon creates a salon. Zero slot step, hold, horizon, currency,
+// locale and refund policy take the defaults; zero notice and cutoff mean none.
+// Errors: ErrInvalid (a field, or the slug is taken).
+func (s *Service) CreateSalon(ctx context.Context, in Salon) (*Salon, error) {
+	if err := in.normalize(); err != nil {
+		return nil, err
+	}
+	err := s.pool.QueryRow(ctx, `
+		INSERT INTO salons (slug, name, timezone, currency, locale, slot_step_min, min_notice_min,
+		                    hold_min, cutoff_hours, horizon_days, refund_policy)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		RETURNING id`,
+		in.Slug, in.Name, in.Timezone, in.Currency, in.Locale, in.SlotStepMin, in.MinNoticeMin,
+		in.HoldMin, in.CutoffHours, in.HorizonDays, in.RefundPolicy).Scan(&in.ID)
+	if pgCode(err) == pgUniqueViolation {
+		return nil, invalid("slug", "already taken")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create salon: %w", err)
+	}
+	return &in, nil
+}
+
+const salonColumns = `id, slug, name, timezone, currency, locale, slot_step_min, min_notice_min,
+	hold_min, cutoff_hours, horizon_days, refund_policy`
+
+func scanSalon(row pgx.Row) (*Salon, error) {
+	var s Salon
+	err := row.Scan(&s.ID, &s.Slug, &s.Name, &s.Timezone, &s.Currency, &s.Locale, &s.SlotStepMin,
+		&s.MinNoticeMin, &s.HoldMin, &s.CutoffHours, &s.HorizonDays, &s.RefundPolicy)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := time.LoadLocation(s.Timezone)
+	if err != nil {
+		return nil, fmt.Errorf("salon %d: time zone %q: %w", s.ID, s.Timezone, err)
+	}
+	s.loc = loc
+	return &s, nil
+}
+
+// SalonBySlug returns the salon with that slug. Errors: ErrNotFound.
+func (s *Service) SalonBySlug(ctx context.Context, slug string) (*Salon, error) {
+	sal, err := scanSalon(s.pool.QueryRow(ctx, `SELECT `+salonColumns+` FROM salons WHERE slug = $1`,
+		strings.ToLower(strings.TrimSpace(slug))))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("salon %q: %w", slug, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("salon %q: %w", slug, err)
+	}
+	return sal, nil
+}
+
+// Salon returns the salon with that id. Errors: ErrNotFound.
+func (s *Service) Salon(ctx context.Context, id int64) (*Salon, error) {
+	return getSalon(ctx, s.pool, id)
+}
+
+func getSalon(ctx context.Context, q querier, id int64) (*Salon, error) {
+	sal, err := scanSalon(q.QueryRow(ctx, `SELECT `+salonColumns+` FROM salons WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("salon %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("salon %d: %w", id, err)
+	}
+	return sal, nil
+}

@@ -1,0 +1,249 @@
+package booking
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Clock is a wall-clock time of day in minutes after midnight (0..1440).
+type Clock int
+
+// ParseClock reads H:MM or HH:MM (24:00 allowed, meaning the end of the day).
+func ParseClock(s string) (Clock, error) {
+	hs, ms, ok := strings.Cut(strings.TrimSpace(s), ":")
+	h, err1 := strconv.Atoi(hs)
+	m, err2 := strconv.Atoi(ms)
+	if !ok || err1 != nil || err2 != nil || len(hs) < 1 || len(hs) > 2 || len(ms) != 2 ||
+		h < 0 || m < 0 || m > 59 || h > 24 || (h == 24 && m != 0) {
+		return 0, fmt.Errorf("%q is not a time like 9:30 or 18:00", s)
+	}
+	return Clock(h*60 + m), nil
+}
+
+// String formats c as HH:MM.
+func (c Clock) String() string { return fmt.Sprintf("%02d:%02d", int(c)/60, int(c)%60) }
+
+// ShiftInput is one working interval of a day in wall-clock times. An End at
+// or before Start means the shift ends the next day. A break is optional
+// (BreakStart == BreakEnd means none) and must lie inside the shift.
+type ShiftInput struct {
+	Start, End           Clock
+	BreakStart, BreakEnd Clock
+}
+
+// Shift is a stored working interval of a master.
+type Shift struct {
+	ID         int64
+	MasterID   int64
+	Date       Date // the salon-local day it belongs to
+	Start, End time.Time
+	BreakStart time.Time // zero when there is no break
+	BreakEnd   time.Time
+}
+
+// instants resolves the input on day in loc. Wall times that do not exist
+// (the hour skipped when DST starts) move forward by the gap; ambiguous ones
+// (the hour repeated when it ends) take the first occurrence.
+func (in ShiftInput) instants(day Date, loc *time.Location) (shift, error) {
+	if in.Start < 0 || in.Start >= 24*60 || in.End < 0 || in.End > 24*60 {
+		return shift{}, fmt.Errorf("times must be between 00:00 and 24:00")
+	}
+	end := in.End
+	if end <= in.Start {
+		end += 24 * 60
+	}
+	sh := shift{start: day.At(loc, int(in.Start)), end: day.At(loc, int(end))}
+	if in.BreakStart != in.BreakEnd {
+		bs, be := in.BreakStart, in.BreakEnd
+		if bs < in.Start {
+			bs += 24 * 60
+		}
+		if be <= bs {
+			be += 24 * 60
+		}
+		if be > end {
+			return shift{}, fmt.Errorf("break %s-%s is outside the shift %s-%s", in.BreakStart, in.BreakEnd, in.Start, in.End)
+		}
+		sh.breakStart, sh.breakEnd = day.At(loc, int(bs)), day.At(loc, int(be))
+	}
+	if !sh.start.Before(sh.end) {
+		return shift{}, fmt.Errorf("shift %s-%s is empty", in.Start, in.End)
+	}
+	return sh, nil
+}
+
+// SetShifts replaces a master's shifts on one salon-local day (an empty list
+// makes it a day off). It refuses, changing nothing, when a booking that the
+// old shifts covered would fall outside the new ones.
+// Errors: ErrNotFound (master), ErrInvalid (times, overlaps), ErrConflict
+// (bookings left outside working hours).
+func (s *Service) SetShifts(ctx context.Context, salonID, masterID int64, day Date, in []ShiftInput) error {
+	salon, err := getSalon(ctx, s.pool, salonID)
+	if err != nil {
+		return err
+	}
+	if day.IsZero() {
+		return invalid("date", "required")
+	}
+	loc := salon.Location()
+	shifts := make([]shift, len(in))
+	for i, x := range in {
+		sh, err := x.instants(day, loc)
+		if err != nil {
+			return invalid(fmt.Sprintf("shifts[%d]", i), err.Error())
+		}
+		shifts[i] = sh
+	}
+	slices.SortFunc(shifts, func(a, b shift) int { return a.start.Compare(b.start) })
+	for i := 1; i < len(shifts); i++ {
+		if shifts[i].start.Before(shifts[i-1].end) {
+			return invalid("shifts", "shifts of one day must not overlap")
+		}
+	}
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := masterExists(ctx, tx, salonID, masterID); err != nil {
+			return err
+		}
+		if err := lockMasters(ctx, tx, masterID); err != nil {
+			return err
+		}
+		old, err := dayShifts(ctx, tx, masterID, day)
+		if err != nil {
+			return err
+		}
+		if err := checkStillCovered(ctx, tx, salon, masterID, old, shifts); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM shifts WHERE master_id = $1 AND work_date = $2`, masterID, day.dbDate()); err != nil {
+			return fmt.Errorf("set shifts: %w", err)
+		}
+		for _, sh := range shifts {
+			var bs, be *time.Time
+			if !sh.breakStart.IsZero() {
+				bs, be = &sh.breakStart, &sh.breakEnd
+			}
+			_, err := tx.Exec(ctx, `
+				INSERT INTO shifts (salon_id, master_id, work_date, starts_at, ends_at, break_starts_at, break_ends_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7)`, salonID, masterID, day.dbDate(), sh.start, sh.end, bs, be)
+			if pgCode(err) == pgExclusionViolation {
+				return invalid("shifts", "overlaps a shift of the day before or after")
+			}
+			if err != nil {
+				return fmt.Errorf("set shifts: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// checkStillCovered refuses a schedule change that would leave outside
+// working hours an active booking the old shifts covered.
+func checkStillCovered(ctx context.Context, q querier, salon *Salon, masterID int64, old, next []shift) error {
+	if len(old) == 0 {
+		return nil
+	}
+	rows, err := q.Query(ctx, `
+		SELECT id, starts_at, duration_min FROM bookings
+		WHERE master_id = $1 AND status IN ('pending', 'confirmed') AND starts_at < $3
+		  AND booking_slot_end(starts_at, duration_min) > $2
+		ORDER BY starts_at`, masterID, old[0].start, old[len(old)-1].end)
+	if err != nil {
+		return fmt.Errorf("check bookings: %w", err)
+	}
+	type bk struct {
+		id    int64
+		start time.Time
+		dur   time.Duration
+	}
+	bks, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (bk, error) {
+		var b bk
+		var min int
+		err := r.Scan(&b.id, &b.start, &min)
+		b.dur = time.Duration(min) * time.Minute
+		return b, err
+	})
+	if err != nil {
+		return fmt.Errorf("check bookings: %w", err)
+	}
+	var lost []string
+	for _, b := range bks {
+		covered := func(sh shift) bool { return sh.fits(b.start, b.dur, 0) }
+		if slices.ContainsFunc(old, covered) && !slices.ContainsFunc(next, covered) {
+			lost = append(lost, fmt.Sprintf("#%d at %s", b.id, b.start.In(salon.Location()).Format("2006-01-02 15:04")))
+		}
+	}
+	if len(lost) > 0 {
+		return fmt.Errorf("%w: bookings would be outside working hours: %s", ErrConflict, strings.Join(lost, ", "))
+	}
+	return nil
+}
+
+func dayShifts(ctx context.Context, q querier, masterID int64, day Date) ([]shift, error) {
+	rows, err := q.Query(ctx, `
+		SELECT starts_at, ends_at, break_starts_at, break_ends_at FROM shifts
+		WHERE master_id = $1 AND work_date = $2 ORDER BY starts_at`, masterID, day.dbDate())
+	if err != nil {
+		return nil, fmt.Errorf("shifts: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (shift, error) {
+		var sh shift
+		var bs, be *time.Time
+		err := r.Scan(&sh.start, &sh.end, &bs, &be)
+		if bs != nil && be != nil {
+			sh.breakStart, sh.breakEnd = *bs, *be
+		}
+		return sh, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("shifts: %w", err)
+	}
+	return out, nil
+}
+
+// Shifts lists a master's shifts on days [from, from+days).
+// Errors: ErrNotFound (salon or master).
+func (s *Service) Shifts(ctx context.Context, salonID, masterID int64, from Date, days int) ([]Shift, error) {
+	if err := masterExists(ctx, s.pool, salonID, masterID); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT id, master_id, work_date, starts_at, ends_at, break_starts_at, break_ends_at FROM shifts
+		WHERE salon_id = $1 AND master_id = $2 AND work_date >= $3 AND work_date < $4
+		ORDER BY starts_at`, salonID, masterID, from.dbDate(), from.AddDays(days).dbDate())
+	if err != nil {
+		return nil, fmt.Errorf("shifts: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Shift, error) {
+		var sh Shift
+		var d time.Time
+		var bs, be *time.Time
+		err := r.Scan(&sh.ID, &sh.MasterID, &d, &sh.Start, &sh.End, &bs, &be)
+		sh.Date = DateOf(d)
+		if bs != nil && be != nil {
+			sh.BreakStart, sh.BreakEnd = *bs, *be
+		}
+		return sh, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("shifts: %w", err)
+	}
+	return out, nil
+}
+
+func masterExists(ctx context.Context, q querier, salonID, masterID int64) error {
+	var ok bool
+	if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM masters WHERE salon_id = $1 AND id = $2)`,
+		salonID, masterID).Scan(&ok); err != nil {
+		return fmt.Errorf("master %d: %w", masterID, err)
+	}
+	if !ok {
+		return fmt.Errorf("master %d: %w", masterID, ErrNotFound)
+	}
+	return nil
+}
