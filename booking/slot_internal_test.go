@@ -1,0 +1,200 @@
+package booking
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestFreeStarts(t *testing.T) {
+	day := time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC)
+	at := func(hhmm string) time.Time {
+		c, err := ParseClock(hhmm)
+		if err != nil {
+			panic(err)
+		}
+		return day.Add(time.Duration(c) * time.Minute)
+	}
+	sh := func(a, b string) shift { return shift{start: at(a), end: at(b)} }
+	withBreak := func(a, b, bs, be string) shift {
+		s := sh(a, b)
+		s.breakStart, s.breakEnd = at(bs), at(be)
+		return s
+	}
+	busy := func(pairs ...string) []interval {
+		var out []interval
+		for i := 0; i < len(pairs); i += 2 {
+			out = append(out, interval{at(pairs[i]), at(pairs[i+1])})
+		}
+		return out
+	}
+	all := window{at("00:00"), at("24:00")}
+	base := slotRules{dur: 60 * time.Minute, step: 30 * time.Minute, earliest: at("00:00"), latest: at("24:00")}
+	with := func(f func(r *slotRules)) slotRules { r := base; f(&r); return r }
+
+	cases := []struct {
+		name   string
+		shifts []shift
+		busy   []interval
+		rules  slotRules
+		w      window
+		want   string
+	}{
+		{"plain", []shift{sh("10:00", "12:00")}, nil, base, all, "[10:00 10:30 11:00]"},
+		{"no shift", nil, nil, base, all, "[]"},
+		{"too short", []shift{sh("10:00", "10:45")}, nil, base, all, "[]"},
+		{"break splits, grid restarts after it", []shift{withBreak("10:00", "14:00", "11:30", "12:10")}, nil, base, all,
+			"[10:00 10:30 12:10 12:40]"},
+		{"busy", []shift{sh("10:00", "14:00")}, busy("11:00", "12:00"), base, all, "[10:00 12:00 12:30 13:00]"},
+		{"busy with buffer", []shift{sh("10:00", "14:00")}, busy("11:00", "12:15"), base, all, "[10:00 12:30 13:00]"},
+		{"own buffer", []shift{sh("10:00", "14:00")}, busy("12:00", "13:00"),
+			with(func(r *slotRules) { r.buffer = 15 * time.Minute }), all, "[10:00 10:30 13:00]"},
+		{"buffer may run past the shift", []shift{sh("10:00", "11:00")}, nil,
+			with(func(r *slotRules) { r.buffer = 30 * time.Minute }), all, "[10:00]"},
+		{"earliest", []shift{sh("10:00", "14:00")}, nil, with(func(r *slotRules) { r.earliest = at("11:10") }), all, "[11:30 12:00 12:30 13:00]"},
+		{"latest", []shift{sh("10:00", "14:00")}, nil, with(func(r *slotRules) { r.latest = at("11:00") }), all, "[10:00 10:30]"},
+		{"window", []shift{sh("10:00", "14:00")}, nil, base, window{at("11:00"), at("12:00")}, "[11:00 11:30]"},
+		{"two shifts", []shift{sh("08:00", "09:00"), sh("18:00", "19:30")}, nil, base, all, "[08:00 18:00 18:30]"},
+		{"odd shift start keeps its own grid", []shift{sh("10:10", "12:00")}, nil, base, all, "[10:10 10:40]"},
+	}
+	for _, c := range cases {
+		got := freeStarts(c.shifts, c.busy, c.rules, c.w)
+		var s []string
+		for _, g := range got {
+			s = append(s, g.Format("15:04"))
+		}
+		if fmt.Sprint(s) != c.want && !(len(s) == 0 && c.want == "[]") {
+			t.Errorf("%s: %v, want %s", c.name, s, c.want)
+		}
+	}
+}
+
+func TestShiftInputInstants(t *testing.T) {
+	loc, _ := time.LoadLocation("Europe/Moscow")
+	day := Date{2026, 3, 3}
+	cases := []struct {
+		in      ShiftInput
+		ok      bool
+		wantDur time.Duration
+	}{
+		{ShiftInput{Start: 600, End: 1200}, true, 10 * time.Hour},
+		{ShiftInput{Start: 1320, End: 120}, true, 4 * time.Hour}, // overnight 22:00-02:00
+		{ShiftInput{Start: 600, End: 1440}, true, 14 * time.Hour},
+		{ShiftInput{Start: 600, End: 1200, BreakStart: 780, BreakEnd: 840}, true, 10 * time.Hour},
+		{ShiftInput{Start: 1320, End: 120, BreakStart: 0, BreakEnd: 30}, true, 4 * time.Hour}, // break after midnight
+		{ShiftInput{Start: 600, End: 1200, BreakStart: 1140, BreakEnd: 1260}, false, 0},
+		{ShiftInput{Start: 600, End: 1200, BreakStart: 500, BreakEnd: 560}, false, 0},
+		{ShiftInput{Start: 1440, End: 100}, false, 0},
+		{ShiftInput{Start: -1, End: 100}, false, 0},
+	}
+	for i, c := range cases {
+		sh, err := c.in.instants(day, loc)
+		if (err == nil) != c.ok {
+			t.Errorf("case %d: err %v, want ok=%v", i, err, c.ok)
+			continue
+		}
+		if c.ok && sh.end.Sub(sh.start) != c.wantDur {
+			t.Errorf("case %d: lasts %v, want %v", i, sh.end.Sub(sh.start), c.wantDur)
+		}
+	}
+}
+
+func TestNormalizePhone(t *testing.T) {
+	cases := map[string]string{
+		"+7 999 123-45-67":       "+79991234567",
+		"8 (999) 123-45-67":      "+79991234567",
+		"79991234567":            "+79991234567",
+		"9991234567":             "+79991234567",
+		"+49 30 1234567":         "+49301234567",
+		"+1 (212) 555-0100":      "+12125550100",
+		"+7\u00a0999 1234567":    "+79991234567",
+		"12345":                  "",
+		"+0123456789":            "",
+		"+1234567890123456":      "",
+		"phone":                  "",
+		"+7 999 123 45 67 ext 1": "",
+		"++79991234567":          "",
+		"":                       "",
+	}
+	for in, want := range cases {
+		got, err := NormalizePhone(in)
+		if want == "" {
+			if err == nil {
+				t.Errorf("NormalizePhone(%q) = %q, want an error", in, got)
+			}
+			continue
+		}
+		if err != nil || got != want {
+			t.Errorf("NormalizePhone(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+func TestParseMoney(t *testing.T) {
+	cases := map[string]Money{"1500": 150000, "1500.5": 150050, "1500,50": 150050, "1 500": 150000, "0": 0, "0.01": 1}
+	for in, want := range cases {
+		if got, err := ParseMoney(in); err != nil || got != want {
+			t.Errorf("ParseMoney(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "-5", "1.234", "abc", "1.", ".5", "1e3", "99999999999"} {
+		if got, err := ParseMoney(in); err == nil {
+			t.Errorf("ParseMoney(%q) = %v, want an error", in, got)
+		}
+	}
+	for _, m := range []Money{0, 1, 150000, 150050, 99} {
+		if back, err := ParseMoney(m.String()); err != nil || back != m {
+			t.Errorf("round trip %d: %q -> %v %v", m, m.String(), back, err)
+		}
+	}
+}
+
+func FuzzParseMoney(f *testing.F) {
+	for _, s := range []string{"1500", "1500.50", "1 500,5", "-1", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseMoney(s)
+		if err != nil {
+			return
+		}
+		if m < 0 {
+			t.Fatalf("ParseMoney(%q) = %d, negative", s, m)
+		}
+		if back, err := ParseMoney(m.String()); err != nil || back != m {
+			t.Fatalf("ParseMoney(%q) = %d, which does not round-trip: %q -> %v %v", s, m, m.String(), back, err)
+		}
+	})
+}
+
+func FuzzNormalizePhone(f *testing.F) {
+	for _, s := range []string{"+7 999 123-45-67", "8 (999) 123-45-67", "9991234567", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := NormalizePhone(s)
+		if err != nil {
+			return
+		}
+		again, err := NormalizePhone(p)
+		if err != nil || again != p {
+			t.Fatalf("NormalizePhone(%q) = %q, not a fixed point: %q %v", s, p, again, err)
+		}
+		if len(p) < 9 || len(p) > 16 || p[0] != '+' {
+			t.Fatalf("NormalizePhone(%q) = %q, not E.164", s, p)
+		}
+	})
+}
+
+func TestParseClock(t *testing.T) {
+	for in, want := range map[string]Clock{"9:30": 570, "09:30": 570, "00:00": 0, "24:00": 1440, "23:59": 1439} {
+		if got, err := ParseClock(in); err != nil || got != want {
+			t.Errorf("ParseClock(%q) = %v %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"", "9", "9:3", "24:01", "25:00", "9:60", "a:bc", "-1:00", "123:00"} {
+		if _, err := ParseClock(in); err == nil {
+			t.Errorf("ParseClock(%q) accepted", in)
+		}
+	}
+}

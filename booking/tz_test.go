@@ -1,0 +1,149 @@
+package booking_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+)
+
+func utc(s string) time.Time {
+	t, err := time.Parse("2006-01-02 15:04", s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Shifts are wall-clock times in the salon's zone, stored as instants: on
+// DST change days they land where the clocks on the salon's wall say.
+func TestShiftsOnDSTDays(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		zone       string
+		day        string
+		start, end string
+		wantStart  string // UTC
+		wantEnd    string
+	}{
+		{"America/New_York", "2026-03-07", "13:00", "18:00", "2026-03-07 18:00", "2026-03-07 23:00"}, // EST
+		{"America/New_York", "2026-03-08", "13:00", "18:00", "2026-03-08 17:00", "2026-03-08 22:00"}, // spring forward: EDT
+		{"America/New_York", "2026-03-08", "00:00", "06:00", "2026-03-08 05:00", "2026-03-08 10:00"}, // 5 real hours
+		{"America/New_York", "2026-11-01", "13:00", "18:00", "2026-11-01 18:00", "2026-11-01 23:00"}, // fall back: EST
+		{"America/New_York", "2026-11-01", "00:00", "06:00", "2026-11-01 04:00", "2026-11-01 11:00"}, // 7 real hours
+		{"Europe/Berlin", "2026-03-28", "09:00", "17:00", "2026-03-28 08:00", "2026-03-28 16:00"},    // CET
+		{"Europe/Berlin", "2026-03-29", "09:00", "17:00", "2026-03-29 07:00", "2026-03-29 15:00"},    // CEST
+		{"Europe/Berlin", "2026-03-29", "01:00", "04:00", "2026-03-29 00:00", "2026-03-29 02:00"},    // 2 real hours
+		{"Europe/Berlin", "2026-10-25", "09:00", "17:00", "2026-10-25 08:00", "2026-10-25 16:00"},    // CET again
+		{"Europe/Berlin", "2026-10-25", "22:00", "02:00", "2026-10-25 21:00", "2026-10-26 01:00"},    // overnight
+		{"Europe/Moscow", "2026-03-29", "10:00", "20:00", "2026-03-29 07:00", "2026-03-29 17:00"},    // no DST
+		{"Europe/Moscow", "2026-10-25", "10:00", "20:00", "2026-10-25 07:00", "2026-10-25 17:00"},
+	}
+	e := bookingtest.New(t)
+	ctx := context.Background()
+	salons := map[string]*booking.Salon{}
+	for i, c := range cases {
+		s := salons[c.zone]
+		if s == nil {
+			s = e.Salon(t, booking.Salon{Timezone: c.zone})
+			salons[c.zone] = s
+		}
+		sv := e.Service(t, s, booking.SalonService{})
+		m := e.Master(t, s, sv)
+		day, _ := booking.ParseDate(c.day)
+		e.Shift(t, s, m, day, 1, c.start, c.end)
+		shifts, err := e.Svc.Shifts(ctx, s.ID, m.ID, day, 1)
+		if err != nil || len(shifts) != 1 {
+			t.Fatalf("case %d: shifts %v %v", i, shifts, err)
+		}
+		if got, want := shifts[0].Start.UTC(), utc(c.wantStart); !got.Equal(want) {
+			t.Errorf("case %d %s %s %s: start %s UTC, want %s", i, c.zone, c.day, c.start, got.Format(time.DateTime), want.Format(time.DateTime))
+		}
+		if got, want := shifts[0].End.UTC(), utc(c.wantEnd); !got.Equal(want) {
+			t.Errorf("case %d %s %s %s: end %s UTC, want %s", i, c.zone, c.day, c.end, got.Format(time.DateTime), want.Format(time.DateTime))
+		}
+	}
+}
+
+// Slots on DST days: starts step through real time, the skipped hour offers
+// nothing, the repeated hour offers both of its instants, and a day's slots
+// are the ones whose start falls on that local date.
+func TestSlotsOnDSTDays(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		zone       string
+		day        string
+		start, end string
+		want       []string // local wall times with offsets
+	}{
+		{"Europe/Berlin", "2026-03-29", "00:00", "05:00",
+			[]string{"00:00+01", "01:00+01", "03:00+02", "04:00+02"}},
+		{"Europe/Berlin", "2026-10-25", "00:00", "05:00",
+			[]string{"00:00+02", "01:00+02", "02:00+02", "02:00+01", "03:00+01", "04:00+01"}},
+		{"America/New_York", "2026-03-08", "00:00", "05:00",
+			[]string{"00:00-05", "01:00-05", "03:00-04", "04:00-04"}},
+		{"America/New_York", "2026-11-01", "00:00", "04:00",
+			[]string{"00:00-04", "01:00-04", "01:00-05", "02:00-05", "03:00-05"}},
+		{"America/New_York", "2026-03-08", "13:00", "16:00",
+			[]string{"13:00-04", "14:00-04", "15:00-04"}},
+		{"Europe/Moscow", "2026-03-29", "10:00", "13:00",
+			[]string{"10:00+03", "11:00+03", "12:00+03"}},
+	}
+	e := bookingtest.New(t)
+	ctx := context.Background()
+	for i, c := range cases {
+		s := e.Salon(t, booking.Salon{Timezone: c.zone, SlotStepMin: 60})
+		sv := e.Service(t, s, booking.SalonService{DurationMin: 60})
+		m := e.Master(t, s, sv)
+		day, _ := booking.ParseDate(c.day)
+		e.Clock.Set(day.AddDays(-3).Start(s.Location()))
+		e.Shift(t, s, m, day, 1, c.start, c.end)
+		// A shift the day before that ends after midnight must not leak its
+		// starts into this day's answer.
+		e.Shift(t, s, m, day.AddDays(-1), 1, "20:00", "23:00")
+		slots, err := e.Svc.Slots(ctx, booking.SlotQuery{SalonID: s.ID, ServiceID: sv.ID, From: day})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, sl := range slots {
+			got = append(got, sl.Start.In(s.Location()).Format("15:04-07"))
+			if sl.End.Sub(sl.Start) != time.Hour {
+				t.Errorf("case %d: slot %v lasts %v", i, sl, sl.End.Sub(sl.Start))
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("case %d %s %s: slots %v, want %v", i, c.zone, c.day, got, c.want)
+		}
+		// Every offered start books (the constraint agrees with the clock).
+		for j, sl := range slots {
+			_, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: s.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: sl.Start,
+				Client: booking.ClientInput{Name: "C", Phone: bookingtest.Phone()}, Source: booking.SourceWidget})
+			if err != nil {
+				t.Errorf("case %d: booking offered slot %d %v: %v", i, j, sl.Start, err)
+			}
+		}
+	}
+}
+
+// The date of a slots query is the salon's, not the server's: for a salon
+// far east of UTC, the day starts the previous evening in UTC.
+func TestSlotsDateIsSalonLocal(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	s := e.Salon(t, booking.Salon{Timezone: "Asia/Vladivostok", SlotStepMin: 60}) // UTC+10
+	sv := e.Service(t, s, booking.SalonService{})
+	m := e.Master(t, s, sv)
+	day := booking.Date{Year: 2026, Month: 3, Day: 5}
+	e.Shift(t, s, m, day, 1, "08:00", "11:00")
+	slots, err := e.Svc.Slots(context.Background(), booking.SlotQuery{SalonID: s.ID, ServiceID: sv.ID, From: day})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(slots) != 3 || !slots[0].Start.Equal(utc("2026-03-04 22:00")) {
+		t.Fatalf("slots %v, want 3 starting 2026-03-04 22:00 UTC", slots)
+	}
+}
