@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,6 +13,8 @@ import (
 	"unicode"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Status is a booking's state. Pending and confirmed bookings are active: they
@@ -150,6 +151,7 @@ func (r *BookRequest) fingerprint() []byte {
 
 // bookContext is what Book reads, under the master's lock, to check a request.
 type bookContext struct {
+	version             int64 // of the salon's catalogue
 	salon               Salon
 	svc                 SalonService
 	serviceOK, masterOK bool
@@ -180,129 +182,181 @@ func (s *Service) Book(ctx context.Context, r BookRequest) (*Booking, error) {
 		return nil, err
 	}
 	now := s.now()
-	var out *Booking
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var fp []byte
-		if r.IdempotencyKey != "" {
-			fp = r.fingerprint()
-			prior, err := claimKey(ctx, tx, r.SalonID, "book", r.IdempotencyKey, fp)
-			if err != nil {
-				return err
-			}
-			if prior != nil {
-				b, err := getBooking(ctx, tx, r.SalonID, prior.BookingID)
-				if err != nil {
-					return err
-				}
-				b.ManageToken = prior.ManageToken
-				out = b
-				return nil
-			}
-		}
-		bc, err := loadBookContext(ctx, tx, r.SalonID, r.ServiceID, r.MasterID, r.StartsAt)
-		if err != nil {
-			return err
-		}
-		if err := bc.check(r.StartsAt, r.Source, r.Source.public(), now); err != nil {
-			return err
-		}
-		clientID, err := upsertClient(ctx, tx, r.SalonID, r.Client)
-		if err != nil {
-			return err
-		}
-		b := &Booking{
-			SalonID: r.SalonID, MasterID: r.MasterID, ServiceID: r.ServiceID, ClientID: clientID,
-			StartsAt: r.StartsAt, DurationMin: bc.durationMin, BufferMin: bc.svc.BufferMin,
-			Status: StatusConfirmed, Source: r.Source, Price: bc.price, Deposit: bc.svc.Deposit, Notes: r.Notes,
-		}
-		if b.Deposit > 0 && r.Source.public() && r.Actor.Kind == ActorClient {
-			b.Status = StatusPending
-			b.HoldExpiresAt = now.Add(time.Duration(bc.salon.HoldMin) * time.Minute)
-		}
-		actor := r.Actor
-		if actor.Kind == ActorClient && actor.ID == 0 {
-			actor.ID = clientID
-		}
-		token := newToken()
-		err = insertBooking(ctx, tx, b, tokenHash(token), actor)
-		if pgCode(err) == pgExclusionViolation {
-			alts, aerr := alternatives(ctx, tx, &bc.salon, &bc.svc, r.MasterID, r.StartsAt, now, 0)
-			if aerr != nil {
-				return aerr
-			}
-			return &SlotTakenError{Alternatives: alts}
-		}
-		if err != nil {
-			return err
-		}
-		b.ManageToken = token
-		if fp != nil {
-			if err := storeKeyResult(ctx, tx, r.SalonID, "book", r.IdempotencyKey, idemResult{BookingID: b.ID, ManageToken: token}); err != nil {
-				return err
-			}
-		}
-		out = b
-		return nil
-	})
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
+		return nil, fmt.Errorf("book: %w", err)
+	}
+	defer conn.Release()
+	// The transaction is driven by hand so that BEGIN and COMMIT travel in
+	// the same round trips as the statements next to them: a booking costs
+	// two round trips. Any early return rolls back; a connection left
+	// inside a transaction is closed by the pool, never reused.
+	tx := &pipelinedTx{conn: conn}
+	defer tx.rollback(ctx)
+
+	// Round trip 1: begin, claim the idempotency key, take the master's
+	// lock, read everything the checks need.
+	batch := &pgx.Batch{}
+	batch.Queue(`BEGIN`)
+	var claim *keyClaim
+	if r.IdempotencyKey != "" {
+		claim = queueClaim(batch, r.SalonID, "book", r.IdempotencyKey, r.fingerprint())
+	}
+	bc := queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt)
+	tx.open = true
+	if err := bookContextErr(conn.SendBatch(ctx, batch).Close(), r.SalonID); err != nil {
 		return nil, err
 	}
-	return out, nil
-}
-
-// loadBookContext takes the master's lock and, in the same round trip, reads
-// the salon, the service, the master's terms for it and the shifts around at.
-func loadBookContext(ctx context.Context, q querier, salonID, serviceID, masterID int64, at time.Time) (*bookContext, error) {
-	var bc bookContext
-	batch := &pgx.Batch{}
-	batch.Queue(lockMasterSQL, masterID)
-	batch.Queue(`
-		SELECT `+prefixed("s.", salonColumns)+`,
-		       sv.id IS NOT NULL AND sv.active, COALESCE(sv.id, 0), COALESCE(sv.name, ''),
-		       COALESCE(sv.duration_min, 0), COALESCE(sv.buffer_min, 0), COALESCE(sv.price, 0),
-		       COALESCE(sv.deposit, 0),
-		       m.id IS NOT NULL AND m.active, ms.master_id IS NOT NULL,
-		       COALESCE(ms.duration_min, sv.duration_min, 0), COALESCE(ms.price, sv.price, 0)
-		FROM salons s
-		LEFT JOIN services sv ON sv.salon_id = s.id AND sv.id = $2
-		LEFT JOIN masters m ON m.salon_id = s.id AND m.id = $3
-		LEFT JOIN master_services ms ON ms.master_id = m.id AND ms.service_id = sv.id
-		WHERE s.id = $1`, salonID, serviceID, masterID).QueryRow(func(row pgx.Row) error {
-		sal, err := scanSalon(scanPrefix{row, []any{
-			&bc.serviceOK, &bc.svc.ID, &bc.svc.Name, &bc.svc.DurationMin, &bc.svc.BufferMin, &bc.svc.Price,
-			&bc.svc.Deposit, &bc.masterOK, &bc.offered, &bc.durationMin, &bc.price}})
+	if claim != nil && !claim.claimed {
+		res, err := claim.prior(ctx, conn)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		bc.salon = *sal
-		return nil
-	})
-	batch.Queue(`
-		SELECT starts_at, ends_at, break_starts_at, break_ends_at FROM shifts
-		WHERE salon_id = $1 AND master_id = $2 AND starts_at <= $3 AND ends_at > $3`,
-		salonID, masterID, at).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var sh shift
-			var bs, be *time.Time
-			if err := rows.Scan(&sh.start, &sh.end, &bs, &be); err != nil {
-				return err
-			}
-			if bs != nil && be != nil {
-				sh.breakStart, sh.breakEnd = *bs, *be
-			}
-			bc.shifts = append(bc.shifts, sh)
+		b, err := getBooking(ctx, conn, r.SalonID, res.BookingID)
+		if err != nil {
+			return nil, err
 		}
-		return rows.Err()
-	})
-	err := q.SendBatch(ctx, batch).Close()
-	if isNoRows(err) {
-		return nil, fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
+		b.ManageToken = res.ManageToken
+		return b, nil
+	}
+	if err := s.resolve(ctx, conn, bc, r.SalonID, r.ServiceID, r.MasterID); err != nil {
+		return nil, err
+	}
+	if err := bc.check(r.StartsAt, r.Source, r.Source.public(), now); err != nil {
+		return nil, err
+	}
+
+	// Round trip 2: savepoint, client and booking and event in one
+	// statement, the idempotency result, commit.
+	b := &Booking{
+		SalonID: r.SalonID, MasterID: r.MasterID, ServiceID: r.ServiceID,
+		StartsAt: r.StartsAt, DurationMin: bc.durationMin, BufferMin: bc.svc.BufferMin,
+		Status: StatusConfirmed, Source: r.Source, Price: bc.price, Deposit: bc.svc.Deposit, Notes: r.Notes,
+	}
+	if b.Deposit > 0 && r.Source.public() && r.Actor.Kind == ActorClient {
+		b.Status = StatusPending
+		b.HoldExpiresAt = now.Add(time.Duration(bc.salon.HoldMin) * time.Minute)
+	}
+	token := newToken()
+	batch = &pgx.Batch{}
+	batch.Queue(`SAVEPOINT book`)
+	queueInsertBooking(batch, b, r.Client, token, r.Actor, claim)
+	batch.Queue(`COMMIT`)
+	err = conn.SendBatch(ctx, batch).Close()
+	if pgCode(err) == pgExclusionViolation {
+		if _, err := conn.Exec(ctx, `ROLLBACK TO SAVEPOINT book`); err != nil {
+			return nil, fmt.Errorf("book: %w", err)
+		}
+		alts, err := alternatives(ctx, conn, &bc.salon, &bc.svc, r.MasterID, r.StartsAt, now, 0)
+		if err != nil {
+			return nil, err
+		}
+		return nil, &SlotTakenError{Alternatives: alts}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("book: %w", err)
 	}
-	bc.svc.SalonID, bc.svc.Active = salonID, bc.serviceOK
-	return &bc, nil
+	tx.open = false
+	b.UpdatedAt = b.CreatedAt
+	b.ManageToken = token
+	return b, nil
+}
+
+// pipelinedTx tracks a transaction begun and committed by hand on conn.
+type pipelinedTx struct {
+	conn *pgxpool.Conn
+	open bool
+}
+
+// rollback ends the transaction if it is still open. If that fails the
+// connection is closed, so it is never returned to the pool mid-transaction.
+func (t *pipelinedTx) rollback(ctx context.Context) {
+	if !t.open {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := t.conn.Exec(ctx, `ROLLBACK`); err != nil {
+		_ = t.conn.Conn().Close(ctx)
+	}
+	t.open = false
+}
+
+// queueBookContext queues the master's lock and, after it, the read of the
+// salon's catalogue version and of the master's shifts around at; the result
+// is filled in when the batch is read, and completed by resolve.
+func queueBookContext(batch *pgx.Batch, salonID, masterID int64, at time.Time) *bookContext {
+	bc := &bookContext{}
+	batch.Queue(lockMasterSQL, masterID)
+	batch.Queue(`
+		SELECT s.catalog_version, COALESCE(sh.starts, '{}'), COALESCE(sh.ends, '{}'),
+		       COALESCE(sh.break_starts, '{}'), COALESCE(sh.break_ends, '{}')
+		FROM salons s
+		LEFT JOIN LATERAL (
+		    SELECT array_agg(starts_at) AS starts, array_agg(ends_at) AS ends,
+		           array_agg(break_starts_at) AS break_starts, array_agg(break_ends_at) AS break_ends
+		    FROM shifts WHERE salon_id = s.id AND master_id = $2 AND ends_at > $3
+		      AND starts_at <= $3 AND starts_at > $3::timestamptz - interval '24 hours'
+		) sh ON true
+		WHERE s.id = $1`, salonID, masterID, at).QueryRow(func(row pgx.Row) error {
+		var starts, ends []time.Time
+		var bstarts, bends []pgtype.Timestamptz
+		if err := row.Scan(&bc.version, &starts, &ends, &bstarts, &bends); err != nil {
+			return err
+		}
+		for i := range starts {
+			sh := shift{start: starts[i], end: ends[i]}
+			if bstarts[i].Valid && bends[i].Valid {
+				sh.breakStart, sh.breakEnd = bstarts[i].Time, bends[i].Time
+			}
+			bc.shifts = append(bc.shifts, sh)
+		}
+		return nil
+	})
+	return bc
+}
+
+// resolve completes bc from the salon's catalogue at the version read under
+// the lock (cached, or loaded through q).
+func (s *Service) resolve(ctx context.Context, q querier, bc *bookContext, salonID, serviceID, masterID int64) error {
+	c, err := s.catalogAt(ctx, q, salonID, bc.version)
+	if err != nil {
+		return err
+	}
+	bc.salon = c.salon
+	sv, ok := c.services[serviceID]
+	bc.svc, bc.serviceOK = sv, ok && sv.Active
+	bc.masterOK = c.masters[masterID]
+	o, ok := c.offers[[2]int64{masterID, serviceID}]
+	bc.offered, bc.durationMin, bc.price = ok, o.durationMin, o.price
+	return nil
+}
+
+// bookContext takes the master's lock and reads the booking context in one
+// round trip (two when the catalogue must be reloaded).
+func (s *Service) bookContext(ctx context.Context, q querier, salonID, serviceID, masterID int64, at time.Time) (*bookContext, error) {
+	batch := &pgx.Batch{}
+	bc := queueBookContext(batch, salonID, masterID, at)
+	if err := bookContextErr(q.SendBatch(ctx, batch).Close(), salonID); err != nil {
+		return nil, err
+	}
+	if err := s.resolve(ctx, q, bc, salonID, serviceID, masterID); err != nil {
+		return nil, err
+	}
+	return bc, nil
+}
+
+// bookContextErr maps the errors of a batch that read a booking context.
+func bookContextErr(err error, salonID int64) error {
+	switch {
+	case err == nil:
+		return nil
+	case isNoRows(err):
+		return fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
+	case pgCode(err) == pgLockNotAvailable:
+		return ErrInProgress
+	}
+	return fmt.Errorf("book: %w", err)
 }
 
 // check applies the booking rules to a start at now.
@@ -334,41 +388,86 @@ func (bc *bookContext) check(at time.Time, src Source, public bool, now time.Tim
 	return nil
 }
 
-// insertBooking inserts b and its "created" event under a savepoint, so that
-// an exclusion violation leaves the transaction usable: on error the
-// savepoint has been rolled back to.
-func insertBooking(ctx context.Context, tx pgx.Tx, b *Booking, tokenHash []byte, actor Actor) error {
+// queueInsertBooking queues one statement that finds or creates the client
+// (by Telegram id, then by phone; filling in a missing name, phone or
+// Telegram id, never overwriting one), inserts the booking with its creator,
+// and stores the result for the claimed idempotency key
+// (when claim is not nil). Reading the batch fills b's ID, ClientID and
+// CreatedAt.
+func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, token string, actor Actor, claim *keyClaim) {
 	var hold *time.Time
 	if !b.HoldExpiresAt.IsZero() {
 		hold = &b.HoldExpiresAt
 	}
-	details, _ := json.Marshal(map[string]any{"starts_at": b.StartsAt, "master_id": b.MasterID, "source": b.Source})
-	batch := &pgx.Batch{}
-	batch.Queue(`SAVEPOINT book`)
-	batch.Queue(`
-		WITH b AS (
+	var client string
+	switch {
+	case c.Phone != "" && c.TelegramID == 0:
+		// A returning client (the common case) costs an index lookup and
+		// no write; a new one is inserted, racing inserts of the same phone
+		// meeting in ON CONFLICT.
+		client = `
+		found AS (SELECT id FROM clients WHERE salon_id = @salon AND phone = @phone AND name <> ''),
+		ins AS (
+		    INSERT INTO clients (salon_id, name, phone) SELECT @salon, @name, @phone
+		    WHERE NOT EXISTS (SELECT 1 FROM found)
+		    ON CONFLICT (salon_id, phone) WHERE phone IS NOT NULL DO UPDATE SET
+		        name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END
+		    RETURNING id
+		), c AS (SELECT id FROM found UNION ALL SELECT id FROM ins)`
+	case c.Phone != "":
+		client = `
+		tg AS (
+		    UPDATE clients SET
+		        name  = CASE WHEN name = '' THEN @name ELSE name END,
+		        phone = COALESCE(phone, CASE WHEN NOT EXISTS (
+		            SELECT 1 FROM clients o WHERE o.salon_id = @salon AND o.phone = @phone) THEN @phone END)
+		    WHERE salon_id = @salon AND telegram_id = @tg
+		    RETURNING id
+		), ph AS (
+		    INSERT INTO clients (salon_id, name, phone, telegram_id)
+		    SELECT @salon, @name, @phone, NULLIF(@tg, 0) WHERE NOT EXISTS (SELECT 1 FROM tg)
+		    ON CONFLICT (salon_id, phone) WHERE phone IS NOT NULL DO UPDATE SET
+		        name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END,
+		        telegram_id = COALESCE(clients.telegram_id, EXCLUDED.telegram_id)
+		    RETURNING id
+		), c AS (SELECT id FROM tg UNION ALL SELECT id FROM ph)`
+	default:
+		client = `
+		c AS (
+		    INSERT INTO clients (salon_id, name, telegram_id) VALUES (@salon, @name, @tg)
+		    ON CONFLICT (salon_id, telegram_id) WHERE telegram_id IS NOT NULL DO UPDATE SET
+		        name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END
+		    RETURNING id
+		)`
+	}
+	args := pgx.NamedArgs{
+		"salon": b.SalonID, "master": b.MasterID, "service": b.ServiceID, "starts": b.StartsAt,
+		"dur": b.DurationMin, "buffer": b.BufferMin, "status": b.Status, "source": b.Source,
+		"price": b.Price, "deposit": b.Deposit, "hold": hold, "token": tokenHash(token), "notes": b.Notes,
+		"name": c.Name, "phone": c.Phone, "tg": c.TelegramID,
+		"actor_kind": actor.Kind, "actor_id": actor.ID,
+	}
+	keyResult := ""
+	if claim != nil {
+		keyResult = `, k AS (
+		    UPDATE idempotency_keys SET result = jsonb_build_object('booking_id', (SELECT id FROM b), 'manage_token', @plain_token::text)
+		    WHERE salon_id = @salon AND scope = @scope AND key = @key
+		)`
+		args["plain_token"], args["scope"], args["key"] = token, claim.scope, claim.key
+	}
+	batch.Queue(`WITH `+client+`,
+		b AS (
 		    INSERT INTO bookings (salon_id, master_id, service_id, client_id, starts_at, duration_min,
 		                          buffer_min, status, source, price, deposit, hold_expires_at,
-		                          manage_token_hash, notes)
-		    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-		    RETURNING id, created_at
-		), e AS (
-		    INSERT INTO booking_events (salon_id, booking_id, action, actor_kind, actor_id, details)
-		    SELECT $1, id, 'created', $15, $16, $17 FROM b
-		)
-		SELECT id, created_at FROM b`,
-		b.SalonID, b.MasterID, b.ServiceID, b.ClientID, b.StartsAt, b.DurationMin, b.BufferMin, b.Status,
-		b.Source, b.Price, b.Deposit, hold, tokenHash, b.Notes, actor.Kind, actor.dbID(), details,
-	).QueryRow(func(row pgx.Row) error { return row.Scan(&b.ID, &b.CreatedAt) })
-	err := tx.SendBatch(ctx, batch).Close()
-	if err != nil {
-		if _, rerr := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT book`); rerr != nil {
-			return fmt.Errorf("insert booking: %w (rollback to savepoint: %v)", err, rerr)
-		}
-		return fmt.Errorf("insert booking: %w", err)
-	}
-	b.UpdatedAt = b.CreatedAt
-	return nil
+		                          manage_token_hash, notes, created_by_kind, created_by_id)
+		    SELECT @salon, @master, @service, c.id, @starts, @dur, @buffer, @status, @source, @price,
+		           @deposit, @hold, @token, @notes, @actor_kind,
+		           CASE WHEN @actor_kind = 'client' AND @actor_id = 0 THEN c.id ELSE NULLIF(@actor_id, 0) END
+		    FROM c
+		    RETURNING id, client_id, created_at
+		)`+keyResult+`
+		SELECT id, client_id, created_at FROM b`,
+		args).QueryRow(func(row pgx.Row) error { return row.Scan(&b.ID, &b.ClientID, &b.CreatedAt) })
 }
 
 // newToken returns a random manage token (192 bits, URL-safe).
@@ -452,75 +551,6 @@ func (s *Service) ClientBookings(ctx context.Context, salonID, clientID int64, s
 		return nil, fmt.Errorf("client bookings: %w", err)
 	}
 	return out, nil
-}
-
-// idemResult is what an idempotency record keeps of a finished booking request.
-type idemResult struct {
-	BookingID   int64  `json:"booking_id"`
-	ManageToken string `json:"manage_token,omitempty"`
-}
-
-// claimKey records the key for this request, or returns the result of the
-// first request with it. A concurrent first request makes this one wait for
-// its outcome (up to a few seconds, then ErrInProgress); a first request
-// that failed leaves no record, so this one proceeds.
-func claimKey(ctx context.Context, tx pgx.Tx, salonID int64, scope, key string, fp []byte) (*idemResult, error) {
-	var claimed bool
-	batch := &pgx.Batch{}
-	batch.Queue(`SET LOCAL lock_timeout = '5s'`)
-	batch.Queue(`
-		INSERT INTO idempotency_keys (salon_id, scope, key, request_hash) VALUES ($1, $2, $3, $4)
-		ON CONFLICT DO NOTHING RETURNING true`, salonID, scope, key, fp).QueryRow(func(row pgx.Row) error {
-		err := row.Scan(&claimed)
-		if isNoRows(err) {
-			return nil
-		}
-		return err
-	})
-	batch.Queue(`SET LOCAL lock_timeout = 0`)
-	err := tx.SendBatch(ctx, batch).Close()
-	switch {
-	case pgCode(err) == pgLockNotAvailable:
-		return nil, ErrInProgress
-	case pgCode(err) == "23503":
-		return nil, fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
-	case err != nil:
-		return nil, fmt.Errorf("idempotency key: %w", err)
-	case claimed:
-		return nil, nil
-	}
-	var stored []byte
-	var res *idemResult
-	if err := tx.QueryRow(ctx, `SELECT request_hash, result FROM idempotency_keys WHERE salon_id = $1 AND scope = $2 AND key = $3`,
-		salonID, scope, key).Scan(&stored, &res); err != nil {
-		return nil, fmt.Errorf("idempotency key: %w", err)
-	}
-	if subtle.ConstantTimeCompare(stored, fp) != 1 {
-		return nil, ErrKeyReused
-	}
-	if res == nil {
-		return nil, ErrInProgress
-	}
-	return res, nil
-}
-
-func storeKeyResult(ctx context.Context, tx pgx.Tx, salonID int64, scope, key string, res idemResult) error {
-	_, err := tx.Exec(ctx, `UPDATE idempotency_keys SET result = $4 WHERE salon_id = $1 AND scope = $2 AND key = $3`,
-		salonID, scope, key, res)
-	if err != nil {
-		return fmt.Errorf("idempotency key: %w", err)
-	}
-	return nil
-}
-
-// PruneIdempotencyKeys deletes idempotency records older than age; a replay
-// after that is treated as a new request.
-func (s *Service) PruneIdempotencyKeys(ctx context.Context, age time.Duration) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, s.now().Add(-age))
-	if err != nil {
-		return 0, fmt.Errorf("prune idempotency keys: %w", err)
-	}
-	return tag.RowsAffected(), nil
 }
 
 // prefixed qualifies a comma-separated column list with a table alias.

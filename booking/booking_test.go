@@ -174,7 +174,7 @@ func TestBookResult(t *testing.T) {
 	}
 	var actorKind string
 	var actorID int64
-	if err := f.Pool.QueryRow(ctx, `SELECT actor_kind, actor_id FROM booking_events WHERE booking_id = $1 AND action = 'created'`, b.ID).
+	if err := f.Pool.QueryRow(ctx, `SELECT created_by_kind, created_by_id FROM bookings WHERE id = $1`, b.ID).
 		Scan(&actorKind, &actorID); err != nil {
 		t.Fatal(err)
 	}

@@ -85,3 +85,85 @@ func (s *Service) Services(ctx context.Context, salonID int64) ([]SalonService, 
 	}
 	return out, nil
 }
+
+// catalog is a salon's settings, services, masters and offers as of one
+// catalog_version. Book and Reschedule read only the version (and the
+// shifts) under the master's lock and take the rest from a cached catalog of
+// that version, so a booking touches two tables instead of five; any change
+// to the catalogue, through any path, moves the version (triggers in the
+// schema) and the next booking reloads it.
+type catalog struct {
+	version  int64
+	salon    Salon
+	services map[int64]SalonService
+	masters  map[int64]bool          // id -> active
+	offers   map[[2]int64]offerTerms // (master, service) -> terms
+}
+
+// catalogAt returns the salon's catalog at version (or newer), from the
+// cache or loaded through q.
+func (s *Service) catalogAt(ctx context.Context, q querier, salonID, version int64) (*catalog, error) {
+	if c, ok := s.catalogs.Load(salonID); ok && c.(*catalog).version >= version {
+		return c.(*catalog), nil
+	}
+	c, err := loadCatalog(ctx, q, salonID)
+	if err != nil {
+		return nil, err
+	}
+	s.catalogs.Store(salonID, c)
+	return c, nil
+}
+
+// loadCatalog reads a salon's whole catalogue in one statement, so all of it
+// comes from one snapshot, labelled with the version of that snapshot.
+func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error) {
+	c := &catalog{services: map[int64]SalonService{}, masters: map[int64]bool{}, offers: map[[2]int64]offerTerms{}}
+	var (
+		svIDs, svDur, svBuf []int64
+		svNames             []string
+		svPrice, svDeposit  []Money
+		svActive            []bool
+		mIDs                []int64
+		mActive             []bool
+		oMaster, oService   []int64
+		oDur                []int64
+		oPrice              []Money
+	)
+	sal, err := scanSalon(scanPrefix{q.QueryRow(ctx, `
+		SELECT `+salonColumns+`, catalog_version,
+		       sv.ids, sv.names, sv.durs, sv.bufs, sv.prices, sv.deposits, sv.active,
+		       m.ids, m.active, o.masters, o.services, o.durs, o.prices
+		FROM salons s,
+		LATERAL (SELECT COALESCE(array_agg(id), '{}') ids, COALESCE(array_agg(name), '{}') names,
+		                COALESCE(array_agg(duration_min::bigint), '{}') durs, COALESCE(array_agg(buffer_min::bigint), '{}') bufs,
+		                COALESCE(array_agg(price), '{}') prices, COALESCE(array_agg(deposit), '{}') deposits,
+		                COALESCE(array_agg(active), '{}') active
+		         FROM services WHERE salon_id = s.id) sv,
+		LATERAL (SELECT COALESCE(array_agg(id), '{}') ids, COALESCE(array_agg(active), '{}') active
+		         FROM masters WHERE salon_id = s.id) m,
+		LATERAL (SELECT COALESCE(array_agg(ms.master_id), '{}') masters, COALESCE(array_agg(ms.service_id), '{}') services,
+		                COALESCE(array_agg(COALESCE(ms.duration_min, x.duration_min)::bigint), '{}') durs,
+		                COALESCE(array_agg(COALESCE(ms.price, x.price)), '{}') prices
+		         FROM master_services ms JOIN services x ON x.id = ms.service_id WHERE ms.salon_id = s.id) o
+		WHERE s.id = $1`, salonID), []any{&c.version,
+		&svIDs, &svNames, &svDur, &svBuf, &svPrice, &svDeposit, &svActive,
+		&mIDs, &mActive, &oMaster, &oService, &oDur, &oPrice}})
+	if isNoRows(err) {
+		return nil, fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("catalog of salon %d: %w", salonID, err)
+	}
+	c.salon = *sal
+	for i, id := range svIDs {
+		c.services[id] = SalonService{ID: id, SalonID: salonID, Name: svNames[i], DurationMin: int(svDur[i]),
+			BufferMin: int(svBuf[i]), Price: svPrice[i], Deposit: svDeposit[i], Active: svActive[i]}
+	}
+	for i, id := range mIDs {
+		c.masters[id] = mActive[i]
+	}
+	for i := range oMaster {
+		c.offers[[2]int64{oMaster[i], oService[i]}] = offerTerms{masterID: oMaster[i], durationMin: int(oDur[i]), price: oPrice[i]}
+	}
+	return c, nil
+}

@@ -88,48 +88,6 @@ func (c *ClientInput) normalize(fe fieldErrors, prefix string) {
 	}
 }
 
-// upsertClient finds the client by Telegram id, then by phone, creating it
-// when neither matches; it fills in a missing name, phone or Telegram id but
-// never overwrites one. It returns the client id.
-func upsertClient(ctx context.Context, q querier, salonID int64, c ClientInput) (int64, error) {
-	var id int64
-	if c.TelegramID != 0 {
-		err := q.QueryRow(ctx, `
-			UPDATE clients SET
-			    name  = CASE WHEN name = '' THEN $3 ELSE name END,
-			    phone = COALESCE(phone, CASE WHEN $4 = '' THEN NULL
-			                                 WHEN EXISTS (SELECT 1 FROM clients o WHERE o.salon_id = $1 AND o.phone = $4) THEN NULL
-			                                 ELSE $4 END)
-			WHERE salon_id = $1 AND telegram_id = $2
-			RETURNING id`, salonID, c.TelegramID, c.Name, c.Phone).Scan(&id)
-		if err == nil {
-			return id, nil
-		}
-		if !isNoRows(err) {
-			return 0, fmt.Errorf("client: %w", err)
-		}
-	}
-	var err error
-	if c.Phone != "" {
-		err = q.QueryRow(ctx, `
-			INSERT INTO clients (salon_id, name, phone, telegram_id) VALUES ($1, $2, $3, NULLIF($4, 0))
-			ON CONFLICT (salon_id, phone) WHERE phone IS NOT NULL DO UPDATE SET
-			    name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END,
-			    telegram_id = COALESCE(clients.telegram_id, EXCLUDED.telegram_id)
-			RETURNING id`, salonID, c.Name, c.Phone, c.TelegramID).Scan(&id)
-	} else {
-		err = q.QueryRow(ctx, `
-			INSERT INTO clients (salon_id, name, telegram_id) VALUES ($1, $2, $3)
-			ON CONFLICT (salon_id, telegram_id) WHERE telegram_id IS NOT NULL DO UPDATE SET
-			    name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END
-			RETURNING id`, salonID, c.Name, c.TelegramID).Scan(&id)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("client: %w", err)
-	}
-	return id, nil
-}
-
 // Client returns a client of the salon. Errors: ErrNotFound.
 func (s *Service) Client(ctx context.Context, salonID, id int64) (*Client, error) {
 	var c Client

@@ -100,9 +100,9 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 			out = b
 			return nil
 		}
-		// The master lock is already held: loadBookContext takes it again (a
+		// The master lock is already held: bookContext takes it again (a
 		// no-op for a lock this transaction holds).
-		bc, err := loadBookContext(ctx, tx, r.SalonID, b.ServiceID, master, r.StartsAt)
+		bc, err := s.bookContext(ctx, tx, r.SalonID, b.ServiceID, master, r.StartsAt)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -44,7 +45,7 @@ type Salon struct {
 // Location returns the salon's time zone.
 func (s *Salon) Location() *time.Location {
 	if s.loc == nil {
-		loc, err := time.LoadLocation(s.Timezone)
+		loc, err := loadLocation(s.Timezone)
 		if err != nil {
 			return time.UTC
 		}
@@ -93,7 +94,7 @@ func (s *Salon) normalize() error {
 	}
 	if s.Timezone == "" || s.Timezone == "Local" || !strings.Contains(s.Timezone, "/") && s.Timezone != "UTC" {
 		fe.add("timezone", "use an IANA time zone like Europe/Moscow")
-	} else if loc, err := time.LoadLocation(s.Timezone); err != nil {
+	} else if loc, err := loadLocation(s.Timezone); err != nil {
 		fe.add("timezone", "unknown time zone "+s.Timezone)
 	} else {
 		s.loc = loc
@@ -163,12 +164,28 @@ func scanSalon(row pgx.Row) (*Salon, error) {
 	if err != nil {
 		return nil, err
 	}
-	loc, err := time.LoadLocation(s.Timezone)
+	loc, err := loadLocation(s.Timezone)
 	if err != nil {
 		return nil, fmt.Errorf("salon %d: time zone %q: %w", s.ID, s.Timezone, err)
 	}
 	s.loc = loc
 	return &s, nil
+}
+
+// zones caches loaded time zones: time.LoadLocation reads and parses the
+// zone file on every call, and every booking needs its salon's zone.
+var zones sync.Map // name -> *time.Location
+
+func loadLocation(name string) (*time.Location, error) {
+	if loc, ok := zones.Load(name); ok {
+		return loc.(*time.Location), nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, err
+	}
+	zones.Store(name, loc)
+	return loc, nil
 }
 
 // SalonBySlug returns the salon with that slug. Errors: ErrNotFound.

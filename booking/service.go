@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,9 +17,10 @@ import (
 // changes a salon's calendar only through its methods. It is safe for
 // concurrent use; run as many replicas as you like against one database.
 type Service struct {
-	pool *pgxpool.Pool
-	now  func() time.Time
-	log  *slog.Logger
+	pool     *pgxpool.Pool
+	now      func() time.Time
+	log      *slog.Logger
+	catalogs sync.Map // salon id -> *catalog
 }
 
 // Option configures a Service.

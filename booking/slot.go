@@ -340,7 +340,8 @@ func loadShifts(ctx context.Context, q querier, salonID int64, masterIDs []int64
 	rows, err := q.Query(ctx, `
 		SELECT master_id, starts_at, ends_at, break_starts_at, break_ends_at
 		FROM shifts
-		WHERE salon_id = $1 AND master_id = ANY ($2) AND starts_at < $4 AND ends_at > $3
+		WHERE salon_id = $1 AND master_id = ANY ($2) AND ends_at > $3
+		  AND starts_at < $4 AND starts_at > $3::timestamptz - interval '24 hours'
 		ORDER BY master_id, starts_at`, salonID, masterIDs, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("shifts: %w", err)

@@ -29,6 +29,9 @@ CREATE TABLE salons (
     horizon_days    integer NOT NULL DEFAULT 60 CHECK (horizon_days BETWEEN 1 AND 366),
     refund_policy   text NOT NULL DEFAULT 'before_cutoff'
                     CHECK (refund_policy IN ('always', 'before_cutoff', 'never')),
+    -- bumped by triggers whenever the salon's settings, services, masters or
+    -- offers change: processes cache the catalogue and reload it when this moves
+    catalog_version bigint NOT NULL DEFAULT 0,
     created_at      timestamptz NOT NULL DEFAULT now()
 );
 
@@ -93,6 +96,9 @@ CREATE TABLE shifts (
         master_id WITH =, tstzrange(starts_at, ends_at) WITH &&)
 );
 CREATE INDEX shifts_master_day ON shifts (master_id, work_date);
+-- Shifts last at most 24 hours, so "the shifts around t" is a bounded range
+-- scan: starts_at in (t - 24h, t].
+CREATE INDEX shifts_master_start ON shifts (master_id, starts_at);
 
 CREATE TABLE clients (
     id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -128,6 +134,9 @@ CREATE TABLE bookings (
     manage_token_hash bytea,
     notes             text NOT NULL DEFAULT '',
     cancel_reason     text NOT NULL DEFAULT '',
+    -- who created the booking; later changes are rows of booking_events
+    created_by_kind   text NOT NULL DEFAULT 'system' CHECK (created_by_kind IN ('client', 'admin', 'system')),
+    created_by_id     bigint,
     created_at        timestamptz NOT NULL DEFAULT now(),
     updated_at        timestamptz NOT NULL DEFAULT now(),
     FOREIGN KEY (salon_id, master_id) REFERENCES masters (salon_id, id),
@@ -145,7 +154,8 @@ CREATE INDEX bookings_client ON bookings (client_id, starts_at);
 CREATE INDEX bookings_salon_time ON bookings (salon_id, starts_at);
 CREATE INDEX bookings_hold ON bookings (hold_expires_at) WHERE status = 'pending';
 
--- Every change of a booking, with who made it.
+-- Every change of a booking after its creation (which the booking row itself
+-- records in created_by_*), with who made it.
 CREATE TABLE booking_events (
     id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     salon_id   bigint NOT NULL,
@@ -171,6 +181,54 @@ CREATE TABLE idempotency_keys (
 );
 CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
 
+-- Catalogue versioning. Every write to services, masters or master_services
+-- (whatever its path: the app, the importer, psql) bumps the salon's
+-- catalog_version, as does any change of the salon row itself.
+-- +goose StatementBegin
+CREATE FUNCTION catalog_changed_new() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE salons SET catalog_version = catalog_version + 1 WHERE id IN (SELECT salon_id FROM new_rows);
+    RETURN NULL;
+END $$;
+CREATE FUNCTION catalog_changed_old() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE salons SET catalog_version = catalog_version + 1 WHERE id IN (SELECT salon_id FROM old_rows);
+    RETURN NULL;
+END $$;
+CREATE FUNCTION catalog_changed_both() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE salons SET catalog_version = catalog_version + 1
+    WHERE id IN (SELECT salon_id FROM new_rows UNION SELECT salon_id FROM old_rows);
+    RETURN NULL;
+END $$;
+CREATE FUNCTION salon_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.catalog_version = OLD.catalog_version THEN
+        NEW.catalog_version := OLD.catalog_version + 1;
+    END IF;
+    RETURN NEW;
+END $$;
+-- +goose StatementEnd
+CREATE TRIGGER salons_changed BEFORE UPDATE ON salons FOR EACH ROW EXECUTE FUNCTION salon_changed();
+CREATE TRIGGER services_ins AFTER INSERT ON services REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION catalog_changed_new();
+CREATE TRIGGER services_upd AFTER UPDATE ON services REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION catalog_changed_both();
+CREATE TRIGGER services_del AFTER DELETE ON services REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION catalog_changed_old();
+CREATE TRIGGER masters_ins AFTER INSERT ON masters REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION catalog_changed_new();
+CREATE TRIGGER masters_upd AFTER UPDATE ON masters REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION catalog_changed_both();
+CREATE TRIGGER masters_del AFTER DELETE ON masters REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION catalog_changed_old();
+CREATE TRIGGER master_services_ins AFTER INSERT ON master_services REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION catalog_changed_new();
+CREATE TRIGGER master_services_upd AFTER UPDATE ON master_services REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION catalog_changed_both();
+CREATE TRIGGER master_services_del AFTER DELETE ON master_services REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION catalog_changed_old();
+
 -- +goose Down
 DROP TABLE idempotency_keys;
 DROP TABLE booking_events;
@@ -181,4 +239,8 @@ DROP TABLE master_services;
 DROP TABLE services;
 DROP TABLE masters;
 DROP TABLE salons;
+DROP FUNCTION salon_changed();
+DROP FUNCTION catalog_changed_both();
+DROP FUNCTION catalog_changed_old();
+DROP FUNCTION catalog_changed_new();
 DROP FUNCTION booking_slot_end(timestamptz, integer);

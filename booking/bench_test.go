@@ -1,0 +1,177 @@
+package booking_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+)
+
+// BenchmarkBook compares Book's throughput with a raw pgx loop doing only
+// what the guarantee needs (advisory lock, savepoint, insert of a booking for
+// an existing client), on the same database in the same run, 16 goroutines
+// on 16 distinct masters each. Book runs twice: for returning clients (like
+// the raw loop, which books existing clients) and with a new client for
+// every booking. The phases are interleaved in rounds, rotating which goes
+// first, so that the shared machine's noise falls on all of them; the
+// figures are medians over the rounds of Book's throughput over the raw
+// loop's: book/raw and book-newclient/raw.
+//
+//	go test ./booking -run '^$' -bench Book -benchtime 9x
+func BenchmarkBook(b *testing.B) {
+	const workers = 16
+	const perWorker = 40 // bookings per worker per round and kind
+	e := bookingtest.New(b)
+	ctx := context.Background()
+	salon := e.Salon(b, booking.Salon{HorizonDays: 366})
+	svc := e.Service(b, salon, booking.SalonService{Name: "Cut", DurationMin: 30})
+	days := (b.N*perWorker)/48 + 2
+	newMasters := func() []*booking.Master {
+		ms := make([]*booking.Master, workers)
+		for i := range ms {
+			ms[i] = e.Master(b, salon, svc)
+			for d := range days {
+				if err := e.Svc.SetShifts(ctx, salon.ID, ms[i].ID, testDay.AddDays(d), []booking.ShiftInput{{Start: 0, End: 1440}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		return ms
+	}
+	rawMasters, bookMasters, newMasters2 := newMasters(), newMasters(), newMasters()
+	first := testDay.Start(salon.Location())
+	slotAt := func(n int) time.Time { return first.Add(time.Duration(n) * 30 * time.Minute) }
+	// The raw loop books existing clients, one per worker (a single shared
+	// client row would make the workers' foreign key checks contend).
+	clientIDs := make([]int64, workers)
+	for w := range clientIDs {
+		if err := e.Pool.QueryRow(ctx, `INSERT INTO clients (salon_id, name, phone) VALUES ($1, 'raw', $2) RETURNING id`,
+			salon.ID, fmt.Sprintf("+7902%07d", w)).Scan(&clientIDs[w]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Production runs autovacuum; the test cluster does not, so gather the
+	// statistics the planner would have.
+	if _, err := e.Pool.Exec(ctx, `ANALYZE`); err != nil {
+		b.Fatal(err)
+	}
+	// Book's clients: returning ones (one per worker, booked once before the
+	// clock starts), and, in a third phase, a new client for every booking.
+	phones := make([][]string, workers)
+	for w := range phones {
+		phones[w] = make([]string, b.N*perWorker)
+		for i := range phones[w] {
+			phones[w][i] = fmt.Sprintf("+7901%03d%05d", w, i)
+		}
+		if _, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: bookMasters[w].ID,
+			StartsAt: slotAt(b.N*perWorker + 1), Client: booking.ClientInput{Name: "Regular", Phone: fmt.Sprintf("+7904%07d", w)},
+			Source: booking.SourceWidget}); err != nil {
+			b.Fatal(err)
+		}
+	}
+
+	raw := func(round int) error {
+		return parallel(workers, func(w int) error {
+			for i := range perWorker {
+				if err := rawBook(ctx, e.Pool, salon.ID, rawMasters[w].ID, svc.ID, clientIDs[w], slotAt(round*perWorker+i)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	bookWith := func(masters []*booking.Master, phone func(w, n int) string) func(int) error {
+		return func(round int) error {
+			return parallel(workers, func(w int) error {
+				for i := range perWorker {
+					n := round*perWorker + i
+					_, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: masters[w].ID,
+						StartsAt: slotAt(n), Client: booking.ClientInput{Name: "Bench", Phone: phone(w, n)}, Source: booking.SourceWidget})
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
+	}
+	book := bookWith(bookMasters, func(w, _ int) string { return fmt.Sprintf("+7904%07d", w) })
+	bookNew := bookWith(newMasters2, func(w, n int) string { return phones[w][n] })
+
+	phases := []func(int) error{raw, book, bookNew}
+	var total [3]time.Duration
+	var ratios [2][]float64
+	b.ResetTimer()
+	for round := range b.N {
+		var took [3]time.Duration
+		for k := range phases { // rotate the order so drift falls on every phase
+			p := (round + k) % len(phases)
+			start := time.Now()
+			if err := phases[p](round); err != nil {
+				b.Fatal(err)
+			}
+			took[p] = time.Since(start)
+			total[p] += took[p]
+		}
+		// Production statistics follow the data (autovacuum); the test
+		// cluster runs without it, so refresh them between rounds, untimed.
+		b.StopTimer()
+		if _, err := e.Pool.Exec(ctx, `ANALYZE`); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		// Same op count in each phase: the time ratio is the throughput ratio.
+		ratios[0] = append(ratios[0], took[0].Seconds()/took[1].Seconds())
+		ratios[1] = append(ratios[1], took[0].Seconds()/took[2].Seconds())
+	}
+	b.StopTimer()
+	ops := float64(b.N * workers * perWorker)
+	median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(ops/total[0].Seconds(), "raw-ops/s")
+	b.ReportMetric(ops/total[1].Seconds(), "book-ops/s")
+	b.ReportMetric(median(ratios[0]), "book/raw")           // returning clients: the headline figure
+	b.ReportMetric(median(ratios[1]), "book-newclient/raw") // a new client row with every booking
+}
+
+// rawBook is the baseline: the lock, the savepoint and the insert, nothing else.
+func rawBook(ctx context.Context, pool *pgxpool.Pool, salonID, masterID, serviceID, clientID int64, at time.Time) error {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`, masterID); err != nil {
+		return err
+	}
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := sp.Exec(ctx, `INSERT INTO bookings (salon_id, master_id, service_id, client_id, starts_at, duration_min, status, source)
+		VALUES ($1, $2, $3, $4, $5, 30, 'confirmed', 'widget')`, salonID, masterID, serviceID, clientID, at); err != nil {
+		return err
+	}
+	if err := sp.Commit(ctx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// parallel runs fn(i) for i in [0, n) concurrently, released together, and
+// returns the first error.
+func parallel(n int, fn func(i int) error) error {
+	errs := race(n, fn)
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
