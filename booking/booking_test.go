@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -490,5 +491,37 @@ func TestCatalogValidation(t *testing.T) {
 	}
 	if ms, _ := e.Svc.Masters(ctx, s.ID, 0); len(ms) != 0 {
 		t.Fatalf("failed CreateMaster left %v", ms)
+	}
+}
+
+func TestUsers(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	ctx := context.Background()
+	s := e.Salon(t, booking.Salon{})
+	u, err := e.Svc.CreateUser(ctx, s.ID, " Admin@Example.COM ", "correct horse", booking.RoleAdmin)
+	if err != nil || u.Email != "admin@example.com" {
+		t.Fatalf("create user: %v %v", u, err)
+	}
+	var hash string
+	if err := e.Pool.QueryRow(ctx, `SELECT password_hash FROM users WHERE id = $1`, u.ID).Scan(&hash); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(hash, "$argon2id$v=19$") || strings.Contains(hash, "correct horse") {
+		t.Fatalf("stored hash %q", hash)
+	}
+	if got, err := e.Svc.Authenticate(ctx, "admin@example.com", "correct horse"); err != nil || got.ID != u.ID {
+		t.Fatalf("authenticate: %v %v", got, err)
+	}
+	for _, c := range [][2]string{{"admin@example.com", "wrong horse"}, {"nobody@example.com", "correct horse"}, {"admin@example.com", ""}} {
+		if _, err := e.Svc.Authenticate(ctx, c[0], c[1]); !errors.Is(err, booking.ErrForbidden) {
+			t.Errorf("authenticate %v: %v", c, err)
+		}
+	}
+	if _, err := e.Svc.CreateUser(ctx, s.ID, "admin@example.com", "another one", booking.RoleOwner); !errors.Is(err, booking.ErrInvalid) {
+		t.Fatalf("duplicate email: %v", err)
+	}
+	if _, err := e.Svc.CreateUser(ctx, s.ID, "not an email", "short", "root"); !slices.Equal(fieldsOf(err), []string{"email", "password", "role"}) {
+		t.Fatalf("bad user: %v", err)
 	}
 }

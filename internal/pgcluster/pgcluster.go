@@ -85,6 +85,10 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if !cfg.Ephemeral && c.ping(ctx) == nil {
 		return c, nil // someone (an earlier `salon dev`) runs it already
 	}
+	// Parents are created traversable: the server may run as another user.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, fmt.Errorf("pgcluster: %w", err)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("pgcluster: %w", err)
 	}

@@ -1,0 +1,136 @@
+package booking
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/argon2"
+)
+
+// Role is a panel user's role in their salon.
+type Role string
+
+// Roles.
+const (
+	RoleOwner Role = "owner" // everything, including users and imports
+	RoleAdmin Role = "admin" // the day's work: calendar, bookings, payments
+)
+
+// User is a panel user.
+type User struct {
+	ID      int64
+	SalonID int64
+	Email   string
+	Role    Role
+}
+
+// MinPasswordLen is the shortest password accepted.
+const MinPasswordLen = 8
+
+// CreateUser creates a panel user with an argon2id password hash.
+// Errors: ErrNotFound (salon), ErrInvalid (email, password, role; email taken).
+func (s *Service) CreateUser(ctx context.Context, salonID int64, email, password string, role Role) (*User, error) {
+	email = strings.ToLower(strings.TrimSpace(email))
+	fe := fieldErrors{}
+	if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
+		fe.add("email", "not an email address")
+	}
+	if utf8.RuneCountInString(password) < MinPasswordLen {
+		fe.add("password", fmt.Sprintf("at least %d characters", MinPasswordLen))
+	}
+	if role != RoleOwner && role != RoleAdmin {
+		fe.add("role", "owner or admin")
+	}
+	if err := fe.err(); err != nil {
+		return nil, err
+	}
+	u := &User{SalonID: salonID, Email: email, Role: role}
+	err := s.pool.QueryRow(ctx, `INSERT INTO users (salon_id, email, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING id`,
+		salonID, email, HashPassword(password), role).Scan(&u.ID)
+	switch {
+	case pgCode(err) == pgUniqueViolation:
+		return nil, invalid("email", "a user with this email exists")
+	case pgCode(err) == "23503":
+		return nil, fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("create user: %w", err)
+	}
+	return u, nil
+}
+
+// Authenticate returns the user with that email and password. A wrong email
+// and a wrong password are the same error (ErrForbidden), and take the same
+// time: a missing user is checked against a dummy hash.
+func (s *Service) Authenticate(ctx context.Context, email, password string) (*User, error) {
+	email = strings.ToLower(strings.TrimSpace(email))
+	var u User
+	var hash string
+	err := s.pool.QueryRow(ctx, `SELECT id, salon_id, email, role, password_hash FROM users WHERE email = $1`, email).
+		Scan(&u.ID, &u.SalonID, &u.Email, &u.Role, &hash)
+	if err != nil && !isNoRows(err) {
+		return nil, fmt.Errorf("authenticate: %w", err)
+	}
+	if err != nil {
+		hash = dummyHash()
+	}
+	if !CheckPassword(hash, password) || err != nil {
+		return nil, fmt.Errorf("wrong email or password: %w", ErrForbidden)
+	}
+	return &u, nil
+}
+
+// argon2id parameters (RFC 9106's second recommended option, with 64 MiB).
+const (
+	argonTime    = 3
+	argonMemory  = 64 * 1024
+	argonThreads = 2
+	argonKeyLen  = 32
+)
+
+// dummyHash is checked for unknown emails, so they take as long as known ones.
+var dummyHash = sync.OnceValue(func() string { return HashPassword("dummy password for timing") })
+
+// HashPassword returns an argon2id hash of password in the PHC string format.
+func HashPassword(password string) string {
+	salt := make([]byte, 16)
+	_, _ = rand.Read(salt)
+	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	b64 := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
+		b64.EncodeToString(salt), b64.EncodeToString(key))
+}
+
+// CheckPassword reports whether password matches a hash from HashPassword
+// (with whatever parameters it was made), comparing in constant time.
+func CheckPassword(hash, password string) bool {
+	parts := strings.Split(hash, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return false
+	}
+	var version int
+	var mem uint32
+	var t uint32
+	var p uint8
+	if _, err := fmt.Sscanf(parts[2], "v=%d", &version); err != nil || version != argon2.Version {
+		return false
+	}
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &mem, &t, &p); err != nil || mem == 0 || t == 0 || p == 0 {
+		return false
+	}
+	b64 := base64.RawStdEncoding
+	salt, err1 := b64.DecodeString(parts[4])
+	want, err2 := b64.DecodeString(parts[5])
+	if errors.Join(err1, err2) != nil || len(want) == 0 {
+		return false
+	}
+	got := argon2.IDKey([]byte(password), salt, t, mem, p, uint32(len(want)))
+	return subtle.ConstantTimeCompare(got, want) == 1
+}

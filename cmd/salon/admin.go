@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+
+	"salon/booking"
+)
+
+func cmdSalon(ctx context.Context, args []string, getenv env, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "create" {
+		return usagef("usage: salon salon create --slug S --name N --tz Area/City")
+	}
+	fs := newFlagSet("salon create")
+	slug := fs.String("slug", "", "URL name of the salon (lowercase letters, digits, dashes)")
+	name := fs.String("name", "", "display name")
+	tz := fs.String("tz", "", "IANA time zone, e.g. Europe/Moscow")
+	locale := fs.String("locale", "ru", "default language: ru or en")
+	currency := fs.String("currency", "RUB", "ISO 4217 currency code")
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
+	}
+	if *slug == "" || *name == "" || *tz == "" {
+		return usagef("salon create needs --slug, --name and --tz")
+	}
+	pool, err := requireDatabase(ctx, getenv)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := requireCurrentSchema(ctx, pool); err != nil {
+		return err
+	}
+	s, err := booking.New(pool).CreateSalon(ctx, booking.Salon{
+		Slug: *slug, Name: *name, Timezone: *tz, Locale: *locale, Currency: *currency,
+		MinNoticeMin: booking.DefaultMinNoticeMin, CutoffHours: booking.DefaultCutoffHours,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "created salon %s (id %d, %s)\n", s.Slug, s.ID, s.Timezone)
+	return nil
+}
+
+func cmdAdmin(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "create" {
+		return usagef("usage: salon admin create --salon SLUG --email E [--role owner|admin] [--password-stdin]")
+	}
+	fs := newFlagSet("admin create")
+	slug := fs.String("salon", "", "salon slug")
+	email := fs.String("email", "", "login email")
+	role := fs.String("role", "admin", "owner or admin")
+	fromStdin := fs.Bool("password-stdin", false, "read the password from the first line of standard input")
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
+	}
+	if *slug == "" || *email == "" {
+		return usagef("admin create needs --salon and --email")
+	}
+	password, err := readPassword(stdin, stderr, *fromStdin)
+	if err != nil {
+		return err
+	}
+	pool, err := requireDatabase(ctx, getenv)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := requireCurrentSchema(ctx, pool); err != nil {
+		return err
+	}
+	svc := booking.New(pool)
+	s, err := svc.SalonBySlug(ctx, *slug)
+	if err != nil {
+		return err
+	}
+	u, err := svc.CreateUser(ctx, s.ID, *email, password, booking.Role(*role))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "created %s %s for salon %s\n", u.Role, u.Email, s.Slug)
+	return nil
+}
+
+// readPassword reads the first line of stdin, or prompts twice on a terminal.
+func readPassword(stdin io.Reader, stderr io.Writer, fromStdin bool) (string, error) {
+	if fromStdin {
+		line, err := bufio.NewReader(stdin).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return "", fmt.Errorf("read password: %w", err)
+		}
+		return strings.TrimRight(line, "\r\n"), nil
+	}
+	f, ok := stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return "", usagef("no terminal to prompt for the password: use --password-stdin")
+	}
+	fmt.Fprint(stderr, "Password: ")
+	p1, err := term.ReadPassword(int(f.Fd()))
+	fmt.Fprintln(stderr)
+	if err != nil {
+		return "", fmt.Errorf("read password: %w", err)
+	}
+	fmt.Fprint(stderr, "Repeat: ")
+	p2, err := term.ReadPassword(int(f.Fd()))
+	fmt.Fprintln(stderr)
+	if err != nil {
+		return "", fmt.Errorf("read password: %w", err)
+	}
+	if string(p1) != string(p2) {
+		return "", usagef("the passwords differ")
+	}
+	return string(p1), nil
+}
+
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return usagef("%s: %v", fs.Name(), err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	}
+	return nil
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"salon/booking"
+	"salon/migrations"
+)
+
+// server is the HTTP side of the binary: health, metrics and, mounted by
+// the front-end packages, the API, the widget, the panel and the webhooks.
+type server struct {
+	app  *fiber.App
+	pool *pgxpool.Pool
+	svc  *booking.Service
+	log  *slog.Logger
+	reg  *prometheus.Registry
+}
+
+func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger) *server {
+	s := &server{pool: pool, svc: svc, log: log, reg: prometheus.NewRegistry()}
+	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	requests := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "salon_http_request_duration_seconds",
+		Help:    "HTTP requests by route and status.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+	}, []string{"method", "route", "status"})
+	s.reg.MustRegister(requests)
+
+	s.app = fiber.New(fiber.Config{
+		DisableStartupMessage: true,
+		BodyLimit:             256 << 10,
+		ReadTimeout:           30 * time.Second,
+		WriteTimeout:          30 * time.Second,
+		IdleTimeout:           120 * time.Second,
+		ErrorHandler:          s.errorHandler,
+	})
+	s.app.Use(recover.New())
+	s.app.Use(func(c *fiber.Ctx) error {
+		start := time.Now()
+		err := c.Next()
+		status := c.Response().StatusCode()
+		if err != nil {
+			var fe *fiber.Error
+			if errors.As(err, &fe) {
+				status = fe.Code
+			} else {
+				status = fiber.StatusInternalServerError
+			}
+		}
+		requests.WithLabelValues(c.Method(), c.Route().Path, strconv.Itoa(status)).Observe(time.Since(start).Seconds())
+		return err
+	})
+	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	s.app.Get("/readyz", s.ready)
+	s.app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})))
+	return s
+}
+
+// ready answers 200 when the database answers and its schema is current.
+func (s *server) ready(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+	defer cancel()
+	if err := s.pool.Ping(ctx); err != nil {
+		s.log.Warn("readyz: database", "err", err)
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "reason": "database unreachable"})
+	}
+	pending, err := migrations.Pending(ctx, s.pool)
+	if err != nil || pending {
+		s.log.Warn("readyz: migrations", "pending", pending, "err", err)
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "reason": "migrations not current"})
+	}
+	return c.JSON(fiber.Map{"status": "ok"})
+}
+
+// errorHandler answers errors no front end handled: fiber's own (404, 405,
+// 413) with their status, anything else as a logged internal error.
+func (s *server) errorHandler(c *fiber.Ctx, err error) error {
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		return c.Status(fe.Code).JSON(fiber.Map{"error": httpCode(fe.Code), "message": fe.Message})
+	}
+	s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
+	return c.Status(fiber.StatusInternalServerError).JSON(fiber.Map{"error": "internal", "message": "internal error"})
+}
+
+func httpCode(status int) string {
+	switch status {
+	case fiber.StatusNotFound:
+		return "not_found"
+	case fiber.StatusTooManyRequests:
+		return "rate_limited"
+	case fiber.StatusInternalServerError:
+		return "internal"
+	}
+	if status < 500 {
+		return "invalid"
+	}
+	return "internal"
+}
+
+// serve runs the HTTP server on ln until ctx is done, then shuts it down.
+func (s *server) serve(ctx context.Context, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.app.Listener(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("http: %w", err)
+	case <-ctx.Done():
+	}
+	if err := s.app.ShutdownWithTimeout(10 * time.Second); err != nil {
+		return fmt.Errorf("http shutdown: %w", err)
+	}
+	return nil
+}
+
+// maintain runs the periodic work until ctx is done: expiring unpaid holds
+// and pruning old idempotency records.
+func maintain(ctx context.Context, svc *booking.Service, log *slog.Logger) {
+	holds := time.NewTicker(30 * time.Second)
+	prune := time.NewTicker(time.Hour)
+	defer holds.Stop()
+	defer prune.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-holds.C:
+			if n, err := svc.ExpireHolds(ctx); err != nil && ctx.Err() == nil {
+				log.Error("expire holds", "err", err)
+			} else if n > 0 {
+				log.Info("expired holds", "count", n)
+			}
+		case <-prune.C:
+			if _, err := svc.PruneIdempotencyKeys(ctx, 24*time.Hour); err != nil && ctx.Err() == nil {
+				log.Error("prune idempotency keys", "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"salon/booking"
+	"salon/internal/demo"
+	"salon/internal/pgcluster"
+	"salon/migrations"
+)
+
+func cmdServe(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
+	if err := parseFlags(newFlagSet("serve"), args); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	pool, err := requireDatabase(ctx, getenv)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := requireCurrentSchema(ctx, pool); err != nil {
+		return err
+	}
+	addr := orDefault(getenv("SALON_HTTP_ADDR"), ":8080")
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	svc := booking.New(pool, booking.WithLogger(log))
+	srv := newServer(pool, svc, log)
+	log.Info("serving", "addr", ln.Addr().String())
+	return runAll(ctx, srv, ln, svc, log)
+}
+
+// runAll serves HTTP and runs the background work until ctx is done.
+func runAll(ctx context.Context, srv *server, ln net.Listener, svc *booking.Service, log *slog.Logger) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() { maintain(ctx, svc, log) })
+	err := srv.serve(ctx, ln)
+	cancel()
+	wg.Wait()
+	return err
+}
+
+type devOptions struct {
+	dir string // where the private cluster lives (./.salon)
+}
+
+func cmdDev(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer, opts devOptions) error {
+	if err := parseFlags(newFlagSet("dev"), args); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	url := getenv("DATABASE_URL")
+	if url == "" {
+		dir := filepath.Join(opts.dir, "pg")
+		fmt.Fprintf(stdout, "Starting PostgreSQL in %s ...\n", dir)
+		cluster, err := pgcluster.Start(ctx, pgcluster.Config{Dir: dir})
+		if err != nil {
+			return err
+		}
+		defer cluster.Stop() //nolint:errcheck // best effort on the way out
+		if !cluster.Owned() {
+			fmt.Fprintln(stdout, "(reusing the PostgreSQL server already running there)")
+		}
+		if err := ensureDatabase(ctx, cluster.ConnString("postgres"), "salon"); err != nil {
+			return err
+		}
+		url = cluster.ConnString("salon")
+	}
+	pool, err := openPool(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := migrations.Up(ctx, pool); err != nil {
+		return err
+	}
+	svc := booking.New(pool, booking.WithLogger(log))
+	salon, err := demo.Seed(ctx, svc, time.Now())
+	if err != nil {
+		return fmt.Errorf("demo data: %w", err)
+	}
+	addr := orDefault(getenv("SALON_HTTP_ADDR"), "127.0.0.1:8080")
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (set SALON_HTTP_ADDR to another address)", addr, err)
+	}
+	base := orDefault(getenv("SALON_PUBLIC_URL"), "http://"+ln.Addr().String())
+	fmt.Fprintf(stdout, `
+Salon is running with demo data.
+  widget:  %[1]s/w/%[2]s
+  panel:   %[1]s/panel/   (login %[3]s, password %[4]s)
+  API:     %[1]s/api/v1/salons/%[2]s
+  health:  %[1]s/healthz
+  database: %[5]s
+Press Ctrl-C to stop.
+`, base, salon.Slug, demo.Email, demo.Password, url)
+	return runAll(ctx, newServer(pool, svc, log), ln, svc, log)
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,184 @@
+// Package demo seeds the demo salon that `salon dev` serves: a few masters and
+// services (some with a deposit), two weeks of shifts from today, a few
+// bookings so the calendar is not empty, and a panel login. Seeding is
+// idempotent: a second run only tops the shifts up to two weeks ahead.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"salon/booking"
+)
+
+// Demo salon and login, printed by `salon dev`.
+const (
+	Slug     = "demo"
+	Email    = "admin@demo.salon"
+	Password = "demo-admin"
+)
+
+// Days is how far ahead the demo salon has shifts.
+const Days = 14
+
+type master struct {
+	name     string
+	services []string
+	start    string // shift start and end, wall clock
+	end      string
+	offDays  []time.Weekday
+}
+
+var services = []booking.SalonService{
+	{Name: "Женская стрижка", DurationMin: 60, Price: 250000},
+	{Name: "Мужская стрижка", DurationMin: 45, Price: 150000, BufferMin: 15},
+	{Name: "Окрашивание", DurationMin: 120, Price: 600000, Deposit: 100000, BufferMin: 15},
+	{Name: "Маникюр", DurationMin: 60, Price: 180000},
+	{Name: "Стрижка бороды", DurationMin: 30, Price: 90000},
+}
+
+var masters = []master{
+	{"Анна", []string{"Женская стрижка", "Окрашивание"}, "10:00", "19:00", []time.Weekday{time.Sunday, time.Monday}},
+	{"Борис", []string{"Мужская стрижка", "Стрижка бороды"}, "11:00", "20:00", []time.Weekday{time.Tuesday}},
+	{"Вера", []string{"Маникюр"}, "09:00", "18:00", []time.Weekday{time.Saturday, time.Sunday}},
+	{"Галина", []string{"Женская стрижка", "Окрашивание", "Маникюр"}, "12:00", "21:00", []time.Weekday{time.Wednesday}},
+}
+
+// Seed creates the demo salon when missing and tops its shifts up to Days
+// ahead of now. It returns the salon.
+func Seed(ctx context.Context, svc *booking.Service, now time.Time) (*booking.Salon, error) {
+	salon, err := svc.SalonBySlug(ctx, Slug)
+	fresh := false
+	switch {
+	case errors.Is(err, booking.ErrNotFound):
+		salon, err = create(ctx, svc)
+		if err != nil {
+			return nil, err
+		}
+		fresh = true
+	case err != nil:
+		return nil, err
+	}
+	ms, err := svc.Masters(ctx, salon.ID, 0)
+	if err != nil {
+		return nil, err
+	}
+	today := salon.Today(now)
+	for _, m := range ms {
+		def, ok := definition(m.Name)
+		if !ok {
+			continue
+		}
+		existing, err := svc.Shifts(ctx, salon.ID, m.ID, today, Days)
+		if err != nil {
+			return nil, err
+		}
+		has := map[booking.Date]bool{}
+		for _, sh := range existing {
+			has[sh.Date] = true
+		}
+		start, _ := booking.ParseClock(def.start)
+		end, _ := booking.ParseClock(def.end)
+		for d := range Days {
+			day := today.AddDays(d)
+			wd := day.Start(salon.Location()).Weekday()
+			if has[day] || contains(def.offDays, wd) {
+				continue
+			}
+			lunch := booking.ShiftInput{Start: start, End: end, BreakStart: start + 4*60, BreakEnd: start + 4*60 + 30}
+			if err := svc.SetShifts(ctx, salon.ID, m.ID, day, []booking.ShiftInput{lunch}); err != nil {
+				return nil, fmt.Errorf("demo shifts: %w", err)
+			}
+		}
+	}
+	if fresh {
+		if err := bookSome(ctx, svc, salon, now); err != nil {
+			return nil, err
+		}
+	}
+	return salon, nil
+}
+
+func create(ctx context.Context, svc *booking.Service) (*booking.Salon, error) {
+	salon, err := svc.CreateSalon(ctx, booking.Salon{
+		Slug: Slug, Name: "Салон «Демо»", Timezone: "Europe/Moscow", Currency: "RUB", Locale: "ru",
+		MinNoticeMin: booking.DefaultMinNoticeMin, CutoffHours: booking.DefaultCutoffHours,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("demo salon: %w", err)
+	}
+	ids := map[string]int64{}
+	for _, s := range services {
+		created, err := svc.CreateService(ctx, salon.ID, s)
+		if err != nil {
+			return nil, fmt.Errorf("demo service %s: %w", s.Name, err)
+		}
+		ids[s.Name] = created.ID
+	}
+	for _, m := range masters {
+		var offers []booking.Offer
+		for _, name := range m.services {
+			offers = append(offers, booking.Offer{ServiceID: ids[name]})
+		}
+		if _, err := svc.CreateMaster(ctx, salon.ID, booking.Master{Name: m.name}, offers...); err != nil {
+			return nil, fmt.Errorf("demo master %s: %w", m.name, err)
+		}
+	}
+	if _, err := svc.CreateUser(ctx, salon.ID, Email, Password, booking.RoleOwner); err != nil {
+		return nil, fmt.Errorf("demo user: %w", err)
+	}
+	return salon, nil
+}
+
+// bookSome books a few of the free slots of the coming days.
+func bookSome(ctx context.Context, svc *booking.Service, salon *booking.Salon, now time.Time) error {
+	list, err := svc.Services(ctx, salon.ID)
+	if err != nil {
+		return err
+	}
+	clients := []booking.ClientInput{
+		{Name: "Мария", Phone: "+79990000101"}, {Name: "Иван", Phone: "+79990000102"},
+		{Name: "Ольга", Phone: "+79990000103"}, {Name: "Пётр", Phone: "+79990000104"},
+	}
+	n := 0
+	for i, sv := range list {
+		slots, err := svc.Slots(ctx, booking.SlotQuery{SalonID: salon.ID, ServiceID: sv.ID, From: salon.Today(now), Days: 3})
+		if err != nil {
+			return err
+		}
+		for j := 0; j < len(slots) && j < 24*2; j += 9 { // a few, spread out
+			_, err := svc.Book(ctx, booking.BookRequest{
+				SalonID: salon.ID, ServiceID: sv.ID, MasterID: slots[j].MasterID, StartsAt: slots[j].Start,
+				Client: clients[(i+n)%len(clients)], Source: booking.SourcePanel, Actor: booking.AdminActor(0),
+			})
+			if errors.Is(err, booking.ErrSlotTaken) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("demo booking: %w", err)
+			}
+			n++
+		}
+	}
+	return nil
+}
+
+func definition(name string) (master, bool) {
+	for _, m := range masters {
+		if m.name == name {
+			return m, true
+		}
+	}
+	return master{}, false
+}
+
+func contains(days []time.Weekday, d time.Weekday) bool {
+	for _, x := range days {
+		if x == d {
+			return true
+		}
+	}
+	return false
+}
