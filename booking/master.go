@@ -72,13 +72,8 @@ func (s *Service) CreateMaster(ctx context.Context, salonID int64, in Master, of
 // Errors: ErrNotFound (master), ErrInvalid (unknown service ids, bad terms).
 func (s *Service) SetOffers(ctx context.Context, salonID, masterID int64, offers []Offer) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		var ok bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM masters WHERE salon_id = $1 AND id = $2)`,
-			salonID, masterID).Scan(&ok); err != nil {
-			return fmt.Errorf("set offers: %w", err)
-		}
-		if !ok {
-			return fmt.Errorf("master %d: %w", masterID, ErrNotFound)
+		if err := masterExists(ctx, tx, salonID, masterID); err != nil {
+			return err
 		}
 		if err := lockMasters(ctx, tx, masterID); err != nil {
 			return err

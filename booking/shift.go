@@ -191,15 +191,7 @@ func dayShifts(ctx context.Context, q querier, masterID int64, day Date) ([]shif
 	if err != nil {
 		return nil, fmt.Errorf("shifts: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (shift, error) {
-		var sh shift
-		var bs, be *time.Time
-		err := r.Scan(&sh.start, &sh.end, &bs, &be)
-		if bs != nil && be != nil {
-			sh.breakStart, sh.breakEnd = *bs, *be
-		}
-		return sh, err
-	})
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (shift, error) { return scanShift(r) })
 	if err != nil {
 		return nil, fmt.Errorf("shifts: %w", err)
 	}
@@ -220,20 +212,28 @@ func (s *Service) Shifts(ctx context.Context, salonID, masterID int64, from Date
 		return nil, fmt.Errorf("shifts: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Shift, error) {
-		var sh Shift
+		var out Shift
 		var d time.Time
-		var bs, be *time.Time
-		err := r.Scan(&sh.ID, &sh.MasterID, &d, &sh.Start, &sh.End, &bs, &be)
-		sh.Date = DateOf(d)
-		if bs != nil && be != nil {
-			sh.BreakStart, sh.BreakEnd = *bs, *be
-		}
-		return sh, err
+		sh, err := scanShift(r, &out.ID, &out.MasterID, &d)
+		out.Date, out.Start, out.End, out.BreakStart, out.BreakEnd = DateOf(d), sh.start, sh.end, sh.breakStart, sh.breakEnd
+		return out, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("shifts: %w", err)
 	}
 	return out, nil
+}
+
+// scanShift scans a row of lead columns followed by starts_at, ends_at,
+// break_starts_at and break_ends_at.
+func scanShift(row pgx.Row, lead ...any) (shift, error) {
+	var sh shift
+	var bs, be *time.Time
+	err := row.Scan(append(lead, &sh.start, &sh.end, &bs, &be)...)
+	if bs != nil && be != nil {
+		sh.breakStart, sh.breakEnd = *bs, *be
+	}
+	return sh, err
 }
 
 func masterExists(ctx context.Context, q querier, salonID, masterID int64) error {

@@ -350,13 +350,9 @@ func loadShifts(ctx context.Context, q querier, salonID int64, masterIDs []int64
 	out := map[int64][]shift{}
 	for rows.Next() {
 		var id int64
-		var sh shift
-		var bs, be *time.Time
-		if err := rows.Scan(&id, &sh.start, &sh.end, &bs, &be); err != nil {
+		sh, err := scanShift(rows, &id)
+		if err != nil {
 			return nil, fmt.Errorf("shifts: %w", err)
-		}
-		if bs != nil && be != nil {
-			sh.breakStart, sh.breakEnd = *bs, *be
 		}
 		out[id] = append(out[id], sh)
 	}

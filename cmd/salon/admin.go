@@ -31,14 +31,11 @@ func cmdSalon(ctx context.Context, args []string, getenv env, stdout io.Writer) 
 	if *slug == "" || *name == "" || *tz == "" {
 		return usagef("salon create needs --slug, --name and --tz")
 	}
-	pool, err := requireDatabase(ctx, getenv)
+	pool, err := openCurrent(ctx, getenv)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if err := requireCurrentSchema(ctx, pool); err != nil {
-		return err
-	}
 	s, err := booking.New(pool).CreateSalon(ctx, booking.Salon{
 		Slug: *slug, Name: *name, Timezone: *tz, Locale: *locale, Currency: *currency,
 		MinNoticeMin: booking.DefaultMinNoticeMin, CutoffHours: booking.DefaultCutoffHours,
@@ -69,14 +66,11 @@ func cmdAdmin(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 	if err != nil {
 		return err
 	}
-	pool, err := requireDatabase(ctx, getenv)
+	pool, err := openCurrent(ctx, getenv)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if err := requireCurrentSchema(ctx, pool); err != nil {
-		return err
-	}
 	svc := booking.New(pool)
 	s, err := svc.SalonBySlug(ctx, *slug)
 	if err != nil {

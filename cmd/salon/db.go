@@ -42,6 +42,19 @@ func requireDatabase(ctx context.Context, getenv env) (*pgxpool.Pool, error) {
 	return openPool(ctx, url)
 }
 
+// openCurrent opens DATABASE_URL and checks that its schema is current.
+func openCurrent(ctx context.Context, getenv env) (*pgxpool.Pool, error) {
+	pool, err := requireDatabase(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	if err := requireCurrentSchema(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
+}
+
 // requireCurrentSchema refuses to run against a database whose migrations
 // are behind the binary's.
 func requireCurrentSchema(ctx context.Context, pool *pgxpool.Pool) error {

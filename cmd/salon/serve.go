@@ -21,14 +21,11 @@ func cmdServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	pool, err := requireDatabase(ctx, getenv)
+	pool, err := openCurrent(ctx, getenv)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if err := requireCurrentSchema(ctx, pool); err != nil {
-		return err
-	}
 	addr := orDefault(getenv("SALON_HTTP_ADDR"), ":8080")
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"salon/booking"
@@ -84,7 +85,7 @@ func Seed(ctx context.Context, svc *booking.Service, now time.Time) (*booking.Sa
 		for d := range Days {
 			day := today.AddDays(d)
 			wd := day.Start(salon.Location()).Weekday()
-			if has[day] || contains(def.offDays, wd) {
+			if has[day] || slices.Contains(def.offDays, wd) {
 				continue
 			}
 			lunch := booking.ShiftInput{Start: start, End: end, BreakStart: start + 4*60, BreakEnd: start + 4*60 + 30}
@@ -172,13 +173,4 @@ func definition(name string) (master, bool) {
 		}
 	}
 	return master{}, false
-}
-
-func contains(days []time.Weekday, d time.Weekday) bool {
-	for _, x := range days {
-		if x == d {
-			return true
-		}
-	}
-	return false
 }
