@@ -170,9 +170,9 @@ type bookContext struct {
 // constraint refuses the insert, the savepoint is rolled back and the same
 // transaction computes the nearest free starts.
 //
-// A booking of a service with a deposit, made by the client through the bot
-// or widget, is pending until paid, holding its slot for the salon's hold
-// minutes; otherwise it is confirmed.
+// With WithOnlineDeposits, a booking of a service with a deposit, made by the
+// client through the bot or widget, is pending until paid, holding its slot
+// for the salon's hold minutes; otherwise it is confirmed.
 //
 // Errors: ErrNotFound (salon); ErrInvalid (fields; unknown service or master
 // also unwrap to ErrNotFound); *SlotTakenError (ErrSlotTaken); ErrKeyReused,
@@ -233,7 +233,7 @@ func (s *Service) Book(ctx context.Context, r BookRequest) (*Booking, error) {
 		StartsAt: r.StartsAt, DurationMin: bc.durationMin, BufferMin: bc.svc.BufferMin,
 		Status: StatusConfirmed, Source: r.Source, Price: bc.price, Deposit: bc.svc.Deposit, Notes: r.Notes,
 	}
-	if b.Deposit > 0 && r.Source.public() && r.Actor.Kind == ActorClient {
+	if s.deposits && b.Deposit > 0 && r.Source.public() && r.Actor.Kind == ActorClient {
 		b.Status = StatusPending
 		b.HoldExpiresAt = now.Add(time.Duration(bc.salon.HoldMin) * time.Minute)
 	}

@@ -344,7 +344,7 @@ func TestOutcomes(t *testing.T) {
 }
 
 func TestDepositHoldExpires(t *testing.T) {
-	f := setup(t)
+	f := setup(t, booking.WithOnlineDeposits())
 	ctx := context.Background()
 	dep := f.Service(t, f.salon, booking.SalonService{Name: "Colour", DurationMin: 120, Price: 500000, Deposit: 100000})
 	m := f.masters[0]
@@ -356,6 +356,13 @@ func TestDepositHoldExpires(t *testing.T) {
 	b := f.mustBook(t, r)
 	if b.Status != booking.StatusPending || !b.HoldExpiresAt.Equal(f.Clock.Now().Add(15*time.Minute)) || b.Deposit != 100000 {
 		t.Fatalf("deposit booking: %+v", b)
+	}
+	// Without online deposits, the client's booking is confirmed (paid in the salon).
+	plain := booking.New(f.Pool, booking.WithClock(f.Clock.Now))
+	r3 := f.req(m, "16:00")
+	r3.ServiceID = dep.ID
+	if b3, err := plain.Book(ctx, r3); err != nil || b3.Status != booking.StatusConfirmed || b3.Deposit != 100000 {
+		t.Fatalf("deposit booking without online deposits: %+v %v", b3, err)
 	}
 	// Admins book deposit services confirmed (paid in the salon).
 	r2 := f.req(m, "14:00")

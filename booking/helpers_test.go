@@ -26,10 +26,10 @@ type fixture struct {
 // testDay is the day most tests book on: the day after the pinned clock.
 var testDay = booking.Date{Year: 2026, Month: 3, Day: 3}
 
-func setup(t *testing.T) *fixture {
+func setup(t *testing.T, opts ...booking.Option) *fixture {
 	t.Helper()
 	t.Parallel()
-	e := bookingtest.New(t)
+	e := bookingtest.New(t, opts...)
 	f := &fixture{Env: e, day: testDay}
 	f.salon = e.Salon(t, booking.Salon{})
 	f.svc = e.Service(t, f.salon, booking.SalonService{Name: "Haircut", DurationMin: 60})

@@ -21,6 +21,7 @@ type Service struct {
 	now      func() time.Time
 	log      *slog.Logger
 	catalogs sync.Map // salon id -> *catalog
+	deposits bool     // take deposits online: bookings wait for payment
 }
 
 // Option configures a Service.
@@ -31,6 +32,13 @@ func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = 
 
 // WithLogger sets the logger for events worth an operator's attention.
 func WithLogger(l *slog.Logger) Option { return func(s *Service) { s.log = l } }
+
+// WithOnlineDeposits makes client bookings of services with a deposit wait
+// for the payment: they are created pending, holding their slot for the
+// salon's hold minutes. Without it (until a payment provider is wired) the
+// deposit is recorded on the booking, which is confirmed, and paid in the
+// salon.
+func WithOnlineDeposits() Option { return func(s *Service) { s.deposits = true } }
 
 // New returns a Service over pool.
 func New(pool *pgxpool.Pool, opts ...Option) *Service {

@@ -49,12 +49,13 @@ type Env struct {
 // DefaultNow is where Env's clock starts: a Monday morning in Moscow.
 var DefaultNow = time.Date(2026, 3, 2, 6, 0, 0, 0, time.UTC) // 09:00 MSK
 
-// New returns an Env on a fresh database with its clock at DefaultNow.
-func New(t testing.TB) *Env {
+// New returns an Env on a fresh database with its clock at DefaultNow; opts
+// are passed on to booking.New.
+func New(t testing.TB, opts ...booking.Option) *Env {
 	t.Helper()
 	pool := Pool(t)
 	clock := NewClock(DefaultNow)
-	return &Env{Pool: pool, Clock: clock, Svc: booking.New(pool, booking.WithClock(clock.Now))}
+	return &Env{Pool: pool, Clock: clock, Svc: booking.New(pool, append([]booking.Option{booking.WithClock(clock.Now)}, opts...)...)}
 }
 
 var uniq atomic.Int64

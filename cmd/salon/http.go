@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/gofiber/fiber/v2/middleware/requestid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -19,6 +20,7 @@ import (
 
 	"salon/booking"
 	"salon/migrations"
+	"salon/widget"
 )
 
 // server is the HTTP side of the binary: health, metrics and, mounted by
@@ -43,13 +45,14 @@ func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger) *serv
 
 	s.app = fiber.New(fiber.Config{
 		DisableStartupMessage: true,
-		BodyLimit:             256 << 10,
+		BodyLimit:             64 << 10, // the API takes small JSON bodies; CSV uploads will set their own
 		ReadTimeout:           30 * time.Second,
 		WriteTimeout:          30 * time.Second,
 		IdleTimeout:           120 * time.Second,
-		ErrorHandler:          s.errorHandler,
+		ErrorHandler:          widget.ErrorHandler(log),
 	})
 	s.app.Use(recover.New())
+	s.app.Use(requestid.New()) // X-Request-ID in, or a new one; logged with internal errors
 	s.app.Use(func(c *fiber.Ctx) error {
 		start := time.Now()
 		err := c.Next()
@@ -71,6 +74,25 @@ func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger) *serv
 	return s
 }
 
+// mount adds the front ends, configured from the environment.
+func (s *server) mount(getenv env) error {
+	cfg := widget.Config{RateLimit: widget.DefaultRateLimit, Log: s.log}
+	if v := getenv("SALON_BOOKING_RATE_LIMIT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return usagef("SALON_BOOKING_RATE_LIMIT must be a whole number of bookings per minute (0 turns the limit off), not %q", v)
+		}
+		cfg.RateLimit = n
+	}
+	proxies, err := widget.ParseProxies(getenv("SALON_TRUSTED_PROXIES"))
+	if err != nil {
+		return usagef("SALON_TRUSTED_PROXIES: %v", err)
+	}
+	cfg.TrustedProxies = proxies
+	widget.New(s.svc, cfg).Register(s.app)
+	return nil
+}
+
 // ready answers 200 when the database answers and its schema is current.
 func (s *server) ready(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
@@ -85,32 +107,6 @@ func (s *server) ready(c *fiber.Ctx) error {
 		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "reason": "migrations not current"})
 	}
 	return c.JSON(fiber.Map{"status": "ok"})
-}
-
-// errorHandler answers errors no front end handled: fiber's own (404, 405,
-// 413) with their status, anything else as a logged internal error.
-func (s *server) errorHandler(c *fiber.Ctx, err error) error {
-	var fe *fiber.Error
-	if errors.As(err, &fe) {
-		return c.Status(fe.Code).JSON(fiber.Map{"error": httpCode(fe.Code), "message": fe.Message})
-	}
-	s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
-	return c.Status(fiber.StatusInternalServerError).JSON(fiber.Map{"error": "internal", "message": "internal error"})
-}
-
-func httpCode(status int) string {
-	switch status {
-	case fiber.StatusNotFound:
-		return "not_found"
-	case fiber.StatusTooManyRequests:
-		return "rate_limited"
-	case fiber.StatusInternalServerError:
-		return "internal"
-	}
-	if status < 500 {
-		return "invalid"
-	}
-	return "internal"
 }
 
 // serve runs the HTTP server on ln until ctx is done, then shuts it down.

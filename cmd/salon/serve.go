@@ -33,6 +33,10 @@ func cmdServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	}
 	svc := booking.New(pool, booking.WithLogger(log))
 	srv := newServer(pool, svc, log)
+	if err := srv.mount(getenv); err != nil {
+		ln.Close()
+		return err
+	}
 	log.Info("serving", "addr", ln.Addr().String())
 	return runAll(ctx, srv, ln, svc, log)
 }
@@ -103,7 +107,12 @@ Salon is running with demo data.
   database: %[5]s
 Press Ctrl-C to stop.
 `, base, salon.Slug, demo.Email, demo.Password, url)
-	return runAll(ctx, newServer(pool, svc, log), ln, svc, log)
+	srv := newServer(pool, svc, log)
+	if err := srv.mount(getenv); err != nil {
+		ln.Close()
+		return err
+	}
+	return runAll(ctx, srv, ln, svc, log)
 }
 
 func orDefault(v, def string) string {

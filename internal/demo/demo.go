@@ -133,9 +133,10 @@ func create(ctx context.Context, svc *booking.Service) (*booking.Salon, error) {
 	return salon, nil
 }
 
-// bookSome books a few of the free slots of the coming days.
+// bookSome books a few of the free slots of the coming three days: two a
+// day for each master, so the calendar has something in it and plenty free.
 func bookSome(ctx context.Context, svc *booking.Service, salon *booking.Salon, now time.Time) error {
-	list, err := svc.Services(ctx, salon.ID)
+	ms, err := svc.Masters(ctx, salon.ID, 0)
 	if err != nil {
 		return err
 	}
@@ -144,23 +145,29 @@ func bookSome(ctx context.Context, svc *booking.Service, salon *booking.Salon, n
 		{Name: "Ольга", Phone: "+79990000103"}, {Name: "Пётр", Phone: "+79990000104"},
 	}
 	n := 0
-	for i, sv := range list {
-		slots, err := svc.Slots(ctx, booking.SlotQuery{SalonID: salon.ID, ServiceID: sv.ID, From: salon.Today(now), Days: 3})
-		if err != nil {
-			return err
-		}
-		for j := 0; j < len(slots) && j < 24*2; j += 9 { // a few, spread out
-			_, err := svc.Book(ctx, booking.BookRequest{
-				SalonID: salon.ID, ServiceID: sv.ID, MasterID: slots[j].MasterID, StartsAt: slots[j].Start,
-				Client: clients[(i+n)%len(clients)], Source: booking.SourcePanel, Actor: booking.AdminActor(0),
-			})
-			if errors.Is(err, booking.ErrSlotTaken) {
+	for d := range 3 {
+		for _, m := range ms {
+			if len(m.ServiceIDs) == 0 {
 				continue
 			}
+			sv := m.ServiceIDs[(d+n)%len(m.ServiceIDs)]
+			slots, err := svc.Slots(ctx, booking.SlotQuery{SalonID: salon.ID, ServiceID: sv, MasterID: m.ID, From: salon.Today(now).AddDays(d)})
 			if err != nil {
-				return fmt.Errorf("demo booking: %w", err)
+				return err
 			}
-			n++
+			for _, j := range []int{2, 14} {
+				if j >= len(slots) {
+					continue
+				}
+				_, err := svc.Book(ctx, booking.BookRequest{
+					SalonID: salon.ID, ServiceID: sv, MasterID: m.ID, StartsAt: slots[j].Start,
+					Client: clients[n%len(clients)], Source: booking.SourcePanel, Actor: booking.AdminActor(0),
+				})
+				if err != nil && !errors.Is(err, booking.ErrSlotTaken) {
+					return fmt.Errorf("demo booking: %w", err)
+				}
+				n++
+			}
 		}
 	}
 	return nil

@@ -1,0 +1,305 @@
+// The booking widget: service -> master -> day -> time -> contact -> confirm,
+// and the manage page (view, cancel, reschedule). Plain script, no build step;
+// every step is a section of the server-rendered page.
+(function () {
+  'use strict';
+  var cfg = JSON.parse(document.getElementById('config').textContent);
+  var T = cfg.i18n;
+  var app = document.getElementById('app');
+  var mode = app.dataset.mode;
+  var state = { service: null, master: null, day: null, slot: null, slots: [], masters: [], key: null, booking: null, token: null };
+
+  // --- helpers -------------------------------------------------------------
+  function $(id) { return document.getElementById(id); }
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function fmt(key, arg) { return T[key].replace('%s', arg); }
+  function money(v) {
+    var s = Number(v).toLocaleString(cfg.lang === 'ru' ? 'ru-RU' : 'en-US', { maximumFractionDigits: 2 });
+    return cfg.currency === 'RUB' ? s + ' ₽' : cfg.currency === 'USD' ? '$' + s : cfg.currency === 'EUR' ? '€' + s : s + ' ' + cfg.currency;
+  }
+  // Times come in the salon's offset: the wall clock is in the string itself.
+  function dateOf(stamp) { return stamp.slice(0, 10); }
+  function timeOf(stamp) { return stamp.slice(11, 16); }
+  function dayLabel(date) {
+    return new Date(date + 'T12:00:00Z').toLocaleDateString(cfg.lang === 'ru' ? 'ru-RU' : 'en-GB',
+      { weekday: 'short', day: 'numeric', month: 'short', timeZone: 'UTC' });
+  }
+  function when(stamp) { return dayLabel(dateOf(stamp)) + ', ' + timeOf(stamp); }
+  function newKey() {
+    var b = new Uint8Array(16);
+    crypto.getRandomValues(b);
+    return Array.prototype.map.call(b, function (x) { return ('0' + x.toString(16)).slice(-2); }).join('');
+  }
+  function api(method, path, body, headers) {
+    var opts = { method: method, headers: Object.assign({ 'Accept': 'application/json' }, headers || {}) };
+    if (body !== undefined) {
+      opts.headers['Content-Type'] = 'application/json';
+      opts.body = JSON.stringify(body);
+    }
+    return fetch('/api/v1' + path, opts).then(function (r) {
+      return r.json().catch(function () { return {}; }).then(function (b) { return { status: r.status, body: b }; });
+    });
+  }
+  function showError(msg) { var e = $('error'); e.textContent = msg; e.hidden = !msg; }
+  function serviceName(id) { var s = cfg.services.find(function (x) { return x.id === id; }); return s ? s.name : ''; }
+  function masterName(id) { var m = state.masters.find(function (x) { return x.id === id; }); return m ? m.name : ''; }
+
+  // The step on screen; its heading takes the focus so keyboard and screen
+  // reader users land on it.
+  function show(step) {
+    showError('');
+    app.querySelectorAll('section[data-step]').forEach(function (s) { s.hidden = s.dataset.step !== step; });
+    var h = app.querySelector('section[data-step="' + step + '"] h2');
+    if (h) h.focus();
+    state.step = step;
+    resize();
+  }
+  var back = { master: 'service', day: mode === 'manage' ? 'manage' : 'master', time: 'day', contact: 'time', confirm: mode === 'manage' ? 'time' : 'contact' };
+  app.querySelectorAll('button.back').forEach(function (b) {
+    b.addEventListener('click', function () { show(back[state.step]); });
+  });
+
+  // Inside an iframe, tell the embedding page our height (see /widget.js).
+  function resize() {
+    if (window.parent !== window) {
+      window.parent.postMessage({ type: 'salon-widget:resize', height: document.documentElement.scrollHeight }, '*');
+    }
+  }
+  if (window.ResizeObserver) new ResizeObserver(resize).observe(document.body);
+  window.addEventListener('load', resize);
+
+  function choice(list, label, meta, onClick, attrs) {
+    var b = el('button', Object.assign({ type: 'button', 'class': 'choice' }, attrs || {}));
+    b.appendChild(el('span', { 'class': 'name' }, label));
+    if (meta) b.appendChild(el('span', { 'class': 'meta' }, meta));
+    b.addEventListener('click', onClick);
+    var li = el('li');
+    li.appendChild(b);
+    list.appendChild(li);
+    return b;
+  }
+
+  // --- day and time --------------------------------------------------------
+  function loadSlots() {
+    var q = '?service_id=' + state.service + '&date=' + cfg.today + '&days=14' + (state.master ? '&master_id=' + state.master : '');
+    return api('GET', '/salons/' + cfg.slug + '/slots' + q).then(function (r) {
+      if (r.status !== 200) throw r;
+      state.slots = r.body;
+      renderDays();
+      show('day');
+    }).catch(failed);
+  }
+  function renderDays() {
+    var days = $('days');
+    days.textContent = '';
+    var by = {};
+    state.slots.forEach(function (s) { (by[dateOf(s.starts_at)] = by[dateOf(s.starts_at)] || []).push(s); });
+    var any = false;
+    cfg.days.forEach(function (d) {
+      var n = (by[d] || []).length;
+      any = any || n > 0;
+      var b = el('button', { type: 'button', 'data-date': d }, dayLabel(d));
+      b.disabled = n === 0;
+      b.addEventListener('click', function () { state.day = d; renderTimes(by[d]); show('time'); });
+      var li = el('li');
+      li.appendChild(b);
+      days.appendChild(li);
+    });
+    $('no-days').hidden = any;
+  }
+  function renderTimes(slots) {
+    var times = $('times');
+    times.textContent = '';
+    var seen = {};
+    (slots || []).forEach(function (s) {
+      var t = timeOf(s.starts_at);
+      if (seen[t]) return; // "any master": the first master free at that time
+      seen[t] = true;
+      var b = el('button', { type: 'button', 'data-time': t, 'data-master-id': s.master_id }, t);
+      b.addEventListener('click', function () { pick(s); });
+      var li = el('li');
+      li.appendChild(b);
+      times.appendChild(li);
+    });
+  }
+  function pick(slot) {
+    state.slot = slot;
+    state.key = newKey(); // one key per attempt: a retry of the same attempt is harmless
+    if (mode === 'manage' || state.client) { confirmStep(); } else { show('contact'); }
+  }
+
+  // --- confirm -------------------------------------------------------------
+  function summaryInto(dl, rows) {
+    dl.textContent = '';
+    rows.forEach(function (r) { dl.appendChild(el('dt', {}, r[0])); dl.appendChild(el('dd', {}, r[1])); });
+  }
+  function confirmStep() {
+    var s = state.slot;
+    var svc = cfg.services.find(function (x) { return x.id === state.service; }) || {};
+    var rows = [[T.service, serviceName(state.service)], [T.master, masterName(s.master_id)], [T.when, when(s.starts_at)]];
+    if (mode !== 'manage') {
+      rows.push([T.price, money(svc.price)]);
+      rows.push([T.client, state.client.name + ', ' + state.client.phone]);
+    }
+    summaryInto($('summary'), rows);
+    $('taken').hidden = true;
+    $('confirm').disabled = false;
+    show('confirm');
+  }
+  function offerAlternatives(alts) {
+    var list = $('alternatives');
+    list.textContent = '';
+    $('taken-text').textContent = alts.length ? T.taken : T.taken_none;
+    alts.forEach(function (a) {
+      var b = el('button', { type: 'button', 'class': 'alternative', 'data-starts-at': a.starts_at, 'data-master-id': a.master_id },
+        when(a.starts_at) + ' · ' + masterName(a.master_id));
+      b.addEventListener('click', function () { pick(a); });
+      var li = el('li');
+      li.appendChild(b);
+      list.appendChild(li);
+    });
+    $('taken').hidden = false;
+    $('confirm').disabled = true;
+    var first = list.querySelector('button');
+    if (first) first.focus();
+    resize();
+  }
+  $('confirm').addEventListener('click', function () {
+    var btn = $('confirm');
+    btn.disabled = true;
+    var s = state.slot;
+    var req = mode === 'manage'
+      ? api('POST', '/bookings/' + state.booking.id + '/reschedule', { starts_at: s.starts_at, master_id: s.master_id }, { 'X-Manage-Token': state.token })
+      : api('POST', '/salons/' + cfg.slug + '/bookings',
+        { service_id: state.service, master_id: s.master_id, starts_at: s.starts_at, client: state.client },
+        { 'Idempotency-Key': state.key });
+    req.then(function (r) {
+      if (r.status === 201 || r.status === 200) return mode === 'manage' ? moved(r.body) : booked(r.body);
+      if (r.status === 409 && r.body.error === 'slot_taken') return offerAlternatives(r.body.alternatives || []);
+      if (r.status === 422 && r.body.fields && mode !== 'manage' && (r.body.fields['client.name'] || r.body.fields['client.phone'])) {
+        fieldErrors(r.body.fields);
+        return show('contact');
+      }
+      throw r;
+    }).catch(function (r) { btn.disabled = false; failed(r); });
+  });
+
+  function failed(r) {
+    var code = r && r.body && r.body.error;
+    if (code === 'rate_limited') return showError(T.rate_limited);
+    if (code === 'too_late') return showError(T.too_late);
+    if (code === 'invalid' && r.body.fields) {
+      return showError(Object.keys(r.body.fields).map(function (k) { return r.body.fields[k]; }).join('; '));
+    }
+    showError(T.error);
+  }
+
+  // --- booking mode --------------------------------------------------------
+  function bookMode() {
+    $('services').querySelectorAll('button[data-service-id]').forEach(function (b) {
+      b.addEventListener('click', function () {
+        state.service = Number(b.dataset.serviceId);
+        api('GET', '/salons/' + cfg.slug + '/masters?service_id=' + state.service).then(function (r) {
+          if (r.status !== 200) throw r;
+          state.masters = r.body;
+          var list = $('masters');
+          list.textContent = '';
+          choice(list, T.any_master, '', function () { state.master = null; loadSlots(); }, { 'data-master-id': 'any' });
+          r.body.forEach(function (m) {
+            choice(list, m.name, '', function () { state.master = m.id; loadSlots(); }, { 'data-master-id': String(m.id) });
+          });
+          show('master');
+        }).catch(failed);
+      });
+    });
+    $('contact').addEventListener('submit', function (ev) {
+      ev.preventDefault();
+      var name = $('client-name').value.trim();
+      var phone = $('client-phone').value.trim();
+      var errs = {};
+      if (!name) errs['client.name'] = T.name;
+      if (!/^[+()\d\s.-]{7,}$/.test(phone)) errs['client.phone'] = T.phone_hint;
+      if (fieldErrors(errs)) return;
+      state.client = { name: name, phone: phone };
+      confirmStep();
+    });
+    $('again').addEventListener('click', function () {
+      state.slot = null;
+      show('service');
+    });
+  }
+  function fieldErrors(fields) {
+    var any = false;
+    [['client.name', 'client-name', 'err-name'], ['client.phone', 'client-phone', 'err-phone']].forEach(function (f) {
+      var msg = fields[f[0]] || '';
+      $(f[2]).textContent = msg;
+      $(f[1]).setAttribute('aria-invalid', msg ? 'true' : 'false');
+      any = any || !!msg;
+    });
+    return any;
+  }
+  function booked(b) {
+    var link = new URL('/w/' + cfg.slug + '/manage/' + b.id, location.href);
+    link.search = 'lang=' + cfg.lang;
+    link.hash = 't=' + b.manage_token;
+    $('manage-link').href = link.toString();
+    summaryInto($('done-summary'), [[T.service, serviceName(b.service_id)], [T.master, masterName(b.master_id)], [T.when, when(b.starts_at)]]);
+    var note = $('deposit-note');
+    note.hidden = !(Number(b.deposit) > 0) || !!b.payment;
+    note.textContent = fmt('deposit_note', money(b.deposit));
+    show('done');
+  }
+
+  // --- manage mode ---------------------------------------------------------
+  function manageMode() {
+    var m = /t=([\w-]+)/.exec(location.hash);
+    state.token = m ? m[1] : '';
+    var lang = $('lang-switch');
+    lang.href = lang.getAttribute('href') + location.hash; // keep the token when switching language
+    Promise.all([
+      api('GET', '/bookings/' + cfg.bookingId, undefined, { 'X-Manage-Token': state.token }),
+      api('GET', '/salons/' + cfg.slug + '/masters')
+    ]).then(function (rs) {
+      if (rs[0].status === 404) { showError(T.not_found); return; }
+      if (rs[0].status !== 200) throw rs[0];
+      state.masters = rs[1].status === 200 ? rs[1].body : [];
+      renderBooking(rs[0].body);
+    }).catch(failed);
+    $('cancel').addEventListener('click', function () { $('manage-actions').hidden = true; $('cancel-confirm').hidden = false; $('cancel-yes').focus(); });
+    $('cancel-no').addEventListener('click', function () { $('cancel-confirm').hidden = true; $('manage-actions').hidden = false; });
+    $('cancel-yes').addEventListener('click', function () {
+      api('POST', '/bookings/' + state.booking.id + '/cancel', {}, { 'X-Manage-Token': state.token }).then(function (r) {
+        if (r.status !== 200) throw r;
+        renderBooking(r.body, T.cancelled_done);
+      }).catch(function (r) { $('cancel-confirm').hidden = true; failed(r); });
+    });
+    $('reschedule').addEventListener('click', function () {
+      state.service = state.booking.service_id;
+      state.master = state.booking.master_id;
+      loadSlots();
+    });
+  }
+  function moved(b) { renderBooking(b, T.moved_done); }
+  function renderBooking(b, result) {
+    state.booking = b;
+    summaryInto($('manage-details'), [
+      [T.service, serviceName(b.service_id)], [T.master, masterName(b.master_id)], [T.when, when(b.starts_at)],
+      [T.price, money(b.price)], [T.status, T['status_' + b.status] || b.status]
+    ]);
+    var active = b.status === 'pending' || b.status === 'confirmed';
+    var open = active && new Date(b.changeable_until) > new Date();
+    $('manage-note').textContent = active ? (open ? fmt('changeable_until', when(b.changeable_until)) : T.too_late) : '';
+    $('manage-actions').hidden = !open;
+    $('cancel-confirm').hidden = true;
+    $('manage-result').hidden = !result;
+    $('manage-result').textContent = result || '';
+    show('manage');
+  }
+
+  if (mode === 'manage') { manageMode(); } else { bookMode(); }
+})();

@@ -1,0 +1,199 @@
+package widget
+
+import (
+	"bytes"
+	"html/template"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/filesystem"
+
+	"salon/booking"
+	"salon/web"
+)
+
+var pages = template.Must(web.Templates())
+
+// pageService is a service as the widget page lists it.
+type pageService struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	DurationMin int    `json:"duration_min"`
+	Price       string `json:"-"`
+	Deposit     string `json:"-"`
+	PriceValue  any    `json:"price"`
+	DepositVal  any    `json:"deposit"`
+}
+
+// pageConfig is what the page's script starts from.
+type pageConfig struct {
+	Slug      string            `json:"slug"`
+	Lang      string            `json:"lang"`
+	Currency  string            `json:"currency"`
+	Today     string            `json:"today"`
+	Days      []string          `json:"days"`
+	Services  []pageService     `json:"services"`
+	BookingID int64             `json:"bookingId,omitempty"`
+	I18n      map[string]string `json:"i18n"`
+}
+
+type pageData struct {
+	Salon     *booking.Salon
+	Lang      string
+	OtherLang string
+	T         map[string]string
+	Services  []pageService
+	Manage    bool
+	Config    pageConfig
+}
+
+func (h *Handler) registerPages(app *fiber.App) {
+	app.Get("/w/:slug", h.widgetPage)
+	app.Get("/w/:slug/manage/:id", h.managePage)
+	app.Get("/widget.js", func(c *fiber.Ctx) error {
+		b, err := fsRead("embed.js")
+		if err != nil {
+			return err
+		}
+		c.Set(fiber.HeaderContentType, "text/javascript; charset=utf-8")
+		c.Set(fiber.HeaderCacheControl, "public, max-age=300")
+		c.Set("Access-Control-Allow-Origin", "*")
+		return c.Send(b)
+	})
+	app.Use("/static", func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderCacheControl, "public, max-age=300")
+		c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+		return c.Next()
+	}, filesystem.New(filesystem.Config{Root: http.FS(web.Static)}))
+}
+
+func fsRead(name string) ([]byte, error) {
+	f, err := web.Static.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var b bytes.Buffer
+	_, err = b.ReadFrom(f)
+	return b.Bytes(), err
+}
+
+func (h *Handler) widgetPage(c *fiber.Ctx) error { return h.page(c, false) }
+
+func (h *Handler) managePage(c *fiber.Ctx) error { return h.page(c, true) }
+
+// page renders the widget (or its manage page) for the salon of :slug.
+func (h *Handler) page(c *fiber.Ctx, manage bool) error {
+	ctx := c.UserContext()
+	s, err := h.svc.SalonBySlug(ctx, c.Params("slug"))
+	if err != nil {
+		return h.pageError(c, err)
+	}
+	var bookingID int64
+	if manage {
+		if bookingID, err = strconv.ParseInt(c.Params("id"), 10, 64); err != nil || bookingID <= 0 {
+			return h.pageError(c, booking.ErrNotFound)
+		}
+	}
+	list, err := h.svc.Services(ctx, s.ID)
+	if err != nil {
+		return h.pageError(c, err)
+	}
+	lang := s.Locale
+	if q := c.Query("lang"); q == "ru" || q == "en" {
+		lang = q
+	}
+	other := "en"
+	if lang == "en" {
+		other = "ru"
+	}
+	today := s.Today(h.svc.Now())
+	d := pageData{Salon: s, Lang: lang, OtherLang: other, T: messages[lang], Manage: manage}
+	for _, sv := range list {
+		d.Services = append(d.Services, pageService{ID: sv.ID, Name: sv.Name, DurationMin: sv.DurationMin,
+			Price: formatMoney(sv.Price, s.Currency, lang), PriceValue: sv.Price,
+			Deposit: formatDeposit(sv.Deposit, s.Currency, lang), DepositVal: sv.Deposit})
+	}
+	d.Config = pageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, Today: today.String(),
+		Services: d.Services, BookingID: bookingID, I18n: messages[lang]}
+	if d.Config.Services == nil {
+		d.Config.Services = []pageService{}
+	}
+	for i := range 14 {
+		d.Config.Days = append(d.Config.Days, today.AddDays(i).String())
+	}
+	var out bytes.Buffer
+	if err := pages.ExecuteTemplate(&out, "widget.html", d); err != nil {
+		return h.pageError(c, err)
+	}
+	setPageHeaders(c)
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	return c.Send(out.Bytes())
+}
+
+// setPageHeaders allows the widget in any site's iframe (that is its job)
+// and nothing else: scripts, styles and requests only from this origin.
+func setPageHeaders(c *fiber.Ctx) {
+	c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
+		"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors *")
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	c.Set(fiber.HeaderReferrerPolicy, "no-referrer")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+}
+
+func (h *Handler) pageError(c *fiber.Ctx, err error) error {
+	status, msg := fiber.StatusNotFound, "Not found"
+	if !errorsIsNotFound(err) {
+		h.log.Error("page", "request_id", c.Locals("requestid"), "path", c.Path(), "err", err)
+		status, msg = fiber.StatusInternalServerError, "Internal error"
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	return c.Status(status).SendString("<!doctype html><meta charset=utf-8><title>" + msg + "</title><p>" + msg + "</p>")
+}
+
+// formatMoney renders an amount for people: "2 500 ₽", "$15.50".
+func formatMoney(m booking.Money, currency, lang string) string {
+	s := m.String()
+	whole, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	for i, r := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			if lang == "ru" {
+				b.WriteRune('\u00a0')
+			} else {
+				b.WriteRune(',')
+			}
+		}
+		b.WriteRune(r)
+	}
+	if frac != "" {
+		if lang == "ru" {
+			b.WriteString(",")
+		} else {
+			b.WriteString(".")
+		}
+		if len(frac) == 1 {
+			frac += "0"
+		}
+		b.WriteString(frac)
+	}
+	n := b.String()
+	switch currency {
+	case "RUB":
+		return n + "\u00a0₽"
+	case "USD":
+		return "$" + n
+	case "EUR":
+		return "€" + n
+	}
+	return n + " " + currency
+}
+
+func formatDeposit(m booking.Money, currency, lang string) string {
+	if m == 0 {
+		return ""
+	}
+	return formatMoney(m, currency, lang)
+}

@@ -1,0 +1,104 @@
+package widget
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"salon/booking"
+)
+
+const salonKey = "salon"
+
+// salon resolves the :slug of the request and remembers it for fail.
+func (h *Handler) salon(c *fiber.Ctx) (*booking.Salon, error) {
+	s, err := h.svc.SalonBySlug(c.UserContext(), c.Params("slug"))
+	if err != nil {
+		return nil, err
+	}
+	c.Locals(salonKey, s)
+	return s, nil
+}
+
+type salonJSON struct {
+	Slug     string `json:"slug"`
+	Name     string `json:"name"`
+	Timezone string `json:"timezone"`
+	Currency string `json:"currency"`
+	Locale   string `json:"locale"`
+}
+
+func (h *Handler) getSalon(c *fiber.Ctx) error {
+	s, err := h.salon(c)
+	if err != nil {
+		return fail(c, h.log, err)
+	}
+	return c.JSON(salonJSON{Slug: s.Slug, Name: s.Name, Timezone: s.Timezone, Currency: s.Currency, Locale: s.Locale})
+}
+
+type serviceJSON struct {
+	ID          int64         `json:"id"`
+	Name        string        `json:"name"`
+	DurationMin int           `json:"duration_min"`
+	Price       booking.Money `json:"price"`
+	Deposit     booking.Money `json:"deposit"`
+}
+
+func (h *Handler) listServices(c *fiber.Ctx) error {
+	s, err := h.salon(c)
+	if err != nil {
+		return fail(c, h.log, err)
+	}
+	list, err := h.svc.Services(c.UserContext(), s.ID)
+	if err != nil {
+		return fail(c, h.log, err)
+	}
+	out := make([]serviceJSON, len(list))
+	for i, sv := range list {
+		out[i] = serviceJSON{ID: sv.ID, Name: sv.Name, DurationMin: sv.DurationMin, Price: sv.Price, Deposit: sv.Deposit}
+	}
+	return c.JSON(out)
+}
+
+type masterJSON struct {
+	ID         int64   `json:"id"`
+	Name       string  `json:"name"`
+	ServiceIDs []int64 `json:"service_ids"`
+}
+
+func (h *Handler) listMasters(c *fiber.Ctx) error {
+	s, err := h.salon(c)
+	if err != nil {
+		return fail(c, h.log, err)
+	}
+	serviceID, err := queryID(c, "service_id")
+	if err != nil {
+		return fail(c, h.log, err)
+	}
+	list, err := h.svc.Masters(c.UserContext(), s.ID, serviceID)
+	if err != nil {
+		return fail(c, h.log, err)
+	}
+	out := make([]masterJSON, len(list))
+	for i, m := range list {
+		out[i] = masterJSON{ID: m.ID, Name: m.Name, ServiceIDs: m.ServiceIDs}
+		if out[i].ServiceIDs == nil {
+			out[i].ServiceIDs = []int64{}
+		}
+	}
+	return c.JSON(out)
+}
+
+// queryID reads an optional positive integer query parameter (0 when absent).
+func queryID(c *fiber.Ctx, name string) (int64, error) {
+	v := strings.TrimSpace(c.Query(name))
+	if v == "" {
+		return 0, nil
+	}
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, &booking.ValidationError{Fields: map[string]string{name: "must be a positive integer"}}
+	}
+	return id, nil
+}
