@@ -196,7 +196,9 @@ func TestBadInput(t *testing.T) {
 		{"in the past", good(func(m map[string]any) { m["starts_at"] = "2026-03-01T11:00:00+03:00" }), 422, "starts_at"},
 		{"outside the shift", good(func(m map[string]any) { m["starts_at"] = s.at("21:00") }), 422, "starts_at"},
 		{"off the grid", good(func(m map[string]any) { m["starts_at"] = s.at("11:05") }), 422, "starts_at"},
-		{"huge name", good(func(m map[string]any) { m["client"] = map[string]any{"name": strings.Repeat("x", 500), "phone": "+79991234567"} }), 422, "client.name"},
+		{"huge name", good(func(m map[string]any) {
+			m["client"] = map[string]any{"name": strings.Repeat("x", 500), "phone": "+79991234567"}
+		}), 422, "client.name"},
 	}
 	for _, c := range cases {
 		r := post(c.body)

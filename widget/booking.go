@@ -202,4 +202,3 @@ func requiredTime(fields map[string]string, name string, v *string) time.Time {
 	}
 	return t
 }
-
