@@ -23,6 +23,7 @@ type bookingJSON struct {
 	Price          booking.Money `json:"price"`
 	Deposit        booking.Money `json:"deposit"`
 	ChangeableTill string        `json:"changeable_until"`
+	Changeable     bool          `json:"changeable"`
 	HoldExpiresAt  string        `json:"hold_expires_at,omitempty"`
 	ManageToken    string        `json:"manage_token,omitempty"`
 	Payment        *paymentJSON  `json:"payment,omitempty"`
@@ -35,12 +36,13 @@ type paymentJSON struct {
 	Amount booking.Money `json:"amount"`
 }
 
-func toJSON(b *booking.Booking, s *booking.Salon) bookingJSON {
+func toJSON(b *booking.Booking, s *booking.Salon, now time.Time) bookingJSON {
 	loc := s.Location()
+	until := b.StartsAt.Add(-time.Duration(s.CutoffHours) * time.Hour)
 	out := bookingJSON{
 		ID: b.ID, Salon: s.Slug, Status: string(b.Status), StartsAt: stamp(b.StartsAt, loc), EndsAt: stamp(b.EndsAt(), loc),
 		MasterID: b.MasterID, ServiceID: b.ServiceID, Price: b.Price, Deposit: b.Deposit,
-		ChangeableTill: stamp(b.StartsAt.Add(-time.Duration(s.CutoffHours)*time.Hour), loc),
+		ChangeableTill: stamp(until, loc), Changeable: b.Status.Active() && now.Before(until),
 		ManageToken:    b.ManageToken,
 	}
 	if !b.HoldExpiresAt.IsZero() {
@@ -91,7 +93,7 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 	if err != nil {
 		return fail(c, h.log, err)
 	}
-	return c.Status(fiber.StatusCreated).JSON(toJSON(b, s))
+	return c.Status(fiber.StatusCreated).JSON(toJSON(b, s, h.svc.Now()))
 }
 
 // managed loads the booking of the :id path parameter if the request carries
@@ -123,7 +125,7 @@ func (h *Handler) getBooking(c *fiber.Ctx) error {
 	if err != nil {
 		return fail(c, h.log, err)
 	}
-	return c.JSON(toJSON(b, s))
+	return c.JSON(toJSON(b, s, h.svc.Now()))
 }
 
 func (h *Handler) cancelBooking(c *fiber.Ctx) error {
@@ -147,7 +149,7 @@ func (h *Handler) cancelBooking(c *fiber.Ctx) error {
 	if err != nil {
 		return fail(c, h.log, err)
 	}
-	return c.JSON(toJSON(out, s))
+	return c.JSON(toJSON(out, s, h.svc.Now()))
 }
 
 func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
@@ -175,7 +177,7 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 	if err != nil {
 		return fail(c, h.log, err)
 	}
-	return c.JSON(toJSON(out, s))
+	return c.JSON(toJSON(out, s, h.svc.Now()))
 }
 
 func requiredID(fields map[string]string, name string, v *int64) int64 {

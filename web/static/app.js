@@ -67,7 +67,8 @@
   // Inside an iframe, tell the embedding page our height (see /widget.js).
   function resize() {
     if (window.parent !== window) {
-      window.parent.postMessage({ type: 'salon-widget:resize', height: document.documentElement.scrollHeight }, '*');
+      // The body's own height: the document's is never less than the frame's.
+      window.parent.postMessage({ type: 'salon-widget:resize', height: Math.ceil(document.body.getBoundingClientRect().height) + 8 }, '*');
     }
   }
   if (window.ResizeObserver) new ResizeObserver(resize).observe(document.body);
@@ -292,7 +293,7 @@
       [T.price, money(b.price)], [T.status, T['status_' + b.status] || b.status]
     ]);
     var active = b.status === 'pending' || b.status === 'confirmed';
-    var open = active && new Date(b.changeable_until) > new Date();
+    var open = b.changeable;
     $('manage-note').textContent = active ? (open ? fmt('changeable_until', when(b.changeable_until)) : T.too_late) : '';
     $('manage-actions').hidden = !open;
     $('cancel-confirm').hidden = true;

@@ -1,0 +1,291 @@
+package widget_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"salon/booking/bookingtest"
+)
+
+// The browser tests drive the system Chromium (headless) through the widget,
+// as a client would: clicks, keys, two tabs racing, the page inside another
+// site's iframe.
+
+var (
+	browserOnce sync.Once
+	browserCtx  context.Context
+	browserErr  error
+)
+
+// chromium finds the system Chromium or Chrome.
+func chromium() (string, error) {
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p, nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable",
+		"/Applications/Google Chrome.app/Contents/MacOS/Google Chrome", "/Applications/Chromium.app/Contents/MacOS/Chromium"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no Chromium or Chrome found: install it (Debian: apt-get install chromium) or set CHROMIUM")
+}
+
+// browser returns a context for a new tab of the shared headless browser.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	browserOnce.Do(func() {
+		path, err := chromium()
+		if err != nil {
+			browserErr = err
+			return
+		}
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
+			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-quic", true),
+			chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+			chromedp.WindowSize(480, 900))
+		alloc, _ := chromedp.NewExecAllocator(context.Background(), opts...)
+		browserCtx, _ = chromedp.NewContext(alloc)
+		browserErr = chromedp.Do(browserCtx) // starts the browser
+	})
+	if browserErr != nil {
+		t.Fatalf("browser: %v", browserErr)
+	}
+	tab, cancel := chromedp.NewContext(browserCtx)
+	t.Cleanup(cancel)
+	ctx, cancelTimeout := context.WithTimeout(tab, 60*time.Second)
+	t.Cleanup(cancelTimeout)
+	return ctx
+}
+
+func run(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		// Say where the page was: the visible step and any error shown.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		diag, _ := chromedp.Run(dctx, chromedp.Evaluate[string](`(function(){
+			var f = document.querySelector('iframe.salon-widget'), d = f && f.contentDocument ? f.contentDocument : document;
+			var s = Array.prototype.filter.call(d.querySelectorAll('section[data-step]'), function (x) { return !x.hidden; })
+				.map(function (x) { return x.dataset.step + ': ' + x.innerText.slice(0, 300); });
+			var e = d.getElementById('error');
+			return location.href + ' | ' + s.join(' / ') + ' | error: ' + (e && !e.hidden ? e.textContent : '');
+		})()`))
+		t.Fatalf("%v\npage: %s", err, diag)
+	}
+}
+
+func text(t *testing.T, ctx context.Context, sel string, opts ...chromedp.QueryOption) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel), opts...))
+	if err != nil {
+		t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+func css(s string) chromedp.CSS { return chromedp.CSS(s) }
+
+// throughTime walks the widget from the service list to the time list and
+// picks hhmm on the test day with master m.
+func throughTime(s *site, m int64, hhmm string, opts ...chromedp.QueryOption) []chromedp.Action[chromedp.Void] {
+	return []chromedp.Action[chromedp.Void]{
+		chromedp.Click(css(fmt.Sprintf(`button[data-service-id="%d"]`, s.svc.ID)), opts...),
+		chromedp.Click(css(fmt.Sprintf(`#masters button[data-master-id="%d"]`, m)), opts...),
+		chromedp.Click(css(fmt.Sprintf(`#days button[data-date="%s"]`, testDay)), opts...),
+		chromedp.Click(css(fmt.Sprintf(`#times button[data-time="%s"]`, hhmm)), opts...),
+	}
+}
+
+func contact(name, phone string, opts ...chromedp.QueryOption) []chromedp.Action[chromedp.Void] {
+	return []chromedp.Action[chromedp.Void]{
+		chromedp.SendKeys(css("#client-name"), name, opts...),
+		chromedp.SendKeys(css("#client-phone"), phone, opts...),
+		chromedp.Click(css("#contact-next"), opts...),
+		chromedp.WaitVisible(css("#confirm"), opts...),
+	}
+}
+
+func countBookings(t *testing.T, s *site, where string) int {
+	t.Helper()
+	var n int
+	if err := s.Pool.QueryRow(context.Background(), `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id WHERE `+where).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestBrowserBooksEndToEnd(t *testing.T) {
+	s := newSite(t)
+	ctx := browser(t)
+	m := s.masters[1]
+	run(t, ctx,
+		chromedp.Navigate(s.base+"/w/studio?lang=en"),
+		chromedp.WaitVisible(css(`button[data-service-id]`)),
+	)
+	if got := text(t, ctx, `button[data-service-id]`); !strings.Contains(got, "60 min") || !strings.Contains(got, "2,500") {
+		t.Fatalf("service shows %q, want duration and price", got)
+	}
+	run(t, ctx,
+		// The first steps by keyboard: focus the service and press Enter.
+		chromedp.Focus(css(fmt.Sprintf(`button[data-service-id="%d"]`, s.svc.ID))),
+		chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible(css(`#masters button[data-master-id="any"]`)),
+	)
+	if got := text(t, ctx, "#h-master"); got != "Choose a master" {
+		t.Fatalf("English heading %q", got)
+	}
+	run(t, ctx, append(append(throughTime(s, m.ID, "11:00")[1:], contact("Anna Test", "+7 999 555-11-22")...),
+		chromedp.Click(css("#confirm")),
+		chromedp.WaitVisible(css(`section[data-step="done"]`)),
+	)...)
+	if got := text(t, ctx, "#done-summary"); !strings.Contains(got, "11:00") || !strings.Contains(got, m.Name) {
+		t.Fatalf("confirmation %q", got)
+	}
+	link, err := chromedp.Run(ctx, chromedp.AttributeValue(css("#manage-link"), "href"))
+	if err != nil || !strings.Contains(link.Value, "/w/studio/manage/") || !strings.Contains(link.Value, "#t=") {
+		t.Fatalf("manage link %v %v", link, err)
+	}
+	if n := countBookings(t, s, fmt.Sprintf(`c.phone = '+79995551122' AND b.master_id = %d AND b.status = 'confirmed'`, m.ID)); n != 1 {
+		t.Fatalf("%d bookings in the database", n)
+	}
+	// Russian by default (the salon's language).
+	run(t, ctx, chromedp.Navigate(s.base+"/w/studio"), chromedp.WaitVisible(css("#h-service")))
+	if got := text(t, ctx, "#h-service"); got != "Выберите услугу" {
+		t.Fatalf("default language heading %q", got)
+	}
+}
+
+// Two tabs pick the same time: one is booked, the other is shown the
+// nearest free times and books one of them.
+func TestBrowserTwoTabsRaceForOneSlot(t *testing.T) {
+	s := newSite(t)
+	first := browser(t)
+	second, cancel := chromedp.NewContext(first) // another tab of the same browser
+	defer cancel()
+	m := s.masters[0]
+	for i, ctx := range []context.Context{first, second} {
+		run(t, ctx, append(append([]chromedp.Action[chromedp.Void]{
+			chromedp.Navigate(s.base + "/w/studio?lang=en"), chromedp.WaitVisible(css(`button[data-service-id]`)),
+		}, throughTime(s, m.ID, "15:00")...), contact(fmt.Sprintf("Tab %d", i), fmt.Sprintf("+7 999 000-00-0%d", i))...)...)
+	}
+	run(t, first, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css(`section[data-step="done"]`)))
+	run(t, second, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css("#taken")))
+	alt, err := chromedp.Run(second, chromedp.AttributeValue(css("#alternatives button"), "data-starts-at"))
+	if err != nil || alt.Value == "" {
+		t.Fatalf("no alternative offered: %v %v", alt, err)
+	}
+	run(t, second,
+		chromedp.Click(css("#alternatives button")),
+		chromedp.WaitVisible(css("#confirm")),
+		chromedp.Click(css("#confirm")),
+		chromedp.WaitVisible(css(`section[data-step="done"]`)),
+	)
+	if n := countBookings(t, s, `b.status = 'confirmed'`); n != 2 {
+		t.Fatalf("%d bookings, want 2", n)
+	}
+	if n := countBookings(t, s, fmt.Sprintf(`c.phone = '+79990000001' AND b.starts_at = '%s'`, alt.Value)); n != 1 {
+		t.Fatalf("the second tab's booking is not at the alternative %s", alt.Value)
+	}
+}
+
+func TestBrowserManageLinkCancelsAndMoves(t *testing.T) {
+	s := newSite(t)
+	ctx := browser(t)
+	moved := s.book(s.masters[0], "12:00")
+	cancelled := s.book(s.masters[0], "16:00")
+	manage := func(r reply) string {
+		return fmt.Sprintf("%s/w/studio/manage/%d?lang=en#t=%s", s.base, r.id(), r.str("manage_token"))
+	}
+	run(t, ctx,
+		chromedp.Navigate(manage(cancelled)),
+		chromedp.WaitVisible(css("#manage-actions")),
+		chromedp.Click(css("#cancel")),
+		chromedp.Click(css("#cancel-yes")),
+		chromedp.WaitVisible(css("#manage-result")),
+	)
+	if got := text(t, ctx, "#manage-details"); !strings.Contains(got, "cancelled") {
+		t.Fatalf("after cancel: %q", got)
+	}
+	if n := countBookings(t, s, fmt.Sprintf(`b.id = %d AND b.status = 'cancelled'`, cancelled.id())); n != 1 {
+		t.Fatal("booking not cancelled in the database")
+	}
+	run(t, ctx,
+		chromedp.Navigate(manage(moved)),
+		chromedp.WaitVisible(css("#manage-actions")),
+		chromedp.Click(css("#reschedule")),
+		chromedp.Click(css(fmt.Sprintf(`#days button[data-date="%s"]`, testDay))),
+		chromedp.Click(css(`#times button[data-time="17:00"]`)),
+		chromedp.Click(css("#confirm")),
+		chromedp.WaitVisible(css("#manage-result")),
+	)
+	if got := text(t, ctx, "#manage-details"); !strings.Contains(got, "17:00") {
+		t.Fatalf("after move: %q", got)
+	}
+	if n := countBookings(t, s, fmt.Sprintf(`b.id = %d AND b.starts_at = '%s'`, moved.id(), s.at("17:00"))); n != 1 {
+		t.Fatal("booking not moved in the database")
+	}
+	// A wrong token shows "not found", and no actions. (Via about:blank: a
+	// change of the fragment alone would not load the page again.)
+	run(t, ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(fmt.Sprintf("%s/w/studio/manage/%d?lang=en#t=wrong", s.base, moved.id())), chromedp.WaitVisible(css("#error")))
+	if got := text(t, ctx, "#error"); !strings.Contains(got, "not found") {
+		t.Fatalf("wrong token: %q", got)
+	}
+}
+
+// A salon's own site (another origin) embeds the widget with /widget.js:
+// the iframe appears, grows to its content, and books.
+func TestBrowserWidgetInAnotherOriginsIframe(t *testing.T) {
+	s := newSite(t)
+	ctx := browser(t)
+	host := http.NewServeMux()
+	host.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><title>Studio</title><h1>Welcome to Studio</h1>
+<script src="%s/widget.js" data-salon="studio" data-lang="en"></script><footer>Address</footer>`, s.base)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: host}
+	go srv.Serve(ln) //nolint:errcheck
+	t.Cleanup(func() { srv.Close() })
+	hostURL := "http://" + ln.Addr().String()
+	if hostURL == s.base {
+		t.Fatal("host page and widget share an origin")
+	}
+
+	run(t, ctx, chromedp.Navigate(hostURL), chromedp.WaitVisible(css("iframe.salon-widget")))
+	frames, err := chromedp.Run(ctx, chromedp.Nodes(css("iframe.salon-widget"), chromedp.Populate(-1, true)))
+	if err != nil || len(frames) != 1 {
+		t.Fatalf("iframe: %v %v", frames, err)
+	}
+	in := chromedp.FromNode(frames[0])
+	run(t, ctx, chromedp.WaitVisible(css(`button[data-service-id]`), in))
+	// The widget told the page its height: the iframe is no longer its initial 480px.
+	height, err := chromedp.Run(ctx, chromedp.Poll[string](`(function(){ var h = document.querySelector('iframe.salon-widget').style.height; return h !== '480px' && h; })()`))
+	if err != nil || height == "" {
+		t.Fatalf("iframe height not set by the widget: %q %v", height, err)
+	}
+	// Re-read the frame's document after each step: the widget only shows and hides sections.
+	run(t, ctx, append(append(throughTime(s, s.masters[2].ID, "13:00", in), contact("Framed", "+7 999 777-66-55", in)...),
+		chromedp.Click(css("#confirm"), in),
+		chromedp.WaitVisible(css(`section[data-step="done"]`), in),
+	)...)
+	if n := countBookings(t, s, `c.phone = '+79997776655'`); n != 1 {
+		t.Fatal("booking from the iframe not in the database")
+	}
+	_ = bookingtest.Phone
+}
