@@ -43,7 +43,7 @@ func toJSON(b *booking.Booking, s *booking.Salon, now time.Time) bookingJSON {
 		ID: b.ID, Salon: s.Slug, Status: string(b.Status), StartsAt: stamp(b.StartsAt, loc), EndsAt: stamp(b.EndsAt(), loc),
 		MasterID: b.MasterID, ServiceID: b.ServiceID, Price: b.Price, Deposit: b.Deposit,
 		ChangeableTill: stamp(until, loc), Changeable: b.Status.Active() && now.Before(until),
-		ManageToken:    b.ManageToken,
+		ManageToken: b.ManageToken,
 	}
 	if !b.HoldExpiresAt.IsZero() {
 		out.HoldExpiresAt = stamp(b.HoldExpiresAt, loc)

@@ -76,7 +76,7 @@ func newSite(t *testing.T, opts ...siteOption) *site {
 
 // serve runs the handler on a loopback port like salon serve does, and
 // returns its base URL.
-func serve(t *testing.T, h *widget.Handler, log *slog.Logger) string {
+func serve(t testing.TB, h *widget.Handler, log *slog.Logger) string {
 	t.Helper()
 	app := fiber.New(fiber.Config{DisableStartupMessage: true, BodyLimit: 64 << 10, ErrorHandler: widget.ErrorHandler(log)})
 	app.Use(requestid.New())
