@@ -65,7 +65,16 @@ func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger) *serv
 				status = fiber.StatusInternalServerError
 			}
 		}
-		requests.WithLabelValues(c.Method(), c.Route().Path, strconv.Itoa(status)).Observe(time.Since(start).Seconds())
+		took := time.Since(start)
+		requests.WithLabelValues(c.Method(), c.Route().Path, strconv.Itoa(status)).Observe(took.Seconds())
+		switch c.Route().Path {
+		case "/healthz", "/readyz", "/metrics":
+		default:
+			// The path only: queries carry no secrets here, and the manage
+			// token travels in a header or the URL fragment, never logged.
+			s.log.Info("http", "method", c.Method(), "path", c.Path(), "status", status,
+				"ms", took.Milliseconds(), "request_id", c.Locals("requestid"), "ip", c.IP())
+		}
 		return err
 	})
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
