@@ -129,7 +129,9 @@ func BenchmarkHTTPBook(b *testing.B) {
 	}
 	slices.Sort(latencies)
 	slices.Sort(ratios)
-	pct := func(p float64) float64 { return float64(latencies[int(p*float64(len(latencies)-1))].Microseconds()) / 1000 }
+	pct := func(p float64) float64 {
+		return float64(latencies[int(p*float64(len(latencies)-1))].Microseconds()) / 1000
+	}
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(float64(b.N*clients*perClient)/httpTime.Seconds(), "http-bookings/s")
 	b.ReportMetric(pct(0.50), "p50-ms")
