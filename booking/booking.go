@@ -241,7 +241,9 @@ func (s *Service) Book(ctx context.Context, r BookRequest) (*Booking, error) {
 	batch = &pgx.Batch{}
 	batch.Queue(`SAVEPOINT book`)
 	queueInsertBooking(batch, b, r.Client, token, r.Actor, claim)
-	batch.Queue(`COMMIT`)
+	if s.jobs == nil {
+		batch.Queue(`COMMIT`) // nothing else to do in the transaction
+	}
 	err = conn.SendBatch(ctx, batch).Close()
 	if pgCode(err) == pgExclusionViolation {
 		if _, err := conn.Exec(ctx, `ROLLBACK TO SAVEPOINT book`); err != nil {
@@ -255,6 +257,18 @@ func (s *Service) Book(ctx context.Context, r BookRequest) (*Booking, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("book: %w", err)
+	}
+	if s.jobs != nil {
+		actor := r.Actor
+		if actor.Kind == ActorClient && actor.ID == 0 {
+			actor.ID = b.ClientID
+		}
+		if err := s.enqueueChange(ctx, &connTx{conn: conn.Conn()}, b, EventCreated, actor, nil); err != nil {
+			return nil, err
+		}
+		if _, err := conn.Exec(ctx, `COMMIT`); err != nil {
+			return nil, fmt.Errorf("book: commit: %w", err)
+		}
 	}
 	tx.open = false
 	b.UpdatedAt = b.CreatedAt

@@ -47,7 +47,10 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 			return err
 		}
 		out, err = setStatus(ctx, tx, b, StatusCancelled, r.Reason, r.Actor, "cancelled", map[string]any{"reason": r.Reason})
-		return err
+		if err != nil {
+			return err
+		}
+		return s.enqueueChange(ctx, tx, out, EventCancelled, r.Actor, nil)
 	})
 	return out, err
 }
@@ -143,7 +146,7 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		if err != nil {
 			return fmt.Errorf("reschedule: %w", err)
 		}
-		return nil
+		return s.enqueueChange(ctx, tx, out, EventRescheduled, r.Actor, b)
 	})
 	if err != nil {
 		return nil, err
@@ -210,7 +213,11 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 			return fmt.Errorf("expire holds: %w", err)
 		}
 		for _, b := range bks {
-			if _, err := setStatus(ctx, tx, b, StatusCancelled, "hold expired", System, "hold_expired", nil); err != nil {
+			out, err := setStatus(ctx, tx, b, StatusCancelled, "hold expired", System, "hold_expired", nil)
+			if err != nil {
+				return err
+			}
+			if err := s.enqueueChange(ctx, tx, out, EventHoldExpired, System, nil); err != nil {
 				return err
 			}
 			n++

@@ -97,3 +97,33 @@ func (m *Money) ScanNumeric(n pgtype.Numeric) error {
 func (m Money) NumericValue() (pgtype.Numeric, error) {
 	return pgtype.Numeric{Int: big.NewInt(int64(m)), Exp: -2, Valid: true}, nil
 }
+
+// Format renders m for people in the salon's currency and language:
+// "2 500 ₽", "$1,500.50".
+func (m Money) Format(currency, lang string) string {
+	whole, frac, _ := strings.Cut(m.String(), ".")
+	sep, dec := ",", "."
+	if lang == "ru" {
+		sep, dec = "\u00a0", ","
+	}
+	var b strings.Builder
+	for i, r := range whole {
+		if i > 0 && r != '-' && (len(whole)-i)%3 == 0 && whole[i-1] != '-' {
+			b.WriteString(sep)
+		}
+		b.WriteRune(r)
+	}
+	if frac != "" {
+		b.WriteString(dec + frac)
+	}
+	n := b.String()
+	switch currency {
+	case "RUB":
+		return n + "\u00a0₽"
+	case "USD":
+		return "$" + n
+	case "EUR":
+		return "€" + n
+	}
+	return n + " " + currency
+}

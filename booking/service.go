@@ -22,6 +22,7 @@ type Service struct {
 	log      *slog.Logger
 	catalogs sync.Map // salon id -> *catalog
 	deposits bool     // take deposits online: bookings wait for payment
+	jobs     Jobs     // enqueues notification and reminder jobs; nil: none
 }
 
 // Option configures a Service.

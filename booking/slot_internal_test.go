@@ -198,3 +198,22 @@ func TestParseClock(t *testing.T) {
 		}
 	}
 }
+
+func TestMoneyFormat(t *testing.T) {
+	cases := []struct {
+		m      Money
+		cur, l string
+		want   string
+	}{
+		{250000, "RUB", "ru", "2\u00a0500\u00a0₽"},
+		{150050, "USD", "en", "$1,500.50"},
+		{99, "EUR", "en", "€0.99"},
+		{123456789, "KZT", "en", "1,234,567.89 KZT"},
+		{90000, "RUB", "ru", "900\u00a0₽"},
+	}
+	for _, c := range cases {
+		if got := c.m.Format(c.cur, c.l); got != c.want {
+			t.Errorf("%d %s %s = %q, want %q", c.m, c.cur, c.l, got, c.want)
+		}
+	}
+}

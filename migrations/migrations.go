@@ -27,7 +27,8 @@ func Provider(db *sql.DB) (*goose.Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)
 	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, FS, goose.WithSessionLocker(locker))
+	p, err := goose.NewProvider(goose.DialectPostgres, db, FS, goose.WithSessionLocker(locker),
+		goose.WithGoMigrations(riverMigration()))
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"html/template"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
@@ -153,47 +152,11 @@ func (h *Handler) pageError(c *fiber.Ctx, err error) error {
 	return c.Status(status).SendString("<!doctype html><meta charset=utf-8><title>" + msg + "</title><p>" + msg + "</p>")
 }
 
-// formatMoney renders an amount for people: "2 500 ₽", "$15.50".
-func formatMoney(m booking.Money, currency, lang string) string {
-	s := m.String()
-	whole, frac, _ := strings.Cut(s, ".")
-	var b strings.Builder
-	for i, r := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			if lang == "ru" {
-				b.WriteRune('\u00a0')
-			} else {
-				b.WriteRune(',')
-			}
-		}
-		b.WriteRune(r)
-	}
-	if frac != "" {
-		if lang == "ru" {
-			b.WriteString(",")
-		} else {
-			b.WriteString(".")
-		}
-		if len(frac) == 1 {
-			frac += "0"
-		}
-		b.WriteString(frac)
-	}
-	n := b.String()
-	switch currency {
-	case "RUB":
-		return n + "\u00a0₽"
-	case "USD":
-		return "$" + n
-	case "EUR":
-		return "€" + n
-	}
-	return n + " " + currency
-}
+func formatMoney(m booking.Money, currency, lang string) string { return m.Format(currency, lang) }
 
 func formatDeposit(m booking.Money, currency, lang string) string {
 	if m == 0 {
 		return ""
 	}
-	return formatMoney(m, currency, lang)
+	return m.Format(currency, lang)
 }

@@ -202,6 +202,7 @@ func ensureTemplate(ctx context.Context, srv *server) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	fmt.Fprintf(h, "river\x00%v", migrations.RiverVersions())
 	name := "salon_tmpl_" + hex.EncodeToString(h.Sum(nil))[:16]
 
 	conn, err := srv.pool.Acquire(ctx)

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"salon/booking"
+	"salon/bot"
 	"salon/migrations"
 	"salon/widget"
 )
@@ -84,7 +85,7 @@ func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger) *serv
 }
 
 // mount adds the front ends, configured from the environment.
-func (s *server) mount(getenv env) error {
+func (s *server) mount(getenv env, b *bot.Bot) error {
 	cfg := widget.Config{RateLimit: widget.DefaultRateLimit, Log: s.log}
 	if v := getenv("SALON_BOOKING_RATE_LIMIT"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -99,6 +100,10 @@ func (s *server) mount(getenv env) error {
 	}
 	cfg.TrustedProxies = proxies
 	widget.New(s.svc, cfg).Register(s.app)
+	if b != nil {
+		s.reg.MustRegister(bot.Collectors()...)
+		s.app.Post(bot.WebhookPath, adaptor.HTTPHandler(b.Webhook()))
+	}
 	return nil
 }
 
@@ -131,29 +136,4 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("http shutdown: %w", err)
 	}
 	return nil
-}
-
-// maintain runs the periodic work until ctx is done: expiring unpaid holds
-// and pruning old idempotency records.
-func maintain(ctx context.Context, svc *booking.Service, log *slog.Logger) {
-	holds := time.NewTicker(30 * time.Second)
-	prune := time.NewTicker(time.Hour)
-	defer holds.Stop()
-	defer prune.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-holds.C:
-			if n, err := svc.ExpireHolds(ctx); err != nil && ctx.Err() == nil {
-				log.Error("expire holds", "err", err)
-			} else if n > 0 {
-				log.Info("expired holds", "count", n)
-			}
-		case <-prune.C:
-			if _, err := svc.PruneIdempotencyKeys(ctx, 24*time.Hour); err != nil && ctx.Err() == nil {
-				log.Error("prune idempotency keys", "err", err)
-			}
-		}
-	}
 }

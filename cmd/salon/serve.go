@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"salon/booking"
@@ -31,26 +30,13 @@ func cmdServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	svc := booking.New(pool, booking.WithLogger(log))
-	srv := newServer(pool, svc, log)
-	if err := srv.mount(getenv); err != nil {
+	p, err := newPlatform(pool, getenv, ln, log)
+	if err != nil {
 		ln.Close()
 		return err
 	}
-	log.Info("serving", "addr", ln.Addr().String())
-	return runAll(ctx, srv, ln, svc, log)
-}
-
-// runAll serves HTTP and runs the background work until ctx is done.
-func runAll(ctx context.Context, srv *server, ln net.Listener, svc *booking.Service, log *slog.Logger) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Go(func() { maintain(ctx, svc, log) })
-	err := srv.serve(ctx, ln)
-	cancel()
-	wg.Wait()
-	return err
+	log.Info("serving", "addr", ln.Addr().String(), "bot", p.bot != nil)
+	return p.run(ctx, ln)
 }
 
 type devOptions struct {
@@ -87,8 +73,7 @@ func cmdDev(ctx context.Context, args []string, getenv env, stdout, stderr io.Wr
 	if err := migrations.Up(ctx, pool); err != nil {
 		return err
 	}
-	svc := booking.New(pool, booking.WithLogger(log))
-	salon, err := demo.Seed(ctx, svc, time.Now())
+	salon, err := demo.Seed(ctx, booking.New(pool), time.Now())
 	if err != nil {
 		return fmt.Errorf("demo data: %w", err)
 	}
@@ -107,12 +92,15 @@ Salon is running with demo data.
   database: %[5]s
 Press Ctrl-C to stop.
 `, base, salon.Slug, demo.Email, demo.Password, url)
-	srv := newServer(pool, svc, log)
-	if err := srv.mount(getenv); err != nil {
+	p, err := newPlatform(pool, withDefault(getenv, "SALON_PUBLIC_URL", base), ln, log)
+	if err != nil {
 		ln.Close()
 		return err
 	}
-	return runAll(ctx, srv, ln, svc, log)
+	if p.bot != nil {
+		fmt.Fprintln(stdout, "  Telegram bot: on")
+	}
+	return p.run(ctx, ln)
 }
 
 func orDefault(v, def string) string {

@@ -1,0 +1,193 @@
+package bot_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	_ "salon/booking"
+	"salon/booking/bookingtest"
+)
+
+func TestBookInEnglishTypingThePhone(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	u := w.tg.NewUser("Anna", "en")
+	u.Send("/start studio")
+	w.see(u, "Welcome to Studio")
+	w.tap(u, "Haircut · 60 min · 2,500")
+	w.see(u, "Haircut. Choose a master")
+	w.tap(u, "Anna")
+	w.tap(u, "Tue 3 Mar")
+	w.see(u, "Tue 3 Mar. Choose a time")
+	w.tap(u, "11:00")
+	w.see(u, "share your phone")
+	// A typed phone is checked; a bad one is asked again.
+	u.Send("call me maybe")
+	w.see(u, "does not look like a phone number: call me maybe")
+	u.Send("8 (999) 123-45-67")
+	m := w.see(u, "Check your booking")
+	for _, want := range []string{"Service: Haircut", "Master: Anna", "When: Tue 3 Mar, 11:00", "Price: 2,500", "Phone: +79991234567"} {
+		if !strings.Contains(m.Text, want) {
+			t.Errorf("confirm screen lacks %q:\n%s", want, m.Text)
+		}
+	}
+	w.tap(u, "Confirm")
+	done := w.see(u, "You are booked")
+	if !strings.Contains(done.Text, "Tue 3 Mar, 11:00") || !strings.Contains(done.Text, "Anna") || len(done.Inline) != 0 {
+		t.Fatalf("confirmation: %q %v", done.Text, done.Inline)
+	}
+	if n := w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id
+		WHERE c.phone = '+79991234567' AND c.telegram_id = $1 AND b.source = 'bot' AND b.master_id = $2 AND b.status = 'confirmed'`, u.ID, w.anna.ID); n != 1 {
+		t.Fatalf("%d bookings in the database", n)
+	}
+	w.allAnswered()
+	// Screens were edited in place: the service list message became the
+	// confirmation... of its own flow; only typed input got new messages.
+	if got := len(u.Messages()); got > 5 {
+		t.Errorf("%d messages for one booking; keyboards should be edited in place:%s", got, u.Dump())
+	}
+}
+
+func TestBookInRussianSharingTheContact(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	u := w.tg.NewUser("Мария", "ru")
+	u.Send("/start studio")
+	w.see(u, "Добро пожаловать в Studio")
+	w.tap(u, "Haircut · 60 мин · 2\u00a0500\u00a0₽")
+	w.tap(u, "Любой мастер")
+	w.tap(u, "вт 3 мар")
+	w.tap(u, "15:30")
+	w.see(u, "поделитесь номером")
+	w.must(u.WaitButton("Поделиться номером", wait))
+	// Someone else's contact card is refused; one's own is taken.
+	u.ShareOthersContact("+79990000000")
+	w.see(u, "поделитесь своим номером")
+	u.ShareContact("+7 916 000-11-22")
+	w.see(u, "Проверьте запись")
+	w.tap(u, "Подтвердить")
+	m := w.see(u, "Вы записаны")
+	if !strings.Contains(m.Text, "вт 3 мар, 15:30") {
+		t.Fatalf("confirmation: %q", m.Text)
+	}
+	if n := w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id WHERE c.phone = '+79160001122'`); n != 1 {
+		t.Fatalf("%d bookings", n)
+	}
+	// The next booking does not ask for the phone again.
+	u.Send("/book")
+	w.tap(u, "Haircut")
+	w.tap(u, "Любой мастер")
+	w.tap(u, "вт 3 мар")
+	w.tap(u, "17:00")
+	w.see(u, "Телефон: +79160001122")
+	w.allAnswered()
+}
+
+func TestMyCancelAndReschedule(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	u := w.tg.NewUser("Ivan", "en")
+	w.toConfirm(u, "Boris", "12:00", "+7 999 111-22-33")
+	w.tap(u, "Confirm")
+	w.see(u, "You are booked")
+
+	u.Send("/my")
+	w.see(u, "Your bookings:\n1. Tue 3 Mar, 12:00 — Haircut, Boris (Studio)")
+	w.tap(u, "🔁 Move 1")
+	w.see(u, "Moving Haircut")
+	w.tap(u, "Wed 4 Mar")
+	w.tap(u, "14:00")
+	w.tap(u, "Move here")
+	w.see(u, "Your booking is moved:")
+	if n := w.count(t, `SELECT count(*) FROM bookings WHERE status = 'confirmed' AND starts_at = $1 AND master_id = $2`,
+		bookingtest.At(w.salon, testDay.AddDays(1), "14:00"), w.boris.ID); n != 1 {
+		t.Fatal("booking not moved")
+	}
+
+	u.Send("/my")
+	w.see(u, "1. Wed 4 Mar, 14:00")
+	w.tap(u, "❌ Cancel 1")
+	w.see(u, "Cancel this booking?")
+	w.tap(u, "Yes, cancel")
+	w.see(u, "Your booking is cancelled")
+	if n := w.count(t, `SELECT count(*) FROM bookings WHERE status = 'cancelled'`); n != 1 {
+		t.Fatal("booking not cancelled")
+	}
+	u.Send("/my")
+	w.see(u, "no upcoming bookings")
+	w.allAnswered()
+}
+
+// Past the salon's cutoff (3 hours here) the bot says so and changes nothing.
+func TestCutoffRefusal(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	u := w.tg.NewUser("Olga", "en")
+	w.toConfirm(u, "Anna", "13:00", "+7 999 222-33-44")
+	w.tap(u, "Confirm")
+	w.see(u, "You are booked")
+	w.Clock.Set(bookingtest.At(w.salon, testDay, "10:30"))
+	u.Send("/my")
+	w.see(u, "1. Tue 3 Mar, 13:00")
+	w.tap(u, "❌ Cancel 1")
+	w.see(u, "too late to change this booking online: changes close 3 hours before")
+	u.Send("/my")
+	w.see(u, "1. Tue 3 Mar, 13:00")
+	w.tap(u, "🔁 Move 1")
+	if n := w.count(t, `SELECT count(*) FROM bookings WHERE status = 'confirmed'`); n != 1 {
+		t.Fatal("the booking changed")
+	}
+	w.allAnswered()
+}
+
+func TestHelpLangAndNonsense(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	u := w.tg.NewUser("Pat", "de") // not ru: English
+	u.Send("/help")
+	w.see(u, "/my — your bookings")
+	u.Send("hello?")
+	w.see(u, "I did not understand that")
+	u.Send("/lang")
+	w.tap(u, "Русский")
+	w.see(u, "Буду говорить по-русски")
+	u.Send("/help")
+	w.see(u, "/my — ваши записи")
+	u.Send("/start nowhere")
+	w.see(u, "Я не знаю салон \"nowhere\"")
+	w.tap(u, "Studio")
+	w.see(u, "Добро пожаловать в Studio")
+	w.allAnswered()
+}
+
+// Stale and forged taps do nothing but are answered.
+func TestStaleAndForgedTaps(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	u := w.tg.NewUser("Max", "en")
+	u.Send("/start studio")
+	w.must(u.WaitButton("Haircut", wait))
+	first := u.Last()
+	w.tap(u, "Haircut")
+	w.see(u, "Choose a master")
+	// The old keyboard's nonce is gone; forged data is not ours.
+	old := *first
+	for _, data := range []string{first.Inline[0][0].Data, "x", "abc:99", strings.Repeat("9", 64), first.Inline[0][0].Data[:8] + ":-1"} {
+		u.TapData(&old, data)
+	}
+	w.allAnswered()
+	if n := w.count(t, `SELECT count(*) FROM tg_updates WHERE processed_at IS NULL OR error IS NOT NULL`); n != 0 {
+		t.Fatalf("%d updates failed or pending", n)
+	}
+	m := u.Last()
+	if !strings.Contains(m.Text, "Choose a master") {
+		t.Fatalf("a stale tap changed the screen: %q", m.Text)
+	}
+}
+
+var _ = fmt.Sprint
+var _ = context.Background
+var _ = time.Second

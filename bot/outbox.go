@@ -1,0 +1,65 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Operations of queued outgoing calls.
+const (
+	opSend   = "send"   // sendMessage
+	opEdit   = "edit"   // editMessageText (with its inline keyboard)
+	opAnswer = "answer" // answerCallbackQuery
+)
+
+// outMsg is one queued call to the Bot API.
+type outMsg struct {
+	Op        string     `json:"op"`
+	ChatID    int64      `json:"chat_id"`
+	MessageID int        `json:"message_id,omitempty"`
+	Text      string     `json:"text,omitempty"`
+	Inline    [][]button `json:"inline,omitempty"`
+	// Contact asks for a reply keyboard with one "share my phone" button
+	// labelled so.
+	Contact  string `json:"contact,omitempty"`
+	Callback string `json:"callback,omitempty"` // callback query id to answer
+	Notice   string `json:"notice,omitempty"`   // text of the answer
+	// Key makes the message queue once: a retried job finds it queued.
+	Key string `json:"-"`
+}
+
+// button is an inline keyboard button.
+type button struct {
+	Text string `json:"text"`
+	Data string `json:"data"`
+}
+
+// counted reports whether the call counts against Telegram's message limits.
+func (m outMsg) counted() bool { return m.Op != opAnswer }
+
+// queue inserts outgoing calls into tg_outbox in tx, in order.
+func queue(ctx context.Context, tx pgx.Tx, msgs []outMsg) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	batch := &pgx.Batch{}
+	for _, m := range msgs {
+		payload, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("queue: %w", err)
+		}
+		var key *string
+		if m.Key != "" {
+			key = &m.Key
+		}
+		batch.Queue(`INSERT INTO tg_outbox (chat_id, payload, dedupe_key) VALUES ($1, $2, $3) ON CONFLICT (dedupe_key) DO NOTHING`,
+			m.ChatID, payload, key)
+	}
+	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+		return fmt.Errorf("queue: %w", err)
+	}
+	return nil
+}

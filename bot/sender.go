@@ -1,0 +1,274 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	tgbot "github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+	"github.com/jackc/pgx/v5"
+)
+
+// pending is a queued call the sender holds.
+type pending struct {
+	id        int64
+	msg       outMsg
+	attempts  int
+	notBefore time.Time
+}
+
+// result is how a call went.
+type result struct {
+	p          *pending
+	err        error
+	retryAfter time.Duration // a 429's wait
+	asSend     bool          // an edit whose message is gone: send it instead
+}
+
+// maxInFlight bounds concurrent calls; maxSendAttempts gives up a message.
+const (
+	maxInFlight     = 16
+	maxSendAttempts = 10
+)
+
+// send delivers tg_outbox in order per chat within the limits: a chat gets
+// a message at most every PerChat, all chats together at most Rate a
+// second (callback answers are not messages and go at once), and a 429
+// stops everything for its retry_after. Only the leader runs it.
+func (b *Bot) send(ctx context.Context) {
+	interval := time.Duration(float64(time.Second) / b.cfg.Rate)
+	queues := map[int64][]*pending{} // per chat, in id order
+	var answers []*pending
+	known := map[int64]bool{}
+	chatNext := map[int64]time.Time{}
+	inflight := map[int64]bool{} // chats with a message being sent
+	running := 0
+	var nextGlobal, pauseUntil time.Time
+	results := make(chan result, maxInFlight)
+	refill := time.NewTicker(500 * time.Millisecond)
+	defer refill.Stop()
+	dirty := true
+
+	dispatch := func(p *pending) {
+		running++
+		go func() { results <- b.call(ctx, p) }()
+	}
+	for ctx.Err() == nil {
+		if dirty {
+			dirty = false
+			rows, err := b.pool.Query(ctx, `SELECT id, payload, attempts, not_before FROM tg_outbox
+				WHERE state = 'queued' ORDER BY id LIMIT 5000`)
+			if err == nil {
+				err = b.collect(rows, known, queues, &answers)
+			}
+			if err != nil && ctx.Err() == nil {
+				b.log.Error("bot: outbox", "err", err)
+			}
+		}
+		now := time.Now()
+		// Callback answers first: they are not messages.
+		kept := answers[:0]
+		for _, p := range answers {
+			if running < maxInFlight && !p.notBefore.After(now) && !pauseUntil.After(now) {
+				dispatch(p)
+				continue
+			}
+			kept = append(kept, p)
+		}
+		answers = kept
+		// Then the chat whose next message may go soonest.
+		var best int64
+		var bestAt time.Time
+		for chat, q := range queues {
+			if len(q) == 0 {
+				delete(queues, chat)
+				continue
+			}
+			if inflight[chat] {
+				continue
+			}
+			at := latest3(q[0].notBefore, chatNext[chat], nextGlobal)
+			if pauseUntil.After(at) {
+				at = pauseUntil
+			}
+			if best == 0 || at.Before(bestAt) {
+				best, bestAt = chat, at
+			}
+		}
+		wait := time.Second
+		if best != 0 && running < maxInFlight {
+			if !bestAt.After(now) {
+				p := queues[best][0]
+				inflight[best] = true
+				chatNext[best] = now.Add(b.cfg.PerChat)
+				nextGlobal = latest3(nextGlobal, now, time.Time{}).Add(interval)
+				dispatch(p)
+				continue
+			}
+			wait = bestAt.Sub(now)
+		}
+		for _, p := range answers {
+			if d := time.Until(latest3(p.notBefore, pauseUntil, time.Time{})); d < wait {
+				wait = max(d, time.Millisecond)
+			}
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-timer.C:
+		case <-b.outWake:
+			dirty = true
+		case <-refill.C:
+			dirty = true
+		case r := <-results:
+			running--
+			if r.p.msg.Op != opAnswer {
+				inflight[r.p.msg.ChatID] = false
+			}
+			if r.retryAfter > 0 {
+				pauseUntil = time.Now().Add(r.retryAfter)
+			}
+			done := b.settle(ctx, r)
+			switch {
+			case r.p.msg.Op == opAnswer && !done:
+				answers = append(answers, r.p) // dispatched answers left the list
+			case r.p.msg.Op == opAnswer:
+				delete(known, r.p.id)
+			case done:
+				delete(known, r.p.id)
+				if q := queues[r.p.msg.ChatID]; len(q) > 0 && q[0] == r.p {
+					queues[r.p.msg.ChatID] = q[1:]
+				}
+			}
+		}
+		timer.Stop()
+	}
+}
+
+func latest3(a, b, c time.Time) time.Time {
+	m := a
+	for _, t := range []time.Time{b, c} {
+		if t.After(m) {
+			m = t
+		}
+	}
+	return m
+}
+
+// collect adds the queued rows not held yet.
+func (b *Bot) collect(rows pgx.Rows, known map[int64]bool, queues map[int64][]*pending, answers *[]*pending) error {
+	defer rows.Close()
+	for rows.Next() {
+		p := &pending{}
+		var payload []byte
+		if err := rows.Scan(&p.id, &payload, &p.attempts, &p.notBefore); err != nil {
+			return err
+		}
+		if known[p.id] {
+			continue
+		}
+		if err := json.Unmarshal(payload, &p.msg); err != nil {
+			b.log.Error("bot: unreadable outbox row", "id", p.id, "err", err)
+			continue
+		}
+		known[p.id] = true
+		if p.msg.Op == opAnswer {
+			*answers = append(*answers, p)
+		} else {
+			queues[p.msg.ChatID] = append(queues[p.msg.ChatID], p)
+		}
+	}
+	return rows.Err()
+}
+
+// settle records the result of a call; it reports whether the message is
+// done with (sent, or failed for good) rather than to be tried again.
+func (b *Bot) settle(ctx context.Context, r result) bool {
+	p := r.p
+	switch {
+	case r.err == nil:
+		sentTotal.WithLabelValues(p.msg.Op, "ok").Inc()
+		if _, err := b.pool.Exec(ctx, `UPDATE tg_outbox SET state = 'sent', sent_at = now(), attempts = attempts + 1 WHERE id = $1`, p.id); err != nil {
+			// Sent but not recorded: a restart would send it again.
+			b.log.Error("bot: outbox: sent message not recorded", "id", p.id, "err", err)
+		}
+		return true
+	case r.asSend:
+		p.msg.Op, p.msg.MessageID = opSend, 0
+		payload, _ := json.Marshal(p.msg)
+		_, _ = b.pool.Exec(ctx, `UPDATE tg_outbox SET payload = $2 WHERE id = $1`, p.id, payload)
+		return false
+	case r.retryAfter > 0:
+		sentTotal.WithLabelValues(p.msg.Op, "429").Inc()
+		return false
+	case permanent(r.err) || p.attempts+1 >= maxSendAttempts:
+		sentTotal.WithLabelValues(p.msg.Op, "failed").Inc()
+		b.log.Warn("bot: message dropped", "id", p.id, "chat", p.msg.ChatID, "op", p.msg.Op, "err", r.err)
+		_, _ = b.pool.Exec(ctx, `UPDATE tg_outbox SET state = 'failed', attempts = attempts + 1, last_error = $2 WHERE id = $1`, p.id, r.err.Error())
+		return true
+	default:
+		sentTotal.WithLabelValues(p.msg.Op, "retry").Inc()
+		p.attempts++
+		p.notBefore = time.Now().Add(b.cfg.Retry * time.Duration(1<<min(p.attempts-1, 6)))
+		_, _ = b.pool.Exec(ctx, `UPDATE tg_outbox SET attempts = $2, not_before = $3, last_error = $4 WHERE id = $1`,
+			p.id, p.attempts, p.notBefore, r.err.Error())
+		return false
+	}
+}
+
+// permanent reports errors that a retry would not fix.
+func permanent(err error) bool {
+	return errors.Is(err, tgbot.ErrorBadRequest) || errors.Is(err, tgbot.ErrorForbidden) || errors.Is(err, tgbot.ErrorNotFound)
+}
+
+// call makes one Bot API call through the client library.
+func (b *Bot) call(ctx context.Context, p *pending) result {
+	m := p.msg
+	var err error
+	switch m.Op {
+	case opAnswer:
+		_, err = b.api.AnswerCallbackQuery(ctx, &tgbot.AnswerCallbackQueryParams{CallbackQueryID: m.Callback, Text: m.Notice})
+	case opEdit:
+		params := &tgbot.EditMessageTextParams{ChatID: m.ChatID, MessageID: m.MessageID, Text: m.Text}
+		if len(m.Inline) > 0 {
+			params.ReplyMarkup = inline(m.Inline)
+		}
+		_, err = b.api.EditMessageText(ctx, params)
+		if err != nil && errors.Is(err, tgbot.ErrorBadRequest) {
+			if strings.Contains(err.Error(), "not modified") {
+				return result{p: p} // already shows this
+			}
+			return result{p: p, err: err, asSend: true} // the message is gone: send the screen anew
+		}
+	default:
+		params := &tgbot.SendMessageParams{ChatID: m.ChatID, Text: m.Text}
+		switch {
+		case len(m.Inline) > 0:
+			params.ReplyMarkup = inline(m.Inline)
+		case m.Contact != "":
+			params.ReplyMarkup = &models.ReplyKeyboardMarkup{ResizeKeyboard: true, OneTimeKeyboard: true,
+				Keyboard: [][]models.KeyboardButton{{{Text: m.Contact, RequestContact: true}}}}
+		default:
+			params.ReplyMarkup = &models.ReplyKeyboardRemove{RemoveKeyboard: true}
+		}
+		_, err = b.api.SendMessage(ctx, params)
+	}
+	var tooMany *tgbot.TooManyRequestsError
+	if errors.As(err, &tooMany) {
+		return result{p: p, err: err, retryAfter: time.Duration(max(tooMany.RetryAfter, 1)) * time.Second}
+	}
+	return result{p: p, err: err}
+}
+
+func inline(rows [][]button) *models.InlineKeyboardMarkup {
+	kb := make([][]models.InlineKeyboardButton, len(rows))
+	for i, row := range rows {
+		for _, btn := range row {
+			kb[i] = append(kb[i], models.InlineKeyboardButton{Text: btn.Text, CallbackData: btn.Data})
+		}
+	}
+	return &models.InlineKeyboardMarkup{InlineKeyboard: kb}
+}

@@ -1,0 +1,545 @@
+// Package tgtest is a fake Telegram Bot API server for tests. It speaks the
+// real HTTP protocol (https://core.telegram.org/bots/api): getMe,
+// getUpdates with offset and timeout (long polling), setWebhook and
+// deleteWebhook (then it delivers updates by POST, with the secret header),
+// sendMessage, editMessageText, editMessageReplyMarkup and
+// answerCallbackQuery, with form, multipart or JSON parameters. It keeps
+// each chat's messages as Telegram would show them, records every call, can
+// fail chosen calls with 429 (retry_after) or 5xx, and plays users who type,
+// share their phone and tap buttons.
+package tgtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Server is a fake Bot API server.
+type Server struct {
+	URL   string // the API base URL (what TELEGRAM_API_URL takes)
+	Token string
+	t     testing.TB
+	http  *httptest.Server
+
+	mu         sync.Mutex
+	changed    chan struct{} // closed and replaced on every change
+	nextUpdate int64
+	queue      []update // not yet confirmed by getUpdates' offset
+	webhook    webhook
+	nextMsg    map[int64]int
+	chats      map[int64][]*Message
+	calls      []Call
+	callbacks  map[string]bool // callback query id -> answered
+	failures   []failure
+	nextUser   int64
+	closed     bool
+}
+
+type update struct {
+	ID   int64
+	JSON map[string]any
+}
+
+type webhook struct {
+	URL, Secret string
+	delivering  bool
+}
+
+type failure struct {
+	method     string
+	left       int
+	status     int
+	retryAfter int
+}
+
+// Call is one API call the bot made.
+type Call struct {
+	Method string
+	ChatID int64
+	At     time.Time
+	Params map[string]string
+	Status int // the HTTP status answered
+}
+
+// Message is a message of the bot as the chat shows it now (edits applied).
+type Message struct {
+	ID       int
+	ChatID   int64
+	Text     string
+	Inline   [][]Button // inline keyboard
+	Reply    [][]Button // reply keyboard (Data "contact" for a request_contact button)
+	SentAt   time.Time
+	EditedAt time.Time
+	Edits    int
+}
+
+// Button is a keyboard button.
+type Button struct {
+	Text string
+	Data string
+}
+
+// NewServer starts a fake server, stopped when t ends.
+func NewServer(t testing.TB) *Server {
+	s := &Server{Token: "123456:TEST-token", t: t, changed: make(chan struct{}), nextUpdate: 1000,
+		nextMsg: map[int64]int{}, chats: map[int64][]*Message{}, callbacks: map[string]bool{}, nextUser: 5000}
+	s.http = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.http.URL
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Close stops the server.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.notifyLocked()
+	s.mu.Unlock()
+	s.http.CloseClientConnections()
+	s.http.Close()
+}
+
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// FailNext makes the next n calls of method fail with status (429 with
+// retry_after seconds, or a 5xx).
+func (s *Server) FailNext(method string, n, status, retryAfter int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures = append(s.failures, failure{method: method, left: n, status: status, retryAfter: retryAfter})
+}
+
+// Calls returns the calls made so far.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.calls...)
+}
+
+// Unanswered returns the callback queries the bot has not answered.
+func (s *Server) Unanswered() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for id, ok := range s.callbacks {
+		if !ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// Pending returns how many updates getUpdates has not had confirmed.
+func (s *Server) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
+}
+
+// Wait blocks until cond (called under the server's lock) holds or d passes.
+func (s *Server) Wait(d time.Duration, cond func() bool) bool {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		ok := cond()
+		ch := s.changed
+		s.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return false
+		}
+	}
+}
+
+// Push queues an update (its update_id is set) and returns the id.
+func (s *Server) Push(u map[string]any) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextUpdate++
+	u["update_id"] = s.nextUpdate
+	s.queue = append(s.queue, update{ID: s.nextUpdate, JSON: u})
+	s.notifyLocked()
+	s.deliverLocked()
+	return s.nextUpdate
+}
+
+// Redeliver queues the update with that id again, as Telegram does when it
+// is not sure the bot got it.
+func (s *Server) Redeliver(id int64, u map[string]any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u["update_id"] = id
+	s.queue = append(s.queue, update{ID: id, JSON: u})
+	s.notifyLocked()
+	s.deliverLocked()
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimPrefix(r.URL.Path, "/bot")
+	token, method, ok := strings.Cut(path, "/")
+	if !ok || token != s.Token {
+		writeJSON(w, 401, map[string]any{"ok": false, "error_code": 401, "description": "Unauthorized"})
+		return
+	}
+	params, err := readParams(r)
+	if err != nil {
+		writeJSON(w, 400, map[string]any{"ok": false, "error_code": 400, "description": "Bad Request: " + err.Error()})
+		return
+	}
+	if method == "getUpdates" {
+		s.getUpdates(w, r, params)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	chat, _ := strconv.ParseInt(params["chat_id"], 10, 64)
+	call := Call{Method: method, ChatID: chat, At: time.Now(), Params: params}
+	status, body := s.failLocked(method)
+	if status == 0 {
+		status, body = s.callLocked(method, params, chat)
+	}
+	call.Status = status
+	s.calls = append(s.calls, call)
+	s.notifyLocked()
+	writeJSON(w, status, body)
+}
+
+func (s *Server) failLocked(method string) (int, map[string]any) {
+	for i := range s.failures {
+		f := &s.failures[i]
+		if f.method != method || f.left == 0 {
+			continue
+		}
+		f.left--
+		if f.status == 429 {
+			return 429, map[string]any{"ok": false, "error_code": 429, "description": fmt.Sprintf("Too Many Requests: retry after %d", f.retryAfter),
+				"parameters": map[string]any{"retry_after": f.retryAfter}}
+		}
+		return f.status, map[string]any{"ok": false, "error_code": f.status, "description": "Internal Server Error"}
+	}
+	return 0, nil
+}
+
+func okResult(v any) map[string]any { return map[string]any{"ok": true, "result": v} }
+
+func bad(desc string) (int, map[string]any) {
+	return 400, map[string]any{"ok": false, "error_code": 400, "description": "Bad Request: " + desc}
+}
+
+func (s *Server) callLocked(method string, p map[string]string, chat int64) (int, map[string]any) {
+	switch method {
+	case "getMe":
+		return 200, okResult(map[string]any{"id": 1, "is_bot": true, "first_name": "Salon", "username": "salon_test_bot"})
+	case "setWebhook":
+		s.webhook = webhook{URL: p["url"], Secret: p["secret_token"]}
+		s.deliverLocked()
+		return 200, okResult(true)
+	case "deleteWebhook":
+		s.webhook = webhook{}
+		return 200, okResult(true)
+	case "sendMessage":
+		if chat == 0 || p["text"] == "" {
+			return bad("chat_id and text are required")
+		}
+		s.nextMsg[chat]++
+		m := &Message{ID: s.nextMsg[chat], ChatID: chat, Text: p["text"], SentAt: time.Now()}
+		if err := m.setMarkup(p["reply_markup"]); err != nil {
+			return bad(err.Error())
+		}
+		s.chats[chat] = append(s.chats[chat], m)
+		return 200, okResult(m.json())
+	case "editMessageText", "editMessageReplyMarkup":
+		id, _ := strconv.Atoi(p["message_id"])
+		m := s.messageLocked(chat, id)
+		if m == nil {
+			return bad("message to edit not found")
+		}
+		before := m.json()
+		if method == "editMessageText" {
+			if p["text"] == "" {
+				return bad("text is required")
+			}
+			m.Text = p["text"]
+		}
+		m.Inline = nil
+		if err := m.setMarkup(p["reply_markup"]); err != nil {
+			return bad(err.Error())
+		}
+		if fmt.Sprint(before) == fmt.Sprint(m.json()) {
+			return bad("message is not modified: specified new message content and reply markup are exactly the same")
+		}
+		m.Edits++
+		m.EditedAt = time.Now()
+		return 200, okResult(m.json())
+	case "answerCallbackQuery":
+		id := p["callback_query_id"]
+		if _, ok := s.callbacks[id]; !ok {
+			return bad("query is too old and response timeout expired or query ID is invalid")
+		}
+		s.callbacks[id] = true
+		return 200, okResult(true)
+	}
+	return 404, map[string]any{"ok": false, "error_code": 404, "description": "Not Found"}
+}
+
+func (s *Server) messageLocked(chat int64, id int) *Message {
+	for _, m := range s.chats[chat] {
+		if m.ID == id {
+			return m
+		}
+	}
+	return nil
+}
+
+func (m *Message) setMarkup(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	var mk struct {
+		Inline [][]struct {
+			Text string `json:"text"`
+			Data string `json:"callback_data"`
+		} `json:"inline_keyboard"`
+		Keyboard [][]struct {
+			Text    string `json:"text"`
+			Contact bool   `json:"request_contact"`
+		} `json:"keyboard"`
+	}
+	if err := json.Unmarshal([]byte(raw), &mk); err != nil {
+		return fmt.Errorf("can't parse reply keyboard markup JSON object")
+	}
+	for _, row := range mk.Inline {
+		var r []Button
+		for _, b := range row {
+			if len(b.Data) > 64 {
+				return fmt.Errorf("BUTTON_DATA_INVALID")
+			}
+			r = append(r, Button{Text: b.Text, Data: b.Data})
+		}
+		m.Inline = append(m.Inline, r)
+	}
+	if mk.Keyboard != nil {
+		m.Reply = nil
+		for _, row := range mk.Keyboard {
+			var r []Button
+			for _, b := range row {
+				d := ""
+				if b.Contact {
+					d = "contact"
+				}
+				r = append(r, Button{Text: b.Text, Data: d})
+			}
+			m.Reply = append(m.Reply, r)
+		}
+	}
+	return nil
+}
+
+func (m *Message) json() map[string]any {
+	out := map[string]any{"message_id": m.ID, "date": m.SentAt.Unix(), "text": m.Text,
+		"chat": map[string]any{"id": m.ChatID, "type": "private"}}
+	if len(m.Inline) > 0 {
+		var rows [][]map[string]any
+		for _, row := range m.Inline {
+			var r []map[string]any
+			for _, b := range row {
+				r = append(r, map[string]any{"text": b.Text, "callback_data": b.Data})
+			}
+			rows = append(rows, r)
+		}
+		out["reply_markup"] = map[string]any{"inline_keyboard": rows}
+	}
+	return out
+}
+
+// getUpdates answers the queued updates from offset on, waiting up to
+// timeout seconds for some; updates below offset are confirmed and dropped.
+func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request, p map[string]string) {
+	offset, _ := strconv.ParseInt(p["offset"], 10, 64)
+	timeout, _ := strconv.Atoi(p["timeout"])
+	limit, _ := strconv.Atoi(p["limit"])
+	if limit <= 0 || limit > 100 {
+		limit = 100
+	}
+	deadline := time.Now().Add(time.Duration(timeout) * time.Second)
+	for {
+		s.mu.Lock()
+		status, body := s.failLocked("getUpdates")
+		if status == 0 && s.webhook.URL != "" {
+			status, body = 409, map[string]any{"ok": false, "error_code": 409, "description": "Conflict: can't use getUpdates method while webhook is active"}
+		}
+		if status != 0 {
+			s.calls = append(s.calls, Call{Method: "getUpdates", At: time.Now(), Params: p, Status: status})
+			s.mu.Unlock()
+			writeJSON(w, status, body)
+			return
+		}
+		if offset > 0 {
+			kept := s.queue[:0]
+			for _, u := range s.queue {
+				if u.ID >= offset {
+					kept = append(kept, u)
+				}
+			}
+			s.queue = kept
+		}
+		var out []map[string]any
+		for _, u := range s.queue {
+			if len(out) < limit {
+				out = append(out, u.JSON)
+			}
+		}
+		ch := s.changed
+		closed := s.closed
+		if len(out) > 0 || time.Now().After(deadline) || closed {
+			s.calls = append(s.calls, Call{Method: "getUpdates", At: time.Now(), Params: p, Status: 200})
+			s.mu.Unlock()
+			if out == nil {
+				out = []map[string]any{}
+			}
+			writeJSON(w, 200, okResult(out))
+			return
+		}
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-time.After(time.Until(deadline)):
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// deliverLocked posts the queued updates to the webhook, in order, one at a
+// time, until each is answered 200 (as Telegram does).
+func (s *Server) deliverLocked() {
+	if s.webhook.URL == "" || s.webhook.delivering || len(s.queue) == 0 {
+		return
+	}
+	s.webhook.delivering = true
+	go func() {
+		backoff := 20 * time.Millisecond
+		for {
+			s.mu.Lock()
+			if s.closed || s.webhook.URL == "" || len(s.queue) == 0 {
+				s.webhook.delivering = false
+				s.mu.Unlock()
+				return
+			}
+			u, hook := s.queue[0], s.webhook
+			s.mu.Unlock()
+			body, _ := json.Marshal(u.JSON)
+			req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, hook.URL, bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			if hook.Secret != "" {
+				req.Header.Set("X-Telegram-Bot-Api-Secret-Token", hook.Secret)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			ok := err == nil && resp.StatusCode == 200
+			if resp != nil {
+				resp.Body.Close()
+			}
+			s.mu.Lock()
+			if ok && len(s.queue) > 0 && s.queue[0].ID == u.ID {
+				s.queue = s.queue[1:]
+				s.notifyLocked()
+				backoff = 20 * time.Millisecond
+			}
+			s.mu.Unlock()
+			if !ok {
+				time.Sleep(backoff) // Telegram's own retry delay, in small
+				backoff = min(backoff*2, time.Second)
+			}
+		}
+	}()
+}
+
+// readParams reads a Bot API call's parameters from a query string, a form,
+// a multipart form or a JSON object; non-string JSON values are kept as JSON.
+func readParams(r *http.Request) (map[string]string, error) {
+	out := map[string]string{}
+	for k, v := range r.URL.Query() {
+		out[k] = v[0]
+	}
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch ct {
+	case "application/json":
+		var m map[string]any
+		b, _ := io.ReadAll(r.Body)
+		if len(bytes.TrimSpace(b)) == 0 {
+			return out, nil
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, err
+		}
+		for k, v := range m {
+			if s, ok := v.(string); ok {
+				out[k] = s
+			} else {
+				j, _ := json.Marshal(v)
+				out[k] = string(j)
+			}
+		}
+	case "multipart/form-data":
+		b, _ := io.ReadAll(r.Body)
+		if len(b) == 0 {
+			return out, nil // a call without parameters (getMe) sends none
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		if err := r.ParseMultipartForm(1 << 20); err != nil {
+			return nil, err
+		}
+		for k, v := range r.MultipartForm.Value {
+			out[k] = v[0]
+		}
+	case "application/x-www-form-urlencoded":
+		if err := r.ParseForm(); err != nil {
+			return nil, err
+		}
+		for k, v := range r.PostForm {
+			out[k] = v[0]
+		}
+	}
+	return out, nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// WaitAnswered waits until every callback query users made is answered.
+func (s *Server) WaitAnswered(d time.Duration) bool {
+	return s.Wait(d, func() bool {
+		for _, ok := range s.callbacks {
+			if !ok {
+				return false
+			}
+		}
+		return true
+	})
+}
