@@ -189,6 +189,11 @@ func (b *Bot) next(ctx context.Context, chat int64) (bool, error) {
 
 	start := time.Now()
 	t, turnErr := b.turn(ctx, tx, chat, &u)
+	if turnErr != nil {
+		// What the turn wrote is void; the update's row must be free for
+		// the bookkeeping below.
+		_ = tx.Rollback(ctx)
+	}
 	var p panicError
 	switch {
 	case errors.As(turnErr, &p):
@@ -200,7 +205,6 @@ func (b *Bot) next(ctx context.Context, chat int64) (bool, error) {
 		return true, b.giveUp(ctx, id, chat, &u, turnErr.Error())
 	case turnErr != nil:
 		b.log.Warn("bot: turn failed, will retry", "update", id, "chat", chat, "attempt", attempts+1, "err", turnErr)
-		_ = tx.Rollback(ctx)
 		_, err := b.pool.Exec(ctx, `UPDATE tg_updates SET attempts = attempts + 1, error = $2,
 			not_before = now() + make_interval(secs => $3) WHERE update_id = $1`, id, turnErr.Error(), float64(int(1)<<attempts))
 		return false, err
@@ -236,6 +240,14 @@ func (b *Bot) giveUp(ctx context.Context, id, chat int64, u *models.Update, reas
 		return err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
+	var pending bool
+	if err := tx.QueryRow(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('tg-chat:' || $1::bigint, 0)) IS NOT NULL
+		AND EXISTS (SELECT 1 FROM tg_updates WHERE update_id = $2 AND processed_at IS NULL)`, chat, id).Scan(&pending); err != nil {
+		return err
+	}
+	if !pending {
+		return nil // another replica got there first
+	}
 	lang := "ru"
 	_ = tx.QueryRow(ctx, `SELECT lang FROM tg_chats WHERE chat_id = $1`, chat).Scan(&lang)
 	if u.Message != nil && lang == "ru" && u.Message.From != nil {

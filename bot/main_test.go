@@ -190,6 +190,36 @@ func (w *world) count(t *testing.T, sql string, args ...any) int {
 	return n
 }
 
+// until waits until cond holds, checking after every change of the fake
+// server, or fails the test.
+func (w *world) until(what string, cond func() bool) {
+	w.t.Helper()
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		ch := w.tg.Changes()
+		if cond() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			w.t.Fatalf("timed out waiting for %s\nbot log: %s", what, w.logs.String())
+		}
+	}
+}
+
+// countText counts the user's bot messages that contain text.
+func countText(u *tgtest.User, text string) int {
+	n := 0
+	for _, m := range u.Messages() {
+		if strings.Contains(m.Text, text) {
+			n++
+		}
+	}
+	return n
+}
+
 // allAnswered waits until every callback query has been answered.
 func (w *world) allAnswered() {
 	w.t.Helper()

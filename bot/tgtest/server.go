@@ -543,3 +543,38 @@ func (s *Server) WaitAnswered(d time.Duration) bool {
 		return true
 	})
 }
+
+// Changes returns a channel closed at the next change (a call, an update).
+func (s *Server) Changes() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
+}
+
+// MaxPerWindow returns the most messages (sendMessage and edits that
+// succeeded) the bot made within any window: to one chat, and overall.
+func MaxPerWindow(calls []Call, window time.Duration) (perChat, overall int) {
+	var all []time.Time
+	byChat := map[int64][]time.Time{}
+	for _, c := range calls {
+		if c.Status != 200 || (c.Method != "sendMessage" && c.Method != "editMessageText" && c.Method != "editMessageReplyMarkup") {
+			continue
+		}
+		all = append(all, c.At)
+		byChat[c.ChatID] = append(byChat[c.ChatID], c.At)
+	}
+	most := func(ts []time.Time) int {
+		n, j := 0, 0
+		for i := range ts { // ts is in call order, which is time order
+			for ts[i].Sub(ts[j]) >= window {
+				j++
+			}
+			n = max(n, i-j+1)
+		}
+		return n
+	}
+	for _, ts := range byChat {
+		perChat = max(perChat, most(ts))
+	}
+	return perChat, most(all)
+}

@@ -20,11 +20,11 @@ import (
 // platform is everything a running server is: the booking service, its
 // background jobs (River), the Telegram bot when configured, and HTTP.
 type platform struct {
-	svc   *booking.Service
-	jobs  *river.Client[pgx.Tx]
-	bot   *bot.Bot
-	srv   *server
-	log   *slog.Logger
+	svc  *booking.Service
+	jobs *river.Client[pgx.Tx]
+	bot  *bot.Bot
+	srv  *server
+	log  *slog.Logger
 }
 
 func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logger) (*platform, error) {

@@ -1,0 +1,111 @@
+package bot_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+	"salon/bot/tgtest"
+)
+
+// jobsDone waits until no notification or reminder job is left to run now.
+func (w *world) jobsDone() {
+	w.t.Helper()
+	w.until("jobs to finish", func() bool {
+		return w.count(w.t, `SELECT count(*) FROM river_job WHERE state IN ('available', 'running', 'retryable')`) == 0
+	})
+}
+
+func TestMasterLinksAndIsNotified(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	code, _, err := w.Svc.NewLinkCode(ctx, w.salon.ID, w.anna.ID)
+	w.must(err)
+	master := w.tg.NewUser("Anna", "ru")
+	master.Send("/link " + strings.ToLower(code))
+	w.see(master, "Вы подключены как мастер Anna салона Studio")
+	other := w.tg.NewUser("Boris", "ru")
+	other.Send("/link " + code)
+	w.see(other, "Код недействителен")
+
+	client := w.tg.NewUser("Client", "en")
+	w.toConfirm(client, "Anna", "11:00", "+7 999 800-00-01")
+	w.tap(client, "Confirm")
+	w.see(client, "You are booked")
+	m := w.see(master, "🆕 Новая запись")
+	if !strings.Contains(m.Text, "вт 3 мар, 11:00") || !strings.Contains(m.Text, "Клиент: Client") {
+		t.Fatalf("master's notification: %q", m.Text)
+	}
+	client.Send("/my")
+	w.tap(client, "❌ Cancel 1")
+	w.tap(client, "Yes, cancel")
+	w.see(master, "❌ Запись отменена")
+	w.jobsDone()
+	// The client made both changes in the bot: the dialog told them, no
+	// notification repeats it.
+	if n := countText(client, "You are booked"); n != 1 {
+		t.Fatalf("%d booked messages to the client:%s", n, client.Dump())
+	}
+}
+
+// A client known to the bot books on the website, and the salon moves the
+// booking: Telegram tells them both times.
+func TestClientNotifiedOfChangesMadeElsewhere(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	client := w.tg.NewUser("Web client", "en")
+	w.toConfirm(client, "Boris", "10:00", "+7 999 900-00-01")
+	w.tap(client, "Confirm")
+	w.see(client, "You are booked")
+
+	b, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
+		StartsAt: bookingtest.At(w.salon, testDay, "15:00"), Client: booking.ClientInput{Name: "Web", Phone: "+79999000001"},
+		Source: booking.SourceWidget})
+	w.must(err)
+	m := w.see(client, "✅ You are booked\nWhen: Tue 3 Mar, 15:00")
+	if !strings.Contains(m.Text, "Salon: Studio") {
+		t.Fatalf("notification: %q", m.Text)
+	}
+	_, err = w.Svc.Reschedule(ctx, booking.RescheduleRequest{SalonID: w.salon.ID, BookingID: b.ID,
+		StartsAt: bookingtest.At(w.salon, testDay, "16:00"), Actor: booking.AdminActor(0)})
+	w.must(err)
+	m = w.see(client, "🔁 Your booking is moved")
+	if !strings.Contains(m.Text, "Tue 3 Mar, 16:00") || !strings.Contains(m.Text, "(was: Tue 3 Mar, 15:00)") {
+		t.Fatalf("moved notification: %q", m.Text)
+	}
+}
+
+// Two hours before, the client is reminded; a reminder that would come
+// far too late (the day-before one, for a booking made at short notice)
+// is not sent.
+func TestReminders(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	client := w.tg.NewUser("Forgetful", "en")
+	client.Send("/help") // the chat exists, in English
+	w.see(client, "/help")
+	w.Clock.Set(bookingtest.At(w.salon, testDay, "09:00"))
+	_, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
+		StartsAt: bookingtest.At(w.salon, testDay, "11:00"),
+		Client:   booking.ClientInput{Name: "Forgetful", Phone: "+79990000777", TelegramID: client.ID},
+		Source:   booking.SourcePanel, Actor: booking.AdminActor(0)})
+	w.must(err)
+	m := w.see(client, "⏰ Reminder: in two hours you are booked")
+	if !strings.Contains(m.Text, "Tue 3 Mar, 11:00") {
+		t.Fatalf("reminder: %q", m.Text)
+	}
+	w.jobsDone()
+	if n := countText(client, "tomorrow"); n != 0 {
+		t.Fatalf("a stale day-before reminder was sent:%s", client.Dump())
+	}
+	if n := countText(client, "⏰"); n != 1 {
+		t.Fatalf("%d reminders", n)
+	}
+}
+
+var _ = tgtest.MaxPerWindow
