@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,10 +58,24 @@ type turn struct {
 	notice string // the answer's text, if any
 	out    []outMsg
 	salonC *booking.Salon
+	// the salon's menu and masters, read at most once a turn
+	svcs    []booking.SalonService
+	masterL []booking.Master
 }
 
-// load reads the chat's state (a new chat starts in the user's language).
-func (b *Bot) load(ctx context.Context, tx pgx.Tx, chatID int64, u *models.Update) (*turn, error) {
+// savedChat is a chat's row as stored (found is false for a new chat).
+type savedChat struct {
+	found   bool
+	userID  int64
+	lang    string
+	langSet bool
+	salonID int64
+	dialog  []byte
+}
+
+// load starts a turn from the chat's saved state (a new chat starts in the
+// user's language).
+func (b *Bot) load(ctx context.Context, tx pgx.Tx, chatID int64, u *models.Update, saved savedChat) *turn {
 	t := &turn{b: b, ctx: ctx, tx: tx, c: chat{ID: chatID}}
 	switch {
 	case u.Message != nil && u.Message.From != nil:
@@ -68,30 +83,24 @@ func (b *Bot) load(ctx context.Context, tx pgx.Tx, chatID int64, u *models.Updat
 	case u.CallbackQuery != nil:
 		t.from = u.CallbackQuery.From
 	}
-	var raw []byte
-	err := tx.QueryRow(ctx, `SELECT user_id, lang, lang_set, COALESCE(salon_id, 0), dialog FROM tg_chats WHERE chat_id = $1`, chatID).
-		Scan(&t.c.UserID, &t.c.Lang, &t.c.LangSet, &t.c.SalonID, &raw)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		t.c.UserID, t.c.Lang = t.from.ID, langOf(t.from.LanguageCode)
-	case err != nil:
-		return nil, fmt.Errorf("load chat: %w", err)
-	default:
-		if err := json.Unmarshal(raw, &t.c.D); err != nil {
+	if saved.found {
+		t.c.UserID, t.c.Lang, t.c.LangSet, t.c.SalonID = saved.userID, saved.lang, saved.langSet, saved.salonID
+		if err := json.Unmarshal(saved.dialog, &t.c.D); err != nil {
 			t.c.D = dialog{} // an unreadable state starts over
 		}
 	}
 	if t.c.UserID == 0 {
 		t.c.UserID = t.from.ID
 	}
-	if !t.c.LangSet && t.from.LanguageCode != "" {
+	if !t.c.LangSet && (t.from.LanguageCode != "" || t.c.Lang == "") {
 		t.c.Lang = langOf(t.from.LanguageCode)
 	}
-	return t, nil
+	return t
 }
 
-// save writes the chat's state and queues the answers, the callback's first.
-func (t *turn) save(ctx context.Context) error {
+// save writes, in one round trip, the chat's state, the answers (the
+// callback's first) and the update's being handled.
+func (t *turn) save(ctx context.Context, updateID int64) error {
 	d, err := json.Marshal(t.c.D)
 	if err != nil {
 		return err
@@ -100,17 +109,23 @@ func (t *turn) save(ctx context.Context) error {
 	if t.c.SalonID != 0 {
 		salon = &t.c.SalonID
 	}
-	if _, err := t.tx.Exec(ctx, `
+	batch := &pgx.Batch{}
+	batch.Queue(`
 		INSERT INTO tg_chats (chat_id, user_id, lang, lang_set, salon_id, dialog, updated_at) VALUES ($1, $2, $3, $4, $5, $6, now())
 		ON CONFLICT (chat_id) DO UPDATE SET user_id = EXCLUDED.user_id, lang = EXCLUDED.lang, lang_set = EXCLUDED.lang_set,
 		    salon_id = EXCLUDED.salon_id, dialog = EXCLUDED.dialog, updated_at = now()`,
-		t.c.ID, t.c.UserID, t.c.Lang, t.c.LangSet, salon, d); err != nil {
-		return fmt.Errorf("save chat: %w", err)
-	}
+		t.c.ID, t.c.UserID, t.c.Lang, t.c.LangSet, salon, d)
 	if t.cbID != "" {
 		t.out = append([]outMsg{{Op: opAnswer, ChatID: t.c.ID, Callback: t.cbID, Notice: t.notice}}, t.out...)
 	}
-	return queue(ctx, t.tx, t.out)
+	if err := queueInto(batch, t.out); err != nil {
+		return err
+	}
+	batch.Queue(`UPDATE tg_updates SET processed_at = now() WHERE update_id = $1`, updateID)
+	if err := t.tx.SendBatch(ctx, batch).Close(); err != nil {
+		return fmt.Errorf("save turn: %w", err)
+	}
+	return nil
 }
 
 func (t *turn) tr(key string, args ...any) string { return tr(t.c.Lang, key, args...) }
@@ -352,10 +367,7 @@ func (t *turn) services(prefix string) error {
 	if err != nil {
 		return err
 	}
-	list, err := t.b.svc.Services(t.ctx, s.ID)
-	if err != nil {
-		return err
-	}
+	list := t.menu()
 	if len(list) == 0 {
 		t.show(prefix+t.tr("no_services"), nil)
 		return nil
@@ -370,31 +382,44 @@ func (t *turn) services(prefix string) error {
 	return nil
 }
 
-func (t *turn) serviceName() string {
-	s, err := t.salon()
-	if err != nil {
-		return ""
-	}
-	list, err := t.b.svc.Services(t.ctx, s.ID)
-	if err != nil {
-		return ""
-	}
-	for _, sv := range list {
-		if sv.ID == t.c.D.Service {
-			return sv.Name
+// menu returns the salon's services, read once a turn.
+func (t *turn) menu() []booking.SalonService {
+	if t.svcs == nil {
+		if s, err := t.salon(); err == nil {
+			t.svcs, _ = t.b.svc.Services(t.ctx, s.ID)
 		}
 	}
-	return ""
+	return t.svcs
 }
 
-func (t *turn) masters() error {
-	s, err := t.salon()
-	if err != nil {
-		return err
+// staff returns the salon's masters, read once a turn.
+func (t *turn) staff() []booking.Master {
+	if t.masterL == nil {
+		if s, err := t.salon(); err == nil {
+			t.masterL, _ = t.b.svc.Masters(t.ctx, s.ID, 0)
+		}
 	}
-	list, err := t.b.svc.Masters(t.ctx, s.ID, t.c.D.Service)
-	if err != nil {
-		return err
+	return t.masterL
+}
+
+// service is the chosen service (zero when gone).
+func (t *turn) service() booking.SalonService {
+	for _, sv := range t.menu() {
+		if sv.ID == t.c.D.Service {
+			return sv
+		}
+	}
+	return booking.SalonService{}
+}
+
+func (t *turn) serviceName() string { return t.service().Name }
+
+func (t *turn) masters() error {
+	var list []booking.Master
+	for _, m := range t.staff() {
+		if slices.Contains(m.ServiceIDs, t.c.D.Service) {
+			list = append(list, m)
+		}
 	}
 	k := t.keyboard()
 	if len(list) == 0 {
@@ -550,15 +575,7 @@ func (t *turn) summary(service, master string, at time.Time, price booking.Money
 }
 
 func (t *turn) masterName(id int64) string {
-	s, err := t.salon()
-	if err != nil {
-		return ""
-	}
-	list, err := t.b.svc.Masters(t.ctx, s.ID, 0)
-	if err != nil {
-		return ""
-	}
-	for _, m := range list {
+	for _, m := range t.staff() {
 		if m.ID == id {
 			return m.Name
 		}
@@ -566,19 +583,7 @@ func (t *turn) masterName(id int64) string {
 	return ""
 }
 
-func (t *turn) servicePrice() booking.Money {
-	s, err := t.salon()
-	if err != nil {
-		return 0
-	}
-	list, _ := t.b.svc.Services(t.ctx, s.ID)
-	for _, sv := range list {
-		if sv.ID == t.c.D.Service {
-			return sv.Price
-		}
-	}
-	return 0
-}
+func (t *turn) servicePrice() booking.Money { return t.service().Price }
 
 // confirm shows what will be booked, with one key for this attempt.
 func (t *turn) confirm() error {

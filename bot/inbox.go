@@ -162,24 +162,35 @@ func (b *Bot) next(ctx context.Context, chat int64) (bool, error) {
 		return false, err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
-	var locked bool
-	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended('tg-chat:' || $1::bigint, 0))`, chat).Scan(&locked); err != nil {
-		return false, err
-	}
-	if !locked {
-		return false, nil // another replica is on this chat
-	}
-	var id int64
-	var payload []byte
-	var attempts int
-	err = tx.QueryRow(ctx, `SELECT update_id, payload, attempts FROM tg_updates
+	// One round trip: the chat's lock, its oldest pending update, its state.
+	var (
+		locked, found bool
+		id            int64
+		payload       []byte
+		attempts      int
+		saved         savedChat
+	)
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT pg_try_advisory_xact_lock(hashtextextended('tg-chat:' || $1::bigint, 0))`, chat).
+		QueryRow(func(r pgx.Row) error { return r.Scan(&locked) })
+	batch.Queue(`SELECT update_id, payload, attempts FROM tg_updates
 		WHERE chat_id = $1 AND processed_at IS NULL AND not_before <= now()
-		ORDER BY update_id LIMIT 1 FOR UPDATE`, chat).Scan(&id, &payload, &attempts)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
+		ORDER BY update_id LIMIT 1 FOR UPDATE SKIP LOCKED`, chat).QueryRow(func(r pgx.Row) error {
+		err := r.Scan(&id, &payload, &attempts)
+		found = err == nil
+		return ignoreNoRows(err)
+	})
+	batch.Queue(`SELECT user_id, lang, lang_set, COALESCE(salon_id, 0), dialog FROM tg_chats WHERE chat_id = $1`, chat).
+		QueryRow(func(r pgx.Row) error {
+			err := r.Scan(&saved.userID, &saved.lang, &saved.langSet, &saved.salonID, &saved.dialog)
+			saved.found = err == nil
+			return ignoreNoRows(err)
+		})
+	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return false, err
+	}
+	if !locked || !found {
+		return false, nil // nothing pending, or another replica is on this chat
 	}
 	var u models.Update
 	if err := json.Unmarshal(payload, &u); err != nil {
@@ -188,7 +199,7 @@ func (b *Bot) next(ctx context.Context, chat int64) (bool, error) {
 	}
 
 	start := time.Now()
-	t, turnErr := b.turn(ctx, tx, chat, &u)
+	t, turnErr := b.turn(ctx, tx, chat, &u, saved)
 	if turnErr != nil {
 		// What the turn wrote is void; the update's row must be free for
 		// the bookkeeping below.
@@ -209,10 +220,7 @@ func (b *Bot) next(ctx context.Context, chat int64) (bool, error) {
 			not_before = now() + make_interval(secs => $3) WHERE update_id = $1`, id, turnErr.Error(), float64(int(1)<<attempts))
 		return false, err
 	}
-	if err := t.save(ctx); err != nil {
-		return false, err
-	}
-	if _, err := tx.Exec(ctx, `UPDATE tg_updates SET processed_at = now() WHERE update_id = $1`, id); err != nil {
+	if err := t.save(ctx, id); err != nil {
 		return false, err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -279,18 +287,22 @@ type panicError struct {
 func (p panicError) Error() string { return fmt.Sprint("panic: ", p.value) }
 
 // turn runs the dialog for one update, recovering a panic into an error.
-func (b *Bot) turn(ctx context.Context, tx pgx.Tx, chat int64, u *models.Update) (t *turn, err error) {
+func (b *Bot) turn(ctx context.Context, tx pgx.Tx, chat int64, u *models.Update, saved savedChat) (t *turn, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = panicError{value: r, stack: string(debug.Stack())}
 		}
 	}()
-	t, err = b.load(ctx, tx, chat, u)
-	if err != nil {
-		return nil, err
-	}
+	t = b.load(ctx, tx, chat, u, saved)
 	if err := b.handle(t, u); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+func ignoreNoRows(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	return err
 }

@@ -191,11 +191,13 @@ func (w *world) count(t *testing.T, sql string, args ...any) int {
 }
 
 // until waits until cond holds, checking after every change of the fake
-// server, or fails the test.
+// server (and every 50ms, for conditions on the database), or fails the test.
 func (w *world) until(what string, cond func() bool) {
 	w.t.Helper()
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		ch := w.tg.Changes()
 		if cond() {
@@ -203,6 +205,7 @@ func (w *world) until(what string, cond func() bool) {
 		}
 		select {
 		case <-ch:
+		case <-tick.C:
 		case <-deadline.C:
 			w.t.Fatalf("timed out waiting for %s\nbot log: %s", what, w.logs.String())
 		}

@@ -46,6 +46,17 @@ func queue(ctx context.Context, tx pgx.Tx, msgs []outMsg) error {
 		return nil
 	}
 	batch := &pgx.Batch{}
+	if err := queueInto(batch, msgs); err != nil {
+		return err
+	}
+	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+		return fmt.Errorf("queue: %w", err)
+	}
+	return nil
+}
+
+// queueInto adds the inserts of outgoing calls to a batch.
+func queueInto(batch *pgx.Batch, msgs []outMsg) error {
 	for _, m := range msgs {
 		payload, err := json.Marshal(m)
 		if err != nil {
@@ -57,9 +68,6 @@ func queue(ctx context.Context, tx pgx.Tx, msgs []outMsg) error {
 		}
 		batch.Queue(`INSERT INTO tg_outbox (chat_id, payload, dedupe_key) VALUES ($1, $2, $3) ON CONFLICT (dedupe_key) DO NOTHING`,
 			m.ChatID, payload, key)
-	}
-	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
-		return fmt.Errorf("queue: %w", err)
 	}
 	return nil
 }
