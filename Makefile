@@ -19,6 +19,7 @@ race: ## run every test under the race detector
 bench: ## run the benchmarks (short: a few rounds each); figures in docs/BENCHMARKS.md
 	$(GO) test ./booking -run '^$$' -bench . -benchtime 9x
 	$(GO) test ./widget -run '^$$' -bench . -benchtime 6x
+	$(GO) test ./bot -run '^$$' -bench . -benchtime 1x -bot.users 100
 
 fuzz: ## fuzz the parsers for 30 seconds each
 	$(GO) test ./booking -run '^$$' -fuzz FuzzParseMoney -fuzztime 30s

@@ -84,6 +84,46 @@ func cmdAdmin(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 	return nil
 }
 
+func cmdMaster(ctx context.Context, args []string, getenv env, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "link-code" {
+		return usagef("usage: salon master link-code --salon SLUG --master NAME")
+	}
+	fs := newFlagSet("master link-code")
+	slug := fs.String("salon", "", "salon slug")
+	name := fs.String("master", "", "the master's name as in the salon")
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
+	}
+	if *slug == "" || *name == "" {
+		return usagef("master link-code needs --salon and --master")
+	}
+	pool, err := openCurrent(ctx, getenv)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	svc := booking.New(pool)
+	s, err := svc.SalonBySlug(ctx, *slug)
+	if err != nil {
+		return err
+	}
+	masters, err := svc.Masters(ctx, s.ID, 0)
+	if err != nil {
+		return err
+	}
+	for _, m := range masters {
+		if strings.EqualFold(m.Name, strings.TrimSpace(*name)) {
+			code, expires, err := svc.NewLinkCode(ctx, s.ID, m.ID)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "%s\n(%s sends \"/link %s\" to the bot before %s)\n", code, m.Name, code, expires.Format("2006-01-02 15:04 MST"))
+			return nil
+		}
+	}
+	return fmt.Errorf("master %q: %w", *name, booking.ErrNotFound)
+}
+
 // readPassword reads the first line of stdin, or prompts twice on a terminal.
 func readPassword(stdin io.Reader, stderr io.Writer, fromStdin bool) (string, error) {
 	if fromStdin {

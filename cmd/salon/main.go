@@ -40,8 +40,10 @@ commands:
                                         create a salon
   admin create --salon SLUG --email E [--role owner|admin] [--password-stdin]
                                         create a panel user (password prompted, or read from stdin)
+  master link-code --salon SLUG --master NAME
+                                        a one-time code with which the master links Telegram (/link CODE)
 
-environment: DATABASE_URL, SALON_HTTP_ADDR, SALON_PUBLIC_URL (see README)
+environment: DATABASE_URL, SALON_HTTP_ADDR, SALON_PUBLIC_URL, TELEGRAM_BOT_TOKEN, ... (see README)
 `
 
 // env reads configuration; tests pass their own.
@@ -103,6 +105,8 @@ func dispatch(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 		return cmdSalon(ctx, rest, getenv, stdout)
 	case "admin":
 		return cmdAdmin(ctx, rest, getenv, stdin, stdout, stderr)
+	case "master":
+		return cmdMaster(ctx, rest, getenv, stdout)
 	}
 	return usagef("unknown command %q", cmd)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"salon/booking/bookingtest"
+	"salon/bot/tgtest"
 )
 
 func TestMain(m *testing.M) { bookingtest.Main(m) }
@@ -148,7 +149,9 @@ func TestCommandsAndExitCodes(t *testing.T) {
 		{[]string{"admin", "create", "--salon", "studio", "--email", "boss@studio.test", "--password-stdin"}, "another-pass\n", 1, "email"},
 		{[]string{"admin", "create", "--salon", "studio", "--email", "short@studio.test", "--password-stdin"}, "short\n", 1, "password"},
 		{[]string{"admin", "create", "--salon", "nowhere", "--email", "a@b.test", "--password-stdin"}, "long-enough\n", 2, "not found"},
-		{[]string{"migrate", "status"}, "", 0, "00002_users.sql"},
+		{[]string{"migrate", "status"}, "", 0, "00004_bot.sql"},
+		{[]string{"master", "link-code", "--salon", "studio", "--master", "Nobody"}, "", 2, "not found"},
+		{[]string{"master", "link-code", "--salon", "studio"}, "", 2, "needs --salon and --master"},
 		{[]string{"migrate", "sideways"}, "", 2, "usage"},
 		{[]string{"frobnicate"}, "", 2, "unknown command"},
 		{[]string{}, "", 2, "no command"},
@@ -210,5 +213,47 @@ func TestServeChecksSchema(t *testing.T) {
 	cancel()
 	if code := <-done; code != 0 {
 		t.Fatalf("serve exited with %d: %s", code, logs.String())
+	}
+}
+
+// salon serve with a bot token runs the bot: in webhook mode here, with
+// Telegram (the fake) delivering to serve's /telegram/webhook.
+func TestServeRunsTheBot(t *testing.T) {
+	t.Parallel()
+	url := bookingtest.ConnString(t)
+	tg := tgtest.NewServer(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var out syncBuffer
+	if code := run(context.Background(), []string{"salon", "create", "--slug", "botsalon", "--name", "Bot Salon", "--tz", "Europe/Moscow"},
+		envOf("DATABASE_URL", url), nil, &out, &out); code != 0 {
+		t.Fatalf("salon create: %s", out.String())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve"}, envOf("DATABASE_URL", url, "SALON_HTTP_ADDR", addr, "SALON_PUBLIC_URL", "http://"+addr,
+			"TELEGRAM_BOT_TOKEN", tg.Token, "TELEGRAM_API_URL", tg.URL, "TELEGRAM_WEBHOOK_SECRET", "hook-secret"), nil, &out, &out)
+	}()
+	u := tg.NewUser("Visitor", "en")
+	waitFor(t, 30*time.Second, "the webhook to be registered", func() bool {
+		for _, c := range tg.Calls() {
+			if c.Method == "setWebhook" && c.Params["url"] == "http://"+addr+"/telegram/webhook" {
+				return true
+			}
+		}
+		return false
+	})
+	u.Send("/start botsalon")
+	if _, err := u.WaitText("Welcome to Bot Salon", 30*time.Second); err != nil {
+		t.Fatalf("%v\nserve log: %s", err, out.String())
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exited with %d: %s", code, out.String())
 	}
 }

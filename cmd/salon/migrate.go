@@ -53,7 +53,11 @@ func cmdMigrate(ctx context.Context, args []string, getenv env, stdout io.Writer
 			if !s.AppliedAt.IsZero() {
 				applied = "applied " + s.AppliedAt.Format("2006-01-02 15:04:05")
 			}
-			fmt.Fprintf(stdout, "%-30s %s\n", s.Source.Path, applied)
+			name := s.Source.Path
+			if name == "" {
+				name = "(Go) River's job tables"
+			}
+			fmt.Fprintf(stdout, "%5d  %-30s %s\n", s.Source.Version, name, applied)
 		}
 	}
 	return nil
