@@ -351,3 +351,23 @@ func TestOutboundLimits(t *testing.T) {
 		t.Fatalf("limits exceeded: %d to one chat, %d overall in one second", perChat, overall)
 	}
 }
+
+// Telegram answers 5xx: the sender retries and delivers once.
+func TestServerErrorsAreRetried(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	u := w.tg.NewUser("Unlucky", "en")
+	w.tg.FailNext("sendMessage", 3, 502, 0)
+	w.tg.FailNext("getUpdates", 2, 500, 0)
+	u.Send("/help")
+	w.see(u, "/my — your bookings")
+	if got := len(u.Messages()); got != 1 {
+		t.Fatalf("%d messages, want exactly 1:%s", got, u.Dump())
+	}
+	w.until("the message recorded as sent", func() bool {
+		return w.count(t, `SELECT count(*) FROM tg_outbox WHERE state = 'sent'`) == 1
+	})
+	if n := w.count(t, `SELECT attempts FROM tg_outbox WHERE state = 'sent'`); n != 4 {
+		t.Fatalf("sent after %d attempts, want 4", n)
+	}
+}

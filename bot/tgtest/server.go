@@ -34,6 +34,7 @@ type Server struct {
 
 	mu         sync.Mutex
 	changed    chan struct{} // closed and replaced on every change
+	chatCh     map[int64]chan struct{} // the same, per chat (bot calls to it)
 	nextUpdate int64
 	queue      []update // not yet confirmed by getUpdates' offset
 	webhook    webhook
@@ -92,7 +93,7 @@ type Button struct {
 
 // NewServer starts a fake server, stopped when t ends.
 func NewServer(t testing.TB) *Server {
-	s := &Server{Token: "123456:TEST-token", t: t, changed: make(chan struct{}), nextUpdate: 1000,
+	s := &Server{Token: "123456:TEST-token", t: t, changed: make(chan struct{}), chatCh: map[int64]chan struct{}{}, nextUpdate: 1000,
 		nextMsg: map[int64]int{}, chats: map[int64][]*Message{}, callbacks: map[string]bool{}, nextUser: 5000}
 	s.http = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.http.URL
@@ -117,6 +118,44 @@ func (s *Server) Close() {
 func (s *Server) notifyLocked() {
 	close(s.changed)
 	s.changed = make(chan struct{})
+}
+
+// notifyChatLocked wakes the waiters of one chat (and everyone's).
+func (s *Server) notifyChatLocked(chat int64) {
+	if ch, ok := s.chatCh[chat]; ok {
+		close(ch)
+		delete(s.chatCh, chat)
+	}
+	s.notifyLocked()
+}
+
+// waitChat is Wait for a condition on one chat: it wakes only on calls to
+// that chat, so many simulated users do not all wake on every call.
+func (s *Server) waitChat(chat int64, d time.Duration, cond func() bool) bool {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		ok := cond()
+		ch, exists := s.chatCh[chat]
+		if !exists {
+			ch = make(chan struct{})
+			s.chatCh[chat] = ch
+		}
+		closed := s.closed
+		s.mu.Unlock()
+		if ok {
+			return true
+		}
+		if closed {
+			return false
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return false
+		}
+	}
 }
 
 // FailNext makes the next n calls of method fail with status (429 with
@@ -223,7 +262,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	call.Status = status
 	s.calls = append(s.calls, call)
-	s.notifyLocked()
+	s.notifyChatLocked(chat)
 	writeJSON(w, status, body)
 }
 

@@ -145,7 +145,7 @@ func latest(m *Message) time.Time {
 // WaitText waits until a bot message in the chat contains substr.
 func (u *User) WaitText(substr string, d time.Duration) (*Message, error) {
 	var found *Message
-	ok := u.s.Wait(d, func() bool {
+	ok := u.s.waitChat(u.ID, d, func() bool {
 		for i := len(u.s.chats[u.ID]) - 1; i >= 0; i-- {
 			if strings.Contains(u.s.chats[u.ID][i].Text, substr) {
 				m := *u.s.chats[u.ID][i]
@@ -164,7 +164,7 @@ func (u *User) WaitText(substr string, d time.Duration) (*Message, error) {
 // WaitButton waits until a bot message in the chat has a button whose text
 // contains text.
 func (u *User) WaitButton(text string, d time.Duration) error {
-	ok := u.s.Wait(d, func() bool {
+	ok := u.s.waitChat(u.ID, d, func() bool {
 		for _, m := range u.s.chats[u.ID] {
 			for _, row := range append(m.Inline, m.Reply...) {
 				for _, b := range row {
