@@ -33,7 +33,7 @@ type Server struct {
 	http  *httptest.Server
 
 	mu         sync.Mutex
-	changed    chan struct{} // closed and replaced on every change
+	changed    chan struct{}           // closed and replaced on every change
 	chatCh     map[int64]chan struct{} // the same, per chat (bot calls to it)
 	nextUpdate int64
 	queue      []update // not yet confirmed by getUpdates' offset
