@@ -90,16 +90,24 @@ func (c *ClientInput) normalize(fe fieldErrors, prefix string) {
 
 // Client returns a client of the salon. Errors: ErrNotFound.
 func (s *Service) Client(ctx context.Context, salonID, id int64) (*Client, error) {
+	return getClient(ctx, s.pool, `salon_id = $1 AND id = $2`, salonID, id)
+}
+
+// ClientByTelegram returns the salon's client with that Telegram user id.
+// Errors: ErrNotFound.
+func (s *Service) ClientByTelegram(ctx context.Context, salonID, telegramID int64) (*Client, error) {
+	return getClient(ctx, s.pool, `salon_id = $1 AND telegram_id = $2`, salonID, telegramID)
+}
+
+func getClient(ctx context.Context, q querier, where string, args ...any) (*Client, error) {
 	var c Client
-	err := s.pool.QueryRow(ctx, `
-		SELECT id, salon_id, name, COALESCE(phone, ''), COALESCE(telegram_id, 0), notes
-		FROM clients WHERE salon_id = $1 AND id = $2`, salonID, id).
-		Scan(&c.ID, &c.SalonID, &c.Name, &c.Phone, &c.TelegramID, &c.Notes)
+	err := q.QueryRow(ctx, `SELECT id, salon_id, name, COALESCE(phone, ''), COALESCE(telegram_id, 0), notes
+		FROM clients WHERE `+where, args...).Scan(&c.ID, &c.SalonID, &c.Name, &c.Phone, &c.TelegramID, &c.Notes)
 	if isNoRows(err) {
-		return nil, fmt.Errorf("client %d: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("client: %w", ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("client %d: %w", id, err)
+		return nil, fmt.Errorf("client: %w", err)
 	}
 	return &c, nil
 }

@@ -3,7 +3,6 @@ package booking_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -65,21 +64,7 @@ func (f *fixture) mustBook(t *testing.T, r booking.BookRequest) *booking.Booking
 // barrier, and returns their errors by i.
 func race(n int, fn func(i int) error) []error {
 	errs := make([]error, n)
-	var ready, done sync.WaitGroup
-	start := make(chan struct{})
-	ready.Add(n)
-	done.Add(n)
-	for i := range n {
-		go func() {
-			defer done.Done()
-			ready.Done()
-			<-start
-			errs[i] = fn(i)
-		}()
-	}
-	ready.Wait()
-	close(start)
-	done.Wait()
+	bookingtest.Race(n, func(i int) { errs[i] = fn(i) })
 	return errs
 }
 

@@ -94,23 +94,6 @@ func scanViewRow(row pgx.Row) (*View, error) {
 	return &v, nil
 }
 
-// ClientByTelegram returns the salon's client with that Telegram user id.
-// Errors: ErrNotFound.
-func (s *Service) ClientByTelegram(ctx context.Context, salonID, telegramID int64) (*Client, error) {
-	var c Client
-	err := s.pool.QueryRow(ctx, `
-		SELECT id, salon_id, name, COALESCE(phone, ''), COALESCE(telegram_id, 0), notes
-		FROM clients WHERE salon_id = $1 AND telegram_id = $2`, salonID, telegramID).
-		Scan(&c.ID, &c.SalonID, &c.Name, &c.Phone, &c.TelegramID, &c.Notes)
-	if isNoRows(err) {
-		return nil, fmt.Errorf("client: %w", ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("client: %w", err)
-	}
-	return &c, nil
-}
-
 // Salons lists salons by name, at most limit.
 func (s *Service) Salons(ctx context.Context, limit int) ([]Salon, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+salonColumns+` FROM salons ORDER BY name, id LIMIT $1`, limit)

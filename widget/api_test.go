@@ -259,26 +259,14 @@ func TestConcurrentPostsForOneSlot(t *testing.T) {
 	const n = 100
 	body := s.newBooking(s.masters[0], "14:00")
 	replies := make([]reply, n)
-	var ready, done sync.WaitGroup
-	start := make(chan struct{})
-	ready.Add(n)
-	done.Add(n)
-	for i := range n {
-		go func() {
-			defer done.Done()
-			b := map[string]any{}
-			for k, v := range body {
-				b[k] = v
-			}
-			b["client"] = map[string]any{"name": "Racer", "phone": fmt.Sprintf("+7999%07d", i)}
-			ready.Done()
-			<-start
-			replies[i] = s.do("POST", "/api/v1/salons/studio/bookings", b)
-		}()
-	}
-	ready.Wait()
-	close(start)
-	done.Wait()
+	bookingtest.Race(n, func(i int) {
+		b := map[string]any{}
+		for k, v := range body {
+			b[k] = v
+		}
+		b["client"] = map[string]any{"name": "Racer", "phone": fmt.Sprintf("+7999%07d", i)}
+		replies[i] = s.do("POST", "/api/v1/salons/studio/bookings", b)
+	})
 	var created, taken int
 	for _, r := range replies {
 		switch {

@@ -141,3 +141,24 @@ func At(salon *booking.Salon, day booking.Date, hhmm string) time.Time {
 
 // Phone returns a distinct valid phone number.
 func Phone() string { return fmt.Sprintf("+7900%07d", uniq.Add(1)) }
+
+// Race runs fn(i) for i in [0, n) in n goroutines released at once from a
+// barrier (all are started and waiting before any runs), and returns when
+// all are done.
+func Race(n int, fn func(i int)) {
+	var ready, done sync.WaitGroup
+	start := make(chan struct{})
+	ready.Add(n)
+	done.Add(n)
+	for i := range n {
+		go func() {
+			defer done.Done()
+			ready.Done()
+			<-start
+			fn(i)
+		}()
+	}
+	ready.Wait()
+	close(start)
+	done.Wait()
+}
