@@ -92,7 +92,7 @@ func TestCalendarMatchesModel(t *testing.T) {
 			},
 			"cancel": func(rt *rapid.T) {
 				if len(model) == 0 {
-					rt.Skip("nothing to cancel")
+					return // nothing to cancel yet
 				}
 				id := rapid.SampledFrom(slices.Sorted(maps.Keys(model))).Draw(rt, "booking")
 				if _, err := e.Svc.Cancel(ctx, booking.CancelRequest{SalonID: salon.ID, BookingID: id, Actor: booking.AdminActor(0)}); err != nil {
@@ -102,7 +102,7 @@ func TestCalendarMatchesModel(t *testing.T) {
 			},
 			"reschedule": func(rt *rapid.T) {
 				if len(model) == 0 {
-					rt.Skip("nothing to move")
+					return // nothing to move yet
 				}
 				id := rapid.SampledFrom(slices.Sorted(maps.Keys(model))).Draw(rt, "booking")
 				sv := services[id]
