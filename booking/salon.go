@@ -159,17 +159,29 @@ const salonColumns = `id, slug, name, timezone, currency, locale, slot_step_min,
 
 func scanSalon(row pgx.Row) (*Salon, error) {
 	var s Salon
-	err := row.Scan(&s.ID, &s.Slug, &s.Name, &s.Timezone, &s.Currency, &s.Locale, &s.SlotStepMin,
-		&s.MinNoticeMin, &s.HoldMin, &s.CutoffHours, &s.HorizonDays, &s.RefundPolicy)
-	if err != nil {
+	if err := row.Scan(s.dest()...); err != nil {
 		return nil, err
 	}
+	if err := s.resolveZone(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// dest is where the columns of salonColumns scan to.
+func (s *Salon) dest() []any {
+	return []any{&s.ID, &s.Slug, &s.Name, &s.Timezone, &s.Currency, &s.Locale, &s.SlotStepMin,
+		&s.MinNoticeMin, &s.HoldMin, &s.CutoffHours, &s.HorizonDays, &s.RefundPolicy}
+}
+
+// resolveZone loads the salon's time zone after a scan.
+func (s *Salon) resolveZone() error {
 	loc, err := loadLocation(s.Timezone)
 	if err != nil {
-		return nil, fmt.Errorf("salon %d: time zone %q: %w", s.ID, s.Timezone, err)
+		return fmt.Errorf("salon %d: time zone %q: %w", s.ID, s.Timezone, err)
 	}
 	s.loc = loc
-	return &s, nil
+	return nil
 }
 
 // zones caches loaded time zones: time.LoadLocation reads and parses the

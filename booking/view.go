@@ -24,8 +24,7 @@ type View struct {
 }
 
 var viewQuery = `
-	SELECT ` + "b.id, b.salon_id, b.master_id, b.service_id, b.client_id, b.starts_at, b.duration_min, b.buffer_min, " +
-	"b.status, b.source, b.price, b.deposit, b.hold_expires_at, b.notes, b.cancel_reason, b.created_at, b.updated_at" + `,
+	SELECT ` + prefixed("b.", bookingColumns) + `,
 	       sv.name, m.name, c.name, COALESCE(c.telegram_id, 0), COALESCE(m.telegram_id, 0), ` + prefixed("s.", salonColumns) + `
 	FROM bookings b
 	JOIN services sv ON sv.id = b.service_id
@@ -70,27 +69,16 @@ func (s *Service) TelegramBookings(ctx context.Context, telegramID int64, since 
 // scanViewRow scans the columns of viewQuery: the booking, the names, the salon.
 func scanViewRow(row pgx.Row) (*View, error) {
 	var v View
-	var b Booking
-	var hold *time.Time
-	var sal Salon
-	err := row.Scan(&b.ID, &b.SalonID, &b.MasterID, &b.ServiceID, &b.ClientID, &b.StartsAt, &b.DurationMin,
-		&b.BufferMin, &b.Status, &b.Source, &b.Price, &b.Deposit, &hold, &b.Notes, &b.CancelReason,
-		&b.CreatedAt, &b.UpdatedAt,
-		&v.ServiceName, &v.MasterName, &v.ClientName, &v.ClientTelegramID, &v.MasterTelegramID,
-		&sal.ID, &sal.Slug, &sal.Name, &sal.Timezone, &sal.Currency, &sal.Locale, &sal.SlotStepMin,
-		&sal.MinNoticeMin, &sal.HoldMin, &sal.CutoffHours, &sal.HorizonDays, &sal.RefundPolicy)
+	rest := append([]any{&v.ServiceName, &v.MasterName, &v.ClientName, &v.ClientTelegramID, &v.MasterTelegramID},
+		v.Salon.dest()...)
+	b, err := scanBooking(scanPrefix{row, rest})
 	if err != nil {
 		return nil, err
 	}
-	if hold != nil {
-		b.HoldExpiresAt = *hold
-	}
-	loc, err := loadLocation(sal.Timezone)
-	if err != nil {
+	if err := v.Salon.resolveZone(); err != nil {
 		return nil, err
 	}
-	sal.loc = loc
-	v.Booking, v.Salon = b, sal
+	v.Booking = *b
 	return &v, nil
 }
 
