@@ -1,8 +1,10 @@
 package booking
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -112,6 +114,19 @@ func (s *Service) catalogAt(ctx context.Context, q querier, salonID, version int
 	}
 	s.catalogs.Store(salonID, c)
 	return c, nil
+}
+
+// offersFor returns the terms of the active masters (or of masterID only,
+// when not 0) who do the service, by master id.
+func (c *catalog) offersFor(serviceID, masterID int64) []offerTerms {
+	var out []offerTerms
+	for key, o := range c.offers {
+		if key[1] == serviceID && c.masters[key[0]] && (masterID == 0 || key[0] == masterID) {
+			out = append(out, o)
+		}
+	}
+	slices.SortFunc(out, func(a, b offerTerms) int { return cmp.Compare(a.masterID, b.masterID) })
+	return out
 }
 
 // loadCatalog reads a salon's whole catalogue in one statement, so all of it

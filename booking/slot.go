@@ -53,24 +53,31 @@ func (s *Service) Slots(ctx context.Context, q SlotQuery) ([]Slot, error) {
 	if err := fe.err(); err != nil {
 		return nil, err
 	}
-	salon, err := getSalon(ctx, s.pool, q.SalonID)
+	// The salon, service and offers come from the cached catalogue: one
+	// query for its version instead of three (slots are asked for often).
+	var version int64
+	err := s.pool.QueryRow(ctx, `SELECT catalog_version FROM salons WHERE id = $1`, q.SalonID).Scan(&version)
+	if isNoRows(err) {
+		return nil, fmt.Errorf("salon %d: %w", q.SalonID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("slots: %w", err)
+	}
+	c, err := s.catalogAt(ctx, s.pool, q.SalonID, version)
 	if err != nil {
 		return nil, err
 	}
-	svc, err := getService(ctx, s.pool, q.SalonID, q.ServiceID)
-	if err != nil {
-		return nil, err
+	salon, svc := c.salon, c.services[q.ServiceID]
+	if !svc.Active {
+		return nil, unknown("service_id", "no such service")
 	}
-	offers, err := loadOffers(ctx, s.pool, q.SalonID, q.ServiceID, q.MasterID)
-	if err != nil {
-		return nil, err
-	}
+	offers := c.offersFor(q.ServiceID, q.MasterID)
 	if q.MasterID != 0 && len(offers) == 0 {
 		return nil, unknown("master_id", "no such master for this service")
 	}
 	loc := salon.Location()
 	w := window{from: q.From.Start(loc), to: q.From.AddDays(q.Days).Start(loc)}
-	return freeSlots(ctx, s.pool, salon, svc, offers, w, s.now(), 0)
+	return freeSlots(ctx, s.pool, &salon, &svc, offers, w, s.now(), 0)
 }
 
 // window is a half-open range of start instants.
@@ -389,21 +396,4 @@ func loadBusy(ctx context.Context, q querier, salonID int64, masterIDs []int64, 
 		return nil, fmt.Errorf("busy: %w", err)
 	}
 	return out, nil
-}
-
-// getService returns an active service of the salon; a missing one is a
-// validation error on service_id that also unwraps to ErrNotFound.
-func getService(ctx context.Context, q querier, salonID, id int64) (*SalonService, error) {
-	var sv SalonService
-	err := q.QueryRow(ctx, `
-		SELECT id, salon_id, name, duration_min, buffer_min, price, deposit, active
-		FROM services WHERE salon_id = $1 AND id = $2 AND active`, salonID, id).
-		Scan(&sv.ID, &sv.SalonID, &sv.Name, &sv.DurationMin, &sv.BufferMin, &sv.Price, &sv.Deposit, &sv.Active)
-	if isNoRows(err) {
-		return nil, unknown("service_id", "no such service")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("service %d: %w", id, err)
-	}
-	return &sv, nil
 }
