@@ -3,6 +3,7 @@ package widget
 import (
 	"bytes"
 	"html/template"
+	"io/fs"
 	"net/http"
 	"strconv"
 
@@ -52,14 +53,10 @@ func (h *Handler) registerPages(app *fiber.App) {
 	app.Get("/w/:slug", h.widgetPage)
 	app.Get("/w/:slug/manage/:id", h.managePage)
 	app.Get("/widget.js", func(c *fiber.Ctx) error {
-		b, err := fsRead("embed.js")
-		if err != nil {
-			return err
-		}
 		c.Set(fiber.HeaderContentType, "text/javascript; charset=utf-8")
 		c.Set(fiber.HeaderCacheControl, "public, max-age=300")
 		c.Set("Access-Control-Allow-Origin", "*")
-		return c.Send(b)
+		return c.Send(embedJS)
 	})
 	app.Use("/static", func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderCacheControl, "public, max-age=300")
@@ -68,16 +65,14 @@ func (h *Handler) registerPages(app *fiber.App) {
 	}, filesystem.New(filesystem.Config{Root: http.FS(web.Static)}))
 }
 
-func fsRead(name string) ([]byte, error) {
-	f, err := web.Static.Open(name)
+// embedJS is the embed script, served as /widget.js.
+var embedJS = func() []byte {
+	b, err := fs.ReadFile(web.Static, "embed.js")
 	if err != nil {
-		return nil, err
+		panic(err) // embedded at build time: cannot be missing
 	}
-	defer f.Close()
-	var b bytes.Buffer
-	_, err = b.ReadFrom(f)
-	return b.Bytes(), err
-}
+	return b
+}()
 
 func (h *Handler) widgetPage(c *fiber.Ctx) error { return h.page(c, false) }
 
@@ -112,7 +107,7 @@ func (h *Handler) page(c *fiber.Ctx, manage bool) error {
 	d := pageData{Salon: s, Lang: lang, OtherLang: other, T: messages[lang], Manage: manage}
 	for _, sv := range list {
 		d.Services = append(d.Services, pageService{ID: sv.ID, Name: sv.Name, DurationMin: sv.DurationMin,
-			Price: formatMoney(sv.Price, s.Currency, lang), PriceValue: sv.Price,
+			Price: sv.Price.Format(s.Currency, lang), PriceValue: sv.Price,
 			Deposit: formatDeposit(sv.Deposit, s.Currency, lang), DepositVal: sv.Deposit})
 	}
 	d.Config = pageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, Today: today.String(),
@@ -151,8 +146,6 @@ func (h *Handler) pageError(c *fiber.Ctx, err error) error {
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
 	return c.Status(status).SendString("<!doctype html><meta charset=utf-8><title>" + msg + "</title><p>" + msg + "</p>")
 }
-
-func formatMoney(m booking.Money, currency, lang string) string { return m.Format(currency, lang) }
 
 func formatDeposit(m booking.Money, currency, lang string) string {
 	if m == 0 {

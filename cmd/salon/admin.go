@@ -66,16 +66,11 @@ func cmdAdmin(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 	if err != nil {
 		return err
 	}
-	pool, err := openCurrent(ctx, getenv)
+	svc, s, closeDB, err := openSalon(ctx, getenv, *slug)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	svc := booking.New(pool)
-	s, err := svc.SalonBySlug(ctx, *slug)
-	if err != nil {
-		return err
-	}
+	defer closeDB()
 	u, err := svc.CreateUser(ctx, s.ID, *email, password, booking.Role(*role))
 	if err != nil {
 		return err
@@ -97,16 +92,11 @@ func cmdMaster(ctx context.Context, args []string, getenv env, stdout io.Writer)
 	if *slug == "" || *name == "" {
 		return usagef("master link-code needs --salon and --master")
 	}
-	pool, err := openCurrent(ctx, getenv)
+	svc, s, closeDB, err := openSalon(ctx, getenv, *slug)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	svc := booking.New(pool)
-	s, err := svc.SalonBySlug(ctx, *slug)
-	if err != nil {
-		return err
-	}
+	defer closeDB()
 	masters, err := svc.Masters(ctx, s.ID, 0)
 	if err != nil {
 		return err
@@ -122,6 +112,22 @@ func cmdMaster(ctx context.Context, args []string, getenv env, stdout io.Writer)
 		}
 	}
 	return fmt.Errorf("master %q: %w", *name, booking.ErrNotFound)
+}
+
+// openSalon opens the current database and finds the salon with slug; the
+// returned func closes the database.
+func openSalon(ctx context.Context, getenv env, slug string) (*booking.Service, *booking.Salon, func(), error) {
+	pool, err := openCurrent(ctx, getenv)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	svc := booking.New(pool)
+	s, err := svc.SalonBySlug(ctx, slug)
+	if err != nil {
+		pool.Close()
+		return nil, nil, nil, err
+	}
+	return svc, s, pool.Close, nil
 }
 
 // readPassword reads the first line of stdin, or prompts twice on a terminal.
