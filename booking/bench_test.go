@@ -32,18 +32,7 @@ func BenchmarkBook(b *testing.B) {
 	salon := e.Salon(b, booking.Salon{HorizonDays: 366})
 	svc := e.Service(b, salon, booking.SalonService{Name: "Cut", DurationMin: 30})
 	days := (b.N*perWorker)/48 + 2
-	newMasters := func() []*booking.Master {
-		ms := make([]*booking.Master, workers)
-		for i := range ms {
-			ms[i] = e.Master(b, salon, svc)
-			for d := range days {
-				if err := e.Svc.SetShifts(ctx, salon.ID, ms[i].ID, testDay.AddDays(d), []booking.ShiftInput{{Start: 0, End: 1440}}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-		return ms
-	}
+	newMasters := func() []*booking.Master { return e.RoundTheClock(b, salon, workers, testDay, days, svc) }
 	rawMasters, bookMasters, newMasters2 := newMasters(), newMasters(), newMasters()
 	first := testDay.Start(salon.Location())
 	slotAt := func(n int) time.Time { return first.Add(time.Duration(n) * 30 * time.Minute) }

@@ -162,3 +162,15 @@ func Race(n int, fn func(i int)) {
 	close(start)
 	done.Wait()
 }
+
+// RoundTheClock creates n masters who do the services and work all day,
+// every day of [from, from+days): capacity for load tests.
+func (e *Env) RoundTheClock(t testing.TB, salon *booking.Salon, n int, from booking.Date, days int, services ...*booking.SalonService) []*booking.Master {
+	t.Helper()
+	ms := make([]*booking.Master, n)
+	for i := range ms {
+		ms[i] = e.Master(t, salon, services...)
+		e.Shift(t, salon, ms[i], from, days, "00:00", "24:00")
+	}
+	return ms
+}
