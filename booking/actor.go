@@ -2,43 +2,35 @@ package booking
 
 import "fmt"
 
-// ActorKind says who makes a change.
+// ActorKind says who made a change.
 type ActorKind string
 
 // Actor kinds.
 const (
-	ActorClient ActorKind = "client" // the client of the booking (bot, widget, manage link)
-	ActorAdmin  ActorKind = "admin"  // a salon admin or owner (panel, CLI, import)
-	ActorSystem ActorKind = "system" // the platform itself (hold expiry, jobs)
+	ActorClient ActorKind = "client" // a client (widget, manage link, chat)
+	ActorAdmin  ActorKind = "admin"  // a salon admin or owner (panel)
+	ActorSystem ActorKind = "system" // the platform itself (hold expiry, jobs, the command line, imports)
 )
 
-// Actor is who makes a change; it is recorded with every booking event. ID is
-// the client id for clients, the panel user id for admins (0 for the CLI),
-// and 0 for the system.
+// Actor is who made a change, as recorded with every booking event: the
+// kind, the client or panel user id (0 when none), the channel the change
+// came through and, for a chat, the identity that made it. The core derives
+// it from the Caller; front ends never set it.
 type Actor struct {
-	Kind ActorKind
-	ID   int64
+	Kind     ActorKind
+	ID       int64
+	Channel  Channel
+	Identity Identity
 }
 
-// Convenience constructors.
-var (
-	System = Actor{Kind: ActorSystem}
-)
+// System is the platform acting on its own.
+var System = Actor{Kind: ActorSystem, Channel: ChannelSystem}
 
-// ClientActor is the client with that id.
-func ClientActor(clientID int64) Actor { return Actor{Kind: ActorClient, ID: clientID} }
-
-// AdminActor is the panel user with that id (0: the command line).
-func AdminActor(userID int64) Actor { return Actor{Kind: ActorAdmin, ID: userID} }
-
-func (a Actor) String() string { return fmt.Sprintf("%s:%d", a.Kind, a.ID) }
-
-func (a Actor) valid() bool {
-	switch a.Kind {
-	case ActorClient, ActorAdmin, ActorSystem:
-		return a.ID >= 0
+func (a Actor) String() string {
+	if !a.Identity.IsZero() {
+		return fmt.Sprintf("%s:%d via %s", a.Kind, a.ID, a.Identity)
 	}
-	return false
+	return fmt.Sprintf("%s:%d via %s", a.Kind, a.ID, a.Channel)
 }
 
 // dbID is the actor id as stored (NULL for 0).
@@ -47,4 +39,15 @@ func (a Actor) dbID() *int64 {
 		return nil
 	}
 	return &a.ID
+}
+
+// details adds who made the change to an event's details.
+func (a Actor) details(d map[string]any) map[string]any {
+	if d == nil {
+		d = map[string]any{}
+	}
+	if !a.Identity.IsZero() {
+		d["by"] = a.Identity.String()
+	}
+	return d
 }

@@ -60,7 +60,7 @@ func BenchmarkBook(b *testing.B) {
 		}
 		if _, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: bookMasters[w].ID,
 			StartsAt: slotAt(b.N*perWorker + 1), Client: booking.ClientInput{Name: "Regular", Phone: fmt.Sprintf("+7904%07d", w)},
-			Source: booking.SourceWidget}); err != nil {
+			Caller: booking.Visitor()}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -81,7 +81,7 @@ func BenchmarkBook(b *testing.B) {
 				for i := range perWorker {
 					n := round*perWorker + i
 					_, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: masters[w].ID,
-						StartsAt: slotAt(n), Client: booking.ClientInput{Name: "Bench", Phone: phone(w, n)}, Source: booking.SourceWidget})
+						StartsAt: slotAt(n), Client: booking.ClientInput{Name: "Bench", Phone: phone(w, n)}, Caller: booking.Visitor()})
 					if err != nil {
 						return err
 					}

@@ -4,13 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -73,12 +72,19 @@ type Booking struct {
 	HoldExpiresAt time.Time // set while pending
 	Notes         string
 	CancelReason  string
+	// ContactName is the name given with the booking (the client record
+	// keeps its own).
+	ContactName string
+	// Origin is the chat identity that made the booking (zero for the web,
+	// the panel and imports): it may see and change the booking.
+	Origin Identity
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
 
-	// ManageToken lets the client view, cancel and reschedule the booking
-	// without an account. Only Book returns it (and a replay of the same
-	// idempotent request); the database keeps only its hash.
+	// ManageToken lets the visitor who booked on the web view, cancel and
+	// reschedule the booking without an account. Only Book returns it (and
+	// a replay of the same idempotent request); the database keeps only its
+	// hash.
 	ManageToken string
 }
 
@@ -94,10 +100,15 @@ type BookRequest struct {
 	MasterID  int64
 	StartsAt  time.Time
 	Client    ClientInput
-	Source    Source
-	// Actor is who books; the zero Actor means the client themself.
-	Actor Actor
-	Notes string
+	// Caller is who books: a Visitor of the widget (who gets the booking's
+	// manage token), a chat identity (which becomes the booking's origin),
+	// a panel user, or the system.
+	Caller Caller
+	// Source is the front end; zero means the caller's own (web: widget,
+	// chat: bot, staff: panel). Staff and the system may also book as
+	// SourceImport.
+	Source Source
+	Notes  string
 	// IdempotencyKey makes retries harmless: the same key with the same
 	// request returns the first booking; with another request, ErrKeyReused.
 	IdempotencyKey string
@@ -106,7 +117,7 @@ type BookRequest struct {
 // MaxKeyLen is the longest idempotency key accepted.
 const MaxKeyLen = 255
 
-func (r *BookRequest) normalize() error {
+func (r *BookRequest) normalize(region string) error {
 	fe := fieldErrors{}
 	if r.ServiceID <= 0 {
 		fe.add("service_id", "required")
@@ -119,37 +130,41 @@ func (r *BookRequest) normalize() error {
 	} else if r.StartsAt.Second() != 0 || r.StartsAt.Nanosecond() != 0 {
 		fe.add("starts_at", "must be a whole minute")
 	}
-	if !r.Source.valid() {
-		fe.add("source", "unknown source")
+	if err := r.Caller.check(); err != nil {
+		return err
 	}
-	if r.Actor == (Actor{}) {
-		r.Actor = Actor{Kind: ActorClient}
+	implied := map[callerKind]Source{callerVisitor: SourceWidget, callerIdentity: SourceBot,
+		callerStaff: SourcePanel, callerSystem: SourcePanel}[r.Caller.kind]
+	switch {
+	case implied == "":
+		fe.add("caller", "a manage token cannot book")
+	case r.Source == "":
+		r.Source = implied
+	case r.Source == implied:
+	case r.Source == SourceImport && !r.Caller.client():
+	default:
+		fe.add("source", "not a source for this caller")
 	}
-	if !r.Actor.valid() {
-		fe.add("actor", "unknown actor")
+	r.Client.normalize(fe, "client.", region)
+	if r.Client.Verified && r.Caller.kind != callerIdentity {
+		fe.add("client.phone", "only a chat channel can verify a phone")
 	}
-	r.Client.normalize(fe, "client.")
-	r.Notes = strings.TrimSpace(r.Notes)
-	if len([]rune(r.Notes)) > 1000 {
-		fe.add("notes", "too long (1000 characters at most)")
-	}
-	r.IdempotencyKey = strings.TrimSpace(r.IdempotencyKey)
-	if len(r.IdempotencyKey) > MaxKeyLen || strings.ContainsFunc(r.IdempotencyKey, unicode.IsControl) {
-		fe.add("idempotency_key", fmt.Sprintf("at most %d printable characters", MaxKeyLen))
-	}
+	r.Notes = cleanText(fe, "notes", r.Notes, MaxNotesLen, multiLine, false)
+	checkKey(fe, "idempotency_key", r.IdempotencyKey)
 	return fe.err()
 }
 
 // fingerprint identifies the request for idempotency: replays must match it.
 func (r *BookRequest) fingerprint() []byte {
 	h := sha256.New()
-	fmt.Fprintf(h, "book\x00%d\x00%d\x00%d\x00%d\x00%s\x00%s\x00%d\x00%s\x00%s\x00%s\x00%d",
-		r.SalonID, r.ServiceID, r.MasterID, r.StartsAt.UnixNano(), r.Client.Name, r.Client.Phone,
-		r.Client.TelegramID, r.Source, r.Notes, r.Actor.Kind, r.Actor.ID)
+	fmt.Fprintf(h, "book\x00%d\x00%d\x00%d\x00%d\x00%s\x00%s\x00%t\x00%s\x00%s\x00%d\x00%s\x00%d",
+		r.SalonID, r.ServiceID, r.MasterID, r.StartsAt.UnixNano(), r.Client.Name, r.Client.Phone, r.Client.Verified,
+		r.Source, r.Notes, r.Caller.kind, r.Caller.identity, r.Caller.user.ID)
 	return h.Sum(nil)
 }
 
-// bookContext is what Book reads, under the master's lock, to check a request.
+// bookContext is what a booking change reads, under the master's lock, to
+// check a request.
 type bookContext struct {
 	version             int64 // of the salon's catalogue
 	salon               Salon
@@ -159,120 +174,203 @@ type bookContext struct {
 	durationMin         int
 	price               Money
 	shifts              []shift
+	taken               bool // an active booking already covers the requested start
 }
 
-// Book books the client with the master for the service at StartsAt. It
-// takes the master's advisory lock, checks the request (the master does the
-// service; the time is inside a shift and clear of breaks, not in the past;
-// for bot and widget also on the grid, after the minimum notice and within
-// the horizon), finds or creates the client, and inserts the booking under a
-// savepoint. When the time overlaps another active booking, the exclusion
-// constraint refuses the insert, the savepoint is rolled back and the same
-// transaction computes the nearest free starts.
+// Book books the client with the master for the service at StartsAt.
 //
-// With WithOnlineDeposits, a booking of a service with a deposit, made by the
-// client through the bot or widget, is pending until paid, holding its slot
-// for the salon's hold minutes; otherwise it is confirmed.
+// A request whose start another active booking visibly covers is refused at
+// once, without queueing for the master. Otherwise it takes the master's
+// advisory lock (waiting at most the service's lock wait), checks the
+// request (the master does the service; the time is inside a shift and
+// clear of breaks, not in the past; for clients also on the grid, after the
+// minimum notice and within the horizon), finds or creates the client by
+// phone (never renaming one), and inserts the booking under a savepoint.
+// When the time overlaps another active booking, the exclusion constraint
+// refuses the insert and the transaction ends; the nearest free starts are
+// then computed from a fresh snapshot, after the lock is released (they are
+// advice: the constraint alone decides), and returned in a *SlotTakenError.
+//
+// A Visitor gets a manage token with the booking; a chat identity becomes
+// the booking's origin (it may see and change it), and, when the client's
+// phone is Verified by the channel, joins the client record.
+//
+// With WithOnlineDeposits, a client's booking of a service with a deposit
+// is pending until paid, holding its slot for the salon's hold minutes;
+// otherwise it is confirmed.
 //
 // Errors: ErrNotFound (salon); ErrInvalid (fields; unknown service or master
 // also unwrap to ErrNotFound); *SlotTakenError (ErrSlotTaken); ErrKeyReused,
-// ErrInProgress (ErrConflict). Nothing is written when an error is returned.
+// ErrInProgress (ErrConflict); ErrUnavailable (the master stayed busy past
+// the lock wait, or the deadline ran out). Nothing is written when an error
+// is returned.
 func (s *Service) Book(ctx context.Context, r BookRequest) (*Booking, error) {
-	if err := r.normalize(); err != nil {
+	// The salon's country reads phone numbers; a cached catalogue of any
+	// version will do (the country hardly ever changes).
+	c, err := s.catalogAt(ctx, s.pool, r.SalonID, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.normalize(c.salon.Country); err != nil {
 		return nil, err
 	}
 	now := s.now()
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("book: %w", err)
-	}
-	defer conn.Release()
-	// The transaction is driven by hand so that BEGIN and COMMIT travel in
-	// the same round trips as the statements next to them: a booking costs
-	// two round trips. Any early return rolls back; a connection left
-	// inside a transaction is closed by the pool, never reused.
-	tx := &pipelinedTx{conn: conn}
-	defer tx.rollback(ctx)
-
-	// Round trip 1: begin, claim the idempotency key, take the master's
-	// lock, read everything the checks need.
-	batch := &pgx.Batch{}
-	batch.Queue(`BEGIN`)
-	var claim *keyClaim
-	if r.IdempotencyKey != "" {
-		claim = queueClaim(batch, r.SalonID, "book", r.IdempotencyKey, r.fingerprint())
-	}
-	bc := queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt)
-	tx.open = true
-	if err := bookContextErr(conn.SendBatch(ctx, batch).Close(), r.SalonID); err != nil {
-		return nil, err
-	}
-	if claim != nil && !claim.claimed {
-		res, err := claim.prior(ctx, conn)
-		if err != nil {
-			return nil, err
-		}
-		b, err := getBooking(ctx, conn, r.SalonID, res.BookingID)
-		if err != nil {
-			return nil, err
-		}
-		b.ManageToken = res.ManageToken
-		return b, nil
-	}
-	if err := s.resolve(ctx, conn, bc, r.SalonID, r.ServiceID, r.MasterID); err != nil {
-		return nil, err
-	}
-	if err := bc.check(r.StartsAt, r.Source, r.Source.public(), now); err != nil {
-		return nil, err
-	}
-
-	// Round trip 2: savepoint, client and booking and event in one
-	// statement, the idempotency result, commit.
-	b := &Booking{
-		SalonID: r.SalonID, MasterID: r.MasterID, ServiceID: r.ServiceID,
-		StartsAt: r.StartsAt, DurationMin: bc.durationMin, BufferMin: bc.svc.BufferMin,
-		Status: StatusConfirmed, Source: r.Source, Price: bc.price, Deposit: bc.svc.Deposit, Notes: r.Notes,
-	}
-	if s.deposits && b.Deposit > 0 && r.Source.public() && r.Actor.Kind == ActorClient {
-		b.Status = StatusPending
-		b.HoldExpiresAt = now.Add(time.Duration(bc.salon.HoldMin) * time.Minute)
-	}
-	token := newToken()
-	batch = &pgx.Batch{}
-	batch.Queue(`SAVEPOINT book`)
-	queueInsertBooking(batch, b, r.Client, token, r.Actor, claim)
-	if s.jobs == nil {
-		batch.Queue(`COMMIT`) // nothing else to do in the transaction
-	}
-	err = conn.SendBatch(ctx, batch).Close()
-	if pgCode(err) == pgExclusionViolation {
-		if _, err := conn.Exec(ctx, `ROLLBACK TO SAVEPOINT book`); err != nil {
-			return nil, fmt.Errorf("book: %w", err)
-		}
-		alts, err := alternatives(ctx, conn, &bc.salon, &bc.svc, r.MasterID, r.StartsAt, now, 0)
+	b, err := s.book(ctx, &r, now)
+	if errors.Is(err, errTaken) {
+		alts, err := s.alternatives(ctx, r.SalonID, r.ServiceID, r.MasterID, r.StartsAt, now, 0)
 		if err != nil {
 			return nil, err
 		}
 		return nil, &SlotTakenError{Alternatives: alts}
 	}
 	if err != nil {
+		return nil, dbErr(err)
+	}
+	return b, nil
+}
+
+// errTaken says the requested time is taken; the caller computes the
+// alternatives once every lock is released.
+var errTaken = errors.New("slot taken")
+
+// book runs Book's transaction. It is driven by hand so that BEGIN and
+// COMMIT travel with the statements next to them: round trip 1 is BEGIN,
+// the lock timeout, the idempotency claim, the visible-overlap check with
+// the master's lock, and the reads the checks need; round trip 2 is the
+// savepoint and one statement inserting client, booking and idempotency
+// result; then the jobs the booking causes and COMMIT. Any early return
+// rolls back; a connection left inside a transaction is closed, never
+// reused.
+func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time) (*Booking, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("book: %w", err)
 	}
-	if s.jobs != nil {
-		actor := r.Actor
-		if actor.Kind == ActorClient && actor.ID == 0 {
-			actor.ID = b.ClientID
+	defer conn.Release()
+	tx := &pipelinedTx{conn: conn}
+	defer tx.rollback(ctx)
+
+	batch := &pgx.Batch{}
+	batch.Queue(`BEGIN`)
+	batch.Queue(s.lockTimeoutSQL())
+	var claim *keyClaim
+	if r.IdempotencyKey != "" {
+		claim = queueClaim(batch, r.SalonID, "book", r.IdempotencyKey, r.fingerprint())
+	}
+	var takenEarly bool
+	batch.Queue(`
+		SELECT taken, CASE WHEN taken THEN false ELSE pg_advisory_xact_lock(hashtextextended('booking-master:' || $2::bigint, 0)) IS NULL END
+		FROM (SELECT EXISTS (SELECT 1 FROM bookings WHERE salon_id = $1 AND master_id = $2 AND status IN ('pending', 'confirmed')
+		      AND tstzrange(starts_at, booking_slot_end(starts_at, duration_min + buffer_min)) @> $3::timestamptz)) x (taken)`,
+		r.SalonID, r.MasterID, r.StartsAt).QueryRow(func(row pgx.Row) error {
+		var ignored bool
+		return row.Scan(&takenEarly, &ignored)
+	})
+	bc := queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt, 0)
+	tx.open = true
+	err = conn.SendBatch(ctx, batch).Close()
+	switch {
+	case err == nil:
+	case isNoRows(err):
+		return nil, fmt.Errorf("salon %d: %w", r.SalonID, ErrNotFound)
+	case pgCode(err) == pgLockNotAvailable && claim != nil && !claim.reached:
+		return nil, ErrInProgress
+	default:
+		return nil, fmt.Errorf("book: %w", err)
+	}
+	if claim != nil && !claim.claimed {
+		return s.replay(ctx, conn, claim, r.SalonID)
+	}
+	if takenEarly || bc.taken {
+		return nil, errTaken
+	}
+	if err := s.resolve(ctx, conn, bc, r.SalonID, r.ServiceID, r.MasterID); err != nil {
+		return nil, err
+	}
+	if err := bc.check(r.StartsAt, r.Source, r.Caller.client(), now); err != nil {
+		return nil, err
+	}
+
+	b := &Booking{
+		SalonID: r.SalonID, MasterID: r.MasterID, ServiceID: r.ServiceID,
+		StartsAt: r.StartsAt, DurationMin: bc.durationMin, BufferMin: bc.svc.BufferMin,
+		Status: StatusConfirmed, Source: r.Source, Price: bc.price, Deposit: bc.svc.Deposit, Notes: r.Notes,
+		ContactName: r.Client.Name,
+	}
+	if r.Caller.kind == callerIdentity {
+		b.Origin = r.Caller.identity
+	}
+	if s.deposits && b.Deposit > 0 && r.Caller.client() {
+		b.Status = StatusPending
+		b.HoldExpiresAt = now.Add(time.Duration(bc.salon.HoldMin) * time.Minute)
+	}
+	var token string
+	var salt []byte
+	if r.Caller.kind == callerVisitor {
+		if claim != nil {
+			salt = newSalt()
+			token = claim.token(salt)
+		} else {
+			token = newToken()
 		}
-		if err := s.enqueueChange(ctx, &connTx{conn: conn.Conn()}, b, EventCreated, actor, nil); err != nil {
-			return nil, err
+	}
+	batch = &pgx.Batch{}
+	batch.Queue(`SAVEPOINT book`)
+	actor := r.Caller.actor(b)
+	if r.Source == SourceImport {
+		actor.Channel = ChannelImport
+	}
+	queueInsertBooking(batch, b, r.Client, r.Caller.identity, token, actor, claim, salt)
+	err = conn.SendBatch(ctx, batch).Close()
+	if pgCode(err) == pgExclusionViolation {
+		// The insert alone is undone, then the transaction ends: the lock
+		// is released before anyone computes alternatives.
+		if err := conn.SendBatch(ctx, rollbackToBook()).Close(); err != nil {
+			return nil, fmt.Errorf("book: %w", err)
 		}
-		if _, err := conn.Exec(ctx, `COMMIT`); err != nil {
-			return nil, fmt.Errorf("book: commit: %w", err)
-		}
+		tx.open = false
+		return nil, errTaken
+	}
+	if err != nil {
+		return nil, fmt.Errorf("book: %w", err)
+	}
+	if actor.Kind == ActorClient {
+		actor.ID = b.ClientID
+	}
+	if err := s.enqueueChange(ctx, &connTx{conn: conn.Conn()}, b, EventCreated, actor, nil); err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, `COMMIT`); err != nil {
+		return nil, fmt.Errorf("book: commit: %w", err)
 	}
 	tx.open = false
 	b.UpdatedAt = b.CreatedAt
 	b.ManageToken = token
+	return b, nil
+}
+
+// rollbackToBook undoes the refused insert, then ends the transaction.
+func rollbackToBook() *pgx.Batch {
+	b := &pgx.Batch{}
+	b.Queue(`ROLLBACK TO SAVEPOINT book`)
+	b.Queue(`ROLLBACK`)
+	return b
+}
+
+// replay answers a request whose idempotency key was used before: the first
+// request's booking, with the same manage token.
+func (s *Service) replay(ctx context.Context, q querier, claim *keyClaim, salonID int64) (*Booking, error) {
+	res, err := claim.prior(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	b, err := getBooking(ctx, q, salonID, res.BookingID)
+	if err != nil {
+		return nil, err
+	}
+	if len(res.TokenSalt) > 0 {
+		b.ManageToken = claim.token(res.TokenSalt)
+	}
 	return b, nil
 }
 
@@ -296,15 +394,18 @@ func (t *pipelinedTx) rollback(ctx context.Context) {
 	t.open = false
 }
 
-// queueBookContext queues the master's lock and, after it, the read of the
-// salon's catalogue version and of the master's shifts around at; the result
-// is filled in when the batch is read, and completed by resolve.
-func queueBookContext(batch *pgx.Batch, salonID, masterID int64, at time.Time) *bookContext {
+// queueBookContext queues the read of the salon's catalogue version, of the
+// master's shifts around at and of whether an active booking (other than
+// exclude) covers at; the result is filled in when the batch is read, and
+// completed by resolve. The master's lock must be taken before it.
+func queueBookContext(batch *pgx.Batch, salonID, masterID int64, at time.Time, exclude int64) *bookContext {
 	bc := &bookContext{}
-	batch.Queue(lockMasterSQL, masterID)
 	batch.Queue(`
 		SELECT s.catalog_version, COALESCE(sh.starts, '{}'), COALESCE(sh.ends, '{}'),
-		       COALESCE(sh.break_starts, '{}'), COALESCE(sh.break_ends, '{}')
+		       COALESCE(sh.break_starts, '{}'), COALESCE(sh.break_ends, '{}'),
+		       EXISTS (SELECT 1 FROM bookings WHERE salon_id = $1 AND master_id = $2 AND status IN ('pending', 'confirmed')
+		               AND tstzrange(starts_at, booking_slot_end(starts_at, duration_min + buffer_min)) @> $3::timestamptz
+		               AND id <> $4)
 		FROM salons s
 		LEFT JOIN LATERAL (
 		    SELECT array_agg(starts_at) AS starts, array_agg(ends_at) AS ends,
@@ -312,10 +413,10 @@ func queueBookContext(batch *pgx.Batch, salonID, masterID int64, at time.Time) *
 		    FROM shifts WHERE salon_id = s.id AND master_id = $2 AND ends_at > $3
 		      AND starts_at <= $3 AND starts_at > $3::timestamptz - interval '24 hours'
 		) sh ON true
-		WHERE s.id = $1`, salonID, masterID, at).QueryRow(func(row pgx.Row) error {
+		WHERE s.id = $1`, salonID, masterID, at, exclude).QueryRow(func(row pgx.Row) error {
 		var starts, ends []time.Time
 		var bstarts, bends []pgtype.Timestamptz
-		if err := row.Scan(&bc.version, &starts, &ends, &bstarts, &bends); err != nil {
+		if err := row.Scan(&bc.version, &starts, &ends, &bstarts, &bends, &bc.taken); err != nil {
 			return err
 		}
 		for i := range starts {
@@ -346,35 +447,9 @@ func (s *Service) resolve(ctx context.Context, q querier, bc *bookContext, salon
 	return nil
 }
 
-// bookContext takes the master's lock and reads the booking context in one
-// round trip (two when the catalogue must be reloaded).
-func (s *Service) bookContext(ctx context.Context, q querier, salonID, serviceID, masterID int64, at time.Time) (*bookContext, error) {
-	batch := &pgx.Batch{}
-	bc := queueBookContext(batch, salonID, masterID, at)
-	if err := bookContextErr(q.SendBatch(ctx, batch).Close(), salonID); err != nil {
-		return nil, err
-	}
-	if err := s.resolve(ctx, q, bc, salonID, serviceID, masterID); err != nil {
-		return nil, err
-	}
-	return bc, nil
-}
-
-// bookContextErr maps the errors of a batch that read a booking context.
-func bookContextErr(err error, salonID int64) error {
-	switch {
-	case err == nil:
-		return nil
-	case isNoRows(err):
-		return fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
-	case pgCode(err) == pgLockNotAvailable:
-		return ErrInProgress
-	}
-	return fmt.Errorf("book: %w", err)
-}
-
-// check applies the booking rules to a start at now.
-func (bc *bookContext) check(at time.Time, src Source, public bool, now time.Time) error {
+// check applies the booking rules to a start at now; client rules (grid,
+// notice, horizon) when client is true.
+func (bc *bookContext) check(at time.Time, src Source, client bool, now time.Time) error {
 	switch {
 	case !bc.serviceOK:
 		return unknown("service_id", "no such service")
@@ -390,37 +465,43 @@ func (bc *bookContext) check(at time.Time, src Source, public bool, now time.Tim
 	switch {
 	case at.Before(now):
 		return invalid("starts_at", "is in the past")
-	case public && at.Before(r.earliest):
+	case client && at.Before(r.earliest):
 		return invalid("starts_at", fmt.Sprintf("too soon: book at least %d minutes ahead", bc.salon.MinNoticeMin))
-	case public && !at.Before(r.latest):
+	case client && !at.Before(r.latest):
 		return invalid("starts_at", fmt.Sprintf("too far ahead: book within %d days", bc.salon.HorizonDays))
 	case !slices.ContainsFunc(bc.shifts, func(sh shift) bool { return sh.fits(at, r.dur, 0) }):
 		return invalid("starts_at", "outside the master's working hours")
-	case public && !slices.ContainsFunc(bc.shifts, func(sh shift) bool { return sh.fits(at, r.dur, r.step) }):
+	case client && !slices.ContainsFunc(bc.shifts, func(sh shift) bool { return sh.fits(at, r.dur, r.step) }):
 		return invalid("starts_at", "not one of the offered times")
 	}
 	return nil
 }
 
 // queueInsertBooking queues one statement that finds or creates the client
-// (by Telegram id, then by phone; filling in a missing name, phone or
-// Telegram id, never overwriting one), inserts the booking with its creator,
-// and stores the result for the claimed idempotency key
+// by phone (filling in a missing name, never renaming), joins the caller's
+// identity to it when its phone was verified, inserts the booking with its
+// creator and origin, and stores the result for the claimed idempotency key
 // (when claim is not nil). Reading the batch fills b's ID, ClientID and
 // CreatedAt.
-func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, token string, actor Actor, claim *keyClaim) {
+func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, caller Identity, token string, actor Actor,
+	claim *keyClaim, salt []byte) {
 	var hold *time.Time
 	if !b.HoldExpiresAt.IsZero() {
 		hold = &b.HoldExpiresAt
 	}
-	var client string
-	switch {
-	case c.Phone != "" && c.TelegramID == 0:
-		// A returning client (the common case) costs an index lookup and
-		// no write; a new one is inserted, racing inserts of the same phone
-		// meeting in ON CONFLICT.
-		client = `
-		found AS (SELECT id FROM clients WHERE salon_id = @salon AND phone = @phone AND name <> ''),
+	var tokenH []byte
+	if token != "" {
+		tokenH = tokenHash(token)
+	}
+	var originCh, originRef *string
+	if !b.Origin.IsZero() {
+		ch, ref := string(b.Origin.Channel), b.Origin.ExternalID
+		originCh, originRef = &ch, &ref
+	}
+	// A returning client (the common case) costs an index lookup and no
+	// write; a new one is inserted, racing inserts of the same phone
+	// meeting in ON CONFLICT.
+	sql := `WITH found AS (SELECT id FROM clients WHERE salon_id = @salon AND phone = @phone AND name <> ''),
 		ins AS (
 		    INSERT INTO clients (salon_id, name, phone) SELECT @salon, @name, @phone
 		    WHERE NOT EXISTS (SELECT 1 FROM found)
@@ -428,60 +509,50 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, token strin
 		        name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END
 		    RETURNING id
 		), c AS (SELECT id FROM found UNION ALL SELECT id FROM ins)`
-	case c.Phone != "":
-		client = `
-		tg AS (
-		    UPDATE clients SET
-		        name  = CASE WHEN name = '' THEN @name ELSE name END,
-		        phone = COALESCE(phone, CASE WHEN NOT EXISTS (
-		            SELECT 1 FROM clients o WHERE o.salon_id = @salon AND o.phone = @phone) THEN @phone END)
-		    WHERE salon_id = @salon AND telegram_id = @tg
-		    RETURNING id
-		), ph AS (
-		    INSERT INTO clients (salon_id, name, phone, telegram_id)
-		    SELECT @salon, @name, @phone, NULLIF(@tg, 0) WHERE NOT EXISTS (SELECT 1 FROM tg)
-		    ON CONFLICT (salon_id, phone) WHERE phone IS NOT NULL DO UPDATE SET
-		        name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END,
-		        telegram_id = COALESCE(clients.telegram_id, EXCLUDED.telegram_id)
-		    RETURNING id
-		), c AS (SELECT id FROM tg UNION ALL SELECT id FROM ph)`
-	default:
-		client = `
-		c AS (
-		    INSERT INTO clients (salon_id, name, telegram_id) VALUES (@salon, @name, @tg)
-		    ON CONFLICT (salon_id, telegram_id) WHERE telegram_id IS NOT NULL DO UPDATE SET
-		        name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END
-		    RETURNING id
-		)`
-	}
 	args := pgx.NamedArgs{
 		"salon": b.SalonID, "master": b.MasterID, "service": b.ServiceID, "starts": b.StartsAt,
 		"dur": b.DurationMin, "buffer": b.BufferMin, "status": b.Status, "source": b.Source,
-		"price": b.Price, "deposit": b.Deposit, "hold": hold, "token": tokenHash(token), "notes": b.Notes,
-		"name": c.Name, "phone": c.Phone, "tg": c.TelegramID,
+		"price": b.Price, "deposit": b.Deposit, "hold": hold, "token": tokenH, "notes": b.Notes,
+		"name": c.Name, "phone": c.Phone, "contact": b.ContactName, "origin_ch": originCh, "origin_ref": originRef,
 		"actor_kind": actor.Kind, "actor_id": actor.ID,
 	}
-	keyResult := ""
-	if claim != nil {
-		keyResult = `, k AS (
-		    UPDATE idempotency_keys SET result = jsonb_build_object('booking_id', (SELECT id FROM b), 'manage_token', @plain_token::text)
-		    WHERE salon_id = @salon AND scope = @scope AND key = @key
+	if c.Verified && !caller.IsZero() {
+		// The channel vouched that the phone is the caller's own: the
+		// identity joins (or moves to) this client record.
+		sql += `, idn AS (
+		    INSERT INTO client_identities (salon_id, client_id, channel, external_id, verified_by)
+		    SELECT @salon, id, @id_channel, @id_ref, 'contact' FROM c
+		    ON CONFLICT (salon_id, channel, external_id) DO UPDATE SET
+		        client_id = EXCLUDED.client_id, verified_by = EXCLUDED.verified_by, verified_at = now()
 		)`
-		args["plain_token"], args["scope"], args["key"] = token, claim.scope, claim.key
+		args["id_channel"], args["id_ref"] = caller.Channel, caller.ExternalID
 	}
-	batch.Queue(`WITH `+client+`,
+	sql += `,
 		b AS (
 		    INSERT INTO bookings (salon_id, master_id, service_id, client_id, starts_at, duration_min,
 		                          buffer_min, status, source, price, deposit, hold_expires_at,
-		                          manage_token_hash, notes, created_by_kind, created_by_id)
+		                          manage_token_hash, notes, contact_name, origin_channel, origin_ref,
+		                          created_by_kind, created_by_id)
 		    SELECT @salon, @master, @service, c.id, @starts, @dur, @buffer, @status, @source, @price,
-		           @deposit, @hold, @token, @notes, @actor_kind,
-		           CASE WHEN @actor_kind = 'client' AND @actor_id = 0 THEN c.id ELSE NULLIF(@actor_id, 0) END
+		           @deposit, @hold, @token, @notes, @contact, @origin_ch, @origin_ref, @actor_kind,
+		           CASE WHEN @actor_kind = 'client' THEN c.id ELSE NULLIF(@actor_id, 0) END
 		    FROM c
 		    RETURNING id, client_id, created_at
-		)`+keyResult+`
-		SELECT id, client_id, created_at FROM b`,
-		args).QueryRow(func(row pgx.Row) error { return row.Scan(&b.ID, &b.ClientID, &b.CreatedAt) })
+		)`
+	if claim != nil {
+		sql += `, k AS (
+		    UPDATE idempotency_keys SET result = jsonb_build_object('booking_id', (SELECT id FROM b), 'token_salt', @salt::text)
+		    WHERE salon_id = @salon AND scope = @scope AND key_hash = @key
+		)`
+		var salt64 *string
+		if salt != nil {
+			v := base64.StdEncoding.EncodeToString(salt)
+			salt64 = &v
+		}
+		args["salt"], args["scope"], args["key"] = salt64, claim.scope, keyHash(claim.key)
+	}
+	batch.Queue(sql+` SELECT id, client_id, created_at FROM b`, args).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&b.ID, &b.ClientID, &b.CreatedAt) })
 }
 
 // newToken returns a random manage token (192 bits, URL-safe).
@@ -497,16 +568,21 @@ func tokenHash(token string) []byte {
 }
 
 const bookingColumns = `id, salon_id, master_id, service_id, client_id, starts_at, duration_min, buffer_min,
-	status, source, price, deposit, hold_expires_at, notes, cancel_reason, created_at, updated_at`
+	status, source, price, deposit, hold_expires_at, notes, cancel_reason, contact_name, origin_channel, origin_ref,
+	created_at, updated_at`
 
 func scanBooking(row pgx.Row) (*Booking, error) {
 	var b Booking
 	var hold *time.Time
+	var originCh, originRef *string
 	err := row.Scan(&b.ID, &b.SalonID, &b.MasterID, &b.ServiceID, &b.ClientID, &b.StartsAt, &b.DurationMin,
 		&b.BufferMin, &b.Status, &b.Source, &b.Price, &b.Deposit, &hold, &b.Notes, &b.CancelReason,
-		&b.CreatedAt, &b.UpdatedAt)
+		&b.ContactName, &originCh, &originRef, &b.CreatedAt, &b.UpdatedAt)
 	if err != nil {
 		return nil, err
+	}
+	if originCh != nil && originRef != nil {
+		b.Origin = Identity{Channel: Channel(*originCh), ExternalID: *originRef}
 	}
 	if hold != nil {
 		b.HoldExpiresAt = *hold
@@ -523,48 +599,6 @@ func getBooking(ctx context.Context, q querier, salonID, id int64) (*Booking, er
 		return nil, fmt.Errorf("booking %d: %w", id, err)
 	}
 	return b, nil
-}
-
-// Booking returns a booking of the salon. Errors: ErrNotFound.
-func (s *Service) Booking(ctx context.Context, salonID, id int64) (*Booking, error) {
-	return getBooking(ctx, s.pool, salonID, id)
-}
-
-// BookingByToken returns the booking if token is its manage token (compared
-// in constant time). Errors: ErrNotFound (no such booking, or a wrong token:
-// the two are not told apart).
-func (s *Service) BookingByToken(ctx context.Context, id int64, token string) (*Booking, error) {
-	var hash []byte
-	b, err := scanBooking(scanPrefix{s.pool.QueryRow(ctx, `SELECT `+bookingColumns+`, manage_token_hash
-		FROM bookings WHERE id = $1`, id), []any{&hash}})
-	if isNoRows(err) || (err == nil && (len(hash) == 0 || subtle.ConstantTimeCompare(hash, tokenHash(token)) != 1)) {
-		return nil, fmt.Errorf("booking %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("booking %d: %w", id, err)
-	}
-	return b, nil
-}
-
-// ClientBookings lists a client's bookings that end after since, by start.
-func (s *Service) ClientBookings(ctx context.Context, salonID, clientID int64, since time.Time) ([]Booking, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+bookingColumns+` FROM bookings
-		WHERE salon_id = $1 AND client_id = $2 AND booking_slot_end(starts_at, duration_min) > $3
-		ORDER BY starts_at, id`, salonID, clientID, since)
-	if err != nil {
-		return nil, fmt.Errorf("client bookings: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Booking, error) {
-		b, err := scanBooking(r)
-		if err != nil {
-			return Booking{}, err
-		}
-		return *b, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("client bookings: %w", err)
-	}
-	return out, nil
 }
 
 // prefixed qualifies a comma-separated column list with a table alias.

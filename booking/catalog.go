@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // SalonService is something a salon sells: a haircut, a manicure. (The type is
@@ -22,13 +21,8 @@ type SalonService struct {
 }
 
 func (sv *SalonService) normalize() error {
-	sv.Name = strings.TrimSpace(sv.Name)
 	fe := fieldErrors{}
-	if sv.Name == "" {
-		fe.add("name", "required")
-	} else if len(sv.Name) > 200 {
-		fe.add("name", "too long")
-	}
+	sv.Name = cleanText(fe, "name", sv.Name, MaxTitleLen, oneLine, true)
 	checkRange(fe, "duration_min", sv.DurationMin, 5, 720)
 	checkRange(fe, "buffer_min", sv.BufferMin, 0, 240)
 	if sv.Price < 0 {

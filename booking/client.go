@@ -2,90 +2,44 @@ package booking
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
-	"unicode"
+
+	"github.com/jackc/pgx/v5"
 )
 
-// Client is a person who books.
+// Client is a person who books, as the salon knows them: one record per
+// phone number in a salon.
 type Client struct {
-	ID         int64
-	SalonID    int64
-	Name       string
-	Phone      string // E.164 or empty
-	TelegramID int64  // 0 when unknown
-	Notes      string
+	ID      int64
+	SalonID int64
+	Name    string
+	Phone   string // E.164, or empty
+	Notes   string
 }
 
-// ClientInput identifies the client of a booking: by phone, by Telegram user
-// id, or both. The client record is created on first booking and found again
-// by either key afterwards.
+// ClientInput is who a booking is for, as given with it. The client record
+// is found by phone (or created); a booking never renames an existing
+// record, and the name given is kept on the booking itself.
 type ClientInput struct {
-	Name       string
-	Phone      string
-	TelegramID int64
+	Name  string
+	Phone string
+	// Verified says the caller's chat channel vouched that Phone is the
+	// caller's own (a Telegram contact shared by its owner). Only then does
+	// the caller's identity join the client record: from then on it sees
+	// and may change every booking of that client. A typed phone is never
+	// verified: it books, and reveals nothing.
+	Verified bool
 }
 
-// NormalizePhone returns phone in E.164 (+79991234567). It accepts spaces,
-// dashes, dots and parentheses, a leading +, and the Russian national forms
-// 8XXXXXXXXXX and a bare ten-digit 9XXXXXXXXX.
-func NormalizePhone(phone string) (string, error) {
-	var b strings.Builder
-	plus := false
-	for i, r := range strings.TrimSpace(phone) {
-		switch {
-		case r >= '0' && r <= '9':
-			b.WriteRune(r)
-		case r == '+' && i == 0:
-			plus = true
-		case r == ' ' || r == '-' || r == '(' || r == ')' || r == '.' || unicode.IsSpace(r):
-		default:
-			return "", errors.New("a phone number has only digits, spaces, dashes and a leading +")
-		}
+// normalize checks and cleans the input for a salon in region; fields are
+// named with prefix.
+func (c *ClientInput) normalize(fe fieldErrors, prefix, region string) {
+	c.Name = cleanText(fe, prefix+"name", c.Name, MaxNameLen, oneLine, true)
+	p, err := NormalizePhone(c.Phone, region)
+	if err != nil {
+		fe.add(prefix+"phone", err.Error())
 	}
-	d := b.String()
-	switch {
-	case plus:
-	case len(d) == 11 && d[0] == '8':
-		d = "7" + d[1:]
-	case len(d) == 11 && d[0] == '7':
-	case len(d) == 10 && d[0] == '9':
-		d = "7" + d
-	default:
-		return "", errors.New("use the international format, like +7 999 123-45-67")
-	}
-	if len(d) < 8 || len(d) > 15 || d[0] == '0' {
-		return "", errors.New("use the international format, like +7 999 123-45-67")
-	}
-	return "+" + d, nil
-}
-
-// normalize checks and cleans the input; fields are named with prefix.
-func (c *ClientInput) normalize(fe fieldErrors, prefix string) {
-	c.Name = strings.TrimSpace(c.Name)
-	if len([]rune(c.Name)) > 100 {
-		fe.add(prefix+"name", "too long (100 characters at most)")
-	}
-	if strings.ContainsFunc(c.Name, unicode.IsControl) {
-		fe.add(prefix+"name", "must not contain control characters")
-	}
-	if c.Phone != "" {
-		p, err := NormalizePhone(c.Phone)
-		if err != nil {
-			fe.add(prefix+"phone", err.Error())
-		}
-		c.Phone = p
-	}
-	if c.TelegramID < 0 {
-		fe.add(prefix+"telegram_id", "must be positive")
-	}
-	if c.Phone == "" && c.TelegramID == 0 {
-		fe.add(prefix+"phone", "required")
-	}
-	if c.Name == "" && c.TelegramID == 0 {
-		fe.add(prefix+"name", "required")
-	}
+	c.Phone = p
 }
 
 // Client returns a client of the salon. Errors: ErrNotFound.
@@ -93,21 +47,43 @@ func (s *Service) Client(ctx context.Context, salonID, id int64) (*Client, error
 	return getClient(ctx, s.pool, `salon_id = $1 AND id = $2`, salonID, id)
 }
 
-// ClientByTelegram returns the salon's client with that Telegram user id.
-// Errors: ErrNotFound.
-func (s *Service) ClientByTelegram(ctx context.Context, salonID, telegramID int64) (*Client, error) {
-	return getClient(ctx, s.pool, `salon_id = $1 AND telegram_id = $2`, salonID, telegramID)
+// IdentityClient returns the client that id was proven to be in the salon
+// (its own record: the person behind id shared it). Errors: ErrNotFound.
+func (s *Service) IdentityClient(ctx context.Context, salonID int64, id Identity) (*Client, error) {
+	if !id.valid() {
+		return nil, fmt.Errorf("client: %w", ErrNotFound)
+	}
+	return getClient(ctx, s.pool, `salon_id = $1 AND id = (SELECT client_id FROM client_identities
+		WHERE salon_id = $1 AND channel = $2 AND external_id = $3)`, salonID, id.Channel, id.ExternalID)
 }
 
 func getClient(ctx context.Context, q querier, where string, args ...any) (*Client, error) {
 	var c Client
-	err := q.QueryRow(ctx, `SELECT id, salon_id, name, COALESCE(phone, ''), COALESCE(telegram_id, 0), notes
-		FROM clients WHERE `+where, args...).Scan(&c.ID, &c.SalonID, &c.Name, &c.Phone, &c.TelegramID, &c.Notes)
+	err := q.QueryRow(ctx, `SELECT id, salon_id, name, COALESCE(phone, ''), notes
+		FROM clients WHERE `+where, args...).Scan(&c.ID, &c.SalonID, &c.Name, &c.Phone, &c.Notes)
 	if isNoRows(err) {
 		return nil, fmt.Errorf("client: %w", ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("client: %w", err)
+		return nil, fmt.Errorf("client: %w", dbErr(err))
 	}
 	return &c, nil
+}
+
+// clientIdentities returns the chat identities a client was proven to have.
+func clientIdentities(ctx context.Context, q querier, salonID, clientID int64) ([]Identity, error) {
+	rows, err := q.Query(ctx, `SELECT channel, external_id FROM client_identities
+		WHERE salon_id = $1 AND client_id = $2 ORDER BY channel, external_id`, salonID, clientID)
+	if err != nil {
+		return nil, fmt.Errorf("client identities: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Identity, error) {
+		var id Identity
+		err := r.Scan(&id.Channel, &id.ExternalID)
+		return id, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("client identities: %w", err)
+	}
+	return out, nil
 }

@@ -1,7 +1,10 @@
 package booking
 
 import (
+	"context"
 	"errors"
+	"io"
+	"net"
 	"fmt"
 	"maps"
 	"slices"
@@ -28,6 +31,10 @@ var (
 	ErrForbidden = errors.New("forbidden")
 	// ErrTooLate: past the salon's cancel/reschedule cutoff.
 	ErrTooLate = errors.New("too late")
+	// ErrUnavailable: the request could not be served in time (a lock wait,
+	// a statement or the caller's deadline ran out, or the database is
+	// unreachable). Nothing was written; the same request may be tried again.
+	ErrUnavailable = errors.New("temporarily unavailable")
 )
 
 // Idempotency errors; both unwrap to ErrConflict.
@@ -104,10 +111,48 @@ func (e *SlotTakenError) Unwrap() error { return ErrSlotTaken }
 
 // PostgreSQL error codes the core acts on.
 const (
-	pgExclusionViolation = "23P01"
-	pgUniqueViolation    = "23505"
-	pgLockNotAvailable   = "55P03"
+	pgExclusionViolation  = "23P01"
+	pgUniqueViolation     = "23505"
+	pgForeignKeyViolation = "23503"
+	pgLockNotAvailable    = "55P03"
+	pgQueryCanceled       = "57014" // statement_timeout, or a cancelled query
+	pgDeadlock            = "40P01"
+	pgSerialization       = "40001"
+	pgBadEncoding         = "22021" // invalid byte sequence (a NUL, bad UTF-8)
+	pgUntranslatable      = "22P05"
 )
+
+// dbErr turns the database failures that are not the caller's fault and
+// pass with time (a lock or statement timeout, a deadline, a lost
+// connection) into ErrUnavailable, and text the database cannot store into
+// ErrInvalid; other errors are returned as they are (internal).
+func dbErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	switch pgCode(err) {
+	case pgLockNotAvailable, pgQueryCanceled, pgDeadlock, pgSerialization:
+		return fmt.Errorf("%w (%v)", ErrUnavailable, err)
+	case pgBadEncoding, pgUntranslatable:
+		return &ValidationError{Fields: map[string]string{"input": "contains characters that cannot be stored"}}
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return err // the server answered: a real error
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || pgconn.Timeout(err) ||
+		pgconn.SafeToRetry(err) || isConnError(err) {
+		return fmt.Errorf("%w (%v)", ErrUnavailable, err)
+	}
+	return err
+}
+
+// isConnError reports a failure to reach the server or a connection lost.
+func isConnError(err error) bool {
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
 
 // pgCode returns the SQLSTATE of err, or "".
 func pgCode(err error) string {

@@ -47,7 +47,7 @@ func (f *fixture) at(hhmm string) time.Time { return bookingtest.At(f.salon, f.d
 func (f *fixture) req(m *booking.Master, hhmm string) booking.BookRequest {
 	return booking.BookRequest{
 		SalonID: f.salon.ID, ServiceID: f.svc.ID, MasterID: m.ID, StartsAt: f.at(hhmm),
-		Client: booking.ClientInput{Name: "Client", Phone: bookingtest.Phone()}, Source: booking.SourceWidget,
+		Client: booking.ClientInput{Name: "Client", Phone: bookingtest.Phone()}, Caller: booking.Visitor(),
 	}
 }
 
@@ -143,4 +143,19 @@ func assertReallyFree(t *testing.T, f *fixture, s booking.Slot) {
 	if err != nil {
 		t.Errorf("alternative %v is not free: %v", s, err)
 	}
+}
+
+// admin is a panel user (an admin) of the fixture's salon.
+func (f *fixture) admin(id int64) booking.Caller {
+	return booking.ByStaff(booking.User{ID: id, SalonID: f.salon.ID, Role: booking.RoleAdmin})
+}
+
+// get reads a booking as the system.
+func (f *fixture) get(t *testing.T, id int64) *booking.View {
+	t.Helper()
+	v, err := f.Svc.BookingView(context.Background(), booking.BySystem(), f.salon.ID, id)
+	if err != nil {
+		t.Fatalf("booking %d: %v", id, err)
+	}
+	return v
 }

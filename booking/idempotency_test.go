@@ -47,7 +47,7 @@ func TestIdempotentReplay(t *testing.T) {
 	m2 := f.Master(t, s2, sv2)
 	f.Shift(t, s2, m2, f.day, 1, "10:00", "20:00")
 	r2 := booking.BookRequest{SalonID: s2.ID, ServiceID: sv2.ID, MasterID: m2.ID, StartsAt: f.at("11:00"),
-		Client: r.Client, Source: booking.SourceWidget, IdempotencyKey: "key-1"}
+		Client: r.Client, Caller: booking.Visitor(), IdempotencyKey: "key-1"}
 	if b, err := f.Svc.Book(ctx, r2); err != nil || b.ID == first.ID {
 		t.Fatalf("same key in another salon: %v %v", b, err)
 	}

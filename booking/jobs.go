@@ -4,25 +4,30 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 )
 
 // Background jobs. A change that should tell someone (the client, the
-// master) enqueues its jobs in its own transaction, so a crash can neither
-// lose them nor create them for a change that did not happen. The workers
-// live with the front end that delivers them (the bot).
+// master) enqueues its jobs in its own transaction, whether or not any
+// process runs the workers yet, so a crash can neither lose them nor create
+// them for a change that did not happen. The core's workers decide who is
+// told, on which channels; each chat channel's Notifier (the bot) turns a
+// notice into messages in the transaction that completes the job.
 
-// Events a booking goes through, as NotifyArgs name them.
+// Events a booking goes through, as NotifyArgs and Notice name them.
 const (
 	EventCreated     = "created"
 	EventCancelled   = "cancelled"
 	EventRescheduled = "rescheduled"
 	EventHoldExpired = "hold_expired"
+	EventReminder    = "reminder"
 )
 
 // NotifyArgs asks to tell the people concerned about a change of a booking.
@@ -31,7 +36,11 @@ type NotifyArgs struct {
 	BookingID int64     `json:"booking_id"`
 	Event     string    `json:"event"`
 	Actor     ActorKind `json:"actor"`
-	Source    Source    `json:"source"`
+	// Channel is the channel of the change (not of the booking's creation).
+	Channel Channel `json:"channel"`
+	// By is the chat identity that made the change, if one did: it saw the
+	// result in its own chat and is not told again.
+	By Identity `json:"by,omitzero"`
 	// For a reschedule: where the booking was.
 	FromStartsAt time.Time `json:"from_starts_at,omitzero"`
 	FromMasterID int64     `json:"from_master_id,omitempty"`
@@ -60,17 +69,39 @@ type Jobs interface {
 	InsertManyTx(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
 }
 
-// WithJobs makes the service enqueue notification and reminder jobs with
-// every change of a booking.
-func WithJobs(j Jobs) Option { return func(s *Service) { s.jobs = j } }
+// Role is who a notice is for.
+type Recipient struct {
+	Identity
+	Master bool // the master of the booking, not its client
+}
+
+// Notice is one message to one person on one chat channel.
+type Notice struct {
+	To      Recipient
+	Event   string // EventCreated, ..., EventReminder
+	Booking *View
+	// Change is the job's arguments (for a reschedule, where it was).
+	Change NotifyArgs
+	// Lead is how long before the start a reminder is.
+	Lead time.Duration
+	// Key is unique for this notice: a retried job makes the same keys,
+	// and a notifier queues a key once.
+	Key string
+}
+
+// Notifier delivers the notices of one chat channel. Notify queues the
+// message in tx, the transaction that completes the job: both happen or
+// neither.
+type Notifier interface {
+	Notify(ctx context.Context, tx pgx.Tx, n Notice) error
+}
+
+var channelRE = regexp.MustCompile(`^[a-z][a-z0-9_]{1,31}$`)
 
 // enqueueChange inserts, in tx, the jobs a change of b causes: a
 // notification, and for a new or moved booking its reminders.
 func (s *Service) enqueueChange(ctx context.Context, tx pgx.Tx, b *Booking, event string, actor Actor, from *Booking) error {
-	if s.jobs == nil {
-		return nil
-	}
-	n := NotifyArgs{SalonID: b.SalonID, BookingID: b.ID, Event: event, Actor: actor.Kind, Source: b.Source}
+	n := NotifyArgs{SalonID: b.SalonID, BookingID: b.ID, Event: event, Actor: actor.Kind, Channel: actor.Channel, By: actor.Identity}
 	if from != nil {
 		n.FromStartsAt, n.FromMasterID = from.StartsAt, from.MasterID
 	}
@@ -89,9 +120,141 @@ func (s *Service) enqueueChange(ctx context.Context, tx pgx.Tx, b *Booking, even
 	return nil
 }
 
+// recipients returns who hears about booking b: its client on every chat
+// identity proven to be theirs and on the identity that made the booking;
+// with masters, its master (and masterFrom, when not 0) on theirs.
+func recipients(ctx context.Context, q querier, b *Booking, masters bool, masterFrom int64) ([]Recipient, error) {
+	ids, err := clientIdentities(ctx, q, b.SalonID, b.ClientID)
+	if err != nil {
+		return nil, err
+	}
+	var out []Recipient
+	seen := map[Identity]bool{}
+	for _, id := range append([]Identity{b.Origin}, ids...) {
+		if !id.IsZero() && !seen[id] {
+			seen[id] = true
+			out = append(out, Recipient{Identity: id})
+		}
+	}
+	if !masters {
+		return out, nil
+	}
+	rows, err := q.Query(ctx, `SELECT channel, external_id FROM master_identities
+		WHERE salon_id = $1 AND master_id IN ($2, $3) ORDER BY master_id, channel, external_id`, b.SalonID, b.MasterID, masterFrom)
+	if err != nil {
+		return nil, fmt.Errorf("master identities: %w", err)
+	}
+	ms, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Recipient, error) {
+		rc := Recipient{Master: true}
+		err := r.Scan(&rc.Channel, &rc.ExternalID)
+		return rc, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("master identities: %w", err)
+	}
+	return append(out, ms...), nil
+}
+
+// deliver hands the notices to their channels' notifiers and completes the
+// job, in one transaction.
+func (s *Service) deliver(ctx context.Context, notices []Notice, complete func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, n := range notices {
+			nt, ok := s.notifiers[n.To.Channel]
+			if !ok {
+				continue // no front end delivers this channel here
+			}
+			if err := nt.Notify(ctx, tx, n); err != nil {
+				return fmt.Errorf("notify %s: %w", n.To.Identity, err)
+			}
+		}
+		return complete(tx)
+	})
+}
+
+// view reads a booking for a job (as the system).
+func (s *Service) view(ctx context.Context, salonID, bookingID int64) (*View, error) {
+	return s.BookingView(ctx, BySystem(), salonID, bookingID)
+}
+
+type notifyWorker struct {
+	river.WorkerDefaults[NotifyArgs]
+	s *Service
+}
+
+// Work tells the client (on each identity except the one that made the
+// change) and the masters concerned about a change.
+func (w *notifyWorker) Work(ctx context.Context, job *river.Job[NotifyArgs]) error {
+	a := job.Args
+	v, err := w.s.view(ctx, a.SalonID, a.BookingID)
+	if errors.Is(err, ErrNotFound) {
+		return nil // gone: nothing to tell
+	}
+	if err != nil {
+		return err
+	}
+	to, err := recipients(ctx, w.s.pool, &v.Booking, true, a.FromMasterID)
+	if err != nil {
+		return err
+	}
+	var notices []Notice
+	for i, rc := range to {
+		if !rc.Master && rc.Identity == a.By {
+			continue
+		}
+		notices = append(notices, Notice{To: rc, Event: a.Event, Booking: v, Change: a, Key: fmt.Sprintf("job:%d:%d", job.ID, i)})
+	}
+	return w.s.deliver(ctx, notices, func(tx pgx.Tx) error {
+		_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
+		return err
+	})
+}
+
+type reminderWorker struct {
+	river.WorkerDefaults[ReminderArgs]
+	s *Service
+}
+
+// Work reminds the client of a booking that is still on at the time the
+// reminder was made for. It waits for the service's clock: a reminder due
+// later snoozes; one that comes much later than due (the booking was made
+// at short notice, or the jobs were down) would say the wrong thing and is
+// dropped.
+func (w *reminderWorker) Work(ctx context.Context, job *river.Job[ReminderArgs]) error {
+	a := job.Args
+	now := w.s.now()
+	if due := a.StartsAt.Add(-a.Lead); now.Before(due.Add(-time.Minute)) {
+		return river.JobSnooze(due.Sub(now))
+	}
+	v, err := w.s.view(ctx, a.SalonID, a.BookingID)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var notices []Notice
+	stale := now.After(a.StartsAt.Add(-a.Lead / 2))
+	if v.Status.Active() && v.StartsAt.Equal(a.StartsAt) && !stale {
+		to, err := recipients(ctx, w.s.pool, &v.Booking, false, 0)
+		if err != nil {
+			return err
+		}
+		for i, rc := range to {
+			notices = append(notices, Notice{To: rc, Event: EventReminder, Booking: v, Lead: a.Lead, Key: fmt.Sprintf("job:%d:%d", job.ID, i)})
+		}
+	}
+	return w.s.deliver(ctx, notices, func(tx pgx.Tx) error {
+		_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
+		return err
+	})
+}
+
 // connTx is the pgx.Tx of a transaction Book drives by hand on a connection
-// (BEGIN and COMMIT travel in its batches), so that job inserts can join it.
-// Begin makes savepoints, as pgx's own pseudo-nested transactions do.
+// (BEGIN and COMMIT travel in its batches, which is what makes a booking
+// cost few round trips), so that job inserts can join it. Begin makes
+// savepoints, as pgx's own pseudo-nested transactions do; the outer
+// transaction is committed and rolled back by Book.
 type connTx struct {
 	conn  *pgx.Conn
 	depth int
@@ -186,8 +349,11 @@ func (w *pruneKeysWorker) Work(ctx context.Context, _ *river.Job[PruneKeysArgs])
 	return err
 }
 
-// AddWorkers registers the core's workers.
+// AddWorkers registers the core's workers: notifications and reminders
+// (delivered through the service's notifiers), hold expiry, key pruning.
 func AddWorkers(w *river.Workers, s *Service) {
+	river.AddWorker(w, &notifyWorker{s: s})
+	river.AddWorker(w, &reminderWorker{s: s})
 	river.AddWorker(w, &expireHoldsWorker{s: s})
 	river.AddWorker(w, &pruneKeysWorker{s: s})
 }
@@ -201,7 +367,3 @@ func PeriodicJobs() []*river.PeriodicJob {
 			func() (river.JobArgs, *river.InsertOpts) { return PruneKeysArgs{}, nil }, nil),
 	}
 }
-
-// UseJobs sets the job inserter after construction (the workers need the
-// service first). Call it before the service serves requests.
-func (s *Service) UseJobs(j Jobs) { s.jobs = j }

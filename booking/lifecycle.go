@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,44 +13,48 @@ import (
 
 // CancelRequest asks to cancel a booking.
 type CancelRequest struct {
+	// SalonID, when not 0, is the salon the booking must be in.
 	SalonID   int64
 	BookingID int64
-	Actor     Actor
+	Caller    Caller
 	Reason    string
 }
 
 // Cancel cancels an active booking, freeing its time. Cancelling a cancelled
-// booking returns it unchanged. A client may cancel only their own booking
-// and only before the salon's cutoff.
-// Errors: ErrNotFound, ErrInvalid (actor), ErrForbidden (another client's
-// booking), ErrTooLate (past the cutoff), ErrConflict (completed or no-show).
+// booking returns it unchanged. The caller's credential decides whether they
+// may (see Caller); clients only before the salon's cutoff.
+// Errors: ErrNotFound (no such booking, or not one the caller may see),
+// ErrInvalid, ErrTooLate (past the cutoff), ErrConflict (completed or
+// no-show), ErrUnavailable.
 func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error) {
-	if !r.Actor.valid() {
-		return nil, invalid("actor", "unknown actor")
+	if err := r.Caller.check(); err != nil {
+		return nil, err
 	}
-	r.Reason = strings.TrimSpace(r.Reason)
-	if len([]rune(r.Reason)) > 500 {
-		return nil, invalid("reason", "too long (500 characters at most)")
+	fe := fieldErrors{}
+	r.Reason = cleanText(fe, "reason", r.Reason, MaxReasonLen, multiLine, false)
+	if err := fe.err(); err != nil {
+		return nil, err
 	}
 	now := s.now()
 	var out *Booking
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		b, salon, err := lockBooking(ctx, tx, r.SalonID, r.BookingID, 0)
+		b, salon, err := lockBooking(ctx, tx, r.Caller, r.SalonID, r.BookingID, 0)
 		if err != nil {
 			return err
 		}
-		if err := mayChange(b, salon, r.Actor, now); err != nil {
-			if b.Status == StatusCancelled {
-				out = b
-				return nil
-			}
+		if b.Status == StatusCancelled {
+			out = b
+			return nil
+		}
+		if err := mayChange(b, salon, r.Caller, now); err != nil {
 			return err
 		}
-		out, err = setStatus(ctx, tx, b, StatusCancelled, r.Reason, r.Actor, "cancelled", map[string]any{"reason": r.Reason})
+		actor := r.Caller.actor(b)
+		out, err = setStatus(ctx, tx, b, StatusCancelled, r.Reason, actor, "cancelled", map[string]any{"reason": r.Reason})
 		if err != nil {
 			return err
 		}
-		return s.enqueueChange(ctx, tx, out, EventCancelled, r.Actor, nil)
+		return s.enqueueChange(ctx, tx, out, EventCancelled, actor, nil)
 	})
 	return out, err
 }
@@ -58,25 +62,28 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 // RescheduleRequest asks to move a booking to another time, and optionally
 // to another master who does the service.
 type RescheduleRequest struct {
+	// SalonID, when not 0, is the salon the booking must be in.
 	SalonID   int64
 	BookingID int64
 	StartsAt  time.Time
 	MasterID  int64 // 0: the same master
-	Actor     Actor
+	Caller    Caller
 }
 
 // Reschedule moves an active booking. It is atomic: when the new time is
 // taken the booking keeps its old time and the error offers alternatives
-// (which count the booking's own old time as free). Moving between masters
-// locks both in ascending id order. Clients are held to the cutoff (on the
-// old time) and to the grid, notice and horizon (on the new one).
-// Errors: ErrNotFound, ErrInvalid, ErrForbidden, ErrTooLate, ErrConflict
-// (not active), *SlotTakenError.
+// (which count the booking's own old time as free), computed after the
+// locks are released. Moving between masters locks both at once, in
+// ascending id order, and takes the new master's price (and the service's
+// current deposit and buffer). Clients are held to the cutoff (on the old
+// time) and to the grid, notice and horizon (on the new one).
+// Errors: ErrNotFound, ErrInvalid, ErrTooLate, ErrConflict (not active),
+// *SlotTakenError, ErrUnavailable.
 func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking, error) {
-	fe := fieldErrors{}
-	if !r.Actor.valid() {
-		fe.add("actor", "unknown actor")
+	if err := r.Caller.check(); err != nil {
+		return nil, err
 	}
+	fe := fieldErrors{}
 	if r.StartsAt.IsZero() {
 		fe.add("starts_at", "required")
 	} else if r.StartsAt.Second() != 0 || r.StartsAt.Nanosecond() != 0 {
@@ -89,44 +96,58 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		return nil, err
 	}
 	now := s.now()
-	var out *Booking
+	var out, old *Booking
+	master := r.MasterID
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		b, salon, err := lockBooking(ctx, tx, r.SalonID, r.BookingID, r.MasterID)
+		b, salon, err := lockBooking(ctx, tx, r.Caller, r.SalonID, r.BookingID, r.MasterID)
 		if err != nil {
 			return err
 		}
-		if err := mayChange(b, salon, r.Actor, now); err != nil {
+		old = b
+		if err := mayChange(b, salon, r.Caller, now); err != nil {
 			return err
 		}
-		master := cmp.Or(r.MasterID, b.MasterID)
+		master = cmp.Or(r.MasterID, b.MasterID)
 		if master == b.MasterID && r.StartsAt.Equal(b.StartsAt) {
 			out = b
 			return nil
 		}
-		// The master lock is already held: bookContext takes it again (a
-		// no-op for a lock this transaction holds).
-		bc, err := s.bookContext(ctx, tx, r.SalonID, b.ServiceID, master, r.StartsAt)
-		if err != nil {
-			return err
-		}
-		public := r.Actor.Kind == ActorClient
-		if err := bc.check(r.StartsAt, SourcePanel, public, now); err != nil {
-			return err
-		}
-		details, _ := json.Marshal(map[string]any{
-			"from": b.StartsAt, "to": r.StartsAt, "from_master_id": b.MasterID, "to_master_id": master})
+		// The masters' locks are held: read the new master's context.
 		batch := &pgx.Batch{}
+		bc := queueBookContext(batch, b.SalonID, master, r.StartsAt, b.ID)
+		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+			return fmt.Errorf("reschedule: %w", err)
+		}
+		if err := s.resolve(ctx, tx, bc, b.SalonID, b.ServiceID, master); err != nil {
+			return err
+		}
+		if err := bc.check(r.StartsAt, SourcePanel, r.Caller.client(), now); err != nil {
+			return err
+		}
+		if bc.taken {
+			return errTaken
+		}
+		price, deposit, buffer := b.Price, b.Deposit, b.BufferMin
+		if master != b.MasterID {
+			price, deposit, buffer = bc.price, bc.svc.Deposit, bc.svc.BufferMin
+		}
+		actor := r.Caller.actor(b)
+		details, _ := json.Marshal(actor.details(map[string]any{
+			"from": b.StartsAt, "to": r.StartsAt, "from_master_id": b.MasterID, "to_master_id": master}))
+		batch = &pgx.Batch{}
 		batch.Queue(`SAVEPOINT reschedule`)
 		batch.Queue(`
 			WITH b AS (
-			    UPDATE bookings SET starts_at = $3, master_id = $4, duration_min = $5, updated_at = now()
+			    UPDATE bookings SET starts_at = $3, master_id = $4, duration_min = $5, price = $6, deposit = $7,
+			           buffer_min = $8, updated_at = now()
 			    WHERE salon_id = $1 AND id = $2
 			    RETURNING `+bookingColumns+`
 			), e AS (
-			    INSERT INTO booking_events (salon_id, booking_id, action, actor_kind, actor_id, details)
-			    SELECT $1, id, 'rescheduled', $6, $7, $8 FROM b
+			    INSERT INTO booking_events (salon_id, booking_id, action, actor_kind, actor_id, channel, details)
+			    SELECT $1, id, 'rescheduled', $9, $10, $11, $12 FROM b
 			)
-			SELECT * FROM b`, r.SalonID, b.ID, r.StartsAt, master, bc.durationMin, r.Actor.Kind, r.Actor.dbID(), details,
+			SELECT * FROM b`, b.SalonID, b.ID, r.StartsAt, master, bc.durationMin, price, deposit, buffer,
+			actor.Kind, actor.dbID(), actor.Channel, details,
 		).QueryRow(func(row pgx.Row) error {
 			nb, err := scanBooking(row)
 			out = nb
@@ -134,53 +155,58 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		})
 		err = tx.SendBatch(ctx, batch).Close()
 		if pgCode(err) == pgExclusionViolation {
+			// The update alone is undone; the transaction then ends and
+			// releases the locks before alternatives are computed.
 			if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT reschedule`); err != nil {
 				return fmt.Errorf("reschedule: %w", err)
 			}
-			alts, err := alternatives(ctx, tx, &bc.salon, &bc.svc, master, r.StartsAt, now, b.ID)
-			if err != nil {
-				return err
-			}
-			return &SlotTakenError{Alternatives: alts}
+			return errTaken
 		}
 		if err != nil {
 			return fmt.Errorf("reschedule: %w", err)
 		}
-		return s.enqueueChange(ctx, tx, out, EventRescheduled, r.Actor, b)
+		return s.enqueueChange(ctx, tx, out, EventRescheduled, actor, b)
 	})
+	if errors.Is(err, errTaken) {
+		alts, err := s.alternatives(ctx, old.SalonID, old.ServiceID, master, r.StartsAt, now, old.ID)
+		if err != nil {
+			return nil, err
+		}
+		return nil, &SlotTakenError{Alternatives: alts}
+	}
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// MarkCompleted records that a confirmed booking took place. Only admins and
+// MarkCompleted records that a confirmed booking took place. Only staff and
 // the system may, and only once it has started. Marking it again is a no-op.
-// Errors: ErrNotFound, ErrForbidden, ErrConflict (not confirmed, or not started).
-func (s *Service) MarkCompleted(ctx context.Context, salonID, bookingID int64, actor Actor) (*Booking, error) {
-	return s.markOutcome(ctx, salonID, bookingID, actor, StatusCompleted)
+// Errors: ErrNotFound, ErrForbidden (a client), ErrConflict (not confirmed,
+// or not started).
+func (s *Service) MarkCompleted(ctx context.Context, caller Caller, bookingID int64) (*Booking, error) {
+	return s.markOutcome(ctx, caller, bookingID, StatusCompleted)
 }
 
 // MarkNoShow records that the client did not come. Same rules as MarkCompleted.
-func (s *Service) MarkNoShow(ctx context.Context, salonID, bookingID int64, actor Actor) (*Booking, error) {
-	return s.markOutcome(ctx, salonID, bookingID, actor, StatusNoShow)
+func (s *Service) MarkNoShow(ctx context.Context, caller Caller, bookingID int64) (*Booking, error) {
+	return s.markOutcome(ctx, caller, bookingID, StatusNoShow)
 }
 
-func (s *Service) markOutcome(ctx context.Context, salonID, bookingID int64, actor Actor, to Status) (*Booking, error) {
-	if !actor.valid() {
-		return nil, invalid("actor", "unknown actor")
-	}
-	if actor.Kind == ActorClient {
-		return nil, fmt.Errorf("clients cannot mark a booking %s: %w", to, ErrForbidden)
+func (s *Service) markOutcome(ctx context.Context, caller Caller, bookingID int64, to Status) (*Booking, error) {
+	if err := caller.check(); err != nil {
+		return nil, err
 	}
 	now := s.now()
 	var out *Booking
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		b, _, err := lockBooking(ctx, tx, salonID, bookingID, 0)
+		b, _, err := lockBooking(ctx, tx, caller, 0, bookingID, 0)
 		if err != nil {
 			return err
 		}
 		switch {
+		case caller.client():
+			return fmt.Errorf("clients cannot mark a booking %s: %w", to, ErrForbidden)
 		case b.Status == to:
 			out = b
 			return nil
@@ -189,7 +215,7 @@ func (s *Service) markOutcome(ctx context.Context, salonID, bookingID int64, act
 		case now.Before(b.StartsAt):
 			return fmt.Errorf("booking %d has not started yet: %w", b.ID, ErrConflict)
 		}
-		out, err = setStatus(ctx, tx, b, to, "", actor, string(to), nil)
+		out, err = setStatus(ctx, tx, b, to, "", caller.actor(b), string(to), nil)
 		return err
 	})
 	return out, err
@@ -227,66 +253,97 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// lockBooking takes the lock of the booking's master (and of extraMaster,
-// when not 0, in ascending order) and then reads the booking FOR UPDATE. A
-// booking moved to another master between the first read and the lock is
-// read again.
-func lockBooking(ctx context.Context, tx pgx.Tx, salonID, bookingID, extraMaster int64) (*Booking, *Salon, error) {
-	salon, err := getSalon(ctx, tx, salonID)
+// grantsSQL reads, for booking b, what callers may hold: the hash of its
+// manage token, and whether the identity ($ch, $ref) was proven to be its
+// client's.
+const grantsSQL = `b.manage_token_hash,
+	EXISTS (SELECT 1 FROM client_identities ci WHERE ci.salon_id = b.salon_id AND ci.client_id = b.client_id
+	        AND ci.channel = @ch AND ci.external_id = @ref)`
+
+// lockBooking finds a booking the caller may change, takes the lock of its
+// master (and of extraMaster, when not 0: both at once, ascending), and
+// reads it FOR UPDATE with its salon. A caller without a credential for it
+// gets ErrNotFound before any lock is taken. A booking moved to another
+// master between the first read and the lock makes the whole transaction
+// start again (errRetry), so locks are only ever taken in one order.
+func lockBooking(ctx context.Context, tx pgx.Tx, caller Caller, salonID, bookingID, extraMaster int64) (*Booking, *Salon, error) {
+	b, g, err := readBooking(ctx, tx, caller, salonID, bookingID, "")
 	if err != nil {
 		return nil, nil, err
 	}
-	for range 5 {
-		var master int64
-		err := tx.QueryRow(ctx, `SELECT master_id FROM bookings WHERE salon_id = $1 AND id = $2`, salonID, bookingID).Scan(&master)
-		if isNoRows(err) {
-			return nil, nil, fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("booking %d: %w", bookingID, err)
-		}
-		ids := []int64{master}
-		if extraMaster != 0 && extraMaster != master {
-			ids = append(ids, extraMaster)
-		}
-		if err := lockMasters(ctx, tx, ids...); err != nil {
-			return nil, nil, err
-		}
-		b, err := scanBooking(tx.QueryRow(ctx, `SELECT `+bookingColumns+` FROM bookings
-			WHERE salon_id = $1 AND id = $2 FOR UPDATE`, salonID, bookingID))
-		if err != nil {
-			return nil, nil, fmt.Errorf("booking %d: %w", bookingID, err)
-		}
-		if b.MasterID == master {
-			return b, salon, nil
-		}
+	if !caller.may(b, g) {
+		return nil, nil, fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
 	}
-	return nil, nil, fmt.Errorf("booking %d keeps moving between masters: %w", bookingID, ErrConflict)
+	ids := []int64{b.MasterID}
+	if extraMaster != 0 && extraMaster != b.MasterID {
+		ids = append(ids, extraMaster)
+	}
+	if err := lockMasters(ctx, tx, ids...); err != nil {
+		return nil, nil, err
+	}
+	locked, g, err := readBooking(ctx, tx, caller, salonID, bookingID, "FOR UPDATE OF b")
+	if err != nil {
+		return nil, nil, err
+	}
+	if locked.MasterID != b.MasterID {
+		return nil, nil, errRetry
+	}
+	if !caller.may(locked, g) {
+		return nil, nil, fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
+	}
+	salon, err := getSalon(ctx, tx, locked.SalonID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return locked, salon, nil
 }
 
-// mayChange checks that actor may cancel or reschedule b now.
-func mayChange(b *Booking, salon *Salon, actor Actor, now time.Time) error {
-	if actor.Kind == ActorClient && actor.ID != b.ClientID {
-		return fmt.Errorf("booking %d belongs to another client: %w", b.ID, ErrForbidden)
+// readBooking reads a booking (in salonID, when not 0) with its grants for
+// the caller; lock is "" or a locking clause.
+func readBooking(ctx context.Context, q querier, caller Caller, salonID, bookingID int64, lock string) (*Booking, grants, error) {
+	var g grants
+	b, err := scanBooking(scanPrefix{q.QueryRow(ctx, `SELECT `+prefixed("b.", bookingColumns)+`, `+grantsSQL+`
+		FROM bookings b WHERE b.id = @id AND (@salon = 0 OR b.salon_id = @salon) `+lock,
+		pgx.NamedArgs{"id": bookingID, "salon": salonID, "ch": caller.identity.Channel, "ref": caller.identity.ExternalID}),
+		[]any{&g.tokenHash, &g.verified}})
+	if isNoRows(err) {
+		return nil, g, fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
 	}
+	if err != nil {
+		return nil, g, fmt.Errorf("booking %d: %w", bookingID, err)
+	}
+	g.origin = b.Origin
+	return b, g, nil
+}
+
+// mayChange checks that the caller may cancel or reschedule b now: it must
+// be active, and clients are held to the salon's cutoff.
+func mayChange(b *Booking, salon *Salon, caller Caller, now time.Time) error {
 	if !b.Status.Active() {
 		return fmt.Errorf("booking %d is %s: %w", b.ID, b.Status, ErrConflict)
 	}
-	if actor.Kind == ActorClient {
-		cutoff := b.StartsAt.Add(-time.Duration(salon.CutoffHours) * time.Hour)
-		if now.After(cutoff) {
-			return fmt.Errorf("changes close %d hours before the start: %w", salon.CutoffHours, ErrTooLate)
-		}
+	if caller.client() && !now.Before(salon.ChangeableUntil(b)) {
+		return fmt.Errorf("changes close %d hours before the start: %w", salon.CutoffHours, ErrTooLate)
 	}
 	return nil
+}
+
+// ChangeableUntil is when clients can no longer cancel or move b themselves:
+// the salon's cutoff before its start.
+func (s *Salon) ChangeableUntil(b *Booking) time.Time {
+	return b.StartsAt.Add(-time.Duration(s.CutoffHours) * time.Hour)
+}
+
+// ClientMayChange reports whether the client may still cancel or move b
+// themselves at now: it is active and the cutoff has not passed.
+func (s *Salon) ClientMayChange(b *Booking, now time.Time) bool {
+	return b.Status.Active() && now.Before(s.ChangeableUntil(b))
 }
 
 // setStatus moves b to status and records the event.
 func setStatus(ctx context.Context, tx pgx.Tx, b *Booking, to Status, reason string, actor Actor, action string,
 	details map[string]any) (*Booking, error) {
-	if details == nil {
-		details = map[string]any{}
-	}
+	details = actor.details(details)
 	details["from"] = b.Status
 	dj, _ := json.Marshal(details)
 	out, err := scanBooking(tx.QueryRow(ctx, `
@@ -296,10 +353,10 @@ func setStatus(ctx context.Context, tx pgx.Tx, b *Booking, to Status, reason str
 		    WHERE salon_id = $1 AND id = $2
 		    RETURNING `+bookingColumns+`
 		), e AS (
-		    INSERT INTO booking_events (salon_id, booking_id, action, actor_kind, actor_id, details)
-		    SELECT $1, id, $5, $6, $7, $8 FROM b
+		    INSERT INTO booking_events (salon_id, booking_id, action, actor_kind, actor_id, channel, details)
+		    SELECT $1, id, $5, $6, $7, $8, $9 FROM b
 		)
-		SELECT * FROM b`, b.SalonID, b.ID, to, reason, action, actor.Kind, actor.dbID(), dj))
+		SELECT * FROM b`, b.SalonID, b.ID, to, reason, action, actor.Kind, actor.dbID(), actor.Channel, dj))
 	if err != nil {
 		return nil, fmt.Errorf("booking %d: set %s: %w", b.ID, to, err)
 	}

@@ -14,7 +14,6 @@ type Master struct {
 	SalonID    int64
 	Name       string
 	Phone      string // E.164 or empty
-	TelegramID int64  // 0 when not linked
 	Active     bool
 	ServiceIDs []int64 // services this master does
 }
@@ -29,13 +28,14 @@ type Offer struct {
 // CreateMaster adds an active master who does the given services.
 // Errors: ErrNotFound (salon), ErrInvalid (a field; unknown service ids).
 func (s *Service) CreateMaster(ctx context.Context, salonID int64, in Master, offers ...Offer) (*Master, error) {
-	in.Name = strings.TrimSpace(in.Name)
-	fe := fieldErrors{}
-	if in.Name == "" {
-		fe.add("name", "required")
+	salon, err := getSalon(ctx, s.pool, salonID)
+	if err != nil {
+		return nil, err
 	}
-	if in.Phone != "" {
-		p, err := NormalizePhone(in.Phone)
+	fe := fieldErrors{}
+	in.Name = cleanText(fe, "name", in.Name, MaxNameLen, oneLine, true)
+	if strings.TrimSpace(in.Phone) != "" {
+		p, err := NormalizePhone(in.Phone, salon.Country)
 		if err != nil {
 			fe.add("phone", err.Error())
 		}
@@ -45,7 +45,7 @@ func (s *Service) CreateMaster(ctx context.Context, salonID int64, in Master, of
 		return nil, err
 	}
 	in.SalonID, in.Active = salonID, true
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `
 			INSERT INTO masters (salon_id, name, phone) VALUES ($1, $2, NULLIF($3, '')) RETURNING id`,
 			salonID, in.Name, in.Phone).Scan(&in.ID)
@@ -114,7 +114,7 @@ func setOffers(ctx context.Context, q querier, salonID, masterID int64, offers [
 // those who do that service.
 func (s *Service) Masters(ctx context.Context, salonID, serviceID int64) ([]Master, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT m.id, m.salon_id, m.name, COALESCE(m.phone, ''), COALESCE(m.telegram_id, 0), m.active,
+		SELECT m.id, m.salon_id, m.name, COALESCE(m.phone, ''), m.active,
 		       COALESCE(array_agg(ms.service_id ORDER BY ms.service_id) FILTER (WHERE ms.service_id IS NOT NULL), '{}')
 		FROM masters m
 		LEFT JOIN master_services ms ON ms.master_id = m.id
@@ -129,7 +129,7 @@ func (s *Service) Masters(ctx context.Context, salonID, serviceID int64) ([]Mast
 	var out []Master
 	for rows.Next() {
 		var m Master
-		if err := rows.Scan(&m.ID, &m.SalonID, &m.Name, &m.Phone, &m.TelegramID, &m.Active, &m.ServiceIDs); err != nil {
+		if err := rows.Scan(&m.ID, &m.SalonID, &m.Name, &m.Phone, &m.Active, &m.ServiceIDs); err != nil {
 			return nil, fmt.Errorf("masters: %w", err)
 		}
 		out = append(out, m)

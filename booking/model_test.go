@@ -80,7 +80,7 @@ func TestCalendarMatchesModel(t *testing.T) {
 				m, sv, start := drawSlot(rt)
 				want := !model.overlaps(m.ID, start, occupied(sv, start), 0)
 				b, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: start,
-					Client: booking.ClientInput{Name: "C", Phone: bookingtest.Phone()}, Source: booking.SourceWidget})
+					Client: booking.ClientInput{Name: "C", Phone: bookingtest.Phone()}, Caller: booking.Visitor()})
 				switch {
 				case err == nil && want:
 					model[b.ID] = modelBooking{m.ID, start, occupied(sv, start)}
@@ -95,7 +95,7 @@ func TestCalendarMatchesModel(t *testing.T) {
 					return // nothing to cancel yet
 				}
 				id := rapid.SampledFrom(slices.Sorted(maps.Keys(model))).Draw(rt, "booking")
-				if _, err := e.Svc.Cancel(ctx, booking.CancelRequest{SalonID: salon.ID, BookingID: id, Actor: booking.AdminActor(0)}); err != nil {
+				if _, err := e.Svc.Cancel(ctx, booking.CancelRequest{SalonID: salon.ID, BookingID: id, Caller: booking.BySystem()}); err != nil {
 					rt.Fatalf("cancel %d: %v", id, err)
 				}
 				delete(model, id)
@@ -111,7 +111,7 @@ func TestCalendarMatchesModel(t *testing.T) {
 				start := opens.Add(time.Duration(rapid.IntRange(0, last).Draw(rt, "slot")) * 15 * time.Minute)
 				want := !model.overlaps(m.ID, start, occupied(sv, start), id)
 				_, err := e.Svc.Reschedule(ctx, booking.RescheduleRequest{SalonID: salon.ID, BookingID: id, StartsAt: start,
-					MasterID: m.ID, Actor: booking.AdminActor(0)})
+					MasterID: m.ID, Caller: booking.BySystem()})
 				switch {
 				case err == nil && want:
 					model[id] = modelBooking{m.ID, start, occupied(sv, start)}

@@ -211,7 +211,7 @@ func TestCancelFreesSlot(t *testing.T) {
 	if _, err := f.Svc.Book(ctx, f.req(a, "12:00")); !errors.Is(err, booking.ErrSlotTaken) {
 		t.Fatalf("second booking: %v, want ErrSlotTaken", err)
 	}
-	c, err := f.Svc.Cancel(ctx, booking.CancelRequest{SalonID: f.salon.ID, BookingID: b.ID, Actor: booking.AdminActor(0), Reason: "sick"})
+	c, err := f.Svc.Cancel(ctx, booking.CancelRequest{SalonID: f.salon.ID, BookingID: b.ID, Caller: booking.BySystem(), Reason: "sick"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestRaceRescheduleIntoEachOther(t *testing.T) {
 		ids := [2]int64{x.ID, y.ID}
 		errs := race(2, func(i int) error {
 			r := to[i]
-			r.SalonID, r.BookingID, r.Actor = f.salon.ID, ids[i], booking.AdminActor(0)
+			r.SalonID, r.BookingID, r.Caller = f.salon.ID, ids[i], booking.BySystem()
 			_, err := f.Svc.Reschedule(ctx, r)
 			return err
 		})
@@ -272,10 +272,7 @@ func TestRaceRescheduleIntoEachOther(t *testing.T) {
 			}
 		}
 		for _, want := range []*booking.Booking{x, y} {
-			got, err := f.Svc.Booking(ctx, f.salon.ID, want.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := f.get(t, want.ID)
 			if !got.Status.Active() || !got.StartsAt.Equal(want.StartsAt) || got.MasterID != want.MasterID {
 				t.Fatalf("round %d: booking %d changed: %+v", round, want.ID, got)
 			}
@@ -301,7 +298,7 @@ func TestRaceRescheduleChain(t *testing.T) {
 		}{{x.ID, "12:00"}, {y.ID, "10:00"}}
 		errs := race(2, func(i int) error {
 			_, err := f.Svc.Reschedule(ctx, booking.RescheduleRequest{SalonID: f.salon.ID, BookingID: targets[i].id,
-				StartsAt: f.at(targets[i].at), Actor: booking.AdminActor(0)})
+				StartsAt: f.at(targets[i].at), Caller: booking.BySystem()})
 			return err
 		})
 		if errs[0] != nil {

@@ -31,6 +31,9 @@ type Salon struct {
 	Timezone string // IANA name, e.g. Europe/Moscow
 	Currency string // ISO 4217, e.g. RUB
 	Locale   string // ru or en: the default language of the bot and widget
+	// Country (ISO 3166 alpha-2) reads phone numbers written in a national
+	// format; by default the country of Timezone.
+	Country string
 
 	SlotStepMin  int          // grid of offered start times
 	MinNoticeMin int          // clients cannot book sooner than this
@@ -71,8 +74,9 @@ const (
 var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,62}$`)
 
 func (s *Salon) normalize() error {
+	fe := fieldErrors{}
 	s.Slug = strings.TrimSpace(strings.ToLower(s.Slug))
-	s.Name = strings.TrimSpace(s.Name)
+	s.Name = cleanText(fe, "name", s.Name, MaxTitleLen, oneLine, true)
 	s.Timezone = strings.TrimSpace(s.Timezone)
 	s.Currency = strings.ToUpper(strings.TrimSpace(s.Currency))
 	s.Locale = strings.ToLower(strings.TrimSpace(s.Locale))
@@ -82,15 +86,11 @@ func (s *Salon) normalize() error {
 	setDefault(&s.HoldMin, DefaultHoldMin)
 	setDefault(&s.HorizonDays, DefaultHorizonDays)
 	setDefault(&s.RefundPolicy, RefundBeforeCutoff)
+	s.Country = strings.ToUpper(strings.TrimSpace(s.Country))
+	setDefault(&s.Country, cmpOr(CountryOf(s.Timezone), "RU"))
 
-	fe := fieldErrors{}
 	if !slugRE.MatchString(s.Slug) {
 		fe.add("slug", "use 2-63 lowercase latin letters, digits and dashes")
-	}
-	if s.Name == "" {
-		fe.add("name", "required")
-	} else if len(s.Name) > 200 {
-		fe.add("name", "too long")
 	}
 	if s.Timezone == "" || s.Timezone == "Local" || !strings.Contains(s.Timezone, "/") && s.Timezone != "UTC" {
 		fe.add("timezone", "use an IANA time zone like Europe/Moscow")
@@ -101,6 +101,9 @@ func (s *Salon) normalize() error {
 	}
 	if len(s.Currency) != 3 {
 		fe.add("currency", "use a three-letter ISO code like RUB")
+	}
+	if len(s.Country) != 2 || s.Country[0] < 'A' || s.Country[0] > 'Z' || s.Country[1] < 'A' || s.Country[1] > 'Z' {
+		fe.add("country", "use a two-letter ISO code like RU")
 	}
 	if s.Locale != "ru" && s.Locale != "en" {
 		fe.add("locale", "ru or en")
@@ -140,11 +143,11 @@ func (s *Service) CreateSalon(ctx context.Context, in Salon) (*Salon, error) {
 	}
 	err := s.pool.QueryRow(ctx, `
 		INSERT INTO salons (slug, name, timezone, currency, locale, slot_step_min, min_notice_min,
-		                    hold_min, cutoff_hours, horizon_days, refund_policy)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		                    hold_min, cutoff_hours, horizon_days, refund_policy, country)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		RETURNING id`,
 		in.Slug, in.Name, in.Timezone, in.Currency, in.Locale, in.SlotStepMin, in.MinNoticeMin,
-		in.HoldMin, in.CutoffHours, in.HorizonDays, in.RefundPolicy).Scan(&in.ID)
+		in.HoldMin, in.CutoffHours, in.HorizonDays, in.RefundPolicy, in.Country).Scan(&in.ID)
 	if pgCode(err) == pgUniqueViolation {
 		return nil, invalid("slug", "already taken")
 	}
@@ -155,7 +158,7 @@ func (s *Service) CreateSalon(ctx context.Context, in Salon) (*Salon, error) {
 }
 
 const salonColumns = `id, slug, name, timezone, currency, locale, slot_step_min, min_notice_min,
-	hold_min, cutoff_hours, horizon_days, refund_policy`
+	hold_min, cutoff_hours, horizon_days, refund_policy, country`
 
 func scanSalon(row pgx.Row) (*Salon, error) {
 	var s Salon
@@ -171,7 +174,7 @@ func scanSalon(row pgx.Row) (*Salon, error) {
 // dest is where the columns of salonColumns scan to.
 func (s *Salon) dest() []any {
 	return []any{&s.ID, &s.Slug, &s.Name, &s.Timezone, &s.Currency, &s.Locale, &s.SlotStepMin,
-		&s.MinNoticeMin, &s.HoldMin, &s.CutoffHours, &s.HorizonDays, &s.RefundPolicy}
+		&s.MinNoticeMin, &s.HoldMin, &s.CutoffHours, &s.HorizonDays, &s.RefundPolicy, &s.Country}
 }
 
 // resolveZone loads the salon's time zone after a scan.
@@ -202,13 +205,16 @@ func loadLocation(name string) (*time.Location, error) {
 
 // SalonBySlug returns the salon with that slug. Errors: ErrNotFound.
 func (s *Service) SalonBySlug(ctx context.Context, slug string) (*Salon, error) {
-	sal, err := scanSalon(s.pool.QueryRow(ctx, `SELECT `+salonColumns+` FROM salons WHERE slug = $1`,
-		strings.ToLower(strings.TrimSpace(slug))))
+	slug = strings.ToLower(strings.TrimSpace(slug))
+	if !slugRE.MatchString(slug) {
+		return nil, fmt.Errorf("salon %q: %w", slug, ErrNotFound)
+	}
+	sal, err := scanSalon(s.pool.QueryRow(ctx, `SELECT `+salonColumns+` FROM salons WHERE slug = $1`, slug))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("salon %q: %w", slug, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("salon %q: %w", slug, err)
+		return nil, fmt.Errorf("salon %q: %w", slug, dbErr(err))
 	}
 	return sal, nil
 }
@@ -224,7 +230,21 @@ func getSalon(ctx context.Context, q querier, id int64) (*Salon, error) {
 		return nil, fmt.Errorf("salon %d: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("salon %d: %w", id, err)
+		return nil, fmt.Errorf("salon %d: %w", id, dbErr(err))
 	}
 	return sal, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// Window is the days on which clients may book at now: from today to the
+// end of the salon's horizon. Front ends offer days from it and never
+// compute a horizon of their own.
+func (s *Salon) Window(now time.Time) (first Date, days int) {
+	return s.Today(now), s.HorizonDays
 }

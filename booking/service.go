@@ -11,18 +11,24 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"golang.org/x/sync/singleflight"
 )
 
 // Service is the booking core. Every front end (bot, widget, panel, importer)
 // changes a salon's calendar only through its methods. It is safe for
 // concurrent use; run as many replicas as you like against one database.
 type Service struct {
-	pool     *pgxpool.Pool
-	now      func() time.Time
-	log      *slog.Logger
-	catalogs sync.Map // salon id -> *catalog
-	deposits bool     // take deposits online: bookings wait for payment
-	jobs     Jobs     // enqueues notification and reminder jobs; nil: none
+	pool      *pgxpool.Pool
+	now       func() time.Time
+	log       *slog.Logger
+	catalogs  sync.Map // salon id -> *catalog
+	deposits  bool     // take deposits online: bookings wait for payment
+	jobs      Jobs     // enqueues the jobs a change causes, in its transaction
+	notifiers map[Channel]Notifier
+	lockWait  time.Duration   // the longest wait for a master's lock
+	alts      singleflight.Group // losers of one slot share one search for alternatives
 }
 
 // Option configures a Service.
@@ -41,11 +47,39 @@ func WithLogger(l *slog.Logger) Option { return func(s *Service) { s.log = l } }
 // salon.
 func WithOnlineDeposits() Option { return func(s *Service) { s.deposits = true } }
 
-// New returns a Service over pool.
+// WithNotifier delivers the notices of a chat channel (the Telegram bot's
+// outbox). Notices for a channel without a notifier are not sent.
+func WithNotifier(ch Channel, n Notifier) Option {
+	return func(s *Service) { s.notifiers[ch] = n }
+}
+
+// WithJobs replaces the job inserter (by default, an insert-only River
+// client on the service's pool).
+func WithJobs(j Jobs) Option { return func(s *Service) { s.jobs = j } }
+
+// WithLockWait bounds how long a change waits for a master's lock (and an
+// idempotent replay for its first request) before it answers
+// ErrUnavailable. The default is DefaultLockWait.
+func WithLockWait(d time.Duration) Option { return func(s *Service) { s.lockWait = d } }
+
+// DefaultLockWait is how long a change queues for a busy master by default.
+const DefaultLockWait = 5 * time.Second
+
+// New returns a Service over pool. Jobs are enqueued through an insert-only
+// River client on pool, whether or not this process runs workers.
 func New(pool *pgxpool.Pool, opts ...Option) *Service {
-	s := &Service{pool: pool, now: time.Now, log: slog.Default()}
+	s := &Service{pool: pool, now: time.Now, log: slog.Default(), notifiers: map[Channel]Notifier{}, lockWait: DefaultLockWait}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.jobs == nil {
+		// An insert-only client (no workers) accepts every job kind; the
+		// workers run wherever River clients with workers run.
+		c, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: slog.New(discard{})})
+		if err != nil {
+			panic(fmt.Sprintf("booking: river client: %v", err)) // only for an invalid static config
+		}
+		s.jobs = c
 	}
 	return s
 }
@@ -65,13 +99,42 @@ type querier interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
-// inTx runs fn in one transaction, committing when fn returns nil.
+// errRetry asks inTx to run the transaction again from the start, with
+// every lock released (a booking moved to another master under us).
+var errRetry = errors.New("retry the transaction")
+
+// inTx runs fn in one transaction, committing when fn returns nil. The
+// transaction's lock waits are bounded by the service's lock wait. A
+// deadlock or serialization failure (which PostgreSQL resolves by failing
+// one side), or fn asking for it with errRetry, runs fn again from the
+// start, a few times; database timeouts come back as ErrUnavailable.
 func (s *Service) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	var err error
+	for range 5 {
+		err = s.txOnce(ctx, fn)
+		code := pgCode(err)
+		if !errors.Is(err, errRetry) && code != pgDeadlock && code != pgSerialization {
+			break
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if errors.Is(err, errRetry) {
+		return fmt.Errorf("the booking keeps changing under this request: %w", ErrConflict)
+	}
+	return dbErr(err)
+}
+
+func (s *Service) txOnce(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after commit
+	if _, err := tx.Exec(ctx, s.lockTimeoutSQL()); err != nil {
+		return fmt.Errorf("lock timeout: %w", err)
+	}
 	if err := fn(tx); err != nil {
 		return err
 	}
@@ -81,32 +144,46 @@ func (s *Service) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return nil
 }
 
+// lockTimeoutSQL bounds the current transaction's lock waits.
+func (s *Service) lockTimeoutSQL() string {
+	return fmt.Sprintf("SET LOCAL lock_timeout = %d", max(s.lockWait.Milliseconds(), 1))
+}
+
 // lockMasters takes the per-master advisory transaction locks that serialise
-// writes to one master's calendar, in ascending id order so that paths which
-// touch two masters never deadlock. The key is namespaced ("booking-master:")
-// so other advisory lock users cannot collide with it.
+// writes to one master's calendar, all at once and in ascending id order, so
+// that paths which touch two masters never deadlock. The key is namespaced
+// ("booking-master:") so other advisory lock users cannot collide with it.
+// A transaction takes its master locks once: a path that finds it needs
+// another master rolls back and starts again (errRetry).
 func lockMasters(ctx context.Context, q querier, ids ...int64) error {
 	switch len(ids) {
 	case 1:
-		_, err := q.Exec(ctx, lockMasterSQL, ids[0])
-		if err != nil {
+		if _, err := q.Exec(ctx, lockMasterSQL, ids[0]); err != nil {
 			return fmt.Errorf("lock master %d: %w", ids[0], err)
 		}
 		return nil
 	case 2:
-		a, b := ids[0], ids[1]
+		a, b := min(ids[0], ids[1]), max(ids[0], ids[1])
 		if a == b {
 			return lockMasters(ctx, q, a)
 		}
-		if a > b {
-			a, b = b, a
+		batch := &pgx.Batch{}
+		batch.Queue(lockMasterSQL, a)
+		batch.Queue(lockMasterSQL, b)
+		if err := q.SendBatch(ctx, batch).Close(); err != nil {
+			return fmt.Errorf("lock masters %d, %d: %w", a, b, err)
 		}
-		if err := lockMasters(ctx, q, a); err != nil {
-			return err
-		}
-		return lockMasters(ctx, q, b)
+		return nil
 	}
 	return errors.New("lockMasters: one or two ids")
 }
 
 const lockMasterSQL = `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`
+
+// discard is a slog handler that drops everything.
+type discard struct{}
+
+func (discard) Enabled(context.Context, slog.Level) bool  { return false }
+func (discard) Handle(context.Context, slog.Record) error { return nil }
+func (d discard) WithAttrs([]slog.Attr) slog.Handler      { return d }
+func (d discard) WithGroup(string) slog.Handler           { return d }

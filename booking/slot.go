@@ -77,7 +77,50 @@ func (s *Service) Slots(ctx context.Context, q SlotQuery) ([]Slot, error) {
 	}
 	loc := salon.Location()
 	w := window{from: q.From.Start(loc), to: q.From.AddDays(q.Days).Start(loc)}
-	return freeSlots(ctx, s.pool, &salon, &svc, offers, w, s.now(), 0)
+	slots, busy, err := freeSlots(ctx, s.pool, &salon, &svc, offers, w, s.now(), 0)
+	if err != nil || q.MasterID != 0 {
+		return slots, dbErr(err)
+	}
+	return anyMaster(slots, busy, loc), nil
+}
+
+// anyMaster keeps one slot per start: the master the salon gives a client
+// who chose "any master", the one with the least booked time that day
+// (ties: the lowest id), so work spreads over the team. slots are sorted by
+// start, then master.
+func anyMaster(slots []Slot, busy map[int64][]interval, loc *time.Location) []Slot {
+	type key struct {
+		master int64
+		day    Date
+	}
+	load := map[key]time.Duration{}
+	loadOf := func(m int64, d Date) time.Duration {
+		k := key{m, d}
+		if v, ok := load[k]; ok {
+			return v
+		}
+		var sum time.Duration
+		for _, b := range busy[m] {
+			if DateOf(b.start.In(loc)) == d {
+				sum += b.end.Sub(b.start)
+			}
+		}
+		load[k] = sum
+		return sum
+	}
+	var out []Slot
+	for i := 0; i < len(slots); {
+		j, best := i, slots[i]
+		day := DateOf(best.Start.In(loc))
+		for ; j < len(slots) && slots[j].Start.Equal(best.Start); j++ {
+			if loadOf(slots[j].MasterID, day) < loadOf(best.MasterID, day) {
+				best = slots[j]
+			}
+		}
+		out = append(out, best)
+		i = j
+	}
+	return out
 }
 
 // window is a half-open range of start instants.
@@ -188,11 +231,12 @@ func rules(salon *Salon, svc *SalonService, o offerTerms, now time.Time) slotRul
 }
 
 // freeSlots computes the free slots of the offered masters in w, treating the
-// booking exclude (when not 0) as free: it is the one being moved.
+// booking exclude (when not 0) as free: it is the one being moved. It also
+// returns the masters' busy intervals it read.
 func freeSlots(ctx context.Context, q querier, salon *Salon, svc *SalonService, offers []offerTerms,
-	w window, now time.Time, exclude int64) ([]Slot, error) {
+	w window, now time.Time, exclude int64) ([]Slot, map[int64][]interval, error) {
 	if len(offers) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ids := make([]int64, len(offers))
 	for i, o := range offers {
@@ -202,11 +246,11 @@ func freeSlots(ctx context.Context, q querier, salon *Salon, svc *SalonService, 
 	// booking that starts before it can reach into it.
 	shifts, err := loadShifts(ctx, q, salon.ID, ids, w.from.Add(-24*time.Hour), w.to)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	busy, err := loadBusy(ctx, q, salon.ID, ids, interval{w.from, w.to.Add(24 * time.Hour)}, exclude)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []Slot
 	for _, o := range offers {
@@ -218,59 +262,119 @@ func freeSlots(ctx context.Context, q querier, salon *Salon, svc *SalonService, 
 	slices.SortFunc(out, func(a, b Slot) int {
 		return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.MasterID, b.MasterID))
 	})
-	return out, nil
+	return out, busy, nil
 }
 
 // MaxAlternatives is how many alternatives a refused booking offers.
 const MaxAlternatives = 6
 
-// alternatives returns up to MaxAlternatives free starts near at: first the
-// same master's nearest starts before and after at (within a week), then
-// other masters who do the service at exactly at. It runs inside the refused
-// transaction, so it sees what the refusal saw.
-func alternatives(ctx context.Context, q querier, salon *Salon, svc *SalonService, masterID int64,
-	at, now time.Time, exclude int64) ([]Slot, error) {
-	offers, err := loadOffers(ctx, q, salon.ID, svc.ID, 0)
+// alternatives returns up to MaxAlternatives free starts near at for a
+// request the calendar refused: first the same master's nearest starts,
+// before and after at; then other masters who do the service free at
+// exactly at; then other masters' nearest starts. It searches a week
+// around at, and the whole bookable window when that finds fewer than
+// three. It runs after the refused transaction ended, from a fresh
+// snapshot, holding no lock: alternatives are advice (the constraint
+// decides), and the losers of one slot share one search.
+func (s *Service) alternatives(ctx context.Context, salonID, serviceID, masterID int64, at, now time.Time, exclude int64) ([]Slot, error) {
+	key := fmt.Sprintf("%d/%d/%d/%d/%d", salonID, serviceID, masterID, at.Unix(), exclude)
+	v, err, _ := s.alts.Do(key, func() (any, error) {
+		return s.searchAlternatives(ctx, salonID, serviceID, masterID, at, now, exclude)
+	})
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	return slices.Clone(v.([]Slot)), nil
+}
+
+func (s *Service) searchAlternatives(ctx context.Context, salonID, serviceID, masterID int64, at, now time.Time, exclude int64) ([]Slot, error) {
+	var version int64
+	if err := s.pool.QueryRow(ctx, `SELECT catalog_version FROM salons WHERE id = $1`, salonID).Scan(&version); err != nil {
+		return nil, fmt.Errorf("alternatives: %w", err)
+	}
+	c, err := s.catalogAt(ctx, s.pool, salonID, version)
 	if err != nil {
 		return nil, err
 	}
-	loc := salon.Location()
-	day := DateOf(at.In(loc))
-	w := window{from: day.Start(loc), to: day.AddDays(7).Start(loc)}
-	all, err := freeSlots(ctx, q, salon, svc, offers, w, now, exclude)
+	svc, ok := c.services[serviceID]
+	if !ok {
+		return nil, nil
+	}
+	offers := c.offersFor(serviceID, 0)
+	r := rules(&c.salon, &svc, offerTerms{}, now)
+	bookable := window{from: r.earliest, to: r.latest}
+	near := window{from: at.Add(-84 * time.Hour), to: at.Add(84 * time.Hour)}
+	for _, w := range []window{near.clip(bookable), bookable} {
+		alts, err := s.alternativesIn(ctx, &c.salon, &svc, offers, masterID, at, now, exclude, w)
+		if err != nil || len(alts) >= 3 || w == bookable {
+			return alts, err
+		}
+	}
+	return nil, nil
+}
+
+// clip returns w cut to the bounds of o.
+func (w window) clip(o window) window {
+	if w.from.Before(o.from) {
+		w.from = o.from
+	}
+	if w.to.After(o.to) {
+		w.to = o.to
+	}
+	return w
+}
+
+// alternativesIn picks the alternatives from the free starts in w.
+func (s *Service) alternativesIn(ctx context.Context, salon *Salon, svc *SalonService, offers []offerTerms,
+	masterID int64, at, now time.Time, exclude int64, w window) ([]Slot, error) {
+	if !w.from.Before(w.to) {
+		return nil, nil
+	}
+	all, busy, err := freeSlots(ctx, s.pool, salon, svc, offers, w, now, exclude)
 	if err != nil {
 		return nil, err
 	}
-	var same, others []Slot
+	var same, exact, others []Slot
 	for _, sl := range all {
 		switch {
 		case sl.MasterID == masterID && !sl.Start.Equal(at):
 			same = append(same, sl)
 		case sl.MasterID != masterID && sl.Start.Equal(at):
+			exact = append(exact, sl)
+		case sl.MasterID != masterID:
 			others = append(others, sl)
 		}
 	}
-	// Other masters at the requested time may not be on the grid there (their
-	// shift may start at another minute): offer them when the time fits.
-	others, err = othersAt(ctx, q, salon, svc, offers, masterID, at, now, exclude, others)
-	if err != nil {
-		return nil, err
+	exact = append(exact, offGrid(ctx, s, salon, svc, offers, masterID, at, now, exclude, exact, busy)...)
+	nearest := func(list []Slot) {
+		slices.SortStableFunc(list, func(a, b Slot) int {
+			return cmp.Or(cmp.Compare(absDur(a.Start.Sub(at)), absDur(b.Start.Sub(at))), a.Start.Compare(b.Start))
+		})
 	}
-	slices.SortStableFunc(same, func(a, b Slot) int {
-		return cmp.Compare(absDur(a.Start.Sub(at)), absDur(b.Start.Sub(at)))
-	})
-	nOthers := min(len(others), 2)
-	nSame := min(len(same), MaxAlternatives-nOthers)
-	nOthers = min(len(others), MaxAlternatives-nSame)
+	nearest(same)
+	nearest(others)
+	slices.SortFunc(exact, func(a, b Slot) int { return cmp.Compare(a.MasterID, b.MasterID) })
+	// Same master first (up to four, leaving room for two others at the
+	// same time), then the others at that time, then whatever is nearest.
+	nExact := min(len(exact), 2)
+	nSame := min(len(same), MaxAlternatives-nExact)
 	out := slices.Clone(same[:nSame])
 	slices.SortFunc(out, func(a, b Slot) int { return a.Start.Compare(b.Start) })
-	return append(out, others[:nOthers]...), nil
+	out = append(out, exact[:min(len(exact), MaxAlternatives-len(out))]...)
+	for _, sl := range others {
+		if len(out) >= MaxAlternatives {
+			break
+		}
+		out = append(out, sl)
+	}
+	return out, nil
 }
 
-// othersAt adds, to found, the other masters free at exactly at whose grid
-// does not include at.
-func othersAt(ctx context.Context, q querier, salon *Salon, svc *SalonService, offers []offerTerms,
-	masterID int64, at, now time.Time, exclude int64, found []Slot) ([]Slot, error) {
+// offGrid returns the other masters free at exactly at whose grid does not
+// include at (their shift may start at another minute), from the shifts and
+// busy intervals already read, or read for them.
+func offGrid(ctx context.Context, s *Service, salon *Salon, svc *SalonService, offers []offerTerms,
+	masterID int64, at, now time.Time, exclude int64, found []Slot, busy map[int64][]interval) []Slot {
 	var ids []int64
 	terms := map[int64]offerTerms{}
 	for _, o := range offers {
@@ -280,16 +384,13 @@ func othersAt(ctx context.Context, q querier, salon *Salon, svc *SalonService, o
 		}
 	}
 	if len(ids) == 0 {
-		return found, nil
+		return nil
 	}
-	shifts, err := loadShifts(ctx, q, salon.ID, ids, at, at.Add(time.Minute))
+	shifts, err := loadShifts(ctx, s.pool, salon.ID, ids, at, at.Add(time.Minute))
 	if err != nil {
-		return nil, err
+		return nil // advice: an error here only means fewer choices
 	}
-	busy, err := loadBusy(ctx, q, salon.ID, ids, interval{at.Add(-24 * time.Hour), at.Add(24 * time.Hour)}, exclude)
-	if err != nil {
-		return nil, err
-	}
+	var out []Slot
 	for _, id := range ids {
 		r := rules(salon, svc, terms[id], now)
 		if at.Before(r.earliest) || !at.Before(r.latest) {
@@ -301,10 +402,9 @@ func othersAt(ctx context.Context, q querier, salon *Salon, svc *SalonService, o
 		if !unoccupied(busy[id], interval{at, at.Add(r.dur + r.buffer)}) {
 			continue
 		}
-		found = append(found, Slot{MasterID: id, Start: at, End: at.Add(r.dur)})
+		out = append(out, Slot{MasterID: id, Start: at, End: at.Add(r.dur)})
 	}
-	slices.SortFunc(found, func(a, b Slot) int { return cmp.Compare(a.MasterID, b.MasterID) })
-	return found, nil
+	return out
 }
 
 func absDur(d time.Duration) time.Duration {
@@ -312,34 +412,6 @@ func absDur(d time.Duration) time.Duration {
 		return -d
 	}
 	return d
-}
-
-// loadOffers returns the active masters (or the one master, when masterID > 0)
-// who do the service, with their duration and price for it.
-func loadOffers(ctx context.Context, q querier, salonID, serviceID, masterID int64) ([]offerTerms, error) {
-	rows, err := q.Query(ctx, `
-		SELECT m.id, COALESCE(ms.duration_min, sv.duration_min), COALESCE(ms.price, sv.price)
-		FROM master_services ms
-		JOIN masters m ON m.id = ms.master_id AND m.salon_id = $1 AND m.active
-		JOIN services sv ON sv.id = ms.service_id AND sv.salon_id = $1 AND sv.active
-		WHERE ms.salon_id = $1 AND ms.service_id = $2 AND ($3 = 0 OR ms.master_id = $3)
-		ORDER BY m.id`, salonID, serviceID, masterID)
-	if err != nil {
-		return nil, fmt.Errorf("offers: %w", err)
-	}
-	defer rows.Close()
-	var out []offerTerms
-	for rows.Next() {
-		var o offerTerms
-		if err := rows.Scan(&o.masterID, &o.durationMin, &o.price); err != nil {
-			return nil, fmt.Errorf("offers: %w", err)
-		}
-		out = append(out, o)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("offers: %w", err)
-	}
-	return out, nil
 }
 
 // loadShifts returns the masters' shifts that overlap [from, to), by master, sorted.

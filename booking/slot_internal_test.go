@@ -2,6 +2,7 @@ package booking
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -100,33 +101,99 @@ func TestShiftInputInstants(t *testing.T) {
 }
 
 func TestNormalizePhone(t *testing.T) {
-	cases := map[string]string{
-		"+7 999 123-45-67":       "+79991234567",
-		"8 (999) 123-45-67":      "+79991234567",
-		"79991234567":            "+79991234567",
-		"9991234567":             "+79991234567",
-		"+49 30 1234567":         "+49301234567",
-		"+1 (212) 555-0100":      "+12125550100",
-		"+7\u00a0999 1234567":    "+79991234567",
-		"12345":                  "",
-		"+0123456789":            "",
-		"+1234567890123456":      "",
-		"phone":                  "",
-		"+7 999 123 45 67 ext 1": "",
-		"++79991234567":          "",
-		"":                       "",
+	type tc struct{ in, region, want string }
+	cases := []tc{
+		{"+7 999 123-45-67", "RU", "+79991234567"},
+		{"8 (999) 123-45-67", "RU", "+79991234567"},
+		{"79991234567", "RU", "+79991234567"},
+		{"9991234567", "RU", "+79991234567"},
+		{"+49 30 1234567", "RU", "+49301234567"},
+		{"+1 (212) 555-0100", "RU", "+12125550100"},
+		{"+7\u00a0999 1234567", "RU", "+79991234567"},
+		// National formats follow the salon's country.
+		{"07911 123456", "GB", "+447911123456"},
+		{"(212) 555-0100", "US", "+12125550100"},
+		{"030 1234567", "DE", "+49301234567"},
+		{"+44 7911 123456", "DE", "+447911123456"},
+		// A Russian national number is not a British one.
+		{"8 (999) 123-45-67", "GB", ""},
+		{"12345", "RU", ""},
+		{"+0123456789", "RU", ""},
+		{"+1234567890123456", "RU", ""},
+		{"phone", "RU", ""},
+		{"+7 999 123 45 67 ext 1", "RU", ""},
+		{"++79991234567", "RU", ""},
+		{"", "RU", ""},
+		{"+7 999 123-45-67\x00", "RU", ""},
 	}
-	for in, want := range cases {
-		got, err := NormalizePhone(in)
-		if want == "" {
+	for _, c := range cases {
+		got, err := NormalizePhone(c.in, c.region)
+		if c.want == "" {
 			if err == nil {
-				t.Errorf("NormalizePhone(%q) = %q, want an error", in, got)
+				t.Errorf("NormalizePhone(%q, %s) = %q, want an error", c.in, c.region, got)
 			}
 			continue
 		}
-		if err != nil || got != want {
-			t.Errorf("NormalizePhone(%q) = %q, %v; want %q", in, got, err, want)
+		if err != nil || got != c.want {
+			t.Errorf("NormalizePhone(%q, %s) = %q, %v; want %q", c.in, c.region, got, err, c.want)
 		}
+	}
+	// A number Telegram shares is international even without its +.
+	for in, want := range map[string]string{"447911123456": "+447911123456", "79991234567": "+79991234567", "+12125550100": "+12125550100"} {
+		if got, err := InternationalPhone(in); err != nil || got != want {
+			t.Errorf("InternationalPhone(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if CountryOf("Europe/London") != "GB" || CountryOf("Europe/Moscow") != "RU" || CountryOf("America/New_York") != "US" {
+		t.Error("CountryOf does not know the zones")
+	}
+}
+
+func TestCleanText(t *testing.T) {
+	type tc struct {
+		in, want string
+		ok       bool
+	}
+	for _, c := range []tc{
+		{"  Anna  ", "Anna", true},
+		{"Anna\u00a0Maria", "Anna\u00a0Maria", true},
+		{"Cafe\u0301", "Caf\u00e9", true}, // NFC
+		{"Jos\u00e9 \U0001F469\u200D\U0001F4BB", "Jos\u00e9 \U0001F469\u200D\U0001F4BB", true},
+		{"\u200b\u200b", "", false},      // zero-width spaces only
+		{"\u3164", "", false},            // the Hangul filler "blank name"
+		{"Anna\u202Eevil", "", false},    // bidi override
+		{"Anna\u2066x\u2069", "", false}, // isolate
+		{"Anna\u2028Maria", "", false},   // line separator
+		{"Anna\x00", "", false},          // NUL
+		{"Anna\nMaria", "", false},       // one line
+		{"\xff\xfe", "", false},          // not UTF-8
+		{strings.Repeat("я", 101), "", false},
+		{strings.Repeat("я", 100), strings.Repeat("я", 100), true},
+	} {
+		fe := fieldErrors{}
+		got := cleanText(fe, "name", c.in, MaxNameLen, oneLine, true)
+		if ok := len(fe) == 0; ok != c.ok || (ok && got != c.want) {
+			t.Errorf("cleanText(%q) = %q %v; want %q ok=%v", c.in, got, fe, c.want, c.ok)
+		}
+	}
+	fe := fieldErrors{}
+	if got := cleanText(fe, "notes", "line one\r\nline two", MaxNotesLen, multiLine, false); got != "line one\nline two" || len(fe) > 0 {
+		t.Errorf("notes: %q %v", got, fe)
+	}
+	// Keys: visible ASCII only; absent is fine, spaces are not.
+	for key, ok := range map[string]bool{"": true, "abc-123_XYZ:1": true, " ": false, "   ": false, "a b": false,
+		"\xff": false, "ключ": false, strings.Repeat("k", 256): false, strings.Repeat("k", 255): true} {
+		fe := fieldErrors{}
+		checkKey(fe, "idempotency_key", key)
+		if (len(fe) == 0) != ok {
+			t.Errorf("checkKey(%q): %v, want ok=%v", key, fe, ok)
+		}
+	}
+	if got := CleanName(strings.Repeat("Ж", 150) + "\u202E"); len([]rune(got)) != MaxNameLen {
+		t.Errorf("CleanName cuts to %d runes, got %d", MaxNameLen, len([]rune(got)))
+	}
+	if got := CleanName("\u200b\u3164"); got != "" {
+		t.Errorf("CleanName of invisibles = %q", got)
 	}
 }
 
@@ -172,11 +239,11 @@ func FuzzNormalizePhone(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		p, err := NormalizePhone(s)
+		p, err := NormalizePhone(s, "RU")
 		if err != nil {
 			return
 		}
-		again, err := NormalizePhone(p)
+		again, err := NormalizePhone(p, "GB")
 		if err != nil || again != p {
 			t.Fatalf("NormalizePhone(%q) = %q, not a fixed point: %q %v", s, p, again, err)
 		}

@@ -121,7 +121,7 @@ func TestSlotsOnDSTDays(t *testing.T) {
 		// Every offered start books (the constraint agrees with the clock).
 		for j, sl := range slots {
 			_, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: s.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: sl.Start,
-				Client: booking.ClientInput{Name: "C", Phone: bookingtest.Phone()}, Source: booking.SourceWidget})
+				Client: booking.ClientInput{Name: "C", Phone: bookingtest.Phone()}, Caller: booking.Visitor()})
 			if err != nil {
 				t.Errorf("case %d: booking offered slot %d %v: %v", i, j, sl.Start, err)
 			}

@@ -11,66 +11,111 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// View is a booking with what people need to read it: the salon, the names
-// of the service, master and client, and who of them has Telegram.
+// View is a booking as its caller may read it: the salon, the names of the
+// service and master, and what the caller may still do with it.
 type View struct {
 	Booking
-	Salon            Salon
-	ServiceName      string
-	MasterName       string
-	ClientName       string
-	ClientTelegramID int64
-	MasterTelegramID int64
+	Salon       Salon
+	ServiceName string
+	MasterName  string
+	// ClientName is the client record's name; only staff and the system
+	// read it (a client sees the name given with the booking, ContactName).
+	ClientName string
+	// ChangeableUntil is when clients can no longer cancel or move it.
+	ChangeableUntil time.Time
+	// Changeable says whether the caller may cancel or move it now.
+	Changeable bool
 }
 
-var viewQuery = `
-	SELECT ` + prefixed("b.", bookingColumns) + `,
-	       sv.name, m.name, c.name, COALESCE(c.telegram_id, 0), COALESCE(m.telegram_id, 0), ` + prefixed("s.", salonColumns) + `
+const viewColumns = `sv.name, m.name, c.name`
+
+var viewFrom = `
 	FROM bookings b
 	JOIN services sv ON sv.id = b.service_id
 	JOIN masters m ON m.id = b.master_id
 	JOIN clients c ON c.id = b.client_id
 	JOIN salons s ON s.id = b.salon_id`
 
-// View returns a booking with its names. Errors: ErrNotFound.
-func (s *Service) View(ctx context.Context, salonID, bookingID int64) (*View, error) {
-	v, err := scanViewRow(s.pool.QueryRow(ctx, viewQuery+` WHERE b.salon_id = $1 AND b.id = $2`, salonID, bookingID))
+// BookingView returns a booking the caller may see, with its names (in
+// salonID, when not 0). Errors: ErrNotFound (no such booking, or not one the
+// caller may see: the two are not told apart), ErrUnavailable.
+func (s *Service) BookingView(ctx context.Context, caller Caller, salonID, bookingID int64) (*View, error) {
+	if err := caller.check(); err != nil {
+		return nil, err
+	}
+	var g grants
+	v, err := scanViewRow(scanPrefix{s.pool.QueryRow(ctx, `SELECT `+prefixed("b.", bookingColumns)+`, `+viewColumns+`, `+
+		prefixed("s.", salonColumns)+`, `+grantsSQL+viewFrom+` WHERE b.id = @id AND (@salon = 0 OR b.salon_id = @salon)`,
+		pgx.NamedArgs{"id": bookingID, "salon": salonID, "ch": caller.identity.Channel, "ref": caller.identity.ExternalID}),
+		[]any{&g.tokenHash, &g.verified}})
 	if isNoRows(err) {
 		return nil, fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("booking %d: %w", bookingID, err)
+		return nil, fmt.Errorf("booking %d: %w", bookingID, dbErr(err))
 	}
+	g.origin = v.Origin
+	if !caller.may(&v.Booking, g) {
+		return nil, fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
+	}
+	s.decorate(v, caller)
 	return v, nil
 }
 
-// TelegramBookings lists the active bookings, in every salon, of the
-// clients with that Telegram user id that end after since, by start.
-func (s *Service) TelegramBookings(ctx context.Context, telegramID int64, since time.Time) ([]View, error) {
-	rows, err := s.pool.Query(ctx, viewQuery+`
-		WHERE c.telegram_id = $1 AND b.status IN ('pending', 'confirmed') AND booking_slot_end(b.starts_at, b.duration_min) > $2
-		ORDER BY b.starts_at, b.id LIMIT 20`, telegramID, since)
+// decorate fills in what the caller may still do with v, and hides what
+// they may not read.
+func (s *Service) decorate(v *View, caller Caller) {
+	v.ChangeableUntil = v.Salon.ChangeableUntil(&v.Booking)
+	v.Changeable = mayChange(&v.Booking, &v.Salon, caller, s.now()) == nil
+	if caller.client() {
+		v.ClientName = ""
+	}
+}
+
+// MaxUpcoming is the most bookings UpcomingBookings returns.
+const MaxUpcoming = 20
+
+// UpcomingBookings lists, by start, the active bookings that end after since
+// and that the caller may see, in every salon: for a chat identity, those it
+// made and those of the clients it was proven to be. Other callers have no
+// such list (ErrInvalid).
+func (s *Service) UpcomingBookings(ctx context.Context, caller Caller, since time.Time) ([]View, error) {
+	if err := caller.check(); err != nil {
+		return nil, err
+	}
+	if caller.kind != callerIdentity {
+		return nil, invalid("caller", "only a chat identity has a list of its bookings")
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+prefixed("b.", bookingColumns)+`, `+viewColumns+`, `+prefixed("s.", salonColumns)+viewFrom+`
+		WHERE b.id IN (
+		    SELECT id FROM bookings WHERE origin_channel = @ch AND origin_ref = @ref
+		    UNION
+		    SELECT x.id FROM client_identities ci JOIN bookings x ON x.client_id = ci.client_id
+		    WHERE ci.channel = @ch AND ci.external_id = @ref
+		) AND b.status IN ('pending', 'confirmed') AND booking_slot_end(b.starts_at, b.duration_min) > @since
+		ORDER BY b.starts_at, b.id LIMIT @limit`,
+		pgx.NamedArgs{"ch": caller.identity.Channel, "ref": caller.identity.ExternalID, "since": since, "limit": MaxUpcoming})
 	if err != nil {
-		return nil, fmt.Errorf("telegram bookings: %w", err)
+		return nil, fmt.Errorf("upcoming bookings: %w", dbErr(err))
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (View, error) {
 		v, err := scanViewRow(r)
 		if err != nil {
 			return View{}, err
 		}
+		s.decorate(v, caller)
 		return *v, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("telegram bookings: %w", err)
+		return nil, fmt.Errorf("upcoming bookings: %w", dbErr(err))
 	}
 	return out, nil
 }
 
-// scanViewRow scans the columns of viewQuery: the booking, the names, the salon.
+// scanViewRow scans the booking, view and salon columns, then rest.
 func scanViewRow(row pgx.Row) (*View, error) {
 	var v View
-	rest := append([]any{&v.ServiceName, &v.MasterName, &v.ClientName, &v.ClientTelegramID, &v.MasterTelegramID},
-		v.Salon.dest()...)
+	rest := append([]any{&v.ServiceName, &v.MasterName, &v.ClientName}, v.Salon.dest()...)
 	b, err := scanBooking(scanPrefix{row, rest})
 	if err != nil {
 		return nil, err
@@ -86,7 +131,7 @@ func scanViewRow(row pgx.Row) (*View, error) {
 func (s *Service) Salons(ctx context.Context, limit int) ([]Salon, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+salonColumns+` FROM salons ORDER BY name, id LIMIT $1`, limit)
 	if err != nil {
-		return nil, fmt.Errorf("salons: %w", err)
+		return nil, fmt.Errorf("salons: %w", dbErr(err))
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Salon, error) {
 		sal, err := scanSalon(r)
@@ -96,7 +141,7 @@ func (s *Service) Salons(ctx context.Context, limit int) ([]Salon, error) {
 		return *sal, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("salons: %w", err)
+		return nil, fmt.Errorf("salons: %w", dbErr(err))
 	}
 	return out, nil
 }
@@ -104,9 +149,9 @@ func (s *Service) Salons(ctx context.Context, limit int) ([]Salon, error) {
 // LinkCodeTTL is how long a master's link code stays valid.
 const LinkCodeTTL = 24 * time.Hour
 
-// NewLinkCode returns a one-time code with which the master links their
-// Telegram account (by sending "/link CODE" to the bot). Only its hash is
-// stored. Errors: ErrNotFound (master).
+// NewLinkCode returns a one-time code with which the master links a chat
+// account (on Telegram, by sending "/link CODE" to the bot). Only its hash
+// is stored. Errors: ErrNotFound (master).
 func (s *Service) NewLinkCode(ctx context.Context, salonID, masterID int64) (string, time.Time, error) {
 	if err := masterExists(ctx, s.pool, salonID, masterID); err != nil {
 		return "", time.Time{}, err
@@ -122,16 +167,24 @@ func (s *Service) NewLinkCode(ctx context.Context, salonID, masterID int64) (str
 	sum := sha256.Sum256([]byte(code))
 	if _, err := s.pool.Exec(ctx, `INSERT INTO master_link_codes (code_hash, salon_id, master_id, expires_at) VALUES ($1, $2, $3, $4)`,
 		sum[:], salonID, masterID, expires); err != nil {
-		return "", time.Time{}, fmt.Errorf("link code: %w", err)
+		return "", time.Time{}, fmt.Errorf("link code: %w", dbErr(err))
 	}
 	return code, expires, nil
 }
 
-// LinkMaster uses a link code: the master it was made for gets telegramID.
-// A code works once. Errors: ErrNotFound (no such code, used or expired),
-// ErrConflict (that Telegram account is another master's in the salon).
-func (s *Service) LinkMaster(ctx context.Context, code string, telegramID int64) (*Master, error) {
-	sum := sha256.Sum256([]byte(strings.ToUpper(strings.TrimSpace(code))))
+// LinkMaster uses a link code: the identity becomes the master's, who is
+// then told about their bookings on that channel. A code works once.
+// Errors: ErrNotFound (no such code, used or expired), ErrConflict (that
+// account is another master's in the salon), ErrInvalid.
+func (s *Service) LinkMaster(ctx context.Context, code string, id Identity) (*Master, error) {
+	if !id.valid() {
+		return nil, invalid("identity", "not a chat identity")
+	}
+	code = strings.ToUpper(strings.TrimSpace(code))
+	if len(code) > 64 {
+		return nil, fmt.Errorf("link code: %w", ErrNotFound)
+	}
+	sum := sha256.Sum256([]byte(code))
 	var m Master
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var salonID, masterID int64
@@ -143,16 +196,22 @@ func (s *Service) LinkMaster(ctx context.Context, code string, telegramID int64)
 		if err != nil {
 			return fmt.Errorf("link code: %w", err)
 		}
-		err = tx.QueryRow(ctx, `UPDATE masters SET telegram_id = $3 WHERE salon_id = $1 AND id = $2
-			RETURNING id, salon_id, name, COALESCE(phone, ''), telegram_id, active`, salonID, masterID, telegramID).
-			Scan(&m.ID, &m.SalonID, &m.Name, &m.Phone, &m.TelegramID, &m.Active)
-		if pgCode(err) == pgUniqueViolation {
-			return fmt.Errorf("this Telegram account is linked to another master: %w", ErrConflict)
-		}
-		if err != nil {
+		var other int64
+		err = tx.QueryRow(ctx, `SELECT master_id FROM master_identities WHERE salon_id = $1 AND channel = $2 AND external_id = $3`,
+			salonID, id.Channel, id.ExternalID).Scan(&other)
+		switch {
+		case err == nil && other != masterID:
+			return fmt.Errorf("this account is linked to another master: %w", ErrConflict)
+		case err != nil && !isNoRows(err):
 			return fmt.Errorf("link master: %w", err)
 		}
-		return nil
+		if _, err := tx.Exec(ctx, `INSERT INTO master_identities (salon_id, master_id, channel, external_id, verified_by)
+			VALUES ($1, $2, $3, $4, 'link_code') ON CONFLICT (salon_id, channel, external_id) DO NOTHING`,
+			salonID, masterID, id.Channel, id.ExternalID); err != nil {
+			return fmt.Errorf("link master: %w", err)
+		}
+		return tx.QueryRow(ctx, `SELECT id, salon_id, name, COALESCE(phone, ''), active FROM masters WHERE id = $1`, masterID).
+			Scan(&m.ID, &m.SalonID, &m.Name, &m.Phone, &m.Active)
 	})
 	if err != nil {
 		return nil, err

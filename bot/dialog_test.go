@@ -40,7 +40,7 @@ func TestBookInEnglishTypingThePhone(t *testing.T) {
 		t.Fatalf("confirmation: %q %v", done.Text, done.Inline)
 	}
 	if n := w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id
-		WHERE c.phone = '+79991234567' AND c.telegram_id = $1 AND b.source = 'bot' AND b.master_id = $2 AND b.status = 'confirmed'`, u.ID, w.anna.ID); n != 1 {
+		WHERE c.phone = '+79991234567' AND b.origin_channel = 'telegram' AND b.origin_ref = $1 AND b.source = 'bot' AND b.master_id = $2 AND b.status = 'confirmed'`, fmt.Sprint(u.ID), w.anna.ID); n != 1 {
 		t.Fatalf("%d bookings in the database", n)
 	}
 	w.allAnswered()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,24 +34,38 @@ func chatOf(u *models.Update) int64 {
 	return 0
 }
 
-// store writes updates to the inbox (a known update_id is skipped) in q,
-// which may be the transaction that also saves the polling offset.
+// store writes updates to the inbox exactly as received (a known
+// update_id is skipped) in q, which may be the transaction that also saves
+// the polling offset. What is not an update at all (not JSON, no
+// update_id) goes to quarantine instead, counted, so it never blocks the
+// updates after it: nothing Telegram sends can make the batch fail.
 func store(ctx context.Context, q interface {
 	SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
 }, raws []json.RawMessage) error {
 	batch := &pgx.Batch{}
 	for _, raw := range raws {
 		var u models.Update
-		if err := json.Unmarshal(raw, &u); err != nil || u.ID == 0 {
-			return fmt.Errorf("bot: not an update: %.200s", raw)
+		err := json.Unmarshal(raw, &u)
+		switch {
+		case err != nil:
+			quarantine(batch, raw, "not JSON: "+err.Error())
+		case u.ID <= 0:
+			quarantine(batch, raw, "no update_id")
+		default:
+			batch.Queue(`INSERT INTO tg_updates (update_id, chat_id, payload) VALUES ($1, $2, $3) ON CONFLICT (update_id) DO NOTHING`,
+				u.ID, chatOf(&u), []byte(raw))
 		}
-		batch.Queue(`INSERT INTO tg_updates (update_id, chat_id, payload) VALUES ($1, $2, $3) ON CONFLICT (update_id) DO NOTHING`,
-			u.ID, chatOf(&u), raw)
 	}
 	if err := q.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("bot: store updates: %w", err)
 	}
 	return nil
+}
+
+// quarantine queues the keeping of something that is not an update.
+func quarantine(batch *pgx.Batch, raw []byte, reason string) {
+	quarantinedTotal.Inc()
+	batch.Queue(`INSERT INTO tg_quarantine (raw, reason) VALUES ($1, $2)`, raw, strings.ToValidUTF8(reason, "?"))
 }
 
 // Webhook is the handler for POST /telegram/webhook: it checks Telegram's
@@ -72,9 +87,14 @@ func (b *Bot) Webhook() http.Handler {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
-		if err := store(r.Context(), b.pool, []json.RawMessage{raw}); err != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		defer cancel()
+		if err := store(ctx, b.pool, []json.RawMessage{raw}); err != nil {
+			// Only the database can fail here (what Telegram sent is
+			// stored or quarantined, whatever it is): Telegram will
+			// deliver it again.
 			b.log.Error("webhook", "err", err)
-			w.WriteHeader(http.StatusInternalServerError) // Telegram will deliver it again
+			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
 		signal(b.wake)
@@ -194,7 +214,9 @@ func (b *Bot) next(ctx context.Context, chat int64) (bool, error) {
 	}
 	var u models.Update
 	if err := json.Unmarshal(payload, &u); err != nil {
-		_, err := tx.Exec(ctx, `UPDATE tg_updates SET processed_at = now(), error = $2 WHERE update_id = $1`, id, "unreadable: "+err.Error())
+		quarantinedTotal.Inc()
+		_, err := tx.Exec(ctx, `UPDATE tg_updates SET processed_at = now(), error = $2 WHERE update_id = $1`, id,
+			strings.ToValidUTF8("unreadable: "+err.Error(), "?"))
 		return true, commit(ctx, tx, err)
 	}
 

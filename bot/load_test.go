@@ -37,7 +37,7 @@ func BenchmarkBotDialogs(b *testing.B) {
 }
 
 func runDialogs(b *testing.B, users int) {
-	e := bookingtest.New(b)
+	e := bookingtest.New(b, booking.WithNotifier(booking.ChannelTelegram, bot.Notifier{}))
 	ctx := context.Background()
 	salon := e.Salon(b, booking.Salon{Slug: "studio", Name: "Studio", HorizonDays: 60})
 	svc := e.Service(b, salon, booking.SalonService{Name: "Haircut", DurationMin: 30})
@@ -58,13 +58,12 @@ func runDialogs(b *testing.B, users int) {
 		b.Fatal(err)
 	}
 	workers := river.NewWorkers()
-	bot.AddWorkers(workers, bt)
+	booking.AddWorkers(workers, e.Svc)
 	jobs, err := river.NewClient(riverpgxv5.New(e.Pool), &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}},
 		Workers: workers, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}
-	e.Svc.UseJobs(jobs)
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	if err := jobs.Start(runCtx); err != nil {

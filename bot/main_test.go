@@ -61,7 +61,7 @@ func (s *syncBuffer) String() string {
 // them back with cfg) and starts unless start is false.
 func newWorld(t *testing.T, mod ...func(*bot.Config)) *world {
 	t.Helper()
-	e := bookingtest.New(t)
+	e := bookingtest.New(t, booking.WithNotifier(booking.ChannelTelegram, bot.Notifier{}))
 	w := &world{Env: e, t: t, tg: tgtest.NewServer(t), logs: &syncBuffer{}}
 	w.salon = e.Salon(t, booking.Salon{Slug: "studio", Name: "Studio", CutoffHours: 3})
 	w.haircut = e.Service(t, w.salon, booking.SalonService{Name: "Haircut", DurationMin: 60, Price: 250000})
@@ -101,7 +101,6 @@ func (w *world) start() {
 	}
 	workers := river.NewWorkers()
 	booking.AddWorkers(workers, w.Svc)
-	bot.AddWorkers(workers, b)
 	jobs, err := river.NewClient(riverpgxv5.New(w.Pool), &river.Config{
 		Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}}, Workers: workers,
 		FetchPollInterval: 50 * time.Millisecond, FetchCooldown: 10 * time.Millisecond,
@@ -110,7 +109,6 @@ func (w *world) start() {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	w.Svc.UseJobs(jobs)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := jobs.Start(ctx); err != nil {
 		w.t.Fatal(err)
@@ -165,6 +163,18 @@ func (w *world) see(u *tgtest.User, text string) *tgtest.Message {
 		w.t.Fatalf("%v\nbot log: %s", err, w.logs.String())
 	}
 	return m
+}
+
+// toContact walks a user from /start to the phone question for master at
+// hhmm on the test day (en).
+func (w *world) toContact(u *tgtest.User, master, hhmm string) {
+	w.t.Helper()
+	u.Send("/start studio")
+	w.tap(u, "Haircut")
+	w.tap(u, master)
+	w.tap(u, "Tue 3 Mar")
+	w.tap(u, hhmm)
+	w.see(u, "share your phone")
 }
 
 // toConfirm walks a user from /start to the confirm screen for master at

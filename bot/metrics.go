@@ -10,7 +10,12 @@ var (
 	sentTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "salon_bot_outbound_total", Help: "Telegram calls made by the sender, by result.",
 	}, []string{"op", "result"})
+	quarantinedTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "salon_bot_updates_quarantined_total", Help: "Telegram updates that could not be read, kept aside in tg_quarantine.",
+	})
 )
 
 // Collectors are the bot's Prometheus metrics.
-func Collectors() []prometheus.Collector { return []prometheus.Collector{turnSeconds, sentTotal} }
+func Collectors() []prometheus.Collector {
+	return []prometheus.Collector{turnSeconds, sentTotal, quarantinedTotal}
+}

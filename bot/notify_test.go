@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -51,27 +52,29 @@ func TestMasterLinksAndIsNotified(t *testing.T) {
 	}
 }
 
-// A client known to the bot books on the website, and the salon moves the
-// booking: Telegram tells them both times.
+// A client who proved their phone to the bot (by sharing their contact)
+// books on the website, and the salon moves the booking: Telegram tells
+// them both times.
 func TestClientNotifiedOfChangesMadeElsewhere(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
 	client := w.tg.NewUser("Web client", "en")
-	w.toConfirm(client, "Boris", "10:00", "+7 999 900-00-01")
+	w.toContact(client, "Boris", "10:00")
+	client.ShareContact("+7 999 900-00-01")
 	w.tap(client, "Confirm")
 	w.see(client, "You are booked")
 
 	b, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
 		StartsAt: bookingtest.At(w.salon, testDay, "15:00"), Client: booking.ClientInput{Name: "Web", Phone: "+79999000001"},
-		Source: booking.SourceWidget})
+		Caller: booking.Visitor()})
 	w.must(err)
 	m := w.see(client, "✅ You are booked\nWhen: Tue 3 Mar, 15:00")
 	if !strings.Contains(m.Text, "Salon: Studio") {
 		t.Fatalf("notification: %q", m.Text)
 	}
 	_, err = w.Svc.Reschedule(ctx, booking.RescheduleRequest{SalonID: w.salon.ID, BookingID: b.ID,
-		StartsAt: bookingtest.At(w.salon, testDay, "16:00"), Actor: booking.AdminActor(0)})
+		StartsAt: bookingtest.At(w.salon, testDay, "16:00"), Caller: booking.BySystem()})
 	w.must(err)
 	m = w.see(client, "🔁 Your booking is moved")
 	if !strings.Contains(m.Text, "Tue 3 Mar, 16:00") || !strings.Contains(m.Text, "(was: Tue 3 Mar, 15:00)") {
@@ -90,10 +93,13 @@ func TestReminders(t *testing.T) {
 	client.Send("/help") // the chat exists, in English
 	w.see(client, "/help")
 	w.Clock.Set(bookingtest.At(w.salon, testDay, "09:00"))
-	_, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
+	b, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
 		StartsAt: bookingtest.At(w.salon, testDay, "11:00"),
-		Client:   booking.ClientInput{Name: "Forgetful", Phone: "+79990000777", TelegramID: client.ID},
-		Source:   booking.SourcePanel, Actor: booking.AdminActor(0)})
+		Client:   booking.ClientInput{Name: "Forgetful", Phone: "+79990000777"}, Caller: booking.BySystem()})
+	w.must(err)
+	// The salon knows this client's Telegram (as an import would say).
+	_, err = w.Pool.Exec(ctx, `INSERT INTO client_identities (salon_id, client_id, channel, external_id, verified_by)
+		VALUES ($1, $2, 'telegram', $3, 'admin')`, w.salon.ID, b.ClientID, fmt.Sprint(client.ID))
 	w.must(err)
 	m := w.see(client, "⏰ Reminder: in two hours you are booked")
 	if !strings.Contains(m.Text, "Tue 3 Mar, 11:00") {

@@ -31,11 +31,6 @@ type outMsg struct {
 	Key string `json:"-"`
 }
 
-// button is an inline keyboard button.
-type button struct {
-	Text string `json:"text"`
-	Data string `json:"data"`
-}
 
 // counted reports whether the call counts against Telegram's message limits.
 func (m outMsg) counted() bool { return m.Op != opAnswer }

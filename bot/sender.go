@@ -28,10 +28,12 @@ type result struct {
 	asSend     bool          // an edit whose message is gone: send it instead
 }
 
-// maxInFlight bounds concurrent calls; maxSendAttempts gives up a message.
+// maxInFlight bounds concurrent calls; maxSendAttempts gives up a message;
+// callTimeout bounds one call.
 const (
 	maxInFlight     = 16
 	maxSendAttempts = 10
+	callTimeout     = 8 * time.Second
 )
 
 // send delivers tg_outbox in order per chat within the limits: a chat gets
@@ -52,10 +54,31 @@ func (b *Bot) send(ctx context.Context) {
 	defer refill.Stop()
 	dirty := true
 
+	// A call that has started is seen through even when the sender stops:
+	// Telegram may already have the message, so its result must be
+	// recorded, or a restart would send it again.
+	callCtx := context.WithoutCancel(ctx)
 	dispatch := func(p *pending) {
 		running++
-		go func() { results <- b.call(ctx, p) }()
+		go func() {
+			cctx, cancel := context.WithTimeout(callCtx, callTimeout)
+			defer cancel()
+			results <- b.call(cctx, p)
+		}()
 	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(callCtx, callTimeout+2*time.Second)
+		defer cancel()
+		for ; running > 0; running-- {
+			select {
+			case r := <-results:
+				b.settle(sctx, r)
+			case <-sctx.Done():
+				b.log.Error("bot: sender stopped with calls unsettled", "calls", running)
+				return
+			}
+		}
+	}()
 	for ctx.Err() == nil {
 		if dirty {
 			dirty = false
@@ -187,6 +210,9 @@ func (b *Bot) collect(rows pgx.Rows, known map[int64]bool, queues map[int64][]*p
 // settle records the result of a call; it reports whether the message is
 // done with (sent, or failed for good) rather than to be tried again.
 func (b *Bot) settle(ctx context.Context, r result) bool {
+	// Recorded even while the sender stops: see send.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	p := r.p
 	switch {
 	case r.err == nil:

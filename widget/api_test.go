@@ -50,7 +50,8 @@ func TestReadEndpoints(t *testing.T) {
 
 	slots := fmt.Sprintf("/api/v1/salons/studio/slots?service_id=%d&date=%s", s.svc.ID, testDay)
 	r = s.do("GET", slots, nil)
-	if r.status != 200 || len(r.list) != 3*37 {
+	// Any master: one slot per start, with the master the salon gives.
+	if r.status != 200 || len(r.list) != 37 {
 		t.Fatalf("slots: %d, %d slots", r.status, len(r.list))
 	}
 	first := r.list[0].(map[string]any)
@@ -141,7 +142,9 @@ func TestBookingLifecycle(t *testing.T) {
 	if r := s.do("POST", path+"/cancel", nil, "X-Manage-Token", token); r.status != 200 || r.str("status") != "cancelled" {
 		t.Fatalf("cancel again: %d %s", r.status, r.raw)
 	}
-	if r := s.do("POST", path+"/reschedule", map[string]any{"starts_at": s.at("16:00")}, "X-Manage-Token", token); r.status != 409 || r.str("error") != "too_late" {
+	// Defect: this answered too_late, which is about the cutoff. A
+	// cancelled booking is a conflict.
+	if r := s.do("POST", path+"/reschedule", map[string]any{"starts_at": s.at("16:00")}, "X-Manage-Token", token); r.status != 409 || r.str("error") != "conflict" {
 		t.Fatalf("reschedule a cancelled booking: %d %s", r.status, r.raw)
 	}
 	// The freed slot books again.
@@ -209,9 +212,13 @@ func TestBadInput(t *testing.T) {
 	if r := s.do("POST", "/api/v1/salons/nowhere/bookings", s.newBooking(a, "11:00")); r.status != 404 || r.str("error") != "not_found" {
 		t.Errorf("unknown salon: %d %s", r.status, r.raw)
 	}
+	// A body over the limit: the server answers 413 as soon as it reads the
+	// length and closes, which the client may see as a reset while it is
+	// still writing; it tries again then.
 	big := fmt.Sprintf(`{"client":{"name":"%s"}}`, strings.Repeat("x", 70<<10))
-	if r := post(big); r.status != 413 || r.str("error") != "invalid" {
-		t.Errorf("70 KiB body: %d %.200s", r.status, r.raw)
+	status, raw := postRaw(t, s.base+"/api/v1/salons/studio/bookings", big)
+	if status != 413 || !strings.Contains(raw, `"error":"invalid"`) {
+		t.Errorf("70 KiB body: %d %.200s", status, raw)
 	}
 	var n int
 	if err := s.Pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM bookings) + (SELECT count(*) FROM clients)`).Scan(&n); err != nil || n != 0 {
@@ -243,7 +250,8 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck
-	if _, err := tx.Exec(context.Background(), `INSERT INTO idempotency_keys (salon_id, scope, key, request_hash) VALUES ($1, 'book', 'slow', '\x00')`, s.salon.ID); err != nil {
+	if _, err := tx.Exec(context.Background(), `INSERT INTO idempotency_keys (salon_id, scope, key_hash, request_hash)
+		VALUES ($1, 'book', sha256('idempotency-key'::bytea || '\x00'::bytea || 'slow'::bytea), '\x00')`, s.salon.ID); err != nil {
 		t.Fatal(err)
 	}
 	if r := s.do("POST", "/api/v1/salons/studio/bookings", s.newBooking(s.masters[1], "11:00"), "Idempotency-Key", "slow"); r.status != 409 || r.str("error") != "in_progress" {
@@ -364,3 +372,22 @@ func TestInternalErrorHidesDetails(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// postRaw posts body as JSON, trying again when the server closed the
+// connection before the client finished writing.
+func postRaw(t *testing.T, url, body string) (int, string) {
+	t.Helper()
+	var err error
+	for range 10 {
+		var resp *http.Response
+		resp, err = http.Post(url, "application/json", strings.NewReader(body))
+		if err != nil {
+			continue
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(raw)
+	}
+	t.Fatalf("post: %v", err)
+	return 0, ""
+}

@@ -1,6 +1,7 @@
 package widget
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -38,16 +39,23 @@ type paymentJSON struct {
 
 func toJSON(b *booking.Booking, s *booking.Salon, now time.Time) bookingJSON {
 	loc := s.Location()
-	until := b.StartsAt.Add(-time.Duration(s.CutoffHours) * time.Hour)
 	out := bookingJSON{
 		ID: b.ID, Salon: s.Slug, Status: string(b.Status), StartsAt: stamp(b.StartsAt, loc), EndsAt: stamp(b.EndsAt(), loc),
 		MasterID: b.MasterID, ServiceID: b.ServiceID, Price: b.Price, Deposit: b.Deposit,
-		ChangeableTill: stamp(until, loc), Changeable: b.Status.Active() && now.Before(until),
+		ChangeableTill: stamp(s.ChangeableUntil(b), loc), Changeable: s.ClientMayChange(b, now),
 		ManageToken: b.ManageToken,
 	}
 	if !b.HoldExpiresAt.IsZero() {
 		out.HoldExpiresAt = stamp(b.HoldExpiresAt, loc)
 	}
+	return out
+}
+
+// viewJSON is a booking as its manage token's holder reads it.
+func viewJSON(v *booking.View) bookingJSON {
+	loc := v.Salon.Location()
+	out := toJSON(&v.Booking, &v.Salon, time.Time{})
+	out.ChangeableTill, out.Changeable = stamp(v.ChangeableUntil, loc), v.Changeable
 	return out
 }
 
@@ -64,15 +72,20 @@ type createBody struct {
 func (h *Handler) createBooking(c *fiber.Ctx) error {
 	s, err := h.salon(c)
 	if err != nil {
-		return fail(c, h.log, err)
+		return err
 	}
 	var body createBody
-	if err := decode(c, &body); err != nil {
-		return fail(c, h.log, err)
+	if err := decode(c, &body, false); err != nil {
+		return err
 	}
 	fields := map[string]string{}
-	r := booking.BookRequest{SalonID: s.ID, Source: booking.SourceWidget,
-		IdempotencyKey: strings.Clone(c.Get("Idempotency-Key"))}
+	r := booking.BookRequest{SalonID: s.ID, Caller: booking.Visitor()}
+	if key, ok := header(c, "Idempotency-Key"); ok {
+		if key == "" {
+			fields["idempotency_key"] = "must not be empty (omit the header for none)"
+		}
+		r.IdempotencyKey = key
+	}
 	r.ServiceID = requiredID(fields, "service_id", body.ServiceID)
 	r.MasterID = requiredID(fields, "master_id", body.MasterID)
 	r.StartsAt = requiredTime(fields, "starts_at", body.StartsAt)
@@ -87,97 +100,115 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 		}
 	}
 	if len(fields) > 0 {
-		return fail(c, h.log, &booking.ValidationError{Fields: fields})
+		return &booking.ValidationError{Fields: fields}
 	}
 	b, err := h.svc.Book(c.UserContext(), r)
 	if err != nil {
-		return fail(c, h.log, err)
+		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(toJSON(b, s, h.svc.Now()))
 }
 
-// managed loads the booking of the :id path parameter if the request carries
-// its manage token, and its salon.
-func (h *Handler) managed(c *fiber.Ctx) (*booking.Booking, *booking.Salon, error) {
+// header returns a request header's value (copied out of fiber's buffer)
+// and whether the request has it at all.
+func header(c *fiber.Ctx, name string) (string, bool) {
+	v := c.Request().Header.Peek(name)
+	if v == nil {
+		return "", false
+	}
+	return string(v), true
+}
+
+// bookingParams reads the :id path parameter and the manage token: the
+// credential the core judges.
+func bookingParams(c *fiber.Ctx) (int64, booking.Caller, error) {
 	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
 	if err != nil || id <= 0 {
-		return nil, nil, booking.ErrNotFound
+		return 0, booking.Caller{}, booking.ErrNotFound
 	}
-	token := c.Get("X-Manage-Token")
+	token, _ := header(c, "X-Manage-Token")
 	if token == "" {
-		return nil, nil, booking.ErrNotFound
+		return 0, booking.Caller{}, booking.ErrNotFound
 	}
-	ctx := c.UserContext()
-	b, err := h.svc.BookingByToken(ctx, id, token)
+	return id, booking.ByToken(token), nil
+}
+
+// answer reads the booking again as the caller sees it (with its salon and
+// what may still be done) and sends it.
+func (h *Handler) answer(c *fiber.Ctx, caller booking.Caller, id int64) error {
+	v, err := h.svc.BookingView(c.UserContext(), caller, 0, id)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	s, err := h.svc.Salon(ctx, b.SalonID)
-	if err != nil {
-		return nil, nil, err
-	}
-	c.Locals(salonKey, s)
-	return b, s, nil
+	c.Locals(salonKey, &v.Salon)
+	return c.JSON(viewJSON(v))
 }
 
 func (h *Handler) getBooking(c *fiber.Ctx) error {
-	b, s, err := h.managed(c)
+	id, caller, err := bookingParams(c)
 	if err != nil {
-		return fail(c, h.log, err)
+		return err
 	}
-	return c.JSON(toJSON(b, s, h.svc.Now()))
+	return h.answer(c, caller, id)
 }
 
 func (h *Handler) cancelBooking(c *fiber.Ctx) error {
-	b, s, err := h.managed(c)
+	id, caller, err := bookingParams(c)
 	if err != nil {
-		return fail(c, h.log, err)
+		return err
 	}
 	var body struct {
 		Reason *string `json:"reason"`
 	}
-	if len(c.Body()) > 0 {
-		if err := decode(c, &body); err != nil {
-			return fail(c, h.log, err)
-		}
+	if err := decode(c, &body, true); err != nil {
+		return err
 	}
-	r := booking.CancelRequest{SalonID: s.ID, BookingID: b.ID, Actor: booking.ClientActor(b.ClientID)}
+	r := booking.CancelRequest{BookingID: id, Caller: caller}
 	if body.Reason != nil {
 		r.Reason = *body.Reason
 	}
-	out, err := h.svc.Cancel(c.UserContext(), r)
-	if err != nil {
-		return fail(c, h.log, err)
+	if _, err := h.svc.Cancel(c.UserContext(), r); err != nil {
+		return err
 	}
-	return c.JSON(toJSON(out, s, h.svc.Now()))
+	return h.answer(c, caller, id)
 }
 
 func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
-	b, s, err := h.managed(c)
+	id, caller, err := bookingParams(c)
 	if err != nil {
-		return fail(c, h.log, err)
+		return err
 	}
 	var body struct {
 		StartsAt *string `json:"starts_at"`
 		MasterID *int64  `json:"master_id"`
 	}
-	if err := decode(c, &body); err != nil {
-		return fail(c, h.log, err)
+	if err := decode(c, &body, false); err != nil {
+		return err
 	}
 	fields := map[string]string{}
-	r := booking.RescheduleRequest{SalonID: s.ID, BookingID: b.ID, Actor: booking.ClientActor(b.ClientID)}
+	r := booking.RescheduleRequest{BookingID: id, Caller: caller}
 	r.StartsAt = requiredTime(fields, "starts_at", body.StartsAt)
 	if body.MasterID != nil {
 		r.MasterID = requiredID(fields, "master_id", body.MasterID)
 	}
 	if len(fields) > 0 {
-		return fail(c, h.log, &booking.ValidationError{Fields: fields})
+		return &booking.ValidationError{Fields: fields}
 	}
-	out, err := h.svc.Reschedule(c.UserContext(), r)
-	if err != nil {
-		return fail(c, h.log, err)
+	if _, err := h.svc.Reschedule(c.UserContext(), r); err != nil {
+		if st := (*booking.SlotTakenError)(nil); errors.As(err, &st) {
+			h.setSalon(c, caller, id)
+		}
+		return err
 	}
-	return c.JSON(toJSON(out, s, h.svc.Now()))
+	return h.answer(c, caller, id)
+}
+
+// setSalon remembers the salon of the booking for the error answer (its
+// alternatives are written in the salon's offset).
+func (h *Handler) setSalon(c *fiber.Ctx, caller booking.Caller, id int64) {
+	if v, err := h.svc.BookingView(c.UserContext(), caller, 0, id); err == nil {
+		c.Locals(salonKey, &v.Salon)
+	}
 }
 
 func requiredID(fields map[string]string, name string, v *int64) int64 {

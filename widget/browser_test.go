@@ -208,6 +208,17 @@ func TestBrowserManageLinkCancelsAndMoves(t *testing.T) {
 	manage := func(r reply) string {
 		return fmt.Sprintf("%s/w/studio/manage/%d?lang=en#t=%s", s.base, r.id(), r.str("manage_token"))
 	}
+	// Defect (5 of 9 runs failed): the page's CSS gave the action rows a
+	// display that overrode their hidden attribute, so "cancel" showed and
+	// took clicks before the booking had loaded, and the confirming click
+	// then threw. Hidden must mean hidden, on a page fresh from the server.
+	run(t, ctx, chromedp.Navigate(s.base+"/w/studio/manage/999999?lang=en#t=x"), chromedp.WaitVisible(css("#error")))
+	for _, id := range []string{"manage-actions", "cancel-confirm", "manage-result"} {
+		display, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.getElementById('`+id+`')).display`))
+		if err != nil || display != "none" {
+			t.Fatalf("#%s is hidden but displayed as %q (%v)", id, display, err)
+		}
+	}
 	run(t, ctx,
 		chromedp.Navigate(manage(cancelled)),
 		chromedp.WaitVisible(css("#manage-actions")),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"mime"
 	"strings"
 	"time"
 
@@ -21,7 +22,14 @@ type errorBody struct {
 	Alternatives []slotJSON        `json:"alternatives,omitempty"`
 }
 
-var errNoRoute = fmt.Errorf("no such endpoint: %w", booking.ErrNotFound)
+var (
+	errNoRoute     = fmt.Errorf("no such endpoint: %w", booking.ErrNotFound)
+	errMediaType   = errors.New("unsupported media type")
+	errRateLimited = errors.New("rate limited")
+)
+
+// RetryAfter is what a 503 tells the client to wait, in seconds.
+const RetryAfter = 2
 
 // fail maps an error to its HTTP answer. This is the one place where the
 // booking package's error kinds become statuses and codes; anything that is
@@ -34,32 +42,43 @@ func fail(c *fiber.Ctx, log *slog.Logger, err error) error {
 	)
 	switch {
 	case errors.As(err, &st):
-		return c.Status(fiber.StatusConflict).JSON(errorBody{Error: "slot_taken",
+		return reply(c, fiber.StatusConflict, errorBody{Error: "slot_taken",
 			Message: "this time was just taken; here are the nearest free times", Alternatives: slotsJSON(st.Alternatives, salonLoc(c))})
 	case errors.Is(err, booking.ErrKeyReused):
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(errorBody{Error: "idempotency_conflict",
+		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "idempotency_conflict",
 			Message: "this Idempotency-Key was used with a different request"})
 	case errors.Is(err, booking.ErrInProgress):
-		return c.Status(fiber.StatusConflict).JSON(errorBody{Error: "in_progress",
+		return reply(c, fiber.StatusConflict, errorBody{Error: "in_progress",
 			Message: "a request with this Idempotency-Key is still running; retry shortly"})
+	case errors.Is(err, booking.ErrUnavailable):
+		c.Set(fiber.HeaderRetryAfter, fmt.Sprint(RetryAfter))
+		return reply(c, fiber.StatusServiceUnavailable, errorBody{Error: "unavailable",
+			Message: "the salon's calendar is busy; nothing was changed, please try again in a moment"})
 	case errors.As(err, &ve):
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(errorBody{Error: "invalid", Message: "some fields are invalid", Fields: ve.Fields})
+		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "invalid", Message: "some fields are invalid", Fields: ve.Fields})
 	case errors.As(err, &se):
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(errorBody{Error: "invalid", Message: se.msg, Fields: map[string]string{"body": se.msg}})
+		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "invalid", Message: se.msg, Fields: map[string]string{"body": se.msg}})
+	case errors.Is(err, errMediaType):
+		return reply(c, fiber.StatusUnsupportedMediaType, errorBody{Error: "unsupported_media_type",
+			Message: "send the body as JSON, with Content-Type: application/json"})
 	case errors.Is(err, booking.ErrNotFound), errors.Is(err, booking.ErrForbidden):
 		// A wrong manage token and a missing booking look the same.
-		return c.Status(fiber.StatusNotFound).JSON(errorBody{Error: "not_found", Message: notFoundMessage(err)})
+		return reply(c, fiber.StatusNotFound, errorBody{Error: "not_found", Message: notFoundMessage(err)})
 	case errors.Is(err, booking.ErrTooLate):
-		return c.Status(fiber.StatusConflict).JSON(errorBody{Error: "too_late", Message: "changes are closed for this booking: " + kindless(err)})
+		return reply(c, fiber.StatusConflict, errorBody{Error: "too_late", Message: "changes are closed for this booking: " + kindless(err)})
 	case errors.Is(err, booking.ErrConflict):
-		return c.Status(fiber.StatusConflict).JSON(errorBody{Error: "too_late", Message: "this booking can no longer be changed: " + kindless(err)})
+		return reply(c, fiber.StatusConflict, errorBody{Error: "conflict", Message: "this booking can no longer be changed: " + kindless(err)})
 	case errors.Is(err, booking.ErrInvalid):
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(errorBody{Error: "invalid", Message: kindless(err)})
+		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "invalid", Message: kindless(err)})
 	case errors.Is(err, errRateLimited):
-		return c.Status(fiber.StatusTooManyRequests).JSON(errorBody{Error: "rate_limited", Message: "too many bookings from your address; try again in a minute"})
+		return reply(c, fiber.StatusTooManyRequests, errorBody{Error: "rate_limited", Message: "too many bookings from your address; try again in a minute"})
 	}
 	log.Error("internal error", "request_id", c.Locals("requestid"), "method", c.Method(), "path", c.Path(), "err", err)
-	return c.Status(fiber.StatusInternalServerError).JSON(errorBody{Error: "internal", Message: "internal error"})
+	return reply(c, fiber.StatusInternalServerError, errorBody{Error: "internal", Message: "internal error"})
+}
+
+func reply(c *fiber.Ctx, status int, body errorBody) error {
+	return c.Status(status).JSON(body)
 }
 
 func notFoundMessage(err error) string {
@@ -83,10 +102,18 @@ type syntaxError struct{ msg string }
 
 func (e *syntaxError) Error() string { return e.msg }
 
-// decode reads the JSON body into v. Wrong types become field errors named
-// by their JSON path; malformed JSON a body error. Unknown fields are ignored.
-func decode(c *fiber.Ctx, v any) error {
+// decode reads the JSON body into v. The body must be declared JSON (else
+// errMediaType); wrong types become field errors named by their JSON path;
+// malformed JSON a body error. Unknown fields are ignored. With optional,
+// an empty body (of any declared type) leaves v as it is.
+func decode(c *fiber.Ctx, v any, optional bool) error {
 	body := c.Body()
+	if optional && len(strings.TrimSpace(string(body))) == 0 {
+		return nil
+	}
+	if !isJSON(c.Get(fiber.HeaderContentType)) {
+		return errMediaType
+	}
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return &syntaxError{"the request body must be a JSON object"}
 	}
@@ -104,6 +131,12 @@ func decode(c *fiber.Ctx, v any) error {
 		return &syntaxError{fmt.Sprintf("malformed JSON at byte %d", se.Offset)}
 	}
 	return &syntaxError{"malformed JSON"}
+}
+
+// isJSON reports a JSON media type (application/json, or a +json one).
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
 func jsonKind(goKind string) string {
@@ -128,27 +161,35 @@ func salonLoc(c *fiber.Ctx) *time.Location {
 	return time.UTC
 }
 
-func errorsIsNotFound(err error) bool { return errors.Is(err, booking.ErrNotFound) }
-
-// ErrorHandler answers the errors no handler answered (fiber's own: 404 for
-// no route, 405, 413 for a body over the limit) in the API's error shape,
-// and anything else as a logged internal error.
+// ErrorHandler answers, for the API, what happened before any handler ran
+// (fiber's and the HTTP server's own errors: 404 for no route, 413 for a
+// body over the limit, 400 for a request that is not HTTP) in the API's
+// error shape, without repeating the server's internal wording; anything
+// else is a logged internal error.
 func ErrorHandler(log *slog.Logger) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
 		var fe *fiber.Error
 		if !errors.As(err, &fe) {
 			return fail(c, log, err)
 		}
-		code := "invalid"
+		body := errorBody{Error: "invalid", Message: "malformed request"}
 		switch {
 		case fe.Code == fiber.StatusNotFound:
-			code = "not_found"
+			body = errorBody{Error: "not_found", Message: "no such endpoint"}
+		case fe.Code == fiber.StatusMethodNotAllowed:
+			body.Message = "method not allowed"
+		case fe.Code == fiber.StatusRequestEntityTooLarge:
+			body.Message = "the request body is too large"
+		case fe.Code == fiber.StatusRequestHeaderFieldsTooLarge:
+			body.Message = "the request headers are too large"
+		case fe.Code == fiber.StatusRequestTimeout:
+			body.Message = "the request took too long to arrive"
 		case fe.Code == fiber.StatusTooManyRequests:
-			code = "rate_limited"
+			body = errorBody{Error: "rate_limited", Message: "too many requests"}
 		case fe.Code >= 500:
 			log.Error("request failed", "request_id", c.Locals("requestid"), "path", c.Path(), "err", err)
-			return c.Status(fiber.StatusInternalServerError).JSON(errorBody{Error: "internal", Message: "internal error"})
+			return reply(c, fiber.StatusInternalServerError, errorBody{Error: "internal", Message: "internal error"})
 		}
-		return c.Status(fe.Code).JSON(errorBody{Error: code, Message: fe.Message})
+		return reply(c, fe.Code, body)
 	}
 }

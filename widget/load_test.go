@@ -76,7 +76,7 @@ func BenchmarkHTTPBook(b *testing.B) {
 		return runClients(clients, func(w int) error {
 			for i := range perClient {
 				_, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: localMasters[w].ID,
-					StartsAt: slotAt(round*perClient + i), Client: booking.ClientInput{Name: "Load", Phone: phone(2, w)}, Source: booking.SourceWidget})
+					StartsAt: slotAt(round*perClient + i), Client: booking.ClientInput{Name: "Load", Phone: phone(2, w)}, Caller: booking.Visitor()})
 				if err != nil {
 					return err
 				}

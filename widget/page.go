@@ -2,6 +2,7 @@ package widget
 
 import (
 	"bytes"
+	"errors"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -50,8 +51,8 @@ type pageData struct {
 }
 
 func (h *Handler) registerPages(app *fiber.App) {
-	app.Get("/w/:slug", h.widgetPage)
-	app.Get("/w/:slug/manage/:id", h.managePage)
+	app.Get("/w/:slug", h.deadline, h.widgetPage)
+	app.Get("/w/:slug/manage/:id", h.deadline, h.managePage)
 	app.Get("/widget.js", func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, "text/javascript; charset=utf-8")
 		c.Set(fiber.HeaderCacheControl, "public, max-age=300")
@@ -103,20 +104,22 @@ func (h *Handler) page(c *fiber.Ctx, manage bool) error {
 	if lang == "en" {
 		other = "ru"
 	}
-	today := s.Today(h.svc.Now())
+	// The days offered are the salon's window (its horizon), as many as one
+	// slots request covers.
+	first, days := s.Window(h.svc.Now())
 	d := pageData{Salon: s, Lang: lang, OtherLang: other, T: messages[lang], Manage: manage}
 	for _, sv := range list {
 		d.Services = append(d.Services, pageService{ID: sv.ID, Name: sv.Name, DurationMin: sv.DurationMin,
 			Price: sv.Price.Format(s.Currency, lang), PriceValue: sv.Price,
 			Deposit: formatDeposit(sv.Deposit, s.Currency, lang), DepositVal: sv.Deposit})
 	}
-	d.Config = pageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, Today: today.String(),
+	d.Config = pageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, Today: first.String(),
 		Services: d.Services, BookingID: bookingID, I18n: messages[lang]}
 	if d.Config.Services == nil {
 		d.Config.Services = []pageService{}
 	}
-	for i := range 14 {
-		d.Config.Days = append(d.Config.Days, today.AddDays(i).String())
+	for i := range min(days, booking.MaxSlotDays) {
+		d.Config.Days = append(d.Config.Days, first.AddDays(i).String())
 	}
 	var out bytes.Buffer
 	if err := pages.ExecuteTemplate(&out, "widget.html", d); err != nil {
@@ -139,7 +142,7 @@ func setPageHeaders(c *fiber.Ctx) {
 
 func (h *Handler) pageError(c *fiber.Ctx, err error) error {
 	status, msg := fiber.StatusNotFound, "Not found"
-	if !errorsIsNotFound(err) {
+	if !errors.Is(err, booking.ErrNotFound) {
 		h.log.Error("page", "request_id", c.Locals("requestid"), "path", c.Path(), "err", err)
 		status, msg = fiber.StatusInternalServerError, "Internal error"
 	}

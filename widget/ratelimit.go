@@ -1,7 +1,6 @@
 package widget
 
 import (
-	"errors"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -12,7 +11,7 @@ import (
 	"golang.org/x/time/rate"
 )
 
-var errRateLimited = errors.New("rate limited")
+
 
 // limiter is a token bucket per client IP: perMinute bookings a minute, with
 // a burst of as many. Buckets idle for ten minutes are forgotten. Each
@@ -67,7 +66,7 @@ func (h *Handler) rateLimited(c *fiber.Ctx) error {
 	ok, wait := h.limiter.allow(clientIP(c, h.cfg.TrustedProxies), time.Now())
 	if !ok {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(wait.Seconds())+1))
-		return fail(c, h.log, errRateLimited)
+		return errRateLimited
 	}
 	return c.Next()
 }

@@ -32,7 +32,7 @@ type salonJSON struct {
 func (h *Handler) getSalon(c *fiber.Ctx) error {
 	s, err := h.salon(c)
 	if err != nil {
-		return fail(c, h.log, err)
+		return err
 	}
 	return c.JSON(salonJSON{Slug: s.Slug, Name: s.Name, Timezone: s.Timezone, Currency: s.Currency, Locale: s.Locale})
 }
@@ -48,11 +48,11 @@ type serviceJSON struct {
 func (h *Handler) listServices(c *fiber.Ctx) error {
 	s, err := h.salon(c)
 	if err != nil {
-		return fail(c, h.log, err)
+		return err
 	}
 	list, err := h.svc.Services(c.UserContext(), s.ID)
 	if err != nil {
-		return fail(c, h.log, err)
+		return err
 	}
 	out := make([]serviceJSON, len(list))
 	for i, sv := range list {
@@ -70,15 +70,15 @@ type masterJSON struct {
 func (h *Handler) listMasters(c *fiber.Ctx) error {
 	s, err := h.salon(c)
 	if err != nil {
-		return fail(c, h.log, err)
+		return err
 	}
 	serviceID, err := queryID(c, "service_id")
 	if err != nil {
-		return fail(c, h.log, err)
+		return err
 	}
 	list, err := h.svc.Masters(c.UserContext(), s.ID, serviceID)
 	if err != nil {
-		return fail(c, h.log, err)
+		return err
 	}
 	out := make([]masterJSON, len(list))
 	for i, m := range list {

@@ -30,7 +30,7 @@ func stamp(t time.Time, loc *time.Location) string { return t.In(loc).Format(tim
 func (h *Handler) listSlots(c *fiber.Ctx) error {
 	s, err := h.salon(c)
 	if err != nil {
-		return fail(c, h.log, err)
+		return err
 	}
 	q := booking.SlotQuery{SalonID: s.ID}
 	fields := map[string]string{}
@@ -53,11 +53,11 @@ func (h *Handler) listSlots(c *fiber.Ctx) error {
 		}
 	}
 	if len(fields) > 0 {
-		return fail(c, h.log, &booking.ValidationError{Fields: fields})
+		return &booking.ValidationError{Fields: fields}
 	}
 	slots, err := h.svc.Slots(c.UserContext(), q)
 	if err != nil {
-		return fail(c, h.log, err)
+		return err
 	}
 	return c.JSON(slotsJSON(slots, s.Location()))
 }

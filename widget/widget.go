@@ -3,15 +3,19 @@
 // manage page, and the embed script /widget.js that puts the widget on a
 // salon's own site in an iframe.
 //
-// Every request becomes a call on booking.Service; domain errors become HTTP
-// statuses and JSON error bodies in one place (errors.go). The API keeps no
-// session and sets no cookie: a booking is managed with the unguessable
-// manage token Book returned, sent in the X-Manage-Token header.
+// Every request becomes a call on booking.Service, with a deadline; the
+// API's handlers return errors, which one error handler (errors.go) turns
+// into HTTP statuses and JSON bodies, and the pages have their own. The API
+// keeps no session and sets no cookie: a visitor who booked holds the
+// booking's manage token, sent in the X-Manage-Token header, and the core
+// decides what it opens.
 package widget
 
 import (
+	"context"
 	"log/slog"
 	"net/netip"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/cors"
@@ -26,12 +30,18 @@ type Config struct {
 	RateLimit int
 	// TrustedProxies are the proxies whose X-Forwarded-For is believed.
 	TrustedProxies []netip.Prefix
+	// RequestTimeout is every request's deadline (default DefaultRequestTimeout).
+	RequestTimeout time.Duration
 	// Log receives internal errors, with the request id.
 	Log *slog.Logger
 }
 
 // DefaultRateLimit is SALON_BOOKING_RATE_LIMIT's default.
 const DefaultRateLimit = 30
+
+// DefaultRequestTimeout bounds each request: a request that runs out of
+// time writes nothing and answers 503 with Retry-After.
+const DefaultRequestTimeout = 10 * time.Second
 
 // Handler serves the API and the widget pages.
 type Handler struct {
@@ -43,6 +53,9 @@ type Handler struct {
 
 // New returns a Handler over svc.
 func New(svc *booking.Service, cfg Config) *Handler {
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
 	h := &Handler{svc: svc, cfg: cfg, log: cfg.Log}
 	if h.log == nil {
 		h.log = slog.Default()
@@ -55,7 +68,7 @@ func New(svc *booking.Service, cfg Config) *Handler {
 
 // Register mounts the API, the pages and the static files on app.
 func (h *Handler) Register(app *fiber.App) {
-	api := app.Group("/api/v1", cors.New(cors.Config{
+	api := app.Group("/api/v1", h.apiErrors, h.deadline, cors.New(cors.Config{
 		AllowOrigins: "*",
 		AllowHeaders: "Content-Type, Idempotency-Key, X-Manage-Token",
 		AllowMethods: "GET, POST, OPTIONS",
@@ -69,9 +82,27 @@ func (h *Handler) Register(app *fiber.App) {
 	api.Get("/bookings/:id", h.getBooking)
 	api.Post("/bookings/:id/cancel", h.cancelBooking)
 	api.Post("/bookings/:id/reschedule", h.rescheduleBooking)
-	api.Use(func(c *fiber.Ctx) error { return fail(c, h.log, errNoRoute) })
+	api.Use(func(c *fiber.Ctx) error { return errNoRoute })
 
 	h.registerPages(app)
+}
+
+// apiErrors is the API's error handler: whatever a handler under it
+// returns is answered by fail.
+func (h *Handler) apiErrors(c *fiber.Ctx) error {
+	if err := c.Next(); err != nil {
+		return fail(c, h.log, err)
+	}
+	return nil
+}
+
+// deadline gives the request its deadline: every call on the core made
+// with c.UserContext() ends by then.
+func (h *Handler) deadline(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), h.cfg.RequestTimeout)
+	defer cancel()
+	c.SetUserContext(ctx)
+	return c.Next()
 }
 
 func noStore(c *fiber.Ctx) error {

@@ -20,6 +20,15 @@ func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	if cfg.MaxConns < 16 {
 		cfg.MaxConns = 16
 	}
+	// Server-side backstops behind the requests' own deadlines: no
+	// statement runs longer than this, and a transaction a crashed client
+	// left open does not hold its locks for long. (The core bounds its own
+	// lock waits per transaction.)
+	for k, v := range map[string]string{"statement_timeout": "30s", "idle_in_transaction_session_timeout": "60s"} {
+		if _, set := cfg.ConnConfig.RuntimeParams[k]; !set {
+			cfg.ConnConfig.RuntimeParams[k] = v
+		}
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)

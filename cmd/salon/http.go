@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -51,6 +52,9 @@ func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger) *serv
 		WriteTimeout:          30 * time.Second,
 		IdleTimeout:           120 * time.Second,
 		ErrorHandler:          widget.ErrorHandler(log),
+		// A multipart body is never parsed before a handler asks for it
+		// (fasthttp would, and answer a malformed one with its own words).
+		DisablePreParseMultipartForm: true,
 	})
 	s.app.Use(recover.New())
 	s.app.Use(requestid.New()) // X-Request-ID in, or a new one; logged with internal errors
@@ -67,13 +71,16 @@ func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger) *serv
 			}
 		}
 		took := time.Since(start)
-		requests.WithLabelValues(c.Method(), c.Route().Path, strconv.Itoa(status)).Observe(took.Seconds())
-		switch c.Route().Path {
+		// fiber's strings point into buffers it reuses for the next
+		// request: a label (kept by the registry) must be a copy.
+		method, route := strings.Clone(c.Method()), strings.Clone(c.Route().Path)
+		requests.WithLabelValues(method, route, strconv.Itoa(status)).Observe(took.Seconds())
+		switch route {
 		case "/healthz", "/readyz", "/metrics":
 		default:
 			// The path only: queries carry no secrets here, and the manage
 			// token travels in a header or the URL fragment, never logged.
-			s.log.Info("http", "method", c.Method(), "path", c.Path(), "status", status,
+			s.log.Info("http", "method", method, "path", c.Path(), "status", status,
 				"ms", took.Milliseconds(), "request_id", c.Locals("requestid"), "ip", c.IP())
 		}
 		return err
@@ -86,7 +93,7 @@ func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger) *serv
 
 // mount adds the front ends, configured from the environment.
 func (s *server) mount(getenv env, b *bot.Bot) error {
-	cfg := widget.Config{RateLimit: widget.DefaultRateLimit, Log: s.log}
+	cfg := widget.Config{RateLimit: widget.DefaultRateLimit, RequestTimeout: requestTimeout, Log: s.log}
 	if v := getenv("SALON_BOOKING_RATE_LIMIT"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
@@ -123,6 +130,13 @@ func (s *server) ready(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"status": "ok"})
 }
 
+// requestTimeout is every request's deadline; drainTime how long a stopping
+// server waits for the requests in flight (a little more than one request).
+const (
+	requestTimeout = 10 * time.Second
+	drainTime      = requestTimeout + 2*time.Second
+)
+
 // serve runs the HTTP server on ln until ctx is done, then shuts it down.
 func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
@@ -132,8 +146,10 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("http: %w", err)
 	case <-ctx.Done():
 	}
-	if err := s.app.ShutdownWithTimeout(10 * time.Second); err != nil {
-		return fmt.Errorf("http shutdown: %w", err)
+	if err := s.app.ShutdownWithTimeout(drainTime); err != nil {
+		// Requests still running after drainTime are cut; their
+		// transactions roll back, so nothing is half-written.
+		s.log.Warn("http: requests still running at shutdown were cut", "err", err)
 	}
 	return nil
 }

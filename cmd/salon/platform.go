@@ -27,20 +27,27 @@ type platform struct {
 	log  *slog.Logger
 }
 
+// newPlatform wires the parts in the order they depend on each other: the
+// notifiers first (they need nothing), then the service, then the front
+// ends and the workers that take the service.
 func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logger) (*platform, error) {
-	p := &platform{log: log, svc: booking.New(pool, booking.WithLogger(log))}
-	workers := river.NewWorkers()
-	booking.AddWorkers(workers, p.svc)
-	if token := getenv("TELEGRAM_BOT_TOKEN"); token != "" {
+	opts := []booking.Option{booking.WithLogger(log)}
+	token := getenv("TELEGRAM_BOT_TOKEN")
+	if token != "" {
+		opts = append(opts, booking.WithNotifier(booking.ChannelTelegram, bot.Notifier{}))
+	}
+	p := &platform{log: log, svc: booking.New(pool, opts...)}
+	if token != "" {
 		public := orDefault(getenv("SALON_PUBLIC_URL"), "http://"+ln.Addr().String())
 		b, err := bot.New(p.svc, bot.Config{Token: token, APIURL: orDefault(getenv("TELEGRAM_API_URL"), bot.DefaultAPIURL),
 			WebhookSecret: getenv("TELEGRAM_WEBHOOK_SECRET"), PublicURL: public, Log: log})
 		if err != nil {
 			return nil, err
 		}
-		bot.AddWorkers(workers, b)
 		p.bot = b
 	}
+	workers := river.NewWorkers()
+	booking.AddWorkers(workers, p.svc)
 	jobs, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Queues:       map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
 		Workers:      workers,
@@ -51,9 +58,6 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
 	p.jobs = jobs
-	if p.bot != nil {
-		p.svc.UseJobs(jobs) // notifications and reminders go to Telegram
-	}
 	p.srv = newServer(pool, p.svc, log)
 	if err := p.srv.mount(getenv, p.bot); err != nil {
 		return nil, err
@@ -61,29 +65,51 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 	return p, nil
 }
 
-// run serves until ctx is done, then stops everything in order.
+// stopTime bounds how long the background work (jobs, the bot's sender)
+// may take to stop; it runs beside the HTTP drain, so a SIGTERM ends the
+// process within about max(drainTime, stopTime).
+const stopTime = 10 * time.Second
+
+// run serves until ctx is done, then stops everything at once: HTTP drains
+// its requests in flight, the bot finishes its turns and records the
+// messages it was sending, the jobs finish (or are cancelled and retried
+// later), each within its bound.
 func (p *platform) run(ctx context.Context, ln net.Listener) error {
 	if err := p.jobs.Start(ctx); err != nil {
 		return fmt.Errorf("jobs: %w", err)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	botCtx, stopBot := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopBot()
 	var wg sync.WaitGroup
 	if p.bot != nil {
 		wg.Go(func() {
-			if err := p.bot.Run(ctx); err != nil {
+			if err := p.bot.Run(botCtx); err != nil {
 				p.log.Error("bot stopped", "err", err)
 			}
 		})
 	}
-	err := p.srv.serve(ctx, ln)
-	cancel()
-	wg.Wait()
-	stopCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
-	defer stop()
-	if serr := p.jobs.Stop(stopCtx); serr != nil && err == nil {
-		err = fmt.Errorf("jobs: %w", serr)
+	errc := make(chan error, 1)
+	go func() { errc <- p.srv.serve(ctx, ln) }()
+	var err error
+	select {
+	case err = <-errc: // the listener failed
+	case <-ctx.Done():
 	}
+	stopBot()
+	wg.Go(func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), stopTime)
+		defer cancel()
+		if serr := p.jobs.Stop(stopCtx); serr != nil {
+			p.log.Warn("jobs did not stop in time; cancelling them (they will run again)", "err", serr)
+			cctx, ccancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer ccancel()
+			_ = p.jobs.StopAndCancel(cctx)
+		}
+	})
+	if ctx.Err() != nil {
+		err = <-errc // the HTTP drain
+	}
+	wg.Wait()
 	return err
 }
 

@@ -161,7 +161,7 @@ func bookSome(ctx context.Context, svc *booking.Service, salon *booking.Salon, n
 				}
 				_, err := svc.Book(ctx, booking.BookRequest{
 					SalonID: salon.ID, ServiceID: sv, MasterID: m.ID, StartsAt: slots[j].Start,
-					Client: clients[n%len(clients)], Source: booking.SourcePanel, Actor: booking.AdminActor(0),
+					Client: clients[n%len(clients)], Caller: booking.BySystem(),
 				})
 				if err != nil && !errors.Is(err, booking.ErrSlotTaken) {
 					return fmt.Errorf("demo booking: %w", err)

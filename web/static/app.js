@@ -87,7 +87,8 @@
 
   // --- day and time --------------------------------------------------------
   function loadSlots() {
-    var q = '?service_id=' + state.service + '&date=' + cfg.today + '&days=14' + (state.master ? '&master_id=' + state.master : '');
+    // The days are the salon's booking window, as the server gave them.
+    var q = '?service_id=' + state.service + '&date=' + cfg.today + '&days=' + cfg.days.length + (state.master ? '&master_id=' + state.master : '');
     return api('GET', '/salons/' + cfg.slug + '/slots' + q).then(function (r) {
       if (r.status !== 200) throw r;
       state.slots = r.body;
@@ -116,11 +117,9 @@
   function renderTimes(slots) {
     var times = $('times');
     times.textContent = '';
-    var seen = {};
+    // One slot per time: for "any master" the server has chosen the master.
     (slots || []).forEach(function (s) {
       var t = timeOf(s.starts_at);
-      if (seen[t]) return; // "any master": the first master free at that time
-      seen[t] = true;
       var b = el('button', { type: 'button', 'data-time': t, 'data-master-id': s.master_id }, t);
       b.addEventListener('click', function () { pick(s); });
       var li = el('li');
@@ -274,12 +273,14 @@
     $('cancel').addEventListener('click', function () { $('manage-actions').hidden = true; $('cancel-confirm').hidden = false; $('cancel-yes').focus(); });
     $('cancel-no').addEventListener('click', function () { $('cancel-confirm').hidden = true; $('manage-actions').hidden = false; });
     $('cancel-yes').addEventListener('click', function () {
+      if (!state.booking) return; // not loaded yet: nothing to act on
       api('POST', '/bookings/' + state.booking.id + '/cancel', {}, { 'X-Manage-Token': state.token }).then(function (r) {
         if (r.status !== 200) throw r;
         renderBooking(r.body, T.cancelled_done);
       }).catch(function (r) { $('cancel-confirm').hidden = true; failed(r); });
     });
     $('reschedule').addEventListener('click', function () {
+      if (!state.booking) return;
       state.service = state.booking.service_id;
       state.master = state.booking.master_id;
       loadSlots();

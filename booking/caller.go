@@ -1,0 +1,182 @@
+package booking
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"strconv"
+)
+
+// Channel is a way a change reaches the salon: its own surfaces (the web
+// widget and API, the panel), the importer, the platform itself, or a chat
+// channel through which clients and masters are reached (Telegram today;
+// another messenger is an adapter and a value here, not a migration).
+type Channel string
+
+// Channels.
+const (
+	ChannelWeb      Channel = "web"      // the widget, the public API, manage links
+	ChannelPanel    Channel = "panel"    // the admin panel
+	ChannelImport   Channel = "import"   // CSV import
+	ChannelSystem   Channel = "system"   // the platform: hold expiry, jobs, the command line
+	ChannelTelegram Channel = "telegram" // the Telegram bot
+)
+
+// chat reports whether people are reached on the channel by an identity.
+func (c Channel) chat() bool {
+	switch c {
+	case ChannelWeb, ChannelPanel, ChannelImport, ChannelSystem, "":
+		return false
+	}
+	return channelRE.MatchString(string(c))
+}
+
+// Identity is a person's account on a chat channel, as the channel vouches
+// for it: Telegram signs every update with its sender's user id, so the bot
+// knows who is writing. An identity proves who writes, not whose phone a
+// typed number is.
+type Identity struct {
+	Channel    Channel
+	ExternalID string // the Telegram user id, as text
+}
+
+// TelegramUser is the identity of a Telegram user.
+func TelegramUser(id int64) Identity {
+	return Identity{Channel: ChannelTelegram, ExternalID: strconv.FormatInt(id, 10)}
+}
+
+// IsZero reports whether id is the zero Identity.
+func (id Identity) IsZero() bool { return id == Identity{} }
+
+func (id Identity) valid() bool {
+	return id.Channel.chat() && id.ExternalID != "" && len(id.ExternalID) <= 128
+}
+
+func (id Identity) String() string { return string(id.Channel) + ":" + id.ExternalID }
+
+// callerKind is the kind of credential a caller presents.
+type callerKind int
+
+const (
+	callerNone     callerKind = iota
+	callerVisitor             // an anonymous visitor of the widget: may book
+	callerToken               // a booking's manage token
+	callerIdentity            // a verified chat identity
+	callerStaff               // a panel user of a salon
+	callerSystem              // the platform itself (jobs, the command line, imports)
+)
+
+// Caller is who asks, with the credential they present. Every method that
+// reads or changes a booking takes one and decides, itself, what the caller
+// may see and do; front ends only pass it along.
+//
+//   - Visitor: someone on the web widget. May book (and then holds the
+//     booking's manage token); sees nothing else.
+//   - ByToken: the holder of a booking's manage token: that booking only.
+//   - ByIdentity: a person on a chat channel: the bookings that identity
+//     made, and those of the client it was proven to be (a Telegram contact
+//     shared by its owner). A phone number someone typed proves nothing.
+//   - ByStaff: a panel user: every booking of their salon, none of another.
+//   - BySystem: the platform (jobs, the command line, imports).
+//
+// A booking a caller may not see is ErrNotFound to them, whether it exists
+// or not.
+type Caller struct {
+	kind     callerKind
+	token    string
+	identity Identity
+	user     User
+}
+
+// Visitor is an anonymous visitor of the web widget.
+func Visitor() Caller { return Caller{kind: callerVisitor} }
+
+// ByToken is the holder of a manage token.
+func ByToken(token string) Caller { return Caller{kind: callerToken, token: token} }
+
+// ByIdentity is a person on a chat channel; the channel vouches for id.
+func ByIdentity(id Identity) Caller { return Caller{kind: callerIdentity, identity: id} }
+
+// ByStaff is a panel user (an owner or admin of u.SalonID).
+func ByStaff(u User) Caller { return Caller{kind: callerStaff, user: u} }
+
+// BySystem is the platform itself.
+func BySystem() Caller { return Caller{kind: callerSystem} }
+
+// Identity returns the caller's chat identity (zero for other callers).
+func (c Caller) Identity() Identity { return c.identity }
+
+// client reports whether the caller is a client (held to the salon's
+// client rules: grid, notice, horizon, cutoff).
+func (c Caller) client() bool {
+	return c.kind == callerVisitor || c.kind == callerToken || c.kind == callerIdentity
+}
+
+// check validates the caller itself.
+func (c Caller) check() error {
+	switch c.kind {
+	case callerVisitor, callerSystem:
+		return nil
+	case callerToken:
+		if c.token == "" || len(c.token) > 200 {
+			return fmt.Errorf("no manage token: %w", ErrNotFound)
+		}
+		return nil
+	case callerIdentity:
+		if !c.identity.valid() {
+			return invalid("caller", "not a chat identity")
+		}
+		return nil
+	case callerStaff:
+		if c.user.ID <= 0 || c.user.SalonID <= 0 || (c.user.Role != RoleOwner && c.user.Role != RoleAdmin) {
+			return invalid("caller", "not a panel user")
+		}
+		return nil
+	}
+	return invalid("caller", "who is asking is not said")
+}
+
+// channel is the channel the caller acts through.
+func (c Caller) channel() Channel {
+	switch c.kind {
+	case callerVisitor, callerToken:
+		return ChannelWeb
+	case callerIdentity:
+		return c.identity.Channel
+	case callerStaff:
+		return ChannelPanel
+	}
+	return ChannelSystem
+}
+
+// grants is what a booking carries that callers may hold.
+type grants struct {
+	tokenHash []byte   // of the manage token, if one was issued
+	origin    Identity // the chat identity that made the booking
+	verified  bool     // the caller's identity is a proven identity of the booking's client
+}
+
+// may reports whether the caller may see and change b.
+func (c Caller) may(b *Booking, g grants) bool {
+	switch c.kind {
+	case callerSystem:
+		return true
+	case callerStaff:
+		return c.user.SalonID == b.SalonID
+	case callerToken:
+		return len(g.tokenHash) > 0 && subtle.ConstantTimeCompare(g.tokenHash, tokenHash(c.token)) == 1
+	case callerIdentity:
+		return (!g.origin.IsZero() && g.origin == c.identity) || g.verified
+	}
+	return false
+}
+
+// actor is how the change the caller makes on b is recorded.
+func (c Caller) actor(b *Booking) Actor {
+	switch c.kind {
+	case callerStaff:
+		return Actor{Kind: ActorAdmin, ID: c.user.ID, Channel: ChannelPanel}
+	case callerSystem:
+		return Actor{Kind: ActorSystem, Channel: ChannelSystem}
+	}
+	return Actor{Kind: ActorClient, ID: b.ClientID, Channel: c.channel(), Identity: c.identity}
+}

@@ -1,0 +1,255 @@
+package bot
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+
+	"salon/booking"
+)
+
+// The booking dialog: service, master (or any), day, time, contact,
+// confirm; a lost race offers the nearest free times.
+
+func (t *turn) services(prefix string) error {
+	s, err := t.salon()
+	if err != nil {
+		return t.explain(err)
+	}
+	list := t.menu()
+	if len(list) == 0 {
+		t.show(prefix+t.tr("no_services"), nil)
+		return nil
+	}
+	k := t.keyboard()
+	for _, sv := range list {
+		label := fmt.Sprintf("%s · %d %s · %s", sv.Name, sv.DurationMin, t.tr("min"), sv.Price.Format(s.Currency, t.c.Lang))
+		k.row(k.btn(label, action{Verb: doService, ID: sv.ID}))
+	}
+	t.c.D.Step, t.c.D.Moving = stepService, 0
+	t.show(prefix+t.tr("choose_service"), k)
+	return nil
+}
+
+// menu returns the salon's services, read once a turn.
+func (t *turn) menu() []booking.SalonService {
+	if t.svcs == nil {
+		if s, err := t.salon(); err == nil {
+			t.svcs, _ = t.b.svc.Services(t.ctx, s.ID)
+		}
+	}
+	return t.svcs
+}
+
+// staff returns the salon's masters, read once a turn.
+func (t *turn) staff() []booking.Master {
+	if t.masterL == nil {
+		if s, err := t.salon(); err == nil {
+			t.masterL, _ = t.b.svc.Masters(t.ctx, s.ID, 0)
+		}
+	}
+	return t.masterL
+}
+
+// service is the chosen service (zero when gone).
+func (t *turn) service() booking.SalonService {
+	for _, sv := range t.menu() {
+		if sv.ID == t.c.D.Service {
+			return sv
+		}
+	}
+	return booking.SalonService{}
+}
+
+func (t *turn) serviceName() string { return t.service().Name }
+
+func (t *turn) masterName(id int64) string {
+	for _, m := range t.staff() {
+		if m.ID == id {
+			return m.Name
+		}
+	}
+	return ""
+}
+
+func (t *turn) masters() error {
+	var list []booking.Master
+	for _, m := range t.staff() {
+		if slices.Contains(m.ServiceIDs, t.c.D.Service) {
+			list = append(list, m)
+		}
+	}
+	k := t.keyboard()
+	if len(list) == 0 {
+		k.back(stepService)
+		t.show(t.tr("no_masters"), k)
+		return nil
+	}
+	k.row(k.btn(t.tr("any_master"), action{Verb: doMaster}))
+	var bs []button
+	for _, m := range list {
+		bs = append(bs, k.btn(m.Name, action{Verb: doMaster, ID: m.ID}))
+	}
+	k.grid(2, bs)
+	k.back(stepService)
+	t.c.D.Step = stepMaster
+	t.show(t.tr("choose_master", t.serviceName()), k)
+	return nil
+}
+
+// afterSlot goes on from a chosen time: to the phone question, unless the
+// user's phone is known (typed in this chat before, or proven to the
+// salon by a shared contact).
+func (t *turn) afterSlot() error {
+	if t.c.D.Phone == "" {
+		c, err := t.b.svc.IdentityClient(t.ctx, t.c.SalonID, t.identity())
+		if err != nil && !errors.Is(err, booking.ErrNotFound) {
+			return t.explain(err)
+		}
+		if c != nil && c.Phone != "" {
+			t.c.D.Phone, t.c.D.PhoneProven = c.Phone, true
+		}
+	}
+	if t.c.D.Phone != "" {
+		return t.confirm()
+	}
+	s, err := t.salon()
+	if err != nil {
+		return t.explain(err)
+	}
+	// The time list becomes the chosen time; the question comes below.
+	t.show("✓ "+when(t.c.Lang, t.c.D.SlotAt, s.Location()), nil)
+	t.msgID = 0
+	t.askContact(t.tr("ask_phone"))
+	return nil
+}
+
+func (t *turn) askContact(text string) {
+	t.c.D.Step = stepContact
+	t.c.D.Nonce, t.c.D.Actions = "", nil
+	t.out = append(t.out, outMsg{Op: opSend, ChatID: t.c.ID, Text: text, Contact: t.tr("share_phone")})
+}
+
+// onContact takes a shared contact. The user's own contact (Telegram sets
+// its user_id to the sender's) proves the phone is theirs; a contact card
+// without a user id is only a number, like a typed one; someone else's
+// card is refused. Telegram sends the number international, perhaps
+// without its +.
+func (t *turn) onContact(c *models.Contact) error {
+	if t.c.D.Step != stepContact {
+		t.say(t.tr("dont_understand"))
+		return nil
+	}
+	if c.UserID != 0 && c.UserID != t.from.ID {
+		t.askContact(t.tr("not_your_contact"))
+		return nil
+	}
+	phone, err := booking.InternationalPhone(sanitize(c.PhoneNumber))
+	if err != nil {
+		t.askContact(t.tr("bad_phone", sanitize(c.PhoneNumber)))
+		return nil
+	}
+	t.c.D.Phone, t.c.D.PhoneProven = phone, c.UserID == t.from.ID
+	return t.confirm()
+}
+
+// onPhone takes a typed phone, read in the salon's country.
+func (t *turn) onPhone(raw string) error {
+	if t.c.D.Step != stepContact {
+		t.say(t.tr("dont_understand"))
+		return nil
+	}
+	s, err := t.salon()
+	if err != nil {
+		return t.explain(err)
+	}
+	phone, err := booking.NormalizePhone(raw, s.Country)
+	if err != nil {
+		t.askContact(t.tr("bad_phone", strings.TrimSpace(raw)))
+		return nil
+	}
+	t.c.D.Phone, t.c.D.PhoneProven = phone, false
+	return t.confirm()
+}
+
+// summary is the lines that describe a booking.
+func (t *turn) summary(service, master string, at time.Time, price booking.Money) string {
+	s, _ := t.salon()
+	loc, cur := time.UTC, "RUB"
+	if s != nil {
+		loc, cur = s.Location(), s.Currency
+	}
+	return fmt.Sprintf("%s: %s\n%s: %s\n%s: %s\n%s: %s", t.tr("service"), service, t.tr("master"), master,
+		t.tr("when"), when(t.c.Lang, at, loc), t.tr("price"), price.Format(cur, t.c.Lang))
+}
+
+// confirm shows what will be booked, with one key for this attempt.
+func (t *turn) confirm() error {
+	if t.c.D.Key == "" {
+		var k [12]byte
+		_, _ = rand.Read(k[:])
+		t.c.D.Key = hex.EncodeToString(k[:])
+	}
+	k := t.keyboard()
+	k.row(k.btn(t.tr("confirm"), action{Verb: doConfirm}))
+	k.back(stepTime)
+	t.c.D.Step = stepConfirm
+	t.show(fmt.Sprintf("%s\n%s\n%s: %s", t.tr("confirm_title"),
+		t.summary(t.serviceName(), t.masterName(t.c.D.SlotMaster), t.c.D.SlotAt, t.service().Price), t.tr("phone"), t.c.D.Phone), k)
+	return nil
+}
+
+// book books the confirmed time. The attempt's idempotency key makes a
+// redelivered or repeated confirm return the same booking.
+func (t *turn) book() error {
+	s, err := t.salon()
+	if err != nil {
+		return t.explain(err)
+	}
+	b, err := t.b.svc.Book(t.ctx, booking.BookRequest{
+		SalonID: s.ID, ServiceID: t.c.D.Service, MasterID: t.c.D.SlotMaster, StartsAt: t.c.D.SlotAt,
+		Client: booking.ClientInput{Name: t.name(), Phone: t.c.D.Phone, Verified: t.c.D.PhoneProven},
+		Caller: t.caller(), IdempotencyKey: "tg:" + t.c.D.Key,
+	})
+	if err != nil {
+		return t.explain(err)
+	}
+	text := t.tr("booked") + "\n" + t.summary(t.serviceName(), t.masterName(b.MasterID), b.StartsAt, b.Price)
+	switch {
+	case b.Status == booking.StatusPending:
+		text += "\n" + t.tr("pending_note", when(t.c.Lang, b.HoldExpiresAt, s.Location()), b.Deposit.Format(s.Currency, t.c.Lang))
+	case b.Deposit > 0:
+		text += "\n" + t.tr("deposit_note", b.Deposit.Format(s.Currency, t.c.Lang))
+	}
+	t.c.D = t.c.D.keep()
+	t.c.D.Step = stepDone
+	t.show(text, nil)
+	return nil
+}
+
+// alternatives offers the nearest free times after a lost race.
+func (t *turn) alternatives(alts []booking.Slot) error {
+	s, err := t.salon()
+	if err != nil {
+		return err
+	}
+	k := t.keyboard()
+	for _, a := range alts {
+		label := when(t.c.Lang, a.Start, s.Location()) + " · " + t.masterName(a.MasterID)
+		k.row(k.btn(label, action{Verb: doTime, Master: a.MasterID, At: a.Start.Unix()}))
+	}
+	k.back(stepDay)
+	t.c.D.Step, t.c.D.Key = stepTaken, ""
+	text := t.tr("taken")
+	if len(alts) == 0 {
+		text = t.tr("taken_none")
+	}
+	t.show(text, k)
+	return nil
+}

@@ -1,0 +1,84 @@
+package bot
+
+import (
+	"errors"
+	"strings"
+
+	"salon/booking"
+)
+
+func (t *turn) onCommand(text string) error {
+	cmd, arg, _ := strings.Cut(strings.TrimSpace(text), " ")
+	cmd, _, _ = strings.Cut(cmd, "@") // /start@salon_bot
+	arg = strings.TrimSpace(arg)
+	switch strings.ToLower(cmd) {
+	case "/start":
+		if arg == "" {
+			return t.startBooking("")
+		}
+		s, err := t.b.svc.SalonBySlug(t.ctx, arg)
+		if errors.Is(err, booking.ErrNotFound) {
+			return t.salons(t.tr("unknown_salon", arg))
+		}
+		if err != nil {
+			return t.explain(err)
+		}
+		t.c.SalonID, t.salonC = s.ID, s
+		t.c.D = t.c.D.keep()
+		return t.services(t.tr("welcome", s.Name) + "\n")
+	case "/book":
+		return t.startBooking("")
+	case "/my":
+		return t.my()
+	case "/help":
+		t.c.D = t.c.D.keep()
+		t.say(t.tr("help"))
+	case "/lang":
+		k := t.keyboard()
+		k.row(k.btn("Русский", action{Verb: doLang, Lang: "ru"}), k.btn("English", action{Verb: doLang, Lang: "en"}))
+		t.show(t.tr("lang_q"), k)
+	case "/link":
+		return t.link(arg)
+	default:
+		t.say(t.tr("dont_understand"))
+	}
+	return nil
+}
+
+// startBooking starts the dialog in the chat's salon, or asks for one.
+func (t *turn) startBooking(prefix string) error {
+	t.c.D = t.c.D.keep()
+	if t.c.SalonID == 0 {
+		return t.salons(prefix)
+	}
+	return t.services(prefix)
+}
+
+func (t *turn) salons(prefix string) error {
+	list, err := t.b.svc.Salons(t.ctx, 30)
+	if err != nil {
+		return t.explain(err)
+	}
+	if len(list) == 0 {
+		t.show(prefix+t.tr("no_salons"), nil)
+		return nil
+	}
+	k := t.keyboard()
+	for _, s := range list {
+		k.row(k.btn(s.Name, action{Verb: doSalon, ID: s.ID}))
+	}
+	t.c.D.Step = stepSalon
+	t.show(strings.TrimSpace(prefix+"\n"+t.tr("choose_salon")), k)
+	return nil
+}
+
+func (t *turn) salon() (*booking.Salon, error) {
+	if t.salonC == nil {
+		s, err := t.b.svc.Salon(t.ctx, t.c.SalonID)
+		if err != nil {
+			return nil, err
+		}
+		t.salonC = s
+	}
+	return t.salonC, nil
+}

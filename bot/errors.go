@@ -1,0 +1,92 @@
+package bot
+
+import (
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+
+	"salon/booking"
+)
+
+// explain tells the user what an error from the core means: the one place
+// where the bot turns error kinds into words. It returns nil when it has
+// answered; an error that is no kind is returned, so the turn is retried
+// and, if it keeps failing, apologised for.
+func (t *turn) explain(err error) error {
+	var (
+		taken *booking.SlotTakenError
+		ve    *booking.ValidationError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &taken):
+		return t.alternatives(taken.Alternatives)
+	case errors.Is(err, booking.ErrUnavailable), errors.Is(err, booking.ErrInProgress):
+		// Nothing changed; the screen stays, so the same tap can be tried again.
+		t.answer(t.tr("busy"))
+		return nil
+	case errors.As(err, &ve):
+		return t.invalid(ve)
+	case errors.Is(err, booking.ErrTooLate):
+		hours := 0
+		if t.salonC != nil {
+			hours = t.salonC.CutoffHours
+		}
+		t.c.D = t.c.D.keep()
+		t.show(t.tr("too_late", hours), nil)
+		return nil
+	case errors.Is(err, booking.ErrConflict):
+		t.c.D = t.c.D.keep()
+		t.show(t.tr("not_active"), nil)
+		return nil
+	case errors.Is(err, booking.ErrNotFound), errors.Is(err, booking.ErrForbidden):
+		t.notice = t.tr("stale")
+		if t.managing() {
+			return t.my()
+		}
+		return t.startBooking("")
+	}
+	return err
+}
+
+// invalid explains a refused field.
+func (t *turn) invalid(ve *booking.ValidationError) error {
+	fields := slices.Sorted(maps.Keys(ve.Fields))
+	switch {
+	case slices.Contains(fields, "starts_at"):
+		// The time is no longer bookable (too soon now, or the schedule changed).
+		t.notice = t.tr("gone")
+		return t.days()
+	case slices.Contains(fields, "service_id") || slices.Contains(fields, "master_id"):
+		t.notice = t.tr("gone")
+		return t.services("")
+	case slices.Contains(fields, "client.phone"):
+		refused := t.c.D.Phone
+		t.c.D.Phone, t.c.D.PhoneProven = "", false
+		t.askContact(t.tr("bad_phone", refused))
+		return nil
+	}
+	var b strings.Builder
+	for _, f := range fields {
+		b.WriteString("\n• " + f + ": " + ve.Fields[f])
+	}
+	t.answer(t.tr("invalid") + b.String())
+	return nil
+}
+
+// answer tells the user something short: as the tapped button's answer,
+// or as a message.
+func (t *turn) answer(text string) {
+	if t.cbID != "" && len([]rune(text)) <= 200 {
+		t.notice = text
+		return
+	}
+	t.say(text)
+}
+
+// managing reports whether the dialog is about an existing booking.
+func (t *turn) managing() bool {
+	return t.c.D.Moving != 0 || t.c.D.Step == stepMy || t.c.D.Step == stepMoveConfirm
+}

@@ -1,0 +1,155 @@
+package bot
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// verb is what a button does.
+type verb string
+
+// Verbs of buttons.
+const (
+	doSalon      verb = "salon"      // choose salon ID
+	doService    verb = "service"    // choose service ID
+	doMaster     verb = "master"     // choose master ID (0: any)
+	doDays       verb = "days"       // show page Page of the day list
+	doDay        verb = "day"        // choose Day
+	doTime       verb = "time"       // choose the slot Master at At
+	doBack       verb = "back"       // back to step To
+	doConfirm    verb = "confirm"    // book
+	doLang       verb = "lang"       // speak Lang
+	doMy         verb = "my"         // list my bookings
+	doCancelAsk  verb = "cancel?"    // ask to cancel booking ID of Salon
+	doCancel     verb = "cancel"     // cancel booking ID of Salon
+	doMove       verb = "move"       // start moving booking ID of Salon
+	doMoveHere   verb = "movehere"   // move the booking to the chosen slot
+)
+
+// action is what one button of the keyboard on screen does. It stays on
+// the server, in the dialog; the button carries only the nonce and index.
+type action struct {
+	Verb   verb   `json:"v"`
+	ID     int64  `json:"id,omitempty"`
+	Salon  int64  `json:"salon,omitempty"`
+	Master int64  `json:"m,omitempty"`
+	At     int64  `json:"at,omitempty"` // unix seconds
+	Day    string `json:"day,omitempty"`
+	Page   int    `json:"page,omitempty"`
+	To     step   `json:"to,omitempty"`
+	Lang   string `json:"lang,omitempty"`
+}
+
+// button is an inline keyboard button.
+type button struct {
+	Text string `json:"text"`
+	Data string `json:"data"`
+}
+
+// keyboard is an inline keyboard being built; each button's action is
+// remembered in the dialog under the keyboard's nonce.
+type keyboard struct {
+	t    *turn
+	rows [][]button
+}
+
+func (t *turn) keyboard() *keyboard {
+	var n [4]byte
+	_, _ = rand.Read(n[:])
+	t.c.D.Nonce, t.c.D.Actions = hex.EncodeToString(n[:]), nil
+	return &keyboard{t: t}
+}
+
+// btn makes a button that performs a.
+func (k *keyboard) btn(label string, a action) button {
+	k.t.c.D.Actions = append(k.t.c.D.Actions, a)
+	return button{Text: label, Data: k.t.c.D.Nonce + ":" + strconv.Itoa(len(k.t.c.D.Actions)-1)}
+}
+
+func (k *keyboard) row(b ...button) { k.rows = append(k.rows, b) }
+
+// grid lays buttons out n to a row.
+func (k *keyboard) grid(n int, bs []button) {
+	for i := 0; i < len(bs); i += n {
+		k.row(bs[i:min(i+n, len(bs))]...)
+	}
+}
+
+// back is the "« Back" button to step.
+func (k *keyboard) back(to step) { k.row(k.btn(k.t.tr("back"), action{Verb: doBack, To: to})) }
+
+// onTap performs the action of a tapped button, if it is a button of the
+// keyboard on screen.
+func (t *turn) onTap(data string) error {
+	nonce, idx, ok := strings.Cut(data, ":")
+	i, err := strconv.Atoi(idx)
+	if !ok || err != nil || nonce == "" || nonce != t.c.D.Nonce || i < 0 || i >= len(t.c.D.Actions) {
+		t.notice = t.tr("stale") // a button of an old keyboard, or not ours
+		return nil
+	}
+	a := t.c.D.Actions[i]
+	switch a.Verb {
+	case doSalon:
+		t.c.SalonID, t.salonC, t.c.D = a.ID, nil, t.c.D.keep()
+		s, err := t.salon()
+		if err != nil {
+			return err
+		}
+		return t.services(t.tr("welcome", s.Name) + "\n")
+	case doService:
+		t.c.D.Service = a.ID
+		return t.masters()
+	case doMaster:
+		t.c.D.Master, t.c.D.Page = a.ID, 0
+		return t.days()
+	case doDays:
+		t.c.D.Page = a.Page
+		return t.days()
+	case doDay:
+		t.c.D.Day = a.Day
+		return t.times()
+	case doTime:
+		t.c.D.SlotMaster, t.c.D.SlotAt, t.c.D.Key = a.Master, time.Unix(a.At, 0), ""
+		if t.c.D.Moving != 0 {
+			return t.moveConfirm()
+		}
+		return t.afterSlot()
+	case doBack:
+		return t.back(a.To)
+	case doConfirm:
+		return t.book()
+	case doLang:
+		t.c.Lang, t.c.LangSet = a.Lang, true
+		t.show(t.tr("lang_set"), nil)
+	case doMy:
+		return t.my()
+	case doCancelAsk:
+		return t.cancelQuestion(a.Salon, a.ID)
+	case doCancel:
+		return t.cancel(a.Salon, a.ID)
+	case doMove:
+		return t.moveStart(a.Salon, a.ID)
+	case doMoveHere:
+		return t.move()
+	}
+	return nil
+}
+
+func (t *turn) back(to step) error {
+	switch to {
+	case stepService:
+		return t.services("")
+	case stepMaster:
+		return t.masters()
+	case stepDay:
+		return t.days()
+	case stepTime:
+		return t.times()
+	case stepMy:
+		return t.my()
+	}
+	return t.startBooking("")
+}

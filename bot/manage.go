@@ -1,0 +1,112 @@
+package bot
+
+import (
+	"fmt"
+	"strings"
+
+	"salon/booking"
+)
+
+// /my and what it offers: cancel and move. Which bookings a user sees and
+// may change is the core's decision, from the user's Telegram identity.
+
+// my lists the user's upcoming bookings in every salon, with buttons.
+func (t *turn) my() error {
+	views, err := t.b.svc.UpcomingBookings(t.ctx, t.caller(), t.b.svc.Now())
+	if err != nil {
+		return t.explain(err)
+	}
+	t.c.D = t.c.D.keep()
+	t.c.D.Step = stepMy
+	if len(views) == 0 {
+		t.show(t.tr("my_none"), nil)
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(t.tr("my_title"))
+	k := t.keyboard()
+	for i, v := range views[:min(len(views), 10)] {
+		fmt.Fprintf(&b, "\n%d. %s — %s, %s (%s)", i+1, when(t.c.Lang, v.StartsAt, v.Salon.Location()), v.ServiceName, v.MasterName, v.Salon.Name)
+		k.row(k.btn(t.tr("cancel_n", i+1), action{Verb: doCancelAsk, Salon: v.SalonID, ID: v.ID}),
+			k.btn(t.tr("move_n", i+1), action{Verb: doMove, Salon: v.SalonID, ID: v.ID}))
+	}
+	t.show(b.String(), k)
+	return nil
+}
+
+// own reads a booking of this user that may still be changed online; when
+// it may not, it says why and returns nil.
+func (t *turn) own(salonID, bookingID int64) (*booking.View, error) {
+	v, err := t.b.svc.BookingView(t.ctx, t.caller(), salonID, bookingID)
+	if err != nil {
+		return nil, t.explain(err)
+	}
+	t.c.SalonID, t.salonC = v.SalonID, &v.Salon
+	if !v.Changeable {
+		if v.Status.Active() {
+			t.show(t.tr("too_late", v.Salon.CutoffHours), nil)
+		} else {
+			t.show(t.tr("not_active"), nil)
+		}
+		return nil, nil
+	}
+	return v, nil
+}
+
+func (t *turn) cancelQuestion(salonID, bookingID int64) error {
+	v, err := t.own(salonID, bookingID)
+	if v == nil {
+		return err
+	}
+	k := t.keyboard()
+	k.row(k.btn(t.tr("cancel_yes"), action{Verb: doCancel, Salon: salonID, ID: bookingID}), k.btn(t.tr("keep"), action{Verb: doMy}))
+	t.show(t.tr("cancel_q")+"\n"+t.summary(v.ServiceName, v.MasterName, v.StartsAt, v.Price), k)
+	return nil
+}
+
+func (t *turn) cancel(salonID, bookingID int64) error {
+	v, err := t.own(salonID, bookingID)
+	if v == nil {
+		return err
+	}
+	if _, err := t.b.svc.Cancel(t.ctx, booking.CancelRequest{SalonID: salonID, BookingID: bookingID, Caller: t.caller()}); err != nil {
+		return t.explain(err)
+	}
+	t.c.D = t.c.D.keep()
+	t.show(t.tr("cancelled")+"\n"+t.summary(v.ServiceName, v.MasterName, v.StartsAt, v.Price), nil)
+	return nil
+}
+
+func (t *turn) moveStart(salonID, bookingID int64) error {
+	v, err := t.own(salonID, bookingID)
+	if v == nil {
+		return err
+	}
+	t.c.D = t.c.D.keep()
+	t.c.D.Moving, t.c.D.Service, t.c.D.Master = v.ID, v.ServiceID, v.MasterID
+	return t.days()
+}
+
+func (t *turn) moveConfirm() error {
+	s, err := t.salon()
+	if err != nil {
+		return t.explain(err)
+	}
+	k := t.keyboard()
+	k.row(k.btn(t.tr("move_here"), action{Verb: doMoveHere}))
+	k.back(stepTime)
+	t.c.D.Step = stepMoveConfirm
+	t.show(t.serviceName()+"\n"+when(t.c.Lang, t.c.D.SlotAt, s.Location())+" · "+t.masterName(t.c.D.SlotMaster), k)
+	return nil
+}
+
+func (t *turn) move() error {
+	b, err := t.b.svc.Reschedule(t.ctx, booking.RescheduleRequest{SalonID: t.c.SalonID, BookingID: t.c.D.Moving,
+		StartsAt: t.c.D.SlotAt, MasterID: t.c.D.SlotMaster, Caller: t.caller()})
+	if err != nil {
+		return t.explain(err)
+	}
+	t.c.D = t.c.D.keep()
+	t.show(t.tr("moved")+"\n"+t.summary(t.serviceName(), t.masterName(b.MasterID), b.StartsAt, b.Price), nil)
+	return nil
+}
