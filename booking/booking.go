@@ -77,9 +77,9 @@ type Booking struct {
 	ContactName string
 	// Origin is the chat identity that made the booking (zero for the web,
 	// the panel and imports): it may see and change the booking.
-	Origin Identity
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	Origin    Identity
+	CreatedAt time.Time
+	UpdatedAt time.Time
 
 	// ManageToken lets the visitor who booked on the web view, cancel and
 	// reschedule the booking without an account. Only Book returns it (and

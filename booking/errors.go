@@ -3,10 +3,10 @@ package booking
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
 	"fmt"
+	"io"
 	"maps"
+	"net"
 	"slices"
 	"strings"
 

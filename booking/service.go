@@ -27,7 +27,7 @@ type Service struct {
 	deposits  bool     // take deposits online: bookings wait for payment
 	jobs      Jobs     // enqueues the jobs a change causes, in its transaction
 	notifiers map[Channel]Notifier
-	lockWait  time.Duration   // the longest wait for a master's lock
+	lockWait  time.Duration      // the longest wait for a master's lock
 	alts      singleflight.Group // losers of one slot share one search for alternatives
 }
 

@@ -13,20 +13,20 @@ type verb string
 
 // Verbs of buttons.
 const (
-	doSalon      verb = "salon"      // choose salon ID
-	doService    verb = "service"    // choose service ID
-	doMaster     verb = "master"     // choose master ID (0: any)
-	doDays       verb = "days"       // show page Page of the day list
-	doDay        verb = "day"        // choose Day
-	doTime       verb = "time"       // choose the slot Master at At
-	doBack       verb = "back"       // back to step To
-	doConfirm    verb = "confirm"    // book
-	doLang       verb = "lang"       // speak Lang
-	doMy         verb = "my"         // list my bookings
-	doCancelAsk  verb = "cancel?"    // ask to cancel booking ID of Salon
-	doCancel     verb = "cancel"     // cancel booking ID of Salon
-	doMove       verb = "move"       // start moving booking ID of Salon
-	doMoveHere   verb = "movehere"   // move the booking to the chosen slot
+	doSalon     verb = "salon"    // choose salon ID
+	doService   verb = "service"  // choose service ID
+	doMaster    verb = "master"   // choose master ID (0: any)
+	doDays      verb = "days"     // show page Page of the day list
+	doDay       verb = "day"      // choose Day
+	doTime      verb = "time"     // choose the slot Master at At
+	doBack      verb = "back"     // back to step To
+	doConfirm   verb = "confirm"  // book
+	doLang      verb = "lang"     // speak Lang
+	doMy        verb = "my"       // list my bookings
+	doCancelAsk verb = "cancel?"  // ask to cancel booking ID of Salon
+	doCancel    verb = "cancel"   // cancel booking ID of Salon
+	doMove      verb = "move"     // start moving booking ID of Salon
+	doMoveHere  verb = "movehere" // move the booking to the chosen slot
 )
 
 // action is what one button of the keyboard on screen does. It stays on

@@ -31,7 +31,6 @@ type outMsg struct {
 	Key string `json:"-"`
 }
 
-
 // counted reports whether the call counts against Telegram's message limits.
 func (m outMsg) counted() bool { return m.Op != opAnswer }
 

@@ -11,8 +11,6 @@ import (
 	"golang.org/x/time/rate"
 )
 
-
-
 // limiter is a token bucket per client IP: perMinute bookings a minute, with
 // a burst of as many. Buckets idle for ten minutes are forgotten. Each
 // replica limits on its own.
