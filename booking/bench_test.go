@@ -56,7 +56,7 @@ func BenchmarkBook(b *testing.B) {
 	for w := range phones {
 		phones[w] = make([]string, b.N*perWorker)
 		for i := range phones[w] {
-			phones[w][i] = fmt.Sprintf("+7901%03d%05d", w, i)
+			phones[w][i] = fmt.Sprintf("+7901%02d%05d", w, i)
 		}
 		if _, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: bookMasters[w].ID,
 			StartsAt: slotAt(b.N*perWorker + 1), Client: booking.ClientInput{Name: "Regular", Phone: fmt.Sprintf("+7904%07d", w)},

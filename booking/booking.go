@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -174,7 +175,10 @@ type bookContext struct {
 	durationMin         int
 	price               Money
 	shifts              []shift
-	taken               bool // an active booking already covers the requested start
+	// clientListens: the client of the phone given is reachable on a chat
+	// identity other than the caller's (read when a phone is given).
+	clientListens bool
+	masterListens bool // the master is reachable on a chat identity
 }
 
 // Book books the client with the master for the service at StartsAt.
@@ -233,14 +237,15 @@ func (s *Service) Book(ctx context.Context, r BookRequest) (*Booking, error) {
 // alternatives once every lock is released.
 var errTaken = errors.New("slot taken")
 
-// book runs Book's transaction. It is driven by hand so that BEGIN and
-// COMMIT travel with the statements next to them: round trip 1 is BEGIN,
-// the lock timeout, the idempotency claim, the visible-overlap check with
-// the master's lock, and the reads the checks need; round trip 2 is the
-// savepoint and one statement inserting client, booking and idempotency
-// result; then the jobs the booking causes and COMMIT. Any early return
-// rolls back; a connection left inside a transaction is closed, never
-// reused.
+// book runs Book's transaction in two round trips, driven by hand so that
+// BEGIN and COMMIT travel with the statements next to them. Round trip 1:
+// BEGIN, the idempotency claim (its wait bounded by the lock wait), the
+// master's lock if it is free, the reads the checks need. (When the master
+// is busy, one more round trip: the queue, or the answer that the time is
+// visibly taken.) Round trip 2: a savepoint, one statement inserting the
+// client, the booking, its notification job and the idempotency result,
+// and COMMIT. Any early return rolls back; a connection left inside a
+// transaction is closed, never reused.
 func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time) (*Booking, error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -252,21 +257,17 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time) (*Boo
 
 	batch := &pgx.Batch{}
 	batch.Queue(`BEGIN`)
-	batch.Queue(s.lockTimeoutSQL())
+	lockWait := max(s.lockWait.Milliseconds(), 1)
 	var claim *keyClaim
 	if r.IdempotencyKey != "" {
-		claim = queueClaim(batch, r.SalonID, "book", r.IdempotencyKey, r.fingerprint())
+		claim = queueClaim(batch, r.SalonID, "book", r.IdempotencyKey, r.fingerprint(), lockWait)
 	}
-	var takenEarly bool
-	batch.Queue(`
-		SELECT taken, CASE WHEN taken THEN false ELSE pg_advisory_xact_lock(hashtextextended('booking-master:' || $2::bigint, 0)) IS NULL END
-		FROM (SELECT EXISTS (SELECT 1 FROM bookings WHERE salon_id = $1 AND master_id = $2 AND status IN ('pending', 'confirmed')
-		      AND tstzrange(starts_at, booking_slot_end(starts_at, duration_min + buffer_min)) @> $3::timestamptz)) x (taken)`,
-		r.SalonID, r.MasterID, r.StartsAt).QueryRow(func(row pgx.Row) error {
-		var ignored bool
-		return row.Scan(&takenEarly, &ignored)
-	})
-	bc := queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt, 0)
+	// The master's lock, at once if nobody holds it (the common case:
+	// nothing else to do, and the reads after it are current).
+	var locked bool
+	batch.Queue(`SELECT pg_try_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`, r.MasterID).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&locked) })
+	bc := queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt, r.Client.Phone, r.Caller.identity)
 	tx.open = true
 	err = conn.SendBatch(ctx, batch).Close()
 	switch {
@@ -281,8 +282,26 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time) (*Boo
 	if claim != nil && !claim.claimed {
 		return s.replay(ctx, conn, claim, r.SalonID)
 	}
-	if takenEarly || bc.taken {
-		return nil, errTaken
+	if !locked {
+		// The master is busy. A request whose start an active booking
+		// visibly covers has lost already and does not queue; the others
+		// wait their turn (at most the lock wait), then read again.
+		var taken bool
+		batch = &pgx.Batch{}
+		batch.Queue(`
+			SELECT CASE WHEN EXISTS (SELECT 1 FROM bookings WHERE salon_id = $1 AND master_id = $2 AND status IN ('pending', 'confirmed')
+			                         AND tstzrange(starts_at, booking_slot_end(starts_at, duration_min + buffer_min)) @> $3::timestamptz)
+			            THEN true
+			            ELSE pg_advisory_xact_lock(hashtextextended('booking-master:' || $2::bigint, 0)) IS NULL END
+			FROM (SELECT set_config('lock_timeout', $4::bigint::text, true)) lt`,
+			r.SalonID, r.MasterID, r.StartsAt, lockWait).QueryRow(func(row pgx.Row) error { return row.Scan(&taken) })
+		bc = queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt, r.Client.Phone, r.Caller.identity)
+		if err := conn.SendBatch(ctx, batch).Close(); err != nil {
+			return nil, fmt.Errorf("book: %w", err)
+		}
+		if taken {
+			return nil, errTaken
+		}
 	}
 	if err := s.resolve(ctx, conn, bc, r.SalonID, r.ServiceID, r.MasterID); err != nil {
 		return nil, err
@@ -314,13 +333,21 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time) (*Boo
 			token = newToken()
 		}
 	}
-	batch = &pgx.Batch{}
-	batch.Queue(`SAVEPOINT book`)
 	actor := r.Caller.actor(b)
 	if r.Source == SourceImport {
 		actor.Channel = ChannelImport
 	}
-	queueInsertBooking(batch, b, r.Client, r.Caller.identity, token, actor, claim, salt)
+	notify, err := json.Marshal(notifyArgs(b, EventCreated, actor, nil))
+	if err != nil {
+		return nil, fmt.Errorf("book: %w", err)
+	}
+	batch = &pgx.Batch{}
+	batch.Queue(`SAVEPOINT book`)
+	if !bc.clientListens && !bc.masterListens {
+		notify = nil // nobody to tell: no job
+	}
+	queueInsertBooking(batch, b, r.Client, r.Caller.identity, token, actor, claim, salt, notify)
+	batch.Queue(`COMMIT`)
 	err = conn.SendBatch(ctx, batch).Close()
 	if pgCode(err) == pgExclusionViolation {
 		// The insert alone is undone, then the transaction ends: the lock
@@ -333,15 +360,6 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time) (*Boo
 	}
 	if err != nil {
 		return nil, fmt.Errorf("book: %w", err)
-	}
-	if actor.Kind == ActorClient {
-		actor.ID = b.ClientID
-	}
-	if err := s.enqueueChange(ctx, &connTx{conn: conn.Conn()}, b, EventCreated, actor, nil); err != nil {
-		return nil, err
-	}
-	if _, err := conn.Exec(ctx, `COMMIT`); err != nil {
-		return nil, fmt.Errorf("book: commit: %w", err)
 	}
 	tx.open = false
 	b.UpdatedAt = b.CreatedAt
@@ -394,18 +412,18 @@ func (t *pipelinedTx) rollback(ctx context.Context) {
 	t.open = false
 }
 
-// queueBookContext queues the read of the salon's catalogue version, of the
-// master's shifts around at and of whether an active booking (other than
-// exclude) covers at; the result is filled in when the batch is read, and
-// completed by resolve. The master's lock must be taken before it.
-func queueBookContext(batch *pgx.Batch, salonID, masterID int64, at time.Time, exclude int64) *bookContext {
+// queueBookContext queues the read of the salon's catalogue version and of
+// the master's shifts around at; the result is filled in when the batch is
+// read, and completed by resolve. The master's lock must be taken before it
+// (in an earlier statement: this one then sees what the lock's last holder
+// committed).
+func queueBookContext(batch *pgx.Batch, salonID, masterID int64, at time.Time, phone string, caller Identity) *bookContext {
 	bc := &bookContext{}
 	batch.Queue(`
 		SELECT s.catalog_version, COALESCE(sh.starts, '{}'), COALESCE(sh.ends, '{}'),
 		       COALESCE(sh.break_starts, '{}'), COALESCE(sh.break_ends, '{}'),
-		       EXISTS (SELECT 1 FROM bookings WHERE salon_id = $1 AND master_id = $2 AND status IN ('pending', 'confirmed')
-		               AND tstzrange(starts_at, booking_slot_end(starts_at, duration_min + buffer_min)) @> $3::timestamptz
-		               AND id <> $4)
+		       EXISTS (SELECT 1 FROM clients c JOIN client_identities ci ON ci.salon_id = c.salon_id AND ci.client_id = c.id
+		               WHERE c.salon_id = $1 AND c.phone = $4 AND (ci.channel, ci.external_id) IS DISTINCT FROM ($5, $6))
 		FROM salons s
 		LEFT JOIN LATERAL (
 		    SELECT array_agg(starts_at) AS starts, array_agg(ends_at) AS ends,
@@ -413,10 +431,10 @@ func queueBookContext(batch *pgx.Batch, salonID, masterID int64, at time.Time, e
 		    FROM shifts WHERE salon_id = s.id AND master_id = $2 AND ends_at > $3
 		      AND starts_at <= $3 AND starts_at > $3::timestamptz - interval '24 hours'
 		) sh ON true
-		WHERE s.id = $1`, salonID, masterID, at, exclude).QueryRow(func(row pgx.Row) error {
+		WHERE s.id = $1`, salonID, masterID, at, phone, string(caller.Channel), caller.ExternalID).QueryRow(func(row pgx.Row) error {
 		var starts, ends []time.Time
 		var bstarts, bends []pgtype.Timestamptz
-		if err := row.Scan(&bc.version, &starts, &ends, &bstarts, &bends, &bc.taken); err != nil {
+		if err := row.Scan(&bc.version, &starts, &ends, &bstarts, &bends, &bc.clientListens); err != nil {
 			return err
 		}
 		for i := range starts {
@@ -442,6 +460,7 @@ func (s *Service) resolve(ctx context.Context, q querier, bc *bookContext, salon
 	sv, ok := c.services[serviceID]
 	bc.svc, bc.serviceOK = sv, ok && sv.Active
 	bc.masterOK = c.masters[masterID]
+	bc.masterListens = c.linked[masterID]
 	o, ok := c.offers[[2]int64{masterID, serviceID}]
 	bc.offered, bc.durationMin, bc.price = ok, o.durationMin, o.price
 	return nil
@@ -480,11 +499,12 @@ func (bc *bookContext) check(at time.Time, src Source, client bool, now time.Tim
 // queueInsertBooking queues one statement that finds or creates the client
 // by phone (filling in a missing name, never renaming), joins the caller's
 // identity to it when its phone was verified, inserts the booking with its
-// creator and origin, and stores the result for the claimed idempotency key
-// (when claim is not nil). Reading the batch fills b's ID, ClientID and
+// creator and origin and, when notify is not nil, its notification job
+// (notify are the job's arguments but for the booking id), and stores the result for the claimed
+// idempotency key (when claim is not nil). Reading the batch fills b's ID, ClientID and
 // CreatedAt.
 func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, caller Identity, token string, actor Actor,
-	claim *keyClaim, salt []byte) {
+	claim *keyClaim, salt, notify []byte) {
 	var hold *time.Time
 	if !b.HoldExpiresAt.IsZero() {
 		hold = &b.HoldExpiresAt
@@ -509,12 +529,13 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, caller Iden
 		        name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END
 		    RETURNING id
 		), c AS (SELECT id FROM found UNION ALL SELECT id FROM ins)`
-	args := pgx.NamedArgs{
+	args := map[string]any{
 		"salon": b.SalonID, "master": b.MasterID, "service": b.ServiceID, "starts": b.StartsAt,
 		"dur": b.DurationMin, "buffer": b.BufferMin, "status": b.Status, "source": b.Source,
 		"price": b.Price, "deposit": b.Deposit, "hold": hold, "token": tokenH, "notes": b.Notes,
 		"name": c.Name, "phone": c.Phone, "contact": b.ContactName, "origin_ch": originCh, "origin_ref": originRef,
-		"actor_kind": actor.Kind, "actor_id": actor.ID,
+		"actor_kind": actor.Kind, "actor_id": actor.ID, "job_kind": NotifyArgs{}.Kind(), "notify": notify,
+		"by_ch": string(actor.Identity.Channel), "by_ref": actor.Identity.ExternalID, "from_master": int64(0),
 	}
 	if c.Verified && !caller.IsZero() {
 		// The channel vouched that the phone is the caller's own: the
@@ -539,6 +560,11 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, caller Iden
 		    FROM c
 		    RETURNING id, client_id, created_at
 		)`
+	if notify != nil {
+		// Someone can be told: the notification job (with its own check,
+		// in this statement's snapshot, of who listens).
+		sql += `, j AS (` + notifyJobSQL + `)`
+	}
 	if claim != nil {
 		sql += `, k AS (
 		    UPDATE idempotency_keys SET result = jsonb_build_object('booking_id', (SELECT id FROM b), 'token_salt', @salt::text)
@@ -551,8 +577,8 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, caller Iden
 		}
 		args["salt"], args["scope"], args["key"] = salt64, claim.scope, keyHash(claim.key)
 	}
-	batch.Queue(sql+` SELECT id, client_id, created_at FROM b`, args).
-		QueryRow(func(row pgx.Row) error { return row.Scan(&b.ID, &b.ClientID, &b.CreatedAt) })
+	text, vals := positional(sql+` SELECT id, client_id, created_at FROM b`, args)
+	batch.Queue(text, vals...).QueryRow(func(row pgx.Row) error { return row.Scan(&b.ID, &b.ClientID, &b.CreatedAt) })
 }
 
 // newToken returns a random manage token (192 bits, URL-safe).

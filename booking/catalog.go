@@ -93,6 +93,7 @@ type catalog struct {
 	salon    Salon
 	services map[int64]SalonService
 	masters  map[int64]bool          // id -> active
+	linked   map[int64]bool          // masters reachable on a chat channel
 	offers   map[[2]int64]offerTerms // (master, service) -> terms
 }
 
@@ -126,7 +127,8 @@ func (c *catalog) offersFor(serviceID, masterID int64) []offerTerms {
 // loadCatalog reads a salon's whole catalogue in one statement, so all of it
 // comes from one snapshot, labelled with the version of that snapshot.
 func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error) {
-	c := &catalog{services: map[int64]SalonService{}, masters: map[int64]bool{}, offers: map[[2]int64]offerTerms{}}
+	c := &catalog{services: map[int64]SalonService{}, masters: map[int64]bool{}, linked: map[int64]bool{},
+		offers: map[[2]int64]offerTerms{}}
 	var (
 		svIDs, svDur, svBuf []int64
 		svNames             []string
@@ -134,6 +136,7 @@ func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error
 		svActive            []bool
 		mIDs                []int64
 		mActive             []bool
+		linked              []int64
 		oMaster, oService   []int64
 		oDur                []int64
 		oPrice              []Money
@@ -141,7 +144,8 @@ func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error
 	sal, err := scanSalon(scanPrefix{q.QueryRow(ctx, `
 		SELECT `+salonColumns+`, catalog_version,
 		       sv.ids, sv.names, sv.durs, sv.bufs, sv.prices, sv.deposits, sv.active,
-		       m.ids, m.active, o.masters, o.services, o.durs, o.prices
+		       m.ids, m.active, o.masters, o.services, o.durs, o.prices,
+		       ARRAY(SELECT DISTINCT master_id FROM master_identities WHERE salon_id = s.id)
 		FROM salons s,
 		LATERAL (SELECT COALESCE(array_agg(id), '{}') ids, COALESCE(array_agg(name), '{}') names,
 		                COALESCE(array_agg(duration_min::bigint), '{}') durs, COALESCE(array_agg(buffer_min::bigint), '{}') bufs,
@@ -156,7 +160,7 @@ func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error
 		         FROM master_services ms JOIN services x ON x.id = ms.service_id WHERE ms.salon_id = s.id) o
 		WHERE s.id = $1`, salonID), []any{&c.version,
 		&svIDs, &svNames, &svDur, &svBuf, &svPrice, &svDeposit, &svActive,
-		&mIDs, &mActive, &oMaster, &oService, &oDur, &oPrice}})
+		&mIDs, &mActive, &oMaster, &oService, &oDur, &oPrice, &linked}})
 	if isNoRows(err) {
 		return nil, fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
 	}
@@ -170,6 +174,9 @@ func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error
 	}
 	for i, id := range mIDs {
 		c.masters[id] = mActive[i]
+	}
+	for _, id := range linked {
+		c.linked[id] = true
 	}
 	for i := range oMaster {
 		c.offers[[2]int64{oMaster[i], oService[i]}] = offerTerms{masterID: oMaster[i], durationMin: int(oDur[i]), price: oPrice[i]}

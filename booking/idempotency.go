@@ -41,15 +41,16 @@ func keyHash(key string) []byte {
 
 // queueClaim queues the claim of an idempotency key: this request's record
 // is inserted unless one exists. A concurrent first request makes the insert
-// wait for its outcome (up to the transaction's lock_timeout, then the
-// batch fails with lock_not_available, which callers report as
-// ErrInProgress); a first request that failed left no record, so this one
-// proceeds.
-func queueClaim(batch *pgx.Batch, salonID int64, scope, key string, fingerprint []byte) *keyClaim {
+// wait for its outcome (up to lockWait milliseconds, set as the
+// transaction's lock_timeout, then the batch fails with lock_not_available,
+// which callers report as ErrInProgress); a first request that failed left
+// no record, so this one proceeds.
+func queueClaim(batch *pgx.Batch, salonID int64, scope, key string, fingerprint []byte, lockWait int64) *keyClaim {
 	c := &keyClaim{salonID: salonID, scope: scope, key: key, fingerprint: fingerprint}
 	batch.Queue(`
-		INSERT INTO idempotency_keys (salon_id, scope, key_hash, request_hash) VALUES ($1, $2, $3, $4)
-		ON CONFLICT DO NOTHING RETURNING true`, salonID, scope, keyHash(key), fingerprint).QueryRow(func(row pgx.Row) error {
+		INSERT INTO idempotency_keys (salon_id, scope, key_hash, request_hash)
+		SELECT $1, $2, $3, $4 FROM (SELECT set_config('lock_timeout', $5::bigint::text, true)) lt
+		ON CONFLICT DO NOTHING RETURNING true`, salonID, scope, keyHash(key), fingerprint, lockWait).QueryRow(func(row pgx.Row) error {
 		err := row.Scan(&c.claimed)
 		if isNoRows(err) {
 			err = nil

@@ -2,24 +2,26 @@ package booking
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivertype"
 )
 
-// Background jobs. A change that should tell someone (the client, the
-// master) enqueues its jobs in its own transaction, whether or not any
-// process runs the workers yet, so a crash can neither lose them nor create
-// them for a change that did not happen. The core's workers decide who is
-// told, on which channels; each chat channel's Notifier (the bot) turns a
-// notice into messages in the transaction that completes the job.
+// Background jobs. A change that someone can be told about (the client or
+// the master is reachable on a chat channel) enqueues its notification job
+// in its own transaction, whether or not any process runs the workers yet,
+// so a crash can neither lose it nor create it for a change that did not
+// happen. Reminders are not jobs per booking: a periodic sweep finds the
+// bookings due one (so a reminder follows the booking's current time and
+// reaches an identity linked after the booking was made). The core decides
+// who is told, on which channels; each chat channel's Notifier (the bot)
+// turns a notice into a message in the transaction that completes the work.
 
 // Events a booking goes through, as NotifyArgs and Notice name them.
 const (
@@ -49,25 +51,8 @@ type NotifyArgs struct {
 // Kind implements river.JobArgs.
 func (NotifyArgs) Kind() string { return "booking_notify" }
 
-// ReminderArgs asks to remind the client of a booking Lead before StartsAt.
-// The worker checks that the booking still starts then and is active.
-type ReminderArgs struct {
-	SalonID   int64         `json:"salon_id"`
-	BookingID int64         `json:"booking_id"`
-	StartsAt  time.Time     `json:"starts_at"`
-	Lead      time.Duration `json:"lead"`
-}
-
-// Kind implements river.JobArgs.
-func (ReminderArgs) Kind() string { return "booking_reminder" }
-
 // ReminderLeads are how long before a booking its client is reminded.
 var ReminderLeads = []time.Duration{24 * time.Hour, 2 * time.Hour}
-
-// Jobs inserts jobs inside a transaction; *river.Client[pgx.Tx] is one.
-type Jobs interface {
-	InsertManyTx(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
-}
 
 // Role is who a notice is for.
 type Recipient struct {
@@ -98,24 +83,54 @@ type Notifier interface {
 
 var channelRE = regexp.MustCompile(`^[a-z][a-z0-9_]{1,31}$`)
 
-// enqueueChange inserts, in tx, the jobs a change of b causes: a
-// notification, and for a new or moved booking its reminders.
-func (s *Service) enqueueChange(ctx context.Context, tx pgx.Tx, b *Booking, event string, actor Actor, from *Booking) error {
+// A job is written as a row of River's river_job table, in River's published
+// row format (the one River's Python and Ruby clients write: kind and args;
+// every other column has its default), in the transaction of the change
+// that causes it: the job exists if and only if the change does, and it
+// costs a booking no round trip of its own (Book writes it in the same
+// statement as the booking). River's workers pick it up within their fetch
+// interval. A change nobody can be told about (no chat identity of the
+// client other than the one that made it, none of the masters) writes none.
+//
+// notifyJobSQL reads the changed booking from a relation b (id, client_id)
+// and the named arguments salon, master, from_master, origin_ch, origin_ref,
+// by_ch, by_ref, job_kind and notify (the job's arguments but the booking id).
+const notifyJobSQL = `INSERT INTO river_job (kind, args)
+	SELECT @job_kind, @notify::jsonb || jsonb_build_object('booking_id', b.id) FROM b
+	WHERE (@origin_ref::text IS NOT NULL AND (@origin_ch::text, @origin_ref::text) IS DISTINCT FROM (@by_ch::text, @by_ref::text))
+	   OR EXISTS (SELECT 1 FROM client_identities ci WHERE ci.salon_id = @salon AND ci.client_id = b.client_id
+	              AND (ci.channel, ci.external_id) IS DISTINCT FROM (@by_ch::text, @by_ref::text))
+	   OR EXISTS (SELECT 1 FROM master_identities mi WHERE mi.salon_id = @salon AND mi.master_id IN (@master, @from_master))`
+
+// notifyArgs are the arguments of the notification of a change of b.
+func notifyArgs(b *Booking, event string, actor Actor, from *Booking) NotifyArgs {
 	n := NotifyArgs{SalonID: b.SalonID, BookingID: b.ID, Event: event, Actor: actor.Kind, Channel: actor.Channel, By: actor.Identity}
 	if from != nil {
 		n.FromStartsAt, n.FromMasterID = from.StartsAt, from.MasterID
 	}
-	params := []river.InsertManyParams{{Args: n}}
-	if event == EventCreated || event == EventRescheduled {
-		for _, lead := range ReminderLeads {
-			params = append(params, river.InsertManyParams{
-				Args:       ReminderArgs{SalonID: b.SalonID, BookingID: b.ID, StartsAt: b.StartsAt, Lead: lead},
-				InsertOpts: &river.InsertOpts{ScheduledAt: b.StartsAt.Add(-lead)},
-			})
-		}
+	return n
+}
+
+// enqueueChange writes, in tx, the notification job of a change of b, when
+// anyone can be told about it.
+func (s *Service) enqueueChange(ctx context.Context, tx pgx.Tx, b *Booking, event string, actor Actor, from *Booking) error {
+	n := notifyArgs(b, event, actor, from)
+	args, err := json.Marshal(n)
+	if err != nil {
+		return fmt.Errorf("enqueue %s: %w", event, err)
 	}
-	if _, err := s.jobs.InsertManyTx(ctx, tx, params); err != nil {
-		return fmt.Errorf("enqueue %s jobs: %w", event, err)
+	var originCh, originRef *string
+	if !b.Origin.IsZero() {
+		ch, ref := string(b.Origin.Channel), b.Origin.ExternalID
+		originCh, originRef = &ch, &ref
+	}
+	text, vals := positional(`WITH b AS (SELECT @booking::bigint AS id, @client::bigint AS client_id) `+notifyJobSQL, map[string]any{
+		"booking": b.ID, "client": b.ClientID, "salon": b.SalonID, "master": b.MasterID, "from_master": n.FromMasterID,
+		"origin_ch": originCh, "origin_ref": originRef, "by_ch": string(actor.Identity.Channel), "by_ref": actor.Identity.ExternalID,
+		"job_kind": n.Kind(), "notify": args,
+	})
+	if _, err := tx.Exec(ctx, text, vals...); err != nil {
+		return fmt.Errorf("enqueue %s: %w", event, err)
 	}
 	return nil
 }
@@ -156,20 +171,29 @@ func recipients(ctx context.Context, q querier, b *Booking, masters bool, master
 }
 
 // deliver hands the notices to their channels' notifiers and completes the
-// job, in one transaction.
+// work (the job, the reminder's record), in one transaction.
 func (s *Service) deliver(ctx context.Context, notices []Notice, complete func(pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		for _, n := range notices {
-			nt, ok := s.notifiers[n.To.Channel]
-			if !ok {
-				continue // no front end delivers this channel here
-			}
-			if err := nt.Notify(ctx, tx, n); err != nil {
-				return fmt.Errorf("notify %s: %w", n.To.Identity, err)
-			}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := s.notifyAll(ctx, tx, notices); err != nil {
+			return err
 		}
 		return complete(tx)
 	})
+	return dbErr(err)
+}
+
+// notifyAll hands notices to their channels' notifiers, in tx.
+func (s *Service) notifyAll(ctx context.Context, tx pgx.Tx, notices []Notice) error {
+	for _, n := range notices {
+		nt, ok := s.notifiers[n.To.Channel]
+		if !ok {
+			continue // no front end delivers this channel here
+		}
+		if err := nt.Notify(ctx, tx, n); err != nil {
+			return fmt.Errorf("notify %s: %w", n.To.Identity, err)
+		}
+	}
+	return nil
 }
 
 // view reads a booking for a job (as the system).
@@ -210,109 +234,96 @@ func (w *notifyWorker) Work(ctx context.Context, job *river.Job[NotifyArgs]) err
 	})
 }
 
-type reminderWorker struct {
-	river.WorkerDefaults[ReminderArgs]
-	s *Service
+// Remind sends the reminders that are due: for each lead in ReminderLeads,
+// to the clients of active bookings that start within that lead (but not
+// within half of it: a reminder that late would say the wrong thing), on
+// every chat identity they are reachable on. Each reminder is recorded with
+// its message, so it goes once per booking, start and lead, whichever
+// replica sweeps. It returns how many bookings were reminded.
+func (s *Service) Remind(ctx context.Context) (int, error) {
+	now := s.now()
+	sent := 0
+	for _, lead := range ReminderLeads {
+		rows, err := s.pool.Query(ctx, `
+			SELECT b.id, b.salon_id FROM salons s CROSS JOIN LATERAL (
+			    SELECT id, salon_id, client_id, origin_ref, starts_at FROM bookings
+			    WHERE salon_id = s.id AND starts_at > $1 AND starts_at <= $2 AND status IN ('pending', 'confirmed')
+			) b
+			WHERE (b.origin_ref IS NOT NULL OR EXISTS (SELECT 1 FROM client_identities ci WHERE ci.client_id = b.client_id))
+			  AND NOT EXISTS (SELECT 1 FROM booking_reminders r WHERE r.booking_id = b.id AND r.starts_at = b.starts_at AND r.lead_min = $3)
+			ORDER BY b.starts_at LIMIT 500`, now.Add(lead/2), now.Add(lead), int(lead.Minutes()))
+		if err != nil {
+			return sent, fmt.Errorf("reminders: %w", dbErr(err))
+		}
+		due, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]int64, error) {
+			var x [2]int64
+			err := r.Scan(&x[0], &x[1])
+			return x, err
+		})
+		if err != nil {
+			return sent, fmt.Errorf("reminders: %w", dbErr(err))
+		}
+		for _, d := range due {
+			ok, err := s.remind(ctx, d[1], d[0], lead)
+			if err != nil {
+				return sent, err
+			}
+			if ok {
+				sent++
+			}
+		}
+	}
+	return sent, nil
 }
 
-// Work reminds the client of a booking that is still on at the time the
-// reminder was made for. It waits for the service's clock: a reminder due
-// later snoozes; one that comes much later than due (the booking was made
-// at short notice, or the jobs were down) would say the wrong thing and is
-// dropped.
-func (w *reminderWorker) Work(ctx context.Context, job *river.Job[ReminderArgs]) error {
-	a := job.Args
-	now := w.s.now()
-	if due := a.StartsAt.Add(-a.Lead); now.Before(due.Add(-time.Minute)) {
-		return river.JobSnooze(due.Sub(now))
-	}
-	v, err := w.s.view(ctx, a.SalonID, a.BookingID)
+// remind sends one booking's reminder for lead, unless it was sent.
+func (s *Service) remind(ctx context.Context, salonID, bookingID int64, lead time.Duration) (bool, error) {
+	v, err := s.view(ctx, salonID, bookingID)
 	if errors.Is(err, ErrNotFound) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return err
+		return false, err
+	}
+	to, err := recipients(ctx, s.pool, &v.Booking, false, 0)
+	if err != nil {
+		return false, err
 	}
 	var notices []Notice
-	stale := now.After(a.StartsAt.Add(-a.Lead / 2))
-	if v.Status.Active() && v.StartsAt.Equal(a.StartsAt) && !stale {
-		to, err := recipients(ctx, w.s.pool, &v.Booking, false, 0)
+	for i, rc := range to {
+		notices = append(notices, Notice{To: rc, Event: EventReminder, Booking: v, Lead: lead,
+			Key: fmt.Sprintf("reminder:%d:%d:%d:%d", v.ID, v.StartsAt.Unix(), int(lead.Minutes()), i)})
+	}
+	first := false
+	err = s.deliver(ctx, nil, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `INSERT INTO booking_reminders (booking_id, starts_at, lead_min) VALUES ($1, $2, $3)
+			ON CONFLICT DO NOTHING`, v.ID, v.StartsAt, int(lead.Minutes()))
 		if err != nil {
 			return err
 		}
-		for i, rc := range to {
-			notices = append(notices, Notice{To: rc, Event: EventReminder, Booking: v, Lead: a.Lead, Key: fmt.Sprintf("job:%d:%d", job.ID, i)})
+		if first = tag.RowsAffected() == 1; !first {
+			return nil // another sweep sent it
 		}
-	}
-	return w.s.deliver(ctx, notices, func(tx pgx.Tx) error {
-		_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
-		return err
+		return s.notifyAll(ctx, tx, notices)
 	})
+	return first, err
 }
 
-// connTx is the pgx.Tx of a transaction Book drives by hand on a connection
-// (BEGIN and COMMIT travel in its batches, which is what makes a booking
-// cost few round trips), so that job inserts can join it. Begin makes
-// savepoints, as pgx's own pseudo-nested transactions do; the outer
-// transaction is committed and rolled back by Book.
-type connTx struct {
-	conn  *pgx.Conn
-	depth int
-	done  bool
+// RemindArgs is the periodic job that sends due reminders.
+type RemindArgs struct{}
+
+// Kind implements river.JobArgs.
+func (RemindArgs) Kind() string { return "booking_remind" }
+
+type remindWorker struct {
+	river.WorkerDefaults[RemindArgs]
+	s *Service
 }
 
-func (t *connTx) Begin(ctx context.Context) (pgx.Tx, error) {
-	nested := &connTx{conn: t.conn, depth: t.depth + 1}
-	if _, err := t.conn.Exec(ctx, fmt.Sprintf("SAVEPOINT sp_%d", nested.depth)); err != nil {
-		return nil, err
-	}
-	return nested, nil
-}
-
-func (t *connTx) Commit(ctx context.Context) error {
-	if t.done {
-		return pgx.ErrTxClosed
-	}
-	t.done = true
-	if t.depth == 0 {
-		return errors.New("connTx: the outer transaction is committed by its owner")
-	}
-	_, err := t.conn.Exec(ctx, fmt.Sprintf("RELEASE SAVEPOINT sp_%d", t.depth))
+func (w *remindWorker) Work(ctx context.Context, _ *river.Job[RemindArgs]) error {
+	_, err := w.s.Remind(ctx)
 	return err
 }
-
-func (t *connTx) Rollback(ctx context.Context) error {
-	if t.done {
-		return pgx.ErrTxClosed
-	}
-	t.done = true
-	if t.depth == 0 {
-		return errors.New("connTx: the outer transaction is rolled back by its owner")
-	}
-	_, err := t.conn.Exec(ctx, fmt.Sprintf("ROLLBACK TO SAVEPOINT sp_%d", t.depth))
-	return err
-}
-
-func (t *connTx) CopyFrom(ctx context.Context, table pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error) {
-	return t.conn.CopyFrom(ctx, table, cols, src)
-}
-func (t *connTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	return t.conn.SendBatch(ctx, b)
-}
-func (t *connTx) LargeObjects() pgx.LargeObjects { return pgx.LargeObjects{} }
-func (t *connTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
-	return t.conn.Prepare(ctx, name, sql)
-}
-func (t *connTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	return t.conn.Exec(ctx, sql, args...)
-}
-func (t *connTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	return t.conn.Query(ctx, sql, args...)
-}
-func (t *connTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	return t.conn.QueryRow(ctx, sql, args...)
-}
-func (t *connTx) Conn() *pgx.Conn { return t.conn }
 
 // ExpireHoldsArgs is the periodic job that cancels unpaid holds.
 type ExpireHoldsArgs struct{}
@@ -349,11 +360,12 @@ func (w *pruneKeysWorker) Work(ctx context.Context, _ *river.Job[PruneKeysArgs])
 	return err
 }
 
-// AddWorkers registers the core's workers: notifications and reminders
-// (delivered through the service's notifiers), hold expiry, key pruning.
+// AddWorkers registers the core's workers: notifications and the reminder
+// sweep (delivered through the service's notifiers), hold expiry, key
+// pruning.
 func AddWorkers(w *river.Workers, s *Service) {
 	river.AddWorker(w, &notifyWorker{s: s})
-	river.AddWorker(w, &reminderWorker{s: s})
+	river.AddWorker(w, &remindWorker{s: s})
 	river.AddWorker(w, &expireHoldsWorker{s: s})
 	river.AddWorker(w, &pruneKeysWorker{s: s})
 }
@@ -363,6 +375,8 @@ func PeriodicJobs() []*river.PeriodicJob {
 	return []*river.PeriodicJob{
 		river.NewPeriodicJob(river.PeriodicInterval(30*time.Second),
 			func() (river.JobArgs, *river.InsertOpts) { return ExpireHoldsArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}),
+		river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
+			func() (river.JobArgs, *river.InsertOpts) { return RemindArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}),
 		river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
 			func() (river.JobArgs, *river.InsertOpts) { return PruneKeysArgs{}, nil }, nil),
 	}

@@ -114,7 +114,7 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		}
 		// The masters' locks are held: read the new master's context.
 		batch := &pgx.Batch{}
-		bc := queueBookContext(batch, b.SalonID, master, r.StartsAt, b.ID)
+		bc := queueBookContext(batch, b.SalonID, master, r.StartsAt, "", Identity{})
 		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 			return fmt.Errorf("reschedule: %w", err)
 		}
@@ -123,9 +123,6 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		}
 		if err := bc.check(r.StartsAt, SourcePanel, r.Caller.client(), now); err != nil {
 			return err
-		}
-		if bc.taken {
-			return errTaken
 		}
 		price, deposit, buffer := b.Price, b.Deposit, b.BufferMin
 		if master != b.MasterID {

@@ -3,6 +3,7 @@ package booking
 import (
 	"errors"
 	"strings"
+	"sync"
 
 	"github.com/nyaruka/phonenumbers"
 )
@@ -14,6 +15,46 @@ import (
 // +79991234567). Spaces, dashes, dots and parentheses are allowed; the
 // number must be one that can be dialled (github.com/nyaruka/phonenumbers).
 func NormalizePhone(phone, region string) (string, error) {
+	key := region + "\x00" + phone
+	if p, ok := phones.get(key); ok {
+		return p, nil
+	}
+	p, err := normalizePhone(phone, region)
+	if err == nil {
+		phones.put(key, p)
+	}
+	return p, err
+}
+
+// phones remembers numbers already read (a returning client's phone comes
+// again and again; reading one takes the library ~10 µs of regular
+// expressions).
+var phones = &phoneCache{m: map[string]string{}}
+
+type phoneCache struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+const phoneCacheSize = 8192
+
+func (c *phoneCache) get(k string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[k]
+	return v, ok
+}
+
+func (c *phoneCache) put(k, v string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= phoneCacheSize {
+		clear(c.m) // simple and bounded: the hot numbers come back at once
+	}
+	c.m[k] = v
+}
+
+func normalizePhone(phone, region string) (string, error) {
 	phone = strings.TrimSpace(phone)
 	if phone == "" {
 		return "", errors.New("required")

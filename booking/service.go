@@ -11,8 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -25,7 +23,6 @@ type Service struct {
 	log       *slog.Logger
 	catalogs  sync.Map // salon id -> *catalog
 	deposits  bool     // take deposits online: bookings wait for payment
-	jobs      Jobs     // enqueues the jobs a change causes, in its transaction
 	notifiers map[Channel]Notifier
 	lockWait  time.Duration      // the longest wait for a master's lock
 	alts      singleflight.Group // losers of one slot share one search for alternatives
@@ -53,10 +50,6 @@ func WithNotifier(ch Channel, n Notifier) Option {
 	return func(s *Service) { s.notifiers[ch] = n }
 }
 
-// WithJobs replaces the job inserter (by default, an insert-only River
-// client on the service's pool).
-func WithJobs(j Jobs) Option { return func(s *Service) { s.jobs = j } }
-
 // WithLockWait bounds how long a change waits for a master's lock (and an
 // idempotent replay for its first request) before it answers
 // ErrUnavailable. The default is DefaultLockWait.
@@ -65,21 +58,13 @@ func WithLockWait(d time.Duration) Option { return func(s *Service) { s.lockWait
 // DefaultLockWait is how long a change queues for a busy master by default.
 const DefaultLockWait = 5 * time.Second
 
-// New returns a Service over pool. Jobs are enqueued through an insert-only
-// River client on pool, whether or not this process runs workers.
+// New returns a Service over pool. The jobs its changes cause are written
+// in their transactions whether or not this process runs workers (see
+// AddWorkers).
 func New(pool *pgxpool.Pool, opts ...Option) *Service {
 	s := &Service{pool: pool, now: time.Now, log: slog.Default(), notifiers: map[Channel]Notifier{}, lockWait: DefaultLockWait}
 	for _, o := range opts {
 		o(s)
-	}
-	if s.jobs == nil {
-		// An insert-only client (no workers) accepts every job kind; the
-		// workers run wherever River clients with workers run.
-		c, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: slog.New(discard{})})
-		if err != nil {
-			panic(fmt.Sprintf("booking: river client: %v", err)) // only for an invalid static config
-		}
-		s.jobs = c
 	}
 	return s
 }
@@ -179,11 +164,3 @@ func lockMasters(ctx context.Context, q querier, ids ...int64) error {
 }
 
 const lockMasterSQL = `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`
-
-// discard is a slog handler that drops everything.
-type discard struct{}
-
-func (discard) Enabled(context.Context, slog.Level) bool  { return false }
-func (discard) Handle(context.Context, slog.Record) error { return nil }
-func (d discard) WithAttrs([]slog.Attr) slog.Handler      { return d }
-func (d discard) WithGroup(string) slog.Handler           { return d }

@@ -101,6 +101,16 @@ func TestReminders(t *testing.T) {
 	_, err = w.Pool.Exec(ctx, `INSERT INTO client_identities (salon_id, client_id, channel, external_id, verified_by)
 		VALUES ($1, $2, 'telegram', $3, 'admin')`, w.salon.ID, b.ClientID, fmt.Sprint(client.ID))
 	w.must(err)
+	// The sweep (River runs it every minute) finds the reminder due; a
+	// second sweep sends nothing again.
+	n, err := w.Svc.Remind(ctx)
+	w.must(err)
+	if n != 1 {
+		t.Fatalf("%d reminders sent, want 1", n)
+	}
+	if n, err := w.Svc.Remind(ctx); err != nil || n != 0 {
+		t.Fatalf("second sweep: %d %v", n, err)
+	}
 	m := w.see(client, "⏰ Reminder: in two hours you are booked")
 	if !strings.Contains(m.Text, "Tue 3 Mar, 11:00") {
 		t.Fatalf("reminder: %q", m.Text)

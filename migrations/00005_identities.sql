@@ -40,6 +40,14 @@ CREATE TABLE master_identities (
     FOREIGN KEY (salon_id, master_id) REFERENCES masters (salon_id, id) ON DELETE CASCADE
 );
 CREATE INDEX master_identities_master ON master_identities (master_id);
+-- Which masters are reachable is part of the cached catalogue: a booking
+-- of a master nobody can tell writes no notification job.
+CREATE TRIGGER master_identities_ins AFTER INSERT ON master_identities REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION catalog_changed_new();
+CREATE TRIGGER master_identities_upd AFTER UPDATE ON master_identities REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION catalog_changed_both();
+CREATE TRIGGER master_identities_del AFTER DELETE ON master_identities REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION catalog_changed_old();
 
 -- The chat account that made a booking, and the name given with it (the
 -- client record keeps its own name: a booking never renames it).
@@ -87,7 +95,19 @@ CREATE TABLE tg_quarantine (
     received_at timestamptz NOT NULL DEFAULT now()
 );
 
+-- Reminders sent, one per booking, start and lead: a sweep finds the
+-- bookings due a reminder, and this row, written with the message, makes
+-- each reminder go once (a moved booking is reminded of its new time).
+CREATE TABLE booking_reminders (
+    booking_id bigint NOT NULL REFERENCES bookings ON DELETE CASCADE,
+    starts_at  timestamptz NOT NULL,
+    lead_min   integer NOT NULL,
+    sent_at    timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (booking_id, starts_at, lead_min)
+);
+
 -- +goose Down
+DROP TABLE booking_reminders;
 DROP TABLE tg_quarantine;
 ALTER TABLE tg_updates ALTER COLUMN payload TYPE jsonb USING convert_from(payload, 'UTF8')::jsonb;
 DELETE FROM idempotency_keys;
