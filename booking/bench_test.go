@@ -2,6 +2,7 @@ package booking_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -163,4 +164,93 @@ func parallel(n int, fn func(i int) error) error {
 		}
 	}
 	return nil
+}
+
+// BenchmarkConflictStorm measures how losing a race costs: 200 requests
+// released at once for one slot (one wins, 199 are refused with
+// alternatives) against 200 released at once for 200 different free slots,
+// on the same database in the same run, rounds interleaved. Reported: the
+// p99 latency of each phase and storm-p99/spread-p99, the median over
+// rounds (goal: at most 2).
+//
+//	go test ./booking -run '^$' -bench ConflictStorm -benchtime 5x
+func BenchmarkConflictStorm(b *testing.B) {
+	const n = 200
+	e := bookingtest.New(b)
+	ctx := context.Background()
+	salon := e.Salon(b, booking.Salon{HorizonDays: 366})
+	svc := e.Service(b, salon, booking.SalonService{Name: "Cut", DurationMin: 30})
+	days := 2*b.N + 2
+	masters := e.RoundTheClock(b, salon, 20, testDay, days, svc)
+	if _, err := e.Pool.Exec(ctx, `ANALYZE`); err != nil {
+		b.Fatal(err)
+	}
+	first := testDay.Start(salon.Location())
+	phone := func(round, i int) string { return fmt.Sprintf("+7906%03d%04d", round%1000, i) }
+	// Every phase books on a day of its own, so the calendar does not fill.
+	storm := func(round int) []time.Duration {
+		at := first.Add(time.Duration(2*round)*24*time.Hour + 12*time.Hour)
+		return timed(n, func(i int) error {
+			_, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: masters[0].ID, StartsAt: at,
+				Caller: booking.Visitor(), Client: booking.ClientInput{Name: "Storm", Phone: phone(round, i)}})
+			var st *booking.SlotTakenError
+			if errors.As(err, &st) && len(st.Alternatives) > 0 {
+				return nil
+			}
+			return err
+		})
+	}
+	spread := func(round int) []time.Duration {
+		day := first.Add(time.Duration(2*round+1) * 24 * time.Hour)
+		return timed(n, func(i int) error {
+			m := masters[i%len(masters)]
+			at := day.Add(time.Duration(8*60+30*(i/len(masters))) * time.Minute)
+			_, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: m.ID, StartsAt: at,
+				Caller: booking.Visitor(), Client: booking.ClientInput{Name: "Spread", Phone: phone(round, 5000+i)}})
+			return err
+		})
+	}
+	var ratios, stormP99, spreadP99 []float64
+	b.ResetTimer()
+	for round := range b.N {
+		var s, p []time.Duration
+		if round%2 == 0 {
+			s, p = storm(round), spread(round)
+		} else {
+			p, s = spread(round), storm(round)
+		}
+		sp, pp := percentile(s, 0.99), percentile(p, 0.99)
+		stormP99, spreadP99 = append(stormP99, sp.Seconds()), append(spreadP99, pp.Seconds())
+		ratios = append(ratios, sp.Seconds()/pp.Seconds())
+	}
+	b.StopTimer()
+	median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(median(stormP99)*1000, "storm-p99-ms")
+	b.ReportMetric(median(spreadP99)*1000, "spread-p99-ms")
+	b.ReportMetric(median(ratios), "storm/spread")
+}
+
+// timed runs fn(i) for i in [0, n) released at once and returns each
+// call's latency; any error fails the benchmark's run.
+func timed(n int, fn func(i int) error) []time.Duration {
+	out := make([]time.Duration, n)
+	errs := race(n, func(i int) error {
+		start := time.Now()
+		err := fn(i)
+		out[i] = time.Since(start)
+		return err
+	})
+	for _, err := range errs {
+		if err != nil {
+			panic(err)
+		}
+	}
+	return out
+}
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(float64(len(s))*p))]
 }

@@ -44,7 +44,7 @@ func cleanText(fe fieldErrors, field, s string, maxLen int, kind textKind, requi
 	if kind == multiLine {
 		s = strings.ReplaceAll(s, "\r\n", "\n")
 	}
-	s = strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || invisible(r) })
+	s = strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || invisible(r) && !bidiControl(r) })
 	if reason := badRunes(s, kind); reason != "" {
 		fe.add(field, reason)
 		return ""

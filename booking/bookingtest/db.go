@@ -98,7 +98,14 @@ func ConnString(t testing.TB) string {
 // goroutines at once.
 func Pool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
-	cfg, err := pgxpool.ParseConfig(ConnString(t))
+	return PoolFor(t, ConnString(t))
+}
+
+// PoolFor returns a pool on the database of connString (from ConnString),
+// closed when t ends.
+func PoolFor(t testing.TB, connString string) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
 		t.Fatalf("bookingtest: %v", err)
 	}

@@ -43,6 +43,7 @@ type Server struct {
 	calls      []Call
 	callbacks  map[string]bool // callback query id -> answered
 	failures   []failure
+	slow       []slowdown
 	nextUser   int64
 	closed     bool
 }
@@ -50,11 +51,28 @@ type Server struct {
 type update struct {
 	ID   int64
 	JSON map[string]any
+	Raw  json.RawMessage // sent as is, instead of JSON
+}
+
+// body is the update as Telegram sends it.
+func (u update) body() json.RawMessage {
+	if u.Raw != nil {
+		return u.Raw
+	}
+	b, _ := json.Marshal(u.JSON)
+	return b
 }
 
 type webhook struct {
 	URL, Secret string
 	delivering  bool
+}
+
+type slowdown struct {
+	method  string
+	left    int
+	delay   time.Duration
+	entered chan struct{} // closed when the first slowed call arrives
 }
 
 type failure struct {
@@ -166,6 +184,55 @@ func (s *Server) FailNext(method string, n, status, retryAfter int) {
 	s.failures = append(s.failures, failure{method: method, left: n, status: status, retryAfter: retryAfter})
 }
 
+// SlowNext makes the next n calls of method take d before they are
+// answered (and take effect). The channel is closed when the first of them
+// arrives.
+func (s *Server) SlowNext(method string, n int, d time.Duration) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := make(chan struct{})
+	s.slow = append(s.slow, slowdown{method: method, left: n, delay: d, entered: ch})
+	return ch
+}
+
+// delayFor takes one slowdown of method, if any is left.
+func (s *Server) delayFor(method string) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.slow {
+		sd := &s.slow[i]
+		if sd.method != method || sd.left == 0 {
+			continue
+		}
+		sd.left--
+		select {
+		case <-sd.entered:
+		default:
+			close(sd.entered)
+		}
+		return sd.delay
+	}
+	return 0
+}
+
+// PushRaw queues an update given as raw JSON (its update_id is set when it
+// is a JSON object) and returns the id: for updates the bot cannot read.
+func (s *Server) PushRaw(raw string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextUpdate++
+	var obj map[string]json.RawMessage
+	body := json.RawMessage(raw)
+	if json.Unmarshal(body, &obj) == nil {
+		obj["update_id"], _ = json.Marshal(s.nextUpdate)
+		body, _ = json.Marshal(obj)
+	}
+	s.queue = append(s.queue, update{ID: s.nextUpdate, Raw: body})
+	s.notifyLocked()
+	s.deliverLocked()
+	return s.nextUpdate
+}
+
 // Calls returns the calls made so far.
 func (s *Server) Calls() []Call {
 	s.mu.Lock()
@@ -251,6 +318,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if method == "getUpdates" {
 		s.getUpdates(w, r, params)
 		return
+	}
+	if d := s.delayFor(method); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return // the caller gave up: as far as it knows, the call failed
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -445,10 +519,10 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request, p map[string
 			}
 			s.queue = kept
 		}
-		var out []map[string]any
+		var out []json.RawMessage
 		for _, u := range s.queue {
 			if len(out) < limit {
-				out = append(out, u.JSON)
+				out = append(out, u.body())
 			}
 		}
 		ch := s.changed
@@ -457,7 +531,7 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request, p map[string
 			s.calls = append(s.calls, Call{Method: "getUpdates", At: time.Now(), Params: p, Status: 200})
 			s.mu.Unlock()
 			if out == nil {
-				out = []map[string]any{}
+				out = []json.RawMessage{}
 			}
 			writeJSON(w, 200, okResult(out))
 			return
@@ -490,7 +564,7 @@ func (s *Server) deliverLocked() {
 			}
 			u, hook := s.queue[0], s.webhook
 			s.mu.Unlock()
-			body, _ := json.Marshal(u.JSON)
+			body := u.body()
 			req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, hook.URL, bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			if hook.Secret != "" {

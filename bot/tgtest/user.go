@@ -56,6 +56,10 @@ func (u *User) SendUpdate(text string) map[string]any {
 // Send types text (a command when it starts with /) and returns the update id.
 func (u *User) Send(text string) int64 { return u.s.Push(u.SendUpdate(text)) }
 
+// Push sends a message of the user with the given fields (a contact card,
+// a sticker...) and returns the update id.
+func (u *User) Push(fields map[string]any) int64 { return u.s.Push(u.message(fields)) }
+
 // ShareContact taps the "share my phone" button: a contact of the user.
 func (u *User) ShareContact(phone string) int64 {
 	return u.s.Push(u.message(map[string]any{"contact": map[string]any{"phone_number": phone, "first_name": u.FirstName, "user_id": u.ID}}))

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+)
+
+// startServe runs salon serve on a free port of a fresh database and
+// returns its base URL, the database's connection string, a function that
+// stops it (as SIGTERM does) and returns its exit code and how long the
+// stop took.
+func startServe(t *testing.T, kv ...string) (base, dbURL string, stop func() (int, time.Duration), logs *syncBuffer) {
+	t.Helper()
+	dbURL = bookingtest.ConnString(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	logs = &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve"}, envOf(append([]string{"DATABASE_URL", dbURL, "SALON_HTTP_ADDR", addr}, kv...)...), nil, logs, logs)
+	}()
+	base = "http://" + addr
+	waitFor(t, 30*time.Second, "serve to answer", func() bool {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	stopped := false
+	stop = func() (int, time.Duration) {
+		if stopped {
+			return 0, 0
+		}
+		stopped = true
+		start := time.Now()
+		cancel()
+		select {
+		case code := <-done:
+			return code, time.Since(start)
+		case <-time.After(60 * time.Second):
+			t.Fatalf("serve did not stop within a minute: %s", logs.String())
+			return 0, 0
+		}
+	}
+	t.Cleanup(func() { stop() })
+	return base, dbURL, stop, logs
+}
+
+// Defect 5: /metrics answered 500 most of the time, its labels garbled
+// ("GETETES"): fiber's method string, from a reused buffer, was kept as a
+// label. Under a mix of requests every scrape is 200 and every method
+// label is a method.
+func TestMetricsUnderTraffic(t *testing.T) {
+	t.Parallel()
+	base, _, _, logs := startServe(t)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 40 {
+				method, path := []string{"GET", "POST", "OPTIONS", "DELETE"}[(w+i)%4], []string{"/healthz", "/api/v1/salons/none", "/api/v1/nothing/here", "/w/none"}[i%4]
+				req, _ := http.NewRequest(method, base+path, strings.NewReader(`{}`))
+				req.Header.Set("Content-Type", "application/json")
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					io.Copy(io.Discard, resp.Body) //nolint:errcheck
+					resp.Body.Close()
+				}
+			}
+		})
+	}
+	scrapes := 0
+	var last string
+	for range 20 {
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("scrape %d: %d %s\n%s", scrapes, resp.StatusCode, raw, logs.String())
+		}
+		scrapes++
+		last = string(raw)
+	}
+	wg.Wait()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("final scrape: %d", resp.StatusCode)
+	}
+	last = string(raw)
+	methods := regexp.MustCompile(`salon_http_request_duration_seconds_count\{method="([^"]*)"`).FindAllStringSubmatch(last, -1)
+	if len(methods) == 0 {
+		t.Fatalf("no request metrics:\n%.2000s", last)
+	}
+	for _, m := range methods {
+		switch m[1] {
+		case "GET", "POST", "OPTIONS", "DELETE":
+		default:
+			t.Fatalf("method label %q", m[1])
+		}
+	}
+}
+
+// Defect 10: a request waiting on a busy master had no deadline, so a
+// SIGTERM's shutdown overran its bound and the process exited 2. A clean
+// stop with a request in flight ends within the bound and exits 0; the
+// request itself answered 503 and wrote nothing.
+func TestServeStopsInBoundedTimeWithRequestsInFlight(t *testing.T) {
+	t.Parallel()
+	base, dbURL, stop, logs := startServe(t, "SALON_BOOKING_RATE_LIMIT", "0")
+	ctx := context.Background()
+	pool := bookingtest.PoolFor(t, dbURL)
+	svc := booking.New(pool)
+	salon, err := svc.CreateSalon(ctx, booking.Salon{Slug: "stop", Name: "Stop", Timezone: "Europe/Moscow", HorizonDays: 366})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := svc.CreateService(ctx, salon.ID, booking.SalonService{Name: "Cut", DurationMin: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := svc.CreateMaster(ctx, salon.ID, booking.Master{Name: "M"}, booking.Offer{ServiceID: sv.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := salon.Today(time.Now()).AddDays(3)
+	if err := svc.SetShifts(ctx, salon.ID, m.ID, day, []booking.ShiftInput{{Start: 600, End: 1200}}); err != nil {
+		t.Fatal(err)
+	}
+	// Someone holds the master: requests queue on its lock.
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	statuses := make(chan int, 4)
+	for i := range 4 {
+		go func() {
+			body := fmt.Sprintf(`{"service_id":%d,"master_id":%d,"starts_at":%q,"client":{"name":"A","phone":"+7999000%04d"}}`,
+				sv.ID, m.ID, day.At(salon.Location(), 660+60*i).Format(time.RFC3339), i)
+			resp, err := http.Post(base+"/api/v1/salons/stop/bookings", "application/json", bytes.NewBufferString(body))
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+	}
+	waitFor(t, 30*time.Second, "the requests to queue on the master's lock", func() bool {
+		var waiting int
+		_ = pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&waiting)
+		return waiting == 4
+	})
+	code, took := stop()
+	if code != 0 {
+		t.Fatalf("serve exited %d after a clean stop: %s", code, logs.String())
+	}
+	if took > drainTime+stopTime {
+		t.Fatalf("stopping took %v, more than its bound", took)
+	}
+	for range 4 {
+		select {
+		case s := <-statuses:
+			if s != 503 && s != 0 {
+				t.Errorf("a request queued on a held master answered %d, want 503 (or a closed connection)", s)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("a request never answered")
+		}
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM bookings`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d bookings written", n)
+	}
+}
