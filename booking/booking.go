@@ -175,10 +175,9 @@ type bookContext struct {
 	durationMin         int
 	price               Money
 	shifts              []shift
-	// clientListens: the client of the phone given is reachable on a chat
-	// identity other than the caller's (read when a phone is given).
-	clientListens bool
-	masterListens bool // the master is reachable on a chat identity
+	// listeners: the master is reachable on a chat channel, or some client
+	// of the salon is (then the job's own check decides, for this client).
+	listeners bool
 }
 
 // Book books the client with the master for the service at StartsAt.
@@ -267,7 +266,7 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time) (*Boo
 	var locked bool
 	batch.Queue(`SELECT pg_try_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`, r.MasterID).
 		QueryRow(func(row pgx.Row) error { return row.Scan(&locked) })
-	bc := queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt, r.Client.Phone, r.Caller.identity)
+	bc := queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt)
 	tx.open = true
 	err = conn.SendBatch(ctx, batch).Close()
 	switch {
@@ -295,7 +294,7 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time) (*Boo
 			            ELSE pg_advisory_xact_lock(hashtextextended('booking-master:' || $2::bigint, 0)) IS NULL END
 			FROM (SELECT set_config('lock_timeout', $4::bigint::text, true)) lt`,
 			r.SalonID, r.MasterID, r.StartsAt, lockWait).QueryRow(func(row pgx.Row) error { return row.Scan(&taken) })
-		bc = queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt, r.Client.Phone, r.Caller.identity)
+		bc = queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt)
 		if err := conn.SendBatch(ctx, batch).Close(); err != nil {
 			return nil, fmt.Errorf("book: %w", err)
 		}
@@ -343,8 +342,8 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time) (*Boo
 	}
 	batch = &pgx.Batch{}
 	batch.Queue(`SAVEPOINT book`)
-	if !bc.clientListens && !bc.masterListens {
-		notify = nil // nobody to tell: no job
+	if !bc.listeners {
+		notify = nil // nobody to tell: no job, and no check for one
 	}
 	queueInsertBooking(batch, b, r.Client, r.Caller.identity, token, actor, claim, salt, notify)
 	batch.Queue(`COMMIT`)
@@ -417,13 +416,11 @@ func (t *pipelinedTx) rollback(ctx context.Context) {
 // read, and completed by resolve. The master's lock must be taken before it
 // (in an earlier statement: this one then sees what the lock's last holder
 // committed).
-func queueBookContext(batch *pgx.Batch, salonID, masterID int64, at time.Time, phone string, caller Identity) *bookContext {
+func queueBookContext(batch *pgx.Batch, salonID, masterID int64, at time.Time) *bookContext {
 	bc := &bookContext{}
 	batch.Queue(`
 		SELECT s.catalog_version, COALESCE(sh.starts, '{}'), COALESCE(sh.ends, '{}'),
-		       COALESCE(sh.break_starts, '{}'), COALESCE(sh.break_ends, '{}'),
-		       EXISTS (SELECT 1 FROM clients c JOIN client_identities ci ON ci.salon_id = c.salon_id AND ci.client_id = c.id
-		               WHERE c.salon_id = $1 AND c.phone = $4 AND (ci.channel, ci.external_id) IS DISTINCT FROM ($5, $6))
+		       COALESCE(sh.break_starts, '{}'), COALESCE(sh.break_ends, '{}')
 		FROM salons s
 		LEFT JOIN LATERAL (
 		    SELECT array_agg(starts_at) AS starts, array_agg(ends_at) AS ends,
@@ -431,10 +428,10 @@ func queueBookContext(batch *pgx.Batch, salonID, masterID int64, at time.Time, p
 		    FROM shifts WHERE salon_id = s.id AND master_id = $2 AND ends_at > $3
 		      AND starts_at <= $3 AND starts_at > $3::timestamptz - interval '24 hours'
 		) sh ON true
-		WHERE s.id = $1`, salonID, masterID, at, phone, string(caller.Channel), caller.ExternalID).QueryRow(func(row pgx.Row) error {
+		WHERE s.id = $1`, salonID, masterID, at).QueryRow(func(row pgx.Row) error {
 		var starts, ends []time.Time
 		var bstarts, bends []pgtype.Timestamptz
-		if err := row.Scan(&bc.version, &starts, &ends, &bstarts, &bends, &bc.clientListens); err != nil {
+		if err := row.Scan(&bc.version, &starts, &ends, &bstarts, &bends); err != nil {
 			return err
 		}
 		for i := range starts {
@@ -460,7 +457,7 @@ func (s *Service) resolve(ctx context.Context, q querier, bc *bookContext, salon
 	sv, ok := c.services[serviceID]
 	bc.svc, bc.serviceOK = sv, ok && sv.Active
 	bc.masterOK = c.masters[masterID]
-	bc.masterListens = c.linked[masterID]
+	bc.listeners = c.linked[masterID] || c.chatClients
 	o, ok := c.offers[[2]int64{masterID, serviceID}]
 	bc.offered, bc.durationMin, bc.price = ok, o.durationMin, o.price
 	return nil

@@ -1,8 +1,10 @@
 // Package booking is the core of the salon booking platform: salons, their
-// masters, services and shifts, clients, bookings and free slots. Every front
-// end (the Telegram bot, the web widget and its JSON API, the admin panel,
-// the CSV importer) changes a calendar only through a *Service, and maps the
-// error kinds below to its own output.
+// masters, services and shifts, clients, bookings and free slots, who may
+// see and change them, and the notifications their changes cause. Every
+// front end (the Telegram bot, the web widget and its JSON API, the admin
+// panel, the CSV importer) reads and changes a calendar only through a
+// *Service, passing who is asking, and maps the error kinds below to its
+// own output.
 //
 // # Guarantees, and where each lives
 //
@@ -13,44 +15,88 @@
 // every path, including raw SQL that skips the lock. booking_slot_end is
 // IMMUTABLE because it only adds minutes.
 //
-// Contention is queued, not failed. Every write to a master's calendar first
-// takes pg_advisory_xact_lock on hashtextextended('booking-master:<id>'), so
-// bookings of one master serialise while different masters run in parallel;
-// Reschedule between two masters locks both in ascending id order.
+// Contention is queued, not failed, and the queue is bounded. Every write to
+// a master's calendar first takes pg_advisory_xact_lock on
+// hashtextextended('booking-master:<id>'), so bookings of one master
+// serialise while different masters run in parallel. A transaction takes
+// its master locks once, all together, in ascending id order (Reschedule
+// between two masters takes both); one that finds the booking moved to
+// another master meanwhile rolls back and starts again, so locks are never
+// taken in two orders. A wait is bounded by the lock wait (WithLockWait),
+// a request by its context's deadline: past either, nothing is written and
+// the answer is ErrUnavailable.
 //
-// A lost race is a good answer. Book inserts under a SAVEPOINT; an exclusion
-// violation (SQLSTATE 23P01) rolls back to the savepoint only, and the same
-// transaction computes up to MaxAlternatives nearest free starts (the same
-// master before and after, then other masters who do the service at the
-// requested time), returned in a *SlotTakenError.
+// A lost race is a good answer, and a cheap one. Book inserts under a
+// SAVEPOINT; the constraint alone decides who wins. A request for a busy
+// master whose start an active booking visibly covers does not even queue.
+// A loser's transaction ends (releasing the lock) before its alternatives
+// are computed: up to MaxAlternatives nearest free starts, the same master
+// before and after, then other masters at the requested time, then other
+// masters nearby, searched from a fresh snapshot in a week around the time
+// and in the whole bookable window when that finds fewer than three. The
+// losers of one slot share one search. They are advice: the constraint
+// decides again when one is booked.
 //
 // Retries are harmless. Book takes an idempotency key: the same key with the
-// same request returns the first booking (and its manage token), another
-// request gets ErrKeyReused, and concurrent replays wait for the first one's
-// outcome, so they create one booking.
+// same request returns the first booking (and the same manage token),
+// another request gets ErrKeyReused, and concurrent replays wait (bounded)
+// for the first one's outcome, so they create one booking.
 //
 // Nothing is half-written. Each exported method runs in one transaction; on
 // any error nothing it did remains.
+//
+// # Trust
+//
+// Who may see or change a booking is decided here, from the Caller's
+// credential, never by a front end comparing ids: a manage token opens its
+// booking; a chat identity (as the channel vouches for it) opens the
+// bookings it made and those of the client it was proven to be; a panel
+// user opens their salon; the system everything. A booking the caller may
+// not see is ErrNotFound. Clients are reached through chat identities
+// (client_identities: channel, external id, how it was verified), created
+// only with proof of who the person is: a phone the channel vouched for
+// (a Telegram contact shared by its owner). A typed phone books, and
+// reveals, lists and hands over nothing: the booking goes to the client of
+// that phone (whose record it never renames; the name given stays on the
+// booking) and the maker's identity becomes its origin. Nothing that grants
+// access is stored readable: manage tokens and link codes as hashes,
+// idempotency keys as hashes with replayed tokens derived again from the
+// key.
+//
+// # Notifications
+//
+// A change that someone can be told about (a chat identity of the client
+// other than the one that made the change, the identity that made the
+// booking, a linked master) writes its notification job in its own
+// transaction, whether or not a bot runs anywhere yet; the job carries the
+// channel and the identity of the change, and the worker tells everyone
+// else, through each channel's Notifier. Reminders are a periodic sweep
+// (Remind) recorded per booking, start and lead, so each goes once.
 //
 // # Errors
 //
 // Methods return errors that wrap one of the kinds ErrNotFound, ErrInvalid
 // (a *ValidationError naming the fields), ErrSlotTaken (a *SlotTakenError),
-// ErrConflict, ErrForbidden and ErrTooLate, tested with errors.Is; each
-// method's comment says which. Any other error is internal: front ends log
-// it and show "internal error".
+// ErrConflict, ErrForbidden, ErrTooLate and ErrUnavailable, tested with
+// errors.Is; each method's comment says which. Any other error is internal:
+// front ends log it and show "internal error". Text people type is checked
+// once, here, for every field (see CleanName and the MaxNameLen family).
 //
 // # Time
 //
 // Instants are time.Time; calendar days (Date) and wall-clock times (Clock)
 // are the salon's, resolved through its IANA zone when shifts are written,
 // so slot computation works on instants and DST days need no special case.
-// The clock is injected (WithClock).
+// The clock is injected (WithClock). Policies the front ends show (the
+// bookable window, the cancel cutoff, the master "any master" gets) are
+// methods here: Salon.Window, Salon.ChangeableUntil, Salon.ClientMayChange,
+// and Slots without a master.
 //
 // # Speed
 //
-// Book costs two round trips (its transaction is pipelined) and reads only
-// the catalogue version and the master's shifts under the lock; the salon's
-// settings, services and offers come from a cache keyed by that version,
-// which triggers move on every catalogue change. See docs/BENCHMARKS.md.
+// Book costs two round trips when the master is free (its transaction is
+// pipelined) and reads only the catalogue version and the master's shifts
+// under the lock; the salon's settings, services, offers and linked masters
+// come from a cache keyed by that version, which triggers move on every
+// catalogue change. See docs/BENCHMARKS.md.
 package booking

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"time"
 
@@ -315,16 +316,6 @@ type RemindArgs struct{}
 // Kind implements river.JobArgs.
 func (RemindArgs) Kind() string { return "booking_remind" }
 
-type remindWorker struct {
-	river.WorkerDefaults[RemindArgs]
-	s *Service
-}
-
-func (w *remindWorker) Work(ctx context.Context, _ *river.Job[RemindArgs]) error {
-	_, err := w.s.Remind(ctx)
-	return err
-}
-
 // ExpireHoldsArgs is the periodic job that cancels unpaid holds.
 type ExpireHoldsArgs struct{}
 
@@ -337,26 +328,20 @@ type PruneKeysArgs struct{}
 // Kind implements river.JobArgs.
 func (PruneKeysArgs) Kind() string { return "prune_idempotency_keys" }
 
-type expireHoldsWorker struct {
-	river.WorkerDefaults[ExpireHoldsArgs]
-	s *Service
+// sweep is the worker of a periodic job: it runs one of the service's
+// sweeps and logs how much it did.
+type sweep[T river.JobArgs] struct {
+	river.WorkerDefaults[T]
+	what string
+	run  func(context.Context) (int, error)
+	log  *slog.Logger
 }
 
-func (w *expireHoldsWorker) Work(ctx context.Context, _ *river.Job[ExpireHoldsArgs]) error {
-	n, err := w.s.ExpireHolds(ctx)
+func (w *sweep[T]) Work(ctx context.Context, _ *river.Job[T]) error {
+	n, err := w.run(ctx)
 	if n > 0 {
-		w.s.log.Info("expired holds", "count", n)
+		w.log.Info(w.what, "count", n)
 	}
-	return err
-}
-
-type pruneKeysWorker struct {
-	river.WorkerDefaults[PruneKeysArgs]
-	s *Service
-}
-
-func (w *pruneKeysWorker) Work(ctx context.Context, _ *river.Job[PruneKeysArgs]) error {
-	_, err := w.s.PruneIdempotencyKeys(ctx, 24*time.Hour)
 	return err
 }
 
@@ -365,9 +350,12 @@ func (w *pruneKeysWorker) Work(ctx context.Context, _ *river.Job[PruneKeysArgs])
 // pruning.
 func AddWorkers(w *river.Workers, s *Service) {
 	river.AddWorker(w, &notifyWorker{s: s})
-	river.AddWorker(w, &remindWorker{s: s})
-	river.AddWorker(w, &expireHoldsWorker{s: s})
-	river.AddWorker(w, &pruneKeysWorker{s: s})
+	river.AddWorker(w, &sweep[RemindArgs]{what: "reminders sent", run: s.Remind, log: s.log})
+	river.AddWorker(w, &sweep[ExpireHoldsArgs]{what: "expired holds", run: s.ExpireHolds, log: s.log})
+	river.AddWorker(w, &sweep[PruneKeysArgs]{what: "idempotency records pruned", log: s.log, run: func(ctx context.Context) (int, error) {
+		n, err := s.PruneIdempotencyKeys(ctx, 24*time.Hour)
+		return int(n), err
+	}})
 }
 
 // PeriodicJobs are the core's recurring jobs (River runs each on one replica).

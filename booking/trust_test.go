@@ -298,14 +298,7 @@ func TestLockWaitIsBounded(t *testing.T) {
 	f := setup(t, booking.WithLockWait(200*time.Millisecond))
 	ctx := context.Background()
 	m := f.masters[0]
-	tx, err := f.Pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`, m.ID); err != nil {
-		t.Fatal(err)
-	}
+	bookingtest.HoldMaster(t, f.Pool, m.ID)
 	before := rowCounts(t, f)
 	start := time.Now()
 	if _, err := f.Svc.Book(ctx, f.req(m, "10:00")); !errors.Is(err, booking.ErrUnavailable) {

@@ -181,12 +181,7 @@ func (w *world) toContact(u *tgtest.User, master, hhmm string) {
 // hhmm on the test day (en), typing the phone.
 func (w *world) toConfirm(u *tgtest.User, master, hhmm, phone string) {
 	w.t.Helper()
-	u.Send("/start studio")
-	w.tap(u, "Haircut")
-	w.tap(u, master)
-	w.tap(u, "Tue 3 Mar")
-	w.tap(u, hhmm)
-	w.see(u, "share your phone")
+	w.toContact(u, master, hhmm)
 	u.Send(phone)
 	w.must(u.WaitButton("Confirm", wait))
 }

@@ -25,6 +25,13 @@ CREATE TABLE client_identities (
     FOREIGN KEY (salon_id, client_id) REFERENCES clients (salon_id, id) ON DELETE CASCADE
 );
 CREATE INDEX client_identities_client ON client_identities (client_id);
+-- Whether a salon has clients reachable on a chat channel at all is part of
+-- the cached catalogue: in a salon without any, a booking writes no
+-- notification job and checks for none.
+CREATE TRIGGER client_identities_ins AFTER INSERT ON client_identities REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION catalog_changed_new();
+CREATE TRIGGER client_identities_del AFTER DELETE ON client_identities REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION catalog_changed_old();
 -- A chat account's bookings in every salon (the bot's /my).
 CREATE INDEX client_identities_external ON client_identities (channel, external_id);
 

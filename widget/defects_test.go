@@ -108,14 +108,7 @@ func TestBusyMasterAnswers503(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	base := serve(t, widget.New(e.Svc, widget.Config{RequestTimeout: 2 * time.Second, Log: log}), log)
 	ctx := context.Background()
-	tx, err := e.Pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`, m.ID); err != nil {
-		t.Fatal(err)
-	}
+	bookingtest.HoldMaster(t, e.Pool, m.ID)
 	body := map[string]any{"service_id": svc.ID, "master_id": m.ID, "starts_at": bookingtest.At(salon, testDay, "11:00").Format(time.RFC3339),
 		"client": map[string]any{"name": "A", "phone": bookingtest.Phone()}}
 	start := time.Now()

@@ -174,3 +174,22 @@ func (e *Env) RoundTheClock(t testing.TB, salon *booking.Salon, n int, from book
 	}
 	return ms
 }
+
+// HoldMaster takes the master's booking lock in a transaction of its own,
+// as a long write on that master's calendar would, until release (or the
+// end of t).
+func HoldMaster(t testing.TB, pool *pgxpool.Pool, masterID int64) (release func()) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`, masterID); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() { once.Do(func() { _ = tx.Rollback(ctx) }) }
+	t.Cleanup(release)
+	return release
+}

@@ -25,6 +25,7 @@ func cmdSalon(ctx context.Context, args []string, getenv env, stdout io.Writer) 
 	tz := fs.String("tz", "", "IANA time zone, e.g. Europe/Moscow")
 	locale := fs.String("locale", "ru", "default language: ru or en")
 	currency := fs.String("currency", "RUB", "ISO 4217 currency code")
+	country := fs.String("country", "", "ISO 3166 country whose national phone format clients may type (default: the time zone's)")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
@@ -37,13 +38,13 @@ func cmdSalon(ctx context.Context, args []string, getenv env, stdout io.Writer) 
 	}
 	defer pool.Close()
 	s, err := booking.New(pool).CreateSalon(ctx, booking.Salon{
-		Slug: *slug, Name: *name, Timezone: *tz, Locale: *locale, Currency: *currency,
+		Slug: *slug, Name: *name, Timezone: *tz, Locale: *locale, Currency: *currency, Country: *country,
 		MinNoticeMin: booking.DefaultMinNoticeMin, CutoffHours: booking.DefaultCutoffHours,
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "created salon %s (id %d, %s)\n", s.Slug, s.ID, s.Timezone)
+	fmt.Fprintf(stdout, "created salon %s (id %d, %s, phones read as %s)\n", s.Slug, s.ID, s.Timezone, s.Country)
 	return nil
 }
 

@@ -36,7 +36,7 @@ commands:
   dev                                   run locally with demo data (private PostgreSQL unless DATABASE_URL is set)
   serve                                 production server (needs DATABASE_URL)
   migrate up|down|status                database migrations
-  salon create --slug S --name N --tz Area/City
+  salon create --slug S --name N --tz Area/City [--locale ru|en] [--currency RUB] [--country RU]
                                         create a salon
   admin create --salon SLUG --email E [--role owner|admin] [--password-stdin]
                                         create a panel user (password prompted, or read from stdin)

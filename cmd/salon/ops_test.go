@@ -86,9 +86,8 @@ func TestMetricsUnderTraffic(t *testing.T) {
 			}
 		})
 	}
-	scrapes := 0
-	var last string
-	for range 20 {
+	scrape := func() string {
+		t.Helper()
 		resp, err := http.Get(base + "/metrics")
 		if err != nil {
 			t.Fatal(err)
@@ -96,22 +95,15 @@ func TestMetricsUnderTraffic(t *testing.T) {
 		raw, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != 200 {
-			t.Fatalf("scrape %d: %d %s\n%s", scrapes, resp.StatusCode, raw, logs.String())
+			t.Fatalf("scrape: %d %s\n%s", resp.StatusCode, raw, logs.String())
 		}
-		scrapes++
-		last = string(raw)
+		return string(raw)
+	}
+	for range 20 {
+		scrape() // while the traffic runs
 	}
 	wg.Wait()
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("final scrape: %d", resp.StatusCode)
-	}
-	last = string(raw)
+	last := scrape()
 	methods := regexp.MustCompile(`salon_http_request_duration_seconds_count\{method="([^"]*)"`).FindAllStringSubmatch(last, -1)
 	if len(methods) == 0 {
 		t.Fatalf("no request metrics:\n%.2000s", last)
@@ -152,14 +144,7 @@ func TestServeStopsInBoundedTimeWithRequestsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Someone holds the master: requests queue on its lock.
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`, m.ID); err != nil {
-		t.Fatal(err)
-	}
+	bookingtest.HoldMaster(t, pool, m.ID)
 	statuses := make(chan int, 4)
 	for i := range 4 {
 		go func() {
