@@ -92,11 +92,11 @@ type catalog struct {
 	version  int64
 	salon    Salon
 	services map[int64]SalonService
-	masters  map[int64]bool          // id -> active
-	linked   map[int64]bool          // masters reachable on a chat channel
+	masters  map[int64]bool // id -> active
+	linked   map[int64]bool // masters reachable on a chat channel
 	// chatClients: some client of the salon is reachable on a chat channel
 	chatClients bool
-	offers   map[[2]int64]offerTerms // (master, service) -> terms
+	offers      map[[2]int64]offerTerms // (master, service) -> terms
 }
 
 // catalogAt returns the salon's catalog at version (or newer), from the
