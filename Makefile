@@ -24,6 +24,7 @@ bench: ## run the benchmarks (short: a few rounds each); figures in docs/BENCHMA
 fuzz: ## fuzz the parsers for 30 seconds each
 	$(GO) test ./booking -run '^$$' -fuzz FuzzParseMoney -fuzztime 30s
 	$(GO) test ./booking -run '^$$' -fuzz FuzzNormalizePhone -fuzztime 30s
+	$(GO) test ./booking -run '^$$' -fuzz FuzzCleanText -fuzztime 30s
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestFreeStarts(t *testing.T) {
@@ -283,4 +284,30 @@ func TestMoneyFormat(t *testing.T) {
 			t.Errorf("%d %s %s = %q, want %q", c.m, c.cur, c.l, got, c.want)
 		}
 	}
+}
+
+func FuzzCleanText(f *testing.F) {
+	for _, s := range []string{"Anna", " \u200bAnna\u202e", "a\x00b", "Ж\u2028", "\xff", "x\r\ny"} {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, s string, multi bool) {
+		kind := oneLine
+		if multi {
+			kind = multiLine
+		}
+		fe := fieldErrors{}
+		got := cleanText(fe, "f", s, 50, kind, true)
+		if len(fe) > 0 {
+			return
+		}
+		if !utf8.ValidString(got) || utf8.RuneCountInString(got) > 50 || got == "" || !strings.ContainsFunc(got, visible) {
+			t.Fatalf("cleanText(%q) = %q", s, got)
+		}
+		if reason := badRunes(got, kind); reason != "" {
+			t.Fatalf("cleanText(%q) = %q, which has %s", s, got, reason)
+		}
+		if again := cleanText(fieldErrors{}, "f", got, 50, kind, true); again != got {
+			t.Fatalf("cleanText(%q) = %q, not a fixed point: %q", s, got, again)
+		}
+	})
 }
