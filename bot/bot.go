@@ -139,6 +139,9 @@ func New(svc *booking.Service, cfg Config) (*Bot, error) {
 // at a time polls and sends (the leader); every replica handles updates.
 func (b *Bot) Run(ctx context.Context) error {
 	if _, err := b.api.GetMe(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting
+		}
 		return fmt.Errorf("bot: getMe (is the token right?): %w", err)
 	}
 	var wg sync.WaitGroup

@@ -87,7 +87,10 @@ func (b *Bot) Webhook() http.Handler {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		// Its own deadline, not derived from the request's context: behind
+		// fiber's adaptor that is fasthttp's RequestCtx, whose Done is not
+		// safe to watch while the server shuts down.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := store(ctx, b.pool, []json.RawMessage{raw}); err != nil {
 			// Only the database can fail here (what Telegram sent is
