@@ -44,18 +44,6 @@ const (
 	SourceImport Source = "import"
 )
 
-// public reports whether the source is a client-facing one, where the
-// salon's grid, minimum notice and horizon apply.
-func (s Source) public() bool { return s == SourceBot || s == SourceWidget }
-
-func (s Source) valid() bool {
-	switch s {
-	case SourceBot, SourceWidget, SourcePanel, SourceImport:
-		return true
-	}
-	return false
-}
-
 // Booking is a client's appointment with a master for a service.
 type Booking struct {
 	ID            int64

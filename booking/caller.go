@@ -3,6 +3,7 @@ package booking
 import (
 	"crypto/subtle"
 	"fmt"
+	"regexp"
 	"strconv"
 )
 
@@ -20,6 +21,8 @@ const (
 	ChannelSystem   Channel = "system"   // the platform: hold expiry, jobs, the command line
 	ChannelTelegram Channel = "telegram" // the Telegram bot
 )
+
+var channelRE = regexp.MustCompile(`^[a-z][a-z0-9_]{1,31}$`)
 
 // chat reports whether people are reached on the channel by an identity.
 func (c Channel) chat() bool {

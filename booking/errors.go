@@ -163,13 +163,4 @@ func pgCode(err error) string {
 	return ""
 }
 
-// pgConstraint returns the constraint name of a PostgreSQL error, or "".
-func pgConstraint(err error) string {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return pgErr.ConstraintName
-	}
-	return ""
-}
-
 func isNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -81,8 +80,6 @@ type Notice struct {
 type Notifier interface {
 	Notify(ctx context.Context, tx pgx.Tx, n Notice) error
 }
-
-var channelRE = regexp.MustCompile(`^[a-z][a-z0-9_]{1,31}$`)
 
 // A job is written as a row of River's river_job table, in River's published
 // row format (the one River's Python and Ruby clients write: kind and args;

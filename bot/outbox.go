@@ -31,9 +31,6 @@ type outMsg struct {
 	Key string `json:"-"`
 }
 
-// counted reports whether the call counts against Telegram's message limits.
-func (m outMsg) counted() bool { return m.Op != opAnswer }
-
 // queue inserts outgoing calls into tg_outbox in tx, in order.
 func queue(ctx context.Context, tx pgx.Tx, msgs []outMsg) error {
 	if len(msgs) == 0 {
