@@ -324,15 +324,14 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time) (*Boo
 	if r.Source == SourceImport {
 		actor.Channel = ChannelImport
 	}
-	notify, err := json.Marshal(notifyArgs(b, EventCreated, actor, nil))
-	if err != nil {
-		return nil, fmt.Errorf("book: %w", err)
+	var notify []byte // nobody to tell: no job, and no check for one
+	if bc.listeners {
+		if notify, err = json.Marshal(notifyArgs(b, EventCreated, actor, nil)); err != nil {
+			return nil, fmt.Errorf("book: %w", err)
+		}
 	}
 	batch = &pgx.Batch{}
 	batch.Queue(`SAVEPOINT book`)
-	if !bc.listeners {
-		notify = nil // nobody to tell: no job, and no check for one
-	}
 	queueInsertBooking(batch, b, r.Client, r.Caller.identity, token, actor, claim, salt, notify)
 	batch.Queue(`COMMIT`)
 	err = conn.SendBatch(ctx, batch).Close()

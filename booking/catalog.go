@@ -113,6 +113,21 @@ func (s *Service) catalogAt(ctx context.Context, q querier, salonID, version int
 	return c, nil
 }
 
+// currentCatalog returns the salon's catalogue at its current version: one
+// query for the version, the rest from the cache unless it moved.
+// Errors: ErrNotFound (salon).
+func (s *Service) currentCatalog(ctx context.Context, salonID int64) (*catalog, error) {
+	var version int64
+	err := s.pool.QueryRow(ctx, `SELECT catalog_version FROM salons WHERE id = $1`, salonID).Scan(&version)
+	if isNoRows(err) {
+		return nil, fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("catalog of salon %d: %w", salonID, dbErr(err))
+	}
+	return s.catalogAt(ctx, s.pool, salonID, version)
+}
+
 // offersFor returns the terms of the active masters (or of masterID only,
 // when not 0) who do the service, by master id.
 func (c *catalog) offersFor(serviceID, masterID int64) []offerTerms {

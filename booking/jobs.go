@@ -54,7 +54,8 @@ func (NotifyArgs) Kind() string { return "booking_notify" }
 // ReminderLeads are how long before a booking its client is reminded.
 var ReminderLeads = []time.Duration{24 * time.Hour, 2 * time.Hour}
 
-// Role is who a notice is for.
+// Recipient is who a notice is for: a chat identity, of the booking's
+// client or of its master.
 type Recipient struct {
 	Identity
 	Master bool // the master of the booking, not its client
@@ -293,7 +294,7 @@ func (s *Service) remind(ctx context.Context, salonID, bookingID int64, lead tim
 			Key: fmt.Sprintf("reminder:%d:%d:%d:%d", v.ID, v.StartsAt.Unix(), int(lead.Minutes()), i)})
 	}
 	first := false
-	err = s.deliver(ctx, nil, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `INSERT INTO booking_reminders (booking_id, starts_at, lead_min) VALUES ($1, $2, $3)
 			ON CONFLICT DO NOTHING`, v.ID, v.StartsAt, int(lead.Minutes()))
 		if err != nil {
@@ -304,7 +305,7 @@ func (s *Service) remind(ctx context.Context, salonID, bookingID int64, lead tim
 		}
 		return s.notifyAll(ctx, tx, notices)
 	})
-	return first, err
+	return first, dbErr(err)
 }
 
 // RemindArgs is the periodic job that sends due reminders.

@@ -55,15 +55,7 @@ func (s *Service) Slots(ctx context.Context, q SlotQuery) ([]Slot, error) {
 	}
 	// The salon, service and offers come from the cached catalogue: one
 	// query for its version instead of three (slots are asked for often).
-	var version int64
-	err := s.pool.QueryRow(ctx, `SELECT catalog_version FROM salons WHERE id = $1`, q.SalonID).Scan(&version)
-	if isNoRows(err) {
-		return nil, fmt.Errorf("salon %d: %w", q.SalonID, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("slots: %w", err)
-	}
-	c, err := s.catalogAt(ctx, s.pool, q.SalonID, version)
+	c, err := s.currentCatalog(ctx, q.SalonID)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +271,11 @@ const MaxAlternatives = 6
 func (s *Service) alternatives(ctx context.Context, salonID, serviceID, masterID int64, at, now time.Time, exclude int64) ([]Slot, error) {
 	key := fmt.Sprintf("%d/%d/%d/%d/%d", salonID, serviceID, masterID, at.Unix(), exclude)
 	v, err, _ := s.alts.Do(key, func() (any, error) {
-		return s.searchAlternatives(ctx, salonID, serviceID, masterID, at, now, exclude)
+		// Shared by every loser waiting on this key: one caller's
+		// deadline must not end the others' search.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.lockWait)
+		defer cancel()
+		return s.searchAlternatives(sctx, salonID, serviceID, masterID, at, now, exclude)
 	})
 	if err != nil {
 		return nil, dbErr(err)
@@ -288,11 +284,7 @@ func (s *Service) alternatives(ctx context.Context, salonID, serviceID, masterID
 }
 
 func (s *Service) searchAlternatives(ctx context.Context, salonID, serviceID, masterID int64, at, now time.Time, exclude int64) ([]Slot, error) {
-	var version int64
-	if err := s.pool.QueryRow(ctx, `SELECT catalog_version FROM salons WHERE id = $1`, salonID).Scan(&version); err != nil {
-		return nil, fmt.Errorf("alternatives: %w", err)
-	}
-	c, err := s.catalogAt(ctx, s.pool, salonID, version)
+	c, err := s.currentCatalog(ctx, salonID)
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +337,7 @@ func (s *Service) alternativesIn(ctx context.Context, salon *Salon, svc *SalonSe
 			others = append(others, sl)
 		}
 	}
-	exact = append(exact, offGrid(ctx, s, salon, svc, offers, masterID, at, now, exclude, exact, busy)...)
+	exact = append(exact, offGrid(ctx, s, salon, svc, offers, masterID, at, now, exact, busy)...)
 	nearest := func(list []Slot) {
 		slices.SortStableFunc(list, func(a, b Slot) int {
 			return cmp.Or(cmp.Compare(absDur(a.Start.Sub(at)), absDur(b.Start.Sub(at))), a.Start.Compare(b.Start))
@@ -371,10 +363,10 @@ func (s *Service) alternativesIn(ctx context.Context, salon *Salon, svc *SalonSe
 }
 
 // offGrid returns the other masters free at exactly at whose grid does not
-// include at (their shift may start at another minute), from the shifts and
-// busy intervals already read, or read for them.
+// include at (their shift may start at another minute), from the busy
+// intervals already read and their shifts at that time.
 func offGrid(ctx context.Context, s *Service, salon *Salon, svc *SalonService, offers []offerTerms,
-	masterID int64, at, now time.Time, exclude int64, found []Slot, busy map[int64][]interval) []Slot {
+	masterID int64, at, now time.Time, found []Slot, busy map[int64][]interval) []Slot {
 	var ids []int64
 	terms := map[int64]offerTerms{}
 	for _, o := range offers {
