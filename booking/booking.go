@@ -123,7 +123,7 @@ func (r *BookRequest) normalize(region string) error {
 		return err
 	}
 	implied := map[callerKind]Source{callerVisitor: SourceWidget, callerIdentity: SourceBot,
-		callerStaff: SourcePanel, callerSystem: SourcePanel}[r.Caller.kind]
+		callerStaff: SourcePanel, callerSystem: SourcePanel, callerImport: SourceImport}[r.Caller.kind]
 	switch {
 	case implied == "":
 		fe.add("caller", "a manage token cannot book")
@@ -198,6 +198,9 @@ type bookContext struct {
 func (s *Service) Book(ctx context.Context, r BookRequest) (*Booking, error) {
 	// The salon's country reads phone numbers; a cached catalogue of any
 	// version will do (the country hardly ever changes).
+	if (r.Caller.kind == callerStaff || r.Caller.kind == callerImport) && r.Caller.user.SalonID != r.SalonID {
+		return nil, fmt.Errorf("salon %d: %w", r.SalonID, ErrNotFound)
+	}
 	c, err := s.catalogAt(ctx, s.pool, r.SalonID, 0)
 	if err != nil {
 		return nil, err
@@ -331,6 +334,9 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time) (*Boo
 		}
 	}
 	batch = &pgx.Batch{}
+	if who := r.Caller.auditName(); who != "" {
+		batch.Queue(`SELECT set_config('salon.actor', $1, true)`, who)
+	}
 	batch.Queue(`SAVEPOINT book`)
 	queueInsertBooking(batch, b, r.Client, r.Caller.identity, token, actor, claim, salt, notify)
 	batch.Queue(`COMMIT`)

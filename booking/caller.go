@@ -65,7 +65,8 @@ const (
 	callerToken               // a booking's manage token
 	callerIdentity            // a verified chat identity
 	callerStaff               // a panel user of a salon
-	callerSystem              // the platform itself (jobs, the command line, imports)
+	callerSystem              // the platform itself (jobs, the command line)
+	callerImport              // an import of a file into one salon
 )
 
 // Caller is who asks, with the credential they present. Every method that
@@ -88,6 +89,7 @@ type Caller struct {
 	token    string
 	identity Identity
 	user     User
+	file     string // of an import
 }
 
 // Visitor is an anonymous visitor of the web widget.
@@ -104,6 +106,12 @@ func ByStaff(u User) Caller { return Caller{kind: callerStaff, user: u} }
 
 // BySystem is the platform itself.
 func BySystem() Caller { return Caller{kind: callerSystem} }
+
+// ByImport is an import of the named file into a salon: it may change that
+// salon only, and its changes are audited as "import:" and the file name.
+func ByImport(salonID int64, file string) Caller {
+	return Caller{kind: callerImport, user: User{SalonID: salonID}, file: file}
+}
 
 // Identity returns the caller's chat identity (zero for other callers).
 func (c Caller) Identity() Identity { return c.identity }
@@ -134,6 +142,11 @@ func (c Caller) check() error {
 			return invalid("caller", "not a panel user")
 		}
 		return nil
+	case callerImport:
+		if c.user.SalonID <= 0 || c.file == "" {
+			return invalid("caller", "an import names its salon and file")
+		}
+		return nil
 	}
 	return invalid("caller", "who is asking is not said")
 }
@@ -147,6 +160,8 @@ func (c Caller) channel() Channel {
 		return c.identity.Channel
 	case callerStaff:
 		return ChannelPanel
+	case callerImport:
+		return ChannelImport
 	}
 	return ChannelSystem
 }
@@ -163,7 +178,7 @@ func (c Caller) may(b *Booking, g grants) bool {
 	switch c.kind {
 	case callerSystem:
 		return true
-	case callerStaff:
+	case callerStaff, callerImport:
 		return c.user.SalonID == b.SalonID
 	case callerToken:
 		return len(g.tokenHash) > 0 && subtle.ConstantTimeCompare(g.tokenHash, tokenHash(c.token)) == 1
@@ -180,6 +195,8 @@ func (c Caller) actor(b *Booking) Actor {
 		return Actor{Kind: ActorAdmin, ID: c.user.ID, Channel: ChannelPanel}
 	case callerSystem:
 		return Actor{Kind: ActorSystem, Channel: ChannelSystem}
+	case callerImport:
+		return Actor{Kind: ActorSystem, Channel: ChannelImport}
 	}
 	return Actor{Kind: ActorClient, ID: b.ClientID, Channel: c.channel(), Identity: c.identity}
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // SalonService is something a salon sells: a haircut, a manicure. (The type is
@@ -39,45 +41,53 @@ func (sv *SalonService) normalize() error {
 // CreateService adds a service to the salon's menu (active).
 // Errors: ErrNotFound (salon), ErrInvalid (a field, or the name is taken).
 func (s *Service) CreateService(ctx context.Context, salonID int64, in SalonService) (*SalonService, error) {
+	if err := authorize(ctx, salonID, RoleOwner); err != nil {
+		return nil, err
+	}
 	if err := in.normalize(); err != nil {
 		return nil, err
 	}
 	in.SalonID, in.Active = salonID, true
-	err := s.pool.QueryRow(ctx, `
-		INSERT INTO services (salon_id, name, duration_min, buffer_min, price, deposit)
-		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-		salonID, in.Name, in.DurationMin, in.BufferMin, in.Price, in.Deposit).Scan(&in.ID)
-	switch {
-	case pgCode(err) == pgUniqueViolation:
-		return nil, invalid("name", "a service with this name exists")
-	case pgCode(err) == "23503":
-		return nil, fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
-	case err != nil:
-		return nil, fmt.Errorf("create service: %w", err)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `
+			INSERT INTO services (salon_id, name, duration_min, buffer_min, price, deposit)
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+			salonID, in.Name, in.DurationMin, in.BufferMin, in.Price, in.Deposit).Scan(&in.ID)
+		switch {
+		case pgCode(err) == pgUniqueViolation:
+			return invalid("name", "a service with this name exists")
+		case pgCode(err) == "23503":
+			return fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
+		case err != nil:
+			return fmt.Errorf("create service: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &in, nil
 }
 
 // Services lists the salon's active services by name.
 func (s *Service) Services(ctx context.Context, salonID int64) ([]SalonService, error) {
+	return s.services(ctx, salonID, true)
+}
+
+func (s *Service) services(ctx context.Context, salonID int64, activeOnly bool) ([]SalonService, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT id, salon_id, name, duration_min, buffer_min, price, deposit, active
-		FROM services WHERE salon_id = $1 AND active ORDER BY name, id`, salonID)
+		FROM services WHERE salon_id = $1 AND (active OR NOT $2) ORDER BY active DESC, name, id`, salonID, activeOnly)
 	if err != nil {
-		return nil, fmt.Errorf("services: %w", err)
+		return nil, fmt.Errorf("services: %w", dbErr(err))
 	}
-	defer rows.Close()
-	var out []SalonService
-	for rows.Next() {
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SalonService, error) {
 		var sv SalonService
-		if err := rows.Scan(&sv.ID, &sv.SalonID, &sv.Name, &sv.DurationMin, &sv.BufferMin, &sv.Price,
-			&sv.Deposit, &sv.Active); err != nil {
-			return nil, fmt.Errorf("services: %w", err)
-		}
-		out = append(out, sv)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("services: %w", err)
+		err := r.Scan(&sv.ID, &sv.SalonID, &sv.Name, &sv.DurationMin, &sv.BufferMin, &sv.Price, &sv.Deposit, &sv.Active)
+		return sv, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("services: %w", dbErr(err))
 	}
 	return out, nil
 }

@@ -326,6 +326,12 @@ type PruneKeysArgs struct{}
 // Kind implements river.JobArgs.
 func (PruneKeysArgs) Kind() string { return "prune_idempotency_keys" }
 
+// CompletePastArgs is the periodic job that marks past bookings completed.
+type CompletePastArgs struct{}
+
+// Kind implements river.JobArgs.
+func (CompletePastArgs) Kind() string { return "complete_past_bookings" }
+
 // sweep is the worker of a periodic job: it runs one of the service's
 // sweeps and logs how much it did.
 type sweep[T river.JobArgs] struct {
@@ -344,12 +350,13 @@ func (w *sweep[T]) Work(ctx context.Context, _ *river.Job[T]) error {
 }
 
 // AddWorkers registers the core's workers: notifications and the reminder
-// sweep (delivered through the service's notifiers), hold expiry, key
-// pruning.
+// sweep (delivered through the service's notifiers), hold expiry, the
+// completion of past bookings, key pruning.
 func AddWorkers(w *river.Workers, s *Service) {
 	river.AddWorker(w, &notifyWorker{s: s})
 	river.AddWorker(w, &sweep[RemindArgs]{what: "reminders sent", run: s.Remind, log: s.log})
 	river.AddWorker(w, &sweep[ExpireHoldsArgs]{what: "expired holds", run: s.ExpireHolds, log: s.log})
+	river.AddWorker(w, &sweep[CompletePastArgs]{what: "past bookings completed", run: s.CompletePast, log: s.log})
 	river.AddWorker(w, &sweep[PruneKeysArgs]{what: "idempotency records pruned", log: s.log, run: func(ctx context.Context) (int, error) {
 		n, err := s.PruneIdempotencyKeys(ctx, 24*time.Hour)
 		return int(n), err
@@ -365,5 +372,7 @@ func PeriodicJobs() []*river.PeriodicJob {
 			func() (river.JobArgs, *river.InsertOpts) { return RemindArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}),
 		river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
 			func() (river.JobArgs, *river.InsertOpts) { return PruneKeysArgs{}, nil }, nil),
+		river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute),
+			func() (river.JobArgs, *river.InsertOpts) { return CompletePastArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}),
 	}
 }

@@ -30,6 +30,7 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 	if err := r.Caller.check(); err != nil {
 		return nil, err
 	}
+	ctx = As(ctx, r.Caller)
 	fe := fieldErrors{}
 	r.Reason = cleanText(fe, "reason", r.Reason, MaxReasonLen, multiLine, false)
 	if err := fe.err(); err != nil {
@@ -83,6 +84,7 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 	if err := r.Caller.check(); err != nil {
 		return nil, err
 	}
+	ctx = As(ctx, r.Caller)
 	fe := fieldErrors{}
 	if r.StartsAt.IsZero() {
 		fe.add("starts_at", "required")
@@ -194,6 +196,7 @@ func (s *Service) markOutcome(ctx context.Context, caller Caller, bookingID int6
 	if err := caller.check(); err != nil {
 		return nil, err
 	}
+	ctx = As(ctx, caller)
 	now := s.now()
 	var out *Booking
 	err := s.inTx(ctx, func(tx pgx.Tx) error {

@@ -28,6 +28,9 @@ type Offer struct {
 // CreateMaster adds an active master who does the given services.
 // Errors: ErrNotFound (salon), ErrInvalid (a field; unknown service ids).
 func (s *Service) CreateMaster(ctx context.Context, salonID int64, in Master, offers ...Offer) (*Master, error) {
+	if err := authorize(ctx, salonID, RoleOwner); err != nil {
+		return nil, err
+	}
 	salon, err := getSalon(ctx, s.pool, salonID)
 	if err != nil {
 		return nil, err
@@ -71,6 +74,9 @@ func (s *Service) CreateMaster(ctx context.Context, salonID int64, in Master, of
 // SetOffers replaces the services a master does.
 // Errors: ErrNotFound (master), ErrInvalid (unknown service ids, bad terms).
 func (s *Service) SetOffers(ctx context.Context, salonID, masterID int64, offers []Offer) error {
+	if err := authorize(ctx, salonID, RoleOwner); err != nil {
+		return err
+	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if err := masterExists(ctx, tx, salonID, masterID); err != nil {
 			return err

@@ -117,7 +117,10 @@ func (s *Service) txOnce(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after commit
-	if _, err := tx.Exec(ctx, s.lockTimeoutSQL()); err != nil {
+	// The lock waits are bounded; the changes are audited under the
+	// caller's name when it has one (see As).
+	if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true), set_config('salon.actor', $2, true)`,
+		fmt.Sprint(max(s.lockWait.Milliseconds(), 1)), callerOf(ctx).auditName()); err != nil {
 		return fmt.Errorf("lock timeout: %w", err)
 	}
 	if err := fn(tx); err != nil {
@@ -127,11 +130,6 @@ func (s *Service) txOnce(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
-}
-
-// lockTimeoutSQL bounds the current transaction's lock waits.
-func (s *Service) lockTimeoutSQL() string {
-	return fmt.Sprintf("SET LOCAL lock_timeout = %d", max(s.lockWait.Milliseconds(), 1))
 }
 
 // lockMasters takes the per-master advisory transaction locks that serialise

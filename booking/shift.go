@@ -2,6 +2,7 @@ package booking
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -81,30 +82,66 @@ func (in ShiftInput) instants(day Date, loc *time.Location) (shift, error) {
 // SetShifts replaces a master's shifts on one salon-local day (an empty list
 // makes it a day off). It refuses, changing nothing, when a booking that the
 // old shifts covered would fall outside the new ones.
-// Errors: ErrNotFound (master), ErrInvalid (times, overlaps), ErrConflict
-// (bookings left outside working hours).
+// Errors: ErrNotFound (master), ErrInvalid (times, overlaps),
+// *LostBookingsError (ErrConflict: bookings left outside working hours).
 func (s *Service) SetShifts(ctx context.Context, salonID, masterID int64, day Date, in []ShiftInput) error {
+	return s.SetSchedule(ctx, salonID, masterID, []DaySchedule{{Date: day, Shifts: in}})
+}
+
+// DaySchedule is a master's shifts on one salon-local day (none: a day off).
+type DaySchedule struct {
+	Date   Date
+	Shifts []ShiftInput
+}
+
+// MaxScheduleDays is the most days one schedule change may cover.
+const MaxScheduleDays = 366
+
+// SetSchedule replaces a master's shifts on each of the days, all or
+// nothing: when a booking the old shifts covered would fall outside the new
+// ones on any day, nothing changes and the error names every such booking.
+// Admins and owners (see As). Errors: as SetShifts.
+func (s *Service) SetSchedule(ctx context.Context, salonID, masterID int64, days []DaySchedule) error {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return err
+	}
 	salon, err := getSalon(ctx, s.pool, salonID)
 	if err != nil {
 		return err
 	}
-	if day.IsZero() {
-		return invalid("date", "required")
+	if len(days) > MaxScheduleDays {
+		return invalid("days", fmt.Sprintf("at most %d days at once", MaxScheduleDays))
 	}
 	loc := salon.Location()
-	shifts := make([]shift, len(in))
-	for i, x := range in {
-		sh, err := x.instants(day, loc)
-		if err != nil {
-			return invalid(fmt.Sprintf("shifts[%d]", i), err.Error())
+	resolved := make([][]shift, len(days))
+	seen := map[Date]bool{}
+	for d, ds := range days {
+		prefix := ""
+		if len(days) > 1 {
+			prefix = ds.Date.String() + " "
 		}
-		shifts[i] = sh
-	}
-	slices.SortFunc(shifts, func(a, b shift) int { return a.start.Compare(b.start) })
-	for i := 1; i < len(shifts); i++ {
-		if shifts[i].start.Before(shifts[i-1].end) {
-			return invalid("shifts", "shifts of one day must not overlap")
+		if ds.Date.IsZero() {
+			return invalid("date", "required")
 		}
+		if seen[ds.Date] {
+			return invalid(prefix+"date", "given twice")
+		}
+		seen[ds.Date] = true
+		shifts := make([]shift, len(ds.Shifts))
+		for i, x := range ds.Shifts {
+			sh, err := x.instants(ds.Date, loc)
+			if err != nil {
+				return invalid(fmt.Sprintf("%sshifts[%d]", prefix, i), err.Error())
+			}
+			shifts[i] = sh
+		}
+		slices.SortFunc(shifts, func(a, b shift) int { return a.start.Compare(b.start) })
+		for i := 1; i < len(shifts); i++ {
+			if shifts[i].start.Before(shifts[i-1].end) {
+				return invalid(prefix+"shifts", "shifts of one day must not overlap")
+			}
+		}
+		resolved[d] = shifts
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if err := masterExists(ctx, tx, salonID, masterID); err != nil {
@@ -113,33 +150,62 @@ func (s *Service) SetShifts(ctx context.Context, salonID, masterID int64, day Da
 		if err := lockMasters(ctx, tx, masterID); err != nil {
 			return err
 		}
-		old, err := dayShifts(ctx, tx, masterID, day)
-		if err != nil {
-			return err
-		}
-		if err := checkStillCovered(ctx, tx, salon, masterID, old, shifts); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM shifts WHERE master_id = $1 AND work_date = $2`, masterID, day.dbDate()); err != nil {
-			return fmt.Errorf("set shifts: %w", err)
-		}
-		for _, sh := range shifts {
-			var bs, be *time.Time
-			if !sh.breakStart.IsZero() {
-				bs, be = &sh.breakStart, &sh.breakEnd
-			}
-			_, err := tx.Exec(ctx, `
-				INSERT INTO shifts (salon_id, master_id, work_date, starts_at, ends_at, break_starts_at, break_ends_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7)`, salonID, masterID, day.dbDate(), sh.start, sh.end, bs, be)
-			if pgCode(err) == pgExclusionViolation {
-				return invalid("shifts", "overlaps a shift of the day before or after")
-			}
+		var lost []LostBooking
+		for d, ds := range days {
+			old, err := dayShifts(ctx, tx, masterID, ds.Date)
 			if err != nil {
+				return err
+			}
+			var le *LostBookingsError
+			if err := checkStillCovered(ctx, tx, salon, masterID, old, resolved[d]); errors.As(err, &le) {
+				lost = append(lost, le.Bookings...)
+			} else if err != nil {
+				return err
+			}
+		}
+		if len(lost) > 0 {
+			return &LostBookingsError{Bookings: lost}
+		}
+		for d, ds := range days {
+			if _, err := tx.Exec(ctx, `DELETE FROM shifts WHERE master_id = $1 AND work_date = $2`, masterID, ds.Date.dbDate()); err != nil {
 				return fmt.Errorf("set shifts: %w", err)
+			}
+			for _, sh := range resolved[d] {
+				var bs, be *time.Time
+				if !sh.breakStart.IsZero() {
+					bs, be = &sh.breakStart, &sh.breakEnd
+				}
+				_, err := tx.Exec(ctx, `
+					INSERT INTO shifts (salon_id, master_id, work_date, starts_at, ends_at, break_starts_at, break_ends_at)
+					VALUES ($1, $2, $3, $4, $5, $6, $7)`, salonID, masterID, ds.Date.dbDate(), sh.start, sh.end, bs, be)
+				if pgCode(err) == pgExclusionViolation {
+					return invalid("shifts", ds.Date.String()+": overlaps a shift of the day before or after")
+				}
+				if err != nil {
+					return fmt.Errorf("set shifts: %w", err)
+				}
 			}
 		}
 		return nil
 	})
+}
+
+// ApplyWeek sets a master's shifts on every day from first to last
+// (inclusive) from a weekly template indexed by time.Weekday (an empty day
+// is a day off), all or nothing, as SetSchedule.
+func (s *Service) ApplyWeek(ctx context.Context, salonID, masterID int64, first, last Date, week [7][]ShiftInput) error {
+	if first.IsZero() || last.IsZero() || last.Before(first) {
+		return invalid("to", "must not be before from")
+	}
+	var days []DaySchedule
+	for d := first; !last.Before(d); d = d.AddDays(1) {
+		if len(days) == MaxScheduleDays {
+			return invalid("to", fmt.Sprintf("at most %d days at once", MaxScheduleDays))
+		}
+		wd := d.dbDate().Weekday()
+		days = append(days, DaySchedule{Date: d, Shifts: week[wd]})
+	}
+	return s.SetSchedule(ctx, salonID, masterID, days)
 }
 
 // checkStillCovered refuses a schedule change that would leave outside
@@ -171,18 +237,41 @@ func checkStillCovered(ctx context.Context, q querier, salon *Salon, masterID in
 	if err != nil {
 		return fmt.Errorf("check bookings: %w", err)
 	}
-	var lost []string
+	var lost []LostBooking
 	for _, b := range bks {
 		covered := func(sh shift) bool { return sh.fits(b.start, b.dur, 0) }
 		if slices.ContainsFunc(old, covered) && !slices.ContainsFunc(next, covered) {
-			lost = append(lost, fmt.Sprintf("#%d at %s", b.id, b.start.In(salon.Location()).Format("2006-01-02 15:04")))
+			lost = append(lost, LostBooking{ID: b.id, StartsAt: b.start.In(salon.Location())})
 		}
 	}
 	if len(lost) > 0 {
-		return fmt.Errorf("%w: bookings would be outside working hours: %s", ErrConflict, strings.Join(lost, ", "))
+		return &LostBookingsError{Bookings: lost}
 	}
 	return nil
 }
+
+// LostBooking is a booking a schedule change would leave outside working hours.
+type LostBooking struct {
+	ID       int64
+	StartsAt time.Time // in the salon's zone
+}
+
+// LostBookingsError refuses a schedule change that would leave active
+// bookings outside working hours, and names them. It unwraps to ErrConflict.
+type LostBookingsError struct {
+	Bookings []LostBooking
+}
+
+func (e *LostBookingsError) Error() string {
+	parts := make([]string, len(e.Bookings))
+	for i, b := range e.Bookings {
+		parts[i] = fmt.Sprintf("#%d at %s", b.ID, b.StartsAt.Format("2006-01-02 15:04"))
+	}
+	return "bookings would be outside working hours: " + strings.Join(parts, ", ")
+}
+
+// Unwrap returns ErrConflict.
+func (e *LostBookingsError) Unwrap() error { return ErrConflict }
 
 func dayShifts(ctx context.Context, q querier, masterID int64, day Date) ([]shift, error) {
 	rows, err := q.Query(ctx, `

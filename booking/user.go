@@ -12,6 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
 	"golang.org/x/crypto/argon2"
 )
 
@@ -30,6 +31,7 @@ type User struct {
 	SalonID int64
 	Email   string
 	Role    Role
+	Lang    string // the panel's language for the user; "" for the salon's
 }
 
 // MinPasswordLen is the shortest password accepted.
@@ -38,6 +40,9 @@ const MinPasswordLen = 8
 // CreateUser creates a panel user with an argon2id password hash.
 // Errors: ErrNotFound (salon), ErrInvalid (email, password, role; email taken).
 func (s *Service) CreateUser(ctx context.Context, salonID int64, email, password string, role Role) (*User, error) {
+	if err := authorize(ctx, salonID, RoleOwner); err != nil {
+		return nil, err
+	}
 	email = strings.ToLower(strings.TrimSpace(email))
 	fe := fieldErrors{}
 	if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
@@ -53,8 +58,11 @@ func (s *Service) CreateUser(ctx context.Context, salonID int64, email, password
 		return nil, err
 	}
 	u := &User{SalonID: salonID, Email: email, Role: role}
-	err := s.pool.QueryRow(ctx, `INSERT INTO users (salon_id, email, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING id`,
-		salonID, email, HashPassword(password), role).Scan(&u.ID)
+	hash := HashPassword(password)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `INSERT INTO users (salon_id, email, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING id`,
+			salonID, email, hash, role).Scan(&u.ID)
+	})
 	switch {
 	case pgCode(err) == pgUniqueViolation:
 		return nil, invalid("email", "a user with this email exists")
@@ -73,8 +81,8 @@ func (s *Service) Authenticate(ctx context.Context, email, password string) (*Us
 	email = strings.ToLower(strings.TrimSpace(email))
 	var u User
 	var hash string
-	err := s.pool.QueryRow(ctx, `SELECT id, salon_id, email, role, password_hash FROM users WHERE email = $1`, email).
-		Scan(&u.ID, &u.SalonID, &u.Email, &u.Role, &hash)
+	err := s.pool.QueryRow(ctx, `SELECT id, salon_id, email, role, COALESCE(lang, ''), password_hash FROM users WHERE email = $1`, email).
+		Scan(&u.ID, &u.SalonID, &u.Email, &u.Role, &u.Lang, &hash)
 	if err != nil && !isNoRows(err) {
 		return nil, fmt.Errorf("authenticate: %w", err)
 	}

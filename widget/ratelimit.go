@@ -69,6 +69,12 @@ func (h *Handler) rateLimited(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// ClientIP returns a function that finds the client's address behind the
+// trusted proxies, for other front ends (the panel's login throttling).
+func ClientIP(trusted []netip.Prefix) func(c *fiber.Ctx) netip.Addr {
+	return func(c *fiber.Ctx) netip.Addr { return clientIP(c, trusted) }
+}
+
 // clientIP is the address of the client: the peer, unless the peer is a
 // trusted proxy, in which case X-Forwarded-For is read from the right and
 // the first address that is not a trusted proxy is the client's.

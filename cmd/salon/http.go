@@ -22,6 +22,7 @@ import (
 	"salon/booking"
 	"salon/bot"
 	"salon/migrations"
+	"salon/panel"
 	"salon/widget"
 )
 
@@ -91,7 +92,8 @@ func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger) *serv
 	return s
 }
 
-// mount adds the front ends, configured from the environment.
+// mount adds the front ends (the widget and API, the panel, the bot's
+// webhook), configured from the environment.
 func (s *server) mount(getenv env, b *bot.Bot) error {
 	cfg := widget.Config{RateLimit: widget.DefaultRateLimit, RequestTimeout: requestTimeout, Log: s.log}
 	if v := getenv("SALON_BOOKING_RATE_LIMIT"); v != "" {
@@ -107,6 +109,12 @@ func (s *server) mount(getenv env, b *bot.Bot) error {
 	}
 	cfg.TrustedProxies = proxies
 	widget.New(s.svc, cfg).Register(s.app)
+	panel.New(s.svc, panel.Config{
+		Secure:         strings.HasPrefix(strings.ToLower(getenv("SALON_PUBLIC_URL")), "https://"),
+		RequestTimeout: requestTimeout,
+		ClientIP:       widget.ClientIP(proxies),
+		Log:            s.log,
+	}).Register(s.app)
 	if b != nil {
 		s.reg.MustRegister(bot.Collectors()...)
 		s.app.Post(bot.WebhookPath, adaptor.HTTPHandler(b.Webhook()))

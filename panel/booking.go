@@ -1,0 +1,321 @@
+package panel
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"salon/booking"
+)
+
+// bookingForm is the new-booking form, as shown and as posted.
+type bookingForm struct {
+	MasterID  int64
+	ServiceID int64
+	Date      string // YYYY-MM-DD
+	Time      string // HH:MM
+	Phone     string
+	Name      string
+	Notes     string
+	Key       string // idempotency key: a double submit books once
+	Masters   []booking.Master
+	Services  []booking.SalonService
+	Error     string
+	Fields    map[string]string
+	Taken     bool
+	Alts      []altChoice
+}
+
+// altChoice is a free time offered instead of a taken one, as a one-click
+// form.
+type altChoice struct {
+	MasterID int64
+	Master   string
+	Date     string
+	Time     string
+	Label    string
+}
+
+func newKey() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// newBooking shows the form for a free time picked on the grid
+// (?master=&at=YYYY-MM-DDTHH:MM), or for a client (?client=).
+func (h *Handler) newBooking(c *fiber.Ctx) error {
+	u := user(c)
+	f := &bookingForm{Key: newKey()}
+	f.MasterID, _ = strconv.ParseInt(c.Query("master"), 10, 64)
+	f.ServiceID, _ = strconv.ParseInt(c.Query("service"), 10, 64)
+	if at := c.Query("at"); at != "" {
+		d, t, _ := strings.Cut(at, "T")
+		f.Date, f.Time = strings.Clone(d), strings.Clone(t)
+	} else {
+		f.Date = salonOf(c).Today(h.svc.Now()).String()
+	}
+	if id, _ := strconv.ParseInt(c.Query("client"), 10, 64); id > 0 {
+		cl, err := h.svc.Client(c.UserContext(), u.SalonID, id)
+		if err != nil {
+			return err
+		}
+		f.Phone, f.Name = cl.Phone, cl.Name
+	}
+	return h.showBookingForm(c, f)
+}
+
+func (h *Handler) showBookingForm(c *fiber.Ctx, f *bookingForm) error {
+	u := user(c)
+	var err error
+	if f.Masters, err = h.svc.Masters(c.UserContext(), u.SalonID, 0); err != nil {
+		return err
+	}
+	if f.Services, err = h.svc.Services(c.UserContext(), u.SalonID); err != nil {
+		return err
+	}
+	if f.MasterID != 0 {
+		// Only the services the chosen master does.
+		for _, m := range f.Masters {
+			if m.ID == f.MasterID {
+				kept := f.Services[:0]
+				for _, s := range f.Services {
+					for _, id := range m.ServiceIDs {
+						if id == s.ID {
+							kept = append(kept, s)
+						}
+					}
+				}
+				f.Services = kept
+			}
+		}
+	}
+	return h.render(c, "booking_new", langOf(c).T("New booking"), f)
+}
+
+// createBooking books through the core as the signed-in user. A taken time
+// shows the form again with the core's alternatives as one-click choices.
+func (h *Handler) createBooking(c *fiber.Ctx) error {
+	u := user(c)
+	s := salonOf(c)
+	f := &bookingForm{
+		Date: strings.Clone(c.FormValue("date")), Time: strings.Clone(c.FormValue("time")),
+		Phone: strings.Clone(c.FormValue("phone")), Name: strings.Clone(c.FormValue("name")),
+		Notes: strings.Clone(c.FormValue("notes")), Key: strings.Clone(c.FormValue("key")),
+	}
+	f.MasterID, _ = strconv.ParseInt(c.FormValue("master"), 10, 64)
+	f.ServiceID, _ = strconv.ParseInt(c.FormValue("service"), 10, 64)
+	at, ferr := localTime(s, f.Date, f.Time)
+	if ferr != nil {
+		f.Fields = map[string]string{"time": ferr.Error()}
+		c.Status(fiber.StatusUnprocessableEntity)
+		return h.showBookingForm(c, f)
+	}
+	b, err := h.svc.Book(c.UserContext(), booking.BookRequest{
+		SalonID: u.SalonID, ServiceID: f.ServiceID, MasterID: f.MasterID, StartsAt: at,
+		Client: booking.ClientInput{Name: f.Name, Phone: f.Phone}, Caller: staff(c), Notes: f.Notes,
+		IdempotencyKey: f.Key,
+	})
+	if err != nil {
+		if !h.formError(c, err, &f.Error, &f.Fields, &f.Taken, &f.Alts) {
+			return err
+		}
+		f.Key = newKey()
+		return h.showBookingForm(c, f)
+	}
+	return done(c, fmt.Sprintf("/panel/bookings/%d", b.ID), "created")
+}
+
+// formError turns the errors a form shows (invalid fields, a taken time
+// with alternatives, a conflict) into what the form renders, setting the
+// status; it reports false for errors that are pages of their own.
+func (h *Handler) formError(c *fiber.Ctx, err error, msg *string, fields *map[string]string, taken *bool, alts *[]altChoice) bool {
+	var (
+		ve *booking.ValidationError
+		st *booking.SlotTakenError
+	)
+	l := langOf(c)
+	switch {
+	case errors.As(err, &st):
+		c.Status(fiber.StatusConflict)
+		*taken = true
+		*alts = h.choices(c, st.Alternatives)
+		return true
+	case errors.As(err, &ve) && !errors.Is(err, booking.ErrNotFound):
+		c.Status(fiber.StatusUnprocessableEntity)
+		*msg = l.T("Some fields are invalid.")
+		*fields = ve.Fields
+		return true
+	case errors.Is(err, booking.ErrConflict) && !errors.Is(err, booking.ErrUnavailable):
+		status, m := h.classify(c, err)
+		c.Status(status)
+		*msg = l.T(m) + " " + detail(err)
+		return true
+	}
+	return false
+}
+
+func (h *Handler) choices(c *fiber.Ctx, slots []booking.Slot) []altChoice {
+	loc := salonOf(c).Location()
+	names := map[int64]string{}
+	if ms, err := h.svc.Masters(c.UserContext(), user(c).SalonID, 0); err == nil {
+		for _, m := range ms {
+			names[m.ID] = m.Name
+		}
+	}
+	out := make([]altChoice, 0, len(slots))
+	for _, sl := range slots {
+		t := sl.Start.In(loc)
+		out = append(out, altChoice{MasterID: sl.MasterID, Master: names[sl.MasterID], Date: t.Format("2006-01-02"),
+			Time: t.Format("15:04"), Label: t.Format("02.01 15:04")})
+	}
+	return out
+}
+
+// localTime reads a salon-local date and time.
+func localTime(s *booking.Salon, date, clock string) (time.Time, error) {
+	d, err := booking.ParseDate(strings.TrimSpace(date))
+	if err != nil {
+		return time.Time{}, err
+	}
+	m, err := booking.ParseClock(clock)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return d.At(s.Location(), int(m)), nil
+}
+
+type bookingPage struct {
+	V         *booking.View
+	History   []booking.Event
+	Start     string
+	End       string
+	Date      string
+	Time      string
+	Masters   []booking.Master
+	Client    *booking.Client
+	Until     string
+	Error     string
+	Fields    map[string]string
+	Taken     bool
+	Alts      []altChoice
+	Active    bool
+	Started   bool
+	Confirmed bool
+}
+
+func (h *Handler) bookingPage(c *fiber.Ctx) error { return h.showBooking(c, &bookingPage{}) }
+
+func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
+	u := user(c)
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	v, err := h.svc.BookingView(ctx, staff(c), u.SalonID, id)
+	if err != nil {
+		return err
+	}
+	if p.History, err = h.svc.History(ctx, staff(c), u.SalonID, id); err != nil {
+		return err
+	}
+	if p.Masters, err = h.svc.Masters(ctx, u.SalonID, v.ServiceID); err != nil {
+		return err
+	}
+	if p.Client, err = h.svc.Client(ctx, u.SalonID, v.ClientID); err != nil {
+		return err
+	}
+	loc := v.Salon.Location()
+	v.StartsAt, v.HoldExpiresAt = v.StartsAt.In(loc), v.HoldExpiresAt.In(loc)
+	for i := range p.History {
+		p.History[i].At = p.History[i].At.In(loc)
+	}
+	p.V = v
+	p.Start = v.StartsAt.In(loc).Format("2006-01-02 15:04")
+	p.End = v.EndsAt().In(loc).Format("15:04")
+	if p.Date == "" {
+		p.Date, p.Time = v.StartsAt.In(loc).Format("2006-01-02"), v.StartsAt.In(loc).Format("15:04")
+	}
+	p.Until = v.ChangeableUntil.In(loc).Format("2006-01-02 15:04")
+	p.Active = v.Status.Active()
+	p.Confirmed = v.Status == booking.StatusConfirmed
+	p.Started = !h.svc.Now().Before(v.StartsAt)
+	return h.render(c, "booking", fmt.Sprintf("%s #%d", langOf(c).T("Booking"), v.ID), p)
+}
+
+func (h *Handler) cancelBooking(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	_, err = h.svc.Cancel(c.UserContext(), booking.CancelRequest{SalonID: user(c).SalonID, BookingID: id, Caller: staff(c),
+		Reason: c.FormValue("reason")})
+	if err != nil {
+		p := &bookingPage{}
+		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
+			return err
+		}
+		return h.showBooking(c, p)
+	}
+	return done(c, fmt.Sprintf("/panel/bookings/%d", id), "cancelled")
+}
+
+func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	p := &bookingPage{Date: strings.Clone(c.FormValue("date")), Time: strings.Clone(c.FormValue("time"))}
+	master, _ := strconv.ParseInt(c.FormValue("master"), 10, 64)
+	at, ferr := localTime(salonOf(c), p.Date, p.Time)
+	if ferr != nil {
+		// An unknown booking is not found, whatever the form says.
+		if _, err := h.svc.BookingView(c.UserContext(), staff(c), user(c).SalonID, id); err != nil {
+			return err
+		}
+		c.Status(fiber.StatusUnprocessableEntity)
+		p.Fields = map[string]string{"time": ferr.Error()}
+		return h.showBooking(c, p)
+	}
+	_, err = h.svc.Reschedule(c.UserContext(), booking.RescheduleRequest{SalonID: user(c).SalonID, BookingID: id,
+		StartsAt: at, MasterID: master, Caller: staff(c)})
+	if err != nil {
+		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
+			return err
+		}
+		return h.showBooking(c, p)
+	}
+	return done(c, fmt.Sprintf("/panel/bookings/%d", id), "rescheduled")
+}
+
+func (h *Handler) completeBooking(c *fiber.Ctx) error { return h.outcome(c, booking.StatusCompleted) }
+
+func (h *Handler) noShowBooking(c *fiber.Ctx) error { return h.outcome(c, booking.StatusNoShow) }
+
+func (h *Handler) outcome(c *fiber.Ctx, to booking.Status) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	mark := h.svc.MarkCompleted
+	if to == booking.StatusNoShow {
+		mark = h.svc.MarkNoShow
+	}
+	// The core finds the booking in any salon for the system; staff are
+	// held to theirs (another salon's booking is not found).
+	if _, err := mark(c.UserContext(), staff(c), id); err != nil {
+		p := &bookingPage{}
+		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
+			return err
+		}
+		return h.showBooking(c, p)
+	}
+	return done(c, fmt.Sprintf("/panel/bookings/%d", id), string(to))
+}

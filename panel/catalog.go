@@ -1,0 +1,464 @@
+package panel
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"salon/booking"
+)
+
+type mastersData struct {
+	Masters  []booking.Master
+	Services map[int64]string
+	Error    string
+	Fields   map[string]string
+	Name     string
+	Phone    string
+	Today    string
+}
+
+func (h *Handler) masters(c *fiber.Ctx) error { return h.showMasters(c, &mastersData{}) }
+
+func (h *Handler) showMasters(c *fiber.Ctx, d *mastersData) error {
+	u := user(c)
+	var err error
+	if d.Masters, err = h.svc.AllMasters(c.UserContext(), u.SalonID); err != nil {
+		return err
+	}
+	svcs, err := h.svc.AllServices(c.UserContext(), u.SalonID)
+	if err != nil {
+		return err
+	}
+	d.Today = salonOf(c).Today(h.svc.Now()).String()
+	d.Services = map[int64]string{}
+	for _, s := range svcs {
+		d.Services[s.ID] = s.Name
+	}
+	return h.render(c, "masters", langOf(c).T("Masters"), d)
+}
+
+func (h *Handler) createMaster(c *fiber.Ctx) error {
+	u := user(c)
+	d := &mastersData{Name: strings.Clone(c.FormValue("name")), Phone: strings.Clone(c.FormValue("phone"))}
+	m, err := h.svc.CreateMaster(c.UserContext(), u.SalonID, booking.Master{Name: d.Name, Phone: d.Phone})
+	if err != nil {
+		if !h.fieldError(c, err, &d.Error, &d.Fields) {
+			return err
+		}
+		return h.showMasters(c, d)
+	}
+	return done(c, fmt.Sprintf("/panel/masters/%d", m.ID), "saved")
+}
+
+type offerRow struct {
+	Service  booking.SalonService
+	Does     bool
+	Duration string
+	Price    string
+}
+
+type masterData struct {
+	M         *booking.MasterDetail
+	Offers    []offerRow
+	Days      []shiftDay
+	Code      string
+	CodeUntil string
+	Today     string
+	Week      []weekdayRow
+	From, To  string
+	Error     string
+	Fields    map[string]string
+	Lost      []lostRow
+}
+
+type shiftDay struct {
+	Date   string
+	Label  string
+	Shifts string
+}
+
+type weekdayRow struct {
+	Day                int // time.Weekday
+	Start, End, BS, BE string
+}
+
+type lostRow struct {
+	ID   int64
+	When string
+}
+
+func (h *Handler) masterPage(c *fiber.Ctx) error { return h.showMaster(c, &masterData{}) }
+
+func (h *Handler) showMaster(c *fiber.Ctx, d *masterData) error {
+	u := user(c)
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	if d.M, err = h.svc.MasterByID(ctx, u.SalonID, id); err != nil {
+		return err
+	}
+	svcs, err := h.svc.AllServices(ctx, u.SalonID)
+	if err != nil {
+		return err
+	}
+	terms := map[int64]booking.Offer{}
+	for _, o := range d.M.Offers {
+		terms[o.ServiceID] = o
+	}
+	for _, s := range svcs {
+		o, does := terms[s.ID]
+		r := offerRow{Service: s, Does: does}
+		if o.DurationMin > 0 {
+			r.Duration = strconv.Itoa(o.DurationMin)
+		}
+		if o.Price > 0 {
+			r.Price = o.Price.String()
+		}
+		d.Offers = append(d.Offers, r)
+	}
+	s := salonOf(c)
+	today := s.Today(h.svc.Now())
+	d.Today = today.String()
+	shifts, err := h.svc.Shifts(ctx, u.SalonID, id, today, 14)
+	if err != nil {
+		return err
+	}
+	l := langOf(c)
+	for k := range 14 {
+		day := today.AddDays(k)
+		var of []booking.Shift
+		for _, sh := range shifts {
+			if sh.Date == day {
+				of = append(of, sh)
+			}
+		}
+		d.Days = append(d.Days, shiftDay{Date: day.String(), Label: longDate(day, l), Shifts: shiftText(of, s.Location(), l)})
+	}
+	if d.Week == nil {
+		for _, wd := range []int{1, 2, 3, 4, 5, 6, 0} {
+			d.Week = append(d.Week, weekdayRow{Day: wd})
+		}
+	}
+	if d.From == "" {
+		d.From, d.To = today.String(), today.AddDays(27).String()
+	}
+	return h.render(c, "master", d.M.Name, d)
+}
+
+func (h *Handler) updateMaster(c *fiber.Ctx) error {
+	u := user(c)
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	_, err = h.svc.UpdateMaster(c.UserContext(), u.SalonID, booking.Master{ID: id, Name: c.FormValue("name"),
+		Phone: c.FormValue("phone"), Active: c.FormValue("active") != ""})
+	return h.afterMasterChange(c, id, err)
+}
+
+func (h *Handler) afterMasterChange(c *fiber.Ctx, id int64, err error) error {
+	if err != nil {
+		d := &masterData{}
+		var lb *booking.LostBookingsError
+		if errors.As(err, &lb) {
+			loc := salonOf(c).Location()
+			for _, b := range lb.Bookings {
+				d.Lost = append(d.Lost, lostRow{ID: b.ID, When: b.StartsAt.In(loc).Format("2006-01-02 15:04")})
+			}
+			c.Status(fiber.StatusConflict)
+			return h.showMaster(c, d)
+		}
+		if !h.fieldError(c, err, &d.Error, &d.Fields) {
+			return err
+		}
+		return h.showMaster(c, d)
+	}
+	return done(c, fmt.Sprintf("/panel/masters/%d", id), "saved")
+}
+
+// setOffers saves which services the master does, with their own terms.
+func (h *Handler) setOffers(c *fiber.Ctx) error {
+	u := user(c)
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	var offers []booking.Offer
+	fe := map[string]string{}
+	c.Request().PostArgs().VisitAll(func(k, v []byte) {
+		key := string(k)
+		if !strings.HasPrefix(key, "does_") {
+			return
+		}
+		sid, perr := strconv.ParseInt(strings.TrimPrefix(key, "does_"), 10, 64)
+		if perr != nil {
+			return
+		}
+		o := booking.Offer{ServiceID: sid}
+		if s := strings.TrimSpace(c.FormValue(fmt.Sprintf("dur_%d", sid))); s != "" {
+			if o.DurationMin, perr = strconv.Atoi(s); perr != nil {
+				fe[fmt.Sprintf("dur_%d", sid)] = "not a number of minutes"
+			}
+		}
+		if s := strings.TrimSpace(c.FormValue(fmt.Sprintf("price_%d", sid))); s != "" {
+			if o.Price, perr = booking.ParseMoney(s); perr != nil {
+				fe[fmt.Sprintf("price_%d", sid)] = perr.Error()
+			}
+		}
+		offers = append(offers, o)
+	})
+	if len(fe) > 0 {
+		c.Status(fiber.StatusUnprocessableEntity)
+		return h.showMaster(c, &masterData{Error: langOf(c).T("Some fields are invalid."), Fields: fe})
+	}
+	err = h.svc.SetOffers(c.UserContext(), u.SalonID, id, offers)
+	return h.afterMasterChange(c, id, err)
+}
+
+// linkCode makes a one-time code the master sends to the bot.
+func (h *Handler) linkCode(c *fiber.Ctx) error {
+	u := user(c)
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	code, until, err := h.svc.NewLinkCode(c.UserContext(), u.SalonID, id)
+	if err != nil {
+		return err
+	}
+	return h.showMaster(c, &masterData{Code: code, CodeUntil: until.In(salonOf(c).Location()).Format("2006-01-02 15:04")})
+}
+
+// setShifts replaces the master's shifts on one day (no start: a day off).
+func (h *Handler) setShifts(c *fiber.Ctx) error {
+	u := user(c)
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	day, derr := booking.ParseDate(strings.TrimSpace(c.FormValue("date")))
+	in, ferr := shiftInput(c.FormValue("start"), c.FormValue("end"), c.FormValue("break_start"), c.FormValue("break_end"))
+	if derr != nil || ferr != nil {
+		if _, err := h.svc.MasterByID(c.UserContext(), u.SalonID, id); err != nil {
+			return err
+		}
+		fe := map[string]string{}
+		if derr != nil {
+			fe["date"] = derr.Error()
+		}
+		if ferr != nil {
+			fe["shift"] = ferr.Error()
+		}
+		c.Status(fiber.StatusUnprocessableEntity)
+		return h.showMaster(c, &masterData{Error: langOf(c).T("Some fields are invalid."), Fields: fe})
+	}
+	err = h.svc.SetShifts(c.UserContext(), u.SalonID, id, day, in)
+	return h.afterMasterChange(c, id, err)
+}
+
+// shiftInput reads one shift; an empty start is no shift (a day off).
+func shiftInput(start, end, bs, be string) ([]booking.ShiftInput, error) {
+	if strings.TrimSpace(start) == "" && strings.TrimSpace(end) == "" {
+		return nil, nil
+	}
+	var in booking.ShiftInput
+	var err error
+	if in.Start, err = booking.ParseClock(start); err != nil {
+		return nil, err
+	}
+	if in.End, err = booking.ParseClock(end); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(bs) != "" || strings.TrimSpace(be) != "" {
+		if in.BreakStart, err = booking.ParseClock(bs); err != nil {
+			return nil, err
+		}
+		if in.BreakEnd, err = booking.ParseClock(be); err != nil {
+			return nil, err
+		}
+	}
+	return []booking.ShiftInput{in}, nil
+}
+
+// applyTemplate sets a weekly template on a date range, all or nothing.
+func (h *Handler) applyTemplate(c *fiber.Ctx) error {
+	u := user(c)
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	d := &masterData{From: strings.Clone(c.FormValue("from")), To: strings.Clone(c.FormValue("to"))}
+	var week [7][]booking.ShiftInput
+	fe := map[string]string{}
+	for _, wd := range []int{1, 2, 3, 4, 5, 6, 0} {
+		r := weekdayRow{Day: wd, Start: strings.Clone(c.FormValue(fmt.Sprintf("start_%d", wd))),
+			End: strings.Clone(c.FormValue(fmt.Sprintf("end_%d", wd))), BS: strings.Clone(c.FormValue(fmt.Sprintf("bs_%d", wd))),
+			BE: strings.Clone(c.FormValue(fmt.Sprintf("be_%d", wd)))}
+		d.Week = append(d.Week, r)
+		in, err := shiftInput(r.Start, r.End, r.BS, r.BE)
+		if err != nil {
+			fe[time.Weekday(wd).String()] = err.Error()
+		}
+		week[wd] = in
+	}
+	from, err1 := booking.ParseDate(strings.TrimSpace(d.From))
+	to, err2 := booking.ParseDate(strings.TrimSpace(d.To))
+	if err1 != nil {
+		fe["from"] = err1.Error()
+	}
+	if err2 != nil {
+		fe["to"] = err2.Error()
+	}
+	if len(fe) > 0 {
+		if _, err := h.svc.MasterByID(c.UserContext(), u.SalonID, id); err != nil {
+			return err
+		}
+		c.Status(fiber.StatusUnprocessableEntity)
+		d.Error, d.Fields = langOf(c).T("Some fields are invalid."), fe
+		return h.showMaster(c, d)
+	}
+	err = h.svc.ApplyWeek(c.UserContext(), u.SalonID, id, from, to, week)
+	if err != nil {
+		var lb *booking.LostBookingsError
+		if errors.As(err, &lb) {
+			loc := salonOf(c).Location()
+			for _, b := range lb.Bookings {
+				d.Lost = append(d.Lost, lostRow{ID: b.ID, When: b.StartsAt.In(loc).Format("2006-01-02 15:04")})
+			}
+			c.Status(fiber.StatusConflict)
+			return h.showMaster(c, d)
+		}
+		if !h.fieldError(c, err, &d.Error, &d.Fields) {
+			return err
+		}
+		return h.showMaster(c, d)
+	}
+	return done(c, fmt.Sprintf("/panel/masters/%d", id), "saved")
+}
+
+type servicesData struct {
+	Services []booking.SalonService
+	Form     serviceForm
+	Error    string
+	Fields   map[string]string
+	Currency string
+}
+
+type serviceForm struct {
+	ID                                     int64
+	Name, Duration, Buffer, Price, Deposit string
+	Active                                 bool
+}
+
+func (h *Handler) services(c *fiber.Ctx) error {
+	return h.showServices(c, &servicesData{Form: serviceForm{Duration: "60", Buffer: "0", Price: "0", Deposit: "0", Active: true}})
+}
+
+func (h *Handler) showServices(c *fiber.Ctx, d *servicesData) error {
+	var err error
+	if d.Services, err = h.svc.AllServices(c.UserContext(), user(c).SalonID); err != nil {
+		return err
+	}
+	d.Currency = salonOf(c).Currency
+	return h.render(c, "services", langOf(c).T("Services"), d)
+}
+
+// serviceFromForm reads the service form.
+func serviceFromForm(c *fiber.Ctx) (serviceForm, booking.SalonService, map[string]string) {
+	f := serviceForm{Name: strings.Clone(c.FormValue("name")), Duration: strings.Clone(c.FormValue("duration")),
+		Buffer: strings.Clone(c.FormValue("buffer")), Price: strings.Clone(c.FormValue("price")),
+		Deposit: strings.Clone(c.FormValue("deposit")), Active: c.FormValue("active") != ""}
+	fe := map[string]string{}
+	sv := booking.SalonService{Name: f.Name, Active: f.Active}
+	var err error
+	if sv.DurationMin, err = strconv.Atoi(strings.TrimSpace(f.Duration)); err != nil {
+		fe["duration_min"] = "a number of minutes"
+	}
+	if strings.TrimSpace(f.Buffer) != "" {
+		if sv.BufferMin, err = strconv.Atoi(strings.TrimSpace(f.Buffer)); err != nil {
+			fe["buffer_min"] = "a number of minutes"
+		}
+	}
+	money := func(field, s string) booking.Money {
+		if strings.TrimSpace(s) == "" {
+			return 0
+		}
+		m, err := booking.ParseMoney(s)
+		if err != nil {
+			fe[field] = err.Error()
+		}
+		return m
+	}
+	sv.Price, sv.Deposit = money("price", f.Price), money("deposit", f.Deposit)
+	return f, sv, fe
+}
+
+func (h *Handler) createService(c *fiber.Ctx) error {
+	f, sv, fe := serviceFromForm(c)
+	d := &servicesData{Form: f}
+	if len(fe) > 0 {
+		c.Status(fiber.StatusUnprocessableEntity)
+		d.Error, d.Fields = langOf(c).T("Some fields are invalid."), fe
+		return h.showServices(c, d)
+	}
+	if _, err := h.svc.CreateService(c.UserContext(), user(c).SalonID, sv); err != nil {
+		if !h.fieldError(c, err, &d.Error, &d.Fields) {
+			return err
+		}
+		return h.showServices(c, d)
+	}
+	return done(c, "/panel/services", "saved")
+}
+
+type serviceData struct {
+	Form   serviceForm
+	Error  string
+	Fields map[string]string
+}
+
+func (h *Handler) servicePage(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	sv, err := h.svc.ServiceByID(c.UserContext(), user(c).SalonID, id)
+	if err != nil {
+		return err
+	}
+	f := serviceForm{ID: sv.ID, Name: sv.Name, Duration: strconv.Itoa(sv.DurationMin), Buffer: strconv.Itoa(sv.BufferMin),
+		Price: sv.Price.String(), Deposit: sv.Deposit.String(), Active: sv.Active}
+	return h.render(c, "service", sv.Name, serviceData{Form: f})
+}
+
+func (h *Handler) updateService(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if _, err := h.svc.ServiceByID(c.UserContext(), user(c).SalonID, id); err != nil {
+		return err
+	}
+	f, sv, fe := serviceFromForm(c)
+	f.ID, sv.ID = id, id
+	d := serviceData{Form: f}
+	if len(fe) == 0 {
+		_, err = h.svc.UpdateService(c.UserContext(), user(c).SalonID, sv)
+		if err == nil {
+			return done(c, "/panel/services", "saved")
+		}
+		if !h.fieldError(c, err, &d.Error, &d.Fields) {
+			return err
+		}
+	} else {
+		c.Status(fiber.StatusUnprocessableEntity)
+		d.Error, d.Fields = langOf(c).T("Some fields are invalid."), fe
+	}
+	return h.render(c, "service", f.Name, d)
+}

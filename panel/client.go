@@ -1,0 +1,95 @@
+package panel
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"salon/booking"
+)
+
+type clientsData struct {
+	Q       string
+	Clients []booking.ClientSummary
+}
+
+// clients searches the salon's clients by name or phone.
+func (h *Handler) clients(c *fiber.Ctx) error {
+	q := strings.Clone(c.Query("q"))
+	list, err := h.svc.SearchClients(c.UserContext(), user(c).SalonID, q)
+	if err != nil {
+		return err
+	}
+	return h.render(c, "clients", langOf(c).T("Clients"), clientsData{Q: q, Clients: list})
+}
+
+type clientData struct {
+	Client   *booking.Client
+	Bookings []booking.View
+	NoShows  int
+	Error    string
+	Fields   map[string]string
+}
+
+func (h *Handler) clientPage(c *fiber.Ctx) error { return h.showClient(c, &clientData{}) }
+
+func (h *Handler) showClient(c *fiber.Ctx, d *clientData) error {
+	u := user(c)
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	cl, err := h.svc.Client(c.UserContext(), u.SalonID, id)
+	if err != nil {
+		return err
+	}
+	if d.Client == nil {
+		d.Client = cl
+	}
+	if d.Bookings, err = h.svc.ClientBookings(c.UserContext(), u.SalonID, id); err != nil {
+		return err
+	}
+	for _, b := range d.Bookings {
+		if b.Status == booking.StatusNoShow {
+			d.NoShows++
+		}
+	}
+	name := cl.Name
+	if name == "" {
+		name = cl.Phone
+	}
+	return h.render(c, "client", name, d)
+}
+
+// updateClient saves a client's name and notes.
+func (h *Handler) updateClient(c *fiber.Ctx) error {
+	u := user(c)
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	name, notes := strings.Clone(c.FormValue("name")), strings.Clone(c.FormValue("notes"))
+	if _, err := h.svc.UpdateClient(c.UserContext(), u.SalonID, id, name, notes); err != nil {
+		d := &clientData{}
+		if !h.fieldError(c, err, &d.Error, &d.Fields) {
+			return err
+		}
+		cl, gerr := h.svc.Client(c.UserContext(), u.SalonID, id)
+		if gerr != nil {
+			return gerr
+		}
+		cl.Name, cl.Notes = name, notes
+		d.Client = cl
+		return h.showClient(c, d)
+	}
+	return done(c, fmt.Sprintf("/panel/clients/%d", id), "saved")
+}
+
+// fieldError turns invalid fields and conflicts into what a form shows,
+// setting the status; false for errors that are pages of their own.
+func (h *Handler) fieldError(c *fiber.Ctx, err error, msg *string, fields *map[string]string) bool {
+	var taken bool
+	var alts []altChoice
+	return h.formError(c, err, msg, fields, &taken, &alts)
+}

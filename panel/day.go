@@ -1,0 +1,392 @@
+package panel
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"salon/booking"
+)
+
+// The day view is a table: a row per slot step, a column per master (or,
+// in a master's week, per day). A booking is one cell spanning its rows
+// (rowspan), so the layout is plain HTML: no inline style, nothing for the
+// CSP to allow. The grid polls its version and is swapped when it moves.
+
+type grid struct {
+	Cols    []gridCol
+	Rows    []gridRow
+	Poll    string // URL the grid polls (with its version)
+	Every   string // htmx trigger
+	Empty   bool
+	Removed []*cell // cancelled bookings of the range
+}
+
+type gridCol struct {
+	Title string
+	Sub   string
+	Href  string
+	Off   bool // no shift in the column
+}
+
+type gridRow struct {
+	Label string // HH:MM on full hours and half hours
+	Hour  bool
+	Cells []*cell
+}
+
+type cell struct {
+	Kind    string // free, past, off, break, booking
+	Span    int
+	Href    string
+	Time    string
+	Client  string
+	Phone   string
+	Service string
+	Master  string
+	Status  booking.Status
+	Deposit string // "", "deposit", "deposit due"
+	Covered bool   // inside another cell's rowspan: not rendered
+}
+
+// column is what one column of the grid shows.
+type column struct {
+	master booking.Master
+	day    booking.Date
+	shifts []booking.Shift
+	books  []booking.Listing
+}
+
+// buildGrid lays the columns out on rows of the salon's slot step.
+func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *grid {
+	loc := cal.Salon.Location()
+	step := cal.Salon.SlotStepMin
+	if step < 10 {
+		step = 10
+	}
+	if step > 60 {
+		step = 60
+	}
+	// Rows from the earliest shift or booking to the latest, in wall-clock
+	// minutes of the column's day; 9:00-20:00 when there is nothing.
+	first, last := 24*60, 0
+	minute := func(d booking.Date, t time.Time) int {
+		m := int(t.Sub(d.Start(loc)).Minutes())
+		return max(0, min(m, 24*60))
+	}
+	for _, col := range cols {
+		for _, sh := range col.shifts {
+			first, last = min(first, minute(col.day, sh.Start)), max(last, minute(col.day, sh.End))
+		}
+		for _, b := range col.books {
+			if b.Status != booking.StatusCancelled {
+				first, last = min(first, minute(col.day, b.StartsAt)), max(last, minute(col.day, b.EndsAt()))
+			}
+		}
+	}
+	if first >= last {
+		first, last = 9*60, 20*60
+	}
+	first = first / 60 * 60
+	last = (last + 59) / 60 * 60
+	n := (last - first + step - 1) / step
+	g := &grid{Rows: make([]gridRow, n)}
+	for i := range g.Rows {
+		m := first + i*step
+		g.Rows[i] = gridRow{Label: fmt.Sprintf("%02d:%02d", m/60%24, m%60), Hour: m%60 == 0, Cells: make([]*cell, len(cols))}
+	}
+	for j, col := range cols {
+		at := func(i int) time.Time { return col.day.At(loc, first+i*step) }
+		// Bookings first: each takes the rows from its start's to its end's.
+		next := 0
+		for _, b := range col.books {
+			if b.Status == booking.StatusCancelled {
+				continue
+			}
+			start := (minute(col.day, b.StartsAt) - first) / step
+			end := (minute(col.day, b.EndsAt()) - first + step - 1) / step
+			start = max(start, next)
+			end = min(max(end, start+1), n)
+			if start >= n {
+				continue
+			}
+			c := bookingCell(b, loc, l)
+			c.Span = end - start
+			g.Rows[start].Cells[j] = c
+			for i := start + 1; i < end; i++ {
+				g.Rows[i].Cells[j] = &cell{Covered: true}
+			}
+			next = end
+		}
+		for i := range g.Rows {
+			if g.Rows[i].Cells[j] != nil {
+				continue
+			}
+			t := at(i)
+			kind := "off"
+			for _, sh := range col.shifts {
+				if !t.Before(sh.Start) && t.Before(sh.End) {
+					kind = "free"
+					if !sh.BreakStart.IsZero() && !t.Before(sh.BreakStart) && t.Before(sh.BreakEnd) {
+						kind = "break"
+					}
+				}
+			}
+			c := &cell{Kind: kind, Span: 1}
+			if kind == "free" {
+				if t.Before(now) {
+					c.Kind = "past"
+				} else {
+					c.Href = "/panel/bookings/new?" + url.Values{
+						"master": {strconv.FormatInt(col.master.ID, 10)},
+						"at":     {t.In(loc).Format("2006-01-02T15:04")},
+					}.Encode()
+					c.Time = t.In(loc).Format("15:04")
+				}
+			}
+			g.Rows[i].Cells[j] = c
+		}
+	}
+	for _, b := range cal.Bookings {
+		if b.Status == booking.StatusCancelled {
+			g.Removed = append(g.Removed, bookingCell(b, loc, l))
+		}
+	}
+	return g
+}
+
+func bookingCell(b booking.Listing, loc *time.Location, l *lang) *cell {
+	c := &cell{
+		Kind: "booking", Href: fmt.Sprintf("/panel/bookings/%d", b.ID),
+		Time:   b.StartsAt.In(loc).Format("15:04") + "–" + b.EndsAt().In(loc).Format("15:04"),
+		Client: b.ClientName, Phone: b.ClientPhone, Service: b.ServiceName, Master: b.MasterName, Status: b.Status,
+	}
+	if c.Client == "" {
+		c.Client = b.ContactName
+	}
+	switch {
+	case b.Deposit > 0 && b.Status == booking.StatusPending:
+		c.Deposit = l.T("deposit due")
+	case b.Deposit > 0:
+		c.Deposit = l.T("deposit")
+	}
+	return c
+}
+
+type dayData struct {
+	Date, Prev, Next, Today string
+	Title                   string
+	Grid                    *grid
+}
+
+func (h *Handler) today(c *fiber.Ctx) error {
+	s := salonOf(c)
+	return h.dayView(c, s.Today(h.svc.Now()), false)
+}
+
+func (h *Handler) day(c *fiber.Ctx) error {
+	if q := c.Query("d"); q != "" {
+		// The date picker's jump.
+		if d, err := booking.ParseDate(q); err == nil {
+			return c.Redirect("/panel/day/"+d.String(), fiber.StatusSeeOther)
+		}
+	}
+	d, err := booking.ParseDate(c.Params("date"))
+	if err != nil {
+		return errNoPage
+	}
+	return h.dayView(c, d, false)
+}
+
+// dayGrid answers an open day view's poll: 204 while its version holds,
+// the new grid when it moved.
+func (h *Handler) dayGrid(c *fiber.Ctx) error {
+	d, err := booking.ParseDate(c.Params("date"))
+	if err != nil {
+		return errNoPage
+	}
+	q := booking.CalendarQuery{SalonID: user(c).SalonID, First: d, Days: 1}
+	if unchanged, err := h.unchanged(c, q); err != nil || unchanged {
+		return err
+	}
+	return h.dayView(c, d, true)
+}
+
+// unchanged reports whether the calendar still has the version the poll
+// names (then it answers 204).
+func (h *Handler) unchanged(c *fiber.Ctx, q booking.CalendarQuery) (bool, error) {
+	v := c.Query("v")
+	if v == "" {
+		return false, nil
+	}
+	cur, err := h.svc.CalendarVersion(c.UserContext(), q)
+	if err != nil {
+		return false, err
+	}
+	if cur == v {
+		return true, c.SendStatus(fiber.StatusNoContent)
+	}
+	return false, nil
+}
+
+func (h *Handler) dayView(c *fiber.Ctx, d booking.Date, fragment bool) error {
+	u := user(c)
+	l := langOf(c)
+	cal, err := h.svc.Calendar(c.UserContext(), booking.CalendarQuery{SalonID: u.SalonID, First: d, Days: 1})
+	if err != nil {
+		return err
+	}
+	cols := make([]column, 0, len(cal.Masters))
+	byMaster := map[int64]int{}
+	for _, m := range cal.Masters {
+		byMaster[m.ID] = len(cols)
+		cols = append(cols, column{master: m, day: d})
+	}
+	for _, sh := range cal.Shifts {
+		if i, ok := byMaster[sh.MasterID]; ok {
+			cols[i].shifts = append(cols[i].shifts, sh)
+		}
+	}
+	for _, b := range cal.Bookings {
+		if i, ok := byMaster[b.MasterID]; ok {
+			cols[i].books = append(cols[i].books, b)
+		}
+	}
+	now := h.svc.Now()
+	g := buildGrid(cal, cols, now, l)
+	for _, col := range cols {
+		g.Cols = append(g.Cols, gridCol{Title: col.master.Name, Sub: shiftText(col.shifts, cal.Salon.Location(), l),
+			Href: fmt.Sprintf("/panel/masters/%d/week/%s", col.master.ID, d), Off: len(col.shifts) == 0})
+	}
+	g.Empty = len(cols) == 0
+	g.Poll = fmt.Sprintf("/panel/day/%s/grid?v=%s", d, cal.Version)
+	g.Every = fmt.Sprintf("every %dms", h.cfg.PollInterval.Milliseconds())
+	data := dayData{Date: d.String(), Prev: d.AddDays(-1).String(), Next: d.AddDays(1).String(),
+		Today: cal.Salon.Today(now).String(), Title: longDate(d, l), Grid: g}
+	if fragment {
+		return h.fragment(c, "day", "grid", data)
+	}
+	return h.render(c, "day", data.Title, data)
+}
+
+func shiftText(shifts []booking.Shift, loc *time.Location, l *lang) string {
+	if len(shifts) == 0 {
+		return l.T("day off")
+	}
+	s := ""
+	for i, sh := range shifts {
+		if i > 0 {
+			s += ", "
+		}
+		s += sh.Start.In(loc).Format("15:04") + "–" + sh.End.In(loc).Format("15:04")
+	}
+	return s
+}
+
+var monthsRU = []string{"", "января", "февраля", "марта", "апреля", "мая", "июня", "июля", "августа", "сентября",
+	"октября", "ноября", "декабря"}
+
+// longDate is "Mon, 30 November 2026" in the page's language.
+func longDate(d booking.Date, l *lang) string {
+	t := time.Date(d.Year, d.Month, d.Day, 12, 0, 0, 0, time.UTC)
+	if l.Code == "ru" {
+		return fmt.Sprintf("%s, %d %s %d", l.Weekday(int(t.Weekday())), d.Day, monthsRU[d.Month], d.Year)
+	}
+	return t.Format("Mon, 2 January 2006")
+}
+
+type weekData struct {
+	Master           booking.Master
+	Date, Prev, Next string
+	Today            string
+	Title            string
+	Grid             *grid
+}
+
+func (h *Handler) week(c *fiber.Ctx) error { return h.weekView(c, false) }
+
+func (h *Handler) weekGrid(c *fiber.Ctx) error { return h.weekView(c, true) }
+
+// weekView is one master's seven days from the date.
+func (h *Handler) weekView(c *fiber.Ctx, fragment bool) error {
+	u := user(c)
+	l := langOf(c)
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	d, err := booking.ParseDate(c.Params("date"))
+	if err != nil {
+		return errNoPage
+	}
+	q := booking.CalendarQuery{SalonID: u.SalonID, MasterID: id, First: d, Days: 7}
+	if fragment {
+		if unchanged, err := h.unchanged(c, q); err != nil || unchanged {
+			return err
+		}
+	}
+	cal, err := h.svc.Calendar(c.UserContext(), q)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(cal.Masters, func(m booking.Master) bool { return m.ID == id })
+	if i < 0 {
+		// An inactive master without bookings this week.
+		md, err := h.svc.MasterByID(c.UserContext(), u.SalonID, id)
+		if err != nil {
+			return err
+		}
+		cal.Masters = append(cal.Masters, md.Master)
+		i = len(cal.Masters) - 1
+	}
+	m := cal.Masters[i]
+	cols := make([]column, 7)
+	loc := cal.Salon.Location()
+	for k := range cols {
+		cols[k] = column{master: m, day: d.AddDays(k)}
+	}
+	for _, sh := range cal.Shifts {
+		for k := range cols {
+			if sh.Date == cols[k].day {
+				cols[k].shifts = append(cols[k].shifts, sh)
+			}
+		}
+	}
+	for _, b := range cal.Bookings {
+		bd := booking.DateOf(b.StartsAt.In(loc))
+		for k := range cols {
+			if bd == cols[k].day {
+				cols[k].books = append(cols[k].books, b)
+			}
+		}
+	}
+	now := h.svc.Now()
+	g := buildGrid(cal, cols, now, l)
+	for _, col := range cols {
+		g.Cols = append(g.Cols, gridCol{Title: longDate(col.day, l), Sub: shiftText(col.shifts, loc, l),
+			Href: "/panel/day/" + col.day.String(), Off: len(col.shifts) == 0})
+	}
+	g.Poll = fmt.Sprintf("/panel/masters/%d/week/%s/grid?v=%s", id, d, cal.Version)
+	g.Every = fmt.Sprintf("every %dms", h.cfg.PollInterval.Milliseconds())
+	data := weekData{Master: m, Date: d.String(), Prev: d.AddDays(-7).String(), Next: d.AddDays(7).String(),
+		Today: cal.Salon.Today(now).String(), Title: l.T("Week of %s", m.Name), Grid: g}
+	if fragment {
+		return h.fragment(c, "week", "grid", data)
+	}
+	return h.render(c, "week", data.Title, data)
+}
+
+func salonOf(c *fiber.Ctx) *booking.Salon { return c.Locals(salonKey).(*booking.Salon) }
+
+// idParam reads :id; anything but a positive number is not found.
+func idParam(c *fiber.Ctx) (int64, error) {
+	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, errNoPage
+	}
+	return id, nil
+}

@@ -1,0 +1,92 @@
+package panel
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gofiber/fiber/v2"
+
+	"salon/booking"
+)
+
+var (
+	errNoPage = fmt.Errorf("no such page: %w", booking.ErrNotFound)
+	errCSRF   = errors.New("missing or wrong CSRF token")
+	errOrigin = errors.New("cross-site login form")
+)
+
+// RetryAfter is what a 503 tells the browser to wait, in seconds.
+const RetryAfter = 2
+
+// errors renders, as a page of the panel, whatever a handler under it
+// returns. This is the one place where the booking package's error kinds
+// become HTTP statuses and messages; anything that is not a kind is logged
+// with the request id and shown as "internal error".
+func (h *Handler) errors(c *fiber.Ctx) error {
+	err := c.Next()
+	if err == nil {
+		return nil
+	}
+	status, msg := h.classify(c, err)
+	l := langOf(c)
+	c.Status(status)
+	return h.render(c, "error", l.T(msg), errorPage{Status: status, Message: l.T(msg), Detail: detail(err)})
+}
+
+type errorPage struct {
+	Status  int
+	Message string
+	Detail  string
+}
+
+// classify maps an error to a status and a message.
+func (h *Handler) classify(c *fiber.Ctx, err error) (int, string) {
+	var (
+		fe *fiber.Error
+		th *booking.ThrottledError
+	)
+	switch {
+	case errors.As(err, &th):
+		c.Set(fiber.HeaderRetryAfter, fmt.Sprint(int(th.RetryAfter.Seconds())+1))
+		return fiber.StatusTooManyRequests, "Too many failed logins. Try again later."
+	case errors.Is(err, errCSRF), errors.Is(err, errOrigin):
+		return fiber.StatusForbidden, "The form has expired. Go back, reload the page and try again."
+	case errors.Is(err, booking.ErrUnavailable):
+		c.Set(fiber.HeaderRetryAfter, fmt.Sprint(RetryAfter))
+		return fiber.StatusServiceUnavailable, "The calendar is busy. Nothing was changed; try again in a moment."
+	case errors.Is(err, booking.ErrNotFound):
+		return fiber.StatusNotFound, "Not found."
+	case errors.Is(err, booking.ErrForbidden):
+		return fiber.StatusForbidden, "You may not do this."
+	case errors.Is(err, booking.ErrTooLate):
+		return fiber.StatusConflict, "It is too late for this change."
+	case errors.Is(err, booking.ErrSlotTaken):
+		return fiber.StatusConflict, "This time is taken."
+	case errors.Is(err, booking.ErrConflict):
+		return fiber.StatusConflict, "This cannot be done in the booking's current state."
+	case errors.Is(err, booking.ErrInvalid):
+		return fiber.StatusUnprocessableEntity, "Some fields are invalid."
+	case errors.As(err, &fe) && fe.Code < 500:
+		return fe.Code, "The request was not understood."
+	}
+	h.log.Error("panel: internal error", "err", err, "path", c.Path(), "request_id", c.Locals("requestid"))
+	return fiber.StatusInternalServerError, "internal error"
+}
+
+// detail is what may be shown of an error kind to the user (never of an
+// internal error).
+func detail(err error) string {
+	var (
+		ve *booking.ValidationError
+		lb *booking.LostBookingsError
+	)
+	switch {
+	case errors.As(err, &ve), errors.As(err, &lb):
+		return err.Error()
+	case errors.Is(err, booking.ErrConflict), errors.Is(err, booking.ErrTooLate), errors.Is(err, booking.ErrForbidden):
+		return err.Error()
+	}
+	return ""
+}
+
+func isNotFound(err error) bool { return errors.Is(err, booking.ErrNotFound) }

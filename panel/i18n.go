@@ -1,0 +1,269 @@
+package panel
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"salon/booking"
+)
+
+// lang is the language a page is shown in. Texts are written in English in
+// the code and templates; ru translates them.
+type lang struct {
+	Code string // en or ru
+}
+
+var (
+	langEN = &lang{Code: "en"}
+	langRU = &lang{Code: "ru"}
+)
+
+// T translates s (a format when args are given).
+func (l *lang) T(s string, args ...any) string {
+	if l.Code == "ru" {
+		if r, ok := ru[s]; ok {
+			s = r
+		}
+	}
+	if len(args) > 0 {
+		return fmt.Sprintf(s, args...)
+	}
+	return s
+}
+
+// Other is the other language's code and name, for the switch.
+func (l *lang) Other() [2]string {
+	if l.Code == "ru" {
+		return [2]string{"en", "English"}
+	}
+	return [2]string{"ru", "Русский"}
+}
+
+// Status names a booking status.
+func (l *lang) Status(s booking.Status) string {
+	return l.T(map[booking.Status]string{
+		booking.StatusPending: "awaiting deposit", booking.StatusConfirmed: "confirmed",
+		booking.StatusCancelled: "cancelled", booking.StatusCompleted: "completed", booking.StatusNoShow: "no-show",
+	}[s])
+}
+
+// Weekday names a weekday (0 Sunday).
+func (l *lang) Weekday(d int) string {
+	en := []string{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"}
+	return l.T(en[d%7])
+}
+
+// langOf is the request's language: the user's choice, else the salon's,
+// else what the browser asks for.
+func langOf(c *fiber.Ctx) *lang {
+	code := ""
+	if u, ok := c.Locals(userKey).(*booking.User); ok {
+		code = u.Lang
+	}
+	if code == "" {
+		if s, ok := c.Locals(salonKey).(*booking.Salon); ok {
+			code = s.Locale
+		}
+	}
+	if code == "" {
+		if q := c.Query("lang"); q == "ru" || q == "en" {
+			code = q
+		} else if strings.HasPrefix(strings.ToLower(c.Get(fiber.HeaderAcceptLanguage)), "ru") {
+			code = "ru"
+		}
+	}
+	if code == "ru" {
+		return langRU
+	}
+	return langEN
+}
+
+// ru is the Russian for every text of the panel.
+var ru = map[string]string{
+	// layout and navigation
+	"Salon panel":     "Панель салона",
+	"Day":             "День",
+	"Clients":         "Клиенты",
+	"Masters":         "Мастера",
+	"Services":        "Услуги",
+	"Settings":        "Настройки",
+	"Users":           "Пользователи",
+	"Audit log":       "Журнал",
+	"Log out":         "Выйти",
+	"Skip to content": "К содержимому",
+
+	// login
+	"Log in":                   "Вход",
+	"Email":                    "Эл. почта",
+	"Password":                 "Пароль",
+	"Wrong email or password.": "Неверная почта или пароль.",
+
+	// errors and notices
+	"Too many failed logins. Try again later.":                          "Слишком много неудачных попыток входа. Попробуйте позже.",
+	"The form has expired. Go back, reload the page and try again.":     "Форма устарела. Вернитесь, обновите страницу и попробуйте снова.",
+	"The calendar is busy. Nothing was changed; try again in a moment.": "Календарь занят. Ничего не изменено; попробуйте через мгновение.",
+	"Not found.":                      "Не найдено.",
+	"You may not do this.":            "У вас нет на это прав.",
+	"It is too late for this change.": "Для этого изменения слишком поздно.",
+	"This time is taken.":             "Это время занято.",
+	"This cannot be done in the booking's current state.": "Это нельзя сделать в текущем состоянии.",
+	"Some fields are invalid.":                            "Некоторые поля заполнены неверно.",
+	"The request was not understood.":                     "Запрос не понят.",
+	"internal error":                                      "внутренняя ошибка",
+	"Error":                                               "Ошибка",
+	"Back to the day":                                     "К расписанию дня",
+	"Booking created.":                                    "Запись создана.",
+	"Booking cancelled.":                                  "Запись отменена.",
+	"Booking moved.":                                      "Запись перенесена.",
+	"Marked as completed.":                                "Отмечено: визит состоялся.",
+	"Marked as no-show.":                                  "Отмечено: клиент не пришёл.",
+	"Saved.":                                              "Сохранено.",
+	"Removed.":                                            "Удалено.",
+
+	// day and week
+	"Today":              "Сегодня",
+	"Previous day":       "Предыдущий день",
+	"Next day":           "Следующий день",
+	"Previous week":      "Предыдущая неделя",
+	"Next week":          "Следующая неделя",
+	"Week":               "Неделя",
+	"Go":                 "Перейти",
+	"Time":               "Время",
+	"free":               "свободно",
+	"break":              "перерыв",
+	"No masters yet.":    "Мастеров пока нет.",
+	"Cancelled this day": "Отменённые в этот день",
+	"Updates by itself":  "Обновляется само",
+	"deposit":            "предоплата",
+	"deposit due":        "ждёт предоплату",
+	"day off":            "выходной",
+	"Week of %s":         "Неделя мастера %s",
+
+	// statuses
+	"awaiting deposit": "ждёт предоплату",
+	"confirmed":        "подтверждена",
+	"cancelled":        "отменена",
+	"completed":        "состоялась",
+	"no-show":          "не пришёл",
+
+	// bookings
+	"Booking":        "Запись",
+	"New booking":    "Новая запись",
+	"Service":        "Услуга",
+	"Master":         "Мастер",
+	"Client":         "Клиент",
+	"Phone":          "Телефон",
+	"Name":           "Имя",
+	"Notes":          "Заметки",
+	"Date":           "Дата",
+	"Start":          "Начало",
+	"End":            "Конец",
+	"Status":         "Статус",
+	"Source":         "Источник",
+	"Price":          "Цена",
+	"Deposit":        "Предоплата",
+	"Book":           "Записать",
+	"History":        "История",
+	"Cancel booking": "Отменить запись",
+	"Reason":         "Причина",
+	"Move":           "Перенести",
+	"Move booking":   "Перенести запись",
+	"Mark completed": "Визит состоялся",
+	"Mark no-show":   "Клиент не пришёл",
+	"Hold until":     "Удерживается до",
+	"Cancel reason":  "Причина отмены",
+	"Name given":     "Имя в записи",
+	"This time is taken. The nearest free times:":           "Это время занято. Ближайшее свободное время:",
+	"This time is taken, and there is nothing free nearby.": "Это время занято, и рядом нет свободного времени.",
+	"The client is found by phone, or created.":             "Клиент ищется по телефону или создаётся.",
+	"any master": "любой мастер",
+	"Clients cannot change it themselves after %s.": "Клиент не может изменить запись сам после %s.",
+	"created":      "создана",
+	"rescheduled":  "перенесена",
+	"hold_expired": "истекло удержание",
+	"by %s":        "— %s",
+	"system":       "система",
+	"client":       "клиент",
+	"admin":        "администратор",
+
+	// clients
+	"Search by name or phone": "Поиск по имени или телефону",
+	"Search":                  "Найти",
+	"Bookings":                "Записи",
+	"No-shows":                "Неявки",
+	"Last visit":              "Последний визит",
+	"Nothing found.":          "Ничего не найдено.",
+	"Save":                    "Сохранить",
+	"Book this client":        "Записать клиента",
+
+	// catalogue
+	"Active":             "Активен",
+	"Add master":         "Добавить мастера",
+	"Add service":        "Добавить услугу",
+	"Duration, min":      "Длительность, мин",
+	"Buffer, min":        "Перерыв после, мин",
+	"Own duration, min":  "Своя длительность, мин",
+	"Own price":          "Своя цена",
+	"Does":               "Выполняет",
+	"Services and terms": "Услуги и условия",
+	"Telegram link code": "Код привязки Telegram",
+	"New code":           "Новый код",
+	"Send %s to the bot as: /link %s (valid until %s).": "Отправьте боту: /link %[2]s (действует до %[3]s). Мастер: %[1]s.",
+	"Linked Telegram accounts: %d":                      "Привязано аккаунтов Telegram: %d",
+	"Shifts":                                            "Смены",
+	"Edit a day":                                        "Изменить день",
+	"Leave the start empty for a day off.":              "Оставьте начало пустым, чтобы сделать выходной.",
+	"Break start":                                       "Начало перерыва",
+	"Break end":                                         "Конец перерыва",
+	"Weekly template":                                   "Недельный шаблон",
+	"From":                                              "С",
+	"To":                                                "По",
+	"Apply":                                             "Применить",
+	"Next 14 days":                                      "Ближайшие 14 дней",
+	"yes":                                               "да",
+	"no":                                                "нет",
+	"Mon":                                               "Пн",
+	"Tue":                                               "Вт",
+	"Wed":                                               "Ср",
+	"Thu":                                               "Чт",
+	"Fri":                                               "Пт",
+	"Sat":                                               "Сб",
+	"Sun":                                               "Вс",
+	"These bookings would be outside working hours:": "Эти записи окажутся вне рабочего времени:",
+
+	// settings and users
+	"Salon name":            "Название салона",
+	"Time zone":             "Часовой пояс",
+	"Slot step, min":        "Шаг записи, мин",
+	"Minimum notice, min":   "Минимум до записи, мин",
+	"Hold for deposit, min": "Удержание до оплаты, мин",
+	"Cancel cutoff, hours":  "Отмена клиентом не позднее, ч",
+	"Booking horizon, days": "Запись вперёд, дней",
+	"Refund policy":         "Возврат предоплаты",
+	"Language":              "Язык",
+	"always":                "всегда",
+	"before_cutoff":         "до срока отмены",
+	"never":                 "никогда",
+	"Role":                  "Роль",
+	"owner":                 "владелец",
+	"Add user":              "Добавить пользователя",
+	"Remove":                "Удалить",
+	"you":                   "вы",
+
+	// audit
+	"Actor":      "Кто",
+	"Action":     "Действие",
+	"Entity":     "Объект",
+	"Before":     "Было",
+	"After":      "Стало",
+	"When":       "Когда",
+	"Filter":     "Фильтр",
+	"all":        "все",
+	"create":     "создание",
+	"update":     "изменение",
+	"delete":     "удаление",
+	"reschedule": "перенос",
+	"no_show":    "неявка",
+}

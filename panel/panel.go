@@ -1,0 +1,224 @@
+// Package panel is the salon's admin panel at /panel/ (CONTRACT section 7):
+// server-rendered pages (html/template from web/, htmx for the live day
+// view) where owners and admins run the day: the calendar, bookings,
+// clients, the catalogue, shifts, settings, users and the audit log.
+//
+// Every change is a call on booking.Service with the signed-in user as the
+// caller (booking.ByStaff, and booking.As for the catalogue), so the core
+// decides what a user may see and change, holds them to their salon and
+// role, and audits the change. The panel adds what a browser needs:
+// server-side sessions in PostgreSQL (a fresh id at login; idle and
+// absolute expiry; logout ends them on the server), a CSRF token on every
+// POST, login throttling, security headers, and its own error pages
+// (errors.go is the one place error kinds become statuses).
+package panel
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"salon/booking"
+)
+
+// Config configures the panel.
+type Config struct {
+	// Secure marks cookies Secure (SALON_PUBLIC_URL is https).
+	Secure bool
+	// RequestTimeout is every request's deadline (default 10 s).
+	RequestTimeout time.Duration
+	// ClientIP returns the client's address (behind trusted proxies, the
+	// forwarded one); default: the connection's.
+	ClientIP func(c *fiber.Ctx) netip.Addr
+	// PollInterval is how often an open day view checks for changes
+	// (default 3 s).
+	PollInterval time.Duration
+	// Log receives internal errors, with the request id.
+	Log *slog.Logger
+}
+
+// Handler serves the panel.
+type Handler struct {
+	svc *booking.Service
+	cfg Config
+	log *slog.Logger
+}
+
+// New returns a panel over svc.
+func New(svc *booking.Service, cfg Config) *Handler {
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 10 * time.Second
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 3 * time.Second
+	}
+	if cfg.ClientIP == nil {
+		cfg.ClientIP = func(c *fiber.Ctx) netip.Addr {
+			a, _ := netip.ParseAddr(c.IP())
+			return a
+		}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	return &Handler{svc: svc, cfg: cfg, log: cfg.Log}
+}
+
+// CookieName is the session cookie.
+const CookieName = "salon_session"
+
+// Register mounts the panel on app under /panel.
+func (h *Handler) Register(app *fiber.App) {
+	p := app.Group("/panel", h.headers, h.deadline, h.errors)
+	p.Get("/login", h.loginPage)
+	p.Post("/login", h.login)
+
+	a := p.Group("", h.session, h.csrf)
+	a.Post("/logout", h.logout)
+	a.Post("/lang", h.setLang)
+	a.Get("/", h.today)
+	a.Get("/day/:date", h.day)
+	a.Get("/day/:date/grid", h.dayGrid)
+	a.Get("/masters/:id/week/:date", h.week)
+	a.Get("/masters/:id/week/:date/grid", h.weekGrid)
+
+	a.Get("/bookings/new", h.newBooking)
+	a.Post("/bookings", h.createBooking)
+	a.Get("/bookings/:id", h.bookingPage)
+	a.Post("/bookings/:id/cancel", h.cancelBooking)
+	a.Post("/bookings/:id/reschedule", h.rescheduleBooking)
+	a.Post("/bookings/:id/complete", h.completeBooking)
+	a.Post("/bookings/:id/no-show", h.noShowBooking)
+
+	a.Get("/clients", h.clients)
+	a.Get("/clients/:id", h.clientPage)
+	a.Post("/clients/:id", h.updateClient)
+
+	a.Get("/masters", h.masters)
+	a.Post("/masters", h.createMaster)
+	a.Get("/masters/:id", h.masterPage)
+	a.Post("/masters/:id", h.updateMaster)
+	a.Post("/masters/:id/offers", h.setOffers)
+	a.Post("/masters/:id/link-code", h.linkCode)
+	a.Post("/masters/:id/shifts", h.setShifts)
+	a.Post("/masters/:id/template", h.applyTemplate)
+
+	a.Get("/services", h.services)
+	a.Post("/services", h.createService)
+	a.Get("/services/:id", h.servicePage)
+	a.Post("/services/:id", h.updateService)
+
+	a.Get("/settings", h.settings)
+	a.Post("/settings", h.updateSettings)
+	a.Get("/users", h.users)
+	a.Post("/users", h.createUser)
+	a.Post("/users/:id/delete", h.deleteUser)
+	a.Get("/audit", h.audit)
+
+	a.Use(func(c *fiber.Ctx) error { return errNoPage })
+}
+
+// headers sets the panel's security headers: no framing, no inline script,
+// no caching of pages with personal data.
+func (h *Handler) headers(c *fiber.Ctx) error {
+	c.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
+		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
+	c.Set("X-Frame-Options", "DENY")
+	c.Set("X-Content-Type-Options", "nosniff")
+	c.Set("Referrer-Policy", "same-origin")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Next()
+}
+
+// deadline gives the request its deadline.
+func (h *Handler) deadline(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), h.cfg.RequestTimeout)
+	defer cancel()
+	c.SetUserContext(ctx)
+	return c.Next()
+}
+
+// session finds the signed-in user from the session cookie; without one,
+// pages redirect to the login (and htmx requests are told to go there).
+func (h *Handler) session(c *fiber.Ctx) error {
+	id := c.Cookies(CookieName)
+	u, err := h.svc.SessionUser(c.UserContext(), id)
+	if err != nil {
+		if !isNotFound(err) {
+			return err
+		}
+		if c.Get("HX-Request") != "" {
+			c.Set("HX-Redirect", "/panel/login")
+			return c.SendStatus(fiber.StatusNoContent)
+		}
+		return c.Redirect("/panel/login", fiber.StatusSeeOther)
+	}
+	salon, err := h.svc.Salon(c.UserContext(), u.SalonID)
+	if err != nil {
+		return err
+	}
+	c.Locals(userKey, u)
+	c.Locals(salonKey, salon)
+	c.Locals(sessionKey, strings.Clone(id))
+	c.SetUserContext(booking.As(c.UserContext(), booking.ByStaff(*u)))
+	return c.Next()
+}
+
+type localKey int
+
+const (
+	userKey localKey = iota
+	sessionKey
+	salonKey
+)
+
+func user(c *fiber.Ctx) *booking.User { return c.Locals(userKey).(*booking.User) }
+
+func staff(c *fiber.Ctx) booking.Caller { return booking.ByStaff(*user(c)) }
+
+// csrfToken is the session's CSRF token: derived from the session id (so
+// nothing more is stored), and useless without it.
+func csrfToken(sessionID string) string {
+	m := hmac.New(sha256.New, []byte(sessionID))
+	m.Write([]byte("panel-csrf"))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// csrf refuses a state-changing request without the session's token (a
+// form field "csrf" or the X-CSRF-Token header): 403, nothing changed.
+func (h *Handler) csrf(c *fiber.Ctx) error {
+	switch c.Method() {
+	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
+		return c.Next()
+	}
+	got := c.Get("X-CSRF-Token")
+	if got == "" {
+		got = c.FormValue("csrf")
+	}
+	want := csrfToken(c.Locals(sessionKey).(string))
+	if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+		return errCSRF
+	}
+	return c.Next()
+}
+
+// sameOrigin refuses a cross-site POST to the login form (login CSRF): a
+// browser says where a form came from in Origin or Sec-Fetch-Site.
+func sameOrigin(c *fiber.Ctx) bool {
+	if site := c.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		return false
+	}
+	origin := c.Get(fiber.HeaderOrigin)
+	if origin == "" || origin == "null" {
+		return origin == ""
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(origin, "https://"), "http://") == c.Hostname()
+}

@@ -1,0 +1,126 @@
+package panel
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"salon/booking"
+	"salon/web"
+)
+
+// pages are the panel's templates by name: each page file is parsed over
+// the layout and the shared parts.
+var pages = func() map[string]*template.Template {
+	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(web.Panel, "layout.html", "parts.html"))
+	names, err := fs.Glob(web.Panel, "*.html")
+	if err != nil {
+		panic(err)
+	}
+	out := map[string]*template.Template{}
+	for _, n := range names {
+		if n == "layout.html" || n == "parts.html" {
+			continue
+		}
+		out[strings.TrimSuffix(n, ".html")] = template.Must(template.Must(base.Clone()).ParseFS(web.Panel, n))
+	}
+	return out
+}()
+
+var funcs = template.FuncMap{
+	"hm":   func(t time.Time) string { return t.Format("15:04") },
+	"date": func(t time.Time) string { return t.Format("2006-01-02") },
+	"dt":   func(t time.Time) string { return t.Format("2006-01-02 15:04") },
+	"isoLocal": func(t time.Time) string {
+		return t.Format("2006-01-02T15:04")
+	},
+	"query": func(kv ...any) template.URL {
+		v := url.Values{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			v.Set(fmt.Sprint(kv[i]), fmt.Sprint(kv[i+1]))
+		}
+		return template.URL(v.Encode())
+	},
+	"add": func(a, b int) int { return a + b },
+}
+
+// page is what every template gets: the language, the user and salon, the
+// CSRF token for forms, and the page's own data.
+type page struct {
+	L      *lang
+	User   *booking.User
+	Salon  *booking.Salon
+	CSRF   string
+	Title  string
+	Nav    string
+	Notice string
+	Data   any
+}
+
+// render executes a page into a buffer (so a failing template sends no
+// half page) and sends it.
+func (h *Handler) render(c *fiber.Ctx, name, title string, data any) error {
+	t, ok := pages[name]
+	if !ok {
+		return fmt.Errorf("panel: no template %q", name)
+	}
+	p := h.pageFor(c, name, title, data)
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout", p); err != nil {
+		return fmt.Errorf("panel: render %s: %w", name, err)
+	}
+	c.Type("html", "utf-8")
+	return c.Send(buf.Bytes())
+}
+
+// fragment executes one named template of a page (an htmx swap).
+func (h *Handler) fragment(c *fiber.Ctx, name, block string, data any) error {
+	p := h.pageFor(c, name, "", data)
+	var buf bytes.Buffer
+	if err := pages[name].ExecuteTemplate(&buf, block, p); err != nil {
+		return fmt.Errorf("panel: render %s/%s: %w", name, block, err)
+	}
+	c.Type("html", "utf-8")
+	return c.Send(buf.Bytes())
+}
+
+func (h *Handler) pageFor(c *fiber.Ctx, name, title string, data any) *page {
+	p := &page{L: langOf(c), Title: title, Nav: name, Data: data, Notice: notices[c.Query("done")]}
+	if u, ok := c.Locals(userKey).(*booking.User); ok {
+		p.User = u
+		p.CSRF = csrfToken(c.Locals(sessionKey).(string))
+	}
+	if s, ok := c.Locals(salonKey).(*booking.Salon); ok {
+		p.Salon = s
+	}
+	if p.Notice != "" {
+		p.Notice = p.L.T(p.Notice)
+	}
+	return p
+}
+
+// notices are the confirmations a redirect after a change shows (?done=).
+var notices = map[string]string{
+	"created":     "Booking created.",
+	"cancelled":   "Booking cancelled.",
+	"rescheduled": "Booking moved.",
+	"completed":   "Marked as completed.",
+	"no_show":     "Marked as no-show.",
+	"saved":       "Saved.",
+	"removed":     "Removed.",
+}
+
+// done redirects (303) to path with a confirmation.
+func done(c *fiber.Ctx, path, what string) error {
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return c.Redirect(path+sep+"done="+what, fiber.StatusSeeOther)
+}

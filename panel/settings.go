@@ -1,0 +1,185 @@
+package panel
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"salon/booking"
+)
+
+type settingsData struct {
+	S        booking.Salon
+	Policies []booking.RefundPolicy
+	Error    string
+	Fields   map[string]string
+}
+
+func (h *Handler) settings(c *fiber.Ctx) error {
+	return h.render(c, "settings", langOf(c).T("Settings"), settingsData{S: *salonOf(c), Policies: policies})
+}
+
+var policies = []booking.RefundPolicy{booking.RefundAlways, booking.RefundBeforeCutoff, booking.RefundNever}
+
+// updateSettings saves the salon's settings (owners; the core checks).
+func (h *Handler) updateSettings(c *fiber.Ctx) error {
+	s := *salonOf(c)
+	s.Name = strings.Clone(c.FormValue("name"))
+	s.Timezone = strings.Clone(strings.TrimSpace(c.FormValue("timezone")))
+	s.Locale = strings.Clone(c.FormValue("locale"))
+	s.RefundPolicy = booking.RefundPolicy(strings.Clone(c.FormValue("refund_policy")))
+	fe := map[string]string{}
+	num := func(field string, p *int) {
+		v, err := strconv.Atoi(strings.TrimSpace(c.FormValue(field)))
+		if err != nil {
+			fe[field] = "a whole number"
+			return
+		}
+		*p = v
+	}
+	num("slot_step_min", &s.SlotStepMin)
+	num("min_notice_min", &s.MinNoticeMin)
+	num("hold_min", &s.HoldMin)
+	num("cutoff_hours", &s.CutoffHours)
+	num("horizon_days", &s.HorizonDays)
+	d := settingsData{S: s, Policies: policies}
+	if len(fe) == 0 {
+		_, err := h.svc.UpdateSalon(c.UserContext(), s)
+		if err == nil {
+			return done(c, "/panel/settings", "saved")
+		}
+		if !h.fieldError(c, err, &d.Error, &d.Fields) {
+			return err
+		}
+	} else {
+		c.Status(fiber.StatusUnprocessableEntity)
+		d.Error, d.Fields = langOf(c).T("Some fields are invalid."), fe
+	}
+	return h.render(c, "settings", langOf(c).T("Settings"), d)
+}
+
+type usersData struct {
+	Users  []booking.User
+	Email  string
+	Role   string
+	Error  string
+	Fields map[string]string
+}
+
+func (h *Handler) users(c *fiber.Ctx) error { return h.showUsers(c, &usersData{Role: "admin"}) }
+
+func (h *Handler) showUsers(c *fiber.Ctx, d *usersData) error {
+	var err error
+	if d.Users, err = h.svc.Users(c.UserContext(), user(c).SalonID); err != nil {
+		return err
+	}
+	return h.render(c, "users", langOf(c).T("Users"), d)
+}
+
+// createUser adds a panel user to the salon (owners).
+func (h *Handler) createUser(c *fiber.Ctx) error {
+	d := &usersData{Email: strings.Clone(c.FormValue("email")), Role: strings.Clone(c.FormValue("role"))}
+	_, err := h.svc.CreateUser(c.UserContext(), user(c).SalonID, d.Email, c.FormValue("password"), booking.Role(d.Role))
+	if err != nil {
+		if !h.fieldError(c, err, &d.Error, &d.Fields) {
+			return err
+		}
+		return h.showUsers(c, d)
+	}
+	return done(c, "/panel/users", "saved")
+}
+
+// deleteUser removes a panel user, ending their sessions (owners).
+func (h *Handler) deleteUser(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if err := h.svc.DeleteUser(c.UserContext(), user(c).SalonID, id); err != nil {
+		d := &usersData{Role: "admin"}
+		if !h.fieldError(c, err, &d.Error, &d.Fields) {
+			return err
+		}
+		return h.showUsers(c, d)
+	}
+	return done(c, "/panel/users", "removed")
+}
+
+type auditData struct {
+	From, To, Actor, Entity string
+	Actors                  []string
+	Entities                []string
+	Rows                    []auditRow
+}
+
+type auditRow struct {
+	At       string
+	Actor    string
+	Action   string
+	Entity   string
+	EntityID int64
+	Href     string
+	Old, New string
+}
+
+var auditEntities = []string{"booking", "client", "master", "master_service", "service", "shift", "salon", "user"}
+
+// audit lists the salon's audit log, filtered by date, actor and entity.
+func (h *Handler) audit(c *fiber.Ctx) error {
+	u := user(c)
+	d := auditData{From: strings.Clone(c.Query("from")), To: strings.Clone(c.Query("to")),
+		Actor: strings.Clone(c.Query("actor")), Entity: strings.Clone(c.Query("entity")), Entities: auditEntities}
+	f := booking.AuditFilter{Actor: d.Actor, Entity: d.Entity}
+	if d.From != "" {
+		f.From, _ = booking.ParseDate(d.From)
+	}
+	if d.To != "" {
+		f.To, _ = booking.ParseDate(d.To)
+	}
+	rows, err := h.svc.AuditLog(c.UserContext(), u.SalonID, f)
+	if err != nil {
+		return err
+	}
+	if d.Actors, err = h.svc.AuditActors(c.UserContext(), u.SalonID); err != nil {
+		return err
+	}
+	loc := salonOf(c).Location()
+	for _, r := range rows {
+		ar := auditRow{At: r.At.In(loc).Format("2006-01-02 15:04:05"), Actor: r.Actor, Action: r.Action, Entity: r.Entity,
+			EntityID: r.EntityID, Old: values(r.Old), New: values(r.New)}
+		switch r.Entity {
+		case "booking":
+			ar.Href = fmt.Sprintf("/panel/bookings/%d", r.EntityID)
+		case "client":
+			ar.Href = fmt.Sprintf("/panel/clients/%d", r.EntityID)
+		case "master", "master_service":
+			ar.Href = fmt.Sprintf("/panel/masters/%d", r.EntityID)
+		case "service":
+			ar.Href = fmt.Sprintf("/panel/services/%d", r.EntityID)
+		}
+		d.Rows = append(d.Rows, ar)
+	}
+	return h.render(c, "audit", langOf(c).T("Audit log"), d)
+}
+
+// values shows changed columns as "key: value" lines.
+func values(m map[string]any) string {
+	if len(m) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if k != "id" && k != "salon_id" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s: %v\n", k, m[k])
+	}
+	return strings.TrimSpace(b.String())
+}
