@@ -1,0 +1,227 @@
+package panel_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+	"salon/internal/demo"
+)
+
+// auditRow is a row of audit_log as the tests read it.
+type auditRow struct {
+	Actor, Action, Entity string
+	EntityID              int64
+	Old, New              map[string]any
+}
+
+// auditSince returns the audit rows written after id, oldest first.
+func auditSince(t *testing.T, w *world, id int64) []auditRow {
+	t.Helper()
+	rows, err := w.Pool.Query(context.Background(), `SELECT actor, action, entity, COALESCE(entity_id, 0),
+		COALESCE(old, 'null'), COALESCE(new, 'null') FROM audit_log WHERE id > $1 AND salon_id = $2 ORDER BY id`, id, w.salon.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []auditRow
+	for rows.Next() {
+		var r auditRow
+		var o, n []byte
+		if err := rows.Scan(&r.Actor, &r.Action, &r.Entity, &r.EntityID, &o, &n); err != nil {
+			t.Fatal(err)
+		}
+		_ = json.Unmarshal(o, &r.Old)
+		_ = json.Unmarshal(n, &r.New)
+		out = append(out, r)
+	}
+	return out
+}
+
+func lastAuditID(t *testing.T, w *world) int64 {
+	return scalar[int64](t, w, `SELECT COALESCE(max(id), 0) FROM audit_log`)
+}
+
+// TestEveryPanelChangeIsAudited makes each kind of change through the
+// panel and finds its audit row: the actor, the action, the entity and the
+// old and new values of what changed.
+func TestEveryPanelChangeIsAudited(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	ctx := context.Background()
+	day := w.today().AddDays(1)
+	ms, err := w.Svc.Masters(ctx, w.salon.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A master who works tomorrow, and one of their services.
+	var m booking.Master
+	for _, x := range ms {
+		if sh, _ := w.Svc.Shifts(ctx, w.salon.ID, x.ID, day, 1); len(sh) > 0 {
+			m = x
+			break
+		}
+	}
+	sv := m.ServiceIDs[0]
+	free, err := w.Svc.Slots(ctx, booking.SlotQuery{SalonID: w.salon.ID, ServiceID: sv, MasterID: m.ID, From: day})
+	if err != nil || len(free) < 5 {
+		t.Fatalf("slots: %v %d", err, len(free))
+	}
+	loc := w.salon.Location()
+	var bookingID int64
+
+	type change struct {
+		name   string
+		do     func() answer
+		entity string
+		action string
+		check  func(r auditRow) bool
+	}
+	changes := []change{
+		{"create booking", func() answer {
+			a := b.post("/panel/bookings", url.Values{"master": {fmt.Sprint(m.ID)}, "service": {fmt.Sprint(sv)},
+				"date": {day.String()}, "time": {free[1].Start.In(loc).Format("15:04")}, "phone": {"+79995550001"},
+				"name": {"Audited Client"}, "key": {"audit-1"}})
+			fmt.Sscanf(a.header.Get("Location"), "/panel/bookings/%d", &bookingID)
+			return a
+		}, "booking", "create", func(r auditRow) bool { return r.New["status"] == "confirmed" && r.Old == nil }},
+		{"reschedule booking", func() answer {
+			return b.post(fmt.Sprintf("/panel/bookings/%d/reschedule", bookingID), url.Values{"date": {day.String()},
+				"time": {free[3].Start.In(loc).Format("15:04")}, "master": {fmt.Sprint(m.ID)}})
+		}, "booking", "reschedule", func(r auditRow) bool { return r.Old["starts_at"] != nil && r.New["starts_at"] != r.Old["starts_at"] }},
+		{"cancel booking", func() answer {
+			return b.post(fmt.Sprintf("/panel/bookings/%d/cancel", bookingID), url.Values{"reason": {"client called"}})
+		}, "booking", "cancelled", func(r auditRow) bool {
+			return r.Old["status"] == "confirmed" && r.New["status"] == "cancelled" && r.New["cancel_reason"] == "client called"
+		}},
+		{"update client", func() answer {
+			id := scalar[int64](t, w, `SELECT id FROM clients WHERE phone = '+79995550001'`)
+			return b.post(fmt.Sprintf("/panel/clients/%d", id), url.Values{"name": {"Renamed Client"}, "notes": {"likes tea"}})
+		}, "client", "update", func(r auditRow) bool {
+			return r.Old["name"] == "Audited Client" && r.New["name"] == "Renamed Client" && r.New["notes"] == "likes tea"
+		}},
+		{"set shifts", func() answer {
+			return b.post(fmt.Sprintf("/panel/masters/%d/shifts", m.ID), url.Values{"date": {w.today().AddDays(30).String()},
+				"start": {"10:00"}, "end": {"16:00"}})
+		}, "shift", "create", func(r auditRow) bool { return r.New["work_date"] != nil && r.New["master_id"] == float64(m.ID) }},
+		{"apply template", func() answer {
+			from := w.today().AddDays(40)
+			return b.post(fmt.Sprintf("/panel/masters/%d/template", m.ID), url.Values{"from": {from.String()},
+				"to": {from.AddDays(6).String()}, "start_1": {"09:00"}, "end_1": {"17:00"}, "start_3": {"12:00"}, "end_3": {"20:00"}})
+		}, "shift", "create", func(r auditRow) bool { return r.New["starts_at"] != nil }},
+		{"create service", func() answer {
+			return b.post("/panel/services", url.Values{"name": {"Audited service"}, "duration": {"45"}, "buffer": {"5"},
+				"price": {"1 200,50"}, "deposit": {"0"}, "active": {"1"}})
+		}, "service", "create", func(r auditRow) bool { return r.New["name"] == "Audited service" && r.New["duration_min"] == float64(45) }},
+		{"update service", func() answer {
+			id := scalar[int64](t, w, `SELECT id FROM services WHERE name = 'Audited service'`)
+			return b.post(fmt.Sprintf("/panel/services/%d", id), url.Values{"name": {"Audited service"}, "duration": {"50"},
+				"buffer": {"5"}, "price": {"1300"}, "deposit": {"100"}})
+		}, "service", "update", func(r auditRow) bool {
+			return r.Old["duration_min"] == float64(45) && r.New["duration_min"] == float64(50) && r.New["active"] == false
+		}},
+		{"create master", func() answer {
+			return b.post("/panel/masters", url.Values{"name": {"Audited master"}, "phone": {"+79995550002"}})
+		}, "master", "create", func(r auditRow) bool { return r.New["name"] == "Audited master" && r.New["phone"] == "+79995550002" }},
+		{"update master", func() answer {
+			id := scalar[int64](t, w, `SELECT id FROM masters WHERE name = 'Audited master'`)
+			return b.post(fmt.Sprintf("/panel/masters/%d", id), url.Values{"name": {"Audited master 2"}, "phone": {""}})
+		}, "master", "update", func(r auditRow) bool {
+			return r.Old["name"] == "Audited master" && r.New["name"] == "Audited master 2" && r.New["active"] == false
+		}},
+		{"set offers", func() answer {
+			id := scalar[int64](t, w, `SELECT id FROM masters WHERE name = 'Audited master 2'`)
+			return b.post(fmt.Sprintf("/panel/masters/%d/offers", id), url.Values{fmt.Sprintf("does_%d", sv): {"1"},
+				fmt.Sprintf("dur_%d", sv): {"90"}, fmt.Sprintf("price_%d", sv): {"3000"}})
+		}, "master_service", "create", func(r auditRow) bool { return r.New["duration_min"] == float64(90) && r.New["price"] == float64(3000) }},
+		{"update settings", func() answer {
+			return b.post("/panel/settings", url.Values{"name": {"Demo renamed"}, "timezone": {"Europe/Moscow"}, "slot_step_min": {"30"},
+				"min_notice_min": {"60"}, "hold_min": {"20"}, "cutoff_hours": {"3"}, "horizon_days": {"60"}, "refund_policy": {"always"},
+				"locale": {"ru"}})
+		}, "salon", "update", func(r auditRow) bool {
+			return r.Old["slot_step_min"] == float64(15) && r.New["slot_step_min"] == float64(30) && r.New["refund_policy"] == "always" &&
+				r.New["name"] == "Demo renamed"
+		}},
+		{"add user", func() answer {
+			return b.post("/panel/users", url.Values{"email": {"audited@demo.test"}, "password": {"long-password"}, "role": {"admin"}})
+		}, "user", "create", func(r auditRow) bool {
+			_, hash := r.New["password_hash"]
+			return r.New["email"] == "audited@demo.test" && !hash
+		}},
+		{"remove user", func() answer {
+			id := scalar[int64](t, w, `SELECT id FROM users WHERE email = 'audited@demo.test'`)
+			return b.post(fmt.Sprintf("/panel/users/%d/delete", id), nil)
+		}, "user", "delete", func(r auditRow) bool { return r.Old["email"] == "audited@demo.test" && r.New == nil }},
+	}
+	for _, c := range changes {
+		since := lastAuditID(t, w)
+		a := c.do()
+		if a.status != http.StatusSeeOther {
+			t.Fatalf("%s: %d\n%.2000s", c.name, a.status, a.body)
+		}
+		rows := auditSince(t, w, since)
+		found := false
+		for _, r := range rows {
+			if r.Actor != demo.Email {
+				t.Errorf("%s: audit actor %q", c.name, r.Actor)
+			}
+			if r.Entity == c.entity && r.Action == c.action && c.check(r) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: no audit row %s/%s with the values; rows: %+v", c.name, c.entity, c.action, rows)
+		}
+	}
+
+	// Marks: a booking that has started is marked no-show, another completed.
+	for _, to := range []string{"no_show", "completed"} {
+		start := bookingtest.At(w.salon, w.today(), "08:00")
+		if to == "completed" {
+			start = start.Add(-2 * 60 * 60 * 1e9)
+		}
+		bk, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: sv, MasterID: m.ID, StartsAt: start,
+			Client: booking.ClientInput{Name: "Early", Phone: bookingtest.Phone()}, Caller: booking.BySystem(), Source: booking.SourceImport})
+		if err != nil {
+			t.Fatal(err)
+		}
+		since := lastAuditID(t, w)
+		path := map[string]string{"no_show": "no-show", "completed": "complete"}[to]
+		if a := b.post(fmt.Sprintf("/panel/bookings/%d/%s", bk.ID, path), nil); a.status != http.StatusSeeOther {
+			t.Fatalf("mark %s: %d %s", to, a.status, a.body)
+		}
+		rows := auditSince(t, w, since)
+		if len(rows) != 1 || rows[0].Action != to || rows[0].Old["status"] != "confirmed" || rows[0].New["status"] != to ||
+			rows[0].EntityID != bk.ID {
+			t.Errorf("mark %s: audit rows %+v", to, rows)
+		}
+	}
+
+	// The audit page lists them, and filters by entity and actor.
+	a := b.get("/panel/audit?entity=service")
+	if a.status != 200 || !strings.Contains(a.body, "Audited service") || strings.Contains(a.body, "Audited master") {
+		t.Errorf("audit page filtered by service: %d", a.status)
+	}
+	if a := b.get("/panel/audit?actor=nobody@x"); !strings.Contains(a.body, "Nothing found") && !strings.Contains(a.body, "Ничего не найдено") {
+		t.Errorf("audit page filtered by an unknown actor shows rows")
+	}
+	// Changes outside the panel (the platform's own jobs) are not audited.
+	since := lastAuditID(t, w)
+	if _, err := w.Svc.ExpireHolds(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: sv, MasterID: m.ID, StartsAt: free[4].Start,
+		Client: booking.ClientInput{Name: "Web", Phone: bookingtest.Phone()}, Caller: booking.Visitor()}); err != nil {
+		t.Fatal(err)
+	}
+	if rows := auditSince(t, w, since); len(rows) != 0 {
+		t.Errorf("a widget booking wrote audit rows: %+v", rows)
+	}
+}
