@@ -119,7 +119,9 @@ func TestEveryPanelChangeIsAudited(t *testing.T) {
 		{"create service", func() answer {
 			return b.post("/panel/services", url.Values{"name": {"Audited service"}, "duration": {"45"}, "buffer": {"5"},
 				"price": {"1 200,50"}, "deposit": {"0"}, "active": {"1"}})
-		}, "service", "create", func(r auditRow) bool { return r.New["name"] == "Audited service" && r.New["duration_min"] == float64(45) }},
+		}, "service", "create", func(r auditRow) bool {
+			return r.New["name"] == "Audited service" && r.New["duration_min"] == float64(45)
+		}},
 		{"update service", func() answer {
 			id := scalar[int64](t, w, `SELECT id FROM services WHERE name = 'Audited service'`)
 			return b.post(fmt.Sprintf("/panel/services/%d", id), url.Values{"name": {"Audited service"}, "duration": {"50"},

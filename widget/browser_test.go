@@ -5,69 +5,22 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"salon/booking/bookingtest"
+	"salon/internal/browsertest"
 )
 
 // The browser tests drive the system Chromium (headless) through the widget,
 // as a client would: clicks, keys, two tabs racing, the page inside another
 // site's iframe.
 
-var (
-	browserOnce sync.Once
-	browserCtx  context.Context
-	browserErr  error
-)
-
-// chromium finds the system Chromium or Chrome.
-func chromium() (string, error) {
-	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p, nil
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable",
-		"/Applications/Google Chrome.app/Contents/MacOS/Google Chrome", "/Applications/Chromium.app/Contents/MacOS/Chromium"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("no Chromium or Chrome found: install it (Debian: apt-get install chromium) or set CHROMIUM")
-}
-
 // browser returns a context for a new tab of the shared headless browser.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	browserOnce.Do(func() {
-		path, err := chromium()
-		if err != nil {
-			browserErr = err
-			return
-		}
-		opts := append(chromedp.DefaultExecAllocatorOptions[:],
-			chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
-			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-quic", true),
-			chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-			chromedp.WindowSize(480, 900))
-		alloc, _ := chromedp.NewExecAllocator(context.Background(), opts...)
-		browserCtx, _ = chromedp.NewContext(alloc)
-		browserErr = chromedp.Do(browserCtx) // starts the browser
-	})
-	if browserErr != nil {
-		t.Fatalf("browser: %v", browserErr)
-	}
-	tab, cancel := chromedp.NewContext(browserCtx)
-	t.Cleanup(cancel)
-	ctx, cancelTimeout := context.WithTimeout(tab, 60*time.Second)
-	t.Cleanup(cancelTimeout)
-	return ctx
-}
+func browser(t *testing.T) context.Context { return browsertest.Tab(t, 480, 900) }
 
 func run(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
