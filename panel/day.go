@@ -51,6 +51,10 @@ type cell struct {
 	Status  booking.Status
 	Deposit string // "", "deposit", "deposit due"
 	Covered bool   // inside another cell's rowspan: not rendered
+	// Precomputed for the template (a reflective call per cell costs
+	// more than the rest of the view).
+	IsBooking, IsFree bool
+	Label             string // the status of a booking, or "free HH:MM"
 }
 
 // column is what one column of the grid shows.
@@ -99,6 +103,7 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 		m := first + i*step
 		g.Rows[i] = gridRow{Label: fmt.Sprintf("%02d:%02d", m/60%24, m%60), Hour: m%60 == 0, Cells: make([]*cell, len(cols))}
 	}
+	free := l.T("free")
 	for j, col := range cols {
 		at := func(i int) time.Time { return col.day.At(loc, first+i*step) }
 		// Bookings first: each takes the rows from its start's to its end's.
@@ -141,11 +146,13 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 				if t.Before(now) {
 					c.Kind = "past"
 				} else {
+					c.IsFree = true
 					c.Href = "/panel/bookings/new?" + url.Values{
 						"master": {strconv.FormatInt(col.master.ID, 10)},
 						"at":     {t.In(loc).Format("2006-01-02T15:04")},
 					}.Encode()
 					c.Time = t.In(loc).Format("15:04")
+					c.Label = free + " " + c.Time
 				}
 			}
 			g.Rows[i].Cells[j] = c
@@ -164,6 +171,7 @@ func bookingCell(b booking.Listing, loc *time.Location, l *lang) *cell {
 		Kind: "booking", Href: fmt.Sprintf("/panel/bookings/%d", b.ID),
 		Time:   b.StartsAt.In(loc).Format("15:04") + "–" + b.EndsAt().In(loc).Format("15:04"),
 		Client: b.ClientName, Phone: b.ClientPhone, Service: b.ServiceName, Master: b.MasterName, Status: b.Status,
+		IsBooking: true, Label: l.Status(b.Status),
 	}
 	if c.Client == "" {
 		c.Client = b.ContactName

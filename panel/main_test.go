@@ -30,7 +30,7 @@ func TestMain(m *testing.M) { bookingtest.Main(m) }
 // Moscow).
 type world struct {
 	*bookingtest.Env
-	t     *testing.T
+	t     testing.TB
 	base  string
 	salon *booking.Salon
 	app   *fiber.App
@@ -38,7 +38,12 @@ type world struct {
 
 func newWorld(t *testing.T, cfgs ...func(*panel.Config)) *world {
 	t.Helper()
-	e := bookingtest.New(t)
+	return newWorldOn(t, bookingtest.New(t), cfgs...)
+}
+
+// newWorldOn is newWorld on a given environment.
+func newWorldOn(t testing.TB, e *bookingtest.Env, cfgs ...func(*panel.Config)) *world {
+	t.Helper()
 	salon, err := demo.Seed(context.Background(), e.Svc, e.Clock.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +73,7 @@ func newWorld(t *testing.T, cfgs ...func(*panel.Config)) *world {
 // redirects (the tests look at them).
 type browserless struct {
 	w    *world
-	t    *testing.T
+	t    testing.TB
 	http *http.Client
 	csrf string
 }
@@ -180,7 +185,7 @@ func (w *world) user(salonID int64, email string, role booking.Role) *browserles
 func (w *world) today() booking.Date { return w.salon.Today(w.Clock.Now()) }
 
 // scalar runs a query that returns one value.
-func scalar[T any](t *testing.T, w *world, sql string, args ...any) T {
+func scalar[T any](t testing.TB, w *world, sql string, args ...any) T {
 	t.Helper()
 	var v T
 	if err := w.Pool.QueryRow(context.Background(), sql, args...).Scan(&v); err != nil {
