@@ -299,8 +299,10 @@ type ClientSummary struct {
 // MaxClientResults is the most clients SearchClients returns.
 const MaxClientResults = 50
 
-// SearchClients finds clients of the salon whose name contains q (any case)
-// or whose phone contains its digits; an empty q lists the latest clients.
+// SearchClients finds clients of the salon whose name contains q (any case,
+// in any script: folded with ICU, not the database's locale)
+// or whose phone contains its digits (at least 3); an empty q lists the
+// latest clients.
 func (s *Service) SearchClients(ctx context.Context, salonID int64, q string) ([]ClientSummary, error) {
 	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
@@ -323,7 +325,7 @@ func (s *Service) SearchClients(ctx context.Context, salonID int64, q string) ([
 		SELECT c.id, c.salon_id, c.name, COALESCE(c.phone, ''), c.notes,
 		       count(b.id), count(b.id) FILTER (WHERE b.status = 'no_show'), COALESCE(max(b.starts_at), 'epoch')
 		FROM clients c LEFT JOIN bookings b ON b.client_id = c.id
-		WHERE c.salon_id = @salon AND (@q = '' OR c.name ILIKE @like OR (@digits <> '' AND c.phone LIKE '%' || @digits || '%'))
+		WHERE c.salon_id = @salon AND (@q = '' OR lower(c.name COLLATE "und-x-icu") LIKE lower(@like COLLATE "und-x-icu") OR (@digits <> '' AND c.phone LIKE '%' || @digits || '%'))
 		GROUP BY c.id
 		ORDER BY max(b.starts_at) DESC NULLS LAST, c.id DESC LIMIT @limit`,
 		pgx.NamedArgs{"salon": salonID, "q": q, "like": like, "digits": digits, "limit": MaxClientResults})

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -111,6 +113,22 @@ func TestDevStartsPrivateClusterAndServes(t *testing.T) {
 	}
 	if code, body := get(t, base+"/no-such-page"); code != 404 || !strings.Contains(body, `"not_found"`) {
 		t.Fatalf("404: %d %s", code, body)
+	}
+	// The printed panel URL and demo login work.
+	m := regexp.MustCompile(`panel:\s+(http://\S+/panel/)\s+\(login (\S+), password (\S+)\)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("dev output has no panel URL and login:\n%s", out.String())
+	}
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	resp, err := client.PostForm(strings.TrimSuffix(m[1], "/")+"/login", url.Values{"email": {m[2]}, "password": {m[3]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Request.URL.Path != "/panel/" || !strings.Contains(string(page), `id="grid"`) {
+		t.Fatalf("panel login with the printed demo login: %d at %s", resp.StatusCode, resp.Request.URL)
 	}
 	cancel()
 	select {

@@ -1,0 +1,145 @@
+package panel_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+)
+
+func TestClientsSearchAndPage(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	for _, q := range []string{"Мари", "мари", "0101", "+7 999 000-01-01"} {
+		a := b.get("/panel/clients?q=" + url.QueryEscape(q))
+		if a.status != 200 || !strings.Contains(a.body, "Мария") || strings.Contains(a.body, "Иван") {
+			t.Errorf("search %q: %d, finds Мария only: %v", q, a.status, strings.Contains(a.body, "Мария"))
+		}
+	}
+	if a := b.get("/panel/clients?q=%25"); strings.Contains(a.body, "Мария") {
+		t.Error("a % in the search matches everything")
+	}
+	id := scalar[int64](t, w, `SELECT id FROM clients WHERE name = 'Мария'`)
+	a := b.get(fmt.Sprintf("/panel/clients/%d", id))
+	if a.status != 200 || !strings.Contains(a.body, `id="noshows">0<`) {
+		t.Fatalf("client page: %d", a.status)
+	}
+	// A bad name is a clear error on the same page, and nothing changes.
+	a = b.post(fmt.Sprintf("/panel/clients/%d", id), url.Values{"name": {""}, "notes": {"x"}})
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "name") {
+		t.Errorf("empty name: %d", a.status)
+	}
+	if n := scalar[string](t, w, `SELECT notes FROM clients WHERE id = $1`, id); n != "" {
+		t.Errorf("notes changed to %q", n)
+	}
+}
+
+func TestLanguageFollowsTheUsersChoice(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	if a := b.get("/panel/"); !strings.Contains(a.body, "Сегодня") || !strings.Contains(a.body, `lang="ru"`) {
+		t.Fatal("the demo salon's panel is not in Russian")
+	}
+	b.do("POST", "/panel/lang", url.Values{"lang": {"en"}, "csrf": {b.csrf}}, "Referer", w.base+"/panel/clients")
+	a := b.get("/panel/")
+	if !strings.Contains(a.body, "Today") || !strings.Contains(a.body, `lang="en"`) || strings.Contains(a.body, "Сегодня") {
+		t.Error("after choosing English the panel is not in English")
+	}
+	// Error pages too.
+	if a := b.get("/panel/bookings/999999"); a.status != 404 || !strings.Contains(a.body, "Not found.") ||
+		!strings.Contains(a.header.Get("Content-Type"), "text/html") {
+		t.Errorf("404 page: %d %s", a.status, a.header.Get("Content-Type"))
+	}
+}
+
+func TestOpenDayViewPollsCheaply(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	day := w.today().AddDays(1)
+	a := b.get("/panel/day/" + day.String())
+	poll := pollURL(t, a.body)
+	if p := b.get(poll); p.status != http.StatusNoContent {
+		t.Fatalf("unchanged: %d", p.status)
+	}
+	// A booking from the widget changes the version: the poll answers the new grid.
+	ms, _ := w.Svc.Masters(context.Background(), w.salon.ID, 0)
+	var done bool
+	for _, m := range ms {
+		slots, _ := w.Svc.Slots(context.Background(), booking.SlotQuery{SalonID: w.salon.ID, ServiceID: m.ServiceIDs[0], MasterID: m.ID, From: day})
+		if len(slots) == 0 {
+			continue
+		}
+		if _, err := w.Svc.Book(context.Background(), booking.BookRequest{SalonID: w.salon.ID, ServiceID: m.ServiceIDs[0], MasterID: m.ID,
+			StartsAt: slots[0].Start, Client: booking.ClientInput{Name: "Polled Client", Phone: bookingtest.Phone()}, Caller: booking.Visitor()}); err != nil {
+			t.Fatal(err)
+		}
+		done = true
+		break
+	}
+	if !done {
+		t.Fatal("no free slot tomorrow")
+	}
+	p := b.get(poll)
+	if p.status != 200 || !strings.Contains(p.body, "Polled Client") || !strings.HasPrefix(p.body, `<div id="grid"`) {
+		t.Fatalf("changed: %d %.200s", p.status, p.body)
+	}
+	if next := pollURL(t, p.body); next == poll {
+		t.Error("the new grid polls the old version")
+	}
+	// A poll without a session tells htmx to go to the login page.
+	anon := w.client()
+	if a := anon.do("GET", poll, nil, "HX-Request", "true"); a.header.Get("HX-Redirect") != "/panel/login" {
+		t.Errorf("anonymous poll: %d %v", a.status, a.header)
+	}
+}
+
+func TestTemplateThatLosesBookingsNamesThem(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.user(w.salon.ID, "desk@demo.test", booking.RoleAdmin)
+	// A booking of Галина (12:00-21:00) in the evening, then a template ending at 15:00.
+	m := scalar[int64](t, w, `SELECT id FROM masters WHERE name = 'Галина'`)
+	bk := scalar[int64](t, w, `SELECT id FROM bookings WHERE master_id = $1 AND status = 'confirmed' ORDER BY starts_at DESC LIMIT 1`, m)
+	before := snapshot(t, w, w.salon.ID)
+	form := url.Values{"from": {w.today().String()}, "to": {w.today().AddDays(6).String()}}
+	for _, d := range []string{"0", "1", "2", "3", "4", "5", "6"} {
+		form.Set("start_"+d, "10:00")
+		form.Set("end_"+d, "15:00")
+	}
+	a := b.post(fmt.Sprintf("/panel/masters/%d/template", m), form)
+	if a.status != http.StatusConflict || !strings.Contains(a.body, fmt.Sprintf(`href="/panel/bookings/%d"`, bk)) {
+		t.Fatalf("template over a booking: %d, names #%d: %v", a.status, bk, strings.Contains(a.body, fmt.Sprint(bk)))
+	}
+	if snapshot(t, w, w.salon.ID) != before {
+		t.Error("a refused template changed the salon")
+	}
+	// The week view of the master shows their bookings.
+	if a := b.get(fmt.Sprintf("/panel/masters/%d/week/%s", m, w.today())); a.status != 200 || !strings.Contains(a.body, fmt.Sprintf("/panel/bookings/%d", bk)) {
+		t.Errorf("week view: %d", a.status)
+	}
+}
+
+func TestServiceFormErrorsNameTheField(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	a := b.post("/panel/services", url.Values{"name": {"Cheap"}, "duration": {"30"}, "price": {"100"}, "deposit": {"500"}})
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "deposit") {
+		t.Errorf("deposit over the price: %d", a.status)
+	}
+	a = b.post("/panel/services", url.Values{"name": {"Cheap"}, "duration": {"half an hour"}})
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "duration_min") {
+		t.Errorf("duration in words: %d", a.status)
+	}
+	if n := scalar[int64](t, w, `SELECT count(*) FROM services WHERE name = 'Cheap'`); n != 0 {
+		t.Error("an invalid service was saved")
+	}
+}
