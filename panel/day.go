@@ -2,9 +2,11 @@ package panel
 
 import (
 	"fmt"
-	"net/url"
+	"html"
+	"html/template"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -20,6 +22,7 @@ import (
 type grid struct {
 	Cols    []gridCol
 	Rows    []gridRow
+	Body    template.HTML // the rows, rendered by body
 	Poll    string // URL the grid polls (with its version)
 	Every   string // htmx trigger
 	Empty   bool
@@ -36,7 +39,7 @@ type gridCol struct {
 type gridRow struct {
 	Label string // HH:MM on full hours and half hours
 	Hour  bool
-	Cells []*cell
+	Cells []cell
 }
 
 type cell struct {
@@ -101,10 +104,11 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 	g := &grid{Rows: make([]gridRow, n)}
 	for i := range g.Rows {
 		m := first + i*step
-		g.Rows[i] = gridRow{Label: fmt.Sprintf("%02d:%02d", m/60%24, m%60), Hour: m%60 == 0, Cells: make([]*cell, len(cols))}
+		g.Rows[i] = gridRow{Label: fmt.Sprintf("%02d:%02d", m/60%24, m%60), Hour: m%60 == 0, Cells: make([]cell, len(cols))}
 	}
 	free := l.T("free")
 	for j, col := range cols {
+		master := "&master=" + strconv.FormatInt(col.master.ID, 10)
 		at := func(i int) time.Time { return col.day.At(loc, first+i*step) }
 		// Bookings first: each takes the rows from its start's to its end's.
 		next := 0
@@ -121,14 +125,14 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 			}
 			c := bookingCell(b, loc, l)
 			c.Span = end - start
-			g.Rows[start].Cells[j] = c
+			g.Rows[start].Cells[j] = *c
 			for i := start + 1; i < end; i++ {
-				g.Rows[i].Cells[j] = &cell{Covered: true}
+				g.Rows[i].Cells[j] = cell{Kind: "covered", Covered: true}
 			}
 			next = end
 		}
 		for i := range g.Rows {
-			if g.Rows[i].Cells[j] != nil {
+			if g.Rows[i].Cells[j].Kind != "" {
 				continue
 			}
 			t := at(i)
@@ -141,21 +145,20 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 					}
 				}
 			}
-			c := &cell{Kind: kind, Span: 1}
+			c := &g.Rows[i].Cells[j]
+			c.Kind, c.Span = kind, 1
 			if kind == "free" {
 				if t.Before(now) {
 					c.Kind = "past"
 				} else {
 					c.IsFree = true
-					c.Href = "/panel/bookings/new?" + url.Values{
-						"master": {strconv.FormatInt(col.master.ID, 10)},
-						"at":     {t.In(loc).Format("2006-01-02T15:04")},
-					}.Encode()
-					c.Time = t.In(loc).Format("15:04")
+					lt := t.In(loc)
+					c.Time = lt.Format("15:04")
+					// As url.Values would encode at= and master=.
+					c.Href = "/panel/bookings/new?at=" + lt.Format("2006-01-02T15") + "%3A" + lt.Format("04") + master
 					c.Label = free + " " + c.Time
 				}
 			}
-			g.Rows[i].Cells[j] = c
 		}
 	}
 	for _, b := range cal.Bookings {
@@ -163,7 +166,46 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 			g.Removed = append(g.Removed, bookingCell(b, loc, l))
 		}
 	}
+	g.Body = g.body()
 	return g
+}
+
+// body renders the rows. A grid has a cell per master and slot step (a
+// thousand for 20 masters), and html/template's reflective evaluation of
+// each cell cost ten times the queries; here every value is escaped by
+// hand instead (html.EscapeString for text and attributes alike; the
+// classes are fixed words).
+func (g *grid) body() template.HTML {
+	var b strings.Builder
+	b.Grow(len(g.Rows) * (len(g.Cols) + 1) * 48)
+	esc := html.EscapeString
+	for _, r := range g.Rows {
+		if r.Hour {
+			b.WriteString(`<tr class="hour">`)
+		} else {
+			b.WriteString(`<tr>`)
+		}
+		b.WriteString(`<th class="time" scope="row">` + esc(r.Label) + `</th>`)
+		for _, c := range r.Cells {
+			switch {
+			case c.Covered:
+			case c.IsFree:
+				b.WriteString(`<td class="free"><a href="` + esc(c.Href) + `" aria-label="` + esc(c.Label) + `">+</a></td>`)
+			case c.IsBooking:
+				fmt.Fprintf(&b, `<td rowspan="%d" class="b %s"><a href="%s" class="booking"><b>%s</b> <span class="client">%s</span>`+
+					`<span class="svc">%s</span><span class="st">%s</span>`, c.Span, esc(string(c.Status)), esc(c.Href), esc(c.Time),
+					esc(c.Client), esc(c.Service), esc(c.Label))
+				if c.Deposit != "" {
+					b.WriteString(` <span class="dep">` + esc(c.Deposit) + `</span>`)
+				}
+				b.WriteString(`</a></td>`)
+			default:
+				b.WriteString(`<td class="` + esc(c.Kind) + `"></td>`)
+			}
+		}
+		b.WriteString("</tr>\n")
+	}
+	return template.HTML(b.String()) //nolint:gosec // every value above is escaped
 }
 
 func bookingCell(b booking.Listing, loc *time.Location, l *lang) *cell {

@@ -143,3 +143,29 @@ func TestServiceFormErrorsNameTheField(t *testing.T) {
 		t.Error("an invalid service was saved")
 	}
 }
+
+// TestDayViewEscapesWhatClientsType: the grid's rows are written by hand
+// (for speed); a client's name with markup is shown as text.
+func TestDayViewEscapesWhatClientsType(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	day := w.today().AddDays(1)
+	ms, _ := w.Svc.Masters(context.Background(), w.salon.ID, 0)
+	for _, m := range ms {
+		slots, _ := w.Svc.Slots(context.Background(), booking.SlotQuery{SalonID: w.salon.ID, ServiceID: m.ServiceIDs[0], MasterID: m.ID, From: day})
+		if len(slots) == 0 {
+			continue
+		}
+		if _, err := w.Svc.Book(context.Background(), booking.BookRequest{SalonID: w.salon.ID, ServiceID: m.ServiceIDs[0], MasterID: m.ID,
+			StartsAt: slots[0].Start, Client: booking.ClientInput{Name: `<img src=x onerror="alert(1)">&`, Phone: bookingtest.Phone()},
+			Caller: booking.Visitor()}); err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
+	a := b.get("/panel/day/" + day.String())
+	if strings.Contains(a.body, "<img") || !strings.Contains(a.body, `&lt;img src=x onerror=&#34;alert(1)&#34;&gt;&amp;`) {
+		t.Errorf("the name is not escaped in the grid")
+	}
+}
