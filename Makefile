@@ -20,6 +20,7 @@ bench: ## run the benchmarks (short: a few rounds each); figures in docs/BENCHMA
 	$(GO) test ./booking -run '^$$' -bench . -benchtime 9x
 	$(GO) test ./widget -run '^$$' -bench . -benchtime 6x
 	$(GO) test ./bot -run '^$$' -bench . -benchtime 1x -bot.users 100
+	$(GO) test ./panel -run '^$$' -bench . -benchtime 10x
 
 fuzz: ## fuzz the parsers for 30 seconds each
 	$(GO) test ./booking -run '^$$' -fuzz FuzzParseMoney -fuzztime 30s

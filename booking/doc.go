@@ -63,6 +63,21 @@
 // idempotency keys as hashes with replayed tokens derived again from the
 // key.
 //
+// # Staff, and the audit log
+//
+// A panel user is ByStaff for bookings, and, for the methods that change a
+// salon's catalogue, shifts, clients, users and settings (which take no
+// Caller argument), the caller the context carries (As). Staff are held to
+// their salon (another salon's ids are ErrNotFound) and their role: owners
+// manage the catalogue, users and settings; admins the day, clients and
+// shifts (ErrForbidden). Every change a staff member or an import makes is
+// a row of audit_log (actor, action, entity, the changed columns before and
+// after, secrets left out), written by triggers in the change's own
+// transaction whenever the transaction names its actor, so no code path can
+// change a salon from the panel without its row. Panel sessions and login
+// throttling live in PostgreSQL (Login, SessionUser, Logout): only hashes of
+// session ids are stored.
+//
 // # Notifications
 //
 // A change that someone can be told about (a chat identity of the client
@@ -72,6 +87,8 @@
 // channel and the identity of the change, and the worker tells everyone
 // else, through each channel's Notifier. Reminders are a periodic sweep
 // (Remind) recorded per booking, start and lead, so each goes once.
+// Confirmed bookings become completed once their salon-local day has ended
+// (CompletePast, a periodic job), unless staff marked them no-show.
 //
 // # Errors
 //
@@ -98,5 +115,7 @@
 // pipelined) and reads only the catalogue version and the master's shifts
 // under the lock; the salon's settings, services, offers and linked masters
 // come from a cache keyed by that version, which triggers move on every
-// catalogue change. See docs/BENCHMARKS.md.
+// catalogue change. Calendar (the panel's day and week views) reads its
+// masters, shifts, bookings and version in one round trip of a fixed number
+// of statements, however many masters there are. See docs/BENCHMARKS.md.
 package booking
