@@ -23,8 +23,8 @@ type grid struct {
 	Cols    []gridCol
 	Rows    []gridRow
 	Body    template.HTML // the rows, rendered by body
-	Poll    string // URL the grid polls (with its version)
-	Every   string // htmx trigger
+	Poll    string        // URL the grid polls (with its version)
+	Every   string        // htmx trigger
 	Empty   bool
 	Removed []*cell // cancelled bookings of the range
 }
