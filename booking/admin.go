@@ -112,16 +112,7 @@ func (s *Service) UpdateMaster(ctx context.Context, salonID int64, in Master) (*
 	if err != nil {
 		return nil, err
 	}
-	fe := fieldErrors{}
-	in.Name = cleanText(fe, "name", in.Name, MaxNameLen, oneLine, true)
-	if strings.TrimSpace(in.Phone) != "" {
-		p, err := NormalizePhone(in.Phone, salon.Country)
-		if err != nil {
-			fe.add("phone", err.Error())
-		}
-		in.Phone = p
-	}
-	if err := fe.err(); err != nil {
+	if err := in.normalize(salon.Country); err != nil {
 		return nil, err
 	}
 	in.SalonID = salonID
@@ -386,15 +377,7 @@ func (s *Service) ClientBookings(ctx context.Context, salonID, clientID int64) (
 	if err != nil {
 		return nil, fmt.Errorf("client bookings: %w", dbErr(err))
 	}
-	caller := callerOf(ctx)
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (View, error) {
-		v, err := scanViewRow(r)
-		if err != nil {
-			return View{}, err
-		}
-		s.decorate(v, caller)
-		return *v, nil
-	})
+	out, err := s.collectViews(rows, callerOf(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("client bookings: %w", dbErr(err))
 	}

@@ -25,6 +25,21 @@ type Offer struct {
 	Price       Money // 0: the service's price
 }
 
+// normalize checks and cleans the master's name and phone (read in the
+// salon's country).
+func (m *Master) normalize(country string) error {
+	fe := fieldErrors{}
+	m.Name = cleanText(fe, "name", m.Name, MaxNameLen, oneLine, true)
+	if strings.TrimSpace(m.Phone) != "" {
+		p, err := NormalizePhone(m.Phone, country)
+		if err != nil {
+			fe.add("phone", err.Error())
+		}
+		m.Phone = p
+	}
+	return fe.err()
+}
+
 // CreateMaster adds an active master who does the given services.
 // Errors: ErrNotFound (salon), ErrInvalid (a field; unknown service ids).
 func (s *Service) CreateMaster(ctx context.Context, salonID int64, in Master, offers ...Offer) (*Master, error) {
@@ -35,16 +50,7 @@ func (s *Service) CreateMaster(ctx context.Context, salonID int64, in Master, of
 	if err != nil {
 		return nil, err
 	}
-	fe := fieldErrors{}
-	in.Name = cleanText(fe, "name", in.Name, MaxNameLen, oneLine, true)
-	if strings.TrimSpace(in.Phone) != "" {
-		p, err := NormalizePhone(in.Phone, salon.Country)
-		if err != nil {
-			fe.add("phone", err.Error())
-		}
-		in.Phone = p
-	}
-	if err := fe.err(); err != nil {
+	if err := in.normalize(salon.Country); err != nil {
 		return nil, err
 	}
 	in.SalonID, in.Active = salonID, true

@@ -98,7 +98,17 @@ func (s *Service) UpcomingBookings(ctx context.Context, caller Caller, since tim
 	if err != nil {
 		return nil, fmt.Errorf("upcoming bookings: %w", dbErr(err))
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (View, error) {
+	out, err := s.collectViews(rows, caller)
+	if err != nil {
+		return nil, fmt.Errorf("upcoming bookings: %w", dbErr(err))
+	}
+	return out, nil
+}
+
+// collectViews reads rows of booking, view and salon columns as the caller
+// sees them.
+func (s *Service) collectViews(rows pgx.Rows, caller Caller) ([]View, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (View, error) {
 		v, err := scanViewRow(r)
 		if err != nil {
 			return View{}, err
@@ -106,10 +116,6 @@ func (s *Service) UpcomingBookings(ctx context.Context, caller Caller, since tim
 		s.decorate(v, caller)
 		return *v, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("upcoming bookings: %w", dbErr(err))
-	}
-	return out, nil
 }
 
 // scanViewRow scans the booking, view and salon columns, then rest.

@@ -26,7 +26,7 @@ func (h *Handler) loginPage(c *fiber.Ctx) error {
 // login checks the form and opens a session with a fresh id; any session
 // cookie the browser had is replaced (no fixation).
 func (h *Handler) login(c *fiber.Ctx) error {
-	if !sameOrigin(c) {
+	if !h.sameOrigin(c) {
 		return errOrigin
 	}
 	email := strings.Clone(strings.TrimSpace(c.FormValue("email")))

@@ -164,23 +164,30 @@ func (h *Handler) updateMaster(c *fiber.Ctx) error {
 }
 
 func (h *Handler) afterMasterChange(c *fiber.Ctx, id int64, err error) error {
-	if err != nil {
-		d := &masterData{}
-		var lb *booking.LostBookingsError
-		if errors.As(err, &lb) {
-			loc := salonOf(c).Location()
-			for _, b := range lb.Bookings {
-				d.Lost = append(d.Lost, lostRow{ID: b.ID, When: b.StartsAt.In(loc).Format("2006-01-02 15:04")})
-			}
-			c.Status(fiber.StatusConflict)
-			return h.showMaster(c, d)
+	return h.afterMasterForm(c, id, &masterData{}, err)
+}
+
+// afterMasterForm answers a change on the master's page: back to the page
+// when it worked; else the page again with the form's data d and the
+// error (the bookings a schedule change would leave outside working hours,
+// or the invalid fields).
+func (h *Handler) afterMasterForm(c *fiber.Ctx, id int64, d *masterData, err error) error {
+	if err == nil {
+		return done(c, fmt.Sprintf("/panel/masters/%d", id), "saved")
+	}
+	var lb *booking.LostBookingsError
+	if errors.As(err, &lb) {
+		loc := salonOf(c).Location()
+		for _, b := range lb.Bookings {
+			d.Lost = append(d.Lost, lostRow{ID: b.ID, When: b.StartsAt.In(loc).Format("2006-01-02 15:04")})
 		}
-		if !h.fieldError(c, err, &d.Error, &d.Fields) {
-			return err
-		}
+		c.Status(fiber.StatusConflict)
 		return h.showMaster(c, d)
 	}
-	return done(c, fmt.Sprintf("/panel/masters/%d", id), "saved")
+	if !h.fieldError(c, err, &d.Error, &d.Fields) {
+		return err
+	}
+	return h.showMaster(c, d)
 }
 
 // setOffers saves which services the master does, with their own terms.
@@ -324,23 +331,7 @@ func (h *Handler) applyTemplate(c *fiber.Ctx) error {
 		d.Error, d.Fields = langOf(c).T("Some fields are invalid."), fe
 		return h.showMaster(c, d)
 	}
-	err = h.svc.ApplyWeek(c.UserContext(), u.SalonID, id, from, to, week)
-	if err != nil {
-		var lb *booking.LostBookingsError
-		if errors.As(err, &lb) {
-			loc := salonOf(c).Location()
-			for _, b := range lb.Bookings {
-				d.Lost = append(d.Lost, lostRow{ID: b.ID, When: b.StartsAt.In(loc).Format("2006-01-02 15:04")})
-			}
-			c.Status(fiber.StatusConflict)
-			return h.showMaster(c, d)
-		}
-		if !h.fieldError(c, err, &d.Error, &d.Fields) {
-			return err
-		}
-		return h.showMaster(c, d)
-	}
-	return done(c, fmt.Sprintf("/panel/masters/%d", id), "saved")
+	return h.afterMasterForm(c, id, d, h.svc.ApplyWeek(c.UserContext(), u.SalonID, id, from, to, week))
 }
 
 type servicesData struct {

@@ -33,6 +33,10 @@ import (
 type Config struct {
 	// Secure marks cookies Secure (SALON_PUBLIC_URL is https).
 	Secure bool
+	// PublicURL is the server's public base URL (SALON_PUBLIC_URL): a login
+	// form posted from its origin is same-site even when a proxy rewrote
+	// the Host header.
+	PublicURL string
 	// RequestTimeout is every request's deadline (default 10 s).
 	RequestTimeout time.Duration
 	// ClientIP returns the client's address (behind trusted proxies, the
@@ -211,14 +215,21 @@ func (h *Handler) csrf(c *fiber.Ctx) error {
 }
 
 // sameOrigin refuses a cross-site POST to the login form (login CSRF): a
-// browser says where a form came from in Origin or Sec-Fetch-Site.
-func sameOrigin(c *fiber.Ctx) bool {
+// browser says where a form came from in Origin or Sec-Fetch-Site. (There
+// is no session yet to bind a token to; clients that send neither header
+// are not browsers, and cannot be made to post by another site.)
+func (h *Handler) sameOrigin(c *fiber.Ctx) bool {
 	if site := c.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
 		return false
 	}
 	origin := c.Get(fiber.HeaderOrigin)
-	if origin == "" || origin == "null" {
-		return origin == ""
+	switch {
+	case origin == "":
+		return true
+	case origin == "null":
+		return false
+	case h.cfg.PublicURL != "" && strings.EqualFold(origin, strings.TrimRight(h.cfg.PublicURL, "/")):
+		return true
 	}
 	return strings.TrimPrefix(strings.TrimPrefix(origin, "https://"), "http://") == c.Hostname()
 }

@@ -406,3 +406,20 @@ func TestAdminsCannotDoOwnersWork(t *testing.T) {
 		t.Errorf("admin sets shifts: %d %s", a.status, a.body)
 	}
 }
+
+// TestLoginBehindAProxy: a proxy may pass another Host; a form posted from
+// the public URL's origin is still same-site, and another origin is not.
+func TestLoginBehindAProxy(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, func(c *panel.Config) { c.PublicURL = "https://salon.example" })
+	a := w.client().do("POST", "/panel/login", url.Values{"email": {demo.Email}, "password": {demo.Password}},
+		"Origin", "https://salon.example", "Sec-Fetch-Site", "same-origin")
+	if a.status != http.StatusSeeOther {
+		t.Errorf("login from the public origin: %d", a.status)
+	}
+	a = w.client().do("POST", "/panel/login", url.Values{"email": {demo.Email}, "password": {demo.Password}},
+		"Origin", "https://salon.example.evil")
+	if a.status != http.StatusForbidden {
+		t.Errorf("login from another origin: %d", a.status)
+	}
+}

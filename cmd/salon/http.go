@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -111,6 +112,7 @@ func (s *server) mount(getenv env, b *bot.Bot) error {
 	widget.New(s.svc, cfg).Register(s.app)
 	panel.New(s.svc, panel.Config{
 		Secure:         strings.HasPrefix(strings.ToLower(getenv("SALON_PUBLIC_URL")), "https://"),
+		PublicURL:      publicOrigin(getenv("SALON_PUBLIC_URL")),
 		RequestTimeout: requestTimeout,
 		ClientIP:       widget.ClientIP(proxies),
 		Log:            s.log,
@@ -120,6 +122,15 @@ func (s *server) mount(getenv env, b *bot.Bot) error {
 		s.app.Post(bot.WebhookPath, adaptor.HTTPHandler(b.Webhook()))
 	}
 	return nil
+}
+
+// publicOrigin is the scheme and host of a public URL ("" when none).
+func publicOrigin(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.Scheme == "" || p.Host == "" {
+		return ""
+	}
+	return p.Scheme + "://" + p.Host
 }
 
 // ready answers 200 when the database answers and its schema is current.
