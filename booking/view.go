@@ -159,6 +159,9 @@ const LinkCodeTTL = 24 * time.Hour
 // account (on Telegram, by sending "/link CODE" to the bot). Only its hash
 // is stored. Errors: ErrNotFound (master).
 func (s *Service) NewLinkCode(ctx context.Context, salonID, masterID int64) (string, time.Time, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return "", time.Time{}, err
+	}
 	if err := masterExists(ctx, s.pool, salonID, masterID); err != nil {
 		return "", time.Time{}, err
 	}
@@ -171,9 +174,12 @@ func (s *Service) NewLinkCode(ctx context.Context, salonID, masterID int64) (str
 	code := string(b)
 	expires := s.now().Add(LinkCodeTTL)
 	sum := sha256.Sum256([]byte(code))
-	if _, err := s.pool.Exec(ctx, `INSERT INTO master_link_codes (code_hash, salon_id, master_id, expires_at) VALUES ($1, $2, $3, $4)`,
-		sum[:], salonID, masterID, expires); err != nil {
-		return "", time.Time{}, fmt.Errorf("link code: %w", dbErr(err))
+	if err := s.inTx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO master_link_codes (code_hash, salon_id, master_id, expires_at) VALUES ($1, $2, $3, $4)`,
+			sum[:], salonID, masterID, expires)
+		return err
+	}); err != nil {
+		return "", time.Time{}, fmt.Errorf("link code: %w", err)
 	}
 	return code, expires, nil
 }

@@ -31,8 +31,8 @@ ALTER TABLE users ADD COLUMN lang text CHECK (lang IN ('ru', 'en'));
 -- triggers, in the transaction of the change, whenever that transaction
 -- names its actor (set_config('salon.actor', ..., true)): a change cannot
 -- land without its row, whatever code path made it. old and new hold the
--- changed columns only (secrets never: password and token hashes are left
--- out).
+-- changed columns only, and never a secret (password, token and code
+-- hashes are left out).
 CREATE TABLE audit_log (
     id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     salon_id   bigint NOT NULL REFERENCES salons ON DELETE CASCADE,
@@ -62,10 +62,10 @@ BEGIN
         RETURN NULL;
     END IF;
     IF TG_OP <> 'INSERT' THEN
-        o := to_jsonb(OLD) - 'password_hash' - 'manage_token_hash' - 'updated_at' - 'catalog_version';
+        o := to_jsonb(OLD) - 'password_hash' - 'manage_token_hash' - 'code_hash' - 'updated_at' - 'catalog_version';
     END IF;
     IF TG_OP <> 'DELETE' THEN
-        n := to_jsonb(NEW) - 'password_hash' - 'manage_token_hash' - 'updated_at' - 'catalog_version';
+        n := to_jsonb(NEW) - 'password_hash' - 'manage_token_hash' - 'code_hash' - 'updated_at' - 'catalog_version';
     END IF;
     IF TG_OP = 'UPDATE' THEN
         FOR k IN SELECT jsonb_object_keys(o) LOOP
@@ -83,7 +83,7 @@ BEGIN
     ELSE
         salon := COALESCE(NEW.salon_id, OLD.salon_id);
     END IF;
-    IF TG_TABLE_NAME = 'master_services' THEN
+    IF TG_TABLE_NAME IN ('master_services', 'master_link_codes') THEN
         eid := COALESCE(n ->> 'master_id', o ->> 'master_id')::bigint;
     ELSE
         eid := COALESCE(n ->> 'id', o ->> 'id')::bigint;
@@ -123,8 +123,11 @@ CREATE TRIGGER clients_audit AFTER INSERT OR UPDATE OR DELETE ON clients FOR EAC
     WHEN (audited()) EXECUTE FUNCTION audit_change('client');
 CREATE TRIGGER bookings_audit AFTER INSERT OR UPDATE ON bookings FOR EACH ROW
     WHEN (audited()) EXECUTE FUNCTION audit_change('booking');
+CREATE TRIGGER master_link_codes_audit AFTER INSERT ON master_link_codes FOR EACH ROW
+    WHEN (audited()) EXECUTE FUNCTION audit_change('master_link_code');
 
 -- +goose Down
+DROP TRIGGER master_link_codes_audit ON master_link_codes;
 DROP TRIGGER bookings_audit ON bookings;
 DROP TRIGGER clients_audit ON clients;
 DROP TRIGGER shifts_audit ON shifts;

@@ -143,6 +143,12 @@ func TestEveryPanelChangeIsAudited(t *testing.T) {
 			return b.post(fmt.Sprintf("/panel/masters/%d/offers", id), url.Values{fmt.Sprintf("does_%d", sv): {"1"},
 				fmt.Sprintf("dur_%d", sv): {"90"}, fmt.Sprintf("price_%d", sv): {"3000"}})
 		}, "master_service", "create", func(r auditRow) bool { return r.New["duration_min"] == float64(90) && r.New["price"] == float64(3000) }},
+		{"link code", func() answer {
+			return b.post(fmt.Sprintf("/panel/masters/%d/link-code", m.ID), nil)
+		}, "master_link_code", "create", func(r auditRow) bool {
+			_, hash := r.New["code_hash"]
+			return r.EntityID == m.ID && r.New["expires_at"] != nil && !hash
+		}},
 		{"update settings", func() answer {
 			return b.post("/panel/settings", url.Values{"name": {"Demo renamed"}, "timezone": {"Europe/Moscow"}, "slot_step_min": {"30"},
 				"min_notice_min": {"60"}, "hold_min": {"20"}, "cutoff_hours": {"3"}, "horizon_days": {"60"}, "refund_policy": {"always"},
@@ -165,7 +171,7 @@ func TestEveryPanelChangeIsAudited(t *testing.T) {
 	for _, c := range changes {
 		since := lastAuditID(t, w)
 		a := c.do()
-		if a.status != http.StatusSeeOther {
+		if a.status != http.StatusSeeOther && (c.name != "link code" || a.status != http.StatusOK || !strings.Contains(a.body, `id="link-code"`)) {
 			t.Fatalf("%s: %d\n%.2000s", c.name, a.status, a.body)
 		}
 		rows := auditSince(t, w, since)
