@@ -37,7 +37,8 @@ func (h *Handler) login(c *fiber.Ctx) error {
 	case errors.As(err, &th):
 		return err
 	case errors.Is(err, booking.ErrForbidden):
-		c.Status(fiber.StatusUnauthorized)
+		// The form again, with the error and no session (200: a 401 would
+		// owe an HTTP authentication scheme this form is not).
 		return h.render(c, "login", langOf(c).T("Log in"), loginData{Email: email, Error: langOf(c).T("Wrong email or password.")})
 	case err != nil:
 		return err

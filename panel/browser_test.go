@@ -184,6 +184,7 @@ func TestBrowserRunsTheDay(t *testing.T) {
 	if statusOf(t, w, early.ID) != booking.StatusNoShow {
 		t.Fatal("not a no-show")
 	}
+	shot(t, ctx, "booking.png", 1280, 900)
 
 	// Edit a shift: a day off becomes 10:00-16:00 with a break.
 	free := w.today().AddDays(20)
@@ -198,6 +199,7 @@ func TestBrowserRunsTheDay(t *testing.T) {
 		chromedp.Click(css(`#edit-day button[type=submit]`)),
 		chromedp.WaitVisible(css(`p.notice`)),
 	)
+	shot(t, ctx, "master.png", 1280, 900)
 	sh, err := w.Svc.Shifts(ctxb, w.salon.ID, master, free, 1)
 	if err != nil || len(sh) != 1 || sh[0].Start.In(loc).Format("15:04") != "10:00" || sh[0].BreakEnd.In(loc).Format("15:04") != "13:30" {
 		t.Fatalf("shift after the edit: %+v %v", sh, err)

@@ -218,7 +218,7 @@ func TestLoginThrottling(t *testing.T) {
 	b := w.client()
 	for i := range booking.LoginMaxFailures {
 		a := b.do("POST", "/panel/login", url.Values{"email": {demo.Email}, "password": {fmt.Sprintf("wrong-%d", i)}})
-		if a.status != http.StatusUnauthorized || b.sessionCookie() != "" {
+		if a.status != http.StatusOK || !strings.Contains(a.body, `role="alert"`) || b.sessionCookie() != "" {
 			t.Fatalf("wrong password %d: %d, cookie %q", i, a.status, b.sessionCookie())
 		}
 	}
