@@ -40,6 +40,21 @@ type altChoice struct {
 	Date     string
 	Time     string
 	Label    string
+	Action   string  // where the choice posts
+	Fields   []field // what it posts (the CSRF token besides)
+}
+
+type field struct{ Name, Value string }
+
+// offer makes each choice post to action with the fields, and its own
+// master, date and time.
+func offer(alts []altChoice, action string, fields ...field) {
+	for i := range alts {
+		a := &alts[i]
+		a.Action = action
+		a.Fields = append(append([]field(nil), fields...), field{"master", strconv.FormatInt(a.MasterID, 10)},
+			field{"date", a.Date}, field{"time", a.Time})
+	}
 }
 
 func newKey() string {
@@ -127,6 +142,8 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 			return err
 		}
 		f.Key = newKey()
+		offer(f.Alts, "/panel/bookings", field{"key", f.Key}, field{"service", strconv.FormatInt(f.ServiceID, 10)},
+			field{"phone", f.Phone}, field{"name", f.Name}, field{"notes", f.Notes})
 		return h.showBookingForm(c, f)
 	}
 	return done(c, fmt.Sprintf("/panel/bookings/%d", b.ID), "created")
@@ -290,6 +307,7 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
 			return err
 		}
+		offer(p.Alts, fmt.Sprintf("/panel/bookings/%d/reschedule", id))
 		return h.showBooking(c, p)
 	}
 	return done(c, fmt.Sprintf("/panel/bookings/%d", id), "rescheduled")

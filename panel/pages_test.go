@@ -3,10 +3,13 @@ package panel_test
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"salon/booking"
 	"salon/booking/bookingtest"
@@ -167,5 +170,46 @@ func TestDayViewEscapesWhatClientsType(t *testing.T) {
 	a := b.get("/panel/day/" + day.String())
 	if strings.Contains(a.body, "<img") || !strings.Contains(a.body, `&lt;img src=x onerror=&#34;alert(1)&#34;&gt;&amp;`) {
 		t.Errorf("the name is not escaped in the grid")
+	}
+}
+
+// TestRescheduleOntoATakenTimeOffersAlternatives: the booking keeps its
+// time, the page offers the core's nearest free times, one click moves it.
+func TestRescheduleOntoATakenTimeOffersAlternatives(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	loc := w.salon.Location()
+	var id, master int64
+	var start time.Time
+	// Two bookings of one master on one day: move the first onto the second.
+	if err := w.Pool.QueryRow(context.Background(), `SELECT a.id, a.master_id, x.starts_at FROM bookings a
+		JOIN bookings x ON x.master_id = a.master_id AND x.id <> a.id AND x.starts_at::date = a.starts_at::date
+		WHERE a.salon_id = $1 AND a.starts_at > $2 ORDER BY a.id LIMIT 1`, w.salon.ID, w.Clock.Now()).Scan(&id, &master, &start); err != nil {
+		t.Fatal(err)
+	}
+	before := scalar[time.Time](t, w, `SELECT starts_at FROM bookings WHERE id = $1`, id)
+	a := b.post(fmt.Sprintf("/panel/bookings/%d/reschedule", id), url.Values{"date": {start.In(loc).Format("2006-01-02")},
+		"time": {start.In(loc).Format("15:04")}, "master": {fmt.Sprint(master)}})
+	action := fmt.Sprintf(`action="/panel/bookings/%d/reschedule"`, id)
+	if a.status != http.StatusConflict || strings.Count(a.body, action) < 2 {
+		t.Fatalf("move onto a taken time: %d, %d choices", a.status, strings.Count(a.body, action)-1)
+	}
+	if now := scalar[time.Time](t, w, `SELECT starts_at FROM bookings WHERE id = $1`, id); !now.Equal(before) {
+		t.Fatal("the refused move changed the booking")
+	}
+	// Take the first choice, as its form would post it.
+	form := url.Values{}
+	i := strings.Index(a.body, `<div class="alts">`)
+	chunk := a.body[i:]
+	chunk = chunk[:strings.Index(chunk, "</form>")]
+	for _, m := range regexp.MustCompile(`name="(\w+)" value="([^"]*)"`).FindAllStringSubmatch(chunk, -1) {
+		form.Set(m[1], html.UnescapeString(m[2]))
+	}
+	if r := b.do("POST", fmt.Sprintf("/panel/bookings/%d/reschedule", id), form); r.status != http.StatusSeeOther {
+		t.Fatalf("the first choice: %d", r.status)
+	}
+	if now := scalar[time.Time](t, w, `SELECT starts_at FROM bookings WHERE id = $1`, id); now.Equal(before) {
+		t.Error("the chosen alternative did not move the booking")
 	}
 }
