@@ -275,7 +275,7 @@ func (s *Service) alternatives(ctx context.Context, salonID, serviceID, masterID
 		// deadline must not end the others' search.
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.lockWait)
 		defer cancel()
-		return s.searchAlternatives(sctx, salonID, serviceID, masterID, at, now, exclude)
+		return s.searchAlternatives(sctx, s.pool, salonID, serviceID, masterID, at, now, exclude)
 	})
 	if err != nil {
 		return nil, dbErr(err)
@@ -283,7 +283,9 @@ func (s *Service) alternatives(ctx context.Context, salonID, serviceID, masterID
 	return slices.Clone(v.([]Slot)), nil
 }
 
-func (s *Service) searchAlternatives(ctx context.Context, salonID, serviceID, masterID int64, at, now time.Time, exclude int64) ([]Slot, error) {
+// searchAlternatives finds the alternatives to at, reading through q (the
+// pool; a dry run's transaction, which sees its own rehearsed writes).
+func (s *Service) searchAlternatives(ctx context.Context, q querier, salonID, serviceID, masterID int64, at, now time.Time, exclude int64) ([]Slot, error) {
 	c, err := s.currentCatalog(ctx, salonID)
 	if err != nil {
 		return nil, err
@@ -297,7 +299,7 @@ func (s *Service) searchAlternatives(ctx context.Context, salonID, serviceID, ma
 	bookable := window{from: r.earliest, to: r.latest}
 	near := window{from: at.Add(-84 * time.Hour), to: at.Add(84 * time.Hour)}
 	for _, w := range []window{near.clip(bookable), bookable} {
-		alts, err := s.alternativesIn(ctx, &c.salon, &svc, offers, masterID, at, now, exclude, w)
+		alts, err := s.alternativesIn(ctx, q, &c.salon, &svc, offers, masterID, at, now, exclude, w)
 		if err != nil || len(alts) >= 3 || w == bookable {
 			return alts, err
 		}
@@ -317,12 +319,12 @@ func (w window) clip(o window) window {
 }
 
 // alternativesIn picks the alternatives from the free starts in w.
-func (s *Service) alternativesIn(ctx context.Context, salon *Salon, svc *SalonService, offers []offerTerms,
+func (s *Service) alternativesIn(ctx context.Context, q querier, salon *Salon, svc *SalonService, offers []offerTerms,
 	masterID int64, at, now time.Time, exclude int64, w window) ([]Slot, error) {
 	if !w.from.Before(w.to) {
 		return nil, nil
 	}
-	all, busy, err := freeSlots(ctx, s.pool, salon, svc, offers, w, now, exclude)
+	all, busy, err := freeSlots(ctx, q, salon, svc, offers, w, now, exclude)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +339,7 @@ func (s *Service) alternativesIn(ctx context.Context, salon *Salon, svc *SalonSe
 			others = append(others, sl)
 		}
 	}
-	exact = append(exact, offGrid(ctx, s, salon, svc, offers, masterID, at, now, exact, busy)...)
+	exact = append(exact, offGrid(ctx, q, salon, svc, offers, masterID, at, now, exact, busy)...)
 	nearest := func(list []Slot) {
 		slices.SortStableFunc(list, func(a, b Slot) int {
 			return cmp.Or(cmp.Compare(absDur(a.Start.Sub(at)), absDur(b.Start.Sub(at))), a.Start.Compare(b.Start))
@@ -365,7 +367,7 @@ func (s *Service) alternativesIn(ctx context.Context, salon *Salon, svc *SalonSe
 // offGrid returns the other masters free at exactly at whose grid does not
 // include at (their shift may start at another minute), from the busy
 // intervals already read and their shifts at that time.
-func offGrid(ctx context.Context, s *Service, salon *Salon, svc *SalonService, offers []offerTerms,
+func offGrid(ctx context.Context, q querier, salon *Salon, svc *SalonService, offers []offerTerms,
 	masterID int64, at, now time.Time, found []Slot, busy map[int64][]interval) []Slot {
 	var ids []int64
 	terms := map[int64]offerTerms{}
@@ -378,7 +380,7 @@ func offGrid(ctx context.Context, s *Service, salon *Salon, svc *SalonService, o
 	if len(ids) == 0 {
 		return nil
 	}
-	shifts, err := loadShifts(ctx, s.pool, salon.ID, ids, at, at.Add(time.Minute))
+	shifts, err := loadShifts(ctx, q, salon.ID, ids, at, at.Add(time.Minute))
 	if err != nil {
 		return nil // advice: an error here only means fewer choices
 	}

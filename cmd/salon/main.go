@@ -42,6 +42,10 @@ commands:
                                         create a panel user (password prompted, or read from stdin)
   master link-code --salon SLUG --master NAME
                                         a one-time code with which the master links Telegram (/link CODE)
+  import KIND FILE --salon SLUG [--dry-run] [--report FILE.csv|FILE.json]
+                                        import services, masters, schedule, clients or bookings from CSV
+  export KIND --salon SLUG [--out FILE] [--lang ru|en]
+                                        export a kind in the import format
 
 environment: DATABASE_URL, SALON_HTTP_ADDR, SALON_PUBLIC_URL, TELEGRAM_BOT_TOKEN, ... (see README)
 `
@@ -77,6 +81,9 @@ func exitFor(err error, stderr io.Writer) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "salon: %s\n(run 'salon help' for usage)\n", ue.msg)
 		return exitFatal
+	case errors.As(err, &rejectedRows{}):
+		fmt.Fprintf(stderr, "salon: %s\n", oneLine(err))
+		return exitRejected
 	case errors.Is(err, booking.ErrInvalid), errors.Is(err, booking.ErrConflict):
 		fmt.Fprintf(stderr, "salon: %s\n", oneLine(err))
 		return exitRejected
@@ -107,6 +114,10 @@ func dispatch(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 		return cmdAdmin(ctx, rest, getenv, stdin, stdout, stderr)
 	case "master":
 		return cmdMaster(ctx, rest, getenv, stdout)
+	case "import":
+		return cmdImport(ctx, rest, getenv, stdout, stderr)
+	case "export":
+		return cmdExport(ctx, rest, getenv, stdout)
 	}
 	return usagef("unknown command %q", cmd)
 }

@@ -1,0 +1,942 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Batches write many rows of one kind at once, for imports: each row is
+// accepted whole or rejected with its reason, by natural key (a re-import
+// updates, never duplicates), in few round trips. The caller the context
+// carries (As; an import is ByImport) is held to the salon as everywhere,
+// and the changes are audited under its name. With dry set, every
+// transaction is rolled back instead of committed: the results are what a
+// real run would report.
+
+// Outcome is what became of one row of a batch.
+type Outcome string
+
+// Outcomes.
+const (
+	Created   Outcome = "created"
+	Updated   Outcome = "updated"
+	Unchanged Outcome = "unchanged"
+	Rejected  Outcome = "rejected"
+)
+
+// RowResult is the outcome of one row. A rejected row has Err (a
+// *ValidationError names the field) and, for a booking, the nearest free
+// starts.
+type RowResult struct {
+	Outcome      Outcome
+	Err          error
+	Alternatives []Slot
+}
+
+func rejected(field, reason string) RowResult {
+	return RowResult{Outcome: Rejected, Err: invalid(field, reason)}
+}
+
+// errDryRun ends a rehearsed transaction: inTx rolls back on any error.
+var errDryRun = errors.New("dry run")
+
+// batchTx runs fn in a transaction that commits, or, when dry, is rolled
+// back.
+func (s *Service) batchTx(ctx context.Context, dry bool, fn func(tx pgx.Tx) error) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		if dry {
+			return errDryRun
+		}
+		return nil
+	})
+	if errors.Is(err, errDryRun) {
+		return nil
+	}
+	return err
+}
+
+// ServiceRow is a row of a services import: the service, and which of its
+// optional columns the file has (a missing column keeps the stored value).
+type ServiceRow struct {
+	SalonService
+	HasBuffer, HasDeposit bool
+}
+
+// ImportServices creates or updates services by name.
+func (s *Service) ImportServices(ctx context.Context, salonID int64, rows []ServiceRow, dry bool) ([]RowResult, error) {
+	if err := authorize(ctx, salonID, RoleOwner); err != nil {
+		return nil, err
+	}
+	out := make([]RowResult, len(rows))
+	names := make([]string, len(rows))
+	for i := range rows {
+		names[i] = strings.TrimSpace(rows[i].Name)
+	}
+	err := s.batchTx(ctx, dry, func(tx pgx.Tx) error {
+		cur := map[string]SalonService{}
+		r, err := tx.Query(ctx, `SELECT id, name, duration_min, buffer_min, price, deposit, active FROM services
+			WHERE salon_id = $1 AND name = ANY($2) ORDER BY id FOR UPDATE`, salonID, names)
+		if err != nil {
+			return fmt.Errorf("import services: %w", err)
+		}
+		existing, err := pgx.CollectRows(r, func(r pgx.CollectableRow) (SalonService, error) {
+			var sv SalonService
+			err := r.Scan(&sv.ID, &sv.Name, &sv.DurationMin, &sv.BufferMin, &sv.Price, &sv.Deposit, &sv.Active)
+			return sv, err
+		})
+		if err != nil {
+			return fmt.Errorf("import services: %w", err)
+		}
+		for _, sv := range existing {
+			cur[sv.Name] = sv
+		}
+		seen := map[string]bool{}
+		for i, row := range rows {
+			if key := strings.ToLower(strings.TrimSpace(row.Name)); seen[key] {
+				out[i] = rejected("name", "given twice: this name is on an earlier row")
+				continue
+			} else {
+				seen[key] = true
+			}
+			old, found := cur[strings.TrimSpace(row.Name)]
+			in := row.SalonService
+			in.Active = true
+			if found {
+				if !row.HasBuffer {
+					in.BufferMin = old.BufferMin
+				}
+				if !row.HasDeposit {
+					in.Deposit = old.Deposit
+				}
+			}
+			if err := in.normalize(); err != nil {
+				out[i] = RowResult{Outcome: Rejected, Err: err}
+				continue
+			}
+			switch {
+			case !found:
+				if err := tx.QueryRow(ctx, `INSERT INTO services (salon_id, name, duration_min, buffer_min, price, deposit)
+					VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, salonID, in.Name, in.DurationMin, in.BufferMin, in.Price, in.Deposit).
+					Scan(&in.ID); err != nil {
+					return fmt.Errorf("import services: %w", err)
+				}
+				out[i].Outcome = Created
+			case old.DurationMin == in.DurationMin && old.BufferMin == in.BufferMin && old.Price == in.Price &&
+				old.Deposit == in.Deposit && old.Active:
+				in.ID = old.ID
+				out[i].Outcome = Unchanged
+			default:
+				in.ID = old.ID
+				if _, err := tx.Exec(ctx, `UPDATE services SET duration_min = $2, buffer_min = $3, price = $4, deposit = $5, active = true
+					WHERE id = $1`, old.ID, in.DurationMin, in.BufferMin, in.Price, in.Deposit); err != nil {
+					return fmt.Errorf("import services: %w", err)
+				}
+				out[i].Outcome = Updated
+			}
+			cur[in.Name] = in
+		}
+		return nil
+	})
+	return out, err
+}
+
+// MasterRow is a row of a masters import: a name, and the optional phone
+// and service names (a missing column keeps what is stored; the services
+// listed replace the master's).
+type MasterRow struct {
+	Name     string
+	Phone    string
+	Services []string
+	HasPhone bool
+	// HasServices says the row lists services (an empty list keeps them).
+	HasServices bool
+}
+
+// ImportMasters creates or updates masters by name.
+func (s *Service) ImportMasters(ctx context.Context, salonID int64, rows []MasterRow, dry bool) ([]RowResult, error) {
+	if err := authorize(ctx, salonID, RoleOwner); err != nil {
+		return nil, err
+	}
+	salon, err := getSalon(ctx, s.pool, salonID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RowResult, len(rows))
+	err = s.batchTx(ctx, dry, func(tx pgx.Tx) error {
+		svcByName, err := serviceIDs(ctx, tx, salonID)
+		if err != nil {
+			return err
+		}
+		names := make([]string, len(rows))
+		for i := range rows {
+			names[i] = CleanName(rows[i].Name)
+		}
+		type cur struct {
+			id     int64
+			phone  string
+			active bool
+			offers []int64
+		}
+		have := map[string]*cur{}
+		r, err := tx.Query(ctx, `SELECT m.id, m.name, COALESCE(m.phone, ''), m.active,
+			COALESCE((SELECT array_agg(service_id ORDER BY service_id) FROM master_services WHERE master_id = m.id), '{}')
+			FROM masters m WHERE m.salon_id = $1 AND m.name = ANY($2) ORDER BY m.id FOR UPDATE`, salonID, names)
+		if err != nil {
+			return fmt.Errorf("import masters: %w", err)
+		}
+		for r.Next() {
+			var c cur
+			var name string
+			if err := r.Scan(&c.id, &name, &c.phone, &c.active, &c.offers); err != nil {
+				r.Close()
+				return fmt.Errorf("import masters: %w", err)
+			}
+			have[name] = &c
+		}
+		r.Close()
+		if err := r.Err(); err != nil {
+			return fmt.Errorf("import masters: %w", err)
+		}
+		seen := map[string]bool{}
+		for i, row := range rows {
+			m := Master{Name: row.Name, Phone: row.Phone}
+			if err := m.normalize(salon.Country); err != nil {
+				out[i] = RowResult{Outcome: Rejected, Err: err}
+				continue
+			}
+			if seen[strings.ToLower(m.Name)] {
+				out[i] = rejected("name", "given twice: this name is on an earlier row")
+				continue
+			}
+			seen[strings.ToLower(m.Name)] = true
+			var want []int64
+			bad := ""
+			for _, n := range row.Services {
+				id, ok := svcByName[strings.ToLower(strings.TrimSpace(n))]
+				if !ok {
+					bad = n
+					break
+				}
+				if !slices.Contains(want, id) {
+					want = append(want, id)
+				}
+			}
+			if bad != "" {
+				out[i] = RowResult{Outcome: Rejected, Err: unknown("services", fmt.Sprintf("no service %q in this salon", bad))}
+				continue
+			}
+			slices.Sort(want)
+			c, found := have[m.Name]
+			if !found {
+				c = &cur{}
+				if err := tx.QueryRow(ctx, `INSERT INTO masters (salon_id, name, phone) VALUES ($1, $2, NULLIF($3, '')) RETURNING id`,
+					salonID, m.Name, m.Phone).Scan(&c.id); err != nil {
+					return fmt.Errorf("import masters: %w", err)
+				}
+				c.phone, c.active = m.Phone, true
+				have[m.Name] = c
+				out[i].Outcome = Created
+			} else {
+				out[i].Outcome = Unchanged
+				if (row.HasPhone && c.phone != m.Phone) || !c.active {
+					if !row.HasPhone {
+						m.Phone = c.phone
+					}
+					if _, err := tx.Exec(ctx, `UPDATE masters SET phone = NULLIF($2, ''), active = true WHERE id = $1`, c.id, m.Phone); err != nil {
+						return fmt.Errorf("import masters: %w", err)
+					}
+					c.phone, c.active = m.Phone, true
+					out[i].Outcome = Updated
+				}
+			}
+			if row.HasServices && len(row.Services) > 0 && !slices.Equal(want, c.offers) {
+				if _, err := tx.Exec(ctx, `DELETE FROM master_services WHERE master_id = $1 AND NOT service_id = ANY($2)`, c.id, want); err != nil {
+					return fmt.Errorf("import masters: %w", err)
+				}
+				if _, err := tx.Exec(ctx, `INSERT INTO master_services (salon_id, master_id, service_id)
+					SELECT $1, $2, unnest($3::bigint[]) ON CONFLICT (master_id, service_id) DO NOTHING`, salonID, c.id, want); err != nil {
+					return fmt.Errorf("import masters: %w", err)
+				}
+				c.offers = want
+				if out[i].Outcome == Unchanged {
+					out[i].Outcome = Updated
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// serviceIDs maps the salon's service names (lower case) to ids.
+func serviceIDs(ctx context.Context, q querier, salonID int64) (map[string]int64, error) {
+	r, err := q.Query(ctx, `SELECT id, name FROM services WHERE salon_id = $1`, salonID)
+	if err != nil {
+		return nil, fmt.Errorf("services: %w", err)
+	}
+	defer r.Close()
+	out := map[string]int64{}
+	for r.Next() {
+		var id int64
+		var name string
+		if err := r.Scan(&id, &name); err != nil {
+			return nil, fmt.Errorf("services: %w", err)
+		}
+		out[strings.ToLower(name)] = id
+	}
+	return out, r.Err()
+}
+
+// masterIDs maps the salon's master names (lower case) to ids.
+func masterIDs(ctx context.Context, q querier, salonID int64) (map[string]int64, error) {
+	r, err := q.Query(ctx, `SELECT id, name FROM masters WHERE salon_id = $1`, salonID)
+	if err != nil {
+		return nil, fmt.Errorf("masters: %w", err)
+	}
+	defer r.Close()
+	out := map[string]int64{}
+	for r.Next() {
+		var id int64
+		var name string
+		if err := r.Scan(&id, &name); err != nil {
+			return nil, fmt.Errorf("masters: %w", err)
+		}
+		out[strings.ToLower(name)] = id
+	}
+	return out, r.Err()
+}
+
+// ClientRow is a row of a clients import: the phone (the key), the name,
+// and the optional Telegram user id and notes (a missing column keeps what
+// is stored). A Telegram id given by the salon becomes the client's
+// identity on Telegram (verified by the import: the salon vouches).
+type ClientRow struct {
+	Name, Phone, Telegram, Notes string
+	HasTelegram, HasNotes        bool
+}
+
+// ImportClients creates or updates clients by phone.
+func (s *Service) ImportClients(ctx context.Context, salonID int64, rows []ClientRow, dry bool) ([]RowResult, error) {
+	if err := authorize(ctx, salonID, RoleOwner); err != nil {
+		return nil, err
+	}
+	salon, err := getSalon(ctx, s.pool, salonID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RowResult, len(rows))
+	phones := make([]string, len(rows))
+	for i := range rows {
+		fe := fieldErrors{}
+		in := ClientInput{Name: rows[i].Name, Phone: rows[i].Phone}
+		in.normalize(fe, "", salon.Country)
+		rows[i].Name, rows[i].Phone = in.Name, in.Phone
+		if rows[i].HasNotes {
+			rows[i].Notes = cleanText(fe, "notes", rows[i].Notes, MaxNotesLen, multiLine, false)
+		}
+		if t := strings.TrimSpace(rows[i].Telegram); rows[i].HasTelegram && t != "" {
+			if id, err := strconv.ParseInt(strings.TrimPrefix(t, "tg:"), 10, 64); err != nil || id <= 0 {
+				fe.add("telegram", "a Telegram user id (a number)")
+			} else {
+				rows[i].Telegram = strconv.FormatInt(id, 10)
+			}
+		} else {
+			rows[i].Telegram = ""
+		}
+		if err := fe.err(); err != nil {
+			out[i] = RowResult{Outcome: Rejected, Err: err}
+			continue
+		}
+		if slices.Contains(phones[:i], in.Phone) {
+			out[i] = rejected("phone", "given twice: this phone is on an earlier row")
+			continue
+		}
+		phones[i] = in.Phone
+	}
+	err = s.batchTx(ctx, dry, func(tx pgx.Tx) error {
+		type cur struct {
+			id              int64
+			name, notes, tg string
+		}
+		have := map[string]*cur{}
+		r, err := tx.Query(ctx, `SELECT c.id, c.phone, c.name, c.notes,
+			COALESCE((SELECT min(external_id) FROM client_identities i WHERE i.client_id = c.id AND i.channel = 'telegram'), '')
+			FROM clients c WHERE c.salon_id = $1 AND c.phone = ANY($2) ORDER BY c.id FOR UPDATE`, salonID, phones)
+		if err != nil {
+			return fmt.Errorf("import clients: %w", err)
+		}
+		for r.Next() {
+			var c cur
+			var phone string
+			if err := r.Scan(&c.id, &phone, &c.name, &c.notes, &c.tg); err != nil {
+				r.Close()
+				return fmt.Errorf("import clients: %w", err)
+			}
+			have[phone] = &c
+		}
+		r.Close()
+		if err := r.Err(); err != nil {
+			return fmt.Errorf("import clients: %w", err)
+		}
+		batch := &pgx.Batch{}
+		for i, row := range rows {
+			if out[i].Outcome == Rejected {
+				continue
+			}
+			c, found := have[row.Phone]
+			notes := row.Notes
+			if found && !row.HasNotes {
+				notes = c.notes
+			}
+			switch {
+			case !found:
+				c = &cur{name: row.Name, notes: notes}
+				have[row.Phone] = c
+				batch.Queue(`INSERT INTO clients (salon_id, name, phone, notes) VALUES ($1, $2, $3, $4)
+					ON CONFLICT (salon_id, phone) WHERE phone IS NOT NULL DO UPDATE SET name = EXCLUDED.name, notes = EXCLUDED.notes`,
+					salonID, row.Name, row.Phone, notes)
+				out[i].Outcome = Created
+			case c.name != row.Name || c.notes != notes:
+				batch.Queue(`UPDATE clients SET name = $3, notes = $4 WHERE salon_id = $1 AND phone = $2`, salonID, row.Phone, row.Name, notes)
+				c.name, c.notes = row.Name, notes
+				out[i].Outcome = Updated
+			default:
+				out[i].Outcome = Unchanged
+			}
+			if row.Telegram != "" && row.Telegram != c.tg {
+				batch.Queue(`INSERT INTO client_identities (salon_id, client_id, channel, external_id, verified_by)
+					SELECT $1, id, 'telegram', $3, 'import' FROM clients WHERE salon_id = $1 AND phone = $2
+					ON CONFLICT (salon_id, channel, external_id) DO UPDATE SET client_id = EXCLUDED.client_id,
+					    verified_by = EXCLUDED.verified_by, verified_at = now()`, salonID, row.Phone, row.Telegram)
+				c.tg = row.Telegram
+				if out[i].Outcome == Unchanged {
+					out[i].Outcome = Updated
+				}
+			}
+		}
+		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+			return fmt.Errorf("import clients: %w", err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DayRow is a master's shifts on one day, as a schedule import gives them:
+// they replace the day's shifts.
+type DayRow struct {
+	Master string
+	Date   Date
+	Shifts []ShiftInput
+}
+
+// ImportSchedule replaces each master's shifts on each day given. A day
+// whose change would leave an active booking outside working hours is
+// rejected (naming the bookings); so is a day whose shifts overlap each
+// other or a neighbouring day's. The days are written in one transaction:
+// the masters' locks, one read of the current shifts, one check of the
+// bookings, one delete and one COPY.
+func (s *Service) ImportSchedule(ctx context.Context, salonID int64, days []DayRow, dry bool) ([]RowResult, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	salon, err := getSalon(ctx, s.pool, salonID)
+	if err != nil {
+		return nil, err
+	}
+	loc := salon.Location()
+	out := make([]RowResult, len(days))
+	type day struct {
+		i      int
+		master int64
+		date   Date
+		shifts []shift
+	}
+	err = s.batchTx(ctx, dry, func(tx pgx.Tx) error {
+		ids, err := masterIDs(ctx, tx, salonID)
+		if err != nil {
+			return err
+		}
+		var todo []day
+		seen := map[[2]int64]bool{}
+		var lockIDs []int64
+		for i, d := range days {
+			id, ok := ids[strings.ToLower(CleanName(d.Master))]
+			if !ok {
+				out[i] = RowResult{Outcome: Rejected, Err: unknown("master", "no such master in this salon")}
+				continue
+			}
+			key := [2]int64{id, int64(d.Date.sortKey())}
+			if seen[key] {
+				out[i] = rejected("date", "this master's day is given twice")
+				continue
+			}
+			seen[key] = true
+			var shifts []shift
+			bad := ""
+			for _, x := range d.Shifts {
+				sh, err := x.instants(d.Date, loc)
+				if err != nil {
+					bad = err.Error()
+					break
+				}
+				shifts = append(shifts, sh)
+			}
+			slices.SortFunc(shifts, func(a, b shift) int { return a.start.Compare(b.start) })
+			for k := 1; k < len(shifts) && bad == ""; k++ {
+				if shifts[k].start.Before(shifts[k-1].end) {
+					bad = "shifts of one day must not overlap"
+				}
+			}
+			if bad != "" {
+				out[i] = rejected("start", bad)
+				continue
+			}
+			todo = append(todo, day{i: i, master: id, date: d.Date, shifts: shifts})
+			if !slices.Contains(lockIDs, id) {
+				lockIDs = append(lockIDs, id)
+			}
+		}
+		if len(todo) == 0 {
+			return nil
+		}
+		// Every master's lock, in ascending order, one statement.
+		slices.Sort(lockIDs)
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || m, 0))
+			FROM unnest($1::bigint[]) m ORDER BY m`, lockIDs); err != nil {
+			return fmt.Errorf("import schedule: %w", err)
+		}
+		ms, ds := make([]int64, len(todo)), make([]time.Time, len(todo))
+		for k, d := range todo {
+			ms[k], ds[k] = d.master, d.date.dbDate()
+		}
+		r, err := tx.Query(ctx, `SELECT s.master_id, s.work_date, s.starts_at, s.ends_at, s.break_starts_at, s.break_ends_at
+			FROM shifts s JOIN unnest($2::bigint[], $3::date[]) x(m, d) ON s.master_id = x.m AND s.work_date = x.d
+			WHERE s.salon_id = $1 ORDER BY s.starts_at`, salonID, ms, ds)
+		if err != nil {
+			return fmt.Errorf("import schedule: %w", err)
+		}
+		old := map[[2]int64][]shift{}
+		for r.Next() {
+			var m int64
+			var d time.Time
+			sh, err := scanShift(r, &m, &d)
+			if err != nil {
+				r.Close()
+				return fmt.Errorf("import schedule: %w", err)
+			}
+			k := [2]int64{m, int64(DateOf(d).sortKey())}
+			old[k] = append(old[k], sh)
+		}
+		r.Close()
+		if err := r.Err(); err != nil {
+			return fmt.Errorf("import schedule: %w", err)
+		}
+		// Which days change, and the bookings their old shifts covered.
+		var changed []day
+		var bm []int64
+		var bf, bt []time.Time
+		for _, d := range todo {
+			prev := old[[2]int64{d.master, int64(d.date.sortKey())}]
+			switch {
+			case sameShifts(prev, d.shifts):
+				out[d.i].Outcome = Unchanged
+				continue
+			case len(prev) == 0:
+				out[d.i].Outcome = Created
+			default:
+				out[d.i].Outcome = Updated
+				bm = append(bm, d.master)
+				bf, bt = append(bf, prev[0].start), append(bt, prev[len(prev)-1].end)
+			}
+			changed = append(changed, d)
+		}
+		if len(bm) > 0 {
+			r, err := tx.Query(ctx, `SELECT b.id, b.master_id, b.starts_at, b.duration_min FROM bookings b
+				JOIN unnest($2::bigint[], $3::timestamptz[], $4::timestamptz[]) x(m, f, t)
+				  ON b.master_id = x.m AND b.starts_at < x.t AND booking_slot_end(b.starts_at, b.duration_min) > x.f
+				WHERE b.salon_id = $1 AND b.status IN ('pending', 'confirmed')`, salonID, bm, bf, bt)
+			if err != nil {
+				return fmt.Errorf("import schedule: %w", err)
+			}
+			type bk struct {
+				id, master int64
+				start      time.Time
+				dur        time.Duration
+			}
+			bks, err := pgx.CollectRows(r, func(r pgx.CollectableRow) (bk, error) {
+				var b bk
+				var min int
+				err := r.Scan(&b.id, &b.master, &b.start, &min)
+				b.dur = time.Duration(min) * time.Minute
+				return b, err
+			})
+			if err != nil {
+				return fmt.Errorf("import schedule: %w", err)
+			}
+			kept := changed[:0]
+			for _, d := range changed {
+				prev := old[[2]int64{d.master, int64(d.date.sortKey())}]
+				var lost []LostBooking
+				for _, b := range bks {
+					covered := func(sh shift) bool { return sh.fits(b.start, b.dur, 0) }
+					if b.master == d.master && slices.ContainsFunc(prev, covered) && !slices.ContainsFunc(d.shifts, covered) {
+						lost = append(lost, LostBooking{ID: b.id, StartsAt: b.start.In(loc)})
+					}
+				}
+				if len(lost) > 0 {
+					out[d.i] = RowResult{Outcome: Rejected, Err: &LostBookingsError{Bookings: lost}}
+					continue
+				}
+				kept = append(kept, d)
+			}
+			changed = kept
+		}
+		if len(changed) == 0 {
+			return nil
+		}
+		if err := writeDays(ctx, tx, salonID, changed, func(d day) (int64, Date, []shift) { return d.master, d.date, d.shifts }); err == nil {
+			return nil
+		} else if pgCode(err) != pgExclusionViolation {
+			return err
+		}
+		// Some day overlaps a neighbouring day's shift: write the days one
+		// by one, each under a savepoint, and reject those that overlap.
+		for _, d := range changed {
+			err := writeDays(ctx, tx, salonID, []day{d}, func(d day) (int64, Date, []shift) { return d.master, d.date, d.shifts })
+			if pgCode(err) == pgExclusionViolation {
+				out[d.i] = rejected("start", "overlaps a shift of the day before or after")
+				continue
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// writeDays replaces the shifts of the days under a savepoint (rolled back
+// to when it fails): one delete, one COPY.
+func writeDays[D any](ctx context.Context, tx pgx.Tx, salonID int64, days []D, get func(D) (int64, Date, []shift)) error {
+	if _, err := tx.Exec(ctx, `SAVEPOINT days`); err != nil {
+		return fmt.Errorf("import schedule: %w", err)
+	}
+	ms, ds := make([]int64, len(days)), make([]time.Time, len(days))
+	var rows [][]any
+	for k, d := range days {
+		m, date, shifts := get(d)
+		ms[k], ds[k] = m, date.dbDate()
+		for _, sh := range shifts {
+			var bs, be any
+			if !sh.breakStart.IsZero() {
+				bs, be = sh.breakStart, sh.breakEnd
+			}
+			rows = append(rows, []any{salonID, m, date.dbDate(), sh.start, sh.end, bs, be})
+		}
+	}
+	_, err := tx.Exec(ctx, `DELETE FROM shifts s USING unnest($2::bigint[], $3::date[]) x(m, d)
+		WHERE s.salon_id = $1 AND s.master_id = x.m AND s.work_date = x.d`, salonID, ms, ds)
+	if err == nil && len(rows) > 0 {
+		_, err = tx.CopyFrom(ctx, pgx.Identifier{"shifts"},
+			[]string{"salon_id", "master_id", "work_date", "starts_at", "ends_at", "break_starts_at", "break_ends_at"},
+			pgx.CopyFromRows(rows))
+	}
+	if err != nil {
+		if _, rerr := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT days`); rerr != nil {
+			return fmt.Errorf("import schedule: %w", rerr)
+		}
+		return err
+	}
+	if _, err := tx.Exec(ctx, `RELEASE SAVEPOINT days`); err != nil {
+		return fmt.Errorf("import schedule: %w", err)
+	}
+	return nil
+}
+
+func sameShifts(a, b []shift) bool {
+	return slices.EqualFunc(a, b, func(x, y shift) bool {
+		return x.start.Equal(y.start) && x.end.Equal(y.end) && x.breakStart.Equal(y.breakStart) && x.breakEnd.Equal(y.breakEnd)
+	})
+}
+
+// BookingRow is a row of a bookings import. Its natural key is the master
+// and the start: a booking already there is updated (service, client,
+// status), never doubled. Status may be confirmed (the default),
+// completed or no_show.
+type BookingRow struct {
+	Master, Service string
+	StartsAt        time.Time
+	Phone, Name     string
+	Status          Status
+}
+
+// MaxBookingGroup is the most rows of one master written in one transaction.
+const MaxBookingGroup = 500
+
+// ImportBookings books the rows, grouped per master: each group in one
+// transaction under the master's lock, each row under a savepoint against
+// the exclusion constraint, the inserts pipelined. Past times and times
+// outside shifts are allowed (history); an overlap with another booking,
+// in the salon or earlier in the file, rejects the row with the nearest
+// free starts. Imported bookings notify nobody.
+func (s *Service) ImportBookings(ctx context.Context, salonID int64, rows []BookingRow, dry bool) ([]RowResult, error) {
+	if err := authorize(ctx, salonID, RoleOwner); err != nil {
+		return nil, err
+	}
+	cat, err := s.currentCatalog(ctx, salonID)
+	if err != nil {
+		return nil, err
+	}
+	country := cat.salon.Country
+	out := make([]RowResult, len(rows))
+	mids, err := masterIDs(ctx, s.pool, salonID)
+	if err != nil {
+		return nil, err
+	}
+	sids, err := serviceIDs(ctx, s.pool, salonID)
+	if err != nil {
+		return nil, err
+	}
+	caller := callerOf(ctx)
+	actor := Actor{Kind: ActorSystem, Channel: ChannelImport}
+	if caller.kind == callerStaff {
+		actor = Actor{Kind: ActorAdmin, ID: caller.user.ID, Channel: ChannelPanel}
+	}
+	groups := map[int64][]int{}
+	var order []int64
+	prepared := make([]Booking, len(rows))
+	clients := make([]ClientInput, len(rows))
+	for i, r := range rows {
+		fe := fieldErrors{}
+		m, okM := mids[strings.ToLower(CleanName(r.Master))]
+		sv, okS := sids[strings.ToLower(strings.TrimSpace(r.Service))]
+		if !okM {
+			out[i] = RowResult{Outcome: Rejected, Err: unknown("master", "no such master in this salon")}
+			continue
+		}
+		if !okS {
+			out[i] = RowResult{Outcome: Rejected, Err: unknown("service", "no such service in this salon")}
+			continue
+		}
+		o, offered := cat.offers[[2]int64{m, sv}]
+		if !offered {
+			out[i] = rejected("service", "this master does not do this service")
+			continue
+		}
+		c := ClientInput{Name: r.Name, Phone: r.Phone}
+		c.normalize(fe, "client_", country)
+		if c.Name == "" {
+			delete(fe, "client_name") // the name is optional: the phone is the client
+		}
+		status := cmpOr(string(r.Status), string(StatusConfirmed))
+		switch Status(status) {
+		case StatusConfirmed, StatusCompleted, StatusNoShow:
+		default:
+			fe.add("status", "confirmed, completed or no_show")
+		}
+		if r.StartsAt.IsZero() {
+			fe.add("start", "required")
+		}
+		if err := fe.err(); err != nil {
+			out[i] = RowResult{Outcome: Rejected, Err: err}
+			continue
+		}
+		svc := cat.services[sv]
+		prepared[i] = Booking{SalonID: salonID, MasterID: m, ServiceID: sv, StartsAt: r.StartsAt.Truncate(time.Minute),
+			DurationMin: o.durationMin, BufferMin: svc.BufferMin, Status: Status(status), Source: SourceImport,
+			Price: o.price, Deposit: svc.Deposit, ContactName: c.Name}
+		clients[i] = c
+		if _, ok := groups[m]; !ok {
+			order = append(order, m)
+		}
+		groups[m] = append(groups[m], i)
+	}
+	now := s.now()
+	alternatives := func(q querier, i int) error {
+		b := prepared[i]
+		alts, err := s.searchAlternatives(ctx, q, salonID, b.ServiceID, b.MasterID, b.StartsAt, now, 0)
+		if err != nil {
+			return err
+		}
+		out[i].Alternatives = alts
+		out[i].Err = &SlotTakenError{Alternatives: alts}
+		return nil
+	}
+	taken := func(i int) bool { return out[i].Outcome == Rejected && errors.Is(out[i].Err, ErrSlotTaken) }
+	if dry {
+		// A rehearsal of the whole chunk in one transaction, rolled back:
+		// every master's lock at once (ascending), the groups, then the
+		// alternatives as the real run would find them (seeing the
+		// rehearsed rows).
+		err := s.batchTx(ctx, true, func(tx pgx.Tx) error {
+			sorted := slices.Clone(order)
+			slices.Sort(sorted)
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || m, 0))
+				FROM unnest($1::bigint[]) m ORDER BY m`, sorted); err != nil {
+				return fmt.Errorf("import bookings: %w", err)
+			}
+			for _, m := range order {
+				if err := writeGroup(ctx, tx, m, groups[m], prepared, clients, actor, out); err != nil {
+					return err
+				}
+			}
+			for i := range out {
+				if taken(i) {
+					if err := alternatives(tx, i); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	for _, m := range order {
+		idx := groups[m]
+		for len(idx) > 0 {
+			n := min(len(idx), MaxBookingGroup)
+			group := idx[:n]
+			if err := s.inTx(ctx, func(tx pgx.Tx) error {
+				if err := lockMasters(ctx, tx, m); err != nil {
+					return err
+				}
+				return writeGroup(ctx, tx, m, group, prepared, clients, actor, out)
+			}); err != nil {
+				return nil, err
+			}
+			idx = idx[n:]
+		}
+	}
+	// The nearest free starts for each row refused for an overlap, now
+	// that every lock is released.
+	for i := range out {
+		if taken(i) {
+			if err := alternatives(s.pool, i); err != nil {
+				return nil, dbErr(err)
+			}
+		}
+	}
+	return out, nil
+}
+
+// writeGroup writes one master's rows in the transaction, under the
+// master's lock (taken by the caller).
+func writeGroup(ctx context.Context, tx pgx.Tx, masterID int64, idx []int, prepared []Booking, clients []ClientInput,
+	actor Actor, out []RowResult) error {
+	starts := make([]time.Time, len(idx))
+	for k, i := range idx {
+		starts[k] = prepared[i].StartsAt
+	}
+	// What is already at these starts (the natural key).
+	type cur struct {
+		id, service int64
+		phone       string
+		status      Status
+	}
+	have := map[int64]cur{}
+	r, err := tx.Query(ctx, `SELECT b.id, b.starts_at, b.service_id, COALESCE(c.phone, ''), b.status
+		FROM bookings b JOIN clients c ON c.id = b.client_id
+		WHERE b.master_id = $1 AND b.starts_at = ANY($2) AND b.status <> 'cancelled' FOR UPDATE OF b`, masterID, starts)
+	if err != nil {
+		return fmt.Errorf("import bookings: %w", err)
+	}
+	for r.Next() {
+		var c cur
+		var at time.Time
+		if err := r.Scan(&c.id, &at, &c.service, &c.phone, &c.status); err != nil {
+			r.Close()
+			return fmt.Errorf("import bookings: %w", err)
+		}
+		have[at.Unix()] = c
+	}
+	r.Close()
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("import bookings: %w", err)
+	}
+	// Every row under a savepoint, pipelined; a refused row is rolled
+	// back alone and the rest sent again.
+	written := map[int]bool{}
+	pending := slices.Clone(idx)
+	for len(pending) > 0 {
+		batch := &pgx.Batch{}
+		var sent []int
+		for _, i := range pending {
+			b := &prepared[i]
+			c, exists := have[b.StartsAt.Unix()]
+			switch {
+			case exists && c.service == b.ServiceID && c.phone == clients[i].Phone && c.status == b.Status:
+				out[i].Outcome = Unchanged
+				continue
+			case exists:
+				batch.Queue(`SAVEPOINT row`)
+				queueUpdateBooking(batch, c.id, b, clients[i], func() { written[i] = true })
+				out[i].Outcome = Updated
+			default:
+				batch.Queue(`SAVEPOINT row`)
+				queueInsertBooking(batch, b, clients[i], Identity{}, "", actor, nil, nil, nil)
+				batch.Queue(`SELECT`).Exec(func(pgconn.CommandTag) error { written[i] = true; return nil })
+				out[i].Outcome = Created
+			}
+			batch.Queue(`RELEASE SAVEPOINT row`)
+			sent = append(sent, i)
+		}
+		if len(sent) == 0 {
+			return nil
+		}
+		err := tx.SendBatch(ctx, batch).Close()
+		if err == nil {
+			return nil
+		}
+		if pgCode(err) != pgExclusionViolation {
+			return fmt.Errorf("import bookings: %w", err)
+		}
+		// The refused row is the first not written.
+		bad := slices.IndexFunc(sent, func(i int) bool { return !written[i] })
+		if bad < 0 {
+			return fmt.Errorf("import bookings: %w", err)
+		}
+		if _, rerr := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT row; RELEASE SAVEPOINT row`); rerr != nil {
+			return fmt.Errorf("import bookings: %w", rerr)
+		}
+		i := sent[bad]
+		out[i] = RowResult{Outcome: Rejected, Err: ErrSlotTaken}
+		pending = sent[bad+1:]
+	}
+	return nil
+}
+
+// queueUpdateBooking queues the update of an existing booking at the
+// imported row's key: its service, terms, client and status.
+func queueUpdateBooking(batch *pgx.Batch, id int64, b *Booking, c ClientInput, done func()) {
+	batch.Queue(`
+		WITH cl AS (
+		    INSERT INTO clients (salon_id, name, phone) VALUES ($2, $3, $4)
+		    ON CONFLICT (salon_id, phone) WHERE phone IS NOT NULL DO UPDATE SET
+		        name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END
+		    RETURNING id
+		), u AS (
+		    UPDATE bookings SET service_id = $5, duration_min = $6, buffer_min = $7, price = $8, deposit = $9,
+		           status = $10, client_id = (SELECT id FROM cl), contact_name = $3, updated_at = now()
+		    WHERE id = $1 RETURNING id
+		)
+		INSERT INTO booking_events (salon_id, booking_id, action, actor_kind, channel, details)
+		SELECT $2, id, 'imported', 'system', 'import', '{}' FROM u`,
+		id, b.SalonID, c.Name, c.Phone, b.ServiceID, b.DurationMin, b.BufferMin, b.Price, b.Deposit, b.Status).
+		Exec(func(pgconn.CommandTag) error { done(); return nil })
+}

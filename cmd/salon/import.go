@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"salon/importer"
+)
+
+// cmdImport is `salon import KIND FILE --salon SLUG [--dry-run] [--report FILE]`.
+// Exit 0: every row accepted; 1: some rows rejected; 2: usage, or the file
+// or database failed.
+func cmdImport(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
+	const use = "usage: salon import services|masters|schedule|clients|bookings FILE --salon SLUG [--dry-run] [--report FILE.csv|FILE.json]"
+	fs := newFlagSet("import")
+	slug := fs.String("salon", "", "salon slug")
+	dry := fs.Bool("dry-run", false, "write nothing; report what a real run would do")
+	reportPath := fs.String("report", "", "write a report of rejected and changed rows (CSV, or JSON by extension)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 || *slug == "" {
+		return usagef("%s", use)
+	}
+	kind, err := importer.ParseKind(pos[0])
+	if err != nil {
+		return usagef("%v", err)
+	}
+	f, err := os.Open(pos[1])
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	defer f.Close()
+	size := int64(-1)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	var report *importer.ReportWriter
+	if *reportPath != "" {
+		rf, err := os.Create(*reportPath)
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		defer rf.Close()
+		if report, err = importer.NewReportWriter(rf, strings.EqualFold(filepath.Ext(*reportPath), ".json")); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
+	svc, s, closeDB, err := openSalon(ctx, getenv, *slug)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	opt := importer.Options{Kind: kind, Salon: s, File: filepath.Base(pos[1]), DryRun: *dry}
+	if report != nil {
+		opt.Report = report.Add
+	}
+	// A progress bar when a person watches (stderr is a terminal).
+	if out, ok := stderr.(*os.File); ok && term.IsTerminal(int(out.Fd())) {
+		bar := progressbar.NewOptions64(size, progressbar.OptionSetWriter(out), progressbar.OptionShowBytes(true),
+			progressbar.OptionSetDescription("importing "+string(kind)), progressbar.OptionShowCount(),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		opt.Progress = func(n int64, _ int) { _ = bar.Set64(n) }
+		defer func() { _ = bar.Finish() }()
+	}
+	sum, err := importer.Import(ctx, svc, f, opt)
+	if err != nil {
+		return fmt.Errorf("import %s: %w", pos[1], err)
+	}
+	if report != nil {
+		if err := report.Close(sum); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
+	mode := ""
+	if *dry {
+		mode = " (dry run: nothing written)"
+	}
+	fmt.Fprintf(stdout, "%s: read %d, created %d, updated %d, unchanged %d, rejected %d%s\n",
+		kind, sum.Read, sum.Created, sum.Updated, sum.Unchanged, sum.Rejected, mode)
+	if len(sum.Unknown) > 0 {
+		fmt.Fprintf(stdout, "unknown columns, ignored: %s\n", strings.Join(sum.Unknown, ", "))
+	}
+	if sum.Rejected > 0 {
+		return rejectedRows{n: sum.Rejected, report: *reportPath}
+	}
+	return nil
+}
+
+// rejectedRows ends an import that rejected rows: exit 1.
+type rejectedRows struct {
+	n      int
+	report string
+}
+
+func (e rejectedRows) Error() string {
+	if e.report != "" {
+		return fmt.Sprintf("%d rows rejected (see %s)", e.n, e.report)
+	}
+	return fmt.Sprintf("%d rows rejected (run with --report FILE for the reasons)", e.n)
+}
+
+// cmdExport is `salon export KIND --salon SLUG [--out FILE] [--lang ru|en]`.
+func cmdExport(ctx context.Context, args []string, getenv env, stdout io.Writer) error {
+	fs := newFlagSet("export")
+	slug := fs.String("salon", "", "salon slug")
+	out := fs.String("out", "", "file to write (default: standard output)")
+	lang := fs.String("lang", "", "language of the header: ru or en (default: the salon's)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || *slug == "" || (*lang != "" && *lang != "ru" && *lang != "en") {
+		return usagef("usage: salon export services|masters|schedule|clients|bookings --salon SLUG [--out FILE] [--lang ru|en]")
+	}
+	kind, err := importer.ParseKind(pos[0])
+	if err != nil {
+		return usagef("%v", err)
+	}
+	svc, s, closeDB, err := openSalon(ctx, getenv, *slug)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	w := stdout
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		defer f.Close()
+		w = f
+	}
+	return importer.Export(ctx, svc, w, kind, s, *lang)
+}
+
+// parseInterspersed parses flags that may come before, between or after
+// the positional arguments, and returns those.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, usagef("%s: %v", fs.Name(), err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}

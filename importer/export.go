@@ -1,0 +1,107 @@
+package importer
+
+import (
+	"context"
+	"encoding/csv"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"salon/booking"
+)
+
+// Export writes a kind of the salon's data in the import format: UTF-8,
+// comma-separated, the header in lang (ru or en), rows in a stable order,
+// so that exporting, importing into another salon and exporting again
+// gives the same bytes. Cancelled bookings and inactive services are left
+// out; a master's own duration and price for a service are not in the
+// format.
+func Export(ctx context.Context, svc *booking.Service, w io.Writer, kind Kind, salon *booking.Salon, lang string) error {
+	if lang == "" {
+		lang = salon.Locale
+	}
+	cw := csv.NewWriter(w)
+	if err := cw.Write(exportHeader(kind, lang)); err != nil {
+		return err
+	}
+	loc := salon.Location()
+	hm := func(t interface{ Format(string) string }) string { return t.Format("15:04") }
+	var err error
+	switch kind {
+	case Services:
+		var list []booking.SalonService
+		if list, err = svc.AllServices(ctx, salon.ID); err != nil {
+			return err
+		}
+		slices.SortFunc(list, func(a, b booking.SalonService) int { return strings.Compare(a.Name, b.Name) })
+		for _, s := range list {
+			if !s.Active {
+				continue
+			}
+			if err = cw.Write([]string{s.Name, strconv.Itoa(s.DurationMin), s.Price.String(), s.Deposit.String(),
+				strconv.Itoa(s.BufferMin)}); err != nil {
+				return err
+			}
+		}
+	case Masters:
+		svcs, err := svc.AllServices(ctx, salon.ID)
+		if err != nil {
+			return err
+		}
+		names := map[int64]string{}
+		for _, s := range svcs {
+			names[s.ID] = s.Name
+		}
+		ms, err := svc.AllMasters(ctx, salon.ID)
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(ms, func(a, b booking.Master) int { return strings.Compare(a.Name, b.Name) })
+		for _, m := range ms {
+			var list []string
+			for _, id := range m.ServiceIDs {
+				list = append(list, names[id])
+			}
+			slices.Sort(list)
+			if err := cw.Write([]string{m.Name, m.Phone, strings.Join(list, "|")}); err != nil {
+				return err
+			}
+		}
+	case Schedule:
+		err = svc.EachShift(ctx, salon.ID, func(master string, sh booking.Shift) error {
+			row := []string{master, sh.Date.String(), hm(sh.Start.In(loc)), endClock(sh.Date, sh.End.In(loc)), "", ""}
+			if !sh.BreakStart.IsZero() {
+				row[4], row[5] = hm(sh.BreakStart.In(loc)), hm(sh.BreakEnd.In(loc))
+			}
+			return cw.Write(row)
+		})
+	case Clients:
+		err = svc.EachClient(ctx, salon.ID, func(c booking.Client, tg string) error {
+			return cw.Write([]string{c.Name, c.Phone, tg, c.Notes})
+		})
+	case Bookings:
+		err = svc.EachBooking(ctx, salon.ID, func(l booking.Listing) error {
+			t := l.StartsAt.In(loc)
+			return cw.Write([]string{l.MasterName, l.ServiceName, t.Format("2006-01-02"), t.Format("15:04"), l.ClientPhone,
+				l.ClientName, string(l.Status)})
+		})
+	}
+	if err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// endClock writes a shift's end: 24:00 for midnight at the end of its day.
+func endClock(day booking.Date, end interface {
+	Format(string) string
+	Hour() int
+	Minute() int
+}) string {
+	if end.Hour() == 0 && end.Minute() == 0 {
+		return "24:00"
+	}
+	return end.Format("15:04")
+}

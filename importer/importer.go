@@ -1,0 +1,597 @@
+// Package importer reads CSV files of services, masters, schedules, clients
+// and bookings into a salon, and writes them back out (CONTRACT section 5).
+// It is used by `salon import`, `salon export` and the panel's upload page.
+//
+// A file is streamed: read in chunks, each chunk parsed (every problem
+// named with its physical line, column, value and reason, in the salon's
+// language) and written through booking's batch methods, which accept or
+// reject each row whole, by natural key, in a few round trips: catalogue
+// rows and clients in one transaction per chunk, shifts with one delete and
+// one COPY, bookings grouped per master in one transaction with a
+// savepoint per row against the exclusion constraint. Memory holds one
+// chunk, never the file. Every change is audited as "import:" and the file
+// name. A dry run rehearses every transaction and rolls it back.
+package importer
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"salon/booking"
+)
+
+// Options says what to import and how.
+type Options struct {
+	Kind   Kind
+	Salon  *booking.Salon
+	File   string // the file's name, recorded in the audit log
+	DryRun bool
+	// Lang is the language of the reasons (default: the salon's).
+	Lang string
+	// Report receives one line per rejected or changed row, in file order.
+	Report func(Line) error
+	// Progress, when set, is called after each chunk with the bytes and
+	// rows read so far.
+	Progress func(bytes int64, rows int)
+}
+
+// Summary counts the rows of a run.
+type Summary struct {
+	Read      int      `json:"read"`
+	Created   int      `json:"created"`
+	Updated   int      `json:"updated"`
+	Unchanged int      `json:"unchanged"`
+	Rejected  int      `json:"rejected"`
+	Unknown   []string `json:"unknown_columns,omitempty"` // header cells that name no column: ignored
+	Encoding  string   `json:"encoding"`
+	Delimiter string   `json:"delimiter"`
+	DryRun    bool     `json:"dry_run"`
+}
+
+// Line is one line of a report: a row that was rejected or changed.
+type Line struct {
+	Line         int             `json:"line"`
+	Outcome      booking.Outcome `json:"outcome"`
+	Key          string          `json:"key"`
+	Column       string          `json:"column,omitempty"`
+	Value        string          `json:"value,omitempty"`
+	Reason       string          `json:"reason,omitempty"`
+	Alternatives []string        `json:"alternatives,omitempty"`
+}
+
+// Chunk sizes: rows parsed and written together.
+var chunkSize = map[Kind]int{Services: 500, Masters: 500, Schedule: 5000, Clients: 2000, Bookings: 5000}
+
+// Import reads r and writes its rows into the salon. It returns an error
+// only when the file as a whole cannot be read (no header, a required
+// column missing) or the database fails; rejected rows are in the summary
+// and the report.
+func Import(ctx context.Context, svc *booking.Service, r io.Reader, opt Options) (*Summary, error) {
+	if opt.Salon == nil {
+		return nil, errors.New("import: no salon")
+	}
+	if opt.Lang == "" {
+		opt.Lang = opt.Salon.Locale
+	}
+	if opt.File == "" {
+		opt.File = "stdin"
+	}
+	if opt.Report == nil {
+		opt.Report = func(Line) error { return nil }
+	}
+	ctx = booking.As(ctx, booking.ByImport(opt.Salon.ID, opt.File))
+	rd, err := NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	l, err := mapHeader(opt.Kind, rd.Header)
+	if err != nil {
+		return nil, err
+	}
+	sum := &Summary{Unknown: l.unknown, Encoding: rd.Encoding, Delimiter: delimName(rd.Delim), DryRun: opt.DryRun}
+	run := &run{ctx: ctx, svc: svc, opt: opt, l: l, header: rd.Header, sum: sum, tr: translator(opt.Lang)}
+	size := chunkSize[opt.Kind]
+	var chunk []Record
+	var lastKey string
+	for {
+		rec, err := rd.Next()
+		var le *LineError
+		switch {
+		case errors.Is(err, io.EOF):
+			if err := run.flush(chunk); err != nil {
+				return nil, err
+			}
+			return sum, nil
+		case errors.As(err, &le):
+			sum.Read++
+			if err := run.reject(le.Line, "", "", "", run.tr("not a CSV line: %v", le.Err)); err != nil {
+				return nil, err
+			}
+			continue
+		case err != nil:
+			return nil, err
+		}
+		sum.Read++
+		// A schedule's day (its master and date) stays in one chunk.
+		key := ""
+		if opt.Kind == Schedule {
+			m, _ := l.get(rec.Fields, "master")
+			d, _ := l.get(rec.Fields, "date")
+			key = strings.ToLower(m) + "\x00" + d
+		}
+		if len(chunk) >= size && (opt.Kind != Schedule || key != lastKey) || len(chunk) >= 4*size {
+			if err := run.flush(chunk); err != nil {
+				return nil, err
+			}
+			chunk = chunk[:0]
+			if opt.Progress != nil {
+				opt.Progress(rd.Offset(), sum.Read)
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		lastKey = key
+		chunk = append(chunk, rec)
+	}
+}
+
+func delimName(r rune) string {
+	switch r {
+	case '\t':
+		return "tab"
+	}
+	return string(r)
+}
+
+// run is one import in progress.
+type run struct {
+	ctx         context.Context
+	svc         *booking.Service
+	opt         Options
+	l           *layout
+	header      []string
+	sum         *Summary
+	tr          func(string, ...any) string
+	pending     []Line           // the chunk's report lines, sent in file order
+	masterNames map[int64]string // names, for the alternatives offered
+}
+
+// problem is what is wrong with a row before it reaches the database.
+type problem struct {
+	column, value, reason string
+}
+
+func (r *run) reject(line int, key, column, value, reason string) error {
+	r.sum.Rejected++
+	r.pending = append(r.pending, Line{Line: line, Outcome: booking.Rejected, Key: key, Column: column, Value: value, Reason: reason})
+	return nil
+}
+
+// rowRef ties a parsed row to its line, key and fields.
+type rowRef struct {
+	line   int
+	key    string
+	fields []string
+}
+
+// flush parses a chunk, writes it, and reports its lines in file order.
+func (r *run) flush(chunk []Record) error {
+	if len(chunk) == 0 {
+		return nil
+	}
+	var err error
+	switch r.opt.Kind {
+	case Services:
+		err = r.services(chunk)
+	case Masters:
+		err = r.masters(chunk)
+	case Schedule:
+		err = r.schedule(chunk)
+	case Clients:
+		err = r.clients(chunk)
+	case Bookings:
+		err = r.bookings(chunk)
+	default:
+		err = fmt.Errorf("unknown kind %q", r.opt.Kind)
+	}
+	if err != nil {
+		return err
+	}
+	slices.SortStableFunc(r.pending, func(a, b Line) int { return cmp.Compare(a.Line, b.Line) })
+	for _, l := range r.pending {
+		if err := r.opt.Report(l); err != nil {
+			return err
+		}
+	}
+	r.pending = r.pending[:0]
+	return nil
+}
+
+// field reads a column of a record, checking required ones.
+func (r *run) field(rec Record, key string, required bool, p **problem) string {
+	v, _ := r.l.get(rec.Fields, key)
+	if v == "" && required && *p == nil {
+		*p = &problem{column: r.l.headerName(key, r.header), reason: r.tr("required")}
+	}
+	return v
+}
+
+func (r *run) bad(p **problem, key, value, reason string) {
+	if *p == nil {
+		*p = &problem{column: r.l.headerName(key, r.header), value: value, reason: reason}
+	}
+}
+
+// results records the core's outcome of each row.
+func (r *run) results(refs []rowRef, res []booking.RowResult) error {
+	for i, ref := range refs {
+		x := res[i]
+		ln := Line{Line: ref.line, Outcome: x.Outcome, Key: ref.key}
+		switch x.Outcome {
+		case booking.Created:
+			r.sum.Created++
+		case booking.Updated:
+			r.sum.Updated++
+		case booking.Unchanged:
+			r.sum.Unchanged++
+			continue // not reported
+		case booking.Rejected:
+			r.sum.Rejected++
+			var col string
+			col, ln.Reason = r.explain(x.Err)
+			if col != "" {
+				ln.Column = r.l.headerName(col, r.header)
+				ln.Value, _ = r.l.get(ref.fields, col)
+			}
+			if len(x.Alternatives) > 0 && r.masterNames == nil {
+				r.masterNames = map[int64]string{}
+				if ms, err := r.svc.AllMasters(r.ctx, r.opt.Salon.ID); err == nil {
+					for _, m := range ms {
+						r.masterNames[m.ID] = m.Name
+					}
+				}
+			}
+			for _, a := range x.Alternatives {
+				ln.Alternatives = append(ln.Alternatives, a.Start.In(r.opt.Salon.Location()).Format("2006-01-02 15:04")+" "+r.masterNames[a.MasterID])
+			}
+		}
+		r.pending = append(r.pending, ln)
+	}
+	return nil
+}
+
+// explain turns a core error into a column key and a reason.
+func (r *run) explain(err error) (string, string) {
+	var (
+		ve *booking.ValidationError
+		lb *booking.LostBookingsError
+		st *booking.SlotTakenError
+	)
+	switch {
+	case errors.As(err, &lb):
+		var ids []string
+		for _, b := range lb.Bookings {
+			ids = append(ids, fmt.Sprintf("#%d %s", b.ID, b.StartsAt.Format("2006-01-02 15:04")))
+		}
+		return "start", r.tr("bookings would be outside working hours: %s", strings.Join(ids, ", "))
+	case errors.As(err, &st), errors.Is(err, booking.ErrSlotTaken):
+		if st != nil && len(st.Alternatives) == 0 {
+			return "start", r.tr("this time is taken, and nothing is free nearby")
+		}
+		return "start", r.tr("this time is taken; the nearest free starts are listed")
+	case errors.As(err, &ve):
+		for field, reason := range ve.Fields {
+			return coreField(field), r.tr(reason)
+		}
+	}
+	return "", r.tr(err.Error())
+}
+
+// coreField maps the core's field names to this kind's column keys.
+func coreField(f string) string {
+	switch f {
+	case "duration_min":
+		return "duration"
+	case "buffer_min":
+		return "buffer"
+	case "client_phone", "client_name":
+		return f
+	case "shifts":
+		return "start"
+	}
+	return f
+}
+
+func (r *run) services(chunk []Record) error {
+	var rows []booking.ServiceRow
+	var refs []rowRef
+	for _, rec := range chunk {
+		var p *problem
+		name := r.field(rec, "name", true, &p)
+		dur := r.field(rec, "duration", true, &p)
+		price := r.field(rec, "price", true, &p)
+		dep := r.field(rec, "deposit", false, &p)
+		buf := r.field(rec, "buffer", false, &p)
+		row := booking.ServiceRow{SalonService: booking.SalonService{Name: name}, HasDeposit: r.l.has("deposit") && dep != "",
+			HasBuffer: r.l.has("buffer") && buf != ""}
+		row.DurationMin = r.minutes(dur, "duration", &p)
+		row.Price = r.money(price, "price", &p)
+		if row.HasDeposit {
+			row.Deposit = r.money(dep, "deposit", &p)
+		}
+		if row.HasBuffer {
+			row.BufferMin = r.minutes(buf, "buffer", &p)
+		}
+		if p != nil {
+			if err := r.reject(rec.Line, name, p.column, p.value, p.reason); err != nil {
+				return err
+			}
+			continue
+		}
+		rows = append(rows, row)
+		refs = append(refs, rowRef{rec.Line, name, rec.Fields})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	res, err := r.svc.ImportServices(r.ctx, r.opt.Salon.ID, rows, r.opt.DryRun)
+	if err != nil {
+		return err
+	}
+	return r.results(refs, res)
+}
+
+func (r *run) masters(chunk []Record) error {
+	var rows []booking.MasterRow
+	var refs []rowRef
+	for _, rec := range chunk {
+		var p *problem
+		name := r.field(rec, "name", true, &p)
+		phone := r.field(rec, "phone", false, &p)
+		svcs := r.field(rec, "services", false, &p)
+		row := booking.MasterRow{Name: name, Phone: phone, HasPhone: r.l.has("phone") && phone != "", HasServices: r.l.has("services")}
+		for _, s := range strings.FieldsFunc(svcs, func(c rune) bool { return c == ';' || c == '|' }) {
+			if s = strings.TrimSpace(s); s != "" {
+				row.Services = append(row.Services, s)
+			}
+		}
+		if p != nil {
+			if err := r.reject(rec.Line, name, p.column, p.value, p.reason); err != nil {
+				return err
+			}
+			continue
+		}
+		rows = append(rows, row)
+		refs = append(refs, rowRef{rec.Line, name, rec.Fields})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	res, err := r.svc.ImportMasters(r.ctx, r.opt.Salon.ID, rows, r.opt.DryRun)
+	if err != nil {
+		return err
+	}
+	return r.results(refs, res)
+}
+
+func (r *run) schedule(chunk []Record) error {
+	var days []booking.DayRow
+	var refs [][]rowRef // the rows of each day
+	index := map[string]int{}
+	for _, rec := range chunk {
+		var p *problem
+		master := r.field(rec, "master", true, &p)
+		ds := r.field(rec, "date", true, &p)
+		start := r.field(rec, "start", false, &p)
+		end := r.field(rec, "end", false, &p)
+		bs := r.field(rec, "break_start", false, &p)
+		be := r.field(rec, "break_end", false, &p)
+		key := master + " " + ds
+		d := r.date(ds, "date", &p)
+		var sh *booking.ShiftInput
+		if start != "" || end != "" {
+			in := booking.ShiftInput{Start: r.clock(start, "start", &p), End: r.clock(end, "end", &p)}
+			if bs != "" || be != "" {
+				in.BreakStart, in.BreakEnd = r.clock(bs, "break_start", &p), r.clock(be, "break_end", &p)
+			}
+			sh = &in
+		}
+		if p != nil {
+			if err := r.reject(rec.Line, key, p.column, p.value, p.reason); err != nil {
+				return err
+			}
+			continue
+		}
+		k := strings.ToLower(master) + "\x00" + d.String()
+		i, ok := index[k]
+		if !ok {
+			i = len(days)
+			index[k] = i
+			days = append(days, booking.DayRow{Master: master, Date: d})
+			refs = append(refs, nil)
+		}
+		if sh != nil {
+			days[i].Shifts = append(days[i].Shifts, *sh)
+		}
+		refs[i] = append(refs[i], rowRef{rec.Line, key, rec.Fields})
+	}
+	if len(days) == 0 {
+		return nil
+	}
+	res, err := r.svc.ImportSchedule(r.ctx, r.opt.Salon.ID, days, r.opt.DryRun)
+	if err != nil {
+		return err
+	}
+	// Every row of a day shares the day's outcome.
+	var flat []rowRef
+	var fres []booking.RowResult
+	for i := range days {
+		for _, ref := range refs[i] {
+			flat = append(flat, ref)
+			fres = append(fres, res[i])
+		}
+	}
+	return r.results(flat, fres)
+}
+
+func (r *run) clients(chunk []Record) error {
+	var rows []booking.ClientRow
+	var refs []rowRef
+	for _, rec := range chunk {
+		var p *problem
+		name := r.field(rec, "name", true, &p)
+		phone := r.field(rec, "phone", true, &p)
+		tg := r.field(rec, "telegram", false, &p)
+		notes, _ := r.l.get(rec.Fields, "notes")
+		if p != nil {
+			if err := r.reject(rec.Line, phone, p.column, p.value, p.reason); err != nil {
+				return err
+			}
+			continue
+		}
+		rows = append(rows, booking.ClientRow{Name: name, Phone: phone, Telegram: tg, Notes: notes,
+			HasTelegram: r.l.has("telegram"), HasNotes: r.l.has("notes")})
+		refs = append(refs, rowRef{rec.Line, phone, rec.Fields})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	res, err := r.svc.ImportClients(r.ctx, r.opt.Salon.ID, rows, r.opt.DryRun)
+	if err != nil {
+		return err
+	}
+	return r.results(refs, res)
+}
+
+func (r *run) bookings(chunk []Record) error {
+	var rows []booking.BookingRow
+	var refs []rowRef
+	loc := r.opt.Salon.Location()
+	for _, rec := range chunk {
+		var p *problem
+		master := r.field(rec, "master", true, &p)
+		service := r.field(rec, "service", true, &p)
+		ds := r.field(rec, "date", true, &p)
+		start := r.field(rec, "start", true, &p)
+		phone := r.field(rec, "client_phone", true, &p)
+		name := r.field(rec, "client_name", false, &p)
+		st := r.field(rec, "status", false, &p)
+		key := master + " " + ds + " " + start
+		d := r.date(ds, "date", &p)
+		c := r.clock(start, "start", &p)
+		status := r.status(st, &p)
+		if p != nil {
+			if err := r.reject(rec.Line, key, p.column, p.value, p.reason); err != nil {
+				return err
+			}
+			continue
+		}
+		rows = append(rows, booking.BookingRow{Master: master, Service: service, StartsAt: d.At(loc, int(c)),
+			Phone: phone, Name: name, Status: status})
+		refs = append(refs, rowRef{rec.Line, key, rec.Fields})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	res, err := r.svc.ImportBookings(r.ctx, r.opt.Salon.ID, rows, r.opt.DryRun)
+	if err != nil {
+		return err
+	}
+	return r.results(refs, res)
+}
+
+// Values as people write them.
+
+func (r *run) minutes(s, key string, p **problem) int {
+	if s == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 0 {
+		r.bad(p, key, s, r.tr("not a whole number of minutes"))
+	}
+	return n
+}
+
+func (r *run) money(s, key string, p **problem) booking.Money {
+	if s == "" {
+		return 0
+	}
+	m, err := ParseAmount(s)
+	if err != nil {
+		r.bad(p, key, s, r.tr("not an amount like 1500 or 1 500,50"))
+	}
+	return m
+}
+
+func (r *run) date(s, key string, p **problem) booking.Date {
+	if s == "" {
+		return booking.Date{}
+	}
+	d, err := ParseDate(s)
+	if err != nil {
+		r.bad(p, key, s, r.tr("not a date like 2026-03-08 or 08.03.2026"))
+	}
+	return d
+}
+
+func (r *run) clock(s, key string, p **problem) booking.Clock {
+	if s == "" {
+		r.bad(p, key, s, r.tr("required"))
+		return 0
+	}
+	c, err := booking.ParseClock(s)
+	if err != nil {
+		r.bad(p, key, s, r.tr("not a time like 9:30 or 18:00"))
+	}
+	return c
+}
+
+func (r *run) status(s string, p **problem) booking.Status {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "confirmed", "подтверждена", "подтверждено":
+		return booking.StatusConfirmed
+	case "completed", "done", "состоялась", "завершена", "выполнена":
+		return booking.StatusCompleted
+	case "no_show", "no-show", "noshow", "неявка", "не пришёл", "не пришел":
+		return booking.StatusNoShow
+	}
+	r.bad(p, "status", s, r.tr("confirmed, completed or no_show"))
+	return ""
+}
+
+// ParseDate reads YYYY-MM-DD or DD.MM.YYYY (one-digit day and month too).
+func ParseDate(s string) (booking.Date, error) {
+	s = strings.TrimSpace(s)
+	if d, err := booking.ParseDate(s); err == nil {
+		return d, nil
+	}
+	t, err := time.Parse("2.1.2006", s)
+	if err != nil {
+		return booking.Date{}, fmt.Errorf("%q is not a date like 2026-03-08 or 08.03.2026", s)
+	}
+	return booking.DateOf(t), nil
+}
+
+// ParseAmount reads a price as people write it: "1500", "1 500,50",
+// "1,500.50", "1500.5", with spaces (also non-breaking) between thousands.
+func ParseAmount(s string) (booking.Money, error) {
+	s = strings.NewReplacer(" ", "", "\u00a0", "", "\u202f", "", "₽", "", "руб.", "", "руб", "").Replace(strings.TrimSpace(s))
+	// Both separators: the last one is the decimal point.
+	if i, j := strings.LastIndex(s, ","), strings.LastIndex(s, "."); i >= 0 && j >= 0 {
+		if i > j {
+			s = strings.ReplaceAll(s[:i], ".", "") + "." + s[i+1:]
+		} else {
+			s = strings.ReplaceAll(s[:j], ",", "") + s[j:]
+		}
+	}
+	return booking.ParseMoney(s)
+}

@@ -1,0 +1,191 @@
+package importer_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+	"salon/importer"
+)
+
+func TestMain(m *testing.M) { bookingtest.Main(m) }
+
+var update = flag.Bool("update", false, "rewrite the expected reports in testdata/reports")
+
+// sequence is the sample files in the order a salon imports them.
+var sequence = []struct {
+	kind importer.Kind
+	file string
+}{
+	{importer.Services, "services_en.csv"},
+	{importer.Services, "services_ru_1251.csv"},
+	{importer.Masters, "masters_ru_bom.csv"},
+	{importer.Schedule, "schedule_en_tab.csv"},
+	{importer.Clients, "clients_ru.csv"},
+	{importer.Bookings, "bookings_en.csv"},
+	{importer.Bookings, "bookings_ru_1251.csv"},
+}
+
+// report is what a run produced: the summary and the lines.
+type report struct {
+	Summary *importer.Summary `json:"summary"`
+	Lines   []importer.Line   `json:"lines"`
+}
+
+func importFile(t *testing.T, e *bookingtest.Env, salon *booking.Salon, kind importer.Kind, path string, dry bool) report {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var rep report
+	rep.Summary, err = importer.Import(context.Background(), e.Svc, f, importer.Options{Kind: kind, Salon: salon,
+		File: filepath.Base(path), DryRun: dry, Report: func(l importer.Line) error { rep.Lines = append(rep.Lines, l); return nil }})
+	if err != nil {
+		t.Fatalf("import %s: %v", path, err)
+	}
+	return rep
+}
+
+// TestSampleFiles imports every sample file of testdata/files, in order,
+// into a salon in each language, and compares each report with the
+// expected one in testdata/reports/LANG/FILE.json (go test -update rewrites
+// them; read the diff before committing).
+func TestSampleFiles(t *testing.T) {
+	for _, lang := range []string{"ru", "en"} {
+		t.Run(lang, func(t *testing.T) {
+			t.Parallel()
+			e := bookingtest.New(t)
+			salon := e.Salon(t, booking.Salon{Slug: "import-" + lang, Locale: lang, Timezone: "Europe/Moscow"})
+			for _, step := range sequence {
+				if step.file == "bookings_en.csv" {
+					// A booking already there, which the file's 15:00 overlaps.
+					existingBooking(t, e, salon, "Анна", "Haircut", "15:30")
+				}
+				rep := importFile(t, e, salon, step.kind, filepath.Join("testdata", "files", step.file), false)
+				got, _ := json.MarshalIndent(rep, "", "  ")
+				want := filepath.Join("testdata", "reports", lang, strings.TrimSuffix(step.file, ".csv")+".json")
+				if *update {
+					_ = os.MkdirAll(filepath.Dir(want), 0o755)
+					if err := os.WriteFile(want, append(got, '\n'), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				exp, err := os.ReadFile(want)
+				if err != nil {
+					t.Fatalf("%v (run go test -update to write it)", err)
+				}
+				if !bytes.Equal(bytes.TrimSpace(exp), bytes.TrimSpace(got)) {
+					t.Errorf("%s: the report differs from %s:\n%s", step.file, want, got)
+				}
+			}
+		})
+	}
+}
+
+// existingBooking books a client through the core, as a widget would.
+func existingBooking(t *testing.T, e *bookingtest.Env, salon *booking.Salon, master, service, hhmm string) {
+	t.Helper()
+	ctx := context.Background()
+	ms, err := e.Svc.AllMasters(ctx, salon.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svs, err := e.Svc.AllServices(ctx, salon.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m, sv int64
+	for _, x := range ms {
+		if x.Name == master {
+			m = x.ID
+		}
+	}
+	for _, x := range svs {
+		if x.Name == service {
+			sv = x.ID
+		}
+	}
+	if _, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: sv, MasterID: m,
+		StartsAt: bookingtest.At(salon, booking.Date{Year: 2026, Month: 3, Day: 3}, hhmm),
+		Client:   booking.ClientInput{Name: "Walk-in", Phone: "+79990009999"}, Caller: booking.BySystem()}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSecondImportChangesNothing: the same five kinds imported twice; the
+// second run creates and updates nothing, and writes no audit row.
+func TestSecondImportChangesNothing(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	salon := e.Salon(t, booking.Salon{Slug: "twice", Locale: "en"})
+	for round := range 2 {
+		var audit int64
+		if err := e.Pool.QueryRow(context.Background(), `SELECT count(*) FROM audit_log`).Scan(&audit); err != nil {
+			t.Fatal(err)
+		}
+		for _, step := range sequence {
+			rep := importFile(t, e, salon, step.kind, filepath.Join("testdata", "files", step.file), false)
+			if round == 1 && (rep.Summary.Created != 0 || rep.Summary.Updated != 0) {
+				t.Errorf("second import of %s: %+v", step.file, rep.Summary)
+			}
+			if round == 0 && rep.Summary.Created == 0 {
+				t.Errorf("first import of %s created nothing: %+v", step.file, rep.Summary)
+			}
+		}
+		var after int64
+		if err := e.Pool.QueryRow(context.Background(), `SELECT count(*) FROM audit_log`).Scan(&after); err != nil {
+			t.Fatal(err)
+		}
+		if round == 1 && after != audit {
+			t.Errorf("the second import wrote %d audit rows", after-audit)
+		}
+		if round == 0 {
+			var actor string
+			if err := e.Pool.QueryRow(context.Background(), `SELECT DISTINCT actor FROM audit_log WHERE entity = 'shift'`).Scan(&actor); err != nil || actor != "import:schedule_en_tab.csv" {
+				t.Errorf("audit actor of the schedule import: %q %v", actor, err)
+			}
+		}
+	}
+}
+
+// TestDryRunWritesNothing: a dry run reports what the real run then does,
+// and leaves the database as it was.
+func TestDryRunWritesNothing(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	salon := e.Salon(t, booking.Salon{Slug: "dry", Locale: "en"})
+	digest := func() string {
+		var s string
+		if err := e.Pool.QueryRow(context.Background(), `SELECT md5(concat_ws('|',
+			(SELECT count(*) FROM services), (SELECT count(*) FROM masters), (SELECT count(*) FROM master_services),
+			(SELECT count(*) FROM shifts), (SELECT count(*) FROM clients), (SELECT count(*) FROM bookings),
+			(SELECT count(*) FROM audit_log), (SELECT count(*) FROM client_identities)))`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, step := range sequence {
+		before := digest()
+		dry := importFile(t, e, salon, step.kind, filepath.Join("testdata", "files", step.file), true)
+		if digest() != before {
+			t.Fatalf("dry run of %s wrote something", step.file)
+		}
+		real := importFile(t, e, salon, step.kind, filepath.Join("testdata", "files", step.file), false)
+		dry.Summary.DryRun = false
+		dj, _ := json.Marshal(dry)
+		rj, _ := json.Marshal(real)
+		if string(dj) != string(rj) {
+			t.Errorf("%s: the dry run reported\n%s\nthe real run\n%s", step.file, dj, rj)
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package importer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
+)
+
+// Reader reads a CSV file as people export it: UTF-8 with or without a
+// BOM, UTF-16 with a BOM, or Windows-1251 (Excel in a Russian locale); CRLF
+// or LF; the delimiter (comma, semicolon or tab) found on the header line;
+// quoted fields with delimiters, quotes and newlines inside; blank lines
+// skipped. Each record carries the physical line it starts on.
+type Reader struct {
+	csv      *csv.Reader
+	count    *counter
+	Encoding string // utf-8, utf-16, windows-1251
+	Delim    rune
+	Header   []string // as written
+}
+
+// Record is one row of the file.
+type Record struct {
+	Line   int // the physical line it starts on (1 is the header)
+	Fields []string
+}
+
+// sniffSize is how much of the file decides its encoding.
+const sniffSize = 64 << 10
+
+// NewReader reads the header of r.
+func NewReader(r io.Reader) (*Reader, error) {
+	cnt := &counter{r: r}
+	br := bufio.NewReaderSize(cnt, sniffSize)
+	head, err := br.Peek(sniffSize)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	rd := &Reader{count: cnt}
+	var text io.Reader
+	switch {
+	case bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}):
+		_, _ = br.Discard(3)
+		text, rd.Encoding = br, "utf-8"
+	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}), bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
+		text = transform.NewReader(br, unicode.BOMOverride(unicode.UTF8.NewDecoder()))
+		rd.Encoding = "utf-16"
+	case validUTF8Prefix(head):
+		text, rd.Encoding = br, "utf-8"
+	default:
+		text, rd.Encoding = transform.NewReader(br, charmap.Windows1251.NewDecoder()), "windows-1251"
+	}
+	// The delimiter: the most frequent candidate on the header line.
+	tb := bufio.NewReaderSize(text, sniffSize)
+	line, _ := tb.Peek(sniffSize)
+	if i := bytes.IndexAny(line, "\r\n"); i >= 0 {
+		line = line[:i]
+	}
+	rd.Delim = delimiter(string(line))
+	rd.csv = csv.NewReader(tb)
+	rd.csv.Comma = rd.Delim
+	rd.csv.FieldsPerRecord = -1
+	rd.csv.LazyQuotes = true
+	rd.csv.ReuseRecord = false
+	for {
+		h, err := rd.csv.Read()
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("the file is empty: no header line")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("header: %w", err)
+		}
+		if !blank(h) {
+			rd.Header = h
+			break
+		}
+	}
+	return rd, nil
+}
+
+// validUTF8Prefix reports whether b is UTF-8, allowing a rune cut off at
+// the end of the sniffed prefix.
+func validUTF8Prefix(b []byte) bool {
+	for k := 0; k < utf8.UTFMax && len(b) > 0; k++ {
+		if utf8.Valid(b) {
+			return true
+		}
+		b = b[:len(b)-1]
+	}
+	return len(b) == 0
+}
+
+// delimiter picks the delimiter of a header line: the candidate found most
+// often outside quotes (semicolon first on a tie, as Excel writes it).
+func delimiter(line string) rune {
+	counts := map[rune]int{}
+	quoted := false
+	for _, r := range line {
+		switch {
+		case r == '"':
+			quoted = !quoted
+		case !quoted && (r == ';' || r == ',' || r == '\t'):
+			counts[r]++
+		}
+	}
+	best, n := ',', 0
+	for _, r := range []rune{';', ',', '\t'} {
+		if counts[r] > n {
+			best, n = r, counts[r]
+		}
+	}
+	return best
+}
+
+// Next returns the next non-blank record, or io.EOF. A malformed record is
+// a *LineError; reading may go on after it.
+func (r *Reader) Next() (Record, error) {
+	for {
+		fields, err := r.csv.Read()
+		line, _ := r.csv.FieldPos(0)
+		var pe *csv.ParseError
+		switch {
+		case errors.Is(err, io.EOF):
+			return Record{}, io.EOF
+		case errors.As(err, &pe):
+			return Record{Line: pe.StartLine}, &LineError{Line: pe.StartLine, Err: pe.Err}
+		case err != nil:
+			return Record{}, fmt.Errorf("read: %w", err)
+		}
+		if blank(fields) {
+			continue
+		}
+		for i, f := range fields {
+			if !utf8.ValidString(f) {
+				return Record{Line: line}, &LineError{Line: line, Err: fmt.Errorf("column %d is not valid UTF-8 text", i+1)}
+			}
+		}
+		return Record{Line: line, Fields: fields}, nil
+	}
+}
+
+// Offset is how many bytes of the file have been read.
+func (r *Reader) Offset() int64 { return r.count.n }
+
+// LineError is a line that could not be read as CSV.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+func blank(fields []string) bool {
+	for _, f := range fields {
+		if strings.TrimSpace(f) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// counter counts the bytes read through it.
+type counter struct {
+	r io.Reader
+	n int64
+}
+
+func (c *counter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
