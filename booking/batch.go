@@ -673,8 +673,9 @@ func sameShifts(a, b []shift) bool {
 }
 
 // BookingRow is a row of a bookings import. Its natural key is the master
-// and the start: a booking already there is updated (service, client,
-// status), never doubled. Status may be confirmed (the default),
+// and the start: the same client's booking already there is updated
+// (service, status), never doubled; another client's is never taken over
+// (the row is rejected as a taken time). Status may be confirmed (the default),
 // completed or no_show.
 type BookingRow struct {
 	Master, Service string
@@ -880,7 +881,11 @@ func writeGroup(ctx context.Context, tx pgx.Tx, masterID int64, idx []int, prepa
 			b := &prepared[i]
 			c, exists := have[b.StartsAt.Unix()]
 			switch {
-			case exists && c.service == b.ServiceID && c.phone == clients[i].Phone && c.status == b.Status:
+			case exists && c.phone != clients[i].Phone:
+				// Another client's booking holds this time: never taken over.
+				out[i] = RowResult{Outcome: Rejected, Err: ErrSlotTaken}
+				continue
+			case exists && c.service == b.ServiceID && c.status == b.Status:
 				out[i].Outcome = Unchanged
 				continue
 			case exists:
@@ -921,8 +926,8 @@ func writeGroup(ctx context.Context, tx pgx.Tx, masterID int64, idx []int, prepa
 	return nil
 }
 
-// queueUpdateBooking queues the update of an existing booking at the
-// imported row's key: its service, terms, client and status.
+// queueUpdateBooking queues the update of the client's existing booking at
+// the imported row's key: its service, terms and status.
 func queueUpdateBooking(batch *pgx.Batch, id int64, b *Booking, c ClientInput, done func()) {
 	batch.Queue(`
 		WITH cl AS (

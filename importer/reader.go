@@ -54,7 +54,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}), bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
 		text = transform.NewReader(br, unicode.BOMOverride(unicode.UTF8.NewDecoder()))
 		rd.Encoding = "utf-16"
-	case validUTF8Prefix(head):
+	case validUTF8Prefix(head, len(head) == sniffSize):
 		text, rd.Encoding = br, "utf-8"
 	default:
 		text, rd.Encoding = transform.NewReader(br, charmap.Windows1251.NewDecoder()), "windows-1251"
@@ -80,6 +80,11 @@ func NewReader(r io.Reader) (*Reader, error) {
 			return nil, fmt.Errorf("header: %w", err)
 		}
 		if !blank(h) {
+			for _, f := range h {
+				if !utf8.ValidString(f) {
+					return nil, errors.New("the header line is not valid text in UTF-8 or Windows-1251")
+				}
+			}
 			rd.Header = h
 			break
 		}
@@ -88,15 +93,17 @@ func NewReader(r io.Reader) (*Reader, error) {
 }
 
 // validUTF8Prefix reports whether b is UTF-8, allowing a rune cut off at
-// the end of the sniffed prefix.
-func validUTF8Prefix(b []byte) bool {
-	for k := 0; k < utf8.UTFMax && len(b) > 0; k++ {
-		if utf8.Valid(b) {
+// its end when b is only the beginning of the file.
+func validUTF8Prefix(b []byte, cut bool) bool {
+	if utf8.Valid(b) {
+		return true
+	}
+	for k := 1; cut && k < utf8.UTFMax && k < len(b); k++ {
+		if utf8.Valid(b[:len(b)-k]) {
 			return true
 		}
-		b = b[:len(b)-1]
 	}
-	return len(b) == 0
+	return false
 }
 
 // delimiter picks the delimiter of a header line: the candidate found most

@@ -1,0 +1,231 @@
+package importer_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+	"salon/importer"
+	"salon/internal/demo"
+)
+
+func export(t *testing.T, e *bookingtest.Env, salon *booking.Salon, kind importer.Kind) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := importer.Export(context.Background(), e.Svc, &buf, kind, salon, ""); err != nil {
+		t.Fatalf("export %s: %v", kind, err)
+	}
+	return buf.Bytes()
+}
+
+// TestRoundTrip: the demo salon exported, imported into a new salon and
+// exported again gives the same bytes, kind by kind.
+func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	ctx := context.Background()
+	src, err := demo.Seed(ctx, e.Svc, e.Clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Some history: a completed and a no-show booking, a client's notes and
+	// Telegram id.
+	var ids []int64
+	if err := e.Pool.QueryRow(ctx, `SELECT array_agg(id ORDER BY id) FROM bookings WHERE salon_id = $1`, src.ID).Scan(&ids); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Pool.Exec(ctx, `UPDATE bookings SET status = 'completed' WHERE id = $1`, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Pool.Exec(ctx, `UPDATE bookings SET status = 'no_show' WHERE id = $1`, ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Pool.Exec(ctx, `UPDATE clients SET notes = 'Любит чай, "без сахара"' || chr(10) || 'и с лимоном' WHERE salon_id = $1 AND name = 'Мария'`, src.ID); err != nil {
+		t.Fatal(err)
+	}
+	dst := e.Salon(t, booking.Salon{Slug: "copy", Name: "Copy", Locale: "ru", Timezone: "Europe/Moscow"})
+	for _, kind := range importer.Kinds {
+		first := export(t, e, src, kind)
+		if bytes.Count(first, []byte("\n")) < 2 {
+			t.Fatalf("%s: the export has no rows:\n%s", kind, first)
+		}
+		sum, err := importer.Import(ctx, e.Svc, bytes.NewReader(first), importer.Options{Kind: kind, Salon: dst, File: string(kind) + ".csv"})
+		if err != nil {
+			t.Fatalf("import %s: %v", kind, err)
+		}
+		if sum.Rejected != 0 || sum.Created == 0 {
+			t.Fatalf("import %s: %+v", kind, sum)
+		}
+		if again := export(t, e, dst, kind); !bytes.Equal(first, again) {
+			t.Errorf("%s: the second export differs:\n%s\n---\n%s", kind, first, again)
+		}
+	}
+	// An English header on request, which imports as well.
+	en := bytes.NewBuffer(nil)
+	if err := importer.Export(ctx, e.Svc, en, importer.Bookings, src, "en"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(en.String(), "master,service,date,start,client_phone,client_name,status\n") {
+		t.Errorf("English header: %q", strings.SplitN(en.String(), "\n", 2)[0])
+	}
+}
+
+// TestImportBesideLiveBookings: a bookings import races 16 goroutines
+// booking the same masters through the core; afterwards no two active
+// bookings of a master overlap, and every rejected row has its reason.
+func TestImportBesideLiveBookings(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	ctx := context.Background()
+	salon := e.Salon(t, booking.Salon{Slug: "race", Locale: "en"})
+	sv := e.Service(t, salon, booking.SalonService{Name: "Cut", DurationMin: 30})
+	day := salon.Today(e.Clock.Now()).AddDays(1)
+	var masters []*booking.Master
+	for range 4 {
+		m := e.Master(t, salon, sv)
+		e.Shift(t, salon, m, day, 1, "08:00", "22:00")
+		masters = append(masters, m)
+	}
+	names := map[int64]string{}
+	ms, _ := e.Svc.AllMasters(ctx, salon.ID)
+	for _, m := range ms {
+		names[m.ID] = m.Name
+	}
+	// The file: every quarter hour of the day for each master, 30 minutes
+	// each, so half the rows overlap the row before them, and the live
+	// bookings take some of the rest.
+	var file strings.Builder
+	file.WriteString("master,service,date,start,client_phone,client_name\n")
+	rows := 0
+	for _, m := range masters {
+		for k := range 56 {
+			at := bookingtest.At(salon, day, "08:00").Add(time.Duration(k) * 15 * time.Minute)
+			fmt.Fprintf(&file, "%s,Cut,%s,%s,+7999%07d,Imported\n", names[m.ID], day, at.In(salon.Location()).Format("15:04"), rows)
+			rows++
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var lines []importer.Line
+	var sum *importer.Summary
+	var importErr error
+	start := make(chan struct{})
+	wg.Go(func() {
+		<-start
+		sum, importErr = importer.Import(ctx, e.Svc, strings.NewReader(file.String()), importer.Options{Kind: importer.Bookings,
+			Salon: salon, File: "race.csv", Report: func(l importer.Line) error { mu.Lock(); lines = append(lines, l); mu.Unlock(); return nil }})
+	})
+	live := 0
+	var liveMu sync.Mutex
+	for g := range 16 {
+		wg.Go(func() {
+			<-start
+			for k := range 14 {
+				m := masters[(g+k)%len(masters)]
+				at := bookingtest.At(salon, day, "08:00").Add(time.Duration((g*7+k*11)%56) * 15 * time.Minute)
+				_, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: at,
+					Client: booking.ClientInput{Name: "Live", Phone: bookingtest.Phone()}, Caller: booking.BySystem()})
+				if err == nil {
+					liveMu.Lock()
+					live++
+					liveMu.Unlock()
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if importErr != nil {
+		t.Fatal(importErr)
+	}
+	var overlaps int
+	if err := e.Pool.QueryRow(ctx, `SELECT count(*) FROM bookings a JOIN bookings b ON a.master_id = b.master_id AND a.id < b.id
+		WHERE a.status IN ('pending', 'confirmed') AND b.status IN ('pending', 'confirmed')
+		  AND tstzrange(a.starts_at, booking_slot_end(a.starts_at, a.duration_min)) && tstzrange(b.starts_at, booking_slot_end(b.starts_at, b.duration_min))`).
+		Scan(&overlaps); err != nil {
+		t.Fatal(err)
+	}
+	if overlaps != 0 {
+		t.Errorf("%d overlapping pairs", overlaps)
+	}
+	if sum.Read != rows || sum.Created+sum.Rejected != rows {
+		t.Errorf("summary %+v for %d rows", sum, rows)
+	}
+	for _, l := range lines {
+		if l.Outcome == booking.Rejected && (l.Reason == "" || l.Column == "" || l.Line < 2) {
+			t.Errorf("a rejected row without its reason: %+v", l)
+		}
+	}
+	var imported int
+	if err := e.Pool.QueryRow(ctx, `SELECT count(*) FROM bookings WHERE source = 'import'`).Scan(&imported); err != nil {
+		t.Fatal(err)
+	}
+	if imported != sum.Created {
+		t.Errorf("%d imported bookings in the database, the summary says %d", imported, sum.Created)
+	}
+	t.Logf("%d rows: %d imported, %d rejected; %d live bookings", rows, sum.Created, sum.Rejected, live)
+}
+
+// TestScheduleOnADSTDay: wall-clock times of a day when the clocks move
+// are resolved by the salon's zone.
+func TestScheduleOnADSTDay(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	ctx := context.Background()
+	salon := e.Salon(t, booking.Salon{Slug: "berlin", Timezone: "Europe/Berlin", Locale: "en"})
+	sv := e.Service(t, salon, booking.SalonService{Name: "Cut"})
+	m := e.Master(t, salon, sv)
+	ms, _ := e.Svc.AllMasters(ctx, salon.ID)
+	file := fmt.Sprintf("master;date;start;end\n%s;29.03.2026;01:00;05:00\n%s;25.10.2026;01:00;05:00\n", ms[0].Name, ms[0].Name)
+	sum, err := importer.Import(ctx, e.Svc, strings.NewReader(file), importer.Options{Kind: importer.Schedule, Salon: salon})
+	if err != nil || sum.Created != 2 {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	spring, _ := e.Svc.Shifts(ctx, salon.ID, m.ID, booking.Date{Year: 2026, Month: 3, Day: 29}, 1)
+	autumn, _ := e.Svc.Shifts(ctx, salon.ID, m.ID, booking.Date{Year: 2026, Month: 10, Day: 25}, 1)
+	if len(spring) != 1 || spring[0].End.Sub(spring[0].Start) != 3*time.Hour {
+		t.Errorf("spring day (02:00 skipped): %+v", spring)
+	}
+	if len(autumn) != 1 || autumn[0].End.Sub(autumn[0].Start) != 5*time.Hour {
+		t.Errorf("autumn day (02:00-03:00 twice): %+v", autumn)
+	}
+}
+
+// TestScheduleDayWithBookingsIsRejected: a day whose new hours would leave
+// a booking outside is rejected, naming it; the other days are written.
+func TestScheduleDayWithBookingsIsRejected(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	ctx := context.Background()
+	salon := e.Salon(t, booking.Salon{Slug: "keep", Locale: "en"})
+	sv := e.Service(t, salon, booking.SalonService{Name: "Cut"})
+	m := e.Master(t, salon, sv)
+	day := salon.Today(e.Clock.Now()).AddDays(1)
+	e.Shift(t, salon, m, day, 2, "10:00", "20:00")
+	b, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID,
+		StartsAt: bookingtest.At(salon, day, "18:00"), Client: booking.ClientInput{Name: "X", Phone: bookingtest.Phone()}, Caller: booking.BySystem()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, _ := e.Svc.AllMasters(ctx, salon.ID)
+	file := fmt.Sprintf("master,date,start,end\n%[1]s,%[2]s,10:00,15:00\n%[1]s,%[3]s,10:00,15:00\n", ms[0].Name, day, day.AddDays(1))
+	var lines []importer.Line
+	sum, err := importer.Import(ctx, e.Svc, strings.NewReader(file), importer.Options{Kind: importer.Schedule, Salon: salon,
+		Report: func(l importer.Line) error { lines = append(lines, l); return nil }})
+	if err != nil || sum.Rejected != 1 || sum.Updated != 1 {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	if lines[0].Line != 2 || !strings.Contains(lines[0].Reason, fmt.Sprintf("#%d", b.ID)) {
+		t.Errorf("the rejected day does not name booking %d: %+v", b.ID, lines[0])
+	}
+	sh, _ := e.Svc.Shifts(ctx, salon.ID, m.ID, day, 1)
+	if len(sh) != 1 || sh[0].End.In(salon.Location()).Hour() != 20 {
+		t.Errorf("the rejected day changed: %+v", sh)
+	}
+}
