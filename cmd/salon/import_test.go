@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"salon/booking/bookingtest"
+)
+
+// TestImportAndExportCommands: exit 0 when every row is accepted, 1 when
+// some are rejected (with the report written), 2 for usage and unreadable
+// files; export writes what import reads.
+func TestImportAndExportCommands(t *testing.T) {
+	t.Parallel()
+	getenv := envOf("DATABASE_URL", bookingtest.ConnString(t))
+	dir := t.TempDir()
+	runCmd := func(args ...string) (int, string, string) {
+		var out, errs bytes.Buffer
+		code := run(context.Background(), args, getenv, strings.NewReader(""), &out, &errs)
+		return code, out.String(), errs.String()
+	}
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if code, _, errs := runCmd("salon", "create", "--slug", "cli", "--name", "CLI", "--tz", "Europe/Moscow", "--locale", "en"); code != 0 {
+		t.Fatal(errs)
+	}
+	good := write("services.csv", "name;duration_min;price\nCut;60;1 500,00\nShave;30;700\n")
+	bad := write("masters.csv", "name,phone,services\nAnna,,Cut|Shave\nBoris,123,Cut\n")
+	report := filepath.Join(dir, "report.json")
+	cases := []struct {
+		args     []string
+		code     int
+		contains string
+	}{
+		{[]string{"import", "services", good, "--salon", "cli", "--dry-run"}, 0, "created 2, updated 0, unchanged 0, rejected 0 (dry run"},
+		{[]string{"import", "services", good, "--salon", "cli"}, 0, "read 2, created 2"},
+		{[]string{"import", "services", good, "--salon", "cli"}, 0, "created 0, updated 0, unchanged 2"},
+		{[]string{"import", "masters", bad, "--salon", "cli", "--report", report}, 1, "1 rows rejected (see " + report},
+		{[]string{"import", "masters", "--salon", "cli", bad}, 1, "created 0, updated 0, unchanged 1, rejected 1"},
+		{[]string{"import", "haircuts", good, "--salon", "cli"}, 2, "unknown kind"},
+		{[]string{"import", "services", filepath.Join(dir, "missing.csv"), "--salon", "cli"}, 2, "no such file"},
+		{[]string{"import", "services", good}, 2, "usage"},
+		{[]string{"import", "services", write("empty.csv", ""), "--salon", "cli"}, 2, "no header"},
+		{[]string{"import", "services", write("nocol.csv", "name\nCut\n"), "--salon", "cli"}, 2, "no column duration_min"},
+		{[]string{"export", "services", "--salon", "cli"}, 0, "name,duration_min,price,deposit,buffer_min\nCut,60,1500,0,0\nShave,30,700,0,0\n"},
+		{[]string{"export", "services", "--salon", "cli", "--lang", "ru"}, 0, "название,длительность,цена,предоплата,буфер\n"},
+		{[]string{"export", "wands", "--salon", "cli"}, 2, "unknown kind"},
+	}
+	for _, c := range cases {
+		code, out, errs := runCmd(c.args...)
+		if code != c.code || !strings.Contains(out+errs, c.contains) {
+			t.Errorf("salon %s: exit %d, want %d; output %q, want it to contain %q", strings.Join(c.args, " "), code, c.code, out+errs, c.contains)
+		}
+		if strings.Count(strings.TrimSpace(errs), "\n") > 1 || strings.Contains(errs, "goroutine") {
+			t.Errorf("salon %s: stderr is not one clear line: %q", strings.Join(c.args, " "), errs)
+		}
+	}
+	var rep struct {
+		Lines []struct {
+			Line   int    `json:"line"`
+			Column string `json:"column"`
+			Value  string `json:"value"`
+			Reason string `json:"reason"`
+		} `json:"lines"`
+		Summary struct {
+			Rejected int `json:"rejected"`
+		} `json:"summary"`
+	}
+	b, _ := os.ReadFile(report)
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, b)
+	}
+	var rejected int
+	for _, l := range rep.Lines {
+		if l.Reason != "" {
+			rejected++
+			if l.Line != 3 || l.Column != "phone" || l.Value != "123" {
+				t.Errorf("report line %+v", l)
+			}
+		}
+	}
+	if rejected != 1 || rep.Summary.Rejected != 1 {
+		t.Errorf("report: %s", b)
+	}
+	// A CSV report.
+	csvReport := filepath.Join(dir, "report.csv")
+	runCmd("import", "masters", bad, "--salon", "cli", "--report", csvReport)
+	if b, _ := os.ReadFile(csvReport); !strings.HasPrefix(string(b), "line,outcome,key,column,value,reason,alternatives\n") ||
+		!strings.Contains(string(b), "3,rejected,Boris,phone,123,") {
+		t.Errorf("CSV report:\n%s", b)
+	}
+}
