@@ -272,3 +272,50 @@ func shot(t *testing.T, ctx context.Context, name string, width, height int64) {
 		}
 	}
 }
+
+// TestBrowserImportsMasters: the upload page checks a file (a dry run,
+// with the rejected rows and their reasons), applies it, and the new
+// masters appear on the day view.
+func TestBrowserImportsMasters(t *testing.T) {
+	w := newWorld(t)
+	ctx := browsertest.Tab(t, 1280, 900)
+	file := filepath.Join(t.TempDir(), "мастера.csv")
+	if err := os.WriteFile(file, []byte("Мастер;Телефон;Услуги\nЕлена;+7 999 111-22-33;Маникюр\nЖанна;;\"Маникюр|Женская стрижка\"\nЗоя;;Педикюр\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx,
+		chromedp.Navigate(w.base+"/panel/login"),
+		chromedp.SendKeys(css(`input[name=email]`), demo.Email),
+		chromedp.SendKeys(css(`input[name=password]`), demo.Password),
+		chromedp.Submit(css(`input[name=password]`)),
+		chromedp.WaitVisible(css(`#grid`)),
+		chromedp.Navigate(w.base+"/panel/import"),
+		chromedp.WaitVisible(css(`#upload`)),
+		chromedp.SetValue(css(`#upload select[name=kind]`), "masters"),
+		chromedp.SetUploadFiles(css(`#upload input[type=file]`), []string{file}),
+		chromedp.Click(css(`#upload button[type=submit]`)),
+		chromedp.WaitVisible(css(`#apply`)), // the dry run is done
+	)
+	if n := scalar[int64](t, w, `SELECT count(*) FROM masters WHERE name IN ('Елена', 'Жанна')`); n != 0 {
+		t.Fatal("the dry run wrote masters")
+	}
+	if got := value(t, ctx, chromedp.Text(css(`#created`))); got != "2" {
+		t.Errorf("dry run: %s created, want 2", got)
+	}
+	if got := value(t, ctx, chromedp.Text(css(`#rejected-rows`))); !strings.Contains(got, "Педикюр") || !strings.Contains(got, "4") {
+		t.Errorf("the rejected row: %q", got)
+	}
+	do(t, ctx,
+		chromedp.Click(css(`#apply button`)),
+		chromedp.WaitVisible(css(`#phase.phase-applied`)),
+		chromedp.Navigate(w.base+"/panel/"),
+		chromedp.WaitVisible(css(`#grid`)),
+	)
+	cols := value(t, ctx, chromedp.Text(css(`#grid thead`)))
+	if !strings.Contains(cols, "Елена") || !strings.Contains(cols, "Жанна") || strings.Contains(cols, "Зоя") {
+		t.Errorf("day view columns after the import: %q", cols)
+	}
+	if actor := scalar[string](t, w, `SELECT actor FROM audit_log WHERE entity = 'master' ORDER BY id DESC LIMIT 1`); actor != "import:мастера.csv (admin@demo.salon)" {
+		t.Errorf("audit actor %q", actor)
+	}
+}

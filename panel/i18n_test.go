@@ -48,6 +48,11 @@ func TestEveryTextHasItsRussian(t *testing.T) {
 		b, _ := os.ReadFile(f)
 		check(f, b)
 	}
+	for _, n := range phaseTexts {
+		if _, ok := ru[n]; !ok {
+			t.Errorf("import phase %q has no Russian", n)
+		}
+	}
 	for _, n := range notices {
 		if _, ok := ru[n]; !ok {
 			t.Errorf("notice %q has no Russian", n)

@@ -51,9 +51,10 @@ type Config struct {
 
 // Handler serves the panel.
 type Handler struct {
-	svc *booking.Service
-	cfg Config
-	log *slog.Logger
+	svc     *booking.Service
+	cfg     Config
+	log     *slog.Logger
+	imports imports // uploads being checked or applied
 }
 
 // New returns a panel over svc.
@@ -73,7 +74,7 @@ func New(svc *booking.Service, cfg Config) *Handler {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	return &Handler{svc: svc, cfg: cfg, log: cfg.Log}
+	return &Handler{svc: svc, cfg: cfg, log: cfg.Log, imports: imports{jobs: map[string]*importJob{}}}
 }
 
 // CookieName is the session cookie.
@@ -126,6 +127,10 @@ func (h *Handler) Register(app *fiber.App) {
 	a.Post("/users", h.createUser)
 	a.Post("/users/:id/delete", h.deleteUser)
 	a.Get("/audit", h.audit)
+	a.Get("/import", h.importForm)
+	a.Post("/import", h.upload)
+	a.Get("/import/:job", h.importStatus)
+	a.Post("/import/:job/apply", h.applyImport)
 
 	a.Use(func(c *fiber.Ctx) error { return errNoPage })
 }

@@ -68,7 +68,7 @@ func New(svc *booking.Service, cfg Config) *Handler {
 
 // Register mounts the API, the pages and the static files on app.
 func (h *Handler) Register(app *fiber.App) {
-	api := app.Group("/api/v1", h.apiErrors, h.deadline, cors.New(cors.Config{
+	api := app.Group("/api/v1", bodyLimit, h.apiErrors, h.deadline, cors.New(cors.Config{
 		AllowOrigins: "*",
 		AllowHeaders: "Content-Type, Idempotency-Key, X-Manage-Token",
 		AllowMethods: "GET, POST, OPTIONS",
@@ -102,6 +102,18 @@ func (h *Handler) deadline(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), h.cfg.RequestTimeout)
 	defer cancel()
 	c.SetUserContext(ctx)
+	return c.Next()
+}
+
+// MaxBody is the largest request body the API takes (the server's own
+// limit is larger, for the panel's uploads).
+const MaxBody = 64 << 10
+
+// bodyLimit answers 413 to an API request whose body is over MaxBody.
+func bodyLimit(c *fiber.Ctx) error {
+	if c.Request().Header.ContentLength() > MaxBody || len(c.Body()) > MaxBody {
+		return reply(c, fiber.StatusRequestEntityTooLarge, errorBody{Error: "invalid", Message: "the request body is too large"})
+	}
 	return c.Next()
 }
 

@@ -49,7 +49,7 @@ func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger) *serv
 
 	s.app = fiber.New(fiber.Config{
 		DisableStartupMessage: true,
-		BodyLimit:             64 << 10, // the API takes small JSON bodies; CSV uploads will set their own
+		BodyLimit:             panel.MaxUpload + 1<<20, // the panel's CSV uploads; the API holds its bodies to widget.MaxBody
 		ReadTimeout:           30 * time.Second,
 		WriteTimeout:          30 * time.Second,
 		IdleTimeout:           120 * time.Second,

@@ -86,6 +86,14 @@ func TestMetricsUnderTraffic(t *testing.T) {
 			}
 		})
 	}
+	// The server takes the panel's uploads; the API still refuses a body
+	// over its own limit.
+	big := `{"x":"` + strings.Repeat("x", 70<<10) + `"}`
+	if resp, err := http.Post(base+"/api/v1/salons/none/bookings", "application/json", strings.NewReader(big)); err != nil || resp.StatusCode != 413 {
+		t.Errorf("70 KiB API body: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	scrape := func() string {
 		t.Helper()
 		resp, err := http.Get(base + "/metrics")
