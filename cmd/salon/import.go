@@ -65,12 +65,16 @@ func cmdImport(ctx context.Context, args []string, getenv env, stdout, stderr io
 	if report != nil {
 		opt.Report = report.Add
 	}
-	// A progress bar when a person watches (stderr is a terminal).
+	// A progress bar when a person watches (stderr is a terminal): rows,
+	// bytes of the file, rate and time left.
 	if out, ok := stderr.(*os.File); ok && term.IsTerminal(int(out.Fd())) {
 		bar := progressbar.NewOptions64(size, progressbar.OptionSetWriter(out), progressbar.OptionShowBytes(true),
 			progressbar.OptionSetDescription("importing "+string(kind)), progressbar.OptionShowCount(),
 			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-		opt.Progress = func(n int64, _ int) { _ = bar.Set64(n) }
+		opt.Progress = func(n int64, rows int) {
+			bar.Describe(fmt.Sprintf("importing %s: %d rows", kind, rows))
+			_ = bar.Set64(n)
+		}
 		defer func() { _ = bar.Finish() }()
 	}
 	sum, err := importer.Import(ctx, svc, f, opt)
