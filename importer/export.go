@@ -70,7 +70,7 @@ func Export(ctx context.Context, svc *booking.Service, w io.Writer, kind Kind, s
 		}
 	case Schedule:
 		err = svc.EachShift(ctx, salon.ID, func(master string, sh booking.Shift) error {
-			row := []string{master, sh.Date.String(), hm(sh.Start.In(loc)), endClock(sh.Date, sh.End.In(loc)), "", ""}
+			row := []string{master, sh.Date.String(), hm(sh.Start.In(loc)), endClock(sh.End.In(loc)), "", ""}
 			if !sh.BreakStart.IsZero() {
 				row[4], row[5] = hm(sh.BreakStart.In(loc)), hm(sh.BreakEnd.In(loc))
 			}
@@ -95,7 +95,7 @@ func Export(ctx context.Context, svc *booking.Service, w io.Writer, kind Kind, s
 }
 
 // endClock writes a shift's end: 24:00 for midnight at the end of its day.
-func endClock(day booking.Date, end interface {
+func endClock(end interface {
 	Format(string) string
 	Hour() int
 	Minute() int

@@ -111,9 +111,7 @@ func Import(ctx context.Context, svc *booking.Service, r io.Reader, opt Options)
 			return sum, nil
 		case errors.As(err, &le):
 			sum.Read++
-			if err := run.reject(le.Line, "", "", "", run.tr("not a CSV line: %v", le.Err)); err != nil {
-				return nil, err
-			}
+			run.reject(le.Line, "", "", "", run.tr("not a CSV line: %v", le.Err))
 			continue
 		case err != nil:
 			return nil, err
@@ -169,10 +167,36 @@ type problem struct {
 	column, value, reason string
 }
 
-func (r *run) reject(line int, key, column, value, reason string) error {
+func (r *run) reject(line int, key, column, value, reason string) {
 	r.sum.Rejected++
 	r.pending = append(r.pending, Line{Line: line, Outcome: booking.Rejected, Key: key, Column: column, Value: value, Reason: reason})
-	return nil
+}
+
+// load parses each record of a chunk with parse (which names the row's key
+// and any problem), rejects the rows with a problem, writes the others with
+// write (one of booking's batch methods) and records their outcomes.
+func load[T any](r *run, chunk []Record, parse func(rec Record, p **problem) (T, string),
+	write func(context.Context, int64, []T, bool) ([]booking.RowResult, error)) error {
+	var rows []T
+	var refs []rowRef
+	for _, rec := range chunk {
+		var p *problem
+		row, key := parse(rec, &p)
+		if p != nil {
+			r.reject(rec.Line, key, p.column, p.value, p.reason)
+			continue
+		}
+		rows = append(rows, row)
+		refs = append(refs, rowRef{rec.Line, key, rec.Fields})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	res, err := write(r.ctx, r.opt.Salon.ID, rows, r.opt.DryRun)
+	if err != nil {
+		return err
+	}
+	return r.results(refs, res)
 }
 
 // rowRef ties a parsed row to its line, key and fields.
@@ -311,75 +335,39 @@ func coreField(f string) string {
 }
 
 func (r *run) services(chunk []Record) error {
-	var rows []booking.ServiceRow
-	var refs []rowRef
-	for _, rec := range chunk {
-		var p *problem
-		name := r.field(rec, "name", true, &p)
-		dur := r.field(rec, "duration", true, &p)
-		price := r.field(rec, "price", true, &p)
-		dep := r.field(rec, "deposit", false, &p)
-		buf := r.field(rec, "buffer", false, &p)
+	return load(r, chunk, func(rec Record, p **problem) (booking.ServiceRow, string) {
+		name := r.field(rec, "name", true, p)
+		dur := r.field(rec, "duration", true, p)
+		price := r.field(rec, "price", true, p)
+		dep := r.field(rec, "deposit", false, p)
+		buf := r.field(rec, "buffer", false, p)
 		row := booking.ServiceRow{SalonService: booking.SalonService{Name: name}, HasDeposit: r.l.has("deposit") && dep != "",
 			HasBuffer: r.l.has("buffer") && buf != ""}
-		row.DurationMin = r.minutes(dur, "duration", &p)
-		row.Price = r.money(price, "price", &p)
+		row.DurationMin = r.minutes(dur, "duration", p)
+		row.Price = r.money(price, "price", p)
 		if row.HasDeposit {
-			row.Deposit = r.money(dep, "deposit", &p)
+			row.Deposit = r.money(dep, "deposit", p)
 		}
 		if row.HasBuffer {
-			row.BufferMin = r.minutes(buf, "buffer", &p)
+			row.BufferMin = r.minutes(buf, "buffer", p)
 		}
-		if p != nil {
-			if err := r.reject(rec.Line, name, p.column, p.value, p.reason); err != nil {
-				return err
-			}
-			continue
-		}
-		rows = append(rows, row)
-		refs = append(refs, rowRef{rec.Line, name, rec.Fields})
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	res, err := r.svc.ImportServices(r.ctx, r.opt.Salon.ID, rows, r.opt.DryRun)
-	if err != nil {
-		return err
-	}
-	return r.results(refs, res)
+		return row, name
+	}, r.svc.ImportServices)
 }
 
 func (r *run) masters(chunk []Record) error {
-	var rows []booking.MasterRow
-	var refs []rowRef
-	for _, rec := range chunk {
-		var p *problem
-		name := r.field(rec, "name", true, &p)
-		phone := r.field(rec, "phone", false, &p)
-		svcs := r.field(rec, "services", false, &p)
+	return load(r, chunk, func(rec Record, p **problem) (booking.MasterRow, string) {
+		name := r.field(rec, "name", true, p)
+		phone := r.field(rec, "phone", false, p)
+		svcs := r.field(rec, "services", false, p)
 		row := booking.MasterRow{Name: name, Phone: phone, HasPhone: r.l.has("phone") && phone != "", HasServices: r.l.has("services")}
 		for _, s := range strings.FieldsFunc(svcs, func(c rune) bool { return c == ';' || c == '|' }) {
 			if s = strings.TrimSpace(s); s != "" {
 				row.Services = append(row.Services, s)
 			}
 		}
-		if p != nil {
-			if err := r.reject(rec.Line, name, p.column, p.value, p.reason); err != nil {
-				return err
-			}
-			continue
-		}
-		rows = append(rows, row)
-		refs = append(refs, rowRef{rec.Line, name, rec.Fields})
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	res, err := r.svc.ImportMasters(r.ctx, r.opt.Salon.ID, rows, r.opt.DryRun)
-	if err != nil {
-		return err
-	}
-	return r.results(refs, res)
+		return row, name
+	}, r.svc.ImportMasters)
 }
 
 func (r *run) schedule(chunk []Record) error {
@@ -405,9 +393,7 @@ func (r *run) schedule(chunk []Record) error {
 			sh = &in
 		}
 		if p != nil {
-			if err := r.reject(rec.Line, key, p.column, p.value, p.reason); err != nil {
-				return err
-			}
+			r.reject(rec.Line, key, p.column, p.value, p.reason)
 			continue
 		}
 		k := strings.ToLower(master) + "\x00" + d.String()
@@ -443,69 +429,31 @@ func (r *run) schedule(chunk []Record) error {
 }
 
 func (r *run) clients(chunk []Record) error {
-	var rows []booking.ClientRow
-	var refs []rowRef
-	for _, rec := range chunk {
-		var p *problem
-		name := r.field(rec, "name", true, &p)
-		phone := r.field(rec, "phone", true, &p)
-		tg := r.field(rec, "telegram", false, &p)
+	return load(r, chunk, func(rec Record, p **problem) (booking.ClientRow, string) {
+		name := r.field(rec, "name", true, p)
+		phone := r.field(rec, "phone", true, p)
+		tg := r.field(rec, "telegram", false, p)
 		notes, _ := r.l.get(rec.Fields, "notes")
-		if p != nil {
-			if err := r.reject(rec.Line, phone, p.column, p.value, p.reason); err != nil {
-				return err
-			}
-			continue
-		}
-		rows = append(rows, booking.ClientRow{Name: name, Phone: phone, Telegram: tg, Notes: notes,
-			HasTelegram: r.l.has("telegram"), HasNotes: r.l.has("notes")})
-		refs = append(refs, rowRef{rec.Line, phone, rec.Fields})
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	res, err := r.svc.ImportClients(r.ctx, r.opt.Salon.ID, rows, r.opt.DryRun)
-	if err != nil {
-		return err
-	}
-	return r.results(refs, res)
+		return booking.ClientRow{Name: name, Phone: phone, Telegram: tg, Notes: notes,
+			HasTelegram: r.l.has("telegram"), HasNotes: r.l.has("notes")}, phone
+	}, r.svc.ImportClients)
 }
 
 func (r *run) bookings(chunk []Record) error {
-	var rows []booking.BookingRow
-	var refs []rowRef
 	loc := r.opt.Salon.Location()
-	for _, rec := range chunk {
-		var p *problem
-		master := r.field(rec, "master", true, &p)
-		service := r.field(rec, "service", true, &p)
-		ds := r.field(rec, "date", true, &p)
-		start := r.field(rec, "start", true, &p)
-		phone := r.field(rec, "client_phone", true, &p)
-		name := r.field(rec, "client_name", false, &p)
-		st := r.field(rec, "status", false, &p)
-		key := master + " " + ds + " " + start
-		d := r.date(ds, "date", &p)
-		c := r.clock(start, "start", &p)
-		status := r.status(st, &p)
-		if p != nil {
-			if err := r.reject(rec.Line, key, p.column, p.value, p.reason); err != nil {
-				return err
-			}
-			continue
-		}
-		rows = append(rows, booking.BookingRow{Master: master, Service: service, StartsAt: d.At(loc, int(c)),
-			Phone: phone, Name: name, Status: status})
-		refs = append(refs, rowRef{rec.Line, key, rec.Fields})
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	res, err := r.svc.ImportBookings(r.ctx, r.opt.Salon.ID, rows, r.opt.DryRun)
-	if err != nil {
-		return err
-	}
-	return r.results(refs, res)
+	return load(r, chunk, func(rec Record, p **problem) (booking.BookingRow, string) {
+		master := r.field(rec, "master", true, p)
+		service := r.field(rec, "service", true, p)
+		ds := r.field(rec, "date", true, p)
+		start := r.field(rec, "start", true, p)
+		phone := r.field(rec, "client_phone", true, p)
+		name := r.field(rec, "client_name", false, p)
+		st := r.field(rec, "status", false, p)
+		d := r.date(ds, "date", p)
+		c := r.clock(start, "start", p)
+		return booking.BookingRow{Master: master, Service: service, StartsAt: d.At(loc, int(c)), Phone: phone, Name: name,
+			Status: r.status(st, p)}, master + " " + ds + " " + start
+	}, r.svc.ImportBookings)
 }
 
 // Values as people write them.

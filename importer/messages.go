@@ -15,7 +15,7 @@ func translator(lang string) func(string, ...any) string {
 				s = r
 			} else {
 				for _, p := range ruPatterns {
-					if m := p.re.FindStringSubmatch(s); m != nil {
+					if p.re.MatchString(s) {
 						s = p.re.ReplaceAllString(s, p.ru)
 						break
 					}
