@@ -66,10 +66,13 @@ func authorize(ctx context.Context, salonID int64, need Role) error {
 	case callerSystem:
 		return nil
 	case callerImport:
-		if c.user.SalonID == salonID {
-			return nil
+		if c.user.SalonID != salonID {
+			return fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
 		}
-		return fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
+		if c.user.ID != 0 && need == RoleOwner && c.user.Role != RoleOwner {
+			return fmt.Errorf("only the salon's owner may: %w", ErrForbidden)
+		}
+		return nil
 	case callerStaff:
 		if c.user.SalonID != salonID {
 			return fmt.Errorf("salon %d: %w", salonID, ErrNotFound)

@@ -107,10 +107,17 @@ func ByStaff(u User) Caller { return Caller{kind: callerStaff, user: u} }
 // BySystem is the platform itself.
 func BySystem() Caller { return Caller{kind: callerSystem} }
 
-// ByImport is an import of the named file into a salon: it may change that
-// salon only, and its changes are audited as "import:" and the file name.
+// ByImport is an import of the named file into a salon (from the command
+// line): it may change that salon only, and its changes are audited as
+// "import:" and the file name.
 func ByImport(salonID int64, file string) Caller {
 	return Caller{kind: callerImport, user: User{SalonID: salonID}, file: file}
+}
+
+// ByUserImport is an import a panel user runs: as ByImport, and held to the
+// user's role (an admin may import shifts, only an owner the rest).
+func ByUserImport(u User, file string) Caller {
+	return Caller{kind: callerImport, user: u, file: file}
 }
 
 // Identity returns the caller's chat identity (zero for other callers).

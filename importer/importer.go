@@ -40,6 +40,9 @@ type Options struct {
 	// Progress, when set, is called after each chunk with the bytes and
 	// rows read so far.
 	Progress func(bytes int64, rows int)
+	// User, when set, is the panel user running the import: held to their
+	// role, and named in the audit log.
+	User *booking.User
 }
 
 // Summary counts the rows of a run.
@@ -86,7 +89,11 @@ func Import(ctx context.Context, svc *booking.Service, r io.Reader, opt Options)
 	if opt.Report == nil {
 		opt.Report = func(Line) error { return nil }
 	}
-	ctx = booking.As(ctx, booking.ByImport(opt.Salon.ID, opt.File))
+	caller := booking.ByImport(opt.Salon.ID, opt.File)
+	if opt.User != nil {
+		caller = booking.ByUserImport(*opt.User, opt.File)
+	}
+	ctx = booking.As(ctx, caller)
 	rd, err := NewReader(r)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -166,7 +167,7 @@ func (h *Handler) runImport(j *importJob, u *booking.User, dry bool) {
 			j.lines = nil
 			j.mu.Unlock()
 			sum, err = importer.Import(ctx, h.svc, f, importer.Options{
-				Kind: j.kind, Salon: salon, File: j.name + " (" + u.Email + ")", DryRun: dry, Lang: u.Lang,
+				Kind: j.kind, Salon: salon, File: j.name + " (" + u.Email + ")", DryRun: dry, Lang: u.Lang, User: u,
 				Report: func(l importer.Line) error {
 					j.mu.Lock()
 					defer j.mu.Unlock()
@@ -186,6 +187,8 @@ func (h *Handler) runImport(j *importJob, u *booking.User, dry bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	switch {
+	case errors.Is(err, booking.ErrForbidden):
+		j.phase, j.err = "failed", "only the salon's owner may import "+string(j.kind)
 	case err != nil:
 		j.phase, j.err = "failed", err.Error()
 		if !strings.Contains(err.Error(), "header") && !strings.Contains(err.Error(), "empty") {

@@ -1,9 +1,12 @@
 package panel_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"html"
+	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -211,5 +214,65 @@ func TestRescheduleOntoATakenTimeOffersAlternatives(t *testing.T) {
 	}
 	if now := scalar[time.Time](t, w, `SELECT starts_at FROM bookings WHERE id = $1`, id); now.Equal(before) {
 		t.Error("the chosen alternative did not move the booking")
+	}
+}
+
+// upload posts a file to the import page as a browser would, and waits
+// (with a deadline) for the dry run to end; it returns the job's page.
+func (b *browserless) upload(kind, name, body string) answer {
+	b.t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	_ = mw.WriteField("csrf", b.csrf)
+	_ = mw.WriteField("kind", kind)
+	fw, _ := mw.CreateFormFile("file", name)
+	_, _ = io.WriteString(fw, body)
+	mw.Close()
+	req, _ := http.NewRequest("POST", b.w.base+"/panel/import", &buf)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := b.http.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		b.t.Fatalf("upload: %d", resp.StatusCode)
+	}
+	job := resp.Header.Get("Location")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		a := b.get(job)
+		if !strings.Contains(a.body, "hx-trigger=\"every 1s\"") || time.Now().After(deadline) {
+			return a
+		}
+		time.Sleep(50 * time.Millisecond) // polling the job, as the page does
+	}
+}
+
+// TestAdminsImportOnlyShifts: an admin's upload of masters fails (owners
+// import the catalogue), nothing is written; a schedule goes through.
+func TestAdminsImportOnlyShifts(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.user(w.salon.ID, "desk2@demo.test", booking.RoleAdmin)
+	a := b.upload("masters", "m.csv", "name\nNew Master\n")
+	if !strings.Contains(a.body, "phase-failed") || !strings.Contains(a.body, "owner") {
+		t.Errorf("an admin's masters import: %.500s", a.body)
+	}
+	if n := scalar[int64](t, w, `SELECT count(*) FROM masters WHERE name = 'New Master'`); n != 0 {
+		t.Error("an admin imported a master")
+	}
+	a = b.upload("schedule", "s.csv", "master,date,start,end\nВера,2026-04-01,10:00,18:00\n")
+	if !strings.Contains(a.body, `id="apply"`) || !strings.Contains(a.body, `id="created">1<`) {
+		t.Errorf("an admin's schedule dry run: %.1500s", a.body)
+	}
+	// Another user cannot see or apply this upload.
+	job := regexp.MustCompile(`/panel/import/([0-9a-f]+)/apply`).FindStringSubmatch(a.body)
+	other := w.owner()
+	if r := other.get("/panel/import/" + job[1]); r.status != http.StatusNotFound {
+		t.Errorf("another user's upload: %d", r.status)
+	}
+	if r := other.post("/panel/import/"+job[1]+"/apply", nil); r.status != http.StatusNotFound {
+		t.Errorf("another user applies an upload: %d", r.status)
 	}
 }
