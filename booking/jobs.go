@@ -29,6 +29,7 @@ const (
 	EventCancelled   = "cancelled"
 	EventRescheduled = "rescheduled"
 	EventHoldExpired = "hold_expired"
+	EventPaid        = "paid" // the deposit came: the booking is confirmed
 	EventReminder    = "reminder"
 )
 
@@ -326,6 +327,12 @@ type PruneKeysArgs struct{}
 // Kind implements river.JobArgs.
 func (PruneKeysArgs) Kind() string { return "prune_idempotency_keys" }
 
+// SweepPaymentsArgs is the periodic job that follows up payment sessions.
+type SweepPaymentsArgs struct{}
+
+// Kind implements river.JobArgs.
+func (SweepPaymentsArgs) Kind() string { return "sweep_payments" }
+
 // CompletePastArgs is the periodic job that marks past bookings completed.
 type CompletePastArgs struct{}
 
@@ -356,6 +363,7 @@ func AddWorkers(w *river.Workers, s *Service) {
 	river.AddWorker(w, &notifyWorker{s: s})
 	river.AddWorker(w, &sweep[RemindArgs]{what: "reminders sent", run: s.Remind, log: s.log})
 	river.AddWorker(w, &sweep[ExpireHoldsArgs]{what: "expired holds", run: s.ExpireHolds, log: s.log})
+	river.AddWorker(w, &sweep[SweepPaymentsArgs]{what: "payment sessions checked", run: s.SweepPayments, log: s.log})
 	river.AddWorker(w, &sweep[CompletePastArgs]{what: "past bookings completed", run: s.CompletePast, log: s.log})
 	river.AddWorker(w, &sweep[PruneKeysArgs]{what: "idempotency records pruned", log: s.log, run: func(ctx context.Context) (int, error) {
 		n, err := s.PruneIdempotencyKeys(ctx, 24*time.Hour)
@@ -372,6 +380,8 @@ func PeriodicJobs() []*river.PeriodicJob {
 			func() (river.JobArgs, *river.InsertOpts) { return RemindArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}),
 		river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
 			func() (river.JobArgs, *river.InsertOpts) { return PruneKeysArgs{}, nil }, nil),
+		river.NewPeriodicJob(river.PeriodicInterval(10*time.Second),
+			func() (river.JobArgs, *river.InsertOpts) { return SweepPaymentsArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}),
 		river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute),
 			func() (river.JobArgs, *river.InsertOpts) { return CompletePastArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}),
 	}

@@ -38,6 +38,7 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 	}
 	now := s.now()
 	var out *Booking
+	var payment int64
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		b, salon, err := lockBooking(ctx, tx, r.Caller, r.SalonID, r.BookingID, 0)
 		if err != nil {
@@ -55,8 +56,16 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 		if err != nil {
 			return err
 		}
+		// The deposit: the one-time right to refund or release it is taken
+		// here, before the provider is called.
+		if payment, err = startRefund(ctx, tx, b, salon, r.Caller, now); err != nil {
+			return err
+		}
 		return s.enqueueChange(ctx, tx, out, EventCancelled, actor, nil)
 	})
+	if err == nil {
+		s.followUp(ctx, payment)
+	}
 	return out, err
 }
 
@@ -239,7 +248,7 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 			return fmt.Errorf("expire holds: %w", err)
 		}
 		for _, b := range bks {
-			out, err := setStatus(ctx, tx, b, StatusCancelled, "hold expired", System, "hold_expired", nil)
+			out, err := setStatus(ctx, tx, b, StatusCancelled, holdExpiredReason, System, "hold_expired", nil)
 			if err != nil {
 				return err
 			}

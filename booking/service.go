@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/singleflight"
+
+	"salon/booking/psp"
 )
 
 // Service is the booking core. Every front end (bot, widget, panel, importer)
@@ -23,6 +25,7 @@ type Service struct {
 	log       *slog.Logger
 	catalogs  sync.Map // salon id -> *catalog
 	deposits  bool     // take deposits online: bookings wait for payment
+	psp       psp.Provider
 	notifiers map[Channel]Notifier
 	lockWait  time.Duration      // the longest wait for a master's lock
 	alts      singleflight.Group // losers of one slot share one search for alternatives

@@ -55,10 +55,10 @@ func noticeKey(n booking.Notice) string {
 	}
 	if n.To.Master {
 		return map[string]string{booking.EventCreated: "n_new_booking", booking.EventCancelled: "n_cancelled",
-			booking.EventRescheduled: "n_moved", booking.EventHoldExpired: "n_cancelled"}[n.Event]
+			booking.EventRescheduled: "n_moved", booking.EventHoldExpired: "n_cancelled", booking.EventPaid: "n_new_booking"}[n.Event]
 	}
 	return map[string]string{booking.EventCreated: "n_client_booked", booking.EventCancelled: "n_client_cancel",
-		booking.EventRescheduled: "n_client_moved", booking.EventHoldExpired: "n_hold_expired"}[n.Event]
+		booking.EventRescheduled: "n_client_moved", booking.EventHoldExpired: "n_hold_expired", booking.EventPaid: "n_paid"}[n.Event]
 }
 
 // describe is the text of a notice.

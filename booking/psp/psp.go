@@ -1,0 +1,86 @@
+// Package psp is the payment providers behind one small interface: create
+// a payment (two-stage: authorized first, captured later) with an
+// idempotence key, get it, capture or cancel it, refund it. The booking core
+// drives them (see booking's payments); they never touch a booking.
+//
+// Providers: Sandbox, built in, for development and demos; YooKassa (API
+// v3). Errors say whether the outcome is known: ErrUnknown (a timeout, a
+// lost answer, a 5xx: the call may or may not have happened; retry with the
+// same key) or a *RejectedError (the provider refused; retrying will not
+// help).
+package psp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Status is a payment's state at the provider (YooKassa's names).
+type Status string
+
+// Payment statuses.
+const (
+	Pending           Status = "pending"             // created; the client has not paid
+	WaitingForCapture Status = "waiting_for_capture" // paid and held (authorized)
+	Succeeded         Status = "succeeded"           // captured
+	Canceled          Status = "canceled"            // declined, expired, or released
+)
+
+// Payment is a payment as the provider reports it.
+type Payment struct {
+	ID              string
+	Status          Status
+	Amount          int64 // minor units
+	Currency        string
+	ConfirmationURL string // where the client pays (while pending)
+	Refunded        int64  // minor units refunded so far
+	Metadata        map[string]string
+}
+
+// CreateRequest is a payment to create.
+type CreateRequest struct {
+	Amount      int64 // minor units
+	Currency    string
+	Description string
+	ReturnURL   string // where the client comes back after paying
+	Metadata    map[string]string
+}
+
+// Refund is a refund as the provider reports it.
+type Refund struct {
+	ID     string
+	Status string // pending, succeeded, canceled
+	Amount int64
+}
+
+// Provider is a payment provider. Every method that changes something takes
+// an idempotence key: the same key again returns the first call's result.
+type Provider interface {
+	Name() string
+	Create(ctx context.Context, key string, r CreateRequest) (*Payment, error)
+	Get(ctx context.Context, id string) (*Payment, error)
+	Capture(ctx context.Context, key, id string, amount int64, currency string) (*Payment, error)
+	Cancel(ctx context.Context, key, id string) (*Payment, error)
+	Refund(ctx context.Context, key, paymentID string, amount int64, currency string) (*Refund, error)
+}
+
+// ErrUnknown says the outcome of a call is not known (a timeout, a lost
+// answer, a server error): it may have happened. Retry with the same key.
+var ErrUnknown = errors.New("payment provider: outcome unknown")
+
+// RejectedError is the provider refusing a request; retrying will not help.
+type RejectedError struct {
+	Code    string
+	Message string
+}
+
+func (e *RejectedError) Error() string {
+	return fmt.Sprintf("payment provider refused: %s %s", e.Code, e.Message)
+}
+
+// IsRejected reports whether err is the provider refusing.
+func IsRejected(err error) bool {
+	var r *RejectedError
+	return errors.As(err, &r)
+}

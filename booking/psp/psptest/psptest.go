@@ -1,0 +1,340 @@
+// Package psptest is a fake YooKassa (API v3) for tests: payments created
+// with capture: false, idempotence keys, capture, cancel and refunds, the
+// client's Pay and Decline, notifications to a webhook, and faults the
+// tests control (delays, 500s, answers lost after the work was done). It
+// counts every call and keeps the money's truth, which tests compare with
+// the ledger.
+package psptest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Fault is what the server does to one call.
+type Fault int
+
+// Faults.
+const (
+	None  Fault = iota
+	Error       // answer 500 before doing anything
+	Lost        // do the work, then answer 500 (the answer is lost)
+	Slow        // wait Delay before answering (the client may time out)
+)
+
+// Server is a fake YooKassa.
+type Server struct {
+	*httptest.Server
+	ShopID, Secret string
+	// Fault, when set, decides the fault of each call (method and path).
+	Fault func(method, path string) Fault
+	// Delay is how long a Slow call waits.
+	Delay time.Duration
+
+	mu       sync.Mutex
+	payments map[string]*payment
+	byKey    map[string]string // idempotence key -> payment or refund id
+	refunds  map[string]*refund
+	calls    map[string]int // "POST /payments" -> count
+	seq      int
+}
+
+type payment struct {
+	ID          string            `json:"id"`
+	Status      string            `json:"status"`
+	Amount      amount            `json:"amount"`
+	Refunded    amount            `json:"refunded_amount"`
+	Description string            `json:"description"`
+	Metadata    map[string]string `json:"metadata"`
+	Paid        bool              `json:"paid"`
+	Captured    int64             `json:"-"`
+	ReturnURL   string            `json:"-"`
+	Confirm     struct {
+		Type string `json:"type"`
+		URL  string `json:"confirmation_url,omitempty"`
+	} `json:"confirmation"`
+}
+
+type refund struct {
+	ID        string `json:"id"`
+	PaymentID string `json:"payment_id"`
+	Status    string `json:"status"`
+	Amount    amount `json:"amount"`
+}
+
+type amount struct {
+	Value    string `json:"value"`
+	Currency string `json:"currency"`
+}
+
+// New starts a fake YooKassa; it stops when the test ends.
+func New(t interface{ Cleanup(func()) }) *Server {
+	s := &Server{ShopID: "shop-1", Secret: "test-secret", payments: map[string]*payment{}, byKey: map[string]string{},
+		refunds: map[string]*refund{}, calls: map[string]int{}, Delay: 3 * time.Second}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Calls returns how many times "METHOD /path-pattern" was called
+// (patterns: POST /payments, GET /payments/{id}, POST /payments/{id}/capture,
+// POST /payments/{id}/cancel, POST /refunds).
+func (s *Server) Calls(what string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[what]
+}
+
+// Payments returns how many payments exist.
+func (s *Server) Payments() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.payments)
+}
+
+// Totals returns the money captured and refunded, in minor units, over
+// every payment: the truth the ledger must equal.
+func (s *Server) Totals() (captured, refunded int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.payments {
+		captured += p.Captured
+		refunded += minor(p.Refunded.Value)
+	}
+	return captured, refunded
+}
+
+// Status returns a payment's status ("" when there is none).
+func (s *Server) Status(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.payments[id]; ok {
+		return p.Status
+	}
+	return ""
+}
+
+// IDs returns every payment id.
+func (s *Server) IDs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for id := range s.payments {
+		out = append(out, id)
+	}
+	return out
+}
+
+// Pay is the client paying: the payment is authorized (waiting_for_capture).
+func (s *Server) Pay(id string) bool { return s.move(id, "pending", "waiting_for_capture") }
+
+// Decline is the client (or the bank) declining: the payment is canceled.
+func (s *Server) Decline(id string) bool { return s.move(id, "pending", "canceled") }
+
+func (s *Server) move(id, from, to string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.payments[id]
+	if !ok || p.Status != from {
+		return false
+	}
+	p.Status = to
+	p.Paid = to == "waiting_for_capture"
+	p.Confirm.URL = ""
+	return true
+}
+
+// Notify posts a notification about payment id to url, as YooKassa does.
+func (s *Server) Notify(url, id string) (int, error) {
+	s.mu.Lock()
+	p, ok := s.payments[id]
+	var body []byte
+	if ok {
+		event := "payment." + p.Status
+		body, _ = json.Marshal(map[string]any{"type": "notification", "event": event, "object": p})
+	}
+	s.mu.Unlock()
+	if !ok {
+		return 0, fmt.Errorf("no payment %s", id)
+	}
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	user, pass, ok := r.BasicAuth()
+	if !ok || user != s.ShopID || pass != s.Secret {
+		writeErr(w, 401, "invalid_credentials", "Basic auth failed")
+		return
+	}
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	pattern := r.Method + " /" + parts[0]
+	if len(parts) > 1 {
+		pattern += "/{id}"
+	}
+	if len(parts) > 2 {
+		pattern += "/" + parts[2]
+	}
+	s.mu.Lock()
+	s.calls[pattern]++
+	s.mu.Unlock()
+	fault := None
+	if s.Fault != nil {
+		fault = s.Fault(r.Method, pattern)
+	}
+	switch fault {
+	case Error:
+		writeErr(w, 500, "internal_server_error", "injected")
+		return
+	case Slow:
+		select {
+		case <-time.After(s.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	var body map[string]any
+	if r.Method == http.MethodPost {
+		raw, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(raw, &body)
+		if r.Header.Get("Idempotence-Key") == "" {
+			writeErr(w, 400, "invalid_request", "Idempotence-Key is required")
+			return
+		}
+	}
+	key := r.Header.Get("Idempotence-Key")
+	status, out := s.handle(r.Method, pattern, parts, key, body)
+	if fault == Lost {
+		writeErr(w, 500, "internal_server_error", "the answer was lost")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+func (s *Server) handle(method, pattern string, parts []string, key string, body map[string]any) (int, any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch pattern {
+	case "POST /payments":
+		if id, ok := s.byKey[key]; ok {
+			return 200, s.payments[id]
+		}
+		a, _ := body["amount"].(map[string]any)
+		if capture, _ := body["capture"].(bool); capture {
+			return 400, errBody("invalid_request", "this fake takes two-stage payments only")
+		}
+		s.seq++
+		p := &payment{ID: fmt.Sprintf("pay-%04d", s.seq), Status: "pending", Amount: amount{Value: str(a["value"]), Currency: str(a["currency"])},
+			Refunded: amount{Value: "0.00", Currency: str(a["currency"])}, Description: str(body["description"]), Metadata: map[string]string{}}
+		if md, ok := body["metadata"].(map[string]any); ok {
+			for k, v := range md {
+				p.Metadata[k] = str(v)
+			}
+		}
+		if c, ok := body["confirmation"].(map[string]any); ok {
+			p.ReturnURL = str(c["return_url"])
+		}
+		p.Confirm.Type = "redirect"
+		p.Confirm.URL = s.URL + "/pay/" + p.ID
+		s.payments[p.ID] = p
+		s.byKey[key] = p.ID
+		return 200, p
+	case "GET /payments/{id}":
+		p, ok := s.payments[parts[1]]
+		if !ok {
+			return 404, errBody("not_found", "no such payment")
+		}
+		return 200, p
+	case "POST /payments/{id}/capture":
+		p, ok := s.payments[parts[1]]
+		if !ok {
+			return 404, errBody("not_found", "no such payment")
+		}
+		if id, ok := s.byKey[key]; ok && id == p.ID+"/capture" || p.Status == "succeeded" {
+			return 200, p
+		}
+		if p.Status != "waiting_for_capture" {
+			return 400, errBody("invalid_request", "payment is "+p.Status)
+		}
+		p.Status, p.Captured = "succeeded", minor(p.Amount.Value)
+		s.byKey[key] = p.ID + "/capture"
+		return 200, p
+	case "POST /payments/{id}/cancel":
+		p, ok := s.payments[parts[1]]
+		if !ok {
+			return 404, errBody("not_found", "no such payment")
+		}
+		if p.Status == "canceled" {
+			return 200, p
+		}
+		if p.Status != "waiting_for_capture" {
+			return 400, errBody("invalid_request", "payment is "+p.Status)
+		}
+		p.Status, p.Paid = "canceled", false
+		return 200, p
+	case "POST /refunds":
+		if id, ok := s.byKey[key]; ok {
+			return 200, s.refunds[id]
+		}
+		p, ok := s.payments[str(body["payment_id"])]
+		if !ok {
+			return 404, errBody("not_found", "no such payment")
+		}
+		a, _ := body["amount"].(map[string]any)
+		v := minor(str(a["value"]))
+		if p.Status != "succeeded" || minor(p.Refunded.Value)+v > p.Captured {
+			return 400, errBody("invalid_request", "cannot refund")
+		}
+		s.seq++
+		rf := &refund{ID: fmt.Sprintf("ref-%04d", s.seq), PaymentID: p.ID, Status: "succeeded", Amount: amount{Value: str(a["value"]), Currency: p.Amount.Currency}}
+		p.Refunded.Value = fmt.Sprintf("%d.%02d", (minor(p.Refunded.Value)+v)/100, (minor(p.Refunded.Value)+v)%100)
+		s.refunds[rf.ID] = rf
+		s.byKey[key] = rf.ID
+		return 200, rf
+	}
+	return 404, errBody("not_found", "no such endpoint")
+}
+
+func errBody(code, desc string) map[string]string {
+	return map[string]string{"type": "error", "code": code, "description": desc}
+}
+
+func writeErr(w http.ResponseWriter, status int, code, desc string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(errBody(code, desc))
+}
+
+func str(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	return ""
+}
+
+func minor(s string) int64 {
+	whole, frac, _ := strings.Cut(s, ".")
+	w, _ := strconv.ParseInt(whole, 10, 64)
+	for len(frac) < 2 {
+		frac += "0"
+	}
+	f, _ := strconv.ParseInt(frac[:2], 10, 64)
+	return w*100 + f
+}

@@ -1,0 +1,202 @@
+package psp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultYooKassaURL is YooKassa's API base.
+const DefaultYooKassaURL = "https://api.yookassa.ru/v3"
+
+// YooKassa speaks YooKassa API v3: HTTP Basic auth with the shop id and
+// secret key, an Idempotence-Key header on every POST, payments created
+// with capture: false and a redirect confirmation.
+type YooKassa struct {
+	BaseURL string // default DefaultYooKassaURL
+	ShopID  string
+	Secret  string
+	Client  *http.Client // default: 15 s timeout
+}
+
+// Name implements Provider.
+func (y *YooKassa) Name() string { return "yookassa" }
+
+type ykAmount struct {
+	Value    string `json:"value"`
+	Currency string `json:"currency"`
+}
+
+type ykPayment struct {
+	ID           string   `json:"id"`
+	Status       Status   `json:"status"`
+	Amount       ykAmount `json:"amount"`
+	Refunded     ykAmount `json:"refunded_amount"`
+	Confirmation struct {
+		Type string `json:"type"`
+		URL  string `json:"confirmation_url"`
+	} `json:"confirmation"`
+	Metadata map[string]string `json:"metadata"`
+}
+
+func (p *ykPayment) payment() (*Payment, error) {
+	amount, err := minor(p.Amount.Value)
+	if err != nil {
+		return nil, fmt.Errorf("yookassa: amount %q: %w", p.Amount.Value, ErrUnknown)
+	}
+	refunded, _ := minor(p.Refunded.Value)
+	return &Payment{ID: p.ID, Status: p.Status, Amount: amount, Currency: p.Amount.Currency,
+		ConfirmationURL: p.Confirmation.URL, Refunded: refunded, Metadata: p.Metadata}, nil
+}
+
+// Create implements Provider.
+func (y *YooKassa) Create(ctx context.Context, key string, r CreateRequest) (*Payment, error) {
+	body := map[string]any{
+		"amount":       ykAmount{Value: major(r.Amount), Currency: r.Currency},
+		"capture":      false,
+		"confirmation": map[string]string{"type": "redirect", "return_url": r.ReturnURL},
+		"description":  r.Description,
+		"metadata":     r.Metadata,
+	}
+	var p ykPayment
+	if err := y.do(ctx, http.MethodPost, "/payments", key, body, &p); err != nil {
+		return nil, err
+	}
+	return p.payment()
+}
+
+// Get implements Provider.
+func (y *YooKassa) Get(ctx context.Context, id string) (*Payment, error) {
+	var p ykPayment
+	if err := y.do(ctx, http.MethodGet, "/payments/"+id, "", nil, &p); err != nil {
+		return nil, err
+	}
+	return p.payment()
+}
+
+// Capture implements Provider.
+func (y *YooKassa) Capture(ctx context.Context, key, id string, amount int64, currency string) (*Payment, error) {
+	var p ykPayment
+	if err := y.do(ctx, http.MethodPost, "/payments/"+id+"/capture", key,
+		map[string]any{"amount": ykAmount{Value: major(amount), Currency: currency}}, &p); err != nil {
+		return nil, err
+	}
+	return p.payment()
+}
+
+// Cancel implements Provider.
+func (y *YooKassa) Cancel(ctx context.Context, key, id string) (*Payment, error) {
+	var p ykPayment
+	if err := y.do(ctx, http.MethodPost, "/payments/"+id+"/cancel", key, map[string]any{}, &p); err != nil {
+		return nil, err
+	}
+	return p.payment()
+}
+
+// Refund implements Provider.
+func (y *YooKassa) Refund(ctx context.Context, key, paymentID string, amount int64, currency string) (*Refund, error) {
+	var r struct {
+		ID     string   `json:"id"`
+		Status string   `json:"status"`
+		Amount ykAmount `json:"amount"`
+	}
+	if err := y.do(ctx, http.MethodPost, "/refunds", key, map[string]any{
+		"payment_id": paymentID, "amount": ykAmount{Value: major(amount), Currency: currency}}, &r); err != nil {
+		return nil, err
+	}
+	a, _ := minor(r.Amount.Value)
+	return &Refund{ID: r.ID, Status: r.Status, Amount: a}, nil
+}
+
+// do sends one request. Transport failures, timeouts and 5xx are
+// ErrUnknown; other 4xx a *RejectedError; 404 on a GET a *RejectedError
+// with code not_found.
+func (y *YooKassa) do(ctx context.Context, method, path, key string, body, out any) error {
+	base := strings.TrimRight(y.BaseURL, "/")
+	if base == "" {
+		base = DefaultYooKassaURL
+	}
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("yookassa: %w", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
+	if err != nil {
+		return fmt.Errorf("yookassa: %w", err)
+	}
+	req.SetBasicAuth(y.ShopID, y.Secret)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Idempotence-Key", key)
+	}
+	client := y.Client
+	if client == nil {
+		client = &http.Client{Timeout: 15 * time.Second}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("yookassa %s %s: %v: %w", method, path, err, ErrUnknown)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fmt.Errorf("yookassa %s %s: %v: %w", method, path, err, ErrUnknown)
+	}
+	switch {
+	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
+		return fmt.Errorf("yookassa %s %s: %d: %w", method, path, resp.StatusCode, ErrUnknown)
+	case resp.StatusCode >= 400:
+		var e struct {
+			Code        string `json:"code"`
+			Description string `json:"description"`
+		}
+		_ = json.Unmarshal(raw, &e)
+		if resp.StatusCode == http.StatusNotFound {
+			e.Code = "not_found"
+		}
+		return &RejectedError{Code: e.Code, Message: e.Description}
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("yookassa %s %s: %v: %w", method, path, err, ErrUnknown)
+	}
+	return nil
+}
+
+// major writes minor units as YooKassa's "500.00".
+func major(v int64) string { return fmt.Sprintf("%d.%02d", v/100, v%100) }
+
+// minor reads "500.00" (or "500", "500.5") as minor units.
+func minor(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	w, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	for len(frac) < 2 {
+		frac += "0"
+	}
+	if len(frac) > 2 {
+		return 0, errors.New("more than two decimals")
+	}
+	f, err := strconv.ParseInt(frac, 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	return w*100 + f, nil
+}
