@@ -70,7 +70,7 @@ func TestCalendarMatchesModel(t *testing.T) {
 	}
 
 	rapid.Check(t, func(rt *rapid.T) {
-		if _, err := e.Pool.Exec(ctx, `TRUNCATE booking_events, booking_reminders, bookings`); err != nil {
+		if _, err := e.Pool.Exec(ctx, `TRUNCATE booking_events, booking_reminders, bookings CASCADE`); err != nil {
 			rt.Fatal(err)
 		}
 		model := calendarModel{}
