@@ -30,11 +30,20 @@ type bookingJSON struct {
 	Payment        *paymentJSON  `json:"payment,omitempty"`
 }
 
-// paymentJSON is the deposit to pay online; absent while deposits are paid
-// in the salon.
+// paymentJSON is the deposit paid online; absent while deposits are paid
+// in the salon. The URL (where the client pays) is there only while the
+// payment waits for the client.
 type paymentJSON struct {
-	URL    string        `json:"url"`
+	Status string        `json:"status"`
 	Amount booking.Money `json:"amount"`
+	URL    string        `json:"url,omitempty"`
+}
+
+func toPayment(p *booking.PaymentSession) *paymentJSON {
+	if p == nil {
+		return nil
+	}
+	return &paymentJSON{Status: string(p.Status), Amount: p.Amount, URL: p.URL}
 }
 
 func toJSON(b *booking.Booking, s *booking.Salon, now time.Time) bookingJSON {
@@ -106,7 +115,27 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusCreated).JSON(toJSON(b, s, h.svc.Now()))
+	out := toJSON(b, s, h.svc.Now())
+	if b.Status == booking.StatusPending && b.Deposit > 0 && h.svc.Provider() != nil {
+		// The deposit's payment: where the client pays. When the provider
+		// does not answer now, the booking still holds its slot and the
+		// payment is found again when the booking is read.
+		out.Payment = &paymentJSON{Status: string(booking.PayUnknown), Amount: b.Deposit}
+		if p, err := h.svc.StartPayment(c.UserContext(), booking.ByToken(b.ManageToken), b.ID, h.returnURL(s, b)); err == nil {
+			out.Payment = toPayment(p)
+		} else {
+			h.log.Warn("payment not started", "booking", b.ID, "err", err, "request_id", c.Locals("requestid"))
+		}
+	}
+	return c.Status(fiber.StatusCreated).JSON(out)
+}
+
+// returnURL is where the payment page sends the client back: the manage
+// page of the booking, with its token in the fragment (never sent to a
+// server).
+func (h *Handler) returnURL(s *booking.Salon, b *booking.Booking) string {
+	return strings.TrimRight(h.cfg.PublicURL, "/") + "/w/" + s.Slug + "/manage/" + strconv.FormatInt(b.ID, 10) +
+		"?paid=1#t=" + b.ManageToken
 }
 
 // header returns a request header's value (copied out of fiber's buffer)
@@ -141,7 +170,27 @@ func (h *Handler) answer(c *fiber.Ctx, caller booking.Caller, id int64) error {
 		return err
 	}
 	c.Locals(salonKey, &v.Salon)
-	return c.JSON(viewJSON(v))
+	out := viewJSON(v)
+	if v.Deposit > 0 && h.svc.Provider() != nil {
+		// The client may be back from the payment page: the payment is
+		// brought up to date with the provider first.
+		p, err := h.svc.PaymentOf(c.UserContext(), caller, 0, id, v.Status == booking.StatusPending)
+		if err != nil {
+			return err
+		}
+		if p != nil {
+			out.Payment = toPayment(p)
+			if p.Status == booking.PayCompleted && v.Status == booking.StatusPending {
+				// Confirmed meanwhile: read it again.
+				if v, err = h.svc.BookingView(c.UserContext(), caller, 0, id); err == nil {
+					payment := out.Payment
+					out = viewJSON(v)
+					out.Payment = payment
+				}
+			}
+		}
+	}
+	return c.JSON(out)
 }
 
 func (h *Handler) getBooking(c *fiber.Ctx) error {

@@ -61,6 +61,13 @@ func newSite(t *testing.T, opts ...siteOption) *site {
 	}
 	s.base = serve(t, widget.New(e.Svc, cfg), cfg.Log)
 
+	s.router = openapiRouter(t)
+	return s
+}
+
+// openapiRouter is a router over the OpenAPI document, which must be valid.
+func openapiRouter(t *testing.T) routers.Router {
+	t.Helper()
 	doc, err := openapi3.NewLoader().LoadFromData(widget.OpenAPI)
 	if err != nil {
 		t.Fatal(err)
@@ -68,10 +75,11 @@ func newSite(t *testing.T, opts ...siteOption) *site {
 	if err := doc.Validate(context.Background()); err != nil {
 		t.Fatalf("openapi.json is not valid OpenAPI: %v", err)
 	}
-	if s.router, err = gorillamux.NewRouter(doc); err != nil {
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return router
 }
 
 // serve runs the handler on a loopback port like salon serve does, and

@@ -34,6 +34,8 @@ type Config struct {
 	RequestTimeout time.Duration
 	// Log receives internal errors, with the request id.
 	Log *slog.Logger
+	// PublicURL is the server's public base URL (payment return links).
+	PublicURL string
 }
 
 // DefaultRateLimit is SALON_BOOKING_RATE_LIMIT's default.
@@ -85,6 +87,7 @@ func (h *Handler) Register(app *fiber.App) {
 	api.Use(func(c *fiber.Ctx) error { return errNoRoute })
 
 	h.registerPages(app)
+	h.registerPayments(app)
 }
 
 // apiErrors is the API's error handler: whatever a handler under it

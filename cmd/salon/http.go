@@ -96,7 +96,8 @@ func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger) *serv
 // mount adds the front ends (the widget and API, the panel, the bot's
 // webhook), configured from the environment.
 func (s *server) mount(getenv env, b *bot.Bot) error {
-	cfg := widget.Config{RateLimit: widget.DefaultRateLimit, RequestTimeout: requestTimeout, Log: s.log}
+	cfg := widget.Config{RateLimit: widget.DefaultRateLimit, RequestTimeout: requestTimeout, Log: s.log,
+		PublicURL: getenv("SALON_PUBLIC_URL")}
 	if v := getenv("SALON_BOOKING_RATE_LIMIT"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {

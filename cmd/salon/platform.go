@@ -14,7 +14,9 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"salon/booking"
+	"salon/booking/psp"
 	"salon/bot"
+	"salon/widget"
 )
 
 // platform is everything a running server is: the booking service, its
@@ -31,14 +33,21 @@ type platform struct {
 // notifiers first (they need nothing), then the service, then the front
 // ends and the workers that take the service.
 func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logger) (*platform, error) {
-	opts := []booking.Option{booking.WithLogger(log)}
+	public := orDefault(getenv("SALON_PUBLIC_URL"), "http://"+ln.Addr().String())
+	provider, err := paymentProvider(getenv, pool, public)
+	if err != nil {
+		return nil, err
+	}
+	opts := []booking.Option{booking.WithLogger(log), booking.WithPayments(provider)}
 	token := getenv("TELEGRAM_BOT_TOKEN")
 	if token != "" {
 		opts = append(opts, booking.WithNotifier(booking.ChannelTelegram, bot.Notifier{}))
 	}
 	p := &platform{log: log, svc: booking.New(pool, opts...)}
+	if sb, ok := provider.(*psp.Sandbox); ok {
+		sb.Notify = widget.SandboxNotifier(p.svc)
+	}
 	if token != "" {
-		public := orDefault(getenv("SALON_PUBLIC_URL"), "http://"+ln.Addr().String())
 		b, err := bot.New(p.svc, bot.Config{Token: token, APIURL: orDefault(getenv("TELEGRAM_API_URL"), bot.DefaultAPIURL),
 			WebhookSecret: getenv("TELEGRAM_WEBHOOK_SECRET"), PublicURL: public, Log: log})
 		if err != nil {
@@ -59,10 +68,27 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 	}
 	p.jobs = jobs
 	p.srv = newServer(pool, p.svc, log)
-	if err := p.srv.mount(getenv, p.bot); err != nil {
+	if err := p.srv.mount(withDefault(getenv, "SALON_PUBLIC_URL", public), p.bot); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// paymentProvider is PAYMENT_PROVIDER's provider: the built-in sandbox (the
+// default), or YooKassa with its credentials.
+func paymentProvider(getenv env, pool *pgxpool.Pool, public string) (psp.Provider, error) {
+	switch name := orDefault(getenv("PAYMENT_PROVIDER"), "sandbox"); name {
+	case "sandbox":
+		return &psp.Sandbox{Pool: pool, BaseURL: public}, nil
+	case "yookassa":
+		shop, secret := getenv("YOOKASSA_SHOP_ID"), getenv("YOOKASSA_SECRET_KEY")
+		if shop == "" || secret == "" {
+			return nil, usagef("PAYMENT_PROVIDER=yookassa needs YOOKASSA_SHOP_ID and YOOKASSA_SECRET_KEY")
+		}
+		return &psp.YooKassa{BaseURL: orDefault(getenv("YOOKASSA_API_URL"), psp.DefaultYooKassaURL), ShopID: shop, Secret: secret}, nil
+	default:
+		return nil, usagef("PAYMENT_PROVIDER must be sandbox or yookassa, not %q", name)
+	}
 }
 
 // stopTime bounds how long the background work (jobs, the bot's sender)

@@ -17,7 +17,10 @@
     if (text !== undefined) e.textContent = text;
     return e;
   }
-  function fmt(key, arg) { return T[key].replace('%s', arg); }
+  function fmt(key) {
+    var args = Array.prototype.slice.call(arguments, 1), i = 0;
+    return T[key].replace(/%s/g, function () { return args[i++]; });
+  }
   function money(v) {
     var s = Number(v).toLocaleString(cfg.lang === 'ru' ? 'ru-RU' : 'en-US', { maximumFractionDigits: 2 });
     return cfg.currency === 'RUB' ? s + ' ₽' : cfg.currency === 'USD' ? '$' + s : cfg.currency === 'EUR' ? '€' + s : s + ' ' + cfg.currency;
@@ -250,8 +253,10 @@
     $('manage-link').href = link.toString();
     summaryInto($('done-summary'), [[T.service, serviceName(b.service_id)], [T.master, masterName(b.master_id)], [T.when, when(b.starts_at)]]);
     var note = $('deposit-note');
-    note.hidden = !(Number(b.deposit) > 0) || !!b.payment;
-    note.textContent = fmt('deposit_note', money(b.deposit));
+    note.hidden = !(Number(b.deposit) > 0);
+    note.textContent = b.payment ? fmt('pay_note', money(b.payment.amount), when(b.hold_expires_at)) : fmt('deposit_note', money(b.deposit));
+    $('pay').hidden = !(b.payment && b.payment.url);
+    if (b.payment && b.payment.url) { $('pay-link').href = b.payment.url; }
     show('done');
   }
 
@@ -297,6 +302,15 @@
     var open = b.changeable;
     $('manage-note').textContent = active ? (open ? fmt('changeable_until', when(b.changeable_until)) : T.too_late) : '';
     $('manage-actions').hidden = !open;
+    var p = b.payment, pn = $('payment-note');
+    pn.hidden = !p;
+    if (p) {
+      pn.textContent = p.status === 'completed' || p.status === 'refunding' || p.status === 'refunded' ? fmt('paid_note', money(p.amount))
+        : p.status === 'canceled' || p.status === 'failed' ? T.unpaid_note
+        : p.url ? fmt('pay_note', money(p.amount), when(b.hold_expires_at)) : T.pay_wait;
+    }
+    $('manage-pay').hidden = !(p && p.url && b.status === 'pending');
+    if (p && p.url) { $('manage-pay-link').href = p.url; }
     $('cancel-confirm').hidden = true;
     $('manage-result').hidden = !result;
     $('manage-result').textContent = result || '';

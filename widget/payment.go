@@ -1,0 +1,127 @@
+package widget
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"html/template"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"salon/booking"
+	"salon/booking/psp"
+)
+
+// The payment side of the public face: providers' notifications, and the
+// sandbox provider's payment page.
+
+// WebhookPath is where payment providers notify: /webhooks/payments/{provider}.
+const WebhookPath = "/webhooks/payments/:provider"
+
+func (h *Handler) registerPayments(app *fiber.App) {
+	app.Post(WebhookPath, h.deadline, h.paymentWebhook)
+	app.Get(psp.SandboxPath+":id", h.deadline, h.sandboxPage)
+	app.Post(psp.SandboxPath+":id", h.deadline, h.sandboxDecide)
+}
+
+// paymentWebhook takes a provider's notification ({type: notification,
+// event, object: {id}}). It is believed only as far as the provider's own
+// answer: the core asks the provider before it changes anything. A
+// notification about a payment we do not know is acknowledged and
+// ignored; a temporary failure asks the provider to send it again (503).
+func (h *Handler) paymentWebhook(c *fiber.Ctx) error {
+	provider := strings.Clone(c.Params("provider"))
+	p := h.svc.Provider()
+	if p == nil || p.Name() != provider {
+		return c.SendStatus(fiber.StatusNotFound)
+	}
+	var n struct {
+		Type   string `json:"type"`
+		Event  string `json:"event"`
+		Object struct {
+			ID string `json:"id"`
+		} `json:"object"`
+	}
+	if err := json.Unmarshal(c.Body(), &n); err != nil || n.Object.ID == "" || len(n.Object.ID) > 100 {
+		return c.SendStatus(fiber.StatusBadRequest)
+	}
+	_, err := h.svc.PaymentNotified(c.UserContext(), provider, n.Object.ID)
+	switch {
+	case err == nil, errors.Is(err, booking.ErrNotFound):
+		return c.SendStatus(fiber.StatusOK)
+	case errors.Is(err, booking.ErrUnavailable):
+		return c.SendStatus(fiber.StatusServiceUnavailable)
+	}
+	h.log.Error("payment webhook", "provider", provider, "payment", n.Object.ID, "err", err, "request_id", c.Locals("requestid"))
+	return c.SendStatus(fiber.StatusInternalServerError)
+}
+
+var sandboxPage = template.Must(template.New("sandbox").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Sandbox payment</title><link rel="stylesheet" href="/static/widget.css"></head>
+<body><main id="app">
+<h1>Sandbox payment</h1>
+<p>This is the built-in test provider: no money moves.</p>
+<dl class="summary"><dt>Amount</dt><dd id="amount">{{.Amount}} {{.Currency}}</dd><dt>For</dt><dd>{{.Description}}</dd><dt>Status</dt><dd id="status">{{.Status}}</dd></dl>
+{{if eq .Status "pending"}}
+<form method="post"><input type="hidden" name="do" value="pay"><button type="submit" id="pay">Pay</button></form>
+<form method="post"><input type="hidden" name="do" value="decline"><button type="submit" id="decline" class="secondary">Decline</button></form>
+{{else if .ReturnURL}}<p><a href="{{.ReturnURL}}" id="back">Back to the salon</a></p>{{end}}
+</main></body></html>`))
+
+func (h *Handler) sandbox() (*psp.Sandbox, bool) {
+	sb, ok := h.svc.Provider().(*psp.Sandbox)
+	return sb, ok
+}
+
+func (h *Handler) sandboxPage(c *fiber.Ctx) error {
+	sb, ok := h.sandbox()
+	if !ok {
+		return c.SendStatus(fiber.StatusNotFound)
+	}
+	p, err := sb.Page(c.UserContext(), c.Params("id"))
+	if err != nil {
+		return c.SendStatus(fiber.StatusNotFound)
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Type("html", "utf-8")
+	return sandboxPage.Execute(c.Response().BodyWriter(), map[string]any{
+		"Amount": booking.Money(p.Amount).String(), "Currency": p.Currency, "Description": p.Description,
+		"Status": string(p.Status), "ReturnURL": p.ReturnURL})
+}
+
+// sandboxDecide is the client's Pay or Decline; the client goes back to
+// the salon (the provider has notified by then).
+func (h *Handler) sandboxDecide(c *fiber.Ctx) error {
+	sb, ok := h.sandbox()
+	if !ok {
+		return c.SendStatus(fiber.StatusNotFound)
+	}
+	id := strings.Clone(c.Params("id"))
+	var err error
+	if c.FormValue("do") == "pay" {
+		err = sb.Pay(c.UserContext(), id)
+	} else {
+		err = sb.Decline(c.UserContext(), id)
+	}
+	if err != nil && !psp.IsRejected(err) {
+		return err
+	}
+	p, err := sb.Page(c.UserContext(), id)
+	if err != nil {
+		return c.SendStatus(fiber.StatusNotFound)
+	}
+	if p.ReturnURL != "" {
+		return c.Redirect(p.ReturnURL, fiber.StatusSeeOther)
+	}
+	return c.Redirect(psp.SandboxPath+id, fiber.StatusSeeOther)
+}
+
+// SandboxNotifier is the sandbox's notification to this server: as a
+// provider's webhook would, it makes the core check the payment.
+func SandboxNotifier(svc *booking.Service) func(ctx context.Context, id string) {
+	return func(ctx context.Context, id string) {
+		_, _ = svc.PaymentNotified(context.WithoutCancel(ctx), "sandbox", id)
+	}
+}

@@ -1,0 +1,103 @@
+package widget_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+	"salon/booking/psp"
+	"salon/widget"
+)
+
+// paySite is the widget with the sandbox provider taking deposits.
+func paySite(t *testing.T) (*site, *psp.Sandbox) {
+	t.Helper()
+	pool := bookingtest.Pool(t)
+	sb := &psp.Sandbox{Pool: pool}
+	e := &bookingtest.Env{Pool: pool, Clock: bookingtest.NewClock(bookingtest.DefaultNow)}
+	e.Svc = booking.New(pool, booking.WithClock(e.Clock.Now), booking.WithPayments(sb))
+	sb.Notify = widget.SandboxNotifier(e.Svc)
+	s := &site{Env: e, t: t, client: &http.Client{}, router: openapiRouter(t)}
+	s.salon = e.Salon(t, booking.Salon{Slug: "studio", Name: "Studio", CutoffHours: 3})
+	s.svc = e.Service(t, s.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 500000, Deposit: 100000})
+	m := e.Master(t, s.salon, s.svc)
+	e.Shift(t, s.salon, m, testDay, 1, "10:00", "20:00")
+	s.masters = []*booking.Master{m}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	base := serve(t, widget.New(e.Svc, widget.Config{Log: log, PublicURL: "http://salon.test"}), log)
+	s.base = base
+	sb.BaseURL = base
+	return s, sb
+}
+
+// TestDepositPaidThroughTheSandbox: the 201 carries the payment's URL; the
+// sandbox page pays; the booking reads confirmed, the payment completed,
+// with no URL any more; the ledger has the deposit once.
+func TestDepositPaidThroughTheSandbox(t *testing.T) {
+	t.Parallel()
+	s, _ := paySite(t)
+	r := s.do("POST", "/api/v1/salons/studio/bookings", s.newBooking(s.masters[0], "11:00"))
+	if r.status != 201 || r.str("status") != "pending" {
+		t.Fatalf("book: %d %s", r.status, r.raw)
+	}
+	pay, _ := r.body["payment"].(map[string]any)
+	url, _ := pay["url"].(string)
+	if pay["status"] != "registered" || pay["amount"] != 1000.0 || !strings.HasPrefix(url, s.base+psp.SandboxPath) {
+		t.Fatalf("payment %v", pay)
+	}
+	token := r.str("manage_token")
+	id := r.id()
+	// The client pays on the sandbox's page and is sent back to the salon.
+	page, err := http.Get(url)
+	if err != nil || page.StatusCode != 200 {
+		t.Fatalf("payment page: %v", err)
+	}
+	page.Body.Close()
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.PostForm(url, map[string][]string{"do": {"pay"}})
+	if err != nil || resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "http://salon.test/w/studio/manage/") {
+		t.Fatalf("pay: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	g := s.do("GET", "/api/v1/bookings/"+itoa(id), nil, "X-Manage-Token", token)
+	pay, _ = g.body["payment"].(map[string]any)
+	if g.str("status") != "confirmed" || pay["status"] != "completed" || pay["url"] != nil {
+		t.Fatalf("after paying: %s", g.raw)
+	}
+	var n int
+	if err := s.Pool.QueryRow(context.Background(), `SELECT count(*) FROM ledger_entries WHERE entry_type = 'deposit_received'`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("%d ledger entries (%v)", n, err)
+	}
+}
+
+// TestDepositDeclined: the hold is released; the payment is failed, with
+// no URL.
+func TestDepositDeclined(t *testing.T) {
+	t.Parallel()
+	s, _ := paySite(t)
+	r := s.do("POST", "/api/v1/salons/studio/bookings", s.newBooking(s.masters[0], "12:00"))
+	pay, _ := r.body["payment"].(map[string]any)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.PostForm(pay["url"].(string), map[string][]string{"do": {"decline"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	g := s.do("GET", "/api/v1/bookings/"+itoa(r.id()), nil, "X-Manage-Token", r.str("manage_token"))
+	pay, _ = g.body["payment"].(map[string]any)
+	if g.str("status") != "cancelled" || pay["status"] != "failed" || pay["url"] != nil {
+		t.Fatalf("after declining: %s", g.raw)
+	}
+	// The slot is free again.
+	if again := s.do("POST", "/api/v1/salons/studio/bookings", s.newBooking(s.masters[0], "12:00")); again.status != 201 {
+		t.Errorf("the released slot: %d", again.status)
+	}
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
