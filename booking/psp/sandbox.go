@@ -175,7 +175,9 @@ func (s *Sandbox) Page(ctx context.Context, id string) (*SandboxPayment, error) 
 
 // Pay is the client paying on the sandbox's page: the payment is held
 // (waiting_for_capture) and the provider notifies.
-func (s *Sandbox) Pay(ctx context.Context, id string) error { return s.decide(ctx, id, WaitingForCapture) }
+func (s *Sandbox) Pay(ctx context.Context, id string) error {
+	return s.decide(ctx, id, WaitingForCapture)
+}
 
 // Decline is the client declining on the sandbox's page.
 func (s *Sandbox) Decline(ctx context.Context, id string) error { return s.decide(ctx, id, Canceled) }
