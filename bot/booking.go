@@ -229,7 +229,19 @@ func (t *turn) book() error {
 	}
 	t.c.D = t.c.D.keep()
 	t.c.D.Step = stepDone
-	t.show(text, nil)
+	var k *keyboard
+	if b.Status == booking.StatusPending && t.b.svc.Provider() != nil {
+		// The deposit's payment page, as a link button; the chat is told
+		// when the payment comes (or the hold ends).
+		p, err := t.b.svc.StartPayment(t.ctx, t.caller(), b.ID, strings.TrimRight(t.b.cfg.PublicURL, "/")+"/w/"+s.Slug)
+		if err == nil && p.URL != "" {
+			k = t.keyboard()
+			k.row(button{Text: t.tr("pay_button"), URL: p.URL})
+		} else {
+			text += "\n" + t.tr("pay_later")
+		}
+	}
+	t.show(text, k)
 	return nil
 }
 

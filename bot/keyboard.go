@@ -46,7 +46,8 @@ type action struct {
 // button is an inline keyboard button.
 type button struct {
 	Text string `json:"text"`
-	Data string `json:"data"`
+	Data string `json:"data,omitempty"`
+	URL  string `json:"url,omitempty"` // a link button (the deposit's payment page)
 }
 
 // keyboard is an inline keyboard being built; each button's action is

@@ -61,7 +61,13 @@ func (s *syncBuffer) String() string {
 // them back with cfg) and starts unless start is false.
 func newWorld(t *testing.T, mod ...func(*bot.Config)) *world {
 	t.Helper()
-	e := bookingtest.New(t, booking.WithNotifier(booking.ChannelTelegram, bot.Notifier{}))
+	return newWorldWith(t, nil, mod...)
+}
+
+// newWorldWith is newWorld with options for the booking service.
+func newWorldWith(t *testing.T, opts []booking.Option, mod ...func(*bot.Config)) *world {
+	t.Helper()
+	e := bookingtest.New(t, append([]booking.Option{booking.WithNotifier(booking.ChannelTelegram, bot.Notifier{})}, opts...)...)
 	w := &world{Env: e, t: t, tg: tgtest.NewServer(t), logs: &syncBuffer{}}
 	w.salon = e.Salon(t, booking.Salon{Slug: "studio", Name: "Studio", CutoffHours: 3})
 	w.haircut = e.Service(t, w.salon, booking.SalonService{Name: "Haircut", DurationMin: 60, Price: 250000})

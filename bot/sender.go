@@ -293,6 +293,10 @@ func inline(rows [][]button) *models.InlineKeyboardMarkup {
 	kb := make([][]models.InlineKeyboardButton, len(rows))
 	for i, row := range rows {
 		for _, btn := range row {
+			if btn.URL != "" {
+				kb[i] = append(kb[i], models.InlineKeyboardButton{Text: btn.Text, URL: btn.URL})
+				continue
+			}
 			kb[i] = append(kb[i], models.InlineKeyboardButton{Text: btn.Text, CallbackData: btn.Data})
 		}
 	}

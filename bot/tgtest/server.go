@@ -107,6 +107,7 @@ type Message struct {
 type Button struct {
 	Text string
 	Data string
+	URL  string // a link button
 }
 
 // NewServer starts a fake server, stopped when t ends.
@@ -435,6 +436,7 @@ func (m *Message) setMarkup(raw string) error {
 		Inline [][]struct {
 			Text string `json:"text"`
 			Data string `json:"callback_data"`
+			URL  string `json:"url"`
 		} `json:"inline_keyboard"`
 		Keyboard [][]struct {
 			Text    string `json:"text"`
@@ -450,7 +452,10 @@ func (m *Message) setMarkup(raw string) error {
 			if len(b.Data) > 64 {
 				return fmt.Errorf("BUTTON_DATA_INVALID")
 			}
-			r = append(r, Button{Text: b.Text, Data: b.Data})
+			if (b.Data == "") == (b.URL == "") {
+				return fmt.Errorf("BUTTON_TYPE_INVALID")
+			}
+			r = append(r, Button{Text: b.Text, Data: b.Data, URL: b.URL})
 		}
 		m.Inline = append(m.Inline, r)
 	}

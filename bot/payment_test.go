@@ -1,0 +1,56 @@
+package bot_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"salon/booking"
+	"salon/booking/psp"
+	"salon/booking/psp/psptest"
+)
+
+// TestDepositPaidFromTheChat: a deposit service booked in the chat holds
+// its slot and sends the payment page as a link button; when the client
+// pays, the chat is told the booking is confirmed.
+func TestDepositPaidFromTheChat(t *testing.T) {
+	t.Parallel()
+	fake := psptest.New(t)
+	yk := &psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}
+	w := newWorldWith(t, []booking.Option{booking.WithPayments(yk)})
+	ctx := context.Background()
+	if _, err := w.Svc.UpdateService(ctx, w.salon.ID, booking.SalonService{ID: w.haircut.ID, Name: "Haircut", DurationMin: 60,
+		Price: 250000, Deposit: 50000, Active: true}); err != nil {
+		t.Fatal(err)
+	}
+	u := w.tg.NewUser("Payer", "en")
+	w.toConfirm(u, "Anna", "15:00", "+7 999 700-00-01")
+	w.tap(u, "Confirm")
+	m := w.see(u, "waiting for the deposit")
+	var link string
+	for _, row := range m.Inline {
+		for _, b := range row {
+			if strings.Contains(b.Text, "Pay the deposit") {
+				link = b.URL
+			}
+		}
+	}
+	if !strings.HasPrefix(link, fake.URL+"/pay/") {
+		t.Fatalf("no payment link button: %+v", m.Inline)
+	}
+	id := strings.TrimPrefix(link, fake.URL+"/pay/")
+	if !fake.Pay(id) {
+		t.Fatalf("pay %s", id)
+	}
+	// The provider notifies the server.
+	if _, err := w.Svc.PaymentNotified(ctx, "yookassa", id); err != nil {
+		t.Fatal(err)
+	}
+	w.see(u, "The deposit is paid: you are booked")
+	if n := w.count(t, `SELECT count(*) FROM bookings WHERE status = 'confirmed'`); n != 1 {
+		t.Errorf("%d confirmed bookings", n)
+	}
+	if n := w.count(t, `SELECT count(*) FROM ledger_entries WHERE entry_type = 'deposit_received'`); n != 1 {
+		t.Errorf("%d ledger entries", n)
+	}
+}
