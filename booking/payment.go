@@ -191,10 +191,10 @@ func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, ret
 			return err
 		}
 		out, err = scanSession(tx.QueryRow(ctx, `INSERT INTO payment_sessions (salon_id, booking_id, provider, status, amount,
-			currency, idempotence_key, cancel_token, next_check_at)
-			VALUES ($1, $2, $3, 'registering', $4, $5, $6, $7, $8) RETURNING `+sessionColumns,
+			currency, idempotence_key, cancel_token, next_check_at, created_at)
+			VALUES ($1, $2, $3, 'registering', $4, $5, $6, $7, $8, $9) RETURNING `+sessionColumns,
 			b.SalonID, b.ID, s.psp.Name(), b.Deposit, salon.Currency, "pay-"+strconv.FormatInt(b.ID, 10)+"-"+randomHex(8),
-			randomHex(16), s.now().Add(paymentLease)))
+			randomHex(16), s.now().Add(paymentLease), s.now()))
 		if err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
@@ -423,15 +423,15 @@ func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
 		if err != nil {
 			return err
 		}
-		return ledger(ctx, tx, out, DepositRefunded, amount)
+		return ledger(ctx, tx, out, DepositRefunded, amount, s.now())
 	})
 }
 
 // ledger writes a ledger entry, once per session and kind.
-func ledger(ctx context.Context, tx pgx.Tx, sess *PaymentSession, kind string, amount Money) error {
-	_, err := tx.Exec(ctx, `INSERT INTO ledger_entries (salon_id, booking_id, payment_session_id, entry_type, amount, currency)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (payment_session_id, entry_type) DO NOTHING`,
-		sess.SalonID, sess.BookingID, sess.ID, kind, amount, sess.Currency)
+func ledger(ctx context.Context, tx pgx.Tx, sess *PaymentSession, kind string, amount Money, now time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO ledger_entries (salon_id, booking_id, payment_session_id, entry_type, amount, currency, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (payment_session_id, entry_type) DO NOTHING`,
+		sess.SalonID, sess.BookingID, sess.ID, kind, amount, sess.Currency, now)
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
@@ -526,7 +526,7 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 				if err := move([]PaymentStatus{PayAuthorized, PayRegistered, PayUnknown, PayRegistering}, PayCompleted, ""); err != nil {
 					return err
 				}
-				return ledger(ctx, tx, sess, DepositReceived, sess.Amount)
+				return ledger(ctx, tx, sess, DepositReceived, sess.Amount, now)
 			}
 			return nil
 		case psp.Canceled:
@@ -755,4 +755,66 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// RefundDeposit refunds a booking's paid deposit in full, as staff decide
+// (whatever the refund policy said at cancellation): the session's
+// one-time cancel token is taken in the transaction that moves it to
+// refunding, then the provider is called. Errors: ErrNotFound, ErrConflict
+// (nothing paid, or refunded already), ErrForbidden (not staff).
+func (s *Service) RefundDeposit(ctx context.Context, caller Caller, salonID, bookingID int64) (*PaymentSession, error) {
+	if err := caller.check(); err != nil {
+		return nil, err
+	}
+	if caller.kind != callerStaff && caller.kind != callerSystem {
+		return nil, fmt.Errorf("only the salon refunds a deposit: %w", ErrForbidden)
+	}
+	ctx = As(ctx, caller)
+	var id int64
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		b, g, err := readBooking(ctx, tx, caller, salonID, bookingID, "FOR UPDATE OF b")
+		if err != nil {
+			return err
+		}
+		if !caller.may(b, g) {
+			return fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
+		}
+		err = tx.QueryRow(ctx, `UPDATE payment_sessions SET status = 'refunding', cancel_token = NULL, refund_amount = amount,
+			refund_key = 'refund-' || id, version = version + 1, next_check_at = $2, updated_at = now()
+			WHERE booking_id = $1 AND status = 'completed' AND cancel_token IS NOT NULL RETURNING id`, b.ID, s.now()).Scan(&id)
+		if isNoRows(err) {
+			return fmt.Errorf("no paid deposit to refund: %w", ErrConflict)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.followUp(ctx, id)
+	return scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions WHERE id = $1`, id))
+}
+
+// Payments lists the salon's payment sessions created on the days
+// [from, from+days), newest first.
+func (s *Service) Payments(ctx context.Context, salonID int64, from Date, days int) ([]PaymentSession, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	salon, err := getSalon(ctx, s.pool, salonID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+sessionColumns+` FROM payment_sessions
+		WHERE salon_id = $1 AND created_at >= $2 AND created_at < $3 ORDER BY id DESC LIMIT 500`,
+		salonID, from.Start(salon.Location()), from.AddDays(days).Start(salon.Location()))
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (PaymentSession, error) {
+		p, err := scanSession(r)
+		if err != nil {
+			return PaymentSession{}, err
+		}
+		return *p, nil
+	})
 }

@@ -209,6 +209,7 @@ func localTime(s *booking.Salon, date, clock string) (time.Time, error) {
 }
 
 type bookingPage struct {
+	Payment   *booking.PaymentSession
 	V         *booking.View
 	History   []booking.Event
 	Start     string
@@ -247,6 +248,9 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 		return err
 	}
 	if p.Client, err = h.svc.Client(ctx, u.SalonID, v.ClientID); err != nil {
+		return err
+	}
+	if p.Payment, err = h.svc.PaymentOf(ctx, staff(c), u.SalonID, id, false); err != nil {
 		return err
 	}
 	loc := v.Salon.Location()
@@ -311,6 +315,22 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 		return h.showBooking(c, p)
 	}
 	return done(c, fmt.Sprintf("/panel/bookings/%d", id), "rescheduled")
+}
+
+// refundBooking refunds the booking's paid deposit in full.
+func (h *Handler) refundBooking(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if _, err := h.svc.RefundDeposit(c.UserContext(), staff(c), user(c).SalonID, id); err != nil {
+		p := &bookingPage{}
+		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
+			return err
+		}
+		return h.showBooking(c, p)
+	}
+	return done(c, fmt.Sprintf("/panel/bookings/%d", id), "refunded")
 }
 
 func (h *Handler) completeBooking(c *fiber.Ctx) error { return h.outcome(c, booking.StatusCompleted) }

@@ -16,6 +16,8 @@ import (
 
 	"salon/booking"
 	"salon/booking/bookingtest"
+	"salon/booking/psp"
+	"salon/booking/psp/psptest"
 )
 
 func TestClientsSearchAndPage(t *testing.T) {
@@ -274,5 +276,59 @@ func TestAdminsImportOnlyShifts(t *testing.T) {
 	}
 	if r := other.post("/panel/import/"+job[1]+"/apply", nil); r.status != http.StatusNotFound {
 		t.Errorf("another user applies an upload: %d", r.status)
+	}
+}
+
+// TestPanelShowsPaymentsAndRefunds: a paid deposit shows on the booking
+// and on the day's payments; the salon refunds it in full from the panel;
+// the ledger shows both entries.
+func TestPanelShowsPaymentsAndRefunds(t *testing.T) {
+	t.Parallel()
+	fake := psptest.New(t)
+	yk := &psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}
+	pool := bookingtest.Pool(t)
+	clock := bookingtest.NewClock(bookingtest.DefaultNow)
+	e := &bookingtest.Env{Pool: pool, Clock: clock, Svc: booking.New(pool, booking.WithClock(clock.Now), booking.WithPayments(yk))}
+	w := newWorldOn(t, e)
+	ctx := context.Background()
+	svc := scalar[int64](t, w, `SELECT id FROM services WHERE name = 'Окрашивание'`)
+	m := scalar[int64](t, w, `SELECT id FROM masters WHERE name = 'Галина'`)
+	slots, err := w.Svc.Slots(ctx, booking.SlotQuery{SalonID: w.salon.ID, ServiceID: svc, MasterID: m, From: w.today().AddDays(1)})
+	if err != nil || len(slots) == 0 {
+		t.Fatalf("slots: %v", err)
+	}
+	bk, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: svc, MasterID: m, StartsAt: slots[0].Start,
+		Client: booking.ClientInput{Name: "Payer", Phone: bookingtest.Phone()}, Caller: booking.Visitor()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := w.Svc.StartPayment(ctx, booking.ByToken(bk.ManageToken), bk.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.Pay(p.ExternalID)
+	if _, err := w.Svc.CheckPayment(ctx, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	b := w.owner()
+	if a := b.get(fmt.Sprintf("/panel/bookings/%d", bk.ID)); !strings.Contains(a.body, `id="refund"`) || !strings.Contains(a.body, p.ExternalID) {
+		t.Fatalf("the booking page shows no paid deposit")
+	}
+	if a := b.post(fmt.Sprintf("/panel/bookings/%d/refund", bk.ID), nil); a.status != http.StatusSeeOther {
+		t.Fatalf("refund: %d %s", a.status, a.body)
+	}
+	if _, refunded := fake.Totals(); refunded != 100000 {
+		t.Errorf("refunded %d at the provider", refunded)
+	}
+	// Again: nothing more to refund.
+	if a := b.post(fmt.Sprintf("/panel/bookings/%d/refund", bk.ID), nil); a.status != http.StatusConflict {
+		t.Errorf("second refund: %d", a.status)
+	}
+	a := b.get("/panel/payments")
+	if !strings.Contains(a.body, `id="received"`) || strings.Count(a.body, fmt.Sprintf(`/panel/bookings/%d"`, bk.ID)) < 3 {
+		t.Errorf("payments page: %.400s", a.body)
+	}
+	if n := scalar[int64](t, w, `SELECT count(*) FROM ledger_entries`); n != 2 {
+		t.Errorf("%d ledger entries", n)
 	}
 }

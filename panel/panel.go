@@ -102,6 +102,8 @@ func (h *Handler) Register(app *fiber.App) {
 	a.Post("/bookings/:id/reschedule", h.rescheduleBooking)
 	a.Post("/bookings/:id/complete", h.completeBooking)
 	a.Post("/bookings/:id/no-show", h.noShowBooking)
+	a.Post("/bookings/:id/refund", h.refundBooking)
+	a.Get("/payments", h.payments)
 
 	a.Get("/clients", h.clients)
 	a.Get("/clients/:id", h.clientPage)

@@ -114,6 +114,7 @@ var notices = map[string]string{
 	"no_show":     "Marked as no-show.",
 	"saved":       "Saved.",
 	"removed":     "Removed.",
+	"refunded":    "The deposit is being refunded.",
 }
 
 // done redirects (303) to path with a confirmation.
