@@ -88,8 +88,9 @@ type PaymentSession struct {
 	Currency   string
 	ExternalID string
 	// URL is where the client pays; empty once the payment is terminal.
-	URL     string
-	Version int
+	URL       string
+	Version   int
+	CreatedAt time.Time
 }
 
 // WithPayments takes deposits online through provider: client bookings of
@@ -103,12 +104,12 @@ func WithPayments(provider psp.Provider) Option {
 func (s *Service) Provider() psp.Provider { return s.psp }
 
 const sessionColumns = `id, salon_id, booking_id, provider, status, amount, currency, COALESCE(external_id, ''),
-	COALESCE(confirmation_url, ''), version`
+	COALESCE(confirmation_url, ''), version, created_at`
 
 func scanSession(row pgx.Row) (*PaymentSession, error) {
 	var p PaymentSession
 	if err := row.Scan(&p.ID, &p.SalonID, &p.BookingID, &p.Provider, &p.Status, &p.Amount, &p.Currency, &p.ExternalID,
-		&p.URL, &p.Version); err != nil {
+		&p.URL, &p.Version, &p.CreatedAt); err != nil {
 		return nil, err
 	}
 	if p.Status.Terminal() || p.Status == PayRefunding || p.Status == PayCanceling {
@@ -226,6 +227,11 @@ func (s *Service) register(ctx context.Context, sess *PaymentSession, returnURL 
 			return nil, err
 		}
 		if to == PayFailed {
+			// No payment can be taken: the hold ends now.
+			if _, cerr := s.Cancel(context.WithoutCancel(ctx), CancelRequest{BookingID: sess.BookingID, Caller: BySystem(),
+				Reason: "the payment provider refused the payment"}); cerr != nil {
+				s.log.Warn("payment: release the hold", "booking", sess.BookingID, "err", cerr)
+			}
 			return nil, fmt.Errorf("the payment provider refused the payment: %w", ErrConflict)
 		}
 		return nil, fmt.Errorf("the payment provider did not answer: %w", ErrUnavailable)
@@ -475,9 +481,9 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 			case PayRegistering, PayUnknown:
 				return move([]PaymentStatus{PayRegistering, PayUnknown}, PayRegistered, "")
 			case PayRegistered, PayCanceling:
-				// Unpaid: written off once the hold is long gone.
-				if !b.Status.Active() && now.After(b.HoldExpiresAt.Add(paymentGiveUp)) && !b.HoldExpiresAt.IsZero() ||
-					b.Status == StatusCancelled && now.After(b.UpdatedAt.Add(paymentGiveUp)) {
+				// Unpaid, and the booking is gone: written off once its hold
+				// is long past.
+				if !b.Status.Active() && now.After(sess.CreatedAt.Add(paymentGiveUp)) {
 					return move([]PaymentStatus{PayRegistered, PayCanceling}, PayFailed, "never paid")
 				}
 			}
@@ -522,8 +528,9 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 			}
 			return nil
 		case psp.Succeeded:
-			if sess.Status == PayAuthorized || sess.Status == PayRegistered || sess.Status == PayUnknown || sess.Status == PayRegistering {
-				if err := move([]PaymentStatus{PayAuthorized, PayRegistered, PayUnknown, PayRegistering}, PayCompleted, ""); err != nil {
+			// Only a capture of ours makes a payment succeed.
+			if sess.Status == PayAuthorized {
+				if err := move([]PaymentStatus{PayAuthorized}, PayCompleted, ""); err != nil {
 					return err
 				}
 				return ledger(ctx, tx, sess, DepositReceived, sess.Amount, now)

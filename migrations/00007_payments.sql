@@ -40,6 +40,31 @@ CREATE INDEX payment_sessions_due ON payment_sessions (next_check_at)
     WHERE status IN ('registering', 'registered', 'unknown', 'authorized', 'canceling', 'refunding');
 CREATE INDEX payment_sessions_booking ON payment_sessions (booking_id);
 
+-- Every change of a session's state, written by a trigger: the saga's
+-- history (and what the state diagram in docs/PAYMENTS.md is checked
+-- against).
+CREATE TABLE payment_events (
+    id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_id bigint NOT NULL REFERENCES payment_sessions ON DELETE CASCADE,
+    from_status text,
+    to_status  text NOT NULL,
+    at         timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX payment_events_session ON payment_events (session_id, id);
+-- +goose StatementBegin
+CREATE FUNCTION payment_event() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO payment_events (session_id, from_status, to_status) VALUES (NEW.id, NULL, NEW.status);
+    ELSIF OLD.status IS DISTINCT FROM NEW.status THEN
+        INSERT INTO payment_events (session_id, from_status, to_status) VALUES (NEW.id, OLD.status, NEW.status);
+    END IF;
+    RETURN NULL;
+END $$;
+-- +goose StatementEnd
+CREATE TRIGGER payment_sessions_events AFTER INSERT OR UPDATE OF status ON payment_sessions
+    FOR EACH ROW EXECUTE FUNCTION payment_event();
+
 CREATE TABLE ledger_entries (
     id                 bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     salon_id           bigint NOT NULL REFERENCES salons ON DELETE CASCADE,
@@ -79,4 +104,6 @@ CREATE TABLE sandbox_refunds (
 DROP TABLE sandbox_refunds;
 DROP TABLE sandbox_payments;
 DROP TABLE ledger_entries;
+DROP TABLE payment_events;
 DROP TABLE payment_sessions;
+DROP FUNCTION payment_event();

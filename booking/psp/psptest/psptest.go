@@ -28,6 +28,7 @@ const (
 	Error       // answer 500 before doing anything
 	Lost        // do the work, then answer 500 (the answer is lost)
 	Slow        // wait Delay before answering (the client may time out)
+	Reject      // answer 400: the provider refuses
 )
 
 // Server is a fake YooKassa.
@@ -139,6 +140,9 @@ func (s *Server) Pay(id string) bool { return s.move(id, "pending", "waiting_for
 // Decline is the client (or the bank) declining: the payment is canceled.
 func (s *Server) Decline(id string) bool { return s.move(id, "pending", "canceled") }
 
+// Expire is an authorization that ran out at the provider: canceled.
+func (s *Server) Expire(id string) bool { return s.move(id, "waiting_for_capture", "canceled") }
+
 func (s *Server) move(id, from, to string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -197,6 +201,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch fault {
 	case Error:
 		writeErr(w, 500, "internal_server_error", "injected")
+		return
+	case Reject:
+		writeErr(w, 400, "invalid_request", "refused")
 		return
 	case Slow:
 		select {
