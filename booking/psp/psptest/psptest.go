@@ -24,11 +24,11 @@ type Fault int
 
 // Faults.
 const (
-	None  Fault = iota
-	Error       // answer 500 before doing anything
-	Lost        // do the work, then answer 500 (the answer is lost)
-	Slow        // wait Delay before answering (the client may time out)
-	Reject      // answer 400: the provider refuses
+	None   Fault = iota
+	Error        // answer 500 before doing anything
+	Lost         // do the work, then answer 500 (the answer is lost)
+	Slow         // wait Delay before answering (the client may time out)
+	Reject       // answer 400: the provider refuses
 )
 
 // Server is a fake YooKassa.
