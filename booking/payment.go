@@ -363,8 +363,12 @@ func (s *Service) CheckPayment(ctx context.Context, sessionID int64) (*PaymentSe
 // a refusal of a create fails the session.
 func (s *Service) checkFailed(ctx context.Context, sess *PaymentSession, cause error) error {
 	s.log.Warn("payment: check", "session", sess.ID, "status", sess.Status, "err", cause)
+	// Money in flight (an unknown create, an authorization to capture or
+	// release, a refund) is retried at every sweep; a payment waiting for
+	// the client backs off to an hour.
 	_, err := s.pool.Exec(ctx, `UPDATE payment_sessions SET checks = checks + 1, last_error = $2, lease_until = NULL,
-		next_check_at = $3::timestamptz + make_interval(secs => LEAST(3600, 5 * power(2, LEAST(checks, 10)))) WHERE id = $1`,
+		next_check_at = $3::timestamptz + make_interval(secs => CASE WHEN status = 'registered' THEN LEAST(3600, 15 * power(2, LEAST(checks, 8)))
+		                                                             ELSE 5 END) WHERE id = $1`,
 		sess.ID, cause.Error(), s.now())
 	if err != nil {
 		return dbErr(err)
@@ -529,11 +533,29 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 			return nil
 		case psp.Succeeded:
 			// Only a capture of ours makes a payment succeed.
-			if sess.Status == PayAuthorized {
+			switch sess.Status {
+			case PayAuthorized:
 				if err := move([]PaymentStatus{PayAuthorized}, PayCompleted, ""); err != nil {
 					return err
 				}
 				return ledger(ctx, tx, sess, DepositReceived, sess.Amount, now)
+			case PayCanceling:
+				// The capture had happened (its answer was lost) when the
+				// booking was cancelled: the money came, and goes back in
+				// full (the client was releasing it).
+				if err := move([]PaymentStatus{PayCanceling}, PayCompleted, "captured before the cancellation was known"); err != nil {
+					return err
+				}
+				if err := ledger(ctx, tx, sess, DepositReceived, sess.Amount, now); err != nil {
+					return err
+				}
+				next, err := scanSession(tx.QueryRow(ctx, `UPDATE payment_sessions SET status = 'refunding', refund_amount = amount,
+					refund_key = 'refund-' || id, version = version + 1, next_check_at = $2, updated_at = now()
+					WHERE id = $1 AND status = 'completed' RETURNING `+sessionColumns, sess.ID, now))
+				if err != nil {
+					return fmt.Errorf("payment session %d: %w", sess.ID, err)
+				}
+				out = next
 			}
 			return nil
 		case psp.Canceled:

@@ -134,6 +134,21 @@ func TestStateDiagramMatchesTheCode(t *testing.T) {
 	inject("POST /payments/{id}/capture")
 	check(s)
 
+	// Paid; the capture's answer is lost; the client cancels meanwhile: the
+	// money came after all, and goes back.
+	b = w.book("19:00")
+	s = w.start(b)
+	w.fake.Pay(s.ExternalID)
+	inject("POST /payments/{id}/capture", psptest.Lost)
+	check(s)
+	if _, err := w.Svc.Cancel(ctx, booking.CancelRequest{BookingID: b.ID, Caller: booking.ByToken(b.ManageToken)}); err != nil {
+		t.Fatal(err)
+	}
+	check(s)
+	if _, ps := w.status(b.ID); ps != booking.PayRefunded {
+		t.Errorf("a capture lost before a cancellation ended %s", ps)
+	}
+
 	rows, err := w.Pool.Query(ctx, `SELECT DISTINCT COALESCE(from_status, ''), to_status FROM payment_events`)
 	if err != nil {
 		t.Fatal(err)

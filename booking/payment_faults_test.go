@@ -1,0 +1,274 @@
+package booking_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+	"salon/booking/psp"
+	"salon/booking/psp/psptest"
+)
+
+// faultyProvider puts an embedded Toxiproxy between the core and the fake
+// YooKassa: connections reset or hang (the client times out after a
+// second), and the fake itself answers 500 or loses answers after doing
+// the work. About half the provider calls fail (a hung call times out
+// after 300 ms).
+func faultyProvider(t *testing.T) (*psptest.Server, *psp.YooKassa, func(on bool)) {
+	t.Helper()
+	fake := psptest.New(t)
+	var mu sync.Mutex
+	on := true
+	rnd := rand.New(rand.NewPCG(1, 2))
+	fake.Fault = func(method, path string) psptest.Fault {
+		mu.Lock()
+		defer mu.Unlock()
+		if !on {
+			return psptest.None
+		}
+		switch r := rnd.Float64(); {
+		case r < 0.12:
+			return psptest.Error
+		case r < 0.24:
+			return psptest.Lost
+		}
+		return psptest.None
+	}
+	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
+	u, _ := url.Parse(fake.URL)
+	proxy := toxiproxy.NewProxy(srv, "psp", "127.0.0.1:0", u.Host)
+	if err := proxy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Stop)
+	for _, tox := range []string{
+		`{"name": "reset", "type": "reset_peer", "stream": "downstream", "toxicity": 0.15, "attributes": {"timeout": 5}}`,
+		`{"name": "hang", "type": "timeout", "stream": "upstream", "toxicity": 0.12, "attributes": {"timeout": 0}}`,
+		`{"name": "slow", "type": "latency", "stream": "downstream", "toxicity": 1, "attributes": {"latency": 5, "jitter": 5}}`,
+	} {
+		if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(tox)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yk := &psp.YooKassa{BaseURL: "http://" + proxy.Listen, ShopID: fake.ShopID, Secret: fake.Secret,
+		Client: &http.Client{Timeout: 300 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}}
+	toggle := func(v bool) {
+		mu.Lock()
+		on = v
+		mu.Unlock()
+		if !v {
+			proxy.Toxics.ResetToxics(context.Background())
+		}
+	}
+	return fake, yk, toggle
+}
+
+// TestDepositsUnderProviderFaults: 100 deposit bookings at once while
+// about half the provider calls fail; clients pay, decline, abandon or pay
+// and cancel. Every booking ends confirmed and paid, or cancelled with the
+// money released or refunded; the ledger equals the provider's records; no
+// payment is captured or refunded twice.
+func TestDepositsUnderProviderFaults(t *testing.T) {
+	t.Parallel()
+	fake, yk, faults := faultyProvider(t)
+	e := bookingtest.New(t, booking.WithPayments(yk))
+	ctx := context.Background()
+	salon := e.Salon(t, booking.Salon{HoldMin: 15, RefundPolicy: booking.RefundAlways})
+	sv := e.Service(t, salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 300000, Deposit: 50000})
+	day := salon.Today(e.Clock.Now()).AddDays(1)
+	var masters []*booking.Master
+	for range 10 {
+		m := e.Master(t, salon, sv)
+		e.Shift(t, salon, m, day, 1, "08:00", "20:00")
+		masters = append(masters, m)
+	}
+	const n = 100
+	type client struct {
+		b      *booking.Booking
+		intent string // pay, decline, abandon, refund
+	}
+	clients := make([]client, n)
+	intents := []string{"pay", "pay", "pay", "pay", "pay", "decline", "abandon", "refund"}
+	var bookErrs, startFails int
+	var mu sync.Mutex
+	start := time.Now()
+	bookingtest.Race(n, func(i int) {
+		m := masters[i%len(masters)]
+		at := bookingtest.At(salon, day, "08:00").Add(time.Duration(i/len(masters)) * time.Hour)
+		b, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: at,
+			Client: booking.ClientInput{Name: "Client", Phone: bookingtest.Phone()}, Caller: booking.Visitor()})
+		if err != nil {
+			mu.Lock()
+			bookErrs++
+			mu.Unlock()
+			return
+		}
+		c := client{b: b, intent: intents[i%len(intents)]}
+		clients[i] = c
+		// The client reads the booking until it has a payment page (or
+		// gives up after a few tries, as people do).
+		var p *booking.PaymentSession
+		for try := range 6 {
+			p, err = e.Svc.StartPayment(ctx, booking.ByToken(b.ManageToken), b.ID, "")
+			if err == nil && p.URL != "" {
+				break
+			}
+			if try == 0 {
+				mu.Lock()
+				startFails++
+				mu.Unlock()
+			}
+			p = nil
+		}
+		if p == nil {
+			return
+		}
+		switch c.intent {
+		case "pay", "refund":
+			fake.Pay(p.ExternalID)
+			_, _ = e.Svc.CheckPayment(ctx, p.ID) // back from the payment page
+			if c.intent == "refund" {
+				_, _ = e.Svc.Cancel(ctx, booking.CancelRequest{BookingID: b.ID, Caller: booking.ByToken(b.ManageToken)})
+			}
+		case "decline":
+			fake.Decline(p.ExternalID)
+			_, _ = e.Svc.PaymentNotified(ctx, "yookassa", p.ExternalID)
+		}
+	})
+	if bookErrs > 0 {
+		t.Fatalf("%d bookings failed", bookErrs)
+	}
+	busy := time.Since(start)
+	// The service's clock runs on in steps of the sweep interval (10 s):
+	// the sweep and the hold expiry run at every step, with the faults
+	// still on, until no booking is pending and no money is in flight.
+	count := func(sql string) int {
+		var k int
+		if err := e.Pool.QueryRow(ctx, sql).Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	const inFlight = `SELECT count(*) FROM payment_sessions WHERE status IN ('registering', 'unknown', 'authorized', 'canceling', 'refunding')`
+	holdEnds := e.Clock.Now().Add(15 * time.Minute)
+	var bookingsDone, moneyDone time.Duration
+	rounds := 0
+	for ; rounds < 360; rounds++ {
+		e.Clock.Advance(10 * time.Second)
+		if _, err := e.Svc.ExpireHolds(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			k, err := e.Svc.SweepPayments(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k == 0 {
+				break
+			}
+		}
+		after := e.Clock.Now().Sub(holdEnds)
+		if bookingsDone == 0 && count(`SELECT count(*) FROM bookings WHERE status = 'pending'`) == 0 {
+			bookingsDone = after
+		}
+		if moneyDone == 0 && count(inFlight) == 0 {
+			moneyDone = after
+		}
+		if bookingsDone != 0 && moneyDone != 0 {
+			break
+		}
+	}
+	if bookingsDone == 0 || moneyDone == 0 || bookingsDone > 10*time.Second || moneyDone > 10*time.Second {
+		rows, _ := e.Pool.Query(ctx, `SELECT s.id, s.status, b.status, s.last_error, s.checks, COALESCE(s.external_id, '')
+			FROM payment_sessions s JOIN bookings b ON b.id = s.booking_id
+			WHERE s.status IN ('registering', 'unknown', 'authorized', 'canceling', 'refunding') OR b.status = 'pending'`)
+		for rows.Next() {
+			var id int64
+			var ss, bs, why, ext string
+			var checks int
+			_ = rows.Scan(&id, &ss, &bs, &why, &checks, &ext)
+			t.Logf("session %d %s (booking %s), %d checks, provider %s %s: %s", id, ss, bs, checks, ext, fake.Status(ext), why)
+		}
+		rows.Close()
+		t.Errorf("after the hold (15 min): bookings settled at %v, money at %v (goal: within one sweep interval, 10 s)", bookingsDone, moneyDone)
+	}
+	faults(false)
+	// Abandoned payments (never paid) are written off after their hold.
+	e.Clock.Advance(3 * time.Hour)
+	for {
+		k, err := e.Svc.SweepPayments(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k == 0 {
+			break
+		}
+	}
+
+	// Every saga ended.
+	var open int
+	if err := e.Pool.QueryRow(ctx, `SELECT count(*) FROM payment_sessions WHERE status IN
+		('registering', 'registered', 'unknown', 'authorized', 'canceling', 'refunding')`).Scan(&open); err != nil || open != 0 {
+		t.Errorf("%d payment sessions not ended (%v)", open, err)
+	}
+	// Every booking ended.
+	var pending, confirmed, cancelled int
+	if err := e.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'pending'), count(*) FILTER (WHERE status = 'confirmed'),
+		count(*) FILTER (WHERE status = 'cancelled') FROM bookings`).Scan(&pending, &confirmed, &cancelled); err != nil {
+		t.Fatal(err)
+	}
+	if pending != 0 {
+		t.Errorf("%d bookings still pending", pending)
+	}
+	// The ledger equals the provider.
+	captured, refunded := fake.Totals()
+	var received, returned int64
+	if err := e.Pool.QueryRow(ctx, `SELECT COALESCE(sum(amount) FILTER (WHERE entry_type = 'deposit_received'), 0) * 100,
+		COALESCE(sum(amount) FILTER (WHERE entry_type = 'deposit_refunded'), 0) * 100 FROM ledger_entries`).Scan(&received, &returned); err != nil {
+		t.Fatal(err)
+	}
+	if received != captured || returned != refunded {
+		t.Errorf("ledger: received %d, refunded %d; provider: captured %d, refunded %d", received, returned, captured, refunded)
+	}
+	// Nobody is charged for a slot they do not have, and no money is held.
+	for _, id := range fake.IDs() {
+		switch st := fake.Status(id); st {
+		case "waiting_for_capture":
+			t.Errorf("payment %s is still held", id)
+		case "succeeded":
+			var bs string
+			var refundedSession bool
+			if err := e.Pool.QueryRow(ctx, `SELECT b.status, s.status IN ('refunding', 'refunded') FROM payment_sessions s
+				JOIN bookings b ON b.id = s.booking_id WHERE s.external_id = $1`, id).Scan(&bs, &refundedSession); err != nil {
+				t.Fatalf("captured payment %s: %v", id, err)
+			}
+			if bs != "confirmed" && !refundedSession {
+				t.Errorf("payment %s captured for a %s booking, not refunded", id, bs)
+			}
+		}
+	}
+	var dup int
+	if err := e.Pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT booking_id FROM ledger_entries WHERE entry_type = 'deposit_received'
+		GROUP BY booking_id HAVING count(*) > 1) d`).Scan(&dup); err != nil || dup != 0 {
+		t.Errorf("%d bookings charged twice (%v)", dup, err)
+	}
+	calls := 0
+	for _, c := range []string{"POST /payments", "GET /payments/{id}", "POST /payments/{id}/capture", "POST /payments/{id}/cancel", "POST /refunds"} {
+		calls += fake.Calls(c)
+	}
+	t.Logf("%d bookings in %v; %d first payment attempts failed; bookings settled %v and money %v after the holds ended "+
+		"(%d sweeps of 10 s in all); %d confirmed, %d cancelled; %d provider calls reached the fake; captured %s, refunded %s, ledger equal",
+		n, busy.Round(time.Millisecond), startFails, bookingsDone, moneyDone, rounds, confirmed, cancelled, calls,
+		booking.Money(captured).String(), booking.Money(refunded).String())
+}
