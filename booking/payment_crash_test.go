@@ -1,0 +1,128 @@
+package booking_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"salon/booking"
+	"salon/booking/psp"
+)
+
+// dying is a provider whose process dies at a chosen call: the call never
+// returns, and the request's context ends (as the process does), so
+// nothing after the call is written.
+type dying struct {
+	psp.Provider
+	mu     sync.Mutex
+	at     string // "create", "get" or "capture"
+	reach  chan struct{}
+	killed bool
+}
+
+func (d *dying) die(ctx context.Context, what string) bool {
+	d.mu.Lock()
+	if d.at != what || d.killed {
+		d.mu.Unlock()
+		return false
+	}
+	d.killed = true
+	d.mu.Unlock()
+	close(d.reach)
+	<-ctx.Done()
+	return true
+}
+
+func (d *dying) Create(ctx context.Context, key string, r psp.CreateRequest) (*psp.Payment, error) {
+	if d.die(ctx, "create") {
+		return nil, ctx.Err()
+	}
+	return d.Provider.Create(ctx, key, r)
+}
+
+func (d *dying) Get(ctx context.Context, id string) (*psp.Payment, error) {
+	if d.die(ctx, "get") {
+		return nil, ctx.Err()
+	}
+	return d.Provider.Get(ctx, id)
+}
+
+func (d *dying) Capture(ctx context.Context, key, id string, amount int64, currency string) (*psp.Payment, error) {
+	if d.die(ctx, "capture") {
+		return nil, ctx.Err()
+	}
+	return d.Provider.Capture(ctx, key, id, amount, currency)
+}
+
+// TestSagaSurvivesAProcessKilledMidway: a process dies between Claim and
+// Register, between the payment and the confirmation, and between the
+// confirmation and the capture; a new process's sweep takes every saga to
+// its end, each deposit captured once and entered in the ledger once.
+func TestSagaSurvivesAProcessKilledMidway(t *testing.T) {
+	t.Parallel()
+	for _, at := range []string{"create", "get", "capture"} {
+		t.Run(at, func(t *testing.T) {
+			t.Parallel()
+			w := newPayWorld(t, booking.RefundAlways)
+			d := &dying{Provider: w.yk, at: at, reach: make(chan struct{})}
+			first := booking.New(w.Pool, booking.WithClock(w.Clock.Now), booking.WithPayments(d))
+			b := w.book("11:00")
+			ctx, kill := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				switch at {
+				case "create":
+					_, _ = first.StartPayment(ctx, booking.ByToken(b.ManageToken), b.ID, "")
+				default:
+					s, err := first.StartPayment(context.Background(), booking.ByToken(b.ManageToken), b.ID, "")
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					w.fake.Pay(s.ExternalID)
+					_, _ = first.PaymentNotified(ctx, "yookassa", s.ExternalID)
+				}
+			}()
+			select {
+			case <-d.reach:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the process never reached the call")
+			}
+			kill() // the process dies at the call
+			<-done
+			bs, ps := w.status(b.ID)
+			t.Logf("killed at %s: booking %s, payment %s", at, bs, ps)
+			if at == "create" && w.fake.Payments() == 0 {
+				// The client comes back to the page and pays once the
+				// payment exists (the new process registers it).
+				w.Clock.Advance(time.Minute)
+				if _, err := w.Svc.SweepPayments(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				s, err := w.Svc.PaymentOf(context.Background(), booking.ByToken(b.ManageToken), 0, b.ID, true)
+				if err != nil || s.ExternalID == "" {
+					t.Fatalf("after restart: %+v %v", s, err)
+				}
+				w.fake.Pay(s.ExternalID)
+			}
+			// The new process (w.Svc) sweeps.
+			for range 5 {
+				w.Clock.Advance(time.Minute)
+				if _, err := w.Svc.SweepPayments(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if bs, ps := w.status(b.ID); bs != booking.StatusConfirmed || ps != booking.PayCompleted {
+				t.Errorf("after restart: booking %s, payment %s", bs, ps)
+			}
+			if captured, _ := w.fake.Totals(); captured != 100000 || w.fake.Payments() != 1 {
+				t.Errorf("captured %d over %d payments", captured, w.fake.Payments())
+			}
+			if n := w.count(`SELECT count(*) FROM ledger_entries`); n != 1 {
+				t.Errorf("%d ledger entries", n)
+			}
+		})
+	}
+}
