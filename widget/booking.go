@@ -121,7 +121,7 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 		// does not answer now, the booking still holds its slot and the
 		// payment is found again when the booking is read.
 		out.Payment = &paymentJSON{Status: string(booking.PayUnknown), Amount: b.Deposit}
-		if p, err := h.svc.StartPayment(c.UserContext(), booking.ByToken(b.ManageToken), b.ID, h.returnURL(s, b)); err == nil {
+		if p, err := h.svc.StartPayment(c.UserContext(), booking.ByToken(b.ManageToken), b.ID, h.returnURL(c, s, b)); err == nil {
 			out.Payment = toPayment(p)
 		} else {
 			h.log.Warn("payment not started", "booking", b.ID, "err", err, "request_id", c.Locals("requestid"))
@@ -133,8 +133,12 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 // returnURL is where the payment page sends the client back: the manage
 // page of the booking, with its token in the fragment (never sent to a
 // server).
-func (h *Handler) returnURL(s *booking.Salon, b *booking.Booking) string {
-	return strings.TrimRight(h.cfg.PublicURL, "/") + "/w/" + s.Slug + "/manage/" + strconv.FormatInt(b.ID, 10) +
+func (h *Handler) returnURL(c *fiber.Ctx, s *booking.Salon, b *booking.Booking) string {
+	base := h.cfg.PublicURL
+	if base == "" {
+		base = c.BaseURL()
+	}
+	return strings.TrimRight(base, "/") + "/w/" + s.Slug + "/manage/" + strconv.FormatInt(b.ID, 10) +
 		"?paid=1#t=" + b.ManageToken
 }
 

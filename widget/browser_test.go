@@ -253,3 +253,40 @@ func TestBrowserWidgetInAnotherOriginsIframe(t *testing.T) {
 	}
 	_ = bookingtest.Phone
 }
+
+// TestBrowserPaysTheDeposit: a deposit service booked in the widget sends
+// the client to the sandbox's payment page; paying brings them back to a
+// confirmed booking; declining, to a cancelled one whose time is free again.
+func TestBrowserPaysTheDeposit(t *testing.T) {
+	s, _ := paySite(t)
+	ctx := browser(t)
+	m := s.masters[0].ID
+	for _, c := range []struct {
+		hhmm, button, status, note string
+	}{{"11:00", "#pay", "confirmed", "is paid"}, {"13:00", "#decline", "cancelled", "was not paid"}} {
+		steps := []chromedp.Action[chromedp.Void]{
+			chromedp.Navigate(s.base + "/w/studio?lang=en"),
+			chromedp.WaitVisible(css(`button[data-service-id]`)),
+		}
+		steps = append(steps, throughTime(s, m, c.hhmm)...)
+		steps = append(steps, contact("Dana", bookingtest.Phone())...)
+		steps = append(steps,
+			chromedp.Click(css("#confirm")),
+			chromedp.WaitVisible(css("#pay-link")),
+			chromedp.Click(css("#pay-link")),
+			chromedp.WaitVisible(css(c.button)),
+			chromedp.Click(css(c.button)),
+			chromedp.WaitVisible(css("#payment-note")),
+		)
+		run(t, ctx, steps...)
+		if got := text(t, ctx, "#manage-details"); !strings.Contains(got, c.status) {
+			t.Errorf("%s: the booking shows %q, want %s", c.button, got, c.status)
+		}
+		if got := text(t, ctx, "#payment-note"); !strings.Contains(got, c.note) {
+			t.Errorf("%s: payment note %q", c.button, got)
+		}
+	}
+	if n := countBookings(t, s, `b.status = 'confirmed'`); n != 1 {
+		t.Errorf("%d confirmed bookings", n)
+	}
+}

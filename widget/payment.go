@@ -71,7 +71,15 @@ var sandboxPage = template.Must(template.New("sandbox").Parse(`<!doctype html>
 </main></body></html>`))
 
 func (h *Handler) sandbox() (*psp.Sandbox, bool) {
-	sb, ok := h.svc.Provider().(*psp.Sandbox)
+	p := h.svc.Provider()
+	for {
+		u, ok := p.(interface{ Unwrap() psp.Provider })
+		if !ok {
+			break
+		}
+		p = u.Unwrap()
+	}
+	sb, ok := p.(*psp.Sandbox)
 	return sb, ok
 }
 

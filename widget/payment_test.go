@@ -24,13 +24,13 @@ func paySite(t *testing.T) (*site, *psp.Sandbox) {
 	e.Svc = booking.New(pool, booking.WithClock(e.Clock.Now), booking.WithPayments(sb))
 	sb.Notify = widget.SandboxNotifier(e.Svc)
 	s := &site{Env: e, t: t, client: &http.Client{}, router: openapiRouter(t)}
-	s.salon = e.Salon(t, booking.Salon{Slug: "studio", Name: "Studio", CutoffHours: 3})
+	s.salon = e.Salon(t, booking.Salon{Slug: "studio", Name: "Studio", CutoffHours: 3, Locale: "en"})
 	s.svc = e.Service(t, s.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 500000, Deposit: 100000})
 	m := e.Master(t, s.salon, s.svc)
 	e.Shift(t, s.salon, m, testDay, 1, "10:00", "20:00")
 	s.masters = []*booking.Master{m}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	base := serve(t, widget.New(e.Svc, widget.Config{Log: log, PublicURL: "http://salon.test"}), log)
+	base := serve(t, widget.New(e.Svc, widget.Config{Log: log}), log)
 	s.base = base
 	sb.BaseURL = base
 	return s, sb
@@ -61,7 +61,7 @@ func TestDepositPaidThroughTheSandbox(t *testing.T) {
 	page.Body.Close()
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noFollow.PostForm(url, map[string][]string{"do": {"pay"}})
-	if err != nil || resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "http://salon.test/w/studio/manage/") {
+	if err != nil || resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), s.base+"/w/studio/manage/") {
 		t.Fatalf("pay: %v %v", resp, err)
 	}
 	resp.Body.Close()

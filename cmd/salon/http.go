@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"salon/booking"
+	"salon/booking/psp"
 	"salon/bot"
 	"salon/migrations"
 	"salon/panel"
@@ -45,7 +46,8 @@ func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger) *serv
 		Help:    "HTTP requests by route and status.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 	}, []string{"method", "route", "status"})
-	s.reg.MustRegister(requests)
+	s.reg.MustRegister(requests, newPaymentCollector(pool))
+	s.reg.MustRegister(psp.Collectors()...)
 
 	s.app = fiber.New(fiber.Config{
 		DisableStartupMessage: true,

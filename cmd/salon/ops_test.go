@@ -112,6 +112,9 @@ func TestMetricsUnderTraffic(t *testing.T) {
 	}
 	wg.Wait()
 	last := scrape()
+	if !strings.Contains(last, "salon_payment_sweep_lag_seconds ") {
+		t.Errorf("no payment sweep lag in the metrics")
+	}
 	methods := regexp.MustCompile(`salon_http_request_duration_seconds_count\{method="([^"]*)"`).FindAllStringSubmatch(last, -1)
 	if len(methods) == 0 {
 		t.Fatalf("no request metrics:\n%.2000s", last)

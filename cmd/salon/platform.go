@@ -38,7 +38,7 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 	if err != nil {
 		return nil, err
 	}
-	opts := []booking.Option{booking.WithLogger(log), booking.WithPayments(provider)}
+	opts := []booking.Option{booking.WithLogger(log), booking.WithPayments(psp.Measured(provider))}
 	token := getenv("TELEGRAM_BOT_TOKEN")
 	if token != "" {
 		opts = append(opts, booking.WithNotifier(booking.ChannelTelegram, bot.Notifier{}))
