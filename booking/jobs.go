@@ -327,6 +327,22 @@ type PruneKeysArgs struct{}
 // Kind implements river.JobArgs.
 func (PruneKeysArgs) Kind() string { return "prune_idempotency_keys" }
 
+// paymentWorker follows a payment session up (PaymentCheckArgs). A
+// provider that does not answer is left to the sweep, which backs off; the
+// job itself is done.
+type paymentWorker struct {
+	river.WorkerDefaults[PaymentCheckArgs]
+	s *Service
+}
+
+func (w *paymentWorker) Work(ctx context.Context, job *river.Job[PaymentCheckArgs]) error {
+	_, err := w.s.CheckPayment(ctx, job.Args.SessionID)
+	if err != nil && (errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict)) {
+		return nil
+	}
+	return err
+}
+
 // SweepPaymentsArgs is the periodic job that follows up payment sessions.
 type SweepPaymentsArgs struct{}
 
@@ -363,6 +379,7 @@ func AddWorkers(w *river.Workers, s *Service) {
 	river.AddWorker(w, &notifyWorker{s: s})
 	river.AddWorker(w, &sweep[RemindArgs]{what: "reminders sent", run: s.Remind, log: s.log})
 	river.AddWorker(w, &sweep[ExpireHoldsArgs]{what: "expired holds", run: s.ExpireHolds, log: s.log})
+	river.AddWorker(w, &paymentWorker{s: s})
 	river.AddWorker(w, &sweep[SweepPaymentsArgs]{what: "payment sessions checked", run: s.SweepPayments, log: s.log})
 	river.AddWorker(w, &sweep[CompletePastArgs]{what: "past bookings completed", run: s.CompletePast, log: s.log})
 	river.AddWorker(w, &sweep[PruneKeysArgs]{what: "idempotency records pruned", log: s.log, run: func(ctx context.Context) (int, error) {

@@ -199,7 +199,8 @@ func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, ret
 		if err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
-		return nil
+		// Should Register not finish (the process dies), the job does.
+		return enqueueCheck(ctx, tx, out.ID, s.now().Add(paymentLease))
 	})
 	return out, err
 }
@@ -273,7 +274,43 @@ func setSession(ctx context.Context, tx pgx.Tx, id int64, from []PaymentStatus, 
 	if err != nil {
 		return nil, fmt.Errorf("payment session %d: %w", id, err)
 	}
+	if inFlight(to) {
+		if err := enqueueCheck(ctx, tx, id, next); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// PaymentCheckArgs is the job that follows a payment session up: written
+// in the transaction of every state change that leaves money in flight (a
+// create to register, an authorization to capture or release, a refund),
+// so the follow-up does not depend on the process that made the change.
+// The sweep is the backstop for what the job does not finish.
+type PaymentCheckArgs struct {
+	SessionID int64 `json:"session_id"`
+}
+
+// Kind implements river.JobArgs.
+func (PaymentCheckArgs) Kind() string { return "payment_check" }
+
+// enqueueCheck writes the session's follow-up job in tx, to run at at.
+func enqueueCheck(ctx context.Context, tx pgx.Tx, sessionID int64, at time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO river_job (kind, args, scheduled_at, max_attempts) VALUES ($1, jsonb_build_object('session_id', $2::bigint), $3, 5)`,
+		PaymentCheckArgs{}.Kind(), sessionID, at)
+	if err != nil {
+		return fmt.Errorf("payment check job: %w", err)
+	}
+	return nil
+}
+
+// inFlight reports whether money is moving in a state (a follow-up is due).
+func inFlight(st PaymentStatus) bool {
+	switch st {
+	case PayRegistering, PayUnknown, PayAuthorized, PayCanceling, PayRefunding:
+		return true
+	}
+	return false
 }
 
 // errMoved: the session is no longer in the state the change was for (a
@@ -556,6 +593,7 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 					return fmt.Errorf("payment session %d: %w", sess.ID, err)
 				}
 				out = next
+				return enqueueCheck(ctx, tx, sess.ID, now)
 			}
 			return nil
 		case psp.Canceled:
@@ -712,9 +750,11 @@ func startRefund(ctx context.Context, tx pgx.Tx, b *Booking, salon *Salon, calle
 		return 0, fmt.Errorf("refund: %w", err)
 	}
 	if status != PayCompleted {
-		_, err := tx.Exec(ctx, `UPDATE payment_sessions SET status = 'canceling', cancel_token = NULL, version = version + 1,
-			next_check_at = $2, updated_at = now() WHERE id = $1`, id, now)
-		return id, err
+		if _, err := tx.Exec(ctx, `UPDATE payment_sessions SET status = 'canceling', cancel_token = NULL, version = version + 1,
+			next_check_at = $2, updated_at = now() WHERE id = $1`, id, now); err != nil {
+			return 0, fmt.Errorf("refund: %w", err)
+		}
+		return id, enqueueCheck(ctx, tx, id, now)
 	}
 	refund := amount
 	switch salon.RefundPolicy {
@@ -728,10 +768,12 @@ func startRefund(ctx context.Context, tx pgx.Tx, b *Booking, salon *Salon, calle
 	if refund == 0 {
 		return 0, nil
 	}
-	_, err = tx.Exec(ctx, `UPDATE payment_sessions SET status = 'refunding', cancel_token = NULL, refund_amount = $2,
+	if _, err = tx.Exec(ctx, `UPDATE payment_sessions SET status = 'refunding', cancel_token = NULL, refund_amount = $2,
 		refund_key = $3, version = version + 1, next_check_at = $4, updated_at = now()
-		WHERE id = $1 AND status = 'completed' AND cancel_token IS NOT NULL`, id, refund, fmt.Sprintf("refund-%d", id), now)
-	return id, err
+		WHERE id = $1 AND status = 'completed' AND cancel_token IS NOT NULL`, id, refund, fmt.Sprintf("refund-%d", id), now); err != nil {
+		return 0, fmt.Errorf("refund: %w", err)
+	}
+	return id, enqueueCheck(ctx, tx, id, now)
 }
 
 // followUp runs the provider side of a payment change after its
@@ -814,7 +856,10 @@ func (s *Service) RefundDeposit(ctx context.Context, caller Caller, salonID, boo
 		if isNoRows(err) {
 			return fmt.Errorf("no paid deposit to refund: %w", ErrConflict)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return enqueueCheck(ctx, tx, id, s.now())
 	})
 	if err != nil {
 		return nil, err

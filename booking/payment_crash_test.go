@@ -2,12 +2,18 @@ package booking_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
 	"salon/booking"
 	"salon/booking/psp"
+	"salon/booking/psp/psptest"
 )
 
 // dying is a provider whose process dies at a chosen call: the call never
@@ -124,5 +130,63 @@ func TestSagaSurvivesAProcessKilledMidway(t *testing.T) {
 				t.Errorf("%d ledger entries", n)
 			}
 		})
+	}
+}
+
+// TestPaymentJobFollowsUp: a capture whose answer was lost is finished by
+// the job written with the authorization, by whichever process runs jobs,
+// without waiting for the sweep.
+func TestPaymentJobFollowsUp(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	lost := true
+	var mu sync.Mutex
+	w.fake.Fault = func(method, path string) psptest.Fault {
+		mu.Lock()
+		defer mu.Unlock()
+		if path == "POST /payments/{id}/capture" && lost {
+			lost = false
+			return psptest.Lost
+		}
+		return psptest.None
+	}
+	b := w.book("11:00")
+	s := w.start(b)
+	w.fake.Pay(s.ExternalID)
+	if _, err := w.Svc.CheckPayment(context.Background(), s.ID); err == nil {
+		t.Fatal("the capture's answer was not lost")
+	}
+	workers := river.NewWorkers()
+	booking.AddWorkers(workers, w.Svc)
+	jobs, err := river.NewClient(riverpgxv5.New(w.Pool), &river.Config{
+		Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}}, Workers: workers,
+		FetchPollInterval: 50 * time.Millisecond, FetchCooldown: 10 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() {
+		cancel()
+		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer scancel()
+		_ = jobs.Stop(sctx)
+	})
+	if err := jobs.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if _, ps := w.status(b.ID); ps == booking.PayCompleted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job did not finish the capture: %v", func() booking.PaymentStatus { _, ps := w.status(b.ID); return ps }())
+		}
+		time.Sleep(50 * time.Millisecond) // polling the database, with a deadline
+	}
+	if n := w.count(`SELECT count(*) FROM ledger_entries`); n != 1 {
+		t.Errorf("%d ledger entries", n)
 	}
 }
