@@ -160,6 +160,18 @@ func TestDepositsUnderProviderFaults(t *testing.T) {
 		}
 		return k
 	}
+	// sweepAll runs the sweep until nothing is due.
+	sweepAll := func() {
+		for {
+			k, err := e.Svc.SweepPayments(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k == 0 {
+				return
+			}
+		}
+	}
 	const inFlight = `SELECT count(*) FROM payment_sessions WHERE status IN ('registering', 'unknown', 'authorized', 'canceling', 'refunding')`
 	holdEnds := e.Clock.Now().Add(15 * time.Minute)
 	var bookingsDone, moneyDone time.Duration
@@ -169,15 +181,7 @@ func TestDepositsUnderProviderFaults(t *testing.T) {
 		if _, err := e.Svc.ExpireHolds(ctx); err != nil {
 			t.Fatal(err)
 		}
-		for {
-			k, err := e.Svc.SweepPayments(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if k == 0 {
-				break
-			}
-		}
+		sweepAll()
 		after := e.Clock.Now().Sub(holdEnds)
 		if bookingsDone == 0 && count(`SELECT count(*) FROM bookings WHERE status = 'pending'`) == 0 {
 			bookingsDone = after
@@ -206,15 +210,7 @@ func TestDepositsUnderProviderFaults(t *testing.T) {
 	faults(false)
 	// Abandoned payments (never paid) are written off after their hold.
 	e.Clock.Advance(3 * time.Hour)
-	for {
-		k, err := e.Svc.SweepPayments(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if k == 0 {
-			break
-		}
-	}
+	sweepAll()
 
 	// Every saga ended.
 	var open int
