@@ -247,15 +247,17 @@ func (s *Service) transition(ctx context.Context, id int64, from []PaymentStatus
 	var out *PaymentSession
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		out, err = setSession(ctx, tx, id, from, to, p, why, s.now())
+		out, err = setSession(ctx, tx, id, -1, from, to, p, why, s.now())
 		return err
 	})
 	return out, err
 }
 
 // setSession is every session transition: UPDATE ... WHERE status IN
-// (from) RETURNING, the version moved, the next check scheduled by state.
-func setSession(ctx context.Context, tx pgx.Tx, id int64, from []PaymentStatus, to PaymentStatus, p *psp.Payment, why string, now time.Time) (*PaymentSession, error) {
+// (from) AND version = the version read (when one was: -1 for none)
+// RETURNING, the version moved, the next check scheduled by state. A
+// session that moved on meanwhile is errMoved: re-read it and follow.
+func setSession(ctx context.Context, tx pgx.Tx, id int64, version int, from []PaymentStatus, to PaymentStatus, p *psp.Payment, why string, now time.Time) (*PaymentSession, error) {
 	var ext, url *string
 	if p != nil {
 		ext = &p.ID
@@ -267,7 +269,7 @@ func setSession(ctx context.Context, tx pgx.Tx, id int64, from []PaymentStatus, 
 	out, err := scanSession(tx.QueryRow(ctx, `UPDATE payment_sessions SET status = $3, version = version + 1,
 		external_id = COALESCE($4, external_id), confirmation_url = COALESCE($5, confirmation_url),
 		last_error = $6, next_check_at = $7, checks = 0, lease_until = NULL, updated_at = now()
-		WHERE id = $1 AND status = ANY($2) RETURNING `+sessionColumns, id, from, to, ext, url, why, next))
+		WHERE id = $1 AND status = ANY($2) AND ($8 < 0 OR version = $8) RETURNING `+sessionColumns, id, from, to, ext, url, why, next, version))
 	if isNoRows(err) {
 		return nil, errMoved
 	}
@@ -463,7 +465,7 @@ func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM bookings WHERE id = $1 FOR UPDATE`, sess.BookingID); err != nil {
 			return err
 		}
-		out, err := setSession(ctx, tx, sess.ID, []PaymentStatus{PayRefunding}, PayRefunded, nil, "", s.now())
+		out, err := setSession(ctx, tx, sess.ID, -1, []PaymentStatus{PayRefunding}, PayRefunded, nil, "", s.now())
 		if errors.Is(err, errMoved) {
 			return nil
 		}
@@ -507,7 +509,7 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 		out = sess
 		now := s.now()
 		move := func(from []PaymentStatus, to PaymentStatus, why string) error {
-			next, err := setSession(ctx, tx, sess.ID, from, to, p, why, now)
+			next, err := setSession(ctx, tx, sess.ID, sess.Version, from, to, p, why, now)
 			if err == nil {
 				out, sess = next, next
 			}

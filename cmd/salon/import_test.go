@@ -100,3 +100,30 @@ func TestImportAndExportCommands(t *testing.T) {
 		t.Errorf("CSV report:\n%s", b)
 	}
 }
+
+// TestPaymentProviderFromTheEnvironment: sandbox by default, YooKassa with
+// its credentials, clear errors otherwise.
+func TestPaymentProviderFromTheEnvironment(t *testing.T) {
+	cases := []struct {
+		env  []string
+		name string
+		err  string
+	}{
+		{nil, "sandbox", ""},
+		{[]string{"SALON_SANDBOX_DELAY", "200ms", "SALON_SANDBOX_FAILURE_RATE", "0.3"}, "sandbox", ""},
+		{[]string{"SALON_SANDBOX_FAILURE_RATE", "2"}, "", "SALON_SANDBOX_FAILURE_RATE"},
+		{[]string{"SALON_SANDBOX_DELAY", "soon"}, "", "SALON_SANDBOX_DELAY"},
+		{[]string{"PAYMENT_PROVIDER", "yookassa"}, "", "YOOKASSA_SHOP_ID"},
+		{[]string{"PAYMENT_PROVIDER", "yookassa", "YOOKASSA_SHOP_ID", "1", "YOOKASSA_SECRET_KEY", "s"}, "yookassa", ""},
+		{[]string{"PAYMENT_PROVIDER", "paypal"}, "", "sandbox or yookassa"},
+	}
+	for _, c := range cases {
+		p, err := paymentProvider(envOf(c.env...), nil, "http://x")
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%v: %v, want an error about %s", c.env, err, c.err)
+		case c.err == "" && (err != nil || p.Name() != c.name):
+			t.Errorf("%v: %v %v", c.env, p, err)
+		}
+	}
+}

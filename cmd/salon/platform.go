@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -79,7 +80,22 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 func paymentProvider(getenv env, pool *pgxpool.Pool, public string) (psp.Provider, error) {
 	switch name := orDefault(getenv("PAYMENT_PROVIDER"), "sandbox"); name {
 	case "sandbox":
-		return &psp.Sandbox{Pool: pool, BaseURL: public}, nil
+		sb := &psp.Sandbox{Pool: pool, BaseURL: public}
+		if v := getenv("SALON_SANDBOX_DELAY"); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return nil, usagef("SALON_SANDBOX_DELAY must be a duration like 500ms, not %q", v)
+			}
+			sb.Delay = d
+		}
+		if v := getenv("SALON_SANDBOX_FAILURE_RATE"); v != "" {
+			r, err := strconv.ParseFloat(v, 64)
+			if err != nil || r < 0 || r > 1 {
+				return nil, usagef("SALON_SANDBOX_FAILURE_RATE must be between 0 and 1, not %q", v)
+			}
+			sb.FailureRate = r
+		}
+		return sb, nil
 	case "yookassa":
 		shop, secret := getenv("YOOKASSA_SHOP_ID"), getenv("YOOKASSA_SECRET_KEY")
 		if shop == "" || secret == "" {
