@@ -1,6 +1,7 @@
 # Salon booking platform. `make` lists the targets.
 
 GO ?= go
+FUZZTIME ?= 30s
 
 .PHONY: help dev test race bench fuzz lint build clean
 
@@ -22,10 +23,15 @@ bench: ## run the benchmarks (short: a few rounds each); figures in docs/BENCHMA
 	$(GO) test ./bot -run '^$$' -bench . -benchtime 1x -bot.users 100
 	$(GO) test ./panel -run '^$$' -bench . -benchtime 10x
 
-fuzz: ## fuzz the parsers for 30 seconds each
-	$(GO) test ./booking -run '^$$' -fuzz FuzzParseMoney -fuzztime 30s
-	$(GO) test ./booking -run '^$$' -fuzz FuzzNormalizePhone -fuzztime 30s
-	$(GO) test ./booking -run '^$$' -fuzz FuzzCleanText -fuzztime 30s
+fuzz: ## fuzz every target for FUZZTIME each (default 30s); CI runs them 20s each
+	$(GO) test ./booking -run '^$$' -fuzz '^FuzzParseMoney$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./booking -run '^$$' -fuzz '^FuzzNormalizePhone$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./booking -run '^$$' -fuzz '^FuzzCleanText$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./importer -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./widget -run '^$$' -fuzz '^FuzzAPIBodies$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./widget -run '^$$' -fuzz '^FuzzPaymentNotification$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./bot -run '^$$' -fuzz '^FuzzUpdate$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./panel -run '^$$' -fuzz '^FuzzPanelForms$$' -fuzztime $(FUZZTIME)
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
