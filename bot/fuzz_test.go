@@ -57,7 +57,7 @@ func FuzzUpdate(f *testing.F) {
 			b, _ := json.Marshal(map[string]any{"update_id": id.Add(1), "callback_query": map[string]any{
 				"id": "q", "from": map[string]any{"id": 77, "first_name": "F", "is_bot": false},
 				"message": map[string]any{"message_id": 2, "date": 1, "chat": map[string]any{"id": 77, "type": "private"}},
-				"data": data}})
+				"data":    data}})
 			raw = b
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
