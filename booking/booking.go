@@ -195,7 +195,29 @@ type bookContext struct {
 // ErrInProgress (ErrConflict); ErrUnavailable (the master stayed busy past
 // the lock wait, or the deadline ran out). Nothing is written when an error
 // is returned.
-func (s *Service) Book(ctx context.Context, r BookRequest) (*Booking, error) {
+func (s *Service) Book(ctx context.Context, r BookRequest) (b *Booking, err error) {
+	if s.observe != nil {
+		start := time.Now()
+		defer func() {
+			o := Observation{Channel: r.Caller.channel(), Took: time.Since(start), Outcome: "booked"}
+			var st *SlotTakenError
+			switch {
+			case errors.As(err, &st):
+				o.Outcome, o.Alternatives = "taken", len(st.Alternatives)
+			case errors.Is(err, ErrInvalid), errors.Is(err, ErrNotFound), errors.Is(err, ErrConflict):
+				o.Outcome = "invalid"
+			case errors.Is(err, ErrUnavailable):
+				o.Outcome = "unavailable"
+			case err != nil:
+				o.Outcome = "error"
+			}
+			s.observe(o)
+		}()
+	}
+	return s.bookObserved(ctx, r)
+}
+
+func (s *Service) bookObserved(ctx context.Context, r BookRequest) (*Booking, error) {
 	// The salon's country reads phone numbers; a cached catalogue of any
 	// version will do (the country hardly ever changes).
 	if (r.Caller.kind == callerStaff || r.Caller.kind == callerImport) && r.Caller.user.SalonID != r.SalonID {

@@ -26,6 +26,7 @@ type Service struct {
 	catalogs  sync.Map // salon id -> *catalog
 	deposits  bool     // take deposits online: bookings wait for payment
 	psp       psp.Provider
+	observe   func(Observation)
 	notifiers map[Channel]Notifier
 	lockWait  time.Duration      // the longest wait for a master's lock
 	alts      singleflight.Group // losers of one slot share one search for alternatives
@@ -52,6 +53,20 @@ func WithOnlineDeposits() Option { return func(s *Service) { s.deposits = true }
 func WithNotifier(ch Channel, n Notifier) Option {
 	return func(s *Service) { s.notifiers[ch] = n }
 }
+
+// Observation is one Book call as a metrics system sees it: the channel it
+// came through, its outcome (booked, taken, invalid, unavailable, error),
+// how long it took and how many alternatives a taken time was offered.
+type Observation struct {
+	Channel      Channel
+	Outcome      string
+	Took         time.Duration
+	Alternatives int
+}
+
+// WithObserver has every Book call reported to f (metrics; it must be
+// quick and must not block).
+func WithObserver(f func(Observation)) Option { return func(s *Service) { s.observe = f } }
 
 // WithLockWait bounds how long a change waits for a master's lock (and an
 // idempotent replay for its first request) before it answers

@@ -115,6 +115,7 @@ func Import(ctx context.Context, svc *booking.Service, r io.Reader, opt Options)
 			if err := run.flush(chunk); err != nil {
 				return nil, err
 			}
+			count(opt.Kind, sum)
 			return sum, nil
 		case errors.As(err, &le):
 			sum.Read++

@@ -178,6 +178,7 @@ func (h *Handler) session(c *fiber.Ctx) error {
 	}
 	c.Locals(userKey, u)
 	c.Locals(salonKey, salon)
+	c.Locals("salon", salon.Slug) // for the access log
 	c.Locals(sessionKey, strings.Clone(id))
 	c.SetUserContext(booking.As(c.UserContext(), booking.ByStaff(*u)))
 	return c.Next()

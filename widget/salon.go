@@ -18,6 +18,7 @@ func (h *Handler) salon(c *fiber.Ctx) (*booking.Salon, error) {
 		return nil, err
 	}
 	c.Locals(salonKey, s)
+	c.Locals("salon", s.Slug) // for the access log
 	return s, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"salon/booking"
 	"salon/booking/psp"
 	"salon/bot"
+	"salon/importer"
 	"salon/migrations"
 	"salon/panel"
 	"salon/widget"
@@ -31,23 +33,27 @@ import (
 // server is the HTTP side of the binary: health, metrics and, mounted by
 // the front-end packages, the API, the widget, the panel and the webhooks.
 type server struct {
-	app  *fiber.App
-	pool *pgxpool.Pool
-	svc  *booking.Service
-	log  *slog.Logger
-	reg  *prometheus.Registry
+	app *fiber.App
+	// metricsAddr, when set, serves /metrics on a listener of its own
+	// (SALON_METRICS_ADDR), not on the public one.
+	metricsAddr string
+	pool        *pgxpool.Pool
+	svc         *booking.Service
+	log         *slog.Logger
+	reg         *prometheus.Registry
 }
 
-func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger) *server {
-	s := &server{pool: pool, svc: svc, log: log, reg: prometheus.NewRegistry()}
+func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger, metricsAddr string) *server {
+	s := &server{pool: pool, svc: svc, log: log, reg: prometheus.NewRegistry(), metricsAddr: metricsAddr}
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	requests := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "salon_http_request_duration_seconds",
 		Help:    "HTTP requests by route and status.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 	}, []string{"method", "route", "status"})
-	s.reg.MustRegister(requests, newPaymentCollector(pool))
+	s.reg.MustRegister(requests, newPaymentCollector(pool), newJobCollector(pool))
 	s.reg.MustRegister(psp.Collectors()...)
+	s.reg.MustRegister(importer.Collectors()...)
 
 	s.app = fiber.New(fiber.Config{
 		DisableStartupMessage: true,
@@ -84,16 +90,26 @@ func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger) *serv
 		default:
 			// The path only: queries carry no secrets here, and the manage
 			// token travels in a header or the URL fragment, never logged.
-			s.log.Info("http", "method", method, "path", c.Path(), "status", status,
-				"ms", took.Milliseconds(), "request_id", c.Locals("requestid"), "ip", c.IP())
+			attrs := []any{"method", method, "path", c.Path(), "status", status,
+				"ms", took.Milliseconds(), "request_id", c.Locals("requestid"), "ip", c.IP()}
+			if salon, ok := c.Locals(salonLogKey).(string); ok {
+				attrs = append(attrs, "salon", salon)
+			}
+			s.log.Info("http", attrs...)
 		}
 		return err
 	})
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Get("/readyz", s.ready)
-	s.app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})))
+	if metricsAddr == "" {
+		s.app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})))
+	}
 	return s
 }
+
+// salonLogKey is where front ends leave the salon a request was for (its
+// slug), for the access log.
+const salonLogKey = "salon"
 
 // mount adds the front ends (the widget and API, the panel, the bot's
 // webhook), configured from the environment.
@@ -161,7 +177,21 @@ const (
 
 // serve runs the HTTP server on ln until ctx is done, then shuts it down.
 func (s *server) serve(ctx context.Context, ln net.Listener) error {
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
+	if s.metricsAddr != "" {
+		mln, err := net.Listen("tcp", s.metricsAddr)
+		if err != nil {
+			return fmt.Errorf("metrics: listen on %s: %w", s.metricsAddr, err)
+		}
+		ms := &http.Server{Handler: promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := ms.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("metrics: %w", err)
+			}
+		}()
+		defer ms.Close()
+		s.log.Info("metrics", "addr", mln.Addr().String())
+	}
 	go func() { errc <- s.app.Listener(ln) }()
 	select {
 	case err := <-errc:

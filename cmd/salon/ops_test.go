@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -195,5 +196,56 @@ func TestServeStopsInBoundedTimeWithRequestsInFlight(t *testing.T) {
 	var n int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM bookings`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d bookings written", n)
+	}
+}
+
+// TestMetricsOnTheirOwnAddress: with SALON_METRICS_ADDR, /metrics is not
+// public; the metrics address serves the core's (bookings by channel and
+// outcome, jobs, payments), and the access log is JSON with the request id
+// and the salon.
+func TestMetricsOnTheirOwnAddress(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	maddr := ln.Addr().String()
+	ln.Close()
+	base, dbURL, _, logs := startServe(t, "SALON_METRICS_ADDR", maddr)
+	if resp, err := http.Get(base + "/metrics"); err != nil || resp.StatusCode != 404 {
+		t.Fatalf("public /metrics: %v %v", resp, err)
+	}
+	// A salon and a booking attempt through the API.
+	var out, errs bytes.Buffer
+	if code := run(context.Background(), []string{"salon", "create", "--slug", "metrics", "--name", "M", "--tz", "Europe/Moscow"},
+		envOf("DATABASE_URL", dbURL), nil, &out, &errs); code != 0 {
+		t.Fatal(errs.String())
+	}
+	resp, err := http.Post(base+"/api/v1/salons/metrics/bookings", "application/json", strings.NewReader(`{"service_id": 1, "master_id": 1,
+		"starts_at": "2030-01-01T10:00:00+03:00", "client": {"name": "A", "phone": "+79991234567"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	resp, err = http.Get("http://" + maddr + "/metrics")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("metrics address: %v %v", resp, err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`salon_bookings_total{channel="web",outcome="invalid"} 1`, "salon_booking_duration_seconds_bucket",
+		"salon_jobs_lag_seconds", "salon_payment_sweep_lag_seconds", "salon_http_request_duration_seconds"} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	var line map[string]any
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, `"path":"/api/v1/salons/metrics/bookings"`) {
+			_ = json.Unmarshal([]byte(l), &line)
+		}
+	}
+	if line["salon"] != "metrics" || line["request_id"] == nil || line["status"] == nil {
+		t.Errorf("access log line: %v", line)
 	}
 }

@@ -39,7 +39,8 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 	if err != nil {
 		return nil, err
 	}
-	opts := []booking.Option{booking.WithLogger(log), booking.WithPayments(psp.Measured(provider))}
+	metrics := newBookingMetrics()
+	opts := []booking.Option{booking.WithLogger(log), booking.WithPayments(psp.Measured(provider)), booking.WithObserver(metrics.observe)}
 	token := getenv("TELEGRAM_BOT_TOKEN")
 	if token != "" {
 		opts = append(opts, booking.WithNotifier(booking.ChannelTelegram, bot.Notifier{}))
@@ -68,7 +69,8 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
 	p.jobs = jobs
-	p.srv = newServer(pool, p.svc, log)
+	p.srv = newServer(pool, p.svc, log, getenv("SALON_METRICS_ADDR"))
+	p.srv.reg.MustRegister(metrics.collectors()...)
 	if err := p.srv.mount(withDefault(getenv, "SALON_PUBLIC_URL", public), p.bot); err != nil {
 		return nil, err
 	}
