@@ -63,17 +63,19 @@ type offerRow struct {
 }
 
 type masterData struct {
-	M         *booking.MasterDetail
-	Offers    []offerRow
-	Days      []shiftDay
-	Code      string
-	CodeUntil string
-	Today     string
-	Week      []weekdayRow
-	From, To  string
-	Error     string
-	Fields    map[string]string
-	Lost      []lostRow
+	Calendar    bool   // the master has a calendar feed
+	CalendarURL string // shown once, when made
+	M           *booking.MasterDetail
+	Offers      []offerRow
+	Days        []shiftDay
+	Code        string
+	CodeUntil   string
+	Today       string
+	Week        []weekdayRow
+	From, To    string
+	Error       string
+	Fields      map[string]string
+	Lost        []lostRow
 }
 
 type shiftDay struct {
@@ -102,6 +104,9 @@ func (h *Handler) showMaster(c *fiber.Ctx, d *masterData) error {
 	}
 	ctx := c.UserContext()
 	if d.M, err = h.svc.MasterByID(ctx, u.SalonID, id); err != nil {
+		return err
+	}
+	if d.Calendar, err = h.svc.HasCalendar(ctx, u.SalonID, id); err != nil {
 		return err
 	}
 	svcs, err := h.svc.AllServices(ctx, u.SalonID)
@@ -241,6 +246,36 @@ func (h *Handler) linkCode(c *fiber.Ctx) error {
 		return err
 	}
 	return h.showMaster(c, &masterData{Code: code, CodeUntil: until.In(salonOf(c).Location()).Format("2006-01-02 15:04")})
+}
+
+// newCalendar makes (or replaces) the master's calendar link and shows it
+// once.
+func (h *Handler) newCalendar(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	token, err := h.svc.NewCalendarToken(c.UserContext(), user(c).SalonID, id)
+	if err != nil {
+		return err
+	}
+	base := h.cfg.PublicURL
+	if base == "" {
+		base = c.BaseURL()
+	}
+	return h.showMaster(c, &masterData{CalendarURL: strings.TrimRight(base, "/") + "/calendar/" + token + ".ics"})
+}
+
+// revokeCalendar ends the master's calendar link.
+func (h *Handler) revokeCalendar(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if err := h.svc.RevokeCalendar(c.UserContext(), user(c).SalonID, id); err != nil {
+		return err
+	}
+	return done(c, fmt.Sprintf("/panel/masters/%d", id), "saved")
 }
 
 // setShifts replaces the master's shifts on one day (no start: a day off).

@@ -289,6 +289,13 @@ var ru = map[string]string{
 	"rejected":                    "отклонена",
 	"unchanged":                   "без изменений",
 
+	// calendars
+	"Calendar feed": "Календарь",
+	"A private link the master subscribes to in their phone's calendar; a new link ends the old one.": "Личная ссылка, на которую мастер подписывается в календаре телефона; новая ссылка отменяет старую.",
+	"The master has a calendar link.": "У мастера есть ссылка на календарь.",
+	"New calendar link":               "Новая ссылка на календарь",
+	"Revoke the link":                 "Отозвать ссылку",
+
 	// payments
 	"Payments":                          "Оплаты",
 	"Payment":                           "Оплата",

@@ -115,6 +115,8 @@ func (h *Handler) Register(app *fiber.App) {
 	a.Post("/masters/:id", h.updateMaster)
 	a.Post("/masters/:id/offers", h.setOffers)
 	a.Post("/masters/:id/link-code", h.linkCode)
+	a.Post("/masters/:id/calendar", h.newCalendar)
+	a.Post("/masters/:id/calendar/revoke", h.revokeCalendar)
 	a.Post("/masters/:id/shifts", h.setShifts)
 	a.Post("/masters/:id/template", h.applyTemplate)
 

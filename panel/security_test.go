@@ -89,6 +89,8 @@ func TestAnotherSalonsIDsAreNotFound(t *testing.T) {
 		"/panel/clients/:id":                 {fmt.Sprintf("/panel/clients/%d", o.client)},
 		"/panel/masters/:id":                 {fmt.Sprintf("/panel/masters/%d", o.master)},
 		"/panel/masters/:id/offers":          {fmt.Sprintf("/panel/masters/%d/offers", o.master)},
+		"/panel/masters/:id/calendar":        {fmt.Sprintf("/panel/masters/%d/calendar", o.master)},
+		"/panel/masters/:id/calendar/revoke": {fmt.Sprintf("/panel/masters/%d/calendar/revoke", o.master)},
 		"/panel/masters/:id/link-code":       {fmt.Sprintf("/panel/masters/%d/link-code", o.master)},
 		"/panel/masters/:id/shifts":          {fmt.Sprintf("/panel/masters/%d/shifts", o.master)},
 		"/panel/masters/:id/template":        {fmt.Sprintf("/panel/masters/%d/template", o.master)},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html/template"
 	"strings"
 
@@ -11,10 +12,12 @@ import (
 
 	"salon/booking"
 	"salon/booking/psp"
+	"salon/internal/ical"
 )
 
-// The payment side of the public face: providers' notifications, and the
-// sandbox provider's payment page.
+// The payment side of the public face: providers' notifications, the
+// sandbox provider's payment page; and calendars (a master's feed, a
+// client's booking as an .ics file).
 
 // WebhookPath is where payment providers notify: /webhooks/payments/{provider}.
 const WebhookPath = "/webhooks/payments/:provider"
@@ -23,6 +26,7 @@ func (h *Handler) registerPayments(app *fiber.App) {
 	app.Post(WebhookPath, h.deadline, h.paymentWebhook)
 	app.Get(psp.SandboxPath+":id", h.deadline, h.sandboxPage)
 	app.Post(psp.SandboxPath+":id", h.deadline, h.sandboxDecide)
+	app.Get("/calendar/:file", h.deadline, h.masterCalendar)
 }
 
 // paymentWebhook takes a provider's notification ({type: notification,
@@ -132,4 +136,38 @@ func SandboxNotifier(svc *booking.Service) func(ctx context.Context, id string) 
 	return func(ctx context.Context, id string) {
 		_, _ = svc.PaymentNotified(context.WithoutCancel(ctx), "sandbox", id)
 	}
+}
+
+// masterCalendar serves a master's calendar feed at its secret URL; an
+// unknown or revoked token is 404.
+func (h *Handler) masterCalendar(c *fiber.Ctx) error {
+	token, ok := strings.CutSuffix(c.Params("file"), ".ics")
+	if !ok {
+		return c.SendStatus(fiber.StatusNotFound)
+	}
+	f, err := h.svc.MasterFeed(c.UserContext(), strings.Clone(token))
+	if err != nil {
+		if errors.Is(err, booking.ErrNotFound) {
+			return c.SendStatus(fiber.StatusNotFound)
+		}
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "text/calendar; charset=utf-8")
+	c.Set(fiber.HeaderCacheControl, "private, max-age=300")
+	return c.SendString(ical.MasterFeed(f, h.svc.Now()))
+}
+
+// bookingCalendar is one booking as an .ics file, for its token's holder.
+func (h *Handler) bookingCalendar(c *fiber.Ctx) error {
+	id, caller, err := bookingParams(c)
+	if err != nil {
+		return err
+	}
+	v, err := h.svc.BookingView(c.UserContext(), caller, 0, id)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "text/calendar; charset=utf-8")
+	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="booking-%d.ics"`, id))
+	return c.SendString(ical.Booking(v, h.svc.Now()))
 }

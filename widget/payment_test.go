@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	ics "github.com/arran4/golang-ical"
+
 	"salon/booking"
 	"salon/booking/bookingtest"
 	"salon/booking/psp"
@@ -101,3 +103,29 @@ func TestDepositDeclined(t *testing.T) {
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// TestBookingCalendarFile: the manage token's holder downloads the booking
+// as an .ics file that parses back; without the token, not found.
+func TestBookingCalendarFile(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	r := s.book(s.masters[0], "11:00")
+	req, _ := http.NewRequest("GET", s.base+"/api/v1/bookings/"+itoa(r.id())+"/calendar", nil)
+	req.Header.Set("X-Manage-Token", r.str("manage_token"))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%v %v", resp, err)
+	}
+	cal, err := ics.ParseCalendar(resp.Body)
+	resp.Body.Close()
+	if err != nil || len(cal.Events()) != 1 {
+		t.Fatalf("the .ics does not parse: %v", err)
+	}
+	start, _ := cal.Events()[0].GetStartAt()
+	if !start.Equal(bookingtest.At(s.salon, testDay, "11:00")) {
+		t.Errorf("event starts %v", start)
+	}
+	if g := s.do("GET", "/api/v1/bookings/"+itoa(r.id())+"/calendar", nil, "X-Manage-Token", "wrong"); g.status != 404 {
+		t.Errorf("a wrong token: %d", g.status)
+	}
+}

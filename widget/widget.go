@@ -82,6 +82,7 @@ func (h *Handler) Register(app *fiber.App) {
 	api.Get("/salons/:slug/slots", h.listSlots)
 	api.Post("/salons/:slug/bookings", h.rateLimited, h.createBooking)
 	api.Get("/bookings/:id", h.getBooking)
+	api.Get("/bookings/:id/calendar", h.bookingCalendar)
 	api.Post("/bookings/:id/cancel", h.cancelBooking)
 	api.Post("/bookings/:id/reschedule", h.rescheduleBooking)
 	api.Use(func(c *fiber.Ctx) error { return errNoRoute })

@@ -48,6 +48,18 @@
       return r.json().catch(function () { return {}; }).then(function (b) { return { status: r.status, body: b }; });
     });
   }
+  // calendarLink makes el download the booking as an .ics file (the
+  // token travels in a header, never in a URL).
+  function calendarLink(el, id, token) {
+    fetch('/api/v1/bookings/' + id + '/calendar', { headers: { 'X-Manage-Token': token } }).then(function (r) {
+      if (r.status !== 200) return;
+      return r.blob().then(function (b) {
+        el.href = URL.createObjectURL(b);
+        el.download = 'booking-' + id + '.ics';
+        el.hidden = false;
+      });
+    }).catch(function () {});
+  }
   function showError(msg) { var e = $('error'); e.textContent = msg; e.hidden = !msg; }
   function serviceName(id) { var s = cfg.services.find(function (x) { return x.id === id; }); return s ? s.name : ''; }
   function masterName(id) { var m = state.masters.find(function (x) { return x.id === id; }); return m ? m.name : ''; }
@@ -256,6 +268,7 @@
     note.hidden = !(Number(b.deposit) > 0);
     note.textContent = b.payment ? fmt('pay_note', money(b.payment.amount), when(b.hold_expires_at)) : fmt('deposit_note', money(b.deposit));
     $('pay').hidden = !(b.payment && b.payment.url);
+    calendarLink($('ics-link'), b.id, b.manage_token);
     if (b.payment && b.payment.url) { $('pay-link').href = b.payment.url; }
     show('done');
   }
@@ -310,6 +323,7 @@
         : p.url ? fmt('pay_note', money(p.amount), when(b.hold_expires_at)) : T.pay_wait;
     }
     $('manage-pay').hidden = !(p && p.url && b.status === 'pending');
+    if (active) { calendarLink($('manage-ics'), b.id, state.token); } else { $('manage-ics').hidden = true; }
     if (p && p.url) { $('manage-pay-link').href = p.url; }
     $('cancel-confirm').hidden = true;
     $('manage-result').hidden = !result;

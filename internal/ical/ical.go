@@ -1,0 +1,66 @@
+// Package ical writes bookings as iCalendar (RFC 5545): a master's feed,
+// which calendar apps subscribe to, and one booking for a client's
+// "add to calendar" (github.com/arran4/golang-ical does the format).
+package ical
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	ics "github.com/arran4/golang-ical"
+
+	"salon/booking"
+)
+
+// MasterFeed is the master's bookings as a calendar.
+func MasterFeed(f *booking.Feed, now time.Time) string {
+	cal := newCalendar(f.Salon.Name + " — " + f.Master.Name)
+	cal.SetRefreshInterval("PT15M")
+	cal.SetXPublishedTTL("PT15M")
+	for _, l := range f.Bookings {
+		who := l.ContactName
+		if who == "" {
+			who = l.ClientName
+		}
+		e := event(cal, &l.Booking, &f.Salon, now)
+		e.SetSummary(l.ServiceName + " — " + who)
+		e.SetDescription(strings.TrimSpace(fmt.Sprintf("%s %s\n%s", who, l.ClientPhone, l.Notes)))
+	}
+	return cal.Serialize(ics.WithNewLineWindows)
+}
+
+// Booking is one booking for its client's calendar.
+func Booking(v *booking.View, now time.Time) string {
+	cal := newCalendar(v.Salon.Name)
+	e := event(cal, &v.Booking, &v.Salon, now)
+	e.SetSummary(v.ServiceName + " — " + v.Salon.Name)
+	e.SetDescription(v.MasterName)
+	return cal.Serialize(ics.WithNewLineWindows)
+}
+
+func newCalendar(name string) *ics.Calendar {
+	cal := ics.NewCalendar()
+	cal.SetMethod(ics.MethodPublish)
+	cal.SetProductId("-//salon//booking//EN")
+	cal.SetXWRCalName(name)
+	return cal
+}
+
+func event(cal *ics.Calendar, b *booking.Booking, s *booking.Salon, now time.Time) *ics.VEvent {
+	e := cal.AddEvent(fmt.Sprintf("booking-%d@%s", b.ID, s.Slug))
+	e.SetDtStampTime(now)
+	e.SetStartAt(b.StartsAt)
+	e.SetEndAt(b.EndsAt())
+	e.SetLastModifiedAt(b.UpdatedAt)
+	switch b.Status {
+	case booking.StatusCancelled:
+		e.SetStatus(ics.ObjectStatusCancelled)
+	case booking.StatusPending:
+		e.SetStatus(ics.ObjectStatusTentative)
+	default:
+		e.SetStatus(ics.ObjectStatusConfirmed)
+	}
+	e.SetLocation(s.Name)
+	return e
+}
