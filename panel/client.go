@@ -93,3 +93,29 @@ func (h *Handler) fieldError(c *fiber.Ctx, err error, msg *string, fields *map[s
 	var alts []altChoice
 	return h.formError(c, err, msg, fields, &taken, &alts)
 }
+
+// exportClient downloads everything stored about the client (owners).
+func (h *Handler) exportClient(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	rec, err := h.svc.ExportClient(c.UserContext(), user(c).SalonID, "", id)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="client-%d.json"`, id))
+	return c.JSON(rec)
+}
+
+// eraseClient erases the client's personal data (owners).
+func (h *Handler) eraseClient(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if _, err := h.svc.EraseClient(c.UserContext(), user(c).SalonID, "", id); err != nil {
+		return err
+	}
+	return done(c, fmt.Sprintf("/panel/clients/%d", id), "erased")
+}

@@ -289,6 +289,13 @@ var ru = map[string]string{
 	"rejected":                    "отклонена",
 	"unchanged":                   "без изменений",
 
+	// privacy
+	"Personal data": "Персональные данные",
+	"Export everything stored about the client": "Выгрузить всё, что хранится о клиенте",
+	"Erasing replaces the client's name, phone, notes and chat accounts; their bookings stay, for the salon's counts. It cannot be undone.": "Удаление заменит имя, телефон, заметки и аккаунты клиента; записи останутся для статистики салона. Отменить нельзя.",
+	"Erase the client's personal data":      "Удалить персональные данные клиента",
+	"The client's personal data is erased.": "Персональные данные клиента удалены.",
+
 	// calendars
 	"Calendar feed": "Календарь",
 	"A private link the master subscribes to in their phone's calendar; a new link ends the old one.": "Личная ссылка, на которую мастер подписывается в календаре телефона; новая ссылка отменяет старую.",

@@ -108,6 +108,8 @@ func (h *Handler) Register(app *fiber.App) {
 	a.Get("/clients", h.clients)
 	a.Get("/clients/:id", h.clientPage)
 	a.Post("/clients/:id", h.updateClient)
+	a.Get("/clients/:id/export", h.exportClient)
+	a.Post("/clients/:id/erase", h.eraseClient)
 
 	a.Get("/masters", h.masters)
 	a.Post("/masters", h.createMaster)

@@ -115,6 +115,7 @@ var notices = map[string]string{
 	"saved":       "Saved.",
 	"removed":     "Removed.",
 	"refunded":    "The deposit is being refunded.",
+	"erased":      "The client's personal data is erased.",
 }
 
 // done redirects (303) to path with a confirmation.

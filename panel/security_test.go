@@ -86,6 +86,8 @@ func TestAnotherSalonsIDsAreNotFound(t *testing.T) {
 		"/panel/bookings/:id/complete":       {fmt.Sprintf("/panel/bookings/%d/complete", o.booking)},
 		"/panel/bookings/:id/no-show":        {fmt.Sprintf("/panel/bookings/%d/no-show", o.booking)},
 		"/panel/bookings/:id/refund":         {fmt.Sprintf("/panel/bookings/%d/refund", o.booking)},
+		"/panel/clients/:id/export":          {fmt.Sprintf("/panel/clients/%d/export", o.client)},
+		"/panel/clients/:id/erase":           {fmt.Sprintf("/panel/clients/%d/erase", o.client)},
 		"/panel/clients/:id":                 {fmt.Sprintf("/panel/clients/%d", o.client)},
 		"/panel/masters/:id":                 {fmt.Sprintf("/panel/masters/%d", o.master)},
 		"/panel/masters/:id/offers":          {fmt.Sprintf("/panel/masters/%d/offers", o.master)},

@@ -127,3 +127,39 @@ func TestPaymentProviderFromTheEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// TestClientCommands: export a client's data as JSON by phone, then erase
+// it (only with --yes).
+func TestClientCommands(t *testing.T) {
+	t.Parallel()
+	getenv := envOf("DATABASE_URL", bookingtest.ConnString(t))
+	runCmd := func(args ...string) (int, string, string) {
+		var out, errs bytes.Buffer
+		code := run(context.Background(), args, getenv, strings.NewReader(""), &out, &errs)
+		return code, out.String(), errs.String()
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "clients.csv")
+	if err := os.WriteFile(p, []byte("name,phone,notes\nOlga Private,+79990001234,likes jazz\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"salon", "create", "--slug", "priv", "--name", "P", "--tz", "Europe/Moscow"},
+		{"import", "clients", p, "--salon", "priv"}} {
+		if code, _, errs := runCmd(args...); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	code, out, _ := runCmd("client", "export", "--salon", "priv", "--phone", "8 999 000 12 34")
+	if code != 0 || !strings.Contains(out, "Olga Private") || !strings.Contains(out, "likes jazz") {
+		t.Fatalf("export: %d %s", code, out)
+	}
+	if code, _, errs := runCmd("client", "erase", "--salon", "priv", "--phone", "+79990001234"); code != 2 || !strings.Contains(errs, "--yes") {
+		t.Errorf("erase without --yes: %d %s", code, errs)
+	}
+	if code, out, errs := runCmd("client", "erase", "--salon", "priv", "--phone", "+79990001234", "--yes"); code != 0 || !strings.Contains(out, "erased") {
+		t.Fatalf("erase: %d %s %s", code, out, errs)
+	}
+	if code, _, errs := runCmd("client", "export", "--salon", "priv", "--phone", "+79990001234"); code != 2 || !strings.Contains(errs, "not found") {
+		t.Errorf("export after erase: %d %s", code, errs)
+	}
+}

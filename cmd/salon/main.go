@@ -46,6 +46,8 @@ commands:
                                         import services, masters, schedule, clients or bookings from CSV
   export KIND --salon SLUG [--out FILE] [--lang ru|en]
                                         export a kind in the import format
+  client export|erase --salon SLUG --phone PHONE [--out FILE] [--yes]
+                                        a client's personal data: export as JSON, or erase
 
 environment: DATABASE_URL, SALON_HTTP_ADDR, SALON_PUBLIC_URL, TELEGRAM_BOT_TOKEN, ... (see README)
 `
@@ -118,6 +120,8 @@ func dispatch(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 		return cmdImport(ctx, rest, getenv, stdout, stderr)
 	case "export":
 		return cmdExport(ctx, rest, getenv, stdout)
+	case "client":
+		return cmdClient(ctx, rest, getenv, stdout)
 	}
 	return usagef("unknown command %q", cmd)
 }

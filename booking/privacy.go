@@ -1,0 +1,168 @@
+package booking
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// A client's personal data: everything stored about them can be exported,
+// and erased (the salon keeps its bookings for its counts, without who
+// they were for). Owners only (see As).
+
+// ClientRecord is everything stored about one client of a salon.
+type ClientRecord struct {
+	Salon      string          `json:"salon"`
+	Client     Client          `json:"client"`
+	Identities []Identity      `json:"identities"`
+	Bookings   []ClientBooking `json:"bookings"`
+	Exported   time.Time       `json:"exported_at"`
+}
+
+// ClientBooking is a booking of the client as exported, with its history.
+type ClientBooking struct {
+	ID           int64            `json:"id"`
+	StartsAt     time.Time        `json:"starts_at"`
+	DurationMin  int              `json:"duration_min"`
+	Service      string           `json:"service"`
+	Master       string           `json:"master"`
+	Status       Status           `json:"status"`
+	Source       Source           `json:"source"`
+	Price        Money            `json:"price"`
+	Deposit      Money            `json:"deposit"`
+	ContactName  string           `json:"contact_name"`
+	Notes        string           `json:"notes"`
+	CancelReason string           `json:"cancel_reason"`
+	Origin       string           `json:"origin,omitempty"`
+	Events       []map[string]any `json:"events"`
+}
+
+// findClient returns the id of the salon's client with a phone (read in the
+// salon's country). Errors: ErrNotFound, ErrInvalid.
+func (s *Service) findClient(ctx context.Context, q querier, salon *Salon, phone string) (int64, error) {
+	p, err := NormalizePhone(phone, salon.Country)
+	if err != nil {
+		return 0, invalid("phone", err.Error())
+	}
+	var id int64
+	err = q.QueryRow(ctx, `SELECT id FROM clients WHERE salon_id = $1 AND phone = $2`, salon.ID, p).Scan(&id)
+	if isNoRows(err) {
+		return 0, fmt.Errorf("client with phone %s: %w", p, ErrNotFound)
+	}
+	return id, err
+}
+
+// ExportClient returns everything stored about the salon's client with
+// that phone (or client id, when phone is empty). Errors: ErrNotFound,
+// ErrInvalid, ErrForbidden.
+func (s *Service) ExportClient(ctx context.Context, salonID int64, phone string, clientID int64) (*ClientRecord, error) {
+	if err := authorize(ctx, salonID, RoleOwner); err != nil {
+		return nil, err
+	}
+	salon, err := getSalon(ctx, s.pool, salonID)
+	if err != nil {
+		return nil, err
+	}
+	if phone != "" {
+		if clientID, err = s.findClient(ctx, s.pool, salon, phone); err != nil {
+			return nil, err
+		}
+	}
+	c, err := s.Client(ctx, salonID, clientID)
+	if err != nil {
+		return nil, err
+	}
+	rec := &ClientRecord{Salon: salon.Slug, Client: *c, Exported: s.now()}
+	if rec.Identities, err = clientIdentities(ctx, s.pool, salonID, c.ID); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT b.id, b.starts_at, b.duration_min, sv.name, m.name, b.status, b.source, b.price, b.deposit,
+		b.contact_name, b.notes, b.cancel_reason, COALESCE(b.origin_channel || ':' || b.origin_ref, ''),
+		COALESCE((SELECT jsonb_agg(jsonb_build_object('action', e.action, 'by', e.actor_kind, 'channel', e.channel, 'at', e.at,
+		    'details', e.details) ORDER BY e.id) FROM booking_events e WHERE e.booking_id = b.id), '[]')
+		FROM bookings b JOIN services sv ON sv.id = b.service_id JOIN masters m ON m.id = b.master_id
+		WHERE b.salon_id = $1 AND b.client_id = $2 ORDER BY b.starts_at, b.id`, salonID, c.ID)
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	rec.Bookings, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ClientBooking, error) {
+		var b ClientBooking
+		var events []byte
+		err := r.Scan(&b.ID, &b.StartsAt, &b.DurationMin, &b.Service, &b.Master, &b.Status, &b.Source, &b.Price, &b.Deposit,
+			&b.ContactName, &b.Notes, &b.CancelReason, &b.Origin, &events)
+		if err == nil {
+			err = json.Unmarshal(events, &b.Events)
+		}
+		return b, err
+	})
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	return rec, nil
+}
+
+// EraseClient erases the personal data of the salon's client with that
+// phone (or client id): the name becomes "Erased client", the phone,
+// notes, chat identities, the names and notes given with its bookings and
+// who made them are removed, also from the audit log; the bookings stay,
+// for the salon's counts. The erasure itself is an audit row (without the
+// data). It returns how many bookings were kept. Errors: ErrNotFound,
+// ErrInvalid, ErrForbidden.
+func (s *Service) EraseClient(ctx context.Context, salonID int64, phone string, clientID int64) (int, error) {
+	if err := authorize(ctx, salonID, RoleOwner); err != nil {
+		return 0, err
+	}
+	salon, err := getSalon(ctx, s.pool, salonID)
+	if err != nil {
+		return 0, err
+	}
+	who := callerOf(ctx).auditName()
+	if who == "" {
+		who = "system"
+	}
+	var kept int
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if phone != "" {
+			if clientID, err = s.findClient(ctx, tx, salon, phone); err != nil {
+				return err
+			}
+		}
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM clients WHERE salon_id = $1 AND id = $2)`, salonID, clientID).Scan(&exists); err != nil {
+			return err
+		}
+		if !exists {
+			return fmt.Errorf("client %d: %w", clientID, ErrNotFound)
+		}
+		// The changes themselves are not audited row by row (the old
+		// values are what is being erased); one row says it happened.
+		if _, err := tx.Exec(ctx, `SELECT set_config('salon.actor', '', true)`); err != nil {
+			return err
+		}
+		batch := &pgx.Batch{}
+		batch.Queue(`DELETE FROM client_identities WHERE salon_id = $1 AND client_id = $2`, salonID, clientID)
+		batch.Queue(`UPDATE clients SET name = 'Erased client', phone = NULL, notes = '' WHERE salon_id = $1 AND id = $2`, salonID, clientID)
+		batch.Queue(`WITH b AS (
+			    UPDATE bookings SET contact_name = '', notes = '', origin_channel = NULL, origin_ref = NULL, manage_token_hash = NULL
+			    WHERE salon_id = $1 AND client_id = $2 RETURNING id
+			), e AS (
+			    UPDATE booking_events SET details = details - 'by' - 'reason' WHERE booking_id IN (SELECT id FROM b)
+			)
+			SELECT count(*) FROM b`, salonID, clientID).QueryRow(func(r pgx.Row) error { return r.Scan(&kept) })
+		// What the audit log kept of them.
+		batch.Queue(`UPDATE audit_log SET old = CASE WHEN old IS NULL THEN NULL ELSE old - 'name' - 'phone' - 'notes' - 'contact_name' - 'origin_ref' END,
+			new = CASE WHEN new IS NULL THEN NULL ELSE new - 'name' - 'phone' - 'notes' - 'contact_name' - 'origin_ref' END
+			WHERE salon_id = $1 AND ((entity = 'client' AND entity_id = $2)
+			   OR (entity = 'booking' AND entity_id IN (SELECT id FROM bookings WHERE client_id = $2)))`, salonID, clientID)
+		batch.Queue(`INSERT INTO audit_log (salon_id, actor, action, entity, entity_id, new) VALUES ($1, $2, 'erase', 'client', $3, $4)`,
+			salonID, who, clientID, `{"erased": true}`)
+		return tx.SendBatch(ctx, batch).Close()
+	})
+	if err != nil {
+		return 0, err
+	}
+	return kept, nil
+}
