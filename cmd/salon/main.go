@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	_ "time/tzdata" // salons' time zones, also where the system has no zoneinfo (the container)
 
 	"salon/booking"
 )
