@@ -1,0 +1,365 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+	"salon/booking/psp/psptest"
+	"salon/bot/tgtest"
+)
+
+var _ = bytes.NewBuffer
+
+// childEnv, set in the environment of this test binary, makes it run the
+// salon command (its arguments in childArgs, separated by U+001F) instead of
+// the tests: the replicas test starts real processes of the platform.
+const (
+	childEnv  = "SALON_TEST_CHILD"
+	childArgs = "SALON_TEST_ARGS"
+)
+
+func init() {
+	if os.Getenv(childEnv) == "" {
+		return
+	}
+	ctx, stop := signalContext()
+	code := run(ctx, strings.Split(os.Getenv(childArgs), "\x1f"), os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// child starts the salon command as a process of its own.
+func child(t *testing.T, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(append(os.Environ(), childEnv+"=1", childArgs+"="+strings.Join(args, "\x1f")), env...)
+	return cmd
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestThreeReplicas runs three salon serve processes on one PostgreSQL and
+// drives 10,000 mixed operations at all of them: widget bookings (with and
+// without deposits), slots, cancellations, Telegram updates to any
+// replica's webhook, panel pages with a session made on another replica,
+// deposit payments through the fake YooKassa with notifications to any
+// replica, and a CSV import of bookings. Afterwards: no overlapping active
+// bookings, no duplicate ledger entry, the ledger equals the provider,
+// every queued Telegram call made exactly once, every job run once.
+func TestThreeReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the three-replica test runs 10,000 operations")
+	}
+	t.Parallel()
+	conn := bookingtest.ConnString(t)
+	ctx := context.Background()
+	pool := bookingtest.PoolFor(t, conn)
+	svc := booking.New(pool)
+	e := &bookingtest.Env{Pool: pool, Svc: svc, Clock: bookingtest.NewClock(time.Now())}
+	salon := e.Salon(t, booking.Salon{Slug: "chain", Name: "Chain", Locale: "en", MinNoticeMin: 0, HorizonDays: 30, HoldMin: 15})
+	cut := e.Service(t, salon, booking.SalonService{Name: "Cut", DurationMin: 30})
+	colour := e.Service(t, salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 300000, Deposit: 50000})
+	day := salon.Today(time.Now()).AddDays(2)
+	var masters []*booking.Master
+	for range 6 {
+		m := e.Master(t, salon, cut, colour)
+		e.Shift(t, salon, m, day, 3, "08:00", "22:00")
+		masters = append(masters, m)
+	}
+	if _, err := svc.CreateUser(ctx, salon.ID, "owner@chain.test", "owner-password", booking.RoleOwner); err != nil {
+		t.Fatal(err)
+	}
+	tg := tgtest.NewServer(t)
+	yk := psptest.New(t)
+	const secret = "replica-webhook-secret"
+	var bases []string
+	for i := range 3 {
+		addr := freeAddr(t)
+		base := "http://" + addr
+		bases = append(bases, base)
+		logs := &syncBuffer{}
+		cmd := child(t, []string{"DATABASE_URL=" + conn, "SALON_HTTP_ADDR=" + addr, "SALON_PUBLIC_URL=" + base,
+			"TELEGRAM_BOT_TOKEN=" + tg.Token, "TELEGRAM_API_URL=" + tg.URL, "TELEGRAM_WEBHOOK_SECRET=" + secret,
+			"PAYMENT_PROVIDER=yookassa", "YOOKASSA_API_URL=" + yk.URL, "YOOKASSA_SHOP_ID=" + yk.ShopID, "YOOKASSA_SECRET_KEY=" + yk.Secret,
+			"SALON_BOOKING_RATE_LIMIT=0"}, "serve")
+		cmd.Stdout, cmd.Stderr = logs, logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+			}
+			if t.Failed() {
+				t.Logf("replica %d log (tail): %s", i, tail(logs.String(), 3000))
+			}
+		})
+		waitFor(t, 60*time.Second, fmt.Sprintf("replica %d", i), func() bool {
+			resp, err := http.Get(base + "/readyz")
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode == 200
+		})
+	}
+
+	// The import, beside the traffic: a bookings file in a process of its own.
+	var file strings.Builder
+	file.WriteString("master,service,date,start,client_phone,client_name\n")
+	ms, _ := svc.AllMasters(ctx, salon.ID)
+	for k := range 200 {
+		m := ms[k%len(ms)]
+		at := bookingtest.At(salon, day.AddDays(1), "08:00").Add(time.Duration(k/len(ms)) * 30 * time.Minute)
+		fmt.Fprintf(&file, "%s,Cut,%s,%s,+7998%07d,Imported\n", m.Name, at.In(salon.Location()).Format("2006-01-02"), at.In(salon.Location()).Format("15:04"), k)
+	}
+	csv := filepath.Join(t.TempDir(), "bookings.csv")
+	if err := os.WriteFile(csv, []byte(file.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	imp := child(t, []string{"DATABASE_URL=" + conn}, "import", "bookings", csv, "--salon", "chain")
+	var impOut bytes.Buffer
+	imp.Stdout, imp.Stderr = &impOut, &impOut
+	if err := imp.Start(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The traffic.
+	const total = 10_000
+	var ops atomic.Int64
+	var mu sync.Mutex
+	counts := map[string]int{}
+	bad := map[string]int{}
+	type made struct {
+		id    int64
+		token string
+	}
+	var booked []made
+	count := func(op string, status int) {
+		mu.Lock()
+		defer mu.Unlock()
+		counts[op]++
+		if status >= 500 && status != 503 || status == 0 {
+			bad[fmt.Sprintf("%s %d", op, status)]++
+		}
+	}
+	client := &http.Client{Timeout: 20 * time.Second}
+	do := func(method, u, body string, headers ...string) (int, []byte) {
+		req, _ := http.NewRequest(method, u, strings.NewReader(body))
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, nil
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, raw
+	}
+	slotAt := func(r *rand.Rand) (int64, string) {
+		m := masters[r.IntN(len(masters))]
+		at := bookingtest.At(salon, day.AddDays(r.IntN(3)), "08:00").Add(time.Duration(r.IntN(28)) * 30 * time.Minute)
+		return m.ID, at.Format(time.RFC3339)
+	}
+	var updateID atomic.Int64
+	updateID.Store(100000)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range 12 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 7))
+			jar, _ := cookiejar.New(nil)
+			panel := &http.Client{Jar: jar, Timeout: 20 * time.Second}
+			csrf := ""
+			for ops.Add(1) <= total {
+				base := bases[r.IntN(len(bases))]
+				switch p := r.IntN(100); {
+				case p < 40: // a widget booking
+					m, at := slotAt(r)
+					st, raw := do("POST", base+"/api/v1/salons/chain/bookings", fmt.Sprintf(`{"service_id": %d, "master_id": %d,
+						"starts_at": %q, "client": {"name": "Web", "phone": "+7997%07d"}}`, cut.ID, m, at, r.IntN(5000)))
+					count("book", st)
+					if st == 201 {
+						var b struct {
+							ID    int64  `json:"id"`
+							Token string `json:"manage_token"`
+						}
+						_ = json.Unmarshal(raw, &b)
+						mu.Lock()
+						booked = append(booked, made{b.ID, b.Token})
+						mu.Unlock()
+					}
+				case p < 50: // a deposit booking, paid, the provider notifying any replica
+					m, at := slotAt(r)
+					st, raw := do("POST", base+"/api/v1/salons/chain/bookings", fmt.Sprintf(`{"service_id": %d, "master_id": %d,
+						"starts_at": %q, "client": {"name": "Payer", "phone": "+7996%07d"}}`, colour.ID, m, at, r.IntN(5000)))
+					count("deposit", st)
+					var b struct {
+						Payment struct {
+							URL string `json:"url"`
+						} `json:"payment"`
+					}
+					if st == 201 && json.Unmarshal(raw, &b) == nil && b.Payment.URL != "" {
+						id := b.Payment.URL[strings.LastIndex(b.Payment.URL, "/")+1:]
+						if r.IntN(5) > 0 {
+							yk.Pay(id)
+						} else {
+							yk.Decline(id)
+						}
+						st, _ := yk.Notify(bases[r.IntN(len(bases))]+"/webhooks/payments/yookassa", id)
+						count("webhook", st)
+					}
+				case p < 60:
+					m, _ := slotAt(r)
+					st, _ := do("GET", fmt.Sprintf("%s/api/v1/salons/chain/slots?service_id=%d&master_id=%d&date=%s", base, cut.ID, m, day), "")
+					count("slots", st)
+				case p < 68: // cancel one of ours
+					mu.Lock()
+					var b made
+					if len(booked) > 0 {
+						k := r.IntN(len(booked))
+						b = booked[k]
+						booked = append(booked[:k], booked[k+1:]...)
+					}
+					mu.Unlock()
+					if b.id != 0 {
+						st, _ := do("POST", fmt.Sprintf("%s/api/v1/bookings/%d/cancel", base, b.id), "{}", "X-Manage-Token", b.token)
+						count("cancel", st)
+					}
+				case p < 85: // Telegram, to any replica
+					text := []string{"/start chain", "/my", "/help", "/book"}[r.IntN(4)]
+					user := 5000 + r.IntN(40)
+					body := fmt.Sprintf(`{"update_id": %d, "message": {"message_id": %d, "date": %d, "chat": {"id": %d, "type": "private"},
+						"from": {"id": %d, "is_bot": false, "first_name": "U", "language_code": "en"}, "text": %q}}`,
+						updateID.Add(1), r.IntN(1<<30), time.Now().Unix(), user, user, text)
+					st, _ := do("POST", base+"/telegram/webhook", body, "X-Telegram-Bot-Api-Secret-Token", secret)
+					count("telegram", st)
+				default: // the panel: the session made on one replica works on the others
+					if csrf == "" {
+						resp, err := panel.PostForm(base+"/panel/login", url.Values{"email": {"owner@chain.test"}, "password": {"owner-password"}})
+						if err == nil {
+							raw, _ := io.ReadAll(resp.Body)
+							resp.Body.Close()
+							if m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(raw); m != nil {
+								csrf = string(m[1])
+							}
+							count("panel-login", resp.StatusCode)
+						}
+						continue
+					}
+					resp, err := panel.Get(fmt.Sprintf("%s/panel/day/%s", base, day))
+					if err != nil {
+						count("panel", 0)
+						continue
+					}
+					io.Copy(io.Discard, resp.Body) //nolint:errcheck
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						t.Errorf("panel day view on another replica: %d", resp.StatusCode)
+					}
+					count("panel", resp.StatusCode)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	took := time.Since(start)
+	if err := imp.Wait(); err != nil && imp.ProcessState.ExitCode() != exitRejected {
+		t.Errorf("import: %v %s", err, impOut.String())
+	}
+
+	// Let the background work settle: jobs, the outbox, payments in flight.
+	settled := func() bool {
+		var jobs, outbox, flight int
+		_ = pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM river_job WHERE state IN ('available', 'running', 'retryable')
+			AND kind NOT IN ('booking_remind', 'expire_holds', 'prune_idempotency_keys', 'complete_past_bookings', 'sweep_payments')),
+			(SELECT count(*) FROM tg_outbox WHERE state = 'queued'),
+			(SELECT count(*) FROM payment_sessions WHERE status IN ('registering', 'unknown', 'authorized', 'canceling', 'refunding'))`).
+			Scan(&jobs, &outbox, &flight)
+		return jobs == 0 && outbox == 0 && flight == 0
+	}
+	waitFor(t, 90*time.Second, "the background work to settle", settled)
+
+	var overlaps, dupLedger, retried int
+	var received, sent int64
+	if err := pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM bookings a JOIN bookings b ON a.master_id = b.master_id AND a.id < b.id
+		 WHERE a.status IN ('pending', 'confirmed') AND b.status IN ('pending', 'confirmed')
+		   AND tstzrange(a.starts_at, booking_slot_end(a.starts_at, a.duration_min + a.buffer_min))
+		    && tstzrange(b.starts_at, booking_slot_end(b.starts_at, b.duration_min + b.buffer_min))),
+		(SELECT count(*) FROM (SELECT payment_session_id, entry_type FROM ledger_entries GROUP BY 1, 2 HAVING count(*) > 1) d),
+		(SELECT count(*) FROM river_job WHERE attempt > 1),
+		(SELECT COALESCE(sum(amount) FILTER (WHERE entry_type = 'deposit_received'), 0) * 100 FROM ledger_entries),
+		(SELECT count(*) FROM tg_outbox WHERE state = 'sent')`).Scan(&overlaps, &dupLedger, &retried, &received, &sent); err != nil {
+		t.Fatal(err)
+	}
+	captured, _ := yk.Totals()
+	calls := 0
+	for _, c := range tg.Calls() {
+		if (c.Method == "sendMessage" || c.Method == "editMessageText" || c.Method == "answerCallbackQuery") && c.Status == 200 {
+			calls++
+		}
+	}
+	if overlaps != 0 {
+		t.Errorf("%d overlapping active bookings", overlaps)
+	}
+	if dupLedger != 0 || received != captured {
+		t.Errorf("%d duplicate ledger entries; ledger %d, provider captured %d", dupLedger, received, captured)
+	}
+	if int64(calls) != sent {
+		t.Errorf("%d Telegram calls made for %d outbox entries sent", calls, sent)
+	}
+	if len(bad) > 0 {
+		t.Errorf("failed requests: %v", bad)
+	}
+	var bookings, imported, entries int
+	_ = pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE source = 'import'), (SELECT count(*) FROM ledger_entries) FROM bookings`).
+		Scan(&bookings, &imported, &entries)
+	t.Logf("%d operations over 3 replicas in %v (%.0f/s): %v; %d bookings (%d imported); 0 overlaps; %d ledger entries "+
+		"equal to the provider (captured %s); %d Telegram calls for %d outbox entries; %d jobs retried; import: %s",
+		total, took.Round(time.Millisecond), float64(total)/took.Seconds(), counts, bookings, imported, entries,
+		booking.Money(captured).String(), calls, sent, retried, strings.TrimSpace(impOut.String()))
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
