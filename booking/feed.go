@@ -120,3 +120,35 @@ func (s *Service) MasterFeed(ctx context.Context, token string) (*Feed, error) {
 	}
 	return f, nil
 }
+
+// BookingCalendarToken returns a token for a link to the booking's .ics
+// file, for a caller who may see the booking (the bot gives it to a chat
+// client, who holds no manage token). A new token replaces the last.
+// Errors: ErrNotFound.
+func (s *Service) BookingCalendarToken(ctx context.Context, caller Caller, bookingID int64) (string, error) {
+	if _, err := s.BookingView(ctx, caller, 0, bookingID); err != nil {
+		return "", err
+	}
+	token := newToken()
+	if _, err := s.pool.Exec(ctx, `UPDATE bookings SET calendar_token_hash = $2 WHERE id = $1`, bookingID, calendarHash(token)); err != nil {
+		return "", fmt.Errorf("calendar link: %w", dbErr(err))
+	}
+	return token, nil
+}
+
+// BookingByCalendarToken returns the booking a calendar link opens.
+// Errors: ErrNotFound.
+func (s *Service) BookingByCalendarToken(ctx context.Context, token string) (*View, error) {
+	if token == "" || len(token) > 100 {
+		return nil, fmt.Errorf("calendar: %w", ErrNotFound)
+	}
+	var id int64
+	err := s.pool.QueryRow(ctx, `SELECT id FROM bookings WHERE calendar_token_hash = $1`, calendarHash(token)).Scan(&id)
+	if isNoRows(err) {
+		return nil, fmt.Errorf("calendar: %w", ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("calendar: %w", dbErr(err))
+	}
+	return s.BookingView(ctx, BySystem(), 0, id)
+}

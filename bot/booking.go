@@ -229,17 +229,25 @@ func (t *turn) book() error {
 	}
 	t.c.D = t.c.D.keep()
 	t.c.D.Step = stepDone
-	var k *keyboard
+	k := t.keyboard()
 	if b.Status == booking.StatusPending && t.b.svc.Provider() != nil {
 		// The deposit's payment page, as a link button; the chat is told
 		// when the payment comes (or the hold ends).
 		p, err := t.b.svc.StartPayment(t.ctx, t.caller(), b.ID, strings.TrimRight(t.b.cfg.PublicURL, "/")+"/w/"+s.Slug)
 		if err == nil && p.URL != "" {
-			k = t.keyboard()
 			k.row(button{Text: t.tr("pay_button"), URL: p.URL})
 		} else {
 			text += "\n" + t.tr("pay_later")
 		}
+	}
+	// The booking for the client's calendar, as a link to an .ics file.
+	if t.b.cfg.PublicURL != "" {
+		if token, err := t.b.svc.BookingCalendarToken(t.ctx, t.caller(), b.ID); err == nil {
+			k.row(button{Text: t.tr("calendar_button"), URL: strings.TrimRight(t.b.cfg.PublicURL, "/") + "/calendar/b/" + token + ".ics"})
+		}
+	}
+	if len(k.rows) == 0 {
+		k = nil
 	}
 	t.show(text, k)
 	return nil

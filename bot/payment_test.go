@@ -4,10 +4,15 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
+
+	ics "github.com/arran4/golang-ical"
 
 	"salon/booking"
 	"salon/booking/psp"
 	"salon/booking/psp/psptest"
+	"salon/bot"
+	"salon/internal/ical"
 )
 
 // TestDepositPaidFromTheChat: a deposit service booked in the chat holds
@@ -52,5 +57,39 @@ func TestDepositPaidFromTheChat(t *testing.T) {
 	}
 	if n := w.count(t, `SELECT count(*) FROM ledger_entries WHERE entry_type = 'deposit_received'`); n != 1 {
 		t.Errorf("%d ledger entries", n)
+	}
+}
+
+// TestCalendarLinkFromTheChat: a booking made in the chat comes with an
+// "Add to calendar" link to its .ics file, which parses back.
+func TestCalendarLinkFromTheChat(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, func(c *bot.Config) { c.PublicURL = "https://salon.test" })
+	u := w.tg.NewUser("Planner", "en")
+	w.toConfirm(u, "Boris", "14:00", "+7 999 700-00-02")
+	w.tap(u, "Confirm")
+	m := w.see(u, "You are booked")
+	var link string
+	for _, row := range m.Inline {
+		for _, b := range row {
+			if strings.Contains(b.Text, "Add to calendar") {
+				link = b.URL
+			}
+		}
+	}
+	token, ok := strings.CutPrefix(link, "https://salon.test/calendar/b/")
+	if !ok {
+		t.Fatalf("no calendar link: %+v", m.Inline)
+	}
+	v, err := w.Svc.BookingByCalendarToken(context.Background(), strings.TrimSuffix(token, ".ics"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal, err := ics.ParseCalendar(strings.NewReader(ical.Booking(v, time.Now())))
+	if err != nil || len(cal.Events()) != 1 {
+		t.Fatalf("the .ics: %v", err)
+	}
+	if start, _ := cal.Events()[0].GetStartAt(); !start.Equal(v.StartsAt) {
+		t.Errorf("starts %v, want %v", start, v.StartsAt)
 	}
 }

@@ -9,5 +9,12 @@ CREATE TABLE master_calendars (
     FOREIGN KEY (salon_id, master_id) REFERENCES masters (salon_id, id) ON DELETE CASCADE
 );
 
+-- A client's link to one booking's .ics file (from the bot, where there is
+-- no manage token): only its hash is stored.
+ALTER TABLE bookings ADD COLUMN calendar_token_hash bytea;
+CREATE UNIQUE INDEX bookings_calendar_token ON bookings (calendar_token_hash) WHERE calendar_token_hash IS NOT NULL;
+
 -- +goose Down
+DROP INDEX bookings_calendar_token;
+ALTER TABLE bookings DROP COLUMN calendar_token_hash;
 DROP TABLE master_calendars;

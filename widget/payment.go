@@ -26,6 +26,7 @@ func (h *Handler) registerPayments(app *fiber.App) {
 	app.Post(WebhookPath, h.deadline, h.paymentWebhook)
 	app.Get(psp.SandboxPath+":id", h.deadline, h.sandboxPage)
 	app.Post(psp.SandboxPath+":id", h.deadline, h.sandboxDecide)
+	app.Get("/calendar/b/:file", h.deadline, h.bookingCalendarLink)
 	app.Get("/calendar/:file", h.deadline, h.masterCalendar)
 }
 
@@ -169,5 +170,23 @@ func (h *Handler) bookingCalendar(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderContentType, "text/calendar; charset=utf-8")
 	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="booking-%d.ics"`, id))
+	return c.SendString(ical.Booking(v, h.svc.Now()))
+}
+
+// bookingCalendarLink is one booking's .ics file at the link the bot gives.
+func (h *Handler) bookingCalendarLink(c *fiber.Ctx) error {
+	token, ok := strings.CutSuffix(c.Params("file"), ".ics")
+	if !ok {
+		return c.SendStatus(fiber.StatusNotFound)
+	}
+	v, err := h.svc.BookingByCalendarToken(c.UserContext(), strings.Clone(token))
+	if err != nil {
+		if errors.Is(err, booking.ErrNotFound) {
+			return c.SendStatus(fiber.StatusNotFound)
+		}
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "text/calendar; charset=utf-8")
+	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="booking-%d.ics"`, v.ID))
 	return c.SendString(ical.Booking(v, h.svc.Now()))
 }
