@@ -1,16 +1,14 @@
 package panel
 
 import (
+	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -20,52 +18,16 @@ import (
 )
 
 // The upload page: choose a kind and a file, see the dry run's report,
-// then apply. The file is kept in a temporary file; the dry run and the
-// real run go in the background (a large file does not hold a request or
-// the server), and the page polls their progress.
+// then apply. The file is kept in the database (uploads); the dry run and
+// the real run go in the background (a large file does not hold a request
+// or the server), record their progress and report there, and the page,
+// on any replica, polls them.
 
 // MaxUpload is the largest file the upload page takes.
 const MaxUpload = 32 << 20
 
-// importTTL is how long an upload waits to be applied.
-const importTTL = time.Hour
-
 // maxShown is the most report lines the page keeps (the counts are whole).
 const maxShown = 200
-
-// importJob is an uploaded file and what was done with it.
-type importJob struct {
-	id, path, name string
-	kind           importer.Kind
-	salonID        int64
-	userID         int64
-	size           int64
-	created        time.Time
-
-	mu      sync.Mutex
-	phase   string // checking, checked, applying, applied, failed
-	read    int64
-	rows    int
-	summary *importer.Summary
-	lines   []importer.Line
-	err     string
-}
-
-type imports struct {
-	mu   sync.Mutex
-	jobs map[string]*importJob
-}
-
-func (h *Handler) job(c *fiber.Ctx) (*importJob, error) {
-	h.imports.mu.Lock()
-	defer h.imports.mu.Unlock()
-	j, ok := h.imports.jobs[c.Params("job")]
-	u := user(c)
-	if !ok || j.salonID != u.SalonID || j.userID != u.ID {
-		return nil, errNoPage
-	}
-	return j, nil
-}
 
 type importPage struct {
 	Kinds  []importer.Kind
@@ -119,100 +81,71 @@ func (h *Handler) upload(c *fiber.Ctx) error {
 		return fmt.Errorf("upload: %w", err)
 	}
 	defer src.Close()
-	f, err := os.CreateTemp("", "salon-import-*.csv")
+	file, err := io.ReadAll(io.LimitReader(src, MaxUpload))
 	if err != nil {
 		return fmt.Errorf("upload: %w", err)
 	}
-	if _, err := io.Copy(f, io.LimitReader(src, MaxUpload)); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return fmt.Errorf("upload: %w", err)
+	id, err := h.svc.SaveUpload(c.UserContext(), *u, string(kind), filepath.Base(strings.Clone(fh.Filename)), file)
+	if err != nil {
+		return err
 	}
-	f.Close()
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	j := &importJob{id: hex.EncodeToString(b), path: f.Name(), name: filepath.Base(strings.Clone(fh.Filename)), kind: kind,
-		salonID: u.SalonID, userID: u.ID, size: fh.Size, created: time.Now(), phase: "checking"}
-	h.imports.mu.Lock()
-	h.sweepImports()
-	h.imports.jobs[j.id] = j
-	h.imports.mu.Unlock()
-	go h.runImport(j, u, true)
-	return c.Redirect("/panel/import/"+j.id, fiber.StatusSeeOther)
-}
-
-// sweepImports forgets uploads older than importTTL (the lock is held).
-func (h *Handler) sweepImports() {
-	for id, j := range h.imports.jobs {
-		if time.Since(j.created) > importTTL {
-			os.Remove(j.path)
-			delete(h.imports.jobs, id)
-		}
-	}
+	go h.runImport(id, *u, kind, filepath.Base(strings.Clone(fh.Filename)), true)
+	return c.Redirect("/panel/import/"+id, fiber.StatusSeeOther)
 }
 
 // runImport runs the file's dry run or real run in the background, as an
 // import of the file (audited as "import:" and the file name, with the
-// user who applied it).
-func (h *Handler) runImport(j *importJob, u *booking.User, dry bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+// user who applied it); its progress and report go to the database, where
+// any replica reads them.
+func (h *Handler) runImport(id string, u booking.User, kind importer.Kind, name string, dry bool) {
+	ctx, cancel := context.WithTimeout(booking.As(context.Background(), booking.ByStaff(u)), 30*time.Minute)
 	defer cancel()
-	salon, err := h.svc.Salon(ctx, u.SalonID)
+	var lines []importer.Line
 	var sum *importer.Summary
+	salon, err := h.svc.Salon(ctx, u.SalonID)
 	if err == nil {
-		var f *os.File
-		if f, err = os.Open(j.path); err == nil {
-			defer f.Close()
-			j.mu.Lock()
-			j.lines = nil
-			j.mu.Unlock()
-			sum, err = importer.Import(ctx, h.svc, f, importer.Options{
-				Kind: j.kind, Salon: salon, File: j.name + " (" + u.Email + ")", DryRun: dry, Lang: u.Lang, User: u,
+		var file []byte
+		if file, err = h.svc.UploadFile(ctx, u, id); err == nil {
+			sum, err = importer.Import(ctx, h.svc, bytes.NewReader(file), importer.Options{
+				Kind: kind, Salon: salon, File: name + " (" + u.Email + ")", DryRun: dry, Lang: u.Lang, User: &u,
 				Report: func(l importer.Line) error {
-					j.mu.Lock()
-					defer j.mu.Unlock()
-					if len(j.lines) < 4*maxShown {
-						j.lines = append(j.lines, l)
+					if len(lines) < 4*maxShown {
+						lines = append(lines, l)
 					}
 					return nil
 				},
-				Progress: func(n int64, rows int) {
-					j.mu.Lock()
-					j.read, j.rows = n, rows
-					j.mu.Unlock()
-				},
+				Progress: func(n int64, rows int) { h.svc.UploadProgress(ctx, id, n, rows) },
 			})
 		}
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	phase, failure := "applied", ""
 	switch {
 	case errors.Is(err, booking.ErrForbidden):
-		j.phase, j.err = "failed", "only the salon's owner may import "+string(j.kind)
+		phase, failure = "failed", "only the salon's owner may import "+string(kind)
 	case err != nil:
-		j.phase, j.err = "failed", err.Error()
+		phase, failure = "failed", err.Error()
 		if !strings.Contains(err.Error(), "header") && !strings.Contains(err.Error(), "empty") {
-			h.log.Error("panel: import failed", "err", err, "file", j.name)
-			j.err = "internal error"
+			h.log.Error("panel: import failed", "err", err, "file", name)
+			failure = "internal error"
 		}
 	case dry:
-		j.phase, j.summary = "checked", sum
-	default:
-		j.phase, j.summary = "applied", sum
-		os.Remove(j.path)
+		phase = "checked"
+	}
+	if err := h.svc.UploadDone(context.WithoutCancel(ctx), id, phase, sum, lines, failure); err != nil {
+		h.log.Error("panel: import result", "err", err, "file", name)
 	}
 }
 
 func (h *Handler) importStatus(c *fiber.Ctx) error {
-	j, err := h.job(c)
+	up, err := h.svc.GetUpload(c.UserContext(), *user(c), c.Params("job"))
 	if err != nil {
 		return err
 	}
-	v := j.view()
+	v := view(up)
 	v.PhaseText = langOf(c).T(phaseTexts[v.Phase])
 	page := importPage{Kinds: importer.Kinds, Job: v, MaxMiB: MaxUpload >> 20}
 	if !v.Done {
-		page.Poll = "/panel/import/" + j.id
+		page.Poll = "/panel/import/" + up.ID
 	}
 	if c.Get("HX-Request") != "" {
 		return h.fragment(c, "import", "job", page)
@@ -225,18 +158,23 @@ var phaseTexts = map[string]string{
 	"applying": "Importing.", "applied": "Imported.", "failed": "The file could not be read.",
 }
 
-func (j *importJob) view() *importView {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	v := &importView{ID: j.id, Name: j.name, Kind: string(j.kind), Phase: j.phase, Rows: j.rows, Summary: j.summary, Error: j.err,
-		Done: j.phase == "checked" || j.phase == "applied" || j.phase == "failed"}
-	if j.size > 0 {
-		v.Percent = int(min(100, j.read*100/j.size))
+func view(up *booking.Upload) *importView {
+	v := &importView{ID: up.ID, Name: up.Name, Kind: up.Kind, Phase: up.Phase, Rows: up.Rows, Error: up.Error,
+		Done: up.Phase == "checked" || up.Phase == "applied" || up.Phase == "failed"}
+	if len(up.Summary) > 0 {
+		_ = json.Unmarshal(up.Summary, &v.Summary)
 	}
-	if v.Done && j.phase != "failed" {
+	if up.Size > 0 {
+		v.Percent = int(min(100, up.ReadBytes*100/up.Size))
+	}
+	if v.Done && up.Phase != "failed" {
 		v.Percent = 100
 	}
-	for _, l := range j.lines {
+	var lines []importer.Line
+	if len(up.Lines) > 0 {
+		_ = json.Unmarshal(up.Lines, &lines)
+	}
+	for _, l := range lines {
 		switch {
 		case l.Outcome == booking.Rejected && len(v.Rejected) < maxShown:
 			v.Rejected = append(v.Rejected, l)
@@ -249,19 +187,17 @@ func (j *importJob) view() *importView {
 	return v
 }
 
-// applyImport runs the checked file for real.
+// applyImport runs the checked file for real: one replica claims it, once.
 func (h *Handler) applyImport(c *fiber.Ctx) error {
-	j, err := h.job(c)
+	u := user(c)
+	id := strings.Clone(c.Params("job"))
+	if err := h.svc.ClaimApply(c.UserContext(), *u, id); err != nil {
+		return err
+	}
+	up, err := h.svc.GetUpload(c.UserContext(), *u, id)
 	if err != nil {
 		return err
 	}
-	j.mu.Lock()
-	if j.phase != "checked" {
-		j.mu.Unlock()
-		return fmt.Errorf("the file is %s: %w", j.phase, booking.ErrConflict)
-	}
-	j.phase, j.read, j.rows = "applying", 0, 0
-	j.mu.Unlock()
-	go h.runImport(j, user(c), false)
-	return c.Redirect("/panel/import/"+j.id, fiber.StatusSeeOther)
+	go h.runImport(id, *u, importer.Kind(up.Kind), up.Name, false)
+	return c.Redirect("/panel/import/"+id, fiber.StatusSeeOther)
 }

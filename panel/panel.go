@@ -51,10 +51,9 @@ type Config struct {
 
 // Handler serves the panel.
 type Handler struct {
-	svc     *booking.Service
-	cfg     Config
-	log     *slog.Logger
-	imports imports // uploads being checked or applied
+	svc *booking.Service
+	cfg Config
+	log *slog.Logger
 }
 
 // New returns a panel over svc.
@@ -74,7 +73,7 @@ func New(svc *booking.Service, cfg Config) *Handler {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	return &Handler{svc: svc, cfg: cfg, log: cfg.Log, imports: imports{jobs: map[string]*importJob{}}}
+	return &Handler{svc: svc, cfg: cfg, log: cfg.Log}
 }
 
 // CookieName is the session cookie.

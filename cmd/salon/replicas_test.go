@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -26,8 +27,6 @@ import (
 	"salon/booking/psp/psptest"
 	"salon/bot/tgtest"
 )
-
-var _ = bytes.NewBuffer
 
 // childEnv, set in the environment of this test binary, makes it run the
 // salon command (its arguments in childArgs, separated by U+001F) instead of
@@ -304,6 +303,10 @@ func TestThreeReplicas(t *testing.T) {
 		t.Errorf("import: %v %s", err, impOut.String())
 	}
 
+	// The panel's upload page across replicas: upload to one, watch the dry
+	// run on another, apply on the third.
+	panelUpload(t, bases, masters[0], svc, salon, day.AddDays(10))
+
 	// Let the background work settle: jobs, the outbox, payments in flight.
 	settled := func() bool {
 		var jobs, outbox, flight int
@@ -362,4 +365,78 @@ func tail(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// panelUpload uploads a schedule on replica 0, reads its dry run on
+// replica 1, applies it on replica 2 and sees it applied on replica 0.
+func panelUpload(t *testing.T, bases []string, m *booking.Master, svc *booking.Service, salon *booking.Salon, day booking.Date) {
+	t.Helper()
+	ctx := context.Background()
+	ms, _ := svc.AllMasters(ctx, salon.ID)
+	name := ""
+	for _, x := range ms {
+		if x.ID == m.ID {
+			name = x.Name
+		}
+	}
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 20 * time.Second}
+	csrfRE := regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+	page := func(resp *http.Response, err error) string {
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return string(raw)
+	}
+	body := page(c.PostForm(bases[0]+"/panel/login", url.Values{"email": {"owner@chain.test"}, "password": {"owner-password"}}))
+	csrf := csrfRE.FindStringSubmatch(body)
+	if csrf == nil {
+		t.Fatalf("no login on replica 0")
+	}
+	// The cookie's path is /panel on every replica's host: copy it over.
+	u0, _ := url.Parse(bases[0] + "/panel/")
+	for _, b := range bases[1:] {
+		u, _ := url.Parse(b + "/panel/")
+		jar.SetCookies(u, jar.Cookies(u0))
+	}
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	_ = mw.WriteField("csrf", csrf[1])
+	_ = mw.WriteField("kind", "schedule")
+	fw, _ := mw.CreateFormFile("file", "week.csv")
+	fmt.Fprintf(fw, "master,date,start,end\n%s,%s,09:00,18:00\n", name, day)
+	mw.Close()
+	req, _ := http.NewRequest("POST", bases[0]+"/panel/import", &buf)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	noFollow := &http.Client{Jar: jar, Timeout: 20 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Do(req)
+	if err != nil || resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("upload: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	job := resp.Header.Get("Location")
+	waitFor(t, 30*time.Second, "the dry run, seen on replica 1", func() bool {
+		return strings.Contains(page(c.Get(bases[1]+job)), `id="apply"`)
+	})
+	resp, err = noFollow.PostForm(bases[2]+job+"/apply", url.Values{"csrf": {csrf[1]}})
+	if err != nil || resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("apply on replica 2: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	waitFor(t, 30*time.Second, "the import applied, seen on replica 0", func() bool {
+		return strings.Contains(page(c.Get(bases[0]+job)), "phase-applied")
+	})
+	// Applied once: a second apply is refused.
+	resp, err = noFollow.PostForm(bases[1]+job+"/apply", url.Values{"csrf": {csrf[1]}})
+	if err != nil || resp.StatusCode != http.StatusConflict {
+		t.Errorf("second apply: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	sh, err := svc.Shifts(ctx, salon.ID, m.ID, day, 1)
+	if err != nil || len(sh) != 1 {
+		t.Errorf("the imported shift: %v %v", sh, err)
+	}
 }
