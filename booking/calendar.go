@@ -98,15 +98,7 @@ func (s *Service) Calendar(ctx context.Context, q CalendarQuery) (*Calendar, err
 	sql, a = positional(calendarBookingsSQL, args)
 	batch.Queue(sql, a...).Query(func(rows pgx.Rows) error {
 		var err error
-		cal.Bookings, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Listing, error) {
-			var l Listing
-			b, err := scanBooking(scanPrefix{r, []any{&l.ServiceName, &l.MasterName, &l.ClientName, &l.ClientPhone}})
-			if err != nil {
-				return l, err
-			}
-			l.Booking = *b
-			return l, nil
-		})
+		cal.Bookings, err = pgx.CollectRows(rows, scanListing)
 		return err
 	})
 	sql, a = positional(calendarVersionSQL, args)
@@ -186,3 +178,15 @@ const calendarVersionSQL = `
 	    UNION ALL
 	    SELECT concat_ws(':', 'v', catalog_version) FROM salons WHERE id = @salon
 	) t`
+
+// scanListing scans the booking columns, then the service, master and
+// client names and the client's phone.
+func scanListing(r pgx.CollectableRow) (Listing, error) {
+	var l Listing
+	b, err := scanBooking(scanPrefix{r, []any{&l.ServiceName, &l.MasterName, &l.ClientName, &l.ClientPhone}})
+	if err != nil {
+		return l, err
+	}
+	l.Booking = *b
+	return l, nil
+}

@@ -106,15 +106,7 @@ func (s *Service) MasterFeed(ctx context.Context, token string) (*Feed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("calendar: %w", dbErr(err))
 	}
-	f.Bookings, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Listing, error) {
-		var l Listing
-		b, err := scanBooking(scanPrefix{r, []any{&l.ServiceName, &l.MasterName, &l.ClientName, &l.ClientPhone}})
-		if err != nil {
-			return l, err
-		}
-		l.Booking = *b
-		return l, nil
-	})
+	f.Bookings, err = pgx.CollectRows(rows, scanListing)
 	if err != nil {
 		return nil, fmt.Errorf("calendar: %w", dbErr(err))
 	}

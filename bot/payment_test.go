@@ -12,6 +12,7 @@ import (
 	"salon/booking/psp"
 	"salon/booking/psp/psptest"
 	"salon/bot"
+	"salon/bot/tgtest"
 	"salon/internal/ical"
 )
 
@@ -32,14 +33,7 @@ func TestDepositPaidFromTheChat(t *testing.T) {
 	w.toConfirm(u, "Anna", "15:00", "+7 999 700-00-01")
 	w.tap(u, "Confirm")
 	m := w.see(u, "waiting for the deposit")
-	var link string
-	for _, row := range m.Inline {
-		for _, b := range row {
-			if strings.Contains(b.Text, "Pay the deposit") {
-				link = b.URL
-			}
-		}
-	}
+	link := linkButton(m, "Pay the deposit")
 	if !strings.HasPrefix(link, fake.URL+"/pay/") {
 		t.Fatalf("no payment link button: %+v", m.Inline)
 	}
@@ -69,14 +63,7 @@ func TestCalendarLinkFromTheChat(t *testing.T) {
 	w.toConfirm(u, "Boris", "14:00", "+7 999 700-00-02")
 	w.tap(u, "Confirm")
 	m := w.see(u, "You are booked")
-	var link string
-	for _, row := range m.Inline {
-		for _, b := range row {
-			if strings.Contains(b.Text, "Add to calendar") {
-				link = b.URL
-			}
-		}
-	}
+	link := linkButton(m, "Add to calendar")
 	token, ok := strings.CutPrefix(link, "https://salon.test/calendar/b/")
 	if !ok {
 		t.Fatalf("no calendar link: %+v", m.Inline)
@@ -92,4 +79,16 @@ func TestCalendarLinkFromTheChat(t *testing.T) {
 	if start, _ := cal.Events()[0].GetStartAt(); !start.Equal(v.StartsAt) {
 		t.Errorf("starts %v, want %v", start, v.StartsAt)
 	}
+}
+
+// linkButton is the URL of the message's link button labelled text.
+func linkButton(m *tgtest.Message, text string) string {
+	for _, row := range m.Inline {
+		for _, b := range row {
+			if strings.Contains(b.Text, text) {
+				return b.URL
+			}
+		}
+	}
+	return ""
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 )
 
 // cmdClient is `salon client export|erase --salon SLUG --phone P`: a
@@ -47,15 +46,11 @@ func cmdClient(ctx context.Context, args []string, getenv env, stdout io.Writer)
 	if err != nil {
 		return err
 	}
-	w := stdout
-	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-		defer f.Close()
-		w = f
+	w, closeOut, err := output(*out, stdout)
+	if err != nil {
+		return err
 	}
+	defer closeOut()
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rec)

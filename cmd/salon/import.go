@@ -136,16 +136,24 @@ func cmdExport(ctx context.Context, args []string, getenv env, stdout io.Writer)
 		return err
 	}
 	defer closeDB()
-	w := stdout
-	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-		defer f.Close()
-		w = f
+	w, closeOut, err := output(*out, stdout)
+	if err != nil {
+		return err
 	}
+	defer closeOut()
 	return importer.Export(ctx, svc, w, kind, s, *lang)
+}
+
+// output is the file named (created), or stdout when none is.
+func output(name string, stdout io.Writer) (io.Writer, func(), error) {
+	if name == "" {
+		return stdout, func() {}, nil
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("export: %w", err)
+	}
+	return f, func() { f.Close() }, nil
 }
 
 // parseInterspersed parses flags that may come before, between or after
