@@ -317,7 +317,7 @@ func TestThreeReplicas(t *testing.T) {
 			Scan(&jobs, &outbox, &flight)
 		return jobs == 0 && outbox == 0 && flight == 0
 	}
-	waitFor(t, 90*time.Second, "the background work to settle", settled)
+	waitFor(t, 240*time.Second, "the background work to settle (Telegram allows 25 messages a second)", settled)
 
 	var overlaps, dupLedger, retried int
 	var received, sent int64
