@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"salon/booking"
+	"salon/booking/bookingtest"
 	"salon/booking/psp"
 	"salon/booking/psp/psptest"
 )
@@ -176,16 +177,10 @@ func TestPaymentJobFollowsUp(t *testing.T) {
 	if err := jobs.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if _, ps := w.status(b.ID); ps == booking.PayCompleted {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the job did not finish the capture: %v", func() booking.PaymentStatus { _, ps := w.status(b.ID); return ps }())
-		}
-		time.Sleep(50 * time.Millisecond) // polling the database, with a deadline
-	}
+	bookingtest.WaitFor(t, 15*time.Second, "the job to finish the capture", func() bool {
+		_, ps := w.status(b.ID)
+		return ps == booking.PayCompleted
+	})
 	if n := w.count(`SELECT count(*) FROM ledger_entries`); n != 1 {
 		t.Errorf("%d ledger entries", n)
 	}

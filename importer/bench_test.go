@@ -3,6 +3,7 @@ package importer_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"salon/booking"
 	"salon/booking/bookingtest"
@@ -181,7 +183,7 @@ func BenchmarkImportMemory(b *testing.B) {
 		for i, rows := range []int{10_000, *memoryRows} {
 			path := filepath.Join(dir, fmt.Sprintf("schedule-%d.csv", rows))
 			slug := fmt.Sprintf("mem-%d-%d", rows, time.Now().UnixNano())
-			cmd := exec.Command(os.Args[0], "-test.run=^TestImportMemoryChild$", "-test.v")
+			cmd := exec.Command(os.Args[0])
 			cmd.Env = append(os.Environ(), "IMPORT_CHILD_DB="+url, "IMPORT_CHILD_FILE="+path, "IMPORT_CHILD_SLUG="+slug,
 				fmt.Sprintf("IMPORT_CHILD_ROWS=%d", rows))
 			out, err := cmd.CombinedOutput()
@@ -197,48 +199,56 @@ func BenchmarkImportMemory(b *testing.B) {
 	}
 }
 
-// TestImportMemoryChild is BenchmarkImportMemory's child process: it
-// writes the file, then imports it (skipped unless run as the child).
-func TestImportMemoryChild(t *testing.T) {
-	url := os.Getenv("IMPORT_CHILD_DB")
-	if url == "" {
-		t.Skip("run by BenchmarkImportMemory")
-	}
+// importMemoryChild is BenchmarkImportMemory's child process (TestMain
+// runs it instead of the tests when IMPORT_CHILD_DB is set): it writes the
+// file, then imports it, and prints "imported N rows".
+func importMemoryChild(url string) error {
 	var rows int
-	fmt.Sscan(os.Getenv("IMPORT_CHILD_ROWS"), &rows)
+	if _, err := fmt.Sscan(os.Getenv("IMPORT_CHILD_ROWS"), &rows); err != nil {
+		return fmt.Errorf("IMPORT_CHILD_ROWS: %w", err)
+	}
 	ctx := context.Background()
-	pool := bookingtest.PoolFor(t, url)
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
 	svc := booking.New(pool)
 	salon, err := svc.CreateSalon(ctx, booking.Salon{Slug: os.Getenv("IMPORT_CHILD_SLUG"), Name: "Memory", Timezone: "Europe/Moscow", Locale: "en"})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	const masters = 1000
 	names := make([]string, masters)
 	for k := range names {
 		m, err := svc.CreateMaster(ctx, salon.ID, booking.Master{Name: fmt.Sprintf("M%d", k)})
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		names[k] = m.Name
 	}
 	path := os.Getenv("IMPORT_CHILD_FILE")
 	f, err := os.Create(path)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	w := bufio.NewWriter(f)
 	scheduleFile(w, names, booking.Date{Year: 2027, Month: 1, Day: 1}, rows)
-	w.Flush()
-	f.Close()
+	if err := errors.Join(w.Flush(), f.Close()); err != nil {
+		return err
+	}
 	in, err := os.Open(path)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer in.Close()
 	sum, err := importer.Import(ctx, svc, in, importer.Options{Kind: importer.Schedule, Salon: salon, File: filepath.Base(path)})
-	if err != nil || sum.Created != rows {
-		t.Fatalf("%+v %v", sum, err)
+	if err != nil {
+		return err
 	}
-	t.Logf("imported %d rows", sum.Created)
+	if sum.Created != rows {
+		return fmt.Errorf("created %d of %d rows: %+v", sum.Created, rows, sum)
+	}
+	fmt.Printf("imported %d rows\n", sum.Created)
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +16,16 @@ import (
 	"salon/importer"
 )
 
-func TestMain(m *testing.M) { bookingtest.Main(m) }
+func TestMain(m *testing.M) {
+	if url := os.Getenv("IMPORT_CHILD_DB"); url != "" {
+		if err := importMemoryChild(url); err != nil {
+			fmt.Fprintln(os.Stderr, "import child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	bookingtest.Main(m)
+}
 
 var update = flag.Bool("update", false, "rewrite the expected reports in testdata/reports")
 

@@ -241,14 +241,12 @@ func (b *browserless) upload(kind, name, body string) answer {
 		b.t.Fatalf("upload: %d", resp.StatusCode)
 	}
 	job := resp.Header.Get("Location")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		a := b.get(job)
-		if !strings.Contains(a.body, "hx-trigger=\"every 1s\"") || time.Now().After(deadline) {
-			return a
-		}
-		time.Sleep(50 * time.Millisecond) // polling the job, as the page does
-	}
+	var a answer
+	bookingtest.WaitFor(b.t, 20*time.Second, "the dry run", func() bool {
+		a = b.get(job)
+		return !strings.Contains(a.body, `hx-trigger="every 1s"`)
+	})
+	return a
 }
 
 // TestAdminsImportOnlyShifts: an admin's upload of masters fails (owners

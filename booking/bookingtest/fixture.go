@@ -193,3 +193,20 @@ func HoldMaster(t testing.TB, pool *pgxpool.Pool, masterID int64) (release func(
 	t.Cleanup(release)
 	return release
 }
+
+// WaitFor checks cond every 20 ms until it holds, or fails the test when
+// d passes first.
+func WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+	}
+}

@@ -141,7 +141,7 @@ func TestServerUnderDatabaseFaults(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	waitFor(t, 30*time.Second, "serve", func() bool { return ready() == 200 })
+	bookingtest.WaitFor(t, 30*time.Second, "serve", func() bool { return ready() == 200 })
 
 	type attempt struct {
 		key  string
@@ -204,16 +204,16 @@ func TestServerUnderDatabaseFaults(t *testing.T) {
 	// 3. The database goes away.
 	db.down()
 	outage := time.Now()
-	waitFor(t, 15*time.Second, "/readyz to report the outage", func() bool { return ready() == 503 })
+	bookingtest.WaitFor(t, 15*time.Second, "/readyz to report the outage", func() bool { return ready() == 503 })
 	reported := time.Since(outage)
 	phase("the database down", 8)
 	// ... and comes back.
 	db.up(t)
 	back := time.Now()
-	waitFor(t, 15*time.Second, "/readyz to report the recovery", func() bool { return ready() == 200 })
+	bookingtest.WaitFor(t, 15*time.Second, "/readyz to report the recovery", func() bool { return ready() == 200 })
 	readyAfter := time.Since(back)
 	var servedAfter time.Duration
-	waitFor(t, 15*time.Second, "a booking after the recovery", func() bool {
+	bookingtest.WaitFor(t, 15*time.Second, "a booking after the recovery", func() bool {
 		resp, err := http.Get(base + "/api/v1/salons/faulty")
 		if err != nil {
 			return false

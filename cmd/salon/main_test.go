@@ -49,20 +49,6 @@ func envOf(kv ...string) env {
 	return func(k string) string { return m[k] }
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		<-tick.C
-	}
-}
-
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -88,7 +74,7 @@ func TestDevStartsPrivateClusterAndServes(t *testing.T) {
 		done <- exitFor(cmdDev(ctx, nil, envOf("SALON_HTTP_ADDR", "127.0.0.1:0"), &out, &errs, devOptions{dir: dir}), &errs)
 	}()
 	re := regexp.MustCompile(`health:\s+(http://\S+)/healthz`)
-	waitFor(t, 2*time.Minute, "the dev server's URLs", func() bool {
+	bookingtest.WaitFor(t, 2*time.Minute, "the dev server's URLs", func() bool {
 		select {
 		case code := <-done:
 			t.Fatalf("dev exited with %d: %s %s", code, out.String(), errs.String())
@@ -220,7 +206,7 @@ func TestServeChecksSchema(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"serve"}, envOf("DATABASE_URL", url, "SALON_HTTP_ADDR", addr), nil, &logs, &logs)
 	}()
-	waitFor(t, 30*time.Second, "serve to answer", func() bool {
+	bookingtest.WaitFor(t, 30*time.Second, "serve to answer", func() bool {
 		resp, err := http.Get("http://" + addr + "/readyz")
 		if err != nil {
 			return false
@@ -258,7 +244,7 @@ func TestServeRunsTheBot(t *testing.T) {
 			"TELEGRAM_BOT_TOKEN", tg.Token, "TELEGRAM_API_URL", tg.URL, "TELEGRAM_WEBHOOK_SECRET", "hook-secret"), nil, &out, &out)
 	}()
 	u := tg.NewUser("Visitor", "en")
-	waitFor(t, 30*time.Second, "the webhook to be registered", func() bool {
+	bookingtest.WaitFor(t, 30*time.Second, "the webhook to be registered", func() bool {
 		for _, c := range tg.Calls() {
 			if c.Method == "setWebhook" && c.Params["url"] == "http://"+addr+"/telegram/webhook" {
 				return true

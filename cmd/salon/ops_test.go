@@ -38,7 +38,7 @@ func startServe(t *testing.T, kv ...string) (base, dbURL string, stop func() (in
 		done <- run(ctx, []string{"serve"}, envOf(append([]string{"DATABASE_URL", dbURL, "SALON_HTTP_ADDR", addr}, kv...)...), nil, logs, logs)
 	}()
 	base = "http://" + addr
-	waitFor(t, 30*time.Second, "serve to answer", func() bool {
+	bookingtest.WaitFor(t, 30*time.Second, "serve to answer", func() bool {
 		resp, err := http.Get(base + "/readyz")
 		if err != nil {
 			return false
@@ -171,7 +171,7 @@ func TestServeStopsInBoundedTimeWithRequestsInFlight(t *testing.T) {
 			statuses <- resp.StatusCode
 		}()
 	}
-	waitFor(t, 30*time.Second, "the requests to queue on the master's lock", func() bool {
+	bookingtest.WaitFor(t, 30*time.Second, "the requests to queue on the master's lock", func() bool {
 		var waiting int
 		_ = pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&waiting)
 		return waiting == 4

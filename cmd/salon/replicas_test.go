@@ -73,9 +73,6 @@ func freeAddr(t *testing.T) string {
 // bookings, no duplicate ledger entry, the ledger equals the provider,
 // every queued Telegram call made exactly once, every job run once.
 func TestThreeReplicas(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the three-replica test runs 10,000 operations")
-	}
 	t.Parallel()
 	conn := bookingtest.ConnString(t)
 	ctx := context.Background()
@@ -125,7 +122,7 @@ func TestThreeReplicas(t *testing.T) {
 				t.Logf("replica %d log (tail): %s", i, tail(logs.String(), 3000))
 			}
 		})
-		waitFor(t, 60*time.Second, fmt.Sprintf("replica %d", i), func() bool {
+		bookingtest.WaitFor(t, 60*time.Second, fmt.Sprintf("replica %d", i), func() bool {
 			resp, err := http.Get(base + "/readyz")
 			if err != nil {
 				return false
@@ -317,7 +314,7 @@ func TestThreeReplicas(t *testing.T) {
 			Scan(&jobs, &outbox, &flight)
 		return jobs == 0 && outbox == 0 && flight == 0
 	}
-	waitFor(t, 240*time.Second, "the background work to settle (Telegram allows 25 messages a second)", settled)
+	bookingtest.WaitFor(t, 240*time.Second, "the background work to settle (Telegram allows 25 messages a second)", settled)
 
 	var overlaps, dupLedger, retried int
 	var received, sent int64
@@ -417,7 +414,7 @@ func panelUpload(t *testing.T, bases []string, m *booking.Master, svc *booking.S
 	}
 	resp.Body.Close()
 	job := resp.Header.Get("Location")
-	waitFor(t, 30*time.Second, "the dry run, seen on replica 1", func() bool {
+	bookingtest.WaitFor(t, 30*time.Second, "the dry run, seen on replica 1", func() bool {
 		return strings.Contains(page(c.Get(bases[1]+job)), `id="apply"`)
 	})
 	resp, err = noFollow.PostForm(bases[2]+job+"/apply", url.Values{"csrf": {csrf[1]}})
@@ -425,7 +422,7 @@ func panelUpload(t *testing.T, bases []string, m *booking.Master, svc *booking.S
 		t.Fatalf("apply on replica 2: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	waitFor(t, 30*time.Second, "the import applied, seen on replica 0", func() bool {
+	bookingtest.WaitFor(t, 30*time.Second, "the import applied, seen on replica 0", func() bool {
 		return strings.Contains(page(c.Get(bases[0]+job)), "phase-applied")
 	})
 	// Applied once: a second apply is refused.
