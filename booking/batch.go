@@ -189,23 +189,17 @@ func (s *Service) ImportMasters(ctx context.Context, salonID int64, rows []Maste
 			offers []int64
 		}
 		have := map[string]*cur{}
-		r, err := tx.Query(ctx, `SELECT m.id, m.name, COALESCE(m.phone, ''), m.active,
-			COALESCE((SELECT array_agg(service_id ORDER BY service_id) FROM master_services WHERE master_id = m.id), '{}')
-			FROM masters m WHERE m.salon_id = $1 AND m.name = ANY($2) ORDER BY m.id FOR UPDATE`, salonID, names)
-		if err != nil {
-			return fmt.Errorf("import masters: %w", err)
-		}
-		for r.Next() {
+		if err := eachRow(ctx, tx, func(r pgx.Row) error {
 			var c cur
 			var name string
 			if err := r.Scan(&c.id, &name, &c.phone, &c.active, &c.offers); err != nil {
-				r.Close()
-				return fmt.Errorf("import masters: %w", err)
+				return err
 			}
 			have[name] = &c
-		}
-		r.Close()
-		if err := r.Err(); err != nil {
+			return nil
+		}, `SELECT m.id, m.name, COALESCE(m.phone, ''), m.active,
+			COALESCE((SELECT array_agg(service_id ORDER BY service_id) FROM master_services WHERE master_id = m.id), '{}')
+			FROM masters m WHERE m.salon_id = $1 AND m.name = ANY($2) ORDER BY m.id FOR UPDATE`, salonID, names); err != nil {
 			return fmt.Errorf("import masters: %w", err)
 		}
 		seen := map[string]bool{}
@@ -281,40 +275,34 @@ func (s *Service) ImportMasters(ctx context.Context, salonID int64, rows []Maste
 
 // serviceIDs maps the salon's service names (lower case) to ids.
 func serviceIDs(ctx context.Context, q querier, salonID int64) (map[string]int64, error) {
-	r, err := q.Query(ctx, `SELECT id, name FROM services WHERE salon_id = $1`, salonID)
+	out, err := idsByName(ctx, q, `SELECT id, name FROM services WHERE salon_id = $1`, salonID)
 	if err != nil {
 		return nil, fmt.Errorf("services: %w", err)
 	}
-	defer r.Close()
-	out := map[string]int64{}
-	for r.Next() {
-		var id int64
-		var name string
-		if err := r.Scan(&id, &name); err != nil {
-			return nil, fmt.Errorf("services: %w", err)
-		}
-		out[strings.ToLower(name)] = id
-	}
-	return out, r.Err()
+	return out, nil
 }
 
 // masterIDs maps the salon's master names (lower case) to ids.
 func masterIDs(ctx context.Context, q querier, salonID int64) (map[string]int64, error) {
-	r, err := q.Query(ctx, `SELECT id, name FROM masters WHERE salon_id = $1`, salonID)
+	out, err := idsByName(ctx, q, `SELECT id, name FROM masters WHERE salon_id = $1`, salonID)
 	if err != nil {
 		return nil, fmt.Errorf("masters: %w", err)
 	}
-	defer r.Close()
+	return out, nil
+}
+
+// idsByName maps the lower-cased names of a query's (id, name) rows to the ids.
+func idsByName(ctx context.Context, q querier, sql string, salonID int64) (map[string]int64, error) {
 	out := map[string]int64{}
-	for r.Next() {
+	return out, eachRow(ctx, q, func(r pgx.Row) error {
 		var id int64
 		var name string
 		if err := r.Scan(&id, &name); err != nil {
-			return nil, fmt.Errorf("masters: %w", err)
+			return err
 		}
 		out[strings.ToLower(name)] = id
-	}
-	return out, r.Err()
+		return nil
+	}, sql, salonID)
 }
 
 // ClientRow is a row of a clients import: the phone (the key), the name,
@@ -370,23 +358,17 @@ func (s *Service) ImportClients(ctx context.Context, salonID int64, rows []Clien
 			name, notes, tg string
 		}
 		have := map[string]*cur{}
-		r, err := tx.Query(ctx, `SELECT c.id, c.phone, c.name, c.notes,
-			COALESCE((SELECT min(external_id) FROM client_identities i WHERE i.client_id = c.id AND i.channel = 'telegram'), '')
-			FROM clients c WHERE c.salon_id = $1 AND c.phone = ANY($2) ORDER BY c.id FOR UPDATE`, salonID, phones)
-		if err != nil {
-			return fmt.Errorf("import clients: %w", err)
-		}
-		for r.Next() {
+		if err := eachRow(ctx, tx, func(r pgx.Row) error {
 			var c cur
 			var phone string
 			if err := r.Scan(&c.id, &phone, &c.name, &c.notes, &c.tg); err != nil {
-				r.Close()
-				return fmt.Errorf("import clients: %w", err)
+				return err
 			}
 			have[phone] = &c
-		}
-		r.Close()
-		if err := r.Err(); err != nil {
+			return nil
+		}, `SELECT c.id, c.phone, c.name, c.notes,
+			COALESCE((SELECT min(external_id) FROM client_identities i WHERE i.client_id = c.id AND i.channel = 'telegram'), '')
+			FROM clients c WHERE c.salon_id = $1 AND c.phone = ANY($2) ORDER BY c.id FOR UPDATE`, salonID, phones); err != nil {
 			return fmt.Errorf("import clients: %w", err)
 		}
 		batch := &pgx.Batch{}
@@ -521,26 +503,20 @@ func (s *Service) ImportSchedule(ctx context.Context, salonID int64, days []DayR
 		for k, d := range todo {
 			ms[k], ds[k] = d.master, d.date.dbDate()
 		}
-		r, err := tx.Query(ctx, `SELECT s.master_id, s.work_date, s.starts_at, s.ends_at, s.break_starts_at, s.break_ends_at
-			FROM shifts s JOIN unnest($2::bigint[], $3::date[]) x(m, d) ON s.master_id = x.m AND s.work_date = x.d
-			WHERE s.salon_id = $1 ORDER BY s.starts_at`, salonID, ms, ds)
-		if err != nil {
-			return fmt.Errorf("import schedule: %w", err)
-		}
 		old := map[[2]int64][]shift{}
-		for r.Next() {
+		if err := eachRow(ctx, tx, func(r pgx.Row) error {
 			var m int64
 			var d time.Time
 			sh, err := scanShift(r, &m, &d)
 			if err != nil {
-				r.Close()
-				return fmt.Errorf("import schedule: %w", err)
+				return err
 			}
 			k := [2]int64{m, int64(DateOf(d).sortKey())}
 			old[k] = append(old[k], sh)
-		}
-		r.Close()
-		if err := r.Err(); err != nil {
+			return nil
+		}, `SELECT s.master_id, s.work_date, s.starts_at, s.ends_at, s.break_starts_at, s.break_ends_at
+			FROM shifts s JOIN unnest($2::bigint[], $3::date[]) x(m, d) ON s.master_id = x.m AND s.work_date = x.d
+			WHERE s.salon_id = $1 ORDER BY s.starts_at`, salonID, ms, ds); err != nil {
 			return fmt.Errorf("import schedule: %w", err)
 		}
 		// Which days change, and the bookings their old shifts covered.
@@ -851,23 +827,17 @@ func writeGroup(ctx context.Context, tx pgx.Tx, masterID int64, idx []int, prepa
 		status      Status
 	}
 	have := map[int64]cur{}
-	r, err := tx.Query(ctx, `SELECT b.id, b.starts_at, b.service_id, COALESCE(c.phone, ''), b.status
-		FROM bookings b JOIN clients c ON c.id = b.client_id
-		WHERE b.master_id = $1 AND b.starts_at = ANY($2) AND b.status <> 'cancelled' FOR UPDATE OF b`, masterID, starts)
-	if err != nil {
-		return fmt.Errorf("import bookings: %w", err)
-	}
-	for r.Next() {
+	if err := eachRow(ctx, tx, func(r pgx.Row) error {
 		var c cur
 		var at time.Time
 		if err := r.Scan(&c.id, &at, &c.service, &c.phone, &c.status); err != nil {
-			r.Close()
-			return fmt.Errorf("import bookings: %w", err)
+			return err
 		}
 		have[at.Unix()] = c
-	}
-	r.Close()
-	if err := r.Err(); err != nil {
+		return nil
+	}, `SELECT b.id, b.starts_at, b.service_id, COALESCE(c.phone, ''), b.status
+		FROM bookings b JOIN clients c ON c.id = b.client_id
+		WHERE b.master_id = $1 AND b.starts_at = ANY($2) AND b.status <> 'cancelled' FOR UPDATE OF b`, masterID, starts); err != nil {
 		return fmt.Errorf("import bookings: %w", err)
 	}
 	// Every row under a savepoint, pipelined; a refused row is rolled

@@ -102,6 +102,22 @@ type querier interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
+// eachRow runs a query and hands every row to fn, closing the rows
+// whatever happens; it returns the query's, fn's or the rows' error.
+func eachRow(ctx context.Context, q querier, fn func(pgx.Row) error, sql string, args ...any) error {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 // errRetry asks inTx to run the transaction again from the start, with
 // every lock released (a booking moved to another master under us).
 var errRetry = errors.New("retry the transaction")
