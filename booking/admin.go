@@ -105,10 +105,7 @@ func (s *Service) ServiceByID(ctx context.Context, salonID, id int64) (*SalonSer
 // UpdateMaster changes a master's name, phone and whether clients may book
 // them. Owners only. Errors: ErrNotFound, ErrForbidden, ErrInvalid.
 func (s *Service) UpdateMaster(ctx context.Context, salonID int64, in Master) (*Master, error) {
-	if err := authorize(ctx, salonID, RoleOwner); err != nil {
-		return nil, err
-	}
-	salon, err := getSalon(ctx, s.pool, salonID)
+	salon, err := s.salonAs(ctx, salonID, RoleOwner)
 	if err != nil {
 		return nil, err
 	}

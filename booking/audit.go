@@ -85,6 +85,15 @@ func authorize(ctx context.Context, salonID int64, need Role) error {
 	return fmt.Errorf("not staff: %w", ErrForbidden)
 }
 
+// salonAs checks that the caller the context carries holds the role in
+// the salon (authorize), and returns the salon.
+func (s *Service) salonAs(ctx context.Context, salonID int64, need Role) (*Salon, error) {
+	if err := authorize(ctx, salonID, need); err != nil {
+		return nil, err
+	}
+	return getSalon(ctx, s.pool, salonID)
+}
+
 // AuditEntry is a row of the audit log.
 type AuditEntry struct {
 	ID       int64
@@ -111,10 +120,7 @@ const MaxAuditRows = 500
 // AuditLog lists the salon's audit log, newest first. Staff only.
 // Errors: ErrNotFound (another salon), ErrForbidden.
 func (s *Service) AuditLog(ctx context.Context, salonID int64, f AuditFilter) ([]AuditEntry, error) {
-	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
-		return nil, err
-	}
-	salon, err := getSalon(ctx, s.pool, salonID)
+	salon, err := s.salonAs(ctx, salonID, RoleAdmin)
 	if err != nil {
 		return nil, err
 	}

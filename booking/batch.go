@@ -165,10 +165,7 @@ type MasterRow struct {
 
 // ImportMasters creates or updates masters by name.
 func (s *Service) ImportMasters(ctx context.Context, salonID int64, rows []MasterRow, dry bool) ([]RowResult, error) {
-	if err := authorize(ctx, salonID, RoleOwner); err != nil {
-		return nil, err
-	}
-	salon, err := getSalon(ctx, s.pool, salonID)
+	salon, err := s.salonAs(ctx, salonID, RoleOwner)
 	if err != nil {
 		return nil, err
 	}
@@ -316,10 +313,7 @@ type ClientRow struct {
 
 // ImportClients creates or updates clients by phone.
 func (s *Service) ImportClients(ctx context.Context, salonID int64, rows []ClientRow, dry bool) ([]RowResult, error) {
-	if err := authorize(ctx, salonID, RoleOwner); err != nil {
-		return nil, err
-	}
-	salon, err := getSalon(ctx, s.pool, salonID)
+	salon, err := s.salonAs(ctx, salonID, RoleOwner)
 	if err != nil {
 		return nil, err
 	}
@@ -430,10 +424,7 @@ type DayRow struct {
 // the masters' locks, one read of the current shifts, one check of the
 // bookings, one delete and one COPY.
 func (s *Service) ImportSchedule(ctx context.Context, salonID int64, days []DayRow, dry bool) ([]RowResult, error) {
-	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
-		return nil, err
-	}
-	salon, err := getSalon(ctx, s.pool, salonID)
+	salon, err := s.salonAs(ctx, salonID, RoleAdmin)
 	if err != nil {
 		return nil, err
 	}

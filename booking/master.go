@@ -43,10 +43,7 @@ func (m *Master) normalize(country string) error {
 // CreateMaster adds an active master who does the given services.
 // Errors: ErrNotFound (salon), ErrInvalid (a field; unknown service ids).
 func (s *Service) CreateMaster(ctx context.Context, salonID int64, in Master, offers ...Offer) (*Master, error) {
-	if err := authorize(ctx, salonID, RoleOwner); err != nil {
-		return nil, err
-	}
-	salon, err := getSalon(ctx, s.pool, salonID)
+	salon, err := s.salonAs(ctx, salonID, RoleOwner)
 	if err != nil {
 		return nil, err
 	}

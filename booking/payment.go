@@ -804,10 +804,7 @@ type LedgerEntry struct {
 
 // Ledger lists the salon's ledger entries of the days [from, from+days).
 func (s *Service) Ledger(ctx context.Context, salonID int64, from Date, days int) ([]LedgerEntry, error) {
-	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
-		return nil, err
-	}
-	salon, err := getSalon(ctx, s.pool, salonID)
+	salon, err := s.salonAs(ctx, salonID, RoleAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -873,10 +870,7 @@ func (s *Service) RefundDeposit(ctx context.Context, caller Caller, salonID, boo
 // Payments lists the salon's payment sessions created on the days
 // [from, from+days), newest first.
 func (s *Service) Payments(ctx context.Context, salonID int64, from Date, days int) ([]PaymentSession, error) {
-	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
-		return nil, err
-	}
-	salon, err := getSalon(ctx, s.pool, salonID)
+	salon, err := s.salonAs(ctx, salonID, RoleAdmin)
 	if err != nil {
 		return nil, err
 	}

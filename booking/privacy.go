@@ -59,10 +59,7 @@ func (s *Service) findClient(ctx context.Context, q querier, salon *Salon, phone
 // that phone (or client id, when phone is empty). Errors: ErrNotFound,
 // ErrInvalid, ErrForbidden.
 func (s *Service) ExportClient(ctx context.Context, salonID int64, phone string, clientID int64) (*ClientRecord, error) {
-	if err := authorize(ctx, salonID, RoleOwner); err != nil {
-		return nil, err
-	}
-	salon, err := getSalon(ctx, s.pool, salonID)
+	salon, err := s.salonAs(ctx, salonID, RoleOwner)
 	if err != nil {
 		return nil, err
 	}
@@ -112,10 +109,7 @@ func (s *Service) ExportClient(ctx context.Context, salonID int64, phone string,
 // data). It returns how many bookings were kept. Errors: ErrNotFound,
 // ErrInvalid, ErrForbidden.
 func (s *Service) EraseClient(ctx context.Context, salonID int64, phone string, clientID int64) (int, error) {
-	if err := authorize(ctx, salonID, RoleOwner); err != nil {
-		return 0, err
-	}
-	salon, err := getSalon(ctx, s.pool, salonID)
+	salon, err := s.salonAs(ctx, salonID, RoleOwner)
 	if err != nil {
 		return 0, err
 	}

@@ -102,10 +102,7 @@ const MaxScheduleDays = 366
 // ones on any day, nothing changes and the error names every such booking.
 // Admins and owners (see As). Errors: as SetShifts.
 func (s *Service) SetSchedule(ctx context.Context, salonID, masterID int64, days []DaySchedule) error {
-	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
-		return err
-	}
-	salon, err := getSalon(ctx, s.pool, salonID)
+	salon, err := s.salonAs(ctx, salonID, RoleAdmin)
 	if err != nil {
 		return err
 	}
