@@ -214,15 +214,16 @@ func (s *Service) Book(ctx context.Context, r BookRequest) (b *Booking, err erro
 			s.observe(o)
 		}()
 	}
-	return s.bookObserved(ctx, r)
+	return s.bookUnobserved(ctx, r)
 }
 
-func (s *Service) bookObserved(ctx context.Context, r BookRequest) (*Booking, error) {
-	// The salon's country reads phone numbers; a cached catalogue of any
-	// version will do (the country hardly ever changes).
+func (s *Service) bookUnobserved(ctx context.Context, r BookRequest) (*Booking, error) {
+	// Staff of another salon find nothing here.
 	if (r.Caller.kind == callerStaff || r.Caller.kind == callerImport) && r.Caller.user.SalonID != r.SalonID {
 		return nil, fmt.Errorf("salon %d: %w", r.SalonID, ErrNotFound)
 	}
+	// The salon's country reads phone numbers; a cached catalogue of any
+	// version will do (the country hardly ever changes).
 	c, err := s.catalogAt(ctx, s.pool, r.SalonID, 0)
 	if err != nil {
 		return nil, err
