@@ -264,12 +264,17 @@ func (s *Service) DeleteUser(ctx context.Context, salonID, userID int64) error {
 	})
 }
 
-// SetUserLang sets the panel language of a user ("" for the salon's).
-func (s *Service) SetUserLang(ctx context.Context, u User, lang string) error {
+// SetUserLang sets the calling panel user's language ("" for the salon's).
+// Errors: ErrInvalid, ErrForbidden (not a panel user).
+func (s *Service) SetUserLang(ctx context.Context, lang string) error {
+	u, err := panelUser(ctx)
+	if err != nil {
+		return err
+	}
 	if lang != "" && lang != "ru" && lang != "en" {
 		return invalid("lang", "ru or en")
 	}
-	_, err := s.pool.Exec(ctx, `UPDATE users SET lang = NULLIF($3, '') WHERE salon_id = $1 AND id = $2`, u.SalonID, u.ID, lang)
+	_, err = s.pool.Exec(ctx, `UPDATE users SET lang = NULLIF($3, '') WHERE salon_id = $1 AND id = $2`, u.SalonID, u.ID, lang)
 	if err != nil {
 		return fmt.Errorf("set lang: %w", dbErr(err))
 	}
@@ -392,8 +397,8 @@ type Event struct {
 
 // History returns the booking's events, oldest first, to a caller who may
 // see the booking. Errors: ErrNotFound.
-func (s *Service) History(ctx context.Context, caller Caller, salonID, bookingID int64) ([]Event, error) {
-	if _, err := s.BookingView(ctx, caller, salonID, bookingID); err != nil {
+func (s *Service) History(ctx context.Context, salonID, bookingID int64) ([]Event, error) {
+	if _, err := s.BookingView(ctx, salonID, bookingID); err != nil {
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, `
@@ -422,8 +427,11 @@ func (s *Service) History(ctx context.Context, caller Caller, salonID, bookingID
 // CompletePast marks confirmed bookings completed once the salon-local day
 // they started on has ended (unless staff marked them no-show first), so
 // that history and no-show counts mean something. It returns how many.
-// Replicas may run it at once (SKIP LOCKED).
+// Replicas may run it at once (SKIP LOCKED). Only the platform asks.
 func (s *Service) CompletePast(ctx context.Context) (int, error) {
+	if err := onlySystem(ctx); err != nil {
+		return 0, err
+	}
 	var n int
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		return tx.QueryRow(ctx, `

@@ -1,7 +1,6 @@
 package booking_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -15,16 +14,15 @@ import (
 func TestCompletePast(t *testing.T) {
 	t.Parallel()
 	e := bookingtest.New(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	salon := e.Salon(t, booking.Salon{})
 	sv := e.Service(t, salon, booking.SalonService{DurationMin: 60})
 	m := e.Master(t, salon, sv)
 	day := salon.Today(e.Clock.Now())
 	e.Shift(t, salon, m, day, 2, "10:00", "20:00")
 	book := func(d booking.Date, hhmm string) *booking.Booking {
-		b, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID,
-			StartsAt: bookingtest.At(salon, d, hhmm), Client: booking.ClientInput{Name: "C", Phone: bookingtest.Phone()},
-			Caller: booking.BySystem()})
+		b, err := e.Svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID,
+			StartsAt: bookingtest.At(salon, d, hhmm), Client: booking.ClientInput{Name: "C", Phone: bookingtest.Phone()}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,10 +34,10 @@ func TestCompletePast(t *testing.T) {
 	if n, err := e.Svc.CompletePast(ctx); err != nil || n != 0 {
 		t.Fatalf("before midnight: %d %v", n, err)
 	}
-	if _, err := e.Svc.MarkNoShow(ctx, booking.BySystem(), noShow.ID); err != nil {
+	if _, err := e.Svc.MarkNoShow(booking.As(ctx, booking.BySystem()), noShow.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Svc.Cancel(ctx, booking.CancelRequest{BookingID: gone.ID, Caller: booking.BySystem()}); err != nil {
+	if _, err := e.Svc.Cancel(booking.As(ctx, booking.BySystem()), booking.CancelRequest{BookingID: gone.ID}); err != nil {
 		t.Fatal(err)
 	}
 	e.Clock.Set(bookingtest.At(salon, day.AddDays(1), "00:10"))
@@ -49,13 +47,13 @@ func TestCompletePast(t *testing.T) {
 	want := map[int64]booking.Status{done.ID: booking.StatusCompleted, noShow.ID: booking.StatusNoShow,
 		gone.ID: booking.StatusCancelled, later.ID: booking.StatusConfirmed}
 	for id, st := range want {
-		v, err := e.Svc.BookingView(ctx, booking.BySystem(), 0, id)
+		v, err := e.Svc.BookingView(booking.As(ctx, booking.BySystem()), 0, id)
 		if err != nil || v.Status != st {
 			t.Errorf("booking %d: %v %v, want %s", id, v.Status, err, st)
 		}
 	}
 	// Its history says the platform did it.
-	h, err := e.Svc.History(ctx, booking.BySystem(), 0, done.ID)
+	h, err := e.Svc.History(booking.As(ctx, booking.BySystem()), 0, done.ID)
 	if err != nil || h[len(h)-1].Action != "completed" || h[len(h)-1].Actor.Kind != booking.ActorSystem {
 		t.Errorf("history: %+v %v", h, err)
 	}
@@ -70,7 +68,7 @@ func TestCompletePast(t *testing.T) {
 func TestApplyWeekIsAllOrNothing(t *testing.T) {
 	t.Parallel()
 	e := bookingtest.New(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	salon := e.Salon(t, booking.Salon{})
 	sv := e.Service(t, salon, booking.SalonService{DurationMin: 60})
 	m := e.Master(t, salon, sv)
@@ -78,9 +76,8 @@ func TestApplyWeekIsAllOrNothing(t *testing.T) {
 	e.Shift(t, salon, m, first, 14, "10:00", "20:00")
 	var late []int64
 	for _, d := range []int{2, 9} {
-		b, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID,
-			StartsAt: bookingtest.At(salon, first.AddDays(d), "18:00"), Client: booking.ClientInput{Name: "C", Phone: bookingtest.Phone()},
-			Caller: booking.BySystem()})
+		b, err := e.Svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID,
+			StartsAt: bookingtest.At(salon, first.AddDays(d), "18:00"), Client: booking.ClientInput{Name: "C", Phone: bookingtest.Phone()}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +117,7 @@ func TestApplyWeekIsAllOrNothing(t *testing.T) {
 func TestStaffAreHeldToTheirSalonAndRole(t *testing.T) {
 	t.Parallel()
 	e := bookingtest.New(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	a, b := e.Salon(t, booking.Salon{}), e.Salon(t, booking.Salon{})
 	owner, err := e.Svc.CreateUser(ctx, a.ID, "owner@a.test", "password-1", booking.RoleOwner)
 	if err != nil {

@@ -16,27 +16,6 @@ import (
 // transaction names its actor; the core names it from the caller. So no
 // code path can change a salon from the panel without leaving its row.
 
-// callerKey carries the caller of the catalogue, schedule and settings
-// methods, which take no Caller argument.
-type callerKey struct{}
-
-// As returns ctx carrying caller, for the methods that change a salon's
-// catalogue, schedule, clients, users or settings (they take no Caller
-// argument). A staff caller is held to their salon and role there, and
-// every change is audited under their name; a context without a caller is
-// the platform itself (the command line, the demo seed), which is not.
-func As(ctx context.Context, caller Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, caller)
-}
-
-// callerOf returns the caller ctx carries (BySystem when none).
-func callerOf(ctx context.Context) Caller {
-	if c, ok := ctx.Value(callerKey{}).(Caller); ok {
-		return c
-	}
-	return BySystem()
-}
-
 // auditName is how the caller's changes are recorded in the audit log; ""
 // when they are not.
 func (c Caller) auditName() string {
@@ -55,8 +34,8 @@ func (c Caller) auditName() string {
 // authorize checks that the caller ctx carries may act in the salon with
 // at least role need (the owner may do everything an admin may). A staff
 // caller of another salon gets ErrNotFound, as if the salon (or the record
-// asked for) did not exist; an admin asking for an owner's action,
-// ErrForbidden.
+// asked for) did not exist; an admin asking for an owner's action, a
+// client or nobody, ErrForbidden.
 func authorize(ctx context.Context, salonID int64, need Role) error {
 	c := callerOf(ctx)
 	if err := c.check(); err != nil {

@@ -29,7 +29,7 @@ func BenchmarkBook(b *testing.B) {
 	const workers = 16
 	const perWorker = 40 // bookings per worker per round and kind
 	e := bookingtest.New(b)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	salon := e.Salon(b, booking.Salon{HorizonDays: 366})
 	svc := e.Service(b, salon, booking.SalonService{Name: "Cut", DurationMin: 30})
 	days := (b.N*perWorker)/48 + 2
@@ -59,9 +59,8 @@ func BenchmarkBook(b *testing.B) {
 		for i := range phones[w] {
 			phones[w][i] = fmt.Sprintf("+7901%02d%05d", w, i)
 		}
-		if _, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: bookMasters[w].ID,
-			StartsAt: slotAt(b.N*perWorker + 1), Client: booking.ClientInput{Name: "Regular", Phone: fmt.Sprintf("+7904%07d", w)},
-			Caller: booking.Visitor()}); err != nil {
+		if _, err := e.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: bookMasters[w].ID,
+			StartsAt: slotAt(b.N*perWorker + 1), Client: booking.ClientInput{Name: "Regular", Phone: fmt.Sprintf("+7904%07d", w)}}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -81,8 +80,8 @@ func BenchmarkBook(b *testing.B) {
 			return parallel(workers, func(w int) error {
 				for i := range perWorker {
 					n := round*perWorker + i
-					_, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: masters[w].ID,
-						StartsAt: slotAt(n), Client: booking.ClientInput{Name: "Bench", Phone: phone(w, n)}, Caller: booking.Visitor()})
+					_, err := e.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: masters[w].ID,
+						StartsAt: slotAt(n), Client: booking.ClientInput{Name: "Bench", Phone: phone(w, n)}})
 					if err != nil {
 						return err
 					}
@@ -177,7 +176,7 @@ func parallel(n int, fn func(i int) error) error {
 func BenchmarkConflictStorm(b *testing.B) {
 	const n = 200
 	e := bookingtest.New(b)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	salon := e.Salon(b, booking.Salon{HorizonDays: 366})
 	svc := e.Service(b, salon, booking.SalonService{Name: "Cut", DurationMin: 30})
 	days := 2*b.N + 2
@@ -191,8 +190,8 @@ func BenchmarkConflictStorm(b *testing.B) {
 	storm := func(round int) []time.Duration {
 		at := first.Add(time.Duration(2*round)*24*time.Hour + 12*time.Hour)
 		return timed(n, func(i int) error {
-			_, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: masters[0].ID, StartsAt: at,
-				Caller: booking.Visitor(), Client: booking.ClientInput{Name: "Storm", Phone: phone(round, i)}})
+			_, err := e.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: masters[0].ID, StartsAt: at,
+				Client: booking.ClientInput{Name: "Storm", Phone: phone(round, i)}})
 			var st *booking.SlotTakenError
 			if errors.As(err, &st) && len(st.Alternatives) > 0 {
 				return nil
@@ -205,8 +204,8 @@ func BenchmarkConflictStorm(b *testing.B) {
 		return timed(n, func(i int) error {
 			m := masters[i%len(masters)]
 			at := day.Add(time.Duration(8*60+30*(i/len(masters))) * time.Minute)
-			_, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: m.ID, StartsAt: at,
-				Caller: booking.Visitor(), Client: booking.ClientInput{Name: "Spread", Phone: phone(round, 5000+i)}})
+			_, err := e.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: m.ID, StartsAt: at,
+				Client: booking.ClientInput{Name: "Spread", Phone: phone(round, 5000+i)}})
 			return err
 		})
 	}

@@ -89,10 +89,10 @@ type BookRequest struct {
 	MasterID  int64
 	StartsAt  time.Time
 	Client    ClientInput
-	// Caller is who books: a Visitor of the widget (who gets the booking's
-	// manage token), a chat identity (which becomes the booking's origin),
-	// a panel user, or the system.
-	Caller Caller
+	// caller is who books, from Book's context: a Visitor of the widget
+	// (who gets the booking's manage token), a chat identity (which becomes
+	// the booking's origin), a panel user, an import or the system.
+	caller Caller
 	// Source is the front end; zero means the caller's own (web: widget,
 	// chat: bot, staff: panel). Staff and the system may also book as
 	// SourceImport.
@@ -119,23 +119,23 @@ func (r *BookRequest) normalize(region string) error {
 	} else if r.StartsAt.Second() != 0 || r.StartsAt.Nanosecond() != 0 {
 		fe.add("starts_at", "must be a whole minute")
 	}
-	if err := r.Caller.check(); err != nil {
+	if err := r.caller.check(); err != nil {
 		return err
 	}
 	implied := map[callerKind]Source{callerVisitor: SourceWidget, callerIdentity: SourceBot,
-		callerStaff: SourcePanel, callerSystem: SourcePanel, callerImport: SourceImport}[r.Caller.kind]
+		callerStaff: SourcePanel, callerSystem: SourcePanel, callerImport: SourceImport}[r.caller.kind]
 	switch {
 	case implied == "":
 		fe.add("caller", "a manage token cannot book")
 	case r.Source == "":
 		r.Source = implied
 	case r.Source == implied:
-	case r.Source == SourceImport && !r.Caller.client():
+	case r.Source == SourceImport && !r.caller.client():
 	default:
 		fe.add("source", "not a source for this caller")
 	}
 	r.Client.normalize(fe, "client.", region)
-	if r.Client.Verified && r.Caller.kind != callerIdentity {
+	if r.Client.Verified && r.caller.kind != callerIdentity {
 		fe.add("client.phone", "only a chat channel can verify a phone")
 	}
 	r.Notes = cleanText(fe, "notes", r.Notes, MaxNotesLen, multiLine, false)
@@ -148,7 +148,7 @@ func (r *BookRequest) fingerprint() []byte {
 	h := sha256.New()
 	fmt.Fprintf(h, "book\x00%d\x00%d\x00%d\x00%d\x00%s\x00%s\x00%t\x00%s\x00%s\x00%d\x00%s\x00%d",
 		r.SalonID, r.ServiceID, r.MasterID, r.StartsAt.UnixNano(), r.Client.Name, r.Client.Phone, r.Client.Verified,
-		r.Source, r.Notes, r.Caller.kind, r.Caller.identity, r.Caller.user.ID)
+		r.Source, r.Notes, r.caller.kind, r.caller.identity, r.caller.user.ID)
 	return h.Sum(nil)
 }
 
@@ -168,7 +168,8 @@ type bookContext struct {
 	listeners bool
 }
 
-// Book books the client with the master for the service at StartsAt.
+// Book books the client with the master for the service at StartsAt, for
+// the caller the context carries (As).
 //
 // A request whose start another active booking visibly covers is refused at
 // once, without queueing for the master. Otherwise it takes the master's
@@ -190,16 +191,18 @@ type bookContext struct {
 // is pending until paid, holding its slot for the salon's hold minutes;
 // otherwise it is confirmed.
 //
-// Errors: ErrNotFound (salon); ErrInvalid (fields; unknown service or master
+// Errors: ErrForbidden (nobody asks); ErrNotFound (salon); ErrInvalid
+// (fields; unknown service or master
 // also unwrap to ErrNotFound); *SlotTakenError (ErrSlotTaken); ErrKeyReused,
 // ErrInProgress (ErrConflict); ErrUnavailable (the master stayed busy past
 // the lock wait, or the deadline ran out). Nothing is written when an error
 // is returned.
 func (s *Service) Book(ctx context.Context, r BookRequest) (b *Booking, err error) {
+	r.caller = callerOf(ctx)
 	if s.observe != nil {
 		start := time.Now()
 		defer func() {
-			o := Observation{Channel: r.Caller.channel(), Took: time.Since(start), Outcome: "booked"}
+			o := Observation{Channel: r.caller.channel(), Took: time.Since(start), Outcome: "booked"}
 			var st *SlotTakenError
 			switch {
 			case errors.As(err, &st):
@@ -218,8 +221,11 @@ func (s *Service) Book(ctx context.Context, r BookRequest) (b *Booking, err erro
 }
 
 func (s *Service) bookUnobserved(ctx context.Context, r BookRequest) (*Booking, error) {
+	if err := r.caller.check(); err != nil {
+		return nil, err
+	}
 	// Staff of another salon find nothing here.
-	if (r.Caller.kind == callerStaff || r.Caller.kind == callerImport) && r.Caller.user.SalonID != r.SalonID {
+	if (r.caller.kind == callerStaff || r.caller.kind == callerImport) && r.caller.user.SalonID != r.SalonID {
 		return nil, fmt.Errorf("salon %d: %w", r.SalonID, ErrNotFound)
 	}
 	// The salon's country reads phone numbers; a cached catalogue of any
@@ -319,7 +325,7 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time) (*Boo
 	if err := s.resolve(ctx, conn, bc, r.SalonID, r.ServiceID, r.MasterID); err != nil {
 		return nil, err
 	}
-	if err := bc.check(r.StartsAt, r.Source, r.Caller.client(), now); err != nil {
+	if err := bc.check(r.StartsAt, r.Source, r.caller.client(), now); err != nil {
 		return nil, err
 	}
 
@@ -329,16 +335,16 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time) (*Boo
 		Status: StatusConfirmed, Source: r.Source, Price: bc.price, Deposit: bc.svc.Deposit, Notes: r.Notes,
 		ContactName: r.Client.Name,
 	}
-	if r.Caller.kind == callerIdentity {
-		b.Origin = r.Caller.identity
+	if r.caller.kind == callerIdentity {
+		b.Origin = r.caller.identity
 	}
-	if s.deposits && b.Deposit > 0 && r.Caller.client() {
+	if s.deposits && b.Deposit > 0 && r.caller.client() {
 		b.Status = StatusPending
 		b.HoldExpiresAt = now.Add(time.Duration(bc.salon.HoldMin) * time.Minute)
 	}
 	var token string
 	var salt []byte
-	if r.Caller.kind == callerVisitor {
+	if r.caller.kind == callerVisitor {
 		if claim != nil {
 			salt = newSalt()
 			token = claim.token(salt)
@@ -346,7 +352,7 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time) (*Boo
 			token = newToken()
 		}
 	}
-	actor := r.Caller.actor(b)
+	actor := r.caller.actor(b)
 	if r.Source == SourceImport {
 		actor.Channel = ChannelImport
 	}
@@ -357,11 +363,11 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time) (*Boo
 		}
 	}
 	batch = &pgx.Batch{}
-	if who := r.Caller.auditName(); who != "" {
+	if who := r.caller.auditName(); who != "" {
 		batch.Queue(`SELECT set_config('salon.actor', $1, true)`, who)
 	}
 	batch.Queue(`SAVEPOINT book`)
-	queueInsertBooking(batch, b, r.Client, r.Caller.identity, token, actor, claim, salt, notify)
+	queueInsertBooking(batch, b, r.Client, r.caller.identity, token, actor, claim, salt, notify)
 	batch.Queue(`COMMIT`)
 	err = conn.SendBatch(ctx, batch).Close()
 	if pgCode(err) == pgExclusionViolation {

@@ -38,7 +38,7 @@ func fieldsOf(err error) []string {
 
 func TestBookValidation(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	a, b := f.masters[0], f.masters[1]
 	other := f.Service(t, f.salon, booking.SalonService{Name: "Nails", DurationMin: 30})
 	if err := f.Svc.SetOffers(ctx, f.salon.ID, b.ID, []booking.Offer{{ServiceID: f.svc.ID}, {ServiceID: other.ID}}); err != nil {
@@ -55,6 +55,7 @@ func TestBookValidation(t *testing.T) {
 	f.mustBook(t, f.req(a, "16:00")) // something to collide with below
 
 	before := rowCounts(t, f)
+	var asWho booking.Caller // who asks in a case: a visitor unless it says
 	cases := []struct {
 		name     string
 		mod      func(r *booking.BookRequest)
@@ -62,10 +63,10 @@ func TestBookValidation(t *testing.T) {
 		fields   []string
 		notFound bool
 	}{
-		{"nothing", func(r *booking.BookRequest) { *r = booking.BookRequest{SalonID: f.salon.ID, Caller: booking.Visitor()} }, booking.ErrInvalid,
+		{"nothing", func(r *booking.BookRequest) { *r = booking.BookRequest{SalonID: f.salon.ID} }, booking.ErrInvalid,
 			[]string{"client.phone", "client.name", "master_id", "service_id", "starts_at"}, false},
-		{"no caller", func(r *booking.BookRequest) { r.Caller = booking.Caller{} }, booking.ErrInvalid, []string{"caller"}, false},
-		{"a token cannot book", func(r *booking.BookRequest) { r.Caller = booking.ByToken("x") }, booking.ErrInvalid, []string{"caller"}, false},
+		{"no caller", func(r *booking.BookRequest) { asWho = booking.Caller{} }, booking.ErrForbidden, nil, false},
+		{"a token cannot book", func(r *booking.BookRequest) { asWho = booking.ByToken("x") }, booking.ErrInvalid, []string{"caller"}, false},
 		{"visitor as panel", func(r *booking.BookRequest) { r.Source = booking.SourcePanel }, booking.ErrInvalid, []string{"source"}, false},
 		{"visitor verifies", func(r *booking.BookRequest) { r.Client.Verified = true }, booking.ErrInvalid, []string{"client.phone"}, false},
 		{"unknown salon", func(r *booking.BookRequest) { r.SalonID = 999999 }, booking.ErrNotFound, nil, true},
@@ -98,8 +99,9 @@ func TestBookValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := f.req(a, "11:00")
+		asWho = booking.Visitor()
 		c.mod(&r)
-		_, err := f.Svc.Book(ctx, r)
+		_, err := f.Svc.Book(booking.As(context.Background(), asWho), r)
 		if !errors.Is(err, c.kind) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.kind)
 			continue
@@ -120,8 +122,7 @@ func TestBookValidation(t *testing.T) {
 
 	// The admin panel may book off the grid and sooner than the notice.
 	r := f.req(a, "10:07")
-	r.Caller = f.admin(1)
-	if _, err := f.Svc.Book(ctx, r); err != nil {
+	if _, err := f.Svc.Book(booking.As(ctx, f.admin(1)), r); err != nil {
 		t.Fatalf("panel booking off the grid: %v", err)
 	}
 }
@@ -135,15 +136,15 @@ func TestBookMinNotice(t *testing.T) {
 	today := s.Today(e.Clock.Now()) // clock: 09:00 local
 	e.Shift(t, s, m, today, 1, "09:00", "20:00")
 	r := booking.BookRequest{SalonID: s.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: bookingtest.At(s, today, "10:45"),
-		Client: booking.ClientInput{Name: "A", Phone: bookingtest.Phone()}, Caller: booking.Visitor()}
-	if _, err := e.Svc.Book(context.Background(), r); !errors.Is(err, booking.ErrInvalid) {
+		Client: booking.ClientInput{Name: "A", Phone: bookingtest.Phone()}}
+	if _, err := e.Svc.Book(web(), r); !errors.Is(err, booking.ErrInvalid) {
 		t.Fatalf("booking 105 minutes ahead with 120 notice: %v", err)
 	}
 	r.StartsAt = bookingtest.At(s, today, "11:00")
-	if _, err := e.Svc.Book(context.Background(), r); err != nil {
+	if _, err := e.Svc.Book(web(), r); err != nil {
 		t.Fatalf("booking 120 minutes ahead: %v", err)
 	}
-	slots, err := e.Svc.Slots(context.Background(), booking.SlotQuery{SalonID: s.ID, ServiceID: sv.ID, From: today})
+	slots, err := e.Svc.Slots(web(), booking.SlotQuery{SalonID: s.ID, ServiceID: sv.ID, From: today})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestBookMinNotice(t *testing.T) {
 
 func TestBookResult(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	r := f.req(f.masters[0], "11:00")
 	r.Client.Phone = "8 (999) 123-45-67"
 	b := f.mustBook(t, r)
@@ -175,13 +176,13 @@ func TestBookResult(t *testing.T) {
 	if b2 := f.mustBook(t, r2); b2.ClientID != b.ClientID {
 		t.Fatalf("second booking made client %d, want %d", b2.ClientID, b.ClientID)
 	}
-	got, err := f.Svc.BookingView(ctx, booking.ByToken(b.ManageToken), 0, b.ID)
+	got, err := f.Svc.BookingView(booking.As(ctx, booking.ByToken(b.ManageToken)), 0, b.ID)
 	if err != nil || got.ID != b.ID || got.ClientName != "" || got.ContactName != "Client" {
 		t.Fatalf("by token: %+v %v", got, err)
 	}
 	for _, c := range []booking.Caller{booking.ByToken(b.ManageToken + "x"), booking.ByToken(strings.Repeat("A", 32)),
 		booking.ByIdentity(booking.TelegramUser(1)), booking.ByStaff(booking.User{ID: 1, SalonID: f.salon.ID + 1, Role: booking.RoleOwner})} {
-		if _, err := f.Svc.BookingView(ctx, c, 0, b.ID); !errors.Is(err, booking.ErrNotFound) {
+		if _, err := f.Svc.BookingView(booking.As(ctx, c), 0, b.ID); !errors.Is(err, booking.ErrNotFound) {
 			t.Fatalf("%+v reads another's booking: %v", c, err)
 		}
 	}
@@ -198,19 +199,19 @@ func TestBookResult(t *testing.T) {
 
 func TestCancelRules(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	if _, err := f.Pool.Exec(ctx, `UPDATE salons SET cutoff_hours = 3 WHERE id = $1`, f.salon.ID); err != nil {
 		t.Fatal(err)
 	}
 	b := f.mustBook(t, f.req(f.masters[0], "15:00"))
 	other := f.mustBook(t, f.req(f.masters[1], "15:00"))
 	cancel := func(c booking.Caller) (*booking.Booking, error) {
-		return f.Svc.Cancel(ctx, booking.CancelRequest{SalonID: f.salon.ID, BookingID: b.ID, Caller: c})
+		return f.Svc.Cancel(booking.As(ctx, c), booking.CancelRequest{SalonID: f.salon.ID, BookingID: b.ID})
 	}
 	if _, err := cancel(booking.ByToken(other.ManageToken)); !errors.Is(err, booking.ErrNotFound) {
 		t.Fatalf("another client cancels: %v", err)
 	}
-	if _, err := f.Svc.Cancel(ctx, booking.CancelRequest{SalonID: 999999, BookingID: b.ID, Caller: booking.BySystem()}); !errors.Is(err, booking.ErrNotFound) {
+	if _, err := f.Svc.Cancel(booking.As(ctx, booking.BySystem()), booking.CancelRequest{SalonID: 999999, BookingID: b.ID}); !errors.Is(err, booking.ErrNotFound) {
 		t.Fatalf("wrong salon: %v", err)
 	}
 	f.Clock.Set(f.at("12:01")) // 2h59m before
@@ -231,7 +232,7 @@ func TestCancelRules(t *testing.T) {
 		t.Fatalf("another client cancels a cancelled booking: %v %v", got, err)
 	}
 	f.Clock.Set(f.at("14:59"))
-	if _, err := f.Svc.Cancel(ctx, booking.CancelRequest{SalonID: f.salon.ID, BookingID: other.ID, Caller: f.admin(7)}); err != nil {
+	if _, err := f.Svc.Cancel(booking.As(ctx, f.admin(7)), booking.CancelRequest{SalonID: f.salon.ID, BookingID: other.ID}); err != nil {
 		t.Fatalf("admin cancels past the cutoff: %v", err)
 	}
 	var actorKind string
@@ -244,12 +245,12 @@ func TestCancelRules(t *testing.T) {
 
 func TestRescheduleRules(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	a, b := f.masters[0], f.masters[1]
 	x := f.mustBook(t, f.req(a, "10:00"))
 	f.mustBook(t, f.req(a, "12:00"))
 	move := func(at string, master int64, c booking.Caller) (*booking.Booking, error) {
-		return f.Svc.Reschedule(ctx, booking.RescheduleRequest{SalonID: f.salon.ID, BookingID: x.ID, StartsAt: f.at(at), MasterID: master, Caller: c})
+		return f.Svc.Reschedule(booking.As(ctx, c), booking.RescheduleRequest{SalonID: f.salon.ID, BookingID: x.ID, StartsAt: f.at(at), MasterID: master})
 	}
 	client := booking.ByToken(x.ManageToken)
 	// Into its own old time, half an hour later: the booking does not collide with itself.
@@ -298,28 +299,28 @@ func TestRescheduleRules(t *testing.T) {
 
 func TestOutcomes(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	b := f.mustBook(t, f.req(f.masters[0], "10:00"))
-	if _, err := f.Svc.MarkCompleted(ctx, booking.ByToken(b.ManageToken), b.ID); !errors.Is(err, booking.ErrForbidden) {
+	if _, err := f.Svc.MarkCompleted(booking.As(ctx, booking.ByToken(b.ManageToken)), b.ID); !errors.Is(err, booking.ErrForbidden) {
 		t.Fatalf("client marks completed: %v", err)
 	}
-	if _, err := f.Svc.MarkCompleted(ctx, f.admin(1), b.ID); !errors.Is(err, booking.ErrConflict) {
+	if _, err := f.Svc.MarkCompleted(booking.As(ctx, f.admin(1)), b.ID); !errors.Is(err, booking.ErrConflict) {
 		t.Fatalf("completed before it started: %v", err)
 	}
 	f.Clock.Set(f.at("11:00"))
-	got, err := f.Svc.MarkCompleted(ctx, f.admin(1), b.ID)
+	got, err := f.Svc.MarkCompleted(booking.As(ctx, f.admin(1)), b.ID)
 	if err != nil || got.Status != booking.StatusCompleted {
 		t.Fatalf("mark completed: %v %v", got, err)
 	}
-	if _, err := f.Svc.Cancel(ctx, booking.CancelRequest{SalonID: f.salon.ID, BookingID: b.ID, Caller: booking.BySystem()}); !errors.Is(err, booking.ErrConflict) {
+	if _, err := f.Svc.Cancel(booking.As(ctx, booking.BySystem()), booking.CancelRequest{SalonID: f.salon.ID, BookingID: b.ID}); !errors.Is(err, booking.ErrConflict) {
 		t.Fatalf("cancel completed: %v", err)
 	}
-	if _, err := f.Svc.MarkNoShow(ctx, f.admin(1), b.ID); !errors.Is(err, booking.ErrConflict) {
+	if _, err := f.Svc.MarkNoShow(booking.As(ctx, f.admin(1)), b.ID); !errors.Is(err, booking.ErrConflict) {
 		t.Fatalf("no-show after completed: %v", err)
 	}
 	b2 := f.mustBook(t, f.req(f.masters[1], "11:00"))
 	f.Clock.Set(f.at("11:20"))
-	if got, err := f.Svc.MarkNoShow(ctx, booking.BySystem(), b2.ID); err != nil || got.Status != booking.StatusNoShow {
+	if got, err := f.Svc.MarkNoShow(booking.As(ctx, booking.BySystem()), b2.ID); err != nil || got.Status != booking.StatusNoShow {
 		t.Fatalf("no-show: %v %v", got, err)
 	}
 	// A no-show frees nothing retroactively but no longer occupies time.
@@ -331,7 +332,7 @@ func TestOutcomes(t *testing.T) {
 
 func TestDepositHoldExpires(t *testing.T) {
 	f := setup(t, booking.WithOnlineDeposits())
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	dep := f.Service(t, f.salon, booking.SalonService{Name: "Colour", DurationMin: 120, Price: 500000, Deposit: 100000})
 	m := f.masters[0]
 	if err := f.Svc.SetOffers(ctx, f.salon.ID, m.ID, []booking.Offer{{ServiceID: dep.ID}}); err != nil {
@@ -347,19 +348,19 @@ func TestDepositHoldExpires(t *testing.T) {
 	plain := booking.New(f.Pool, booking.WithClock(f.Clock.Now))
 	r3 := f.req(m, "16:00")
 	r3.ServiceID = dep.ID
-	if b3, err := plain.Book(ctx, r3); err != nil || b3.Status != booking.StatusConfirmed || b3.Deposit != 100000 {
+	if b3, err := plain.Book(booking.As(ctx, booking.Visitor()), r3); err != nil || b3.Status != booking.StatusConfirmed || b3.Deposit != 100000 {
 		t.Fatalf("deposit booking without online deposits: %+v %v", b3, err)
 	}
 	// Admins book deposit services confirmed (paid in the salon).
 	r2 := f.req(m, "14:00")
-	r2.ServiceID, r2.Caller = dep.ID, f.admin(1)
-	if b2 := f.mustBook(t, r2); b2.Status != booking.StatusConfirmed {
+	r2.ServiceID = dep.ID
+	if b2 := f.mustBookAs(t, f.admin(1), r2); b2.Status != booking.StatusConfirmed {
 		t.Fatalf("panel deposit booking: %+v", b2)
 	}
 	if n, err := f.Svc.ExpireHolds(ctx); err != nil || n != 0 {
 		t.Fatalf("expire before the hold ends: %d %v", n, err)
 	}
-	if _, err := f.Svc.Book(ctx, r); !errors.Is(err, booking.ErrSlotTaken) {
+	if _, err := f.Svc.Book(booking.As(ctx, booking.Visitor()), r); !errors.Is(err, booking.ErrSlotTaken) {
 		t.Fatalf("held slot: %v", err)
 	}
 	f.Clock.Advance(15 * time.Minute)
@@ -371,14 +372,14 @@ func TestDepositHoldExpires(t *testing.T) {
 		t.Fatalf("expired booking: %+v", got)
 	}
 	r.Client.Phone = bookingtest.Phone()
-	if _, err := f.Svc.Book(ctx, r); err != nil {
+	if _, err := f.Svc.Book(booking.As(ctx, booking.Visitor()), r); err != nil {
 		t.Fatalf("slot after hold expiry: %v", err)
 	}
 }
 
 func TestSetShiftsKeepsBookingsCovered(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	a := f.masters[0]
 	f.mustBook(t, f.req(a, "18:00"))
 	before := rowCounts(t, f)
@@ -412,7 +413,7 @@ func TestSetShiftsKeepsBookingsCovered(t *testing.T) {
 
 func TestSlotsQueries(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	buf := f.Service(t, f.salon, booking.SalonService{Name: "Buffered", DurationMin: 45, BufferMin: 15})
 	a, b := f.masters[0], f.masters[1]
 	if err := f.Svc.SetOffers(ctx, f.salon.ID, a.ID, []booking.Offer{{ServiceID: f.svc.ID}, {ServiceID: buf.ID, DurationMin: 30}}); err != nil {
@@ -468,7 +469,7 @@ func TestSlotsQueries(t *testing.T) {
 func TestCatalogValidation(t *testing.T) {
 	t.Parallel()
 	e := bookingtest.New(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	if _, err := e.Svc.CreateSalon(ctx, booking.Salon{Slug: "A b", Name: "", Timezone: "Mars/Olympus"}); !slices.Equal(fieldsOf(err), []string{"name", "slug", "timezone"}) {
 		t.Fatalf("salon fields: %v", err)
 	}
@@ -490,7 +491,7 @@ func TestCatalogValidation(t *testing.T) {
 func TestUsers(t *testing.T) {
 	t.Parallel()
 	e := bookingtest.New(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	s := e.Salon(t, booking.Salon{})
 	u, err := e.Svc.CreateUser(ctx, s.ID, " Admin@Example.COM ", "correct horse", booking.RoleAdmin)
 	if err != nil || u.Email != "admin@example.com" {
@@ -503,11 +504,11 @@ func TestUsers(t *testing.T) {
 	if !strings.HasPrefix(hash, "$argon2id$v=19$") || strings.Contains(hash, "correct horse") {
 		t.Fatalf("stored hash %q", hash)
 	}
-	if got, err := e.Svc.Authenticate(ctx, "admin@example.com", "correct horse"); err != nil || got.ID != u.ID {
-		t.Fatalf("authenticate: %v %v", got, err)
+	if _, got, err := e.Svc.Login(web(), "admin@example.com", "correct horse", "192.0.2.1"); err != nil || got.ID != u.ID {
+		t.Fatalf("log in: %v %v", got, err)
 	}
 	for _, c := range [][2]string{{"admin@example.com", "wrong horse"}, {"nobody@example.com", "correct horse"}, {"admin@example.com", ""}} {
-		if _, err := e.Svc.Authenticate(ctx, c[0], c[1]); !errors.Is(err, booking.ErrForbidden) {
+		if _, _, err := e.Svc.Login(web(), c[0], c[1], "192.0.2.1"); !errors.Is(err, booking.ErrForbidden) {
 			t.Errorf("authenticate %v: %v", c, err)
 		}
 	}

@@ -1,6 +1,7 @@
 package booking
 
 import (
+	"context"
 	"crypto/subtle"
 	"fmt"
 	"regexp"
@@ -69,18 +70,24 @@ const (
 	callerImport              // an import of a file into one salon
 )
 
-// Caller is who asks, with the credential they present. Every method that
-// reads or changes a booking takes one and decides, itself, what the caller
-// may see and do; front ends only pass it along.
+// Caller is who asks, with the credential they present. Every method of
+// Service that reads or changes salon data finds it in its context (As)
+// and decides, itself, what the caller may see and do; front ends only
+// pass it along. A context without a caller is refused (ErrForbidden): it
+// is never taken for the platform, which the jobs, the command line and
+// the tests name explicitly (BySystem).
 //
-//   - Visitor: someone on the web widget. May book (and then holds the
-//     booking's manage token); sees nothing else.
+//   - Visitor: an anonymous visitor of the widget or of the panel's login
+//     page. May read a salon's public catalogue and free times, book (and
+//     then holds the booking's manage token), and present a credential
+//     (a password, a session, a feed token); sees nothing else.
 //   - ByToken: the holder of a booking's manage token: that booking only.
 //   - ByIdentity: a person on a chat channel: the bookings that identity
 //     made, and those of the client it was proven to be (a Telegram contact
 //     shared by its owner). A phone number someone typed proves nothing.
 //   - ByStaff: a panel user: every booking of their salon, none of another.
-//   - BySystem: the platform (jobs, the command line, imports).
+//   - ByImport, ByUserImport: an import of a file into one salon.
+//   - BySystem: the platform itself (jobs, the command line).
 //
 // A booking a caller may not see is ErrNotFound to them, whether it exists
 // or not.
@@ -92,7 +99,8 @@ type Caller struct {
 	file     string // of an import
 }
 
-// Visitor is an anonymous visitor of the web widget.
+// Visitor is an anonymous visitor of the web widget (or of the panel's
+// login page).
 func Visitor() Caller { return Caller{kind: callerVisitor} }
 
 // ByToken is the holder of a manage token.
@@ -155,7 +163,54 @@ func (c Caller) check() error {
 		}
 		return nil
 	}
-	return invalid("caller", "who is asking is not said")
+	return fmt.Errorf("who is asking is not said: %w", ErrForbidden)
+}
+
+// callerKey is the context key of the caller.
+type callerKey struct{}
+
+// As returns ctx carrying caller: who asks, for every method of Service.
+func As(ctx context.Context, caller Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, caller)
+}
+
+// callerOf returns the caller ctx carries: the zero Caller, whom check
+// refuses, when there is none.
+func callerOf(ctx context.Context) Caller {
+	c, _ := ctx.Value(callerKey{}).(Caller)
+	return c
+}
+
+// asked returns the caller ctx carries once check accepts it.
+func asked(ctx context.Context) (Caller, error) {
+	c := callerOf(ctx)
+	return c, c.check()
+}
+
+// onlySystem refuses every caller but the platform itself (ErrForbidden).
+func onlySystem(ctx context.Context) error {
+	c, err := asked(ctx)
+	if err != nil {
+		return err
+	}
+	if c.kind != callerSystem {
+		return fmt.Errorf("only the platform may: %w", ErrForbidden)
+	}
+	return nil
+}
+
+// mayRead checks that the caller may read the salon's public face: its
+// settings, catalogue and free times. Clients may read any salon's; staff
+// and imports only their own (another salon is ErrNotFound to them).
+func mayRead(ctx context.Context, salonID int64) error {
+	c, err := asked(ctx)
+	if err != nil {
+		return err
+	}
+	if (c.kind == callerStaff || c.kind == callerImport) && c.user.SalonID != salonID {
+		return fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
+	}
+	return nil
 }
 
 // channel is the channel the caller acts through.

@@ -71,6 +71,9 @@ func (s *Service) CreateService(ctx context.Context, salonID int64, in SalonServ
 
 // Services lists the salon's active services by name.
 func (s *Service) Services(ctx context.Context, salonID int64) ([]SalonService, error) {
+	if err := mayRead(ctx, salonID); err != nil {
+		return nil, err
+	}
 	return s.services(ctx, salonID, true)
 }
 

@@ -42,17 +42,27 @@ func (c *ClientInput) normalize(fe fieldErrors, prefix, region string) {
 	c.Phone = p
 }
 
-// Client returns a client of the salon. Errors: ErrNotFound.
+// Client returns a client of the salon, to its staff. Errors: ErrNotFound,
+// ErrForbidden (not staff).
 func (s *Service) Client(ctx context.Context, salonID, id int64) (*Client, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
 	return getClient(ctx, s.pool, `salon_id = $1 AND id = $2`, salonID, id)
 }
 
-// IdentityClient returns the client that id was proven to be in the salon
-// (its own record: the person behind id shared it). Errors: ErrNotFound.
-func (s *Service) IdentityClient(ctx context.Context, salonID int64, id Identity) (*Client, error) {
-	if !id.valid() {
-		return nil, fmt.Errorf("client: %w", ErrNotFound)
+// IdentityClient returns the client that the calling chat identity was
+// proven to be in the salon (its own record: the person behind it shared
+// it). Errors: ErrNotFound (none), ErrForbidden (not a chat identity).
+func (s *Service) IdentityClient(ctx context.Context, salonID int64) (*Client, error) {
+	c, err := asked(ctx)
+	if err != nil {
+		return nil, err
 	}
+	if c.kind != callerIdentity {
+		return nil, fmt.Errorf("only a chat identity has a client record of its own: %w", ErrForbidden)
+	}
+	id := c.identity
 	return getClient(ctx, s.pool, `salon_id = $1 AND id = (SELECT client_id FROM client_identities
 		WHERE salon_id = $1 AND channel = $2 AND external_id = $3)`, salonID, id.Channel, id.ExternalID)
 }

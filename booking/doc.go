@@ -47,36 +47,36 @@
 //
 // # Trust
 //
-// Who may see or change a booking is decided here, from the Caller's
-// credential, never by a front end comparing ids: a manage token opens its
-// booking; a chat identity (as the channel vouches for it) opens the
-// bookings it made and those of the client it was proven to be; a panel
+// Every method of Service finds who asks in its context (As, a Caller): a
+// context that names nobody is refused (ErrForbidden), never taken for the
+// platform, which the jobs, the command line and tests name explicitly
+// (BySystem). Who may see or change a booking is decided here, from the
+// caller's credential, never by a front end comparing ids: a manage token
+// opens its booking; a chat identity (as the channel vouches for it) opens
+// the bookings it made and those of the client it was proven to be; a panel
 // user opens their salon; the system everything. A booking the caller may
 // not see is ErrNotFound. Clients are reached through chat identities
 // (client_identities: channel, external id, how it was verified), created
-// only with proof of who the person is: a phone the channel vouched for
-// (a Telegram contact shared by its owner). A typed phone books, and
-// reveals, lists and hands over nothing: the booking goes to the client of
-// that phone (whose record it never renames; the name given stays on the
-// booking) and the maker's identity becomes its origin. Nothing that grants
-// access is stored readable: manage tokens and link codes as hashes,
-// idempotency keys as hashes with replayed tokens derived again from the
-// key.
+// only with proof of who the person is: a phone the channel vouched for (a
+// Telegram contact shared by its owner). A typed phone books, and reveals,
+// lists and hands over nothing: the booking goes to the client of that phone
+// (whose record it never renames; the name given stays on the booking) and
+// the maker's identity becomes its origin. Nothing that grants access is
+// stored readable: manage tokens and link codes as hashes, idempotency keys
+// as hashes with replayed tokens derived again from the key.
 //
 // # Staff, and the audit log
 //
-// A panel user is ByStaff for bookings, and, for the methods that change a
-// salon's catalogue, shifts, clients, users and settings (which take no
-// Caller argument), the caller the context carries (As). Staff are held to
-// their salon (another salon's ids are ErrNotFound) and their role: owners
-// manage the catalogue, users and settings; admins the day, clients and
-// shifts (ErrForbidden). Every change a staff member or an import makes is
-// a row of audit_log (actor, action, entity, the changed columns before and
-// after, secrets left out), written by triggers in the change's own
-// transaction whenever the transaction names its actor, so no code path can
-// change a salon from the panel without its row. Panel sessions and login
-// throttling live in PostgreSQL (Login, SessionUser, Logout): only hashes of
-// session ids are stored.
+// A panel user asks as ByStaff. Staff are held to their salon (another
+// salon's ids are ErrNotFound) and their role: owners manage the catalogue,
+// users and settings; admins the day, clients and shifts (ErrForbidden).
+// Every change a staff member or an import makes is a row of audit_log
+// (actor, action, entity, the changed columns before and after, secrets left
+// out), written by triggers in the change's own transaction whenever the
+// transaction names its actor, so no code path can change a salon from the
+// panel without its row. Panel sessions and login throttling live in
+// PostgreSQL (Login, SessionUser, Logout): only hashes of session ids are
+// stored.
 //
 // # Notifications
 //

@@ -76,6 +76,9 @@ type Feed struct {
 // MasterFeed returns the calendar a token opens. Errors: ErrNotFound (no
 // such token, or revoked).
 func (s *Service) MasterFeed(ctx context.Context, token string) (*Feed, error) {
+	if _, err := asked(ctx); err != nil {
+		return nil, err
+	}
 	if token == "" || len(token) > 100 {
 		return nil, fmt.Errorf("calendar: %w", ErrNotFound)
 	}
@@ -117,8 +120,8 @@ func (s *Service) MasterFeed(ctx context.Context, token string) (*Feed, error) {
 // file, for a caller who may see the booking (the bot gives it to a chat
 // client, who holds no manage token). A new token replaces the last.
 // Errors: ErrNotFound.
-func (s *Service) BookingCalendarToken(ctx context.Context, caller Caller, bookingID int64) (string, error) {
-	if _, err := s.BookingView(ctx, caller, 0, bookingID); err != nil {
+func (s *Service) BookingCalendarToken(ctx context.Context, bookingID int64) (string, error) {
+	if _, err := s.BookingView(ctx, 0, bookingID); err != nil {
 		return "", err
 	}
 	token := newToken()
@@ -131,6 +134,9 @@ func (s *Service) BookingCalendarToken(ctx context.Context, caller Caller, booki
 // BookingByCalendarToken returns the booking a calendar link opens.
 // Errors: ErrNotFound.
 func (s *Service) BookingByCalendarToken(ctx context.Context, token string) (*View, error) {
+	if _, err := asked(ctx); err != nil {
+		return nil, err
+	}
 	if token == "" || len(token) > 100 {
 		return nil, fmt.Errorf("calendar: %w", ErrNotFound)
 	}
@@ -142,5 +148,5 @@ func (s *Service) BookingByCalendarToken(ctx context.Context, token string) (*Vi
 	if err != nil {
 		return nil, fmt.Errorf("calendar: %w", dbErr(err))
 	}
-	return s.BookingView(ctx, BySystem(), 0, id)
+	return s.BookingView(As(ctx, BySystem()), 0, id)
 }

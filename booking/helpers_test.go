@@ -47,13 +47,23 @@ func (f *fixture) at(hhmm string) time.Time { return bookingtest.At(f.salon, f.d
 func (f *fixture) req(m *booking.Master, hhmm string) booking.BookRequest {
 	return booking.BookRequest{
 		SalonID: f.salon.ID, ServiceID: f.svc.ID, MasterID: m.ID, StartsAt: f.at(hhmm),
-		Client: booking.ClientInput{Name: "Client", Phone: bookingtest.Phone()}, Caller: booking.Visitor(),
+		Client: booking.ClientInput{Name: "Client", Phone: bookingtest.Phone()},
 	}
 }
 
+// web is a context in which a visitor of the widget asks.
+func web() context.Context { return booking.As(context.Background(), booking.Visitor()) }
+
+// mustBook books r for a visitor of the widget.
 func (f *fixture) mustBook(t *testing.T, r booking.BookRequest) *booking.Booking {
 	t.Helper()
-	b, err := f.Svc.Book(context.Background(), r)
+	return f.mustBookAs(t, booking.Visitor(), r)
+}
+
+// mustBookAs books r for the caller.
+func (f *fixture) mustBookAs(t *testing.T, c booking.Caller, r booking.BookRequest) *booking.Booking {
+	t.Helper()
+	b, err := f.Svc.Book(booking.As(context.Background(), c), r)
 	if err != nil {
 		t.Fatalf("book %s: %v", r.StartsAt, err)
 	}
@@ -118,7 +128,7 @@ func activeBookings(t *testing.T, pool *pgxpool.Pool, masterID int64) int {
 // checks that the slot lies inside a shift of the master.
 func assertReallyFree(t *testing.T, f *fixture, s booking.Slot) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	tx, err := f.Pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +163,7 @@ func (f *fixture) admin(id int64) booking.Caller {
 // get reads a booking as the system.
 func (f *fixture) get(t *testing.T, id int64) *booking.View {
 	t.Helper()
-	v, err := f.Svc.BookingView(context.Background(), booking.BySystem(), f.salon.ID, id)
+	v, err := f.Svc.BookingView(booking.As(context.Background(), booking.BySystem()), f.salon.ID, id)
 	if err != nil {
 		t.Fatalf("booking %d: %v", id, err)
 	}

@@ -95,8 +95,11 @@ func newSalt() []byte {
 }
 
 // PruneIdempotencyKeys deletes idempotency records older than age; a replay
-// after that is treated as a new request.
+// after that is treated as a new request. Only the platform asks.
 func (s *Service) PruneIdempotencyKeys(ctx context.Context, age time.Duration) (int64, error) {
+	if err := onlySystem(ctx); err != nil {
+		return 0, err
+	}
 	tag, err := s.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, s.now().Add(-age))
 	if err != nil {
 		return 0, fmt.Errorf("prune idempotency keys: %w", dbErr(err))

@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"salon/booking"
+	"salon/booking/bookingtest"
 )
 
 func TestIdempotentReplay(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	r := f.req(f.masters[0], "11:00")
 	r.IdempotencyKey = "key-1"
 	first := f.mustBook(t, r)
@@ -24,12 +25,12 @@ func TestIdempotentReplay(t *testing.T) {
 	// The same key with another body is refused, and writes nothing.
 	other := r
 	other.StartsAt = f.at("12:00")
-	if _, err := f.Svc.Book(ctx, other); !errors.Is(err, booking.ErrKeyReused) || !errors.Is(err, booking.ErrConflict) {
+	if _, err := f.Svc.Book(booking.As(ctx, booking.Visitor()), other); !errors.Is(err, booking.ErrKeyReused) || !errors.Is(err, booking.ErrConflict) {
 		t.Fatalf("reused key: %v", err)
 	}
 	other = r
 	other.Client.Name = "Someone else"
-	if _, err := f.Svc.Book(ctx, other); !errors.Is(err, booking.ErrKeyReused) {
+	if _, err := f.Svc.Book(booking.As(ctx, booking.Visitor()), other); !errors.Is(err, booking.ErrKeyReused) {
 		t.Fatalf("reused key, other client: %v", err)
 	}
 	if n := activeBookings(t, f.Pool, f.masters[0].ID); n != 1 {
@@ -38,7 +39,7 @@ func TestIdempotentReplay(t *testing.T) {
 	// The phone in another spelling is the same request.
 	same := r
 	same.Client.Phone = "8" + r.Client.Phone[2:]
-	if b, err := f.Svc.Book(ctx, same); err != nil || b.ID != first.ID {
+	if b, err := f.Svc.Book(booking.As(ctx, booking.Visitor()), same); err != nil || b.ID != first.ID {
 		t.Fatalf("replay with the phone respelled: %v %v", b, err)
 	}
 	// Keys are per salon.
@@ -47,8 +48,8 @@ func TestIdempotentReplay(t *testing.T) {
 	m2 := f.Master(t, s2, sv2)
 	f.Shift(t, s2, m2, f.day, 1, "10:00", "20:00")
 	r2 := booking.BookRequest{SalonID: s2.ID, ServiceID: sv2.ID, MasterID: m2.ID, StartsAt: f.at("11:00"),
-		Client: r.Client, Caller: booking.Visitor(), IdempotencyKey: "key-1"}
-	if b, err := f.Svc.Book(ctx, r2); err != nil || b.ID == first.ID {
+		Client: r.Client, IdempotencyKey: "key-1"}
+	if b, err := f.Svc.Book(booking.As(ctx, booking.Visitor()), r2); err != nil || b.ID == first.ID {
 		t.Fatalf("same key in another salon: %v %v", b, err)
 	}
 }
@@ -58,12 +59,12 @@ func TestIdempotencyAfterFailure(t *testing.T) {
 	f.mustBook(t, f.req(f.masters[0], "11:00"))
 	r := f.req(f.masters[0], "11:00")
 	r.IdempotencyKey = "retry-me"
-	if _, err := f.Svc.Book(context.Background(), r); !errors.Is(err, booking.ErrSlotTaken) {
+	if _, err := f.Svc.Book(web(), r); !errors.Is(err, booking.ErrSlotTaken) {
 		t.Fatalf("first attempt: %v", err)
 	}
 	// The refusal left no record: a retry of the key for a free time books.
 	r.StartsAt = f.at("12:00")
-	if _, err := f.Svc.Book(context.Background(), r); err != nil {
+	if _, err := f.Svc.Book(web(), r); err != nil {
 		t.Fatalf("retry after a refusal: %v", err)
 	}
 }
@@ -76,7 +77,7 @@ func TestIdempotencyConcurrentReplays(t *testing.T) {
 	ids := make([]int64, n)
 	tokens := make([]string, n)
 	errs := race(n, func(i int) error {
-		b, err := f.Svc.Book(context.Background(), r)
+		b, err := f.Svc.Book(web(), r)
 		if err == nil {
 			ids[i], tokens[i] = b.ID, b.ManageToken
 		}

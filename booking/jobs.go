@@ -198,7 +198,7 @@ func (s *Service) notifyAll(ctx context.Context, tx pgx.Tx, notices []Notice) er
 
 // view reads a booking for a job (as the system).
 func (s *Service) view(ctx context.Context, salonID, bookingID int64) (*View, error) {
-	return s.BookingView(ctx, BySystem(), salonID, bookingID)
+	return s.BookingView(As(ctx, BySystem()), salonID, bookingID)
 }
 
 type notifyWorker struct {
@@ -239,8 +239,12 @@ func (w *notifyWorker) Work(ctx context.Context, job *river.Job[NotifyArgs]) err
 // within half of it: a reminder that late would say the wrong thing), on
 // every chat identity they are reachable on. Each reminder is recorded with
 // its message, so it goes once per booking, start and lead, whichever
-// replica sweeps. It returns how many bookings were reminded.
+// replica sweeps. It returns how many bookings were reminded. Only the
+// platform asks (ErrForbidden).
 func (s *Service) Remind(ctx context.Context) (int, error) {
+	if err := onlySystem(ctx); err != nil {
+		return 0, err
+	}
 	now := s.now()
 	sent := 0
 	for _, lead := range ReminderLeads {
@@ -336,7 +340,7 @@ type paymentWorker struct {
 }
 
 func (w *paymentWorker) Work(ctx context.Context, job *river.Job[PaymentCheckArgs]) error {
-	_, err := w.s.CheckPayment(ctx, job.Args.SessionID)
+	_, err := w.s.CheckPayment(As(ctx, BySystem()), job.Args.SessionID)
 	if err != nil && (errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict)) {
 		return nil
 	}
@@ -365,7 +369,7 @@ type sweep[T river.JobArgs] struct {
 }
 
 func (w *sweep[T]) Work(ctx context.Context, _ *river.Job[T]) error {
-	n, err := w.run(ctx)
+	n, err := w.run(As(ctx, BySystem()))
 	if n > 0 {
 		w.log.Info(w.what, "count", n)
 	}

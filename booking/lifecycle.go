@@ -16,7 +16,6 @@ type CancelRequest struct {
 	// SalonID, when not 0, is the salon the booking must be in.
 	SalonID   int64
 	BookingID int64
-	Caller    Caller
 	Reason    string
 }
 
@@ -27,10 +26,10 @@ type CancelRequest struct {
 // ErrInvalid, ErrTooLate (past the cutoff), ErrConflict (completed or
 // no-show), ErrUnavailable.
 func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error) {
-	if err := r.Caller.check(); err != nil {
+	caller, err := asked(ctx)
+	if err != nil {
 		return nil, err
 	}
-	ctx = As(ctx, r.Caller)
 	fe := fieldErrors{}
 	r.Reason = cleanText(fe, "reason", r.Reason, MaxReasonLen, multiLine, false)
 	if err := fe.err(); err != nil {
@@ -39,8 +38,8 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 	now := s.now()
 	var out *Booking
 	var payment int64
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		b, salon, err := lockBooking(ctx, tx, r.Caller, r.SalonID, r.BookingID, 0)
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		b, salon, err := lockBooking(ctx, tx, caller, r.SalonID, r.BookingID, 0)
 		if err != nil {
 			return err
 		}
@@ -48,17 +47,17 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 			out = b
 			return nil
 		}
-		if err := mayChange(b, salon, r.Caller, now); err != nil {
+		if err := mayChange(b, salon, caller, now); err != nil {
 			return err
 		}
-		actor := r.Caller.actor(b)
+		actor := caller.actor(b)
 		out, err = setStatus(ctx, tx, b, StatusCancelled, r.Reason, actor, "cancelled", map[string]any{"reason": r.Reason})
 		if err != nil {
 			return err
 		}
 		// The deposit: the one-time right to refund or release it is taken
 		// here, before the provider is called.
-		if payment, err = startRefund(ctx, tx, b, salon, r.Caller, now); err != nil {
+		if payment, err = startRefund(ctx, tx, b, salon, caller, now); err != nil {
 			return err
 		}
 		return s.enqueueChange(ctx, tx, out, EventCancelled, actor, nil)
@@ -77,7 +76,6 @@ type RescheduleRequest struct {
 	BookingID int64
 	StartsAt  time.Time
 	MasterID  int64 // 0: the same master
-	Caller    Caller
 }
 
 // Reschedule moves an active booking. It is atomic: when the new time is
@@ -90,10 +88,10 @@ type RescheduleRequest struct {
 // Errors: ErrNotFound, ErrInvalid, ErrTooLate, ErrConflict (not active),
 // *SlotTakenError, ErrUnavailable.
 func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking, error) {
-	if err := r.Caller.check(); err != nil {
+	caller, err := asked(ctx)
+	if err != nil {
 		return nil, err
 	}
-	ctx = As(ctx, r.Caller)
 	fe := fieldErrors{}
 	if r.StartsAt.IsZero() {
 		fe.add("starts_at", "required")
@@ -109,13 +107,13 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 	now := s.now()
 	var out, old *Booking
 	master := r.MasterID
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		b, salon, err := lockBooking(ctx, tx, r.Caller, r.SalonID, r.BookingID, r.MasterID)
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		b, salon, err := lockBooking(ctx, tx, caller, r.SalonID, r.BookingID, r.MasterID)
 		if err != nil {
 			return err
 		}
 		old = b
-		if err := mayChange(b, salon, r.Caller, now); err != nil {
+		if err := mayChange(b, salon, caller, now); err != nil {
 			return err
 		}
 		master = cmp.Or(r.MasterID, b.MasterID)
@@ -132,14 +130,14 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		if err := s.resolve(ctx, tx, bc, b.SalonID, b.ServiceID, master); err != nil {
 			return err
 		}
-		if err := bc.check(r.StartsAt, SourcePanel, r.Caller.client(), now); err != nil {
+		if err := bc.check(r.StartsAt, SourcePanel, caller.client(), now); err != nil {
 			return err
 		}
 		price, deposit, buffer := b.Price, b.Deposit, b.BufferMin
 		if master != b.MasterID {
 			price, deposit, buffer = bc.price, bc.svc.Deposit, bc.svc.BufferMin
 		}
-		actor := r.Caller.actor(b)
+		actor := caller.actor(b)
 		details, _ := json.Marshal(actor.details(map[string]any{
 			"from": b.StartsAt, "to": r.StartsAt, "from_master_id": b.MasterID, "to_master_id": master}))
 		batch = &pgx.Batch{}
@@ -192,23 +190,23 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 // the system may, and only once it has started. Marking it again is a no-op.
 // Errors: ErrNotFound, ErrForbidden (a client), ErrConflict (not confirmed,
 // or not started).
-func (s *Service) MarkCompleted(ctx context.Context, caller Caller, bookingID int64) (*Booking, error) {
-	return s.markOutcome(ctx, caller, bookingID, StatusCompleted)
+func (s *Service) MarkCompleted(ctx context.Context, bookingID int64) (*Booking, error) {
+	return s.markOutcome(ctx, bookingID, StatusCompleted)
 }
 
 // MarkNoShow records that the client did not come. Same rules as MarkCompleted.
-func (s *Service) MarkNoShow(ctx context.Context, caller Caller, bookingID int64) (*Booking, error) {
-	return s.markOutcome(ctx, caller, bookingID, StatusNoShow)
+func (s *Service) MarkNoShow(ctx context.Context, bookingID int64) (*Booking, error) {
+	return s.markOutcome(ctx, bookingID, StatusNoShow)
 }
 
-func (s *Service) markOutcome(ctx context.Context, caller Caller, bookingID int64, to Status) (*Booking, error) {
-	if err := caller.check(); err != nil {
+func (s *Service) markOutcome(ctx context.Context, bookingID int64, to Status) (*Booking, error) {
+	caller, err := asked(ctx)
+	if err != nil {
 		return nil, err
 	}
-	ctx = As(ctx, caller)
 	now := s.now()
 	var out *Booking
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		b, _, err := lockBooking(ctx, tx, caller, 0, bookingID, 0)
 		if err != nil {
 			return err
@@ -232,8 +230,11 @@ func (s *Service) markOutcome(ctx context.Context, caller Caller, bookingID int6
 
 // ExpireHolds cancels pending bookings whose hold has expired, freeing their
 // slots, and returns how many. Replicas may run it at once: each row is
-// taken by one of them (SKIP LOCKED).
+// taken by one of them (SKIP LOCKED). Only the platform asks (ErrForbidden).
 func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
+	if err := onlySystem(ctx); err != nil {
+		return 0, err
+	}
 	now := s.now()
 	n := 0
 	err := s.inTx(ctx, func(tx pgx.Tx) error {

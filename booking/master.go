@@ -122,6 +122,9 @@ func setOffers(ctx context.Context, q querier, salonID, masterID int64, offers [
 // Masters lists the salon's active masters by name; with serviceID > 0 only
 // those who do that service.
 func (s *Service) Masters(ctx context.Context, salonID, serviceID int64) ([]Master, error) {
+	if err := mayRead(ctx, salonID); err != nil {
+		return nil, err
+	}
 	rows, err := s.pool.Query(ctx, `
 		SELECT m.id, m.salon_id, m.name, COALESCE(m.phone, ''), m.active,
 		       COALESCE(array_agg(ms.service_id ORDER BY ms.service_id) FILTER (WHERE ms.service_id IS NOT NULL), '{}')

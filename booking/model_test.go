@@ -1,7 +1,6 @@
 package booking_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -41,7 +40,7 @@ func (m calendarModel) overlaps(master int64, start, end time.Time, except int64
 func TestCalendarMatchesModel(t *testing.T) {
 	t.Parallel()
 	e := bookingtest.New(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	salon := e.Salon(t, booking.Salon{})
 	var services []*booking.SalonService
 	for i, c := range []struct{ dur, buf int }{{30, 0}, {45, 15}, {60, 0}, {90, 15}} {
@@ -79,8 +78,8 @@ func TestCalendarMatchesModel(t *testing.T) {
 			"book": func(rt *rapid.T) {
 				m, sv, start := drawSlot(rt)
 				want := !model.overlaps(m.ID, start, occupied(sv, start), 0)
-				b, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: start,
-					Client: booking.ClientInput{Name: "C", Phone: bookingtest.Phone()}, Caller: booking.Visitor()})
+				b, err := e.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: start,
+					Client: booking.ClientInput{Name: "C", Phone: bookingtest.Phone()}})
 				switch {
 				case err == nil && want:
 					model[b.ID] = modelBooking{m.ID, start, occupied(sv, start)}
@@ -95,7 +94,7 @@ func TestCalendarMatchesModel(t *testing.T) {
 					return // nothing to cancel yet
 				}
 				id := rapid.SampledFrom(slices.Sorted(maps.Keys(model))).Draw(rt, "booking")
-				if _, err := e.Svc.Cancel(ctx, booking.CancelRequest{SalonID: salon.ID, BookingID: id, Caller: booking.BySystem()}); err != nil {
+				if _, err := e.Svc.Cancel(booking.As(ctx, booking.BySystem()), booking.CancelRequest{SalonID: salon.ID, BookingID: id}); err != nil {
 					rt.Fatalf("cancel %d: %v", id, err)
 				}
 				delete(model, id)
@@ -110,8 +109,8 @@ func TestCalendarMatchesModel(t *testing.T) {
 				last := int(closes.Sub(opens).Minutes()-float64(sv.DurationMin)) / 15
 				start := opens.Add(time.Duration(rapid.IntRange(0, last).Draw(rt, "slot")) * 15 * time.Minute)
 				want := !model.overlaps(m.ID, start, occupied(sv, start), id)
-				_, err := e.Svc.Reschedule(ctx, booking.RescheduleRequest{SalonID: salon.ID, BookingID: id, StartsAt: start,
-					MasterID: m.ID, Caller: booking.BySystem()})
+				_, err := e.Svc.Reschedule(booking.As(ctx, booking.BySystem()), booking.RescheduleRequest{SalonID: salon.ID, BookingID: id, StartsAt: start,
+					MasterID: m.ID})
 				switch {
 				case err == nil && want:
 					model[id] = modelBooking{m.ID, start, occupied(sv, start)}

@@ -134,12 +134,16 @@ const (
 // returns the active session; a session with another amount active is
 // ErrConflict. Errors: ErrNotFound, ErrConflict (not pending, or no
 // deposit), ErrUnavailable.
-func (s *Service) StartPayment(ctx context.Context, caller Caller, bookingID int64, returnURL string) (*PaymentSession, error) {
-	if s.psp == nil {
-		return nil, fmt.Errorf("deposits are paid in the salon: %w", ErrConflict)
-	}
-	if err := caller.check(); err != nil {
+func (s *Service) StartPayment(ctx context.Context, bookingID int64, returnURL string) (*PaymentSession, error) {
+	caller, err := asked(ctx)
+	if err != nil {
 		return nil, err
+	}
+	if s.psp == nil {
+		if _, err := s.BookingView(ctx, 0, bookingID); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("deposits are paid in the salon: %w", ErrConflict)
 	}
 	sess, err := s.claim(ctx, caller, bookingID, returnURL)
 	if err != nil {
@@ -229,7 +233,7 @@ func (s *Service) register(ctx context.Context, sess *PaymentSession, returnURL 
 		}
 		if to == PayFailed {
 			// No payment can be taken: the hold ends now.
-			if _, cerr := s.Cancel(context.WithoutCancel(ctx), CancelRequest{BookingID: sess.BookingID, Caller: BySystem(),
+			if _, cerr := s.Cancel(As(context.WithoutCancel(ctx), BySystem()), CancelRequest{BookingID: sess.BookingID,
 				Reason: "the payment provider refused the payment"}); cerr != nil {
 				s.log.Warn("payment: release the hold", "booking", sess.BookingID, "err", cerr)
 			}
@@ -336,8 +340,16 @@ func checkDelay(st PaymentStatus, checks int) time.Duration {
 
 // CheckPayment brings a session up to date with its provider: the
 // provider's answer first, then one transaction, then whatever provider
-// call that asks for (capture, cancel, refund), then once more.
+// call that asks for (capture, cancel, refund), then once more. Only the
+// platform asks (the jobs); ErrForbidden for anyone else.
 func (s *Service) CheckPayment(ctx context.Context, sessionID int64) (*PaymentSession, error) {
+	if err := onlySystem(ctx); err != nil {
+		return nil, err
+	}
+	return s.checkPayment(ctx, sessionID)
+}
+
+func (s *Service) checkPayment(ctx context.Context, sessionID int64) (*PaymentSession, error) {
 	if s.psp == nil {
 		return nil, fmt.Errorf("no payment provider: %w", ErrConflict)
 	}
@@ -669,6 +681,9 @@ func rebook(ctx context.Context, tx pgx.Tx, b *Booking) (bool, error) {
 // believed only as far as the provider's own answer (CheckPayment asks it).
 // Unknown payments are ErrNotFound.
 func (s *Service) PaymentNotified(ctx context.Context, provider, externalID string) (*PaymentSession, error) {
+	if _, err := asked(ctx); err != nil {
+		return nil, err
+	}
 	var id int64
 	err := s.pool.QueryRow(ctx, `SELECT id FROM payment_sessions WHERE provider = $1 AND external_id = $2`, provider, externalID).Scan(&id)
 	if isNoRows(err) {
@@ -677,14 +692,14 @@ func (s *Service) PaymentNotified(ctx context.Context, provider, externalID stri
 	if err != nil {
 		return nil, dbErr(err)
 	}
-	return s.CheckPayment(ctx, id)
+	return s.checkPayment(ctx, id)
 }
 
 // PaymentOf returns the latest payment session of a booking the caller
 // may see (nil when it has none); with check, it is first brought up to
 // date with the provider (the client is back from the payment page).
-func (s *Service) PaymentOf(ctx context.Context, caller Caller, salonID, bookingID int64, check bool) (*PaymentSession, error) {
-	if _, err := s.BookingView(ctx, caller, salonID, bookingID); err != nil {
+func (s *Service) PaymentOf(ctx context.Context, salonID, bookingID int64, check bool) (*PaymentSession, error) {
+	if _, err := s.BookingView(ctx, salonID, bookingID); err != nil {
 		return nil, err
 	}
 	sess, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions
@@ -696,7 +711,7 @@ func (s *Service) PaymentOf(ctx context.Context, caller Caller, salonID, booking
 		return nil, dbErr(err)
 	}
 	if check && !sess.Status.Terminal() && s.psp != nil {
-		if next, err := s.CheckPayment(ctx, sess.ID); err == nil {
+		if next, err := s.checkPayment(ctx, sess.ID); err == nil {
 			sess = next
 		}
 	}
@@ -706,7 +721,11 @@ func (s *Service) PaymentOf(ctx context.Context, caller Caller, salonID, booking
 // SweepPayments brings up to date every session whose check is due: taken
 // with FOR UPDATE SKIP LOCKED and a lease, so replicas share the work and
 // none takes a session another holds. It returns how many it checked.
+// Only the platform asks (ErrForbidden).
 func (s *Service) SweepPayments(ctx context.Context) (int, error) {
+	if err := onlySystem(ctx); err != nil {
+		return 0, err
+	}
 	if s.psp == nil {
 		return 0, nil
 	}
@@ -725,7 +744,7 @@ func (s *Service) SweepPayments(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("sweep payments: %w", dbErr(err))
 	}
 	for _, id := range ids {
-		if _, err := s.CheckPayment(ctx, id); err != nil && !errors.Is(err, ErrUnavailable) {
+		if _, err := s.checkPayment(ctx, id); err != nil && !errors.Is(err, ErrUnavailable) {
 			s.log.Warn("payment sweep", "session", id, "err", err)
 		}
 		_, _ = s.pool.Exec(ctx, `UPDATE payment_sessions SET lease_until = NULL WHERE id = $1`, id)
@@ -786,7 +805,7 @@ func (s *Service) followUp(ctx context.Context, sessionID int64) {
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), providerCall)
 	defer cancel()
-	if _, err := s.CheckPayment(cctx, sessionID); err != nil {
+	if _, err := s.checkPayment(cctx, sessionID); err != nil {
 		s.log.Info("payment follow-up left to the sweep", "session", sessionID, "err", err)
 	}
 }
@@ -832,16 +851,16 @@ func randomHex(n int) string {
 // one-time cancel token is taken in the transaction that moves it to
 // refunding, then the provider is called. Errors: ErrNotFound, ErrConflict
 // (nothing paid, or refunded already), ErrForbidden (not staff).
-func (s *Service) RefundDeposit(ctx context.Context, caller Caller, salonID, bookingID int64) (*PaymentSession, error) {
-	if err := caller.check(); err != nil {
+func (s *Service) RefundDeposit(ctx context.Context, salonID, bookingID int64) (*PaymentSession, error) {
+	caller, err := asked(ctx)
+	if err != nil {
 		return nil, err
 	}
 	if caller.kind != callerStaff && caller.kind != callerSystem {
 		return nil, fmt.Errorf("only the salon refunds a deposit: %w", ErrForbidden)
 	}
-	ctx = As(ctx, caller)
 	var id int64
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		b, g, err := readBooking(ctx, tx, caller, salonID, bookingID, "FOR UPDATE OF b")
 		if err != nil {
 			return err

@@ -81,15 +81,15 @@ func TestSagaSurvivesAProcessKilledMidway(t *testing.T) {
 				defer close(done)
 				switch at {
 				case "create":
-					_, _ = first.StartPayment(ctx, booking.ByToken(b.ManageToken), b.ID, "")
+					_, _ = first.StartPayment(booking.As(ctx, booking.ByToken(b.ManageToken)), b.ID, "")
 				default:
-					s, err := first.StartPayment(context.Background(), booking.ByToken(b.ManageToken), b.ID, "")
+					s, err := first.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, "")
 					if err != nil {
 						t.Error(err)
 						return
 					}
 					w.fake.Pay(s.ExternalID)
-					_, _ = first.PaymentNotified(ctx, "yookassa", s.ExternalID)
+					_, _ = first.PaymentNotified(booking.As(ctx, booking.BySystem()), "yookassa", s.ExternalID)
 				}
 			}()
 			select {
@@ -105,10 +105,10 @@ func TestSagaSurvivesAProcessKilledMidway(t *testing.T) {
 				// The client comes back to the page and pays once the
 				// payment exists (the new process registers it).
 				w.Clock.Advance(time.Minute)
-				if _, err := w.Svc.SweepPayments(context.Background()); err != nil {
+				if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
 					t.Fatal(err)
 				}
-				s, err := w.Svc.PaymentOf(context.Background(), booking.ByToken(b.ManageToken), 0, b.ID, true)
+				s, err := w.Svc.PaymentOf(booking.As(context.Background(), booking.ByToken(b.ManageToken)), 0, b.ID, true)
 				if err != nil || s.ExternalID == "" {
 					t.Fatalf("after restart: %+v %v", s, err)
 				}
@@ -117,7 +117,7 @@ func TestSagaSurvivesAProcessKilledMidway(t *testing.T) {
 			// The new process (w.Svc) sweeps.
 			for range 5 {
 				w.Clock.Advance(time.Minute)
-				if _, err := w.Svc.SweepPayments(context.Background()); err != nil {
+				if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -154,7 +154,7 @@ func TestPaymentJobFollowsUp(t *testing.T) {
 	b := w.book("11:00")
 	s := w.start(b)
 	w.fake.Pay(s.ExternalID)
-	if _, err := w.Svc.CheckPayment(context.Background(), s.ID); err == nil {
+	if _, err := w.Svc.CheckPayment(bookingtest.System(), s.ID); err == nil {
 		t.Fatal("the capture's answer was not lost")
 	}
 	workers := river.NewWorkers()

@@ -1,7 +1,6 @@
 package booking_test
 
 import (
-	"context"
 	"os"
 	"regexp"
 	"slices"
@@ -37,7 +36,7 @@ func TestStateDiagramMatchesTheCode(t *testing.T) {
 	if len(edges) < 10 {
 		t.Fatalf("only %d edges in the diagram", len(edges))
 	}
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	w := newPayWorld(t, booking.RefundAlways)
 	var mu sync.Mutex
 	faults := map[string][]psptest.Fault{}
@@ -66,14 +65,14 @@ func TestStateDiagramMatchesTheCode(t *testing.T) {
 	}
 	startLost := func(b *booking.Booking) *booking.PaymentSession {
 		inject("POST /payments", psptest.Lost)
-		_, _ = w.Svc.StartPayment(ctx, booking.ByToken(b.ManageToken), b.ID, "")
+		_, _ = w.Svc.StartPayment(booking.As(ctx, booking.ByToken(b.ManageToken)), b.ID, "")
 		return session(b)
 	}
 
 	// Paid, then cancelled and refunded.
 	b := w.book("10:00")
 	w.paid(b)
-	if _, err := w.Svc.Cancel(ctx, booking.CancelRequest{BookingID: b.ID, Caller: booking.ByToken(b.ManageToken)}); err != nil {
+	if _, err := w.Svc.Cancel(booking.As(ctx, booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID}); err != nil {
 		t.Fatal(err)
 	}
 	// A lost create, found again.
@@ -92,7 +91,7 @@ func TestStateDiagramMatchesTheCode(t *testing.T) {
 	// The provider refuses the create.
 	b = w.book("14:00")
 	inject("POST /payments", psptest.Reject)
-	_, _ = w.Svc.StartPayment(ctx, booking.ByToken(b.ManageToken), b.ID, "")
+	_, _ = w.Svc.StartPayment(booking.As(ctx, booking.ByToken(b.ManageToken)), b.ID, "")
 	if st, _ := w.status(b.ID); st != booking.StatusCancelled {
 		t.Errorf("a refused payment left the booking %s", st)
 	}
@@ -104,7 +103,7 @@ func TestStateDiagramMatchesTheCode(t *testing.T) {
 	// Cancelled before payment; never paid.
 	b = w.book("16:00")
 	s = w.start(b)
-	if _, err := w.Svc.Cancel(ctx, booking.CancelRequest{BookingID: b.ID, Caller: booking.ByToken(b.ManageToken)}); err != nil {
+	if _, err := w.Svc.Cancel(booking.As(ctx, booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID}); err != nil {
 		t.Fatal(err)
 	}
 	w.Clock.Advance(3 * time.Hour)
@@ -117,9 +116,8 @@ func TestStateDiagramMatchesTheCode(t *testing.T) {
 	if _, err := w.Svc.ExpireHolds(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, MasterID: w.master.ID,
-		StartsAt: bookingtest.At(w.salon, w.day, "17:00"), Client: booking.ClientInput{Name: "Other", Phone: bookingtest.Phone()},
-		Caller: booking.BySystem()}); err != nil {
+	if _, err := w.Svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, MasterID: w.master.ID,
+		StartsAt: bookingtest.At(w.salon, w.day, "17:00"), Client: booking.ClientInput{Name: "Other", Phone: bookingtest.Phone()}}); err != nil {
 		t.Fatal(err)
 	}
 	w.fake.Pay(s.ExternalID)
@@ -141,7 +139,7 @@ func TestStateDiagramMatchesTheCode(t *testing.T) {
 	w.fake.Pay(s.ExternalID)
 	inject("POST /payments/{id}/capture", psptest.Lost)
 	check(s)
-	if _, err := w.Svc.Cancel(ctx, booking.CancelRequest{BookingID: b.ID, Caller: booking.ByToken(b.ManageToken)}); err != nil {
+	if _, err := w.Svc.Cancel(booking.As(ctx, booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID}); err != nil {
 		t.Fatal(err)
 	}
 	check(s)

@@ -83,7 +83,7 @@ func TestDepositsUnderProviderFaults(t *testing.T) {
 	t.Parallel()
 	fake, yk, faults := faultyProvider(t)
 	e := bookingtest.New(t, booking.WithPayments(yk))
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	salon := e.Salon(t, booking.Salon{HoldMin: 15, RefundPolicy: booking.RefundAlways})
 	sv := e.Service(t, salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 300000, Deposit: 50000})
 	day := salon.Today(e.Clock.Now()).AddDays(1)
@@ -106,8 +106,8 @@ func TestDepositsUnderProviderFaults(t *testing.T) {
 	bookingtest.Race(n, func(i int) {
 		m := masters[i%len(masters)]
 		at := bookingtest.At(salon, day, "08:00").Add(time.Duration(i/len(masters)) * time.Hour)
-		b, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: at,
-			Client: booking.ClientInput{Name: "Client", Phone: bookingtest.Phone()}, Caller: booking.Visitor()})
+		b, err := e.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: at,
+			Client: booking.ClientInput{Name: "Client", Phone: bookingtest.Phone()}})
 		if err != nil {
 			mu.Lock()
 			bookErrs++
@@ -120,7 +120,7 @@ func TestDepositsUnderProviderFaults(t *testing.T) {
 		// gives up after a few tries, as people do).
 		var p *booking.PaymentSession
 		for try := range 6 {
-			p, err = e.Svc.StartPayment(ctx, booking.ByToken(b.ManageToken), b.ID, "")
+			p, err = e.Svc.StartPayment(booking.As(ctx, booking.ByToken(b.ManageToken)), b.ID, "")
 			if err == nil && p.URL != "" {
 				break
 			}
@@ -139,7 +139,7 @@ func TestDepositsUnderProviderFaults(t *testing.T) {
 			fake.Pay(p.ExternalID)
 			_, _ = e.Svc.CheckPayment(ctx, p.ID) // back from the payment page
 			if c.intent == "refund" {
-				_, _ = e.Svc.Cancel(ctx, booking.CancelRequest{BookingID: b.ID, Caller: booking.ByToken(b.ManageToken)})
+				_, _ = e.Svc.Cancel(booking.As(ctx, booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID})
 			}
 		case "decline":
 			fake.Decline(p.ExternalID)

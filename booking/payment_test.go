@@ -42,9 +42,8 @@ func newPayWorld(t *testing.T, policy booking.RefundPolicy) *payWorld {
 // book makes a pending deposit booking as a widget visitor.
 func (w *payWorld) book(hhmm string) *booking.Booking {
 	w.t.Helper()
-	b, err := w.Svc.Book(context.Background(), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, MasterID: w.master.ID,
-		StartsAt: bookingtest.At(w.salon, w.day, hhmm), Client: booking.ClientInput{Name: "Payer", Phone: bookingtest.Phone()},
-		Caller: booking.Visitor()})
+	b, err := w.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, MasterID: w.master.ID,
+		StartsAt: bookingtest.At(w.salon, w.day, hhmm), Client: booking.ClientInput{Name: "Payer", Phone: bookingtest.Phone()}})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -56,7 +55,7 @@ func (w *payWorld) book(hhmm string) *booking.Booking {
 
 func (w *payWorld) start(b *booking.Booking) *booking.PaymentSession {
 	w.t.Helper()
-	s, err := w.Svc.StartPayment(context.Background(), booking.ByToken(b.ManageToken), b.ID, "https://salon.test/back")
+	s, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, "https://salon.test/back")
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -90,7 +89,7 @@ func (w *payWorld) paid(b *booking.Booking) *booking.PaymentSession {
 	if !w.fake.Pay(s.ExternalID) {
 		w.t.Fatalf("pay %s", s.ExternalID)
 	}
-	out, err := w.Svc.CheckPayment(context.Background(), s.ID)
+	out, err := w.Svc.CheckPayment(bookingtest.System(), s.ID)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -137,14 +136,14 @@ func TestCreateTwiceIsOneSession(t *testing.T) {
 	if _, err := w.Pool.Exec(context.Background(), `UPDATE bookings SET deposit = 2000 WHERE id = $1`, b.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Svc.StartPayment(context.Background(), booking.ByToken(b.ManageToken), b.ID, ""); !errors.Is(err, booking.ErrConflict) {
+	if _, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, ""); !errors.Is(err, booking.ErrConflict) {
 		t.Errorf("another amount: %v", err)
 	}
 	if w.count(`SELECT count(*) FROM payment_sessions`) != 1 || w.fake.Payments() != 1 {
 		t.Error("a second session or payment")
 	}
 	// Another caller's booking is not found.
-	if _, err := w.Svc.StartPayment(context.Background(), booking.ByToken("nope"), b.ID, ""); !errors.Is(err, booking.ErrNotFound) {
+	if _, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken("nope")), b.ID, ""); !errors.Is(err, booking.ErrNotFound) {
 		t.Errorf("a stranger: %v", err)
 	}
 }
@@ -160,7 +159,7 @@ func TestCreateFromTwoReplicas(t *testing.T) {
 		var got [8]*booking.PaymentSession
 		bookingtest.Race(8, func(i int) {
 			svc := []*booking.Service{w.Svc, other}[i%2]
-			got[i], _ = svc.StartPayment(context.Background(), booking.ByToken(b.ManageToken), b.ID, "")
+			got[i], _ = svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, "")
 		})
 		for _, g := range got {
 			if g == nil || g.ID != got[0].ID {
@@ -170,7 +169,7 @@ func TestCreateFromTwoReplicas(t *testing.T) {
 		if n := w.count(`SELECT count(*) FROM payment_sessions WHERE booking_id = $1`, b.ID); n != 1 {
 			t.Errorf("%d sessions", n)
 		}
-		if _, err := w.Svc.Cancel(context.Background(), booking.CancelRequest{BookingID: b.ID, Caller: booking.BySystem()}); err != nil {
+		if _, err := w.Svc.Cancel(booking.As(context.Background(), booking.BySystem()), booking.CancelRequest{BookingID: b.ID}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -189,15 +188,15 @@ func TestCheckTwiceAtOnceIsOneEntry(t *testing.T) {
 	w.fake.Pay(s.ExternalID)
 	bookingtest.Race(10, func(i int) {
 		if i%2 == 0 {
-			_, _ = w.Svc.CheckPayment(context.Background(), s.ID)
+			_, _ = w.Svc.CheckPayment(bookingtest.System(), s.ID)
 		} else {
-			_, _ = w.Svc.PaymentNotified(context.Background(), "yookassa", s.ExternalID)
+			_, _ = w.Svc.PaymentNotified(bookingtest.System(), "yookassa", s.ExternalID)
 		}
 	})
 	if n := w.count(`SELECT count(*) FROM ledger_entries`); n != 1 {
 		t.Errorf("%d ledger entries", n)
 	}
-	p, err := w.Svc.PaymentOf(context.Background(), booking.ByToken(b.ManageToken), 0, b.ID, true)
+	p, err := w.Svc.PaymentOf(booking.As(context.Background(), booking.ByToken(b.ManageToken)), 0, b.ID, true)
 	if err != nil || p.Status != booking.PayCompleted || p.URL != "" {
 		t.Errorf("after the race: %+v %v", p, err)
 	}
@@ -214,7 +213,7 @@ func TestSameWebhookManyTimes(t *testing.T) {
 	s := w.start(b)
 	w.fake.Pay(s.ExternalID)
 	for range 100 {
-		if _, err := w.Svc.PaymentNotified(context.Background(), "yookassa", s.ExternalID); err != nil {
+		if _, err := w.Svc.PaymentNotified(bookingtest.System(), "yookassa", s.ExternalID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -233,13 +232,13 @@ func TestForgedWebhookChangesNothing(t *testing.T) {
 	w := newPayWorld(t, booking.RefundAlways)
 	b := w.book("14:00")
 	s := w.start(b)
-	if _, err := w.Svc.PaymentNotified(context.Background(), "yookassa", s.ExternalID); err != nil {
+	if _, err := w.Svc.PaymentNotified(bookingtest.System(), "yookassa", s.ExternalID); err != nil {
 		t.Fatal(err)
 	}
 	if bs, ps := w.status(b.ID); bs != booking.StatusPending || ps != booking.PayRegistered {
 		t.Errorf("after a forged notification: %s %s", bs, ps)
 	}
-	if _, err := w.Svc.PaymentNotified(context.Background(), "yookassa", "pay-9999"); !errors.Is(err, booking.ErrNotFound) {
+	if _, err := w.Svc.PaymentNotified(bookingtest.System(), "yookassa", "pay-9999"); !errors.Is(err, booking.ErrNotFound) {
 		t.Errorf("unknown payment: %v", err)
 	}
 	if n := w.count(`SELECT count(*) FROM ledger_entries`); n != 0 {
@@ -255,9 +254,9 @@ func TestCancelTwiceIsOneRefund(t *testing.T) {
 	b := w.book("15:00")
 	w.paid(b)
 	bookingtest.Race(6, func(i int) {
-		_, _ = w.Svc.Cancel(context.Background(), booking.CancelRequest{BookingID: b.ID, Caller: booking.ByToken(b.ManageToken)})
+		_, _ = w.Svc.Cancel(booking.As(context.Background(), booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID})
 	})
-	if _, err := w.Svc.SweepPayments(context.Background()); err != nil {
+	if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
 		t.Fatal(err)
 	}
 	if w.fake.Calls("POST /refunds") < 1 {
@@ -286,7 +285,7 @@ func TestRefundPolicy(t *testing.T) {
 		w := newPayWorld(t, c.policy)
 		b := w.book("16:00")
 		w.paid(b)
-		if _, err := w.Svc.Cancel(context.Background(), booking.CancelRequest{BookingID: b.ID, Caller: booking.ByToken(b.ManageToken)}); err != nil {
+		if _, err := w.Svc.Cancel(booking.As(context.Background(), booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID}); err != nil {
 			t.Fatal(err)
 		}
 		_, refunded := w.fake.Totals()
@@ -300,7 +299,7 @@ func TestRefundPolicy(t *testing.T) {
 	b := w.book("10:00")
 	w.paid(b)
 	w.Clock.Set(bookingtest.At(w.salon, w.day, "09:00"))
-	if _, err := w.Svc.Cancel(context.Background(), booking.CancelRequest{BookingID: b.ID, Caller: booking.ByToken(b.ManageToken)}); !errors.Is(err, booking.ErrTooLate) {
+	if _, err := w.Svc.Cancel(booking.As(context.Background(), booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID}); !errors.Is(err, booking.ErrTooLate) {
 		t.Fatalf("a client after the cutoff: %v", err)
 	}
 }
@@ -324,7 +323,7 @@ func TestTwoSweepersShareTheWork(t *testing.T) {
 	gets := w.fake.Calls("GET /payments/{id}")
 	var got [2]int
 	bookingtest.Race(2, func(i int) {
-		got[i], _ = []*booking.Service{w.Svc, other}[i].SweepPayments(context.Background())
+		got[i], _ = []*booking.Service{w.Svc, other}[i].SweepPayments(bookingtest.System())
 	})
 	if got[0]+got[1] != n {
 		t.Errorf("the sweepers checked %d and %d of %d sessions", got[0], got[1], n)
@@ -347,25 +346,24 @@ func TestLatePayment(t *testing.T) {
 	free, taken := w.book("11:00"), w.book("15:00")
 	sf, st := w.start(free), w.start(taken)
 	w.Clock.Advance(20 * time.Minute)
-	if n, err := w.Svc.ExpireHolds(context.Background()); err != nil || n != 2 {
+	if n, err := w.Svc.ExpireHolds(bookingtest.System()); err != nil || n != 2 {
 		t.Fatalf("expired %d %v", n, err)
 	}
 	// Someone else takes 15:00.
-	if _, err := w.Svc.Book(context.Background(), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, MasterID: w.master.ID,
-		StartsAt: bookingtest.At(w.salon, w.day, "15:00"), Client: booking.ClientInput{Name: "Other", Phone: bookingtest.Phone()},
-		Caller: booking.BySystem()}); err != nil {
+	if _, err := w.Svc.Book(booking.As(context.Background(), booking.BySystem()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, MasterID: w.master.ID,
+		StartsAt: bookingtest.At(w.salon, w.day, "15:00"), Client: booking.ClientInput{Name: "Other", Phone: bookingtest.Phone()}}); err != nil {
 		t.Fatal(err)
 	}
 	w.fake.Pay(sf.ExternalID)
 	w.fake.Pay(st.ExternalID)
-	a, err := w.Svc.CheckPayment(context.Background(), sf.ID)
+	a, err := w.Svc.CheckPayment(bookingtest.System(), sf.ID)
 	if err != nil || a.Status != booking.PayCompleted {
 		t.Fatalf("late payment, slot free: %+v %v", a, err)
 	}
 	if bs, _ := w.status(free.ID); bs != booking.StatusConfirmed {
 		t.Errorf("late payment, slot free: booking %s", bs)
 	}
-	c, err := w.Svc.CheckPayment(context.Background(), st.ID)
+	c, err := w.Svc.CheckPayment(bookingtest.System(), st.ID)
 	if err != nil || c.Status != booking.PayCanceled {
 		t.Fatalf("late payment, slot taken: %+v %v", c, err)
 	}
@@ -398,22 +396,22 @@ func TestLostAnswersAreRecovered(t *testing.T) {
 		return psptest.None
 	}
 	b := w.book("17:00")
-	if _, err := w.Svc.StartPayment(context.Background(), booking.ByToken(b.ManageToken), b.ID, ""); !errors.Is(err, booking.ErrUnavailable) {
+	if _, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, ""); !errors.Is(err, booking.ErrUnavailable) {
 		t.Fatalf("a lost create: %v", err)
 	}
 	if _, ps := w.status(b.ID); ps != booking.PayUnknown {
 		t.Fatalf("session %s", ps)
 	}
-	s, err := w.Svc.StartPayment(context.Background(), booking.ByToken(b.ManageToken), b.ID, "")
+	s, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, "")
 	if err != nil || s.Status != booking.PayRegistered || w.fake.Payments() != 1 {
 		t.Fatalf("after the retry: %+v %v, %d payments", s, err, w.fake.Payments())
 	}
 	w.fake.Pay(s.ExternalID)
-	if _, err := w.Svc.CheckPayment(context.Background(), s.ID); !errors.Is(err, booking.ErrUnavailable) {
+	if _, err := w.Svc.CheckPayment(bookingtest.System(), s.ID); !errors.Is(err, booking.ErrUnavailable) {
 		t.Fatalf("a lost capture: %v", err)
 	}
 	w.Clock.Advance(time.Hour)
-	if _, err := w.Svc.SweepPayments(context.Background()); err != nil {
+	if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
 		t.Fatal(err)
 	}
 	if bs, ps := w.status(b.ID); bs != booking.StatusConfirmed || ps != booking.PayCompleted {
@@ -431,7 +429,7 @@ func TestDeclinedPaymentReleasesTheSlot(t *testing.T) {
 	b := w.book("18:00")
 	s := w.start(b)
 	w.fake.Decline(s.ExternalID)
-	out, err := w.Svc.PaymentNotified(context.Background(), "yookassa", s.ExternalID)
+	out, err := w.Svc.PaymentNotified(bookingtest.System(), "yookassa", s.ExternalID)
 	if err != nil || out.Status != booking.PayFailed {
 		t.Fatalf("%+v %v", out, err)
 	}

@@ -1,7 +1,6 @@
 package booking_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -18,7 +17,7 @@ import (
 func TestClientExportAndErase(t *testing.T) {
 	t.Parallel()
 	e := bookingtest.New(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	salon := e.Salon(t, booking.Salon{Slug: "private"})
 	sv := e.Service(t, salon, booking.SalonService{Name: "Cut"})
 	m := e.Master(t, salon, sv)
@@ -30,8 +29,8 @@ func TestClientExportAndErase(t *testing.T) {
 	}
 	staff := booking.As(ctx, booking.ByStaff(*owner))
 	const phone = "+79995557788"
-	b, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: bookingtest.At(salon, day, "11:00"),
-		Client: booking.ClientInput{Name: "Zinaida Secretova", Phone: phone}, Notes: "allergic to everything", Caller: booking.ByStaff(*owner)})
+	b, err := e.Svc.Book(booking.As(ctx, booking.ByStaff(*owner)), booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: bookingtest.At(salon, day, "11:00"),
+		Client: booking.ClientInput{Name: "Zinaida Secretova", Phone: phone}, Notes: "allergic to everything"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package booking_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -17,7 +16,7 @@ func TestRaceSameSlotOneWinner(t *testing.T) {
 	const n = 50
 	a := f.masters[0]
 	errs := race(n, func(i int) error {
-		_, err := f.Svc.Book(context.Background(), f.req(a, "14:00"))
+		_, err := f.Svc.Book(web(), f.req(a, "14:00"))
 		return err
 	})
 	ok, taken, other := count(errs)
@@ -78,7 +77,7 @@ func TestRaceSameSlotOneWinner(t *testing.T) {
 func TestRaceOverlappingUnequalIntervals(t *testing.T) {
 	f := setup(t)
 	a := f.masters[0]
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	// Services of different lengths whose intervals all contain 13:00-13:15.
 	var reqs []booking.BookRequest
 	offers := []booking.Offer{{ServiceID: f.svc.ID}}
@@ -97,7 +96,7 @@ func TestRaceOverlappingUnequalIntervals(t *testing.T) {
 	}
 	for round := range 5 {
 		errs := race(len(reqs), func(i int) error {
-			_, err := f.Svc.Book(ctx, reqs[i])
+			_, err := f.Svc.Book(booking.As(ctx, booking.Visitor()), reqs[i])
 			return err
 		})
 		ok, taken, other := count(errs)
@@ -116,7 +115,7 @@ func TestRaceAdjacentIntervalsAllAccepted(t *testing.T) {
 	a := f.masters[0]
 	times := []string{"10:00", "11:00", "12:00", "13:00", "14:00", "15:00", "16:00", "17:00", "18:00", "19:00"}
 	errs := race(len(times), func(i int) error {
-		_, err := f.Svc.Book(context.Background(), f.req(a, times[i]))
+		_, err := f.Svc.Book(web(), f.req(a, times[i]))
 		return err
 	})
 	if ok, _, _ := count(errs); ok != len(times) {
@@ -138,7 +137,7 @@ func TestRaceDifferentMastersInParallel(t *testing.T) {
 		ms = append(ms, m)
 	}
 	errs := race(n, func(i int) error {
-		_, err := f.Svc.Book(context.Background(), f.req(ms[i], "15:00"))
+		_, err := f.Svc.Book(web(), f.req(ms[i], "15:00"))
 		return err
 	})
 	if ok, _, other := count(errs); ok != n {
@@ -155,7 +154,7 @@ func TestRaceDifferentMastersInParallel(t *testing.T) {
 // (raw SQL, a forgetful future path) are refused too, even when they race.
 func TestRawInsertWithoutLockIsRejected(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	a := f.masters[0]
 	b := f.mustBook(t, f.req(a, "10:00"))
 
@@ -205,13 +204,13 @@ func TestRawInsertWithoutLockIsRejected(t *testing.T) {
 
 func TestCancelFreesSlot(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	a := f.masters[0]
 	b := f.mustBook(t, f.req(a, "12:00"))
-	if _, err := f.Svc.Book(ctx, f.req(a, "12:00")); !errors.Is(err, booking.ErrSlotTaken) {
+	if _, err := f.Svc.Book(booking.As(ctx, booking.Visitor()), f.req(a, "12:00")); !errors.Is(err, booking.ErrSlotTaken) {
 		t.Fatalf("second booking: %v, want ErrSlotTaken", err)
 	}
-	c, err := f.Svc.Cancel(ctx, booking.CancelRequest{SalonID: f.salon.ID, BookingID: b.ID, Caller: booking.BySystem(), Reason: "sick"})
+	c, err := f.Svc.Cancel(booking.As(ctx, booking.BySystem()), booking.CancelRequest{SalonID: f.salon.ID, BookingID: b.ID, Reason: "sick"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +230,7 @@ func TestCancelFreesSlot(t *testing.T) {
 		t.Fatal("12:00 is not offered after the cancellation")
 	}
 	errs := race(20, func(int) error {
-		_, err := f.Svc.Book(ctx, f.req(a, "12:00"))
+		_, err := f.Svc.Book(booking.As(ctx, booking.Visitor()), f.req(a, "12:00"))
 		return err
 	})
 	if ok, taken, other := count(errs); ok != 1 || taken != 19 || other != nil {
@@ -245,7 +244,7 @@ func TestCancelFreesSlot(t *testing.T) {
 // neither booking is lost or moved.
 func TestRaceRescheduleIntoEachOther(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	a, b := f.masters[0], f.masters[1]
 	for round := range 10 {
 		var x, y *booking.Booking
@@ -262,7 +261,7 @@ func TestRaceRescheduleIntoEachOther(t *testing.T) {
 		ids := [2]int64{x.ID, y.ID}
 		errs := race(2, func(i int) error {
 			r := to[i]
-			r.SalonID, r.BookingID, r.Caller = f.salon.ID, ids[i], booking.BySystem()
+			r.SalonID, r.BookingID = f.salon.ID, ids[i]
 			_, err := f.Svc.Reschedule(ctx, r)
 			return err
 		})
@@ -288,7 +287,7 @@ func TestRaceRescheduleIntoEachOther(t *testing.T) {
 // the interleaving, every booking survives and nothing overlaps.
 func TestRaceRescheduleChain(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	a := f.masters[0]
 	for round := range 10 {
 		x, y := f.mustBook(t, f.req(a, "10:00")), f.mustBook(t, f.req(a, "11:00"))
@@ -297,8 +296,8 @@ func TestRaceRescheduleChain(t *testing.T) {
 			at string
 		}{{x.ID, "12:00"}, {y.ID, "10:00"}}
 		errs := race(2, func(i int) error {
-			_, err := f.Svc.Reschedule(ctx, booking.RescheduleRequest{SalonID: f.salon.ID, BookingID: targets[i].id,
-				StartsAt: f.at(targets[i].at), Caller: booking.BySystem()})
+			_, err := f.Svc.Reschedule(booking.As(ctx, booking.BySystem()), booking.RescheduleRequest{SalonID: f.salon.ID, BookingID: targets[i].id,
+				StartsAt: f.at(targets[i].at)})
 			return err
 		})
 		if errs[0] != nil {

@@ -136,8 +136,12 @@ func checkRange(fe fieldErrors, field string, v, lo, hi int) {
 
 // CreateSalon creates a salon. Zero slot step, hold, horizon, currency,
 // locale and refund policy take the defaults; zero notice and cutoff mean none.
+// Only the platform creates salons (ErrForbidden).
 // Errors: ErrInvalid (a field, or the slug is taken).
 func (s *Service) CreateSalon(ctx context.Context, in Salon) (*Salon, error) {
+	if err := onlySystem(ctx); err != nil {
+		return nil, err
+	}
 	if err := in.normalize(); err != nil {
 		return nil, err
 	}
@@ -203,8 +207,13 @@ func loadLocation(name string) (*time.Location, error) {
 	return loc, nil
 }
 
-// SalonBySlug returns the salon with that slug. Errors: ErrNotFound.
+// SalonBySlug returns the salon with that slug, to a caller who may read it
+// (see mayRead). Errors: ErrNotFound, ErrForbidden (nobody asks).
 func (s *Service) SalonBySlug(ctx context.Context, slug string) (*Salon, error) {
+	c, err := asked(ctx)
+	if err != nil {
+		return nil, err
+	}
 	slug = strings.ToLower(strings.TrimSpace(slug))
 	if !slugRE.MatchString(slug) {
 		return nil, fmt.Errorf("salon %q: %w", slug, ErrNotFound)
@@ -216,11 +225,18 @@ func (s *Service) SalonBySlug(ctx context.Context, slug string) (*Salon, error) 
 	if err != nil {
 		return nil, fmt.Errorf("salon %q: %w", slug, dbErr(err))
 	}
+	if (c.kind == callerStaff || c.kind == callerImport) && c.user.SalonID != sal.ID {
+		return nil, fmt.Errorf("salon %q: %w", slug, ErrNotFound)
+	}
 	return sal, nil
 }
 
-// Salon returns the salon with that id. Errors: ErrNotFound.
+// Salon returns the salon with that id, to a caller who may read it (see
+// mayRead). Errors: ErrNotFound, ErrForbidden (nobody asks).
 func (s *Service) Salon(ctx context.Context, id int64) (*Salon, error) {
+	if err := mayRead(ctx, id); err != nil {
+		return nil, err
+	}
 	return getSalon(ctx, s.pool, id)
 }
 

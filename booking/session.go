@@ -51,6 +51,9 @@ func (e *ThrottledError) Unwrap() error { return ErrForbidden }
 // the email or from the address are a *ThrottledError, checked before the
 // password.
 func (s *Service) Login(ctx context.Context, email, password, addr string) (string, *User, error) {
+	if _, err := asked(ctx); err != nil {
+		return "", nil, err
+	}
 	email = strings.ToLower(strings.TrimSpace(email))
 	if len(email) > 320 || len(password) > 1024 {
 		return "", nil, fmt.Errorf("wrong email or password: %w", ErrForbidden)
@@ -64,7 +67,7 @@ func (s *Service) Login(ctx context.Context, email, password, addr string) (stri
 			return "", nil, &ThrottledError{RetryAfter: wait}
 		}
 	}
-	u, err := s.Authenticate(ctx, email, password)
+	u, err := s.authenticate(ctx, email, password)
 	if err != nil {
 		batch := &pgx.Batch{}
 		for _, k := range keys {
@@ -135,6 +138,9 @@ func sessionHash(id string) []byte {
 // SessionUser returns the user of a live session and marks it used. An
 // unknown, expired, idle or logged-out session is ErrNotFound.
 func (s *Service) SessionUser(ctx context.Context, id string) (*User, error) {
+	if _, err := asked(ctx); err != nil {
+		return nil, err
+	}
 	if id == "" || len(id) > 100 {
 		return nil, fmt.Errorf("session: %w", ErrNotFound)
 	}
@@ -162,6 +168,9 @@ func (s *Service) SessionUser(ctx context.Context, id string) (*User, error) {
 
 // Logout ends a session on the server: its id opens nothing from then on.
 func (s *Service) Logout(ctx context.Context, id string) error {
+	if _, err := asked(ctx); err != nil {
+		return err
+	}
 	if _, err := s.pool.Exec(ctx, `DELETE FROM panel_sessions WHERE id_hash = $1`, sessionHash(id)); err != nil {
 		return fmt.Errorf("logout: %w", dbErr(err))
 	}

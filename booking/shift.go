@@ -287,6 +287,9 @@ func dayShifts(ctx context.Context, q querier, masterID int64, day Date) ([]shif
 // Shifts lists a master's shifts on days [from, from+days).
 // Errors: ErrNotFound (salon or master).
 func (s *Service) Shifts(ctx context.Context, salonID, masterID int64, from Date, days int) ([]Shift, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
 	if err := masterExists(ctx, s.pool, salonID, masterID); err != nil {
 		return nil, err
 	}

@@ -34,6 +34,9 @@ const MaxSlotDays = 31
 // Errors: ErrNotFound (salon), ErrInvalid (fields; unknown service or master
 // ids also unwrap to ErrNotFound).
 func (s *Service) Slots(ctx context.Context, q SlotQuery) ([]Slot, error) {
+	if err := mayRead(ctx, q.SalonID); err != nil {
+		return nil, err
+	}
 	if q.Days == 0 {
 		q.Days = 1
 	}

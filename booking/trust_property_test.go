@@ -1,7 +1,6 @@
 package booking_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -62,7 +61,7 @@ func (m *trustModel) list(who string) []int64 {
 
 func TestNobodyActsWithoutACredential(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	other := f.Salon(t, booking.Salon{})
 	staff := f.admin(1)
 	foreign := booking.ByStaff(booking.User{ID: 2, SalonID: other.ID, Role: booking.RoleOwner})
@@ -95,8 +94,8 @@ func TestNobodyActsWithoutACredential(t *testing.T) {
 			switch rapid.IntRange(0, 5).Draw(rt, "op") {
 			case 0: // a visitor books on the web
 				r := booking.BookRequest{SalonID: f.salon.ID, ServiceID: f.svc.ID, MasterID: master.ID, StartsAt: at,
-					Client: booking.ClientInput{Name: "Web", Phone: phone}, Caller: booking.Visitor()}
-				b, err := f.Svc.Book(ctx, r)
+					Client: booking.ClientInput{Name: "Web", Phone: phone}}
+				b, err := f.Svc.Book(booking.As(ctx, booking.Visitor()), r)
 				if errors.Is(err, booking.ErrSlotTaken) {
 					continue
 				}
@@ -109,9 +108,8 @@ func TestNobodyActsWithoutACredential(t *testing.T) {
 				user := rapid.SampledFrom(users).Draw(rt, "user")
 				proven := rapid.Bool().Draw(rt, "proven")
 				r := booking.BookRequest{SalonID: f.salon.ID, ServiceID: f.svc.ID, MasterID: master.ID, StartsAt: at,
-					Client: booking.ClientInput{Name: "Chat " + user, Phone: phone, Verified: proven},
-					Caller: booking.ByIdentity(booking.Identity{Channel: booking.ChannelTelegram, ExternalID: user})}
-				b, err := f.Svc.Book(ctx, r)
+					Client: booking.ClientInput{Name: "Chat " + user, Phone: phone, Verified: proven}}
+				b, err := f.Svc.Book(booking.As(ctx, booking.ByIdentity(booking.Identity{Channel: booking.ChannelTelegram, ExternalID: user})), r)
 				if errors.Is(err, booking.ErrSlotTaken) {
 					continue
 				}
@@ -142,14 +140,14 @@ func TestNobodyActsWithoutACredential(t *testing.T) {
 				var err error
 				switch rapid.IntRange(0, 2).Draw(rt, "action") {
 				case 0:
-					_, err = f.Svc.BookingView(ctx, c, 0, id)
+					_, err = f.Svc.BookingView(booking.As(ctx, c), 0, id)
 				case 1:
-					_, err = f.Svc.Cancel(ctx, booking.CancelRequest{BookingID: id, Caller: c})
+					_, err = f.Svc.Cancel(booking.As(ctx, c), booking.CancelRequest{BookingID: id})
 					if err == nil {
 						m.bookings[id].active = false
 					}
 				case 2:
-					_, err = f.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: id, Caller: c, StartsAt: at, MasterID: master.ID})
+					_, err = f.Svc.Reschedule(booking.As(ctx, c), booking.RescheduleRequest{BookingID: id, StartsAt: at, MasterID: master.ID})
 				}
 				switch {
 				case !allowed && !errors.Is(err, booking.ErrNotFound):
@@ -160,7 +158,7 @@ func TestNobodyActsWithoutACredential(t *testing.T) {
 			}
 			// Every chat user's list is exactly what they hold a credential for.
 			for _, u := range users {
-				got, err := f.Svc.UpcomingBookings(ctx, booking.ByIdentity(booking.Identity{Channel: booking.ChannelTelegram, ExternalID: u}), f.Clock.Now())
+				got, err := f.Svc.UpcomingBookings(booking.As(ctx, booking.ByIdentity(booking.Identity{Channel: booking.ChannelTelegram, ExternalID: u})), f.Clock.Now())
 				if err != nil {
 					rt.Fatal(err)
 				}
@@ -180,7 +178,7 @@ func TestNobodyActsWithoutACredential(t *testing.T) {
 // without one was "not found".
 func TestRaceNobodyActsWithoutACredential(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	const phone = "+79990002001"
 	owner := booking.Identity{Channel: booking.ChannelTelegram, ExternalID: "201"}
 	typist := booking.Identity{Channel: booking.ChannelTelegram, ExternalID: "202"}
@@ -190,14 +188,14 @@ func TestRaceNobodyActsWithoutACredential(t *testing.T) {
 		r.Client.Phone = phone
 		web = append(web, f.mustBook(t, r))
 		r = f.req(m, "12:00")
-		r.Caller, r.Client = booking.ByIdentity(typist), booking.ClientInput{Name: "T", Phone: phone}
+		r.Client = booking.ClientInput{Name: "T", Phone: phone}
 		if i == 0 {
-			web = append(web, f.mustBook(t, r)) // the typist's own
+			web = append(web, f.mustBookAs(t, booking.ByIdentity(typist), r)) // the typist's own
 		}
 	}
 	r := f.req(f.masters[0], "14:00")
-	r.Caller, r.Client = booking.ByIdentity(owner), booking.ClientInput{Name: "O", Phone: phone, Verified: true}
-	web = append(web, f.mustBook(t, r))
+	r.Client = booking.ClientInput{Name: "O", Phone: phone, Verified: true}
+	web = append(web, f.mustBookAs(t, booking.ByIdentity(owner), r))
 	// Who holds what: the owner proved the phone (every booking); the
 	// typist only made web[1]; each token opens its own booking.
 	holds := func(c string, b *booking.Booking) bool {
@@ -221,10 +219,9 @@ func TestRaceNobodyActsWithoutACredential(t *testing.T) {
 		who := names[(i/len(web))%len(names)]
 		var err error
 		if i%2 == 0 {
-			_, err = f.Svc.Cancel(ctx, booking.CancelRequest{BookingID: b.ID, Caller: callers[who]})
+			_, err = f.Svc.Cancel(booking.As(ctx, callers[who]), booking.CancelRequest{BookingID: b.ID})
 		} else {
-			_, err = f.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: b.ID, Caller: callers[who],
-				StartsAt: f.at(fmt.Sprintf("%d:00", 15+i%4))})
+			_, err = f.Svc.Reschedule(booking.As(ctx, callers[who]), booking.RescheduleRequest{BookingID: b.ID, StartsAt: f.at(fmt.Sprintf("%d:00", 15+i%4))})
 		}
 		ok := holds(who, b)
 		if !ok && !errors.Is(err, booking.ErrNotFound) || ok && err != nil && !errors.Is(err, booking.ErrSlotTaken) && !errors.Is(err, booking.ErrConflict) {

@@ -31,7 +31,7 @@ func ids(vs []booking.View) []int64 {
 // phone (a contact shared by its owner) joins the identity to the record.
 func TestTypedPhoneHandsNothingOver(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	const phone = "+79991112233"
 	victim := f.req(f.masters[0], "11:00")
 	victim.Client = booking.ClientInput{Name: "Victim", Phone: phone}
@@ -39,34 +39,34 @@ func TestTypedPhoneHandsNothingOver(t *testing.T) {
 
 	attacker := booking.TelegramUser(666)
 	r := f.req(f.masters[1], "12:00")
-	r.Caller, r.Client = booking.ByIdentity(attacker), booking.ClientInput{Name: "Eve", Phone: phone}
-	own := f.mustBook(t, r)
+	r.Client = booking.ClientInput{Name: "Eve", Phone: phone}
+	own := f.mustBookAs(t, booking.ByIdentity(attacker), r)
 	if own.ClientID != web.ClientID || own.ContactName != "Eve" || own.Origin != attacker {
 		t.Fatalf("typed-phone booking: %+v", own)
 	}
 	as := booking.ByIdentity(attacker)
-	list, err := f.Svc.UpcomingBookings(ctx, as, f.Clock.Now())
+	list, err := f.Svc.UpcomingBookings(booking.As(ctx, as), f.Clock.Now())
 	if err != nil || !slices.Equal(ids(list), []int64{own.ID}) {
 		t.Fatalf("the attacker's list: %v %v, want only their own booking %d", ids(list), err, own.ID)
 	}
-	if _, err := f.Svc.BookingView(ctx, as, 0, web.ID); !errors.Is(err, booking.ErrNotFound) {
+	if _, err := f.Svc.BookingView(booking.As(ctx, as), 0, web.ID); !errors.Is(err, booking.ErrNotFound) {
 		t.Fatalf("the attacker reads the victim's booking: %v", err)
 	}
-	if _, err := f.Svc.Cancel(ctx, booking.CancelRequest{BookingID: web.ID, Caller: as}); !errors.Is(err, booking.ErrNotFound) {
+	if _, err := f.Svc.Cancel(booking.As(ctx, as), booking.CancelRequest{BookingID: web.ID}); !errors.Is(err, booking.ErrNotFound) {
 		t.Fatalf("the attacker cancels the victim's booking: %v", err)
 	}
-	if _, err := f.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: web.ID, StartsAt: f.at("15:00"), Caller: as}); !errors.Is(err, booking.ErrNotFound) {
+	if _, err := f.Svc.Reschedule(booking.As(ctx, as), booking.RescheduleRequest{BookingID: web.ID, StartsAt: f.at("15:00")}); !errors.Is(err, booking.ErrNotFound) {
 		t.Fatalf("the attacker moves the victim's booking: %v", err)
 	}
 	if c, _ := f.Svc.Client(ctx, f.salon.ID, web.ClientID); c.Name != "Victim" {
 		t.Fatalf("the client record was renamed to %q", c.Name)
 	}
-	if _, err := f.Svc.IdentityClient(ctx, f.salon.ID, attacker); !errors.Is(err, booking.ErrNotFound) {
+	if _, err := f.Svc.IdentityClient(booking.As(ctx, booking.ByIdentity(attacker)), f.salon.ID); !errors.Is(err, booking.ErrNotFound) {
 		t.Fatalf("the attacker's identity joined a client: %v", err)
 	}
 	// The victim's booking changes: nobody is told on the attacker's chat
 	// (no job at all: nobody is reachable).
-	if _, err := f.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: web.ID, StartsAt: f.at("16:00"), Caller: f.admin(1)}); err != nil {
+	if _, err := f.Svc.Reschedule(booking.As(ctx, f.admin(1)), booking.RescheduleRequest{BookingID: web.ID, StartsAt: f.at("16:00")}); err != nil {
 		t.Fatal(err)
 	}
 	if n := jobsFor(t, f, web.ID); n != 0 {
@@ -78,17 +78,17 @@ func TestTypedPhoneHandsNothingOver(t *testing.T) {
 	// booking of that client, and hears about them.
 	owner := booking.TelegramUser(777)
 	r = f.req(f.masters[2], "13:00")
-	r.Caller, r.Client = booking.ByIdentity(owner), booking.ClientInput{Name: "Victim", Phone: phone, Verified: true}
-	mine := f.mustBook(t, r)
-	list, err = f.Svc.UpcomingBookings(ctx, booking.ByIdentity(owner), f.Clock.Now())
+	r.Client = booking.ClientInput{Name: "Victim", Phone: phone, Verified: true}
+	mine := f.mustBookAs(t, booking.ByIdentity(owner), r)
+	list, err = f.Svc.UpcomingBookings(booking.As(ctx, booking.ByIdentity(owner)), f.Clock.Now())
 	if err != nil || !slices.Equal(ids(list), []int64{own.ID, mine.ID, web.ID}) {
 		t.Fatalf("the owner's list: %v %v", ids(list), err)
 	}
 	// ... and the attacker still sees only their own.
-	if list, _ := f.Svc.UpcomingBookings(ctx, as, f.Clock.Now()); !slices.Equal(ids(list), []int64{own.ID}) {
+	if list, _ := f.Svc.UpcomingBookings(booking.As(ctx, as), f.Clock.Now()); !slices.Equal(ids(list), []int64{own.ID}) {
 		t.Fatalf("the attacker's list after the owner's proof: %v", ids(list))
 	}
-	if _, err := f.Svc.Cancel(ctx, booking.CancelRequest{BookingID: web.ID, Caller: booking.ByIdentity(owner)}); err != nil {
+	if _, err := f.Svc.Cancel(booking.As(ctx, booking.ByIdentity(owner)), booking.CancelRequest{BookingID: web.ID}); err != nil {
 		t.Fatalf("the owner cancels their web booking: %v", err)
 	}
 	// The owner made the change in their chat: nobody else is reachable,
@@ -98,7 +98,7 @@ func TestTypedPhoneHandsNothingOver(t *testing.T) {
 	}
 	// When the salon moves the attacker's booking, the attacker (its
 	// maker) and the owner (the client) are told: one job.
-	if _, err := f.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: own.ID, StartsAt: f.at("18:00"), Caller: f.admin(1)}); err != nil {
+	if _, err := f.Svc.Reschedule(booking.As(ctx, f.admin(1)), booking.RescheduleRequest{BookingID: own.ID, StartsAt: f.at("18:00")}); err != nil {
 		t.Fatal(err)
 	}
 	if n := jobsFor(t, f, own.ID); n != 1 {
@@ -112,7 +112,7 @@ func TestTypedPhoneHandsNothingOver(t *testing.T) {
 	if vb.ContactName != "Someone" {
 		t.Fatalf("contact name %q", vb.ContactName)
 	}
-	if _, err := f.Svc.BookingView(ctx, booking.ByToken(vb.ManageToken), 0, web.ID); !errors.Is(err, booking.ErrNotFound) {
+	if _, err := f.Svc.BookingView(booking.As(ctx, booking.ByToken(vb.ManageToken)), 0, web.ID); !errors.Is(err, booking.ErrNotFound) {
 		t.Fatalf("a token opens another booking of the same phone: %v", err)
 	}
 }
@@ -135,7 +135,7 @@ func jobsFor(t *testing.T, f *fixture, bookingID int64) int {
 // internal error.
 func TestRaceMovesBetweenMastersNeverDeadlock(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	ms := f.masters
 	for round := range 6 {
 		x := f.mustBook(t, f.req(ms[0], "10:00"))
@@ -147,11 +147,10 @@ func TestRaceMovesBetweenMastersNeverDeadlock(t *testing.T) {
 		errs := race(n, func(i int) error {
 			b := bks[i%len(bks)]
 			if i%8 == 7 {
-				_, err := f.Svc.Cancel(ctx, booking.CancelRequest{BookingID: b.ID, Caller: booking.ByToken(b.ManageToken)})
+				_, err := f.Svc.Cancel(booking.As(ctx, booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID})
 				return err
 			}
-			_, err := f.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: b.ID, Caller: booking.ByToken(b.ManageToken),
-				MasterID: ms[(i/3)%len(ms)].ID, StartsAt: f.at(times[i%len(times)])})
+			_, err := f.Svc.Reschedule(booking.As(ctx, booking.ByToken(b.ManageToken)), booking.RescheduleRequest{BookingID: b.ID, MasterID: ms[(i/3)%len(ms)].ID, StartsAt: f.at(times[i%len(times)])})
 			return err
 		})
 		for i, err := range errs {
@@ -171,7 +170,7 @@ func TestRaceMovesBetweenMastersNeverDeadlock(t *testing.T) {
 // Defect 4: moving a booking to another master kept the old master's price.
 func TestRescheduleTakesTheNewMastersPrice(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	cheap, dear := f.masters[0], f.masters[1]
 	if err := f.Svc.SetOffers(ctx, f.salon.ID, cheap.ID, []booking.Offer{{ServiceID: f.svc.ID, Price: 100000}}); err != nil {
 		t.Fatal(err)
@@ -183,8 +182,7 @@ func TestRescheduleTakesTheNewMastersPrice(t *testing.T) {
 	if b.Price != 100000 {
 		t.Fatalf("booked at %v", b.Price)
 	}
-	moved, err := f.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: b.ID, Caller: booking.ByToken(b.ManageToken),
-		MasterID: dear.ID, StartsAt: f.at("12:00")})
+	moved, err := f.Svc.Reschedule(booking.As(ctx, booking.ByToken(b.ManageToken)), booking.RescheduleRequest{BookingID: b.ID, MasterID: dear.ID, StartsAt: f.at("12:00")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +190,7 @@ func TestRescheduleTakesTheNewMastersPrice(t *testing.T) {
 		t.Fatalf("moved to the dear master: price %v, %d min", moved.Price, moved.DurationMin)
 	}
 	// Another time with the same master keeps the agreed price.
-	again, err := f.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: b.ID, Caller: booking.ByToken(b.ManageToken), StartsAt: f.at("14:00")})
+	again, err := f.Svc.Reschedule(booking.As(ctx, booking.ByToken(b.ManageToken)), booking.RescheduleRequest{BookingID: b.ID, StartsAt: f.at("14:00")})
 	if err != nil || again.Price != 300000 {
 		t.Fatalf("same master, other time: %v %v", again, err)
 	}
@@ -202,10 +200,10 @@ func TestRescheduleTakesTheNewMastersPrice(t *testing.T) {
 // and text that is no name, are refused in the core, naming the field.
 func TestTextIsCheckedInTheCore(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	b := f.mustBook(t, f.req(f.masters[0], "10:00"))
 	for _, reason := range []string{"a\x00b", "\xff\xfe", "ok\u202egnp", strings.Repeat("x", 501)} {
-		_, err := f.Svc.Cancel(ctx, booking.CancelRequest{BookingID: b.ID, Caller: booking.ByToken(b.ManageToken), Reason: reason})
+		_, err := f.Svc.Cancel(booking.As(ctx, booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID, Reason: reason})
 		if !slices.Equal(fieldsOf(err), []string{"reason"}) {
 			t.Errorf("reason %q: %v", reason, err)
 		}
@@ -213,7 +211,7 @@ func TestTextIsCheckedInTheCore(t *testing.T) {
 	for _, name := range []string{"\u200b", "\u3164\u3164", "A\u2028B", "x\u2066y\u2069", "\x00"} {
 		r := f.req(f.masters[1], "10:00")
 		r.Client.Name = name
-		if _, err := f.Svc.Book(ctx, r); !slices.Equal(fieldsOf(err), []string{"client.name"}) {
+		if _, err := f.Svc.Book(booking.As(ctx, booking.Visitor()), r); !slices.Equal(fieldsOf(err), []string{"client.name"}) {
 			t.Errorf("name %q: %v", name, err)
 		}
 	}
@@ -227,7 +225,7 @@ func TestTextIsCheckedInTheCore(t *testing.T) {
 // hash, and a replay derives the same token again.
 func TestNothingThatGrantsAccessIsStoredReadable(t *testing.T) {
 	f := setup(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	r := f.req(f.masters[0], "10:00")
 	r.IdempotencyKey = "key-0123456789-abcdef"
 	b := f.mustBook(t, r)
@@ -235,7 +233,7 @@ func TestNothingThatGrantsAccessIsStoredReadable(t *testing.T) {
 	if again.ID != b.ID || again.ManageToken != b.ManageToken || b.ManageToken == "" {
 		t.Fatalf("replay: %v %q, first %v %q", again.ID, again.ManageToken, b.ID, b.ManageToken)
 	}
-	if _, err := f.Svc.BookingView(ctx, booking.ByToken(again.ManageToken), 0, b.ID); err != nil {
+	if _, err := f.Svc.BookingView(booking.As(ctx, booking.ByToken(again.ManageToken)), 0, b.ID); err != nil {
 		t.Fatalf("the replayed token does not open the booking: %v", err)
 	}
 	var dump []byte
@@ -257,7 +255,7 @@ func TestNothingThatGrantsAccessIsStoredReadable(t *testing.T) {
 func TestAlternativesSearchBothWays(t *testing.T) {
 	t.Parallel()
 	e := bookingtest.New(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	s := e.Salon(t, booking.Salon{HorizonDays: 10})
 	sv := e.Service(t, s, booking.SalonService{DurationMin: 60})
 	m := e.Master(t, s, sv)
@@ -270,13 +268,13 @@ func TestAlternativesSearchBothWays(t *testing.T) {
 	}
 	e.Shift(t, s, m, last, 1, "10:00", "11:00")
 	at := bookingtest.At(s, last, "10:00")
-	r := booking.BookRequest{SalonID: s.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: at, Caller: booking.Visitor(),
+	r := booking.BookRequest{SalonID: s.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: at,
 		Client: booking.ClientInput{Name: "A", Phone: bookingtest.Phone()}}
-	if _, err := e.Svc.Book(ctx, r); err != nil {
+	if _, err := e.Svc.Book(booking.As(ctx, booking.Visitor()), r); err != nil {
 		t.Fatal(err)
 	}
 	r.Client.Phone = bookingtest.Phone()
-	_, err := e.Svc.Book(ctx, r)
+	_, err := e.Svc.Book(booking.As(ctx, booking.Visitor()), r)
 	var st *booking.SlotTakenError
 	if !errors.As(err, &st) {
 		t.Fatalf("want slot taken, got %v", err)
@@ -296,12 +294,12 @@ func TestAlternativesSearchBothWays(t *testing.T) {
 // nothing; a deadline does the same.
 func TestLockWaitIsBounded(t *testing.T) {
 	f := setup(t, booking.WithLockWait(200*time.Millisecond))
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	m := f.masters[0]
 	bookingtest.HoldMaster(t, f.Pool, m.ID)
 	before := rowCounts(t, f)
 	start := time.Now()
-	if _, err := f.Svc.Book(ctx, f.req(m, "10:00")); !errors.Is(err, booking.ErrUnavailable) {
+	if _, err := f.Svc.Book(booking.As(ctx, booking.Visitor()), f.req(m, "10:00")); !errors.Is(err, booking.ErrUnavailable) {
 		t.Fatalf("booking a master someone holds: %v", err)
 	}
 	if took := time.Since(start); took > 5*time.Second {
@@ -309,14 +307,14 @@ func TestLockWaitIsBounded(t *testing.T) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	if _, err := booking.New(f.Pool, booking.WithClock(f.Clock.Now)).Book(dctx, f.req(m, "11:00")); !errors.Is(err, booking.ErrUnavailable) {
+	if _, err := booking.New(f.Pool, booking.WithClock(f.Clock.Now)).Book(booking.As(dctx, booking.Visitor()), f.req(m, "11:00")); !errors.Is(err, booking.ErrUnavailable) {
 		t.Fatalf("past the deadline: %v", err)
 	}
 	if after := rowCounts(t, f); fmt.Sprint(before) != fmt.Sprint(after) {
 		t.Fatalf("timed-out requests wrote: %v -> %v", before, after)
 	}
 	// Other masters are not held up.
-	if _, err := f.Svc.Book(ctx, f.req(f.masters[1], "10:00")); err != nil {
+	if _, err := f.Svc.Book(booking.As(ctx, booking.Visitor()), f.req(f.masters[1], "10:00")); err != nil {
 		t.Fatal(err)
 	}
 }

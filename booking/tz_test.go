@@ -1,7 +1,6 @@
 package booking_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -43,7 +42,7 @@ func TestShiftsOnDSTDays(t *testing.T) {
 		{"Europe/Moscow", "2026-10-25", "10:00", "20:00", "2026-10-25 07:00", "2026-10-25 17:00"},
 	}
 	e := bookingtest.New(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	salons := map[string]*booking.Salon{}
 	for i, c := range cases {
 		s := salons[c.zone]
@@ -93,7 +92,7 @@ func TestSlotsOnDSTDays(t *testing.T) {
 			[]string{"10:00+03", "11:00+03", "12:00+03"}},
 	}
 	e := bookingtest.New(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	for i, c := range cases {
 		s := e.Salon(t, booking.Salon{Timezone: c.zone, SlotStepMin: 60})
 		sv := e.Service(t, s, booking.SalonService{DurationMin: 60})
@@ -120,8 +119,8 @@ func TestSlotsOnDSTDays(t *testing.T) {
 		}
 		// Every offered start books (the constraint agrees with the clock).
 		for j, sl := range slots {
-			_, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: s.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: sl.Start,
-				Client: booking.ClientInput{Name: "C", Phone: bookingtest.Phone()}, Caller: booking.Visitor()})
+			_, err := e.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: s.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: sl.Start,
+				Client: booking.ClientInput{Name: "C", Phone: bookingtest.Phone()}})
 			if err != nil {
 				t.Errorf("case %d: booking offered slot %d %v: %v", i, j, sl.Start, err)
 			}
@@ -139,7 +138,7 @@ func TestSlotsDateIsSalonLocal(t *testing.T) {
 	m := e.Master(t, s, sv)
 	day := booking.Date{Year: 2026, Month: 3, Day: 5}
 	e.Shift(t, s, m, day, 1, "08:00", "11:00")
-	slots, err := e.Svc.Slots(context.Background(), booking.SlotQuery{SalonID: s.ID, ServiceID: sv.ID, From: day})
+	slots, err := e.Svc.Slots(web(), booking.SlotQuery{SalonID: s.ID, ServiceID: sv.ID, From: day})
 	if err != nil {
 		t.Fatal(err)
 	}

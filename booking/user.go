@@ -74,10 +74,10 @@ func (s *Service) CreateUser(ctx context.Context, salonID int64, email, password
 	return u, nil
 }
 
-// Authenticate returns the user with that email and password. A wrong email
+// authenticate returns the user with that email and password. A wrong email
 // and a wrong password are the same error (ErrForbidden), and take the same
 // time: a missing user is checked against a dummy hash.
-func (s *Service) Authenticate(ctx context.Context, email, password string) (*User, error) {
+func (s *Service) authenticate(ctx context.Context, email, password string) (*User, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
 	var u User
 	var hash string

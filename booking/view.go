@@ -39,8 +39,9 @@ var viewFrom = `
 // BookingView returns a booking the caller may see, with its names (in
 // salonID, when not 0). Errors: ErrNotFound (no such booking, or not one the
 // caller may see: the two are not told apart), ErrUnavailable.
-func (s *Service) BookingView(ctx context.Context, caller Caller, salonID, bookingID int64) (*View, error) {
-	if err := caller.check(); err != nil {
+func (s *Service) BookingView(ctx context.Context, salonID, bookingID int64) (*View, error) {
+	caller, err := asked(ctx)
+	if err != nil {
 		return nil, err
 	}
 	var g grants
@@ -78,13 +79,14 @@ const MaxUpcoming = 20
 // UpcomingBookings lists, by start, the active bookings that end after since
 // and that the caller may see, in every salon: for a chat identity, those it
 // made and those of the clients it was proven to be. Other callers have no
-// such list (ErrInvalid).
-func (s *Service) UpcomingBookings(ctx context.Context, caller Caller, since time.Time) ([]View, error) {
-	if err := caller.check(); err != nil {
+// such list (ErrForbidden).
+func (s *Service) UpcomingBookings(ctx context.Context, since time.Time) ([]View, error) {
+	caller, err := asked(ctx)
+	if err != nil {
 		return nil, err
 	}
 	if caller.kind != callerIdentity {
-		return nil, invalid("caller", "only a chat identity has a list of its bookings")
+		return nil, fmt.Errorf("only a chat identity has a list of its bookings: %w", ErrForbidden)
 	}
 	rows, err := s.pool.Query(ctx, `SELECT `+prefixed("b.", bookingColumns)+`, `+viewColumns+`, `+prefixed("s.", salonColumns)+viewFrom+`
 		WHERE b.id IN (
@@ -133,8 +135,16 @@ func scanViewRow(row pgx.Row) (*View, error) {
 	return &v, nil
 }
 
-// Salons lists salons by name, at most limit.
+// Salons lists salons by name, at most limit: the directory a client
+// chooses from (staff have their own salon: ErrForbidden).
 func (s *Service) Salons(ctx context.Context, limit int) ([]Salon, error) {
+	c, err := asked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c.kind == callerStaff || c.kind == callerImport {
+		return nil, fmt.Errorf("staff have their own salon: %w", ErrForbidden)
+	}
 	rows, err := s.pool.Query(ctx, `SELECT `+salonColumns+` FROM salons ORDER BY name, id LIMIT $1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("salons: %w", dbErr(err))
@@ -184,21 +194,27 @@ func (s *Service) NewLinkCode(ctx context.Context, salonID, masterID int64) (str
 	return code, expires, nil
 }
 
-// LinkMaster uses a link code: the identity becomes the master's, who is
-// then told about their bookings on that channel. A code works once.
-// Errors: ErrNotFound (no such code, used or expired), ErrConflict (that
-// account is another master's in the salon), ErrInvalid.
-func (s *Service) LinkMaster(ctx context.Context, code string, id Identity) (*Master, error) {
-	if !id.valid() {
-		return nil, invalid("identity", "not a chat identity")
+// LinkMaster uses a link code: the calling chat identity becomes the
+// master's, who is then told about their bookings on that channel. A code
+// works once. Errors: ErrNotFound (no such code, used or expired),
+// ErrConflict (that account is another master's in the salon),
+// ErrForbidden (the caller is not a chat identity).
+func (s *Service) LinkMaster(ctx context.Context, code string) (*Master, error) {
+	c, err := asked(ctx)
+	if err != nil {
+		return nil, err
 	}
+	if c.kind != callerIdentity {
+		return nil, fmt.Errorf("only a chat account is linked: %w", ErrForbidden)
+	}
+	id := c.identity
 	code = strings.ToUpper(strings.TrimSpace(code))
 	if len(code) > 64 {
 		return nil, fmt.Errorf("link code: %w", ErrNotFound)
 	}
 	sum := sha256.Sum256([]byte(code))
 	var m Master
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var salonID, masterID int64
 		err := tx.QueryRow(ctx, `UPDATE master_link_codes SET used_at = $2
 			WHERE code_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING salon_id, master_id`, sum[:], s.now()).Scan(&salonID, &masterID)

@@ -108,7 +108,7 @@ func (t *turn) masters() error {
 // salon by a shared contact).
 func (t *turn) afterSlot() error {
 	if t.c.D.Phone == "" {
-		c, err := t.b.svc.IdentityClient(t.ctx, t.c.SalonID, t.identity())
+		c, err := t.b.svc.IdentityClient(t.ctx, t.c.SalonID)
 		if err != nil && !errors.Is(err, booking.ErrNotFound) {
 			return t.explain(err)
 		}
@@ -214,8 +214,8 @@ func (t *turn) book() error {
 	}
 	b, err := t.b.svc.Book(t.ctx, booking.BookRequest{
 		SalonID: s.ID, ServiceID: t.c.D.Service, MasterID: t.c.D.SlotMaster, StartsAt: t.c.D.SlotAt,
-		Client: booking.ClientInput{Name: t.name(), Phone: t.c.D.Phone, Verified: t.c.D.PhoneProven},
-		Caller: t.caller(), IdempotencyKey: "tg:" + t.c.D.Key,
+		Client:         booking.ClientInput{Name: t.name(), Phone: t.c.D.Phone, Verified: t.c.D.PhoneProven},
+		IdempotencyKey: "tg:" + t.c.D.Key,
 	})
 	if err != nil {
 		return t.explain(err)
@@ -233,7 +233,7 @@ func (t *turn) book() error {
 	if b.Status == booking.StatusPending && t.b.svc.Provider() != nil {
 		// The deposit's payment page, as a link button; the chat is told
 		// when the payment comes (or the hold ends).
-		p, err := t.b.svc.StartPayment(t.ctx, t.caller(), b.ID, strings.TrimRight(t.b.cfg.PublicURL, "/")+"/w/"+s.Slug)
+		p, err := t.b.svc.StartPayment(t.ctx, b.ID, strings.TrimRight(t.b.cfg.PublicURL, "/")+"/w/"+s.Slug)
 		if err == nil && p.URL != "" {
 			k.row(button{Text: t.tr("pay_button"), URL: p.URL})
 		} else {
@@ -242,7 +242,7 @@ func (t *turn) book() error {
 	}
 	// The booking for the client's calendar, as a link to an .ics file.
 	if t.b.cfg.PublicURL != "" {
-		if token, err := t.b.svc.BookingCalendarToken(t.ctx, t.caller(), b.ID); err == nil {
+		if token, err := t.b.svc.BookingCalendarToken(t.ctx, b.ID); err == nil {
 			k.row(button{Text: t.tr("calendar_button"), URL: strings.TrimRight(t.b.cfg.PublicURL, "/") + "/calendar/b/" + token + ".ics"})
 		}
 	}

@@ -105,6 +105,9 @@ func (b *Bot) load(ctx context.Context, tx pgx.Tx, chatID int64, u *models.Updat
 	case u.CallbackQuery != nil:
 		t.from = u.CallbackQuery.From
 	}
+	// Every core call of the turn asks as this Telegram user: Telegram
+	// vouches for who sent the update.
+	t.ctx = booking.As(ctx, booking.ByIdentity(t.identity()))
 	if saved.found {
 		t.c.UserID, t.c.Lang, t.c.LangSet, t.c.SalonID = saved.userID, saved.lang, saved.langSet, saved.salonID
 		if err := json.Unmarshal(saved.dialog, &t.c.D); err != nil {
@@ -151,10 +154,6 @@ func (t *turn) save(ctx context.Context, updateID int64) error {
 }
 
 func (t *turn) tr(key string, args ...any) string { return tr(t.c.Lang, key, args...) }
-
-// caller is the Telegram user of this turn, as the core knows callers:
-// Telegram vouches for who sent the update.
-func (t *turn) caller() booking.Caller { return booking.ByIdentity(t.identity()) }
 
 func (t *turn) identity() booking.Identity { return booking.TelegramUser(t.from.ID) }
 

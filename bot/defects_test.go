@@ -24,11 +24,10 @@ import (
 func TestTypedPhoneShowsOnlyYourOwn(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	const phone = "+79995550011"
-	web, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
-		StartsAt: bookingtest.At(w.salon, testDay, "10:00"), Client: booking.ClientInput{Name: "Victim", Phone: phone},
-		Caller: booking.Visitor()})
+	web, err := w.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
+		StartsAt: bookingtest.At(w.salon, testDay, "10:00"), Client: booking.ClientInput{Name: "Victim", Phone: phone}})
 	w.must(err)
 	attacker := w.tg.NewUser("Eve", "en")
 	w.toConfirm(attacker, "Boris", "16:00", "+7 999 555-00-11")
@@ -40,8 +39,7 @@ func TestTypedPhoneShowsOnlyYourOwn(t *testing.T) {
 		t.Fatalf("the attacker's /my shows the victim's booking:%s", attacker.Dump())
 	}
 	// The salon moves the victim's booking: the attacker hears nothing.
-	_, err = w.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: web.ID, StartsAt: bookingtest.At(w.salon, testDay, "11:00"),
-		Caller: booking.BySystem()})
+	_, err = w.Svc.Reschedule(booking.As(ctx, booking.BySystem()), booking.RescheduleRequest{BookingID: web.ID, StartsAt: bookingtest.At(w.salon, testDay, "11:00")})
 	w.must(err)
 	w.jobsDone()
 	if n := countText(attacker, "moved"); n != 0 {
@@ -164,15 +162,14 @@ func TestLongTelegramNameBooks(t *testing.T) {
 func TestCancelInBotOfWebBookingTellsOnce(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	u := w.tg.NewUser("Owner", "en")
 	w.toContact(u, "Anna", "10:00")
 	u.ShareContact("+79995550022") // proves the phone: the web booking becomes theirs to see
 	w.tap(u, "Confirm")
 	w.see(u, "You are booked")
-	_, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.boris.ID,
-		StartsAt: bookingtest.At(w.salon, testDay, "15:00"), Client: booking.ClientInput{Name: "Owner", Phone: "+79995550022"},
-		Caller: booking.Visitor()})
+	_, err := w.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.boris.ID,
+		StartsAt: bookingtest.At(w.salon, testDay, "15:00"), Client: booking.ClientInput{Name: "Owner", Phone: "+79995550022"}})
 	w.must(err)
 	w.see(u, "✅ You are booked\nWhen: Tue 3 Mar, 15:00") // told of the web booking
 	u.Send("/my")

@@ -37,7 +37,7 @@ func FuzzUpdate(f *testing.F) {
 		return fmt.Sprintf(`{"update_id": %d, "message": {"message_id": 1, "date": 1, "chat": {"id": 77, "type": "private"},
 			"from": {"id": 77, "is_bot": false, "first_name": "F", "language_code": "en"}, "text": %q}}`, id.Add(1), text)
 	}
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	// A dialog under way, so callbacks land on a keyboard.
 	for _, t := range []string{"/start studio", "/book"} {
 		if err := bot.HandleNow(ctx, b, []byte(msg(t))); err != nil {

@@ -38,7 +38,7 @@ func BenchmarkBotDialogs(b *testing.B) {
 
 func runDialogs(b *testing.B, users int) {
 	e := bookingtest.New(b, booking.WithNotifier(booking.ChannelTelegram, bot.Notifier{}))
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	salon := e.Salon(b, booking.Salon{Slug: "studio", Name: "Studio", HorizonDays: 60})
 	svc := e.Service(b, salon, booking.SalonService{Name: "Haircut", DurationMin: 30})
 	const masters = 40

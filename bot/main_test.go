@@ -91,7 +91,7 @@ func mustMaster(t *testing.T, e *bookingtest.Env, s *booking.Salon, name string,
 	for _, sv := range svcs {
 		offers = append(offers, booking.Offer{ServiceID: sv.ID})
 	}
-	m, err := e.Svc.CreateMaster(context.Background(), s.ID, booking.Master{Name: name}, offers...)
+	m, err := e.Svc.CreateMaster(bookingtest.System(), s.ID, booking.Master{Name: name}, offers...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 // my lists the user's upcoming bookings in every salon, with buttons.
 func (t *turn) my() error {
-	views, err := t.b.svc.UpcomingBookings(t.ctx, t.caller(), t.b.svc.Now())
+	views, err := t.b.svc.UpcomingBookings(t.ctx, t.b.svc.Now())
 	if err != nil {
 		return t.explain(err)
 	}
@@ -37,7 +37,7 @@ func (t *turn) my() error {
 // own reads a booking of this user that may still be changed online; when
 // it may not, it says why and returns nil.
 func (t *turn) own(salonID, bookingID int64) (*booking.View, error) {
-	v, err := t.b.svc.BookingView(t.ctx, t.caller(), salonID, bookingID)
+	v, err := t.b.svc.BookingView(t.ctx, salonID, bookingID)
 	if err != nil {
 		return nil, t.explain(err)
 	}
@@ -69,7 +69,7 @@ func (t *turn) cancel(salonID, bookingID int64) error {
 	if v == nil {
 		return err
 	}
-	if _, err := t.b.svc.Cancel(t.ctx, booking.CancelRequest{SalonID: salonID, BookingID: bookingID, Caller: t.caller()}); err != nil {
+	if _, err := t.b.svc.Cancel(t.ctx, booking.CancelRequest{SalonID: salonID, BookingID: bookingID}); err != nil {
 		return t.explain(err)
 	}
 	t.c.D = t.c.D.keep()
@@ -102,7 +102,7 @@ func (t *turn) moveConfirm() error {
 
 func (t *turn) move() error {
 	b, err := t.b.svc.Reschedule(t.ctx, booking.RescheduleRequest{SalonID: t.c.SalonID, BookingID: t.c.D.Moving,
-		StartsAt: t.c.D.SlotAt, MasterID: t.c.D.SlotMaster, Caller: t.caller()})
+		StartsAt: t.c.D.SlotAt, MasterID: t.c.D.SlotMaster})
 	if err != nil {
 		return t.explain(err)
 	}

@@ -12,7 +12,7 @@ func (t *turn) link(code string) error {
 		t.say(t.tr("link_usage"))
 		return nil
 	}
-	m, err := t.b.svc.LinkMaster(t.ctx, code, t.identity())
+	m, err := t.b.svc.LinkMaster(t.ctx, code)
 	switch {
 	case errors.Is(err, booking.ErrNotFound):
 		t.say(t.tr("link_bad"))

@@ -1,7 +1,6 @@
 package bot_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -22,7 +21,7 @@ func (w *world) jobsDone() {
 func TestMasterLinksAndIsNotified(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	code, _, err := w.Svc.NewLinkCode(ctx, w.salon.ID, w.anna.ID)
 	w.must(err)
 	master := w.tg.NewUser("Anna", "ru")
@@ -58,23 +57,22 @@ func TestMasterLinksAndIsNotified(t *testing.T) {
 func TestClientNotifiedOfChangesMadeElsewhere(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	client := w.tg.NewUser("Web client", "en")
 	w.toContact(client, "Boris", "10:00")
 	client.ShareContact("+7 999 900-00-01")
 	w.tap(client, "Confirm")
 	w.see(client, "You are booked")
 
-	b, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
-		StartsAt: bookingtest.At(w.salon, testDay, "15:00"), Client: booking.ClientInput{Name: "Web", Phone: "+79999000001"},
-		Caller: booking.Visitor()})
+	b, err := w.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
+		StartsAt: bookingtest.At(w.salon, testDay, "15:00"), Client: booking.ClientInput{Name: "Web", Phone: "+79999000001"}})
 	w.must(err)
 	m := w.see(client, "✅ You are booked\nWhen: Tue 3 Mar, 15:00")
 	if !strings.Contains(m.Text, "Salon: Studio") {
 		t.Fatalf("notification: %q", m.Text)
 	}
-	_, err = w.Svc.Reschedule(ctx, booking.RescheduleRequest{SalonID: w.salon.ID, BookingID: b.ID,
-		StartsAt: bookingtest.At(w.salon, testDay, "16:00"), Caller: booking.BySystem()})
+	_, err = w.Svc.Reschedule(booking.As(ctx, booking.BySystem()), booking.RescheduleRequest{SalonID: w.salon.ID, BookingID: b.ID,
+		StartsAt: bookingtest.At(w.salon, testDay, "16:00")})
 	w.must(err)
 	m = w.see(client, "🔁 Your booking is moved")
 	if !strings.Contains(m.Text, "Tue 3 Mar, 16:00") || !strings.Contains(m.Text, "(was: Tue 3 Mar, 15:00)") {
@@ -88,14 +86,14 @@ func TestClientNotifiedOfChangesMadeElsewhere(t *testing.T) {
 func TestReminders(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	client := w.tg.NewUser("Forgetful", "en")
 	client.Send("/help") // the chat exists, in English
 	w.see(client, "/help")
 	w.Clock.Set(bookingtest.At(w.salon, testDay, "09:00"))
-	b, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
+	b, err := w.Svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
 		StartsAt: bookingtest.At(w.salon, testDay, "11:00"),
-		Client:   booking.ClientInput{Name: "Forgetful", Phone: "+79990000777"}, Caller: booking.BySystem()})
+		Client:   booking.ClientInput{Name: "Forgetful", Phone: "+79990000777"}})
 	w.must(err)
 	// The salon knows this client's Telegram (as an import would say).
 	_, err = w.Pool.Exec(ctx, `INSERT INTO client_identities (salon_id, client_id, channel, external_id, verified_by)

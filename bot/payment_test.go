@@ -1,7 +1,6 @@
 package bot_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +8,7 @@ import (
 	ics "github.com/arran4/golang-ical"
 
 	"salon/booking"
+	"salon/booking/bookingtest"
 	"salon/booking/psp"
 	"salon/booking/psp/psptest"
 	"salon/bot"
@@ -24,7 +24,7 @@ func TestDepositPaidFromTheChat(t *testing.T) {
 	fake := psptest.New(t)
 	yk := &psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}
 	w := newWorldWith(t, []booking.Option{booking.WithPayments(yk)})
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	if _, err := w.Svc.UpdateService(ctx, w.salon.ID, booking.SalonService{ID: w.haircut.ID, Name: "Haircut", DurationMin: 60,
 		Price: 250000, Deposit: 50000, Active: true}); err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestCalendarLinkFromTheChat(t *testing.T) {
 	if !ok {
 		t.Fatalf("no calendar link: %+v", m.Inline)
 	}
-	v, err := w.Svc.BookingByCalendarToken(context.Background(), strings.TrimSuffix(token, ".ics"))
+	v, err := w.Svc.BookingByCalendarToken(bookingtest.System(), strings.TrimSuffix(token, ".ics"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package importer_test
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -58,7 +57,7 @@ func median(v []float64) float64 {
 // copy-time / import-time (the goal is at least 0.3), rows per second.
 func BenchmarkImportSchedule(b *testing.B) {
 	e := bookingtest.New(b)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	salon := e.Salon(b, booking.Salon{Slug: "bench", Locale: "en"})
 	day := salon.Today(e.Clock.Now())
 	const masters = 100
@@ -115,7 +114,7 @@ func timeImport(b *testing.B, e *bookingtest.Env, o importer.Options, text strin
 	b.Helper()
 	o.File = "bench.csv"
 	t0 := time.Now()
-	sum, err := importer.Import(context.Background(), e.Svc, strings.NewReader(text), o)
+	sum, err := importer.Import(bookingtest.System(), e.Svc, strings.NewReader(text), o)
 	if err != nil || sum.Created != want {
 		b.Fatalf("%+v %v", sum, err)
 	}
@@ -135,7 +134,7 @@ func reportMedians(b *testing.B, ratios []float64, ratio string, rates []float64
 // book-loop-time / import-time (the goal is at least 1.0).
 func BenchmarkImportBookings(b *testing.B) {
 	e := bookingtest.New(b)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	salon := e.Salon(b, booking.Salon{Slug: "bench", Locale: "en", HorizonDays: 366})
 	sv := e.Service(b, salon, booking.SalonService{Name: "Cut", DurationMin: 30})
 	day := salon.Today(e.Clock.Now()).AddDays(1)
@@ -155,9 +154,8 @@ func BenchmarkImportBookings(b *testing.B) {
 		t0 := time.Now()
 		for _, m := range loopMasters {
 			for k := range per {
-				if _, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: at(k),
-					Client: booking.ClientInput{Name: "Client", Phone: fmt.Sprintf("+7905%07d", k)}, Caller: booking.BySystem(),
-					Source: booking.SourceImport}); err != nil {
+				if _, err := e.Svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: at(k),
+					Client: booking.ClientInput{Name: "Client", Phone: fmt.Sprintf("+7905%07d", k)}, Source: booking.SourceImport}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -213,7 +211,7 @@ func importMemoryChild(url string) error {
 	if _, err := fmt.Sscan(os.Getenv("IMPORT_CHILD_ROWS"), &rows); err != nil {
 		return fmt.Errorf("IMPORT_CHILD_ROWS: %w", err)
 	}
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		return err

@@ -57,7 +57,7 @@ func importFile(t *testing.T, e *bookingtest.Env, salon *booking.Salon, kind imp
 	}
 	defer f.Close()
 	var rep report
-	rep.Summary, err = importer.Import(context.Background(), e.Svc, f, importer.Options{Kind: kind, Salon: salon,
+	rep.Summary, err = importer.Import(bookingtest.System(), e.Svc, f, importer.Options{Kind: kind, Salon: salon,
 		File: filepath.Base(path), DryRun: dry, Report: func(l importer.Line) error { rep.Lines = append(rep.Lines, l); return nil }})
 	if err != nil {
 		t.Fatalf("import %s: %v", path, err)
@@ -105,7 +105,7 @@ func TestSampleFiles(t *testing.T) {
 // existingBooking books a client through the core, as a widget would.
 func existingBooking(t *testing.T, e *bookingtest.Env, salon *booking.Salon, master, service, hhmm string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	ms, err := e.Svc.AllMasters(ctx, salon.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -125,9 +125,9 @@ func existingBooking(t *testing.T, e *bookingtest.Env, salon *booking.Salon, mas
 			sv = x.ID
 		}
 	}
-	if _, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: sv, MasterID: m,
+	if _, err := e.Svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{SalonID: salon.ID, ServiceID: sv, MasterID: m,
 		StartsAt: bookingtest.At(salon, booking.Date{Year: 2026, Month: 3, Day: 3}, hhmm),
-		Client:   booking.ClientInput{Name: "Walk-in", Phone: "+79990009999"}, Caller: booking.BySystem()}); err != nil {
+		Client:   booking.ClientInput{Name: "Walk-in", Phone: "+79990009999"}}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -2,7 +2,6 @@ package importer_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -18,7 +17,7 @@ import (
 func export(t *testing.T, e *bookingtest.Env, salon *booking.Salon, kind importer.Kind) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := importer.Export(context.Background(), e.Svc, &buf, kind, salon, ""); err != nil {
+	if err := importer.Export(bookingtest.System(), e.Svc, &buf, kind, salon, ""); err != nil {
 		t.Fatalf("export %s: %v", kind, err)
 	}
 	return buf.Bytes()
@@ -29,7 +28,7 @@ func export(t *testing.T, e *bookingtest.Env, salon *booking.Salon, kind importe
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
 	e := bookingtest.New(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	src, err := demo.Seed(ctx, e.Svc, e.Clock.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +81,7 @@ func TestRoundTrip(t *testing.T) {
 func TestImportBesideLiveBookings(t *testing.T) {
 	t.Parallel()
 	e := bookingtest.New(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	salon := e.Salon(t, booking.Salon{Slug: "race", Locale: "en"})
 	sv := e.Service(t, salon, booking.SalonService{Name: "Cut", DurationMin: 30})
 	day := salon.Today(e.Clock.Now()).AddDays(1)
@@ -129,8 +128,8 @@ func TestImportBesideLiveBookings(t *testing.T) {
 			for k := range 14 {
 				m := masters[(g+k)%len(masters)]
 				at := bookingtest.At(salon, day, "08:00").Add(time.Duration((g*7+k*11)%56) * 15 * time.Minute)
-				_, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: at,
-					Client: booking.ClientInput{Name: "Live", Phone: bookingtest.Phone()}, Caller: booking.BySystem()})
+				_, err := e.Svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: at,
+					Client: booking.ClientInput{Name: "Live", Phone: bookingtest.Phone()}})
 				if err == nil {
 					liveMu.Lock()
 					live++
@@ -177,7 +176,7 @@ func TestImportBesideLiveBookings(t *testing.T) {
 func TestScheduleOnADSTDay(t *testing.T) {
 	t.Parallel()
 	e := bookingtest.New(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	salon := e.Salon(t, booking.Salon{Slug: "berlin", Timezone: "Europe/Berlin", Locale: "en"})
 	sv := e.Service(t, salon, booking.SalonService{Name: "Cut"})
 	m := e.Master(t, salon, sv)
@@ -202,14 +201,14 @@ func TestScheduleOnADSTDay(t *testing.T) {
 func TestScheduleDayWithBookingsIsRejected(t *testing.T) {
 	t.Parallel()
 	e := bookingtest.New(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	salon := e.Salon(t, booking.Salon{Slug: "keep", Locale: "en"})
 	sv := e.Service(t, salon, booking.SalonService{Name: "Cut"})
 	m := e.Master(t, salon, sv)
 	day := salon.Today(e.Clock.Now()).AddDays(1)
 	e.Shift(t, salon, m, day, 2, "10:00", "20:00")
-	b, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID,
-		StartsAt: bookingtest.At(salon, day, "18:00"), Client: booking.ClientInput{Name: "X", Phone: bookingtest.Phone()}, Caller: booking.BySystem()})
+	b, err := e.Svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID,
+		StartsAt: bookingtest.At(salon, day, "18:00"), Client: booking.ClientInput{Name: "X", Phone: bookingtest.Phone()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func TestEveryPanelChangeIsAudited(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	b := w.owner()
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	day := w.today().AddDays(1)
 	ms, err := w.Svc.Masters(ctx, w.salon.ID, 0)
 	if err != nil {
@@ -195,8 +195,8 @@ func TestEveryPanelChangeIsAudited(t *testing.T) {
 		if to == "completed" {
 			start = start.Add(-2 * 60 * 60 * 1e9)
 		}
-		bk, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: sv, MasterID: m.ID, StartsAt: start,
-			Client: booking.ClientInput{Name: "Early", Phone: bookingtest.Phone()}, Caller: booking.BySystem(), Source: booking.SourceImport})
+		bk, err := w.Svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: sv, MasterID: m.ID, StartsAt: start,
+			Client: booking.ClientInput{Name: "Early", Phone: bookingtest.Phone()}, Source: booking.SourceImport})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,8 +225,8 @@ func TestEveryPanelChangeIsAudited(t *testing.T) {
 	if _, err := w.Svc.ExpireHolds(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: sv, MasterID: m.ID, StartsAt: free[4].Start,
-		Client: booking.ClientInput{Name: "Web", Phone: bookingtest.Phone()}, Caller: booking.Visitor()}); err != nil {
+	if _, err := w.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: sv, MasterID: m.ID, StartsAt: free[4].Start,
+		Client: booking.ClientInput{Name: "Web", Phone: bookingtest.Phone()}}); err != nil {
 		t.Fatal(err)
 	}
 	if rows := auditSince(t, w, since); len(rows) != 0 {

@@ -70,7 +70,7 @@ func (h *Handler) logout(c *fiber.Ctx) error {
 
 // setLang switches the user's panel language.
 func (h *Handler) setLang(c *fiber.Ctx) error {
-	if err := h.svc.SetUserLang(c.UserContext(), *user(c), c.FormValue("lang")); err != nil {
+	if err := h.svc.SetUserLang(c.UserContext(), c.FormValue("lang")); err != nil {
 		return err
 	}
 	back := c.Get(fiber.HeaderReferer)

@@ -134,7 +134,7 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 	}
 	b, err := h.svc.Book(c.UserContext(), booking.BookRequest{
 		SalonID: u.SalonID, ServiceID: f.ServiceID, MasterID: f.MasterID, StartsAt: at,
-		Client: booking.ClientInput{Name: f.Name, Phone: f.Phone}, Caller: staff(c), Notes: f.Notes,
+		Client: booking.ClientInput{Name: f.Name, Phone: f.Phone}, Notes: f.Notes,
 		IdempotencyKey: f.Key,
 	})
 	if err != nil {
@@ -237,11 +237,11 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 		return err
 	}
 	ctx := c.UserContext()
-	v, err := h.svc.BookingView(ctx, staff(c), u.SalonID, id)
+	v, err := h.svc.BookingView(ctx, u.SalonID, id)
 	if err != nil {
 		return err
 	}
-	if p.History, err = h.svc.History(ctx, staff(c), u.SalonID, id); err != nil {
+	if p.History, err = h.svc.History(ctx, u.SalonID, id); err != nil {
 		return err
 	}
 	if p.Masters, err = h.svc.Masters(ctx, u.SalonID, v.ServiceID); err != nil {
@@ -250,7 +250,7 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	if p.Client, err = h.svc.Client(ctx, u.SalonID, v.ClientID); err != nil {
 		return err
 	}
-	if p.Payment, err = h.svc.PaymentOf(ctx, staff(c), u.SalonID, id, false); err != nil {
+	if p.Payment, err = h.svc.PaymentOf(ctx, u.SalonID, id, false); err != nil {
 		return err
 	}
 	loc := v.Salon.Location()
@@ -276,8 +276,7 @@ func (h *Handler) cancelBooking(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	_, err = h.svc.Cancel(c.UserContext(), booking.CancelRequest{SalonID: user(c).SalonID, BookingID: id, Caller: staff(c),
-		Reason: c.FormValue("reason")})
+	_, err = h.svc.Cancel(c.UserContext(), booking.CancelRequest{SalonID: user(c).SalonID, BookingID: id, Reason: c.FormValue("reason")})
 	if err != nil {
 		p := &bookingPage{}
 		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
@@ -298,7 +297,7 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 	at, ferr := localTime(salonOf(c), p.Date, p.Time)
 	if ferr != nil {
 		// An unknown booking is not found, whatever the form says.
-		if _, err := h.svc.BookingView(c.UserContext(), staff(c), user(c).SalonID, id); err != nil {
+		if _, err := h.svc.BookingView(c.UserContext(), user(c).SalonID, id); err != nil {
 			return err
 		}
 		c.Status(fiber.StatusUnprocessableEntity)
@@ -306,7 +305,7 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 		return h.showBooking(c, p)
 	}
 	_, err = h.svc.Reschedule(c.UserContext(), booking.RescheduleRequest{SalonID: user(c).SalonID, BookingID: id,
-		StartsAt: at, MasterID: master, Caller: staff(c)})
+		StartsAt: at, MasterID: master})
 	if err != nil {
 		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
 			return err
@@ -323,7 +322,7 @@ func (h *Handler) refundBooking(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.svc.RefundDeposit(c.UserContext(), staff(c), user(c).SalonID, id); err != nil {
+	if _, err := h.svc.RefundDeposit(c.UserContext(), user(c).SalonID, id); err != nil {
 		p := &bookingPage{}
 		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
 			return err
@@ -348,7 +347,7 @@ func (h *Handler) outcome(c *fiber.Ctx, to booking.Status) error {
 	}
 	// The core finds the booking in any salon for the system; staff are
 	// held to theirs (another salon's booking is not found).
-	if _, err := mark(c.UserContext(), staff(c), id); err != nil {
+	if _, err := mark(c.UserContext(), id); err != nil {
 		p := &bookingPage{}
 		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
 			return err

@@ -66,7 +66,7 @@ func statusOf(t *testing.T, w *world, id int64) booking.Status {
 func TestBrowserRunsTheDay(t *testing.T) {
 	w := newWorld(t)
 	ctx := browsertest.Tab(t, 1280, 900)
-	ctxb := context.Background()
+	ctxb := bookingtest.System()
 	tomorrow := w.today().AddDays(1)
 	loc := w.salon.Location()
 
@@ -169,10 +169,10 @@ func TestBrowserRunsTheDay(t *testing.T) {
 	}
 
 	// Mark a no-show: a booking that started this morning.
-	early, err := w.Svc.Book(ctxb, booking.BookRequest{SalonID: w.salon.ID, ServiceID: scalar[int64](t, w,
+	early, err := w.Svc.Book(booking.As(ctxb, booking.BySystem()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: scalar[int64](t, w,
 		`SELECT service_id FROM bookings WHERE id = $1`, created), MasterID: master,
 		StartsAt: bookingtest.At(w.salon, w.today(), "08:00"), Client: booking.ClientInput{Name: "Late Riser", Phone: bookingtest.Phone()},
-		Caller: booking.BySystem(), Source: booking.SourceImport})
+		Source: booking.SourceImport})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,15 +54,15 @@ func countedWorld(t testing.TB) (*world, *counter) {
 // with per bookings of 30 minutes.
 func addMasters(t testing.TB, w *world, day booking.Date, n, per int) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	sv := w.Service(t, w.salon, booking.SalonService{Name: fmt.Sprintf("Bench cut %d", time.Now().UnixNano()), DurationMin: 30})
 	for range n {
 		m := w.Master(t, w.salon, sv)
 		w.Shift(t, w.salon, m, day, 1, "08:00", "22:00")
 		for k := range per {
 			at := bookingtest.At(w.salon, day, "08:00").Add(time.Duration(k) * 40 * time.Minute)
-			if _, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: at,
-				Client: booking.ClientInput{Name: fmt.Sprintf("Client %d", k), Phone: bookingtest.Phone()}, Caller: booking.BySystem()}); err != nil {
+			if _, err := w.Svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: at,
+				Client: booking.ClientInput{Name: fmt.Sprintf("Client %d", k), Phone: bookingtest.Phone()}}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -131,7 +131,7 @@ func BenchmarkDayView(b *testing.B) {
 	if a := c.get(path); strings.Count(a.body, `class="b `) < 400 {
 		b.Fatalf("the day view shows %d bookings", strings.Count(a.body, `class="b `))
 	}
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	bare := func() {
 		rows, err := w.Pool.Query(ctx, `SELECT * FROM bookings WHERE salon_id = $1 AND starts_at >= $2 AND starts_at < $3`,
 			w.salon.ID, day.Start(loc), day.AddDays(1).Start(loc))

@@ -85,7 +85,7 @@ func (h *Handler) upload(c *fiber.Ctx) error {
 	if err != nil {
 		return fmt.Errorf("upload: %w", err)
 	}
-	id, err := h.svc.SaveUpload(c.UserContext(), *u, string(kind), filepath.Base(strings.Clone(fh.Filename)), file)
+	id, err := h.svc.SaveUpload(c.UserContext(), string(kind), filepath.Base(strings.Clone(fh.Filename)), file)
 	if err != nil {
 		return err
 	}
@@ -105,7 +105,7 @@ func (h *Handler) runImport(id string, u booking.User, kind importer.Kind, name 
 	salon, err := h.svc.Salon(ctx, u.SalonID)
 	if err == nil {
 		var file []byte
-		if file, err = h.svc.UploadFile(ctx, u, id); err == nil {
+		if file, err = h.svc.UploadFile(ctx, id); err == nil {
 			sum, err = importer.Import(ctx, h.svc, bytes.NewReader(file), importer.Options{
 				Kind: kind, Salon: salon, File: name + " (" + u.Email + ")", DryRun: dry, Lang: u.Lang, User: &u,
 				Report: func(l importer.Line) error {
@@ -114,7 +114,7 @@ func (h *Handler) runImport(id string, u booking.User, kind importer.Kind, name 
 					}
 					return nil
 				},
-				Progress: func(n int64, rows int) { h.svc.UploadProgress(ctx, id, n, rows) },
+				Progress: func(n int64, rows int) { _ = h.svc.UploadProgress(ctx, id, n, rows) }, // progress is advice
 			})
 		}
 	}
@@ -137,7 +137,7 @@ func (h *Handler) runImport(id string, u booking.User, kind importer.Kind, name 
 }
 
 func (h *Handler) importStatus(c *fiber.Ctx) error {
-	up, err := h.svc.GetUpload(c.UserContext(), *user(c), c.Params("job"))
+	up, err := h.svc.GetUpload(c.UserContext(), c.Params("job"))
 	if err != nil {
 		return err
 	}
@@ -191,10 +191,10 @@ func view(up *booking.Upload) *importView {
 func (h *Handler) applyImport(c *fiber.Ctx) error {
 	u := user(c)
 	id := strings.Clone(c.Params("job"))
-	if err := h.svc.ClaimApply(c.UserContext(), *u, id); err != nil {
+	if err := h.svc.ClaimApply(c.UserContext(), id); err != nil {
 		return err
 	}
-	up, err := h.svc.GetUpload(c.UserContext(), *u, id)
+	up, err := h.svc.GetUpload(c.UserContext(), id)
 	if err != nil {
 		return err
 	}

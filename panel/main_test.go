@@ -44,7 +44,7 @@ func newWorld(t *testing.T, cfgs ...func(*panel.Config)) *world {
 // newWorldOn is newWorld on a given environment.
 func newWorldOn(t testing.TB, e *bookingtest.Env, cfgs ...func(*panel.Config)) *world {
 	t.Helper()
-	salon, err := demo.Seed(context.Background(), e.Svc, e.Clock.Now())
+	salon, err := demo.Seed(bookingtest.System(), e.Svc, e.Clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func (w *world) owner() *browserless {
 // user creates a panel user of salon and signs them in.
 func (w *world) user(salonID int64, email string, role booking.Role) *browserless {
 	w.t.Helper()
-	if _, err := w.Svc.CreateUser(context.Background(), salonID, email, "password-"+email, role); err != nil {
+	if _, err := w.Svc.CreateUser(bookingtest.System(), salonID, email, "password-"+email, role); err != nil {
 		w.t.Fatal(err)
 	}
 	b := w.client()

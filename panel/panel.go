@@ -4,7 +4,7 @@
 // clients, the catalogue, shifts, settings, users and the audit log.
 //
 // Every change is a call on booking.Service with the signed-in user as the
-// caller (booking.ByStaff, and booking.As for the catalogue), so the core
+// caller (booking.ByStaff, carried by the request's context), so the core
 // decides what a user may see and change, holds them to their salon and
 // role, and audits the change. The panel adds what a browser needs:
 // server-side sessions in PostgreSQL (a fresh id at login; idle and
@@ -152,9 +152,10 @@ func (h *Handler) headers(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// deadline gives the request its deadline.
+// deadline gives the request its deadline, and its caller until a session
+// names the user (session): an anonymous visitor of the login page.
 func (h *Handler) deadline(c *fiber.Ctx) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), h.cfg.RequestTimeout)
+	ctx, cancel := context.WithTimeout(booking.As(c.UserContext(), booking.Visitor()), h.cfg.RequestTimeout)
 	defer cancel()
 	c.SetUserContext(ctx)
 	return c.Next()
@@ -175,6 +176,8 @@ func (h *Handler) session(c *fiber.Ctx) error {
 		}
 		return c.Redirect("/panel/login", fiber.StatusSeeOther)
 	}
+	// From here on the user asks.
+	c.SetUserContext(booking.As(c.UserContext(), booking.ByStaff(*u)))
 	salon, err := h.svc.Salon(c.UserContext(), u.SalonID)
 	if err != nil {
 		return err
@@ -183,7 +186,6 @@ func (h *Handler) session(c *fiber.Ctx) error {
 	c.Locals(salonKey, salon)
 	c.Locals("salon", salon.Slug) // for the access log
 	c.Locals(sessionKey, strings.Clone(id))
-	c.SetUserContext(booking.As(c.UserContext(), booking.ByStaff(*u)))
 	return c.Next()
 }
 
@@ -196,8 +198,6 @@ const (
 )
 
 func user(c *fiber.Ctx) *booking.User { return c.Locals(userKey).(*booking.User) }
-
-func staff(c *fiber.Ctx) booking.Caller { return booking.ByStaff(*user(c)) }
 
 // csrfToken is the session's CSRF token: derived from the session id (so
 // nothing more is stored), and useless without it.

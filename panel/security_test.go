@@ -47,14 +47,13 @@ type other struct {
 
 func (w *world) otherSalon(t *testing.T) other {
 	t.Helper()
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	s := w.Salon(t, booking.Salon{Slug: "rival", Name: "Rival"})
 	sv := w.Service(t, s, booking.SalonService{Name: "Rival cut"})
 	m := w.Master(t, s, sv)
 	w.Shift(t, s, m, w.today(), 7, "09:00", "21:00")
-	b, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: s.ID, ServiceID: sv.ID, MasterID: m.ID,
-		StartsAt: bookingtest.At(s, w.today().AddDays(1), "12:00"), Client: booking.ClientInput{Name: "Rival client", Phone: bookingtest.Phone()},
-		Caller: booking.BySystem()})
+	b, err := w.Svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{SalonID: s.ID, ServiceID: sv.ID, MasterID: m.ID,
+		StartsAt: bookingtest.At(s, w.today().AddDays(1), "12:00"), Client: booking.ClientInput{Name: "Rival client", Phone: bookingtest.Phone()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 		return err
 	}
 	fields := map[string]string{}
-	r := booking.BookRequest{SalonID: s.ID, Caller: booking.Visitor()}
+	r := booking.BookRequest{SalonID: s.ID}
 	if key, ok := header(c, "Idempotency-Key"); ok {
 		if key == "" {
 			fields["idempotency_key"] = "must not be empty (omit the header for none)"
@@ -121,7 +121,7 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 		// does not answer now, the booking still holds its slot and the
 		// payment is found again when the booking is read.
 		out.Payment = &paymentJSON{Status: string(booking.PayUnknown), Amount: b.Deposit}
-		if p, err := h.svc.StartPayment(c.UserContext(), booking.ByToken(b.ManageToken), b.ID, h.returnURL(c, s, b)); err == nil {
+		if p, err := h.svc.StartPayment(booking.As(c.UserContext(), booking.ByToken(b.ManageToken)), b.ID, h.returnURL(c, s, b)); err == nil {
 			out.Payment = toPayment(p)
 		} else {
 			h.log.Warn("payment not started", "booking", b.ID, "err", err, "request_id", c.Locals("requestid"))
@@ -153,23 +153,24 @@ func header(c *fiber.Ctx, name string) (string, bool) {
 }
 
 // bookingParams reads the :id path parameter and the manage token: the
-// credential the core judges.
-func bookingParams(c *fiber.Ctx) (int64, booking.Caller, error) {
+// credential the core judges, which asks for the rest of the request.
+func bookingParams(c *fiber.Ctx) (int64, error) {
 	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, booking.Caller{}, booking.ErrNotFound
+		return 0, booking.ErrNotFound
 	}
 	token, _ := header(c, "X-Manage-Token")
 	if token == "" {
-		return 0, booking.Caller{}, booking.ErrNotFound
+		return 0, booking.ErrNotFound
 	}
-	return id, booking.ByToken(token), nil
+	c.SetUserContext(booking.As(c.UserContext(), booking.ByToken(token)))
+	return id, nil
 }
 
 // answer reads the booking again as the caller sees it (with its salon and
 // what may still be done) and sends it.
-func (h *Handler) answer(c *fiber.Ctx, caller booking.Caller, id int64) error {
-	v, err := h.svc.BookingView(c.UserContext(), caller, 0, id)
+func (h *Handler) answer(c *fiber.Ctx, id int64) error {
+	v, err := h.svc.BookingView(c.UserContext(), 0, id)
 	if err != nil {
 		return err
 	}
@@ -178,7 +179,7 @@ func (h *Handler) answer(c *fiber.Ctx, caller booking.Caller, id int64) error {
 	if v.Deposit > 0 && h.svc.Provider() != nil {
 		// The client may be back from the payment page: the payment is
 		// brought up to date with the provider first.
-		p, err := h.svc.PaymentOf(c.UserContext(), caller, 0, id, v.Status == booking.StatusPending)
+		p, err := h.svc.PaymentOf(c.UserContext(), 0, id, v.Status == booking.StatusPending)
 		if err != nil {
 			return err
 		}
@@ -186,7 +187,7 @@ func (h *Handler) answer(c *fiber.Ctx, caller booking.Caller, id int64) error {
 			out.Payment = toPayment(p)
 			if p.Status == booking.PayCompleted && v.Status == booking.StatusPending {
 				// Confirmed meanwhile: read it again.
-				if v, err = h.svc.BookingView(c.UserContext(), caller, 0, id); err == nil {
+				if v, err = h.svc.BookingView(c.UserContext(), 0, id); err == nil {
 					payment := out.Payment
 					out = viewJSON(v)
 					out.Payment = payment
@@ -198,15 +199,15 @@ func (h *Handler) answer(c *fiber.Ctx, caller booking.Caller, id int64) error {
 }
 
 func (h *Handler) getBooking(c *fiber.Ctx) error {
-	id, caller, err := bookingParams(c)
+	id, err := bookingParams(c)
 	if err != nil {
 		return err
 	}
-	return h.answer(c, caller, id)
+	return h.answer(c, id)
 }
 
 func (h *Handler) cancelBooking(c *fiber.Ctx) error {
-	id, caller, err := bookingParams(c)
+	id, err := bookingParams(c)
 	if err != nil {
 		return err
 	}
@@ -216,18 +217,18 @@ func (h *Handler) cancelBooking(c *fiber.Ctx) error {
 	if err := decode(c, &body, true); err != nil {
 		return err
 	}
-	r := booking.CancelRequest{BookingID: id, Caller: caller}
+	r := booking.CancelRequest{BookingID: id}
 	if body.Reason != nil {
 		r.Reason = *body.Reason
 	}
 	if _, err := h.svc.Cancel(c.UserContext(), r); err != nil {
 		return err
 	}
-	return h.answer(c, caller, id)
+	return h.answer(c, id)
 }
 
 func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
-	id, caller, err := bookingParams(c)
+	id, err := bookingParams(c)
 	if err != nil {
 		return err
 	}
@@ -239,7 +240,7 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 		return err
 	}
 	fields := map[string]string{}
-	r := booking.RescheduleRequest{BookingID: id, Caller: caller}
+	r := booking.RescheduleRequest{BookingID: id}
 	r.StartsAt = requiredTime(fields, "starts_at", body.StartsAt)
 	if body.MasterID != nil {
 		r.MasterID = requiredID(fields, "master_id", body.MasterID)
@@ -249,17 +250,17 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 	}
 	if _, err := h.svc.Reschedule(c.UserContext(), r); err != nil {
 		if st := (*booking.SlotTakenError)(nil); errors.As(err, &st) {
-			h.setSalon(c, caller, id)
+			h.setSalon(c, id)
 		}
 		return err
 	}
-	return h.answer(c, caller, id)
+	return h.answer(c, id)
 }
 
 // setSalon remembers the salon of the booking for the error answer (its
 // alternatives are written in the salon's offset).
-func (h *Handler) setSalon(c *fiber.Ctx, caller booking.Caller, id int64) {
-	if v, err := h.svc.BookingView(c.UserContext(), caller, 0, id); err == nil {
+func (h *Handler) setSalon(c *fiber.Ctx, id int64) {
+	if v, err := h.svc.BookingView(c.UserContext(), 0, id); err == nil {
 		c.Locals(salonKey, &v.Salon)
 	}
 }

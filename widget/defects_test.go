@@ -107,7 +107,7 @@ func TestBusyMasterAnswers503(t *testing.T) {
 	e.Shift(t, salon, m, testDay, 1, "10:00", "20:00")
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	base := serve(t, widget.New(e.Svc, widget.Config{RequestTimeout: 2 * time.Second, Log: log}), log)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	bookingtest.HoldMaster(t, e.Pool, m.ID)
 	body := map[string]any{"service_id": svc.ID, "master_id": m.ID, "starts_at": bookingtest.At(salon, testDay, "11:00").Format(time.RFC3339),
 		"client": map[string]any{"name": "A", "phone": bookingtest.Phone()}}

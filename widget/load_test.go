@@ -2,7 +2,6 @@ package widget_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,7 +30,7 @@ func BenchmarkHTTPBook(b *testing.B) {
 	const clients = 32
 	const perClient = 20 // bookings per client per round and kind
 	e := bookingtest.New(b)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	salon := e.Salon(b, booking.Salon{Slug: "load", HorizonDays: 366})
 	svc := e.Service(b, salon, booking.SalonService{Name: "Cut", DurationMin: 30})
 	days := (b.N*perClient)/48 + 2
@@ -75,8 +74,8 @@ func BenchmarkHTTPBook(b *testing.B) {
 	inProcess := func(round int) error {
 		return runClients(clients, func(w int) error {
 			for i := range perClient {
-				_, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: localMasters[w].ID,
-					StartsAt: slotAt(round*perClient + i), Client: booking.ClientInput{Name: "Load", Phone: phone(2, w)}, Caller: booking.Visitor()})
+				_, err := e.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: localMasters[w].ID,
+					StartsAt: slotAt(round*perClient + i), Client: booking.ClientInput{Name: "Load", Phone: phone(2, w)}})
 				if err != nil {
 					return err
 				}

@@ -160,11 +160,11 @@ func (h *Handler) masterCalendar(c *fiber.Ctx) error {
 
 // bookingCalendar is one booking as an .ics file, for its token's holder.
 func (h *Handler) bookingCalendar(c *fiber.Ctx) error {
-	id, caller, err := bookingParams(c)
+	id, err := bookingParams(c)
 	if err != nil {
 		return err
 	}
-	v, err := h.svc.BookingView(c.UserContext(), caller, 0, id)
+	v, err := h.svc.BookingView(c.UserContext(), 0, id)
 	if err != nil {
 		return err
 	}

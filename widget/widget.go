@@ -100,10 +100,12 @@ func (h *Handler) apiErrors(c *fiber.Ctx) error {
 	return nil
 }
 
-// deadline gives the request its deadline: every call on the core made
-// with c.UserContext() ends by then.
+// deadline gives the request its deadline and its caller: every call on
+// the core made with c.UserContext() ends by then, and asks as an
+// anonymous visitor (a manage token, where one is sent, asks instead:
+// bookingParams).
 func (h *Handler) deadline(c *fiber.Ctx) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), h.cfg.RequestTimeout)
+	ctx, cancel := context.WithTimeout(booking.As(c.UserContext(), booking.Visitor()), h.cfg.RequestTimeout)
 	defer cancel()
 	c.SetUserContext(ctx)
 	return c.Next()

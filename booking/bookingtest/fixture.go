@@ -58,6 +58,10 @@ func New(t testing.TB, opts ...booking.Option) *Env {
 	return &Env{Pool: pool, Clock: clock, Svc: booking.New(pool, append([]booking.Option{booking.WithClock(clock.Now)}, opts...)...)}
 }
 
+// System is a context in which the platform itself asks (booking.BySystem):
+// for setting up a test's world, and for tests that act as the jobs do.
+func System() context.Context { return booking.As(context.Background(), booking.BySystem()) }
+
 var uniq atomic.Int64
 
 // Salon creates a salon; zero fields of in take test defaults (a unique
@@ -73,7 +77,7 @@ func (e *Env) Salon(t testing.TB, in booking.Salon) *booking.Salon {
 	if in.Timezone == "" {
 		in.Timezone = "Europe/Moscow"
 	}
-	s, err := e.Svc.CreateSalon(context.Background(), in)
+	s, err := e.Svc.CreateSalon(System(), in)
 	if err != nil {
 		t.Fatalf("create salon: %v", err)
 	}
@@ -92,7 +96,7 @@ func (e *Env) Service(t testing.TB, salon *booking.Salon, in booking.SalonServic
 	if in.Price == 0 {
 		in.Price = 150000
 	}
-	sv, err := e.Svc.CreateService(context.Background(), salon.ID, in)
+	sv, err := e.Svc.CreateService(System(), salon.ID, in)
 	if err != nil {
 		t.Fatalf("create service: %v", err)
 	}
@@ -106,7 +110,7 @@ func (e *Env) Master(t testing.TB, salon *booking.Salon, services ...*booking.Sa
 	for i, sv := range services {
 		offers[i] = booking.Offer{ServiceID: sv.ID}
 	}
-	m, err := e.Svc.CreateMaster(context.Background(), salon.ID, booking.Master{Name: fmt.Sprintf("Master %d", uniq.Add(1))}, offers...)
+	m, err := e.Svc.CreateMaster(System(), salon.ID, booking.Master{Name: fmt.Sprintf("Master %d", uniq.Add(1))}, offers...)
 	if err != nil {
 		t.Fatalf("create master: %v", err)
 	}
@@ -123,7 +127,7 @@ func (e *Env) Shift(t testing.TB, salon *booking.Salon, m *booking.Master, from 
 		t.Fatalf("shift times: %v %v", err1, err2)
 	}
 	for i := range days {
-		if err := e.Svc.SetShifts(context.Background(), salon.ID, m.ID, from.AddDays(i),
+		if err := e.Svc.SetShifts(System(), salon.ID, m.ID, from.AddDays(i),
 			[]booking.ShiftInput{{Start: s, End: en}}); err != nil {
 			t.Fatalf("set shifts: %v", err)
 		}

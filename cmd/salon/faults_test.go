@@ -105,7 +105,7 @@ func (d *dbProxy) up(t *testing.T) {
 func TestServerUnderDatabaseFaults(t *testing.T) {
 	t.Parallel()
 	conn := bookingtest.ConnString(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	e := &bookingtest.Env{Pool: bookingtest.PoolFor(t, conn), Clock: bookingtest.NewClock(time.Now())}
 	e.Svc = booking.New(e.Pool)
 	salon := e.Salon(t, booking.Salon{Slug: "faulty", Name: "Faulty"})

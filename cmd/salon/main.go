@@ -106,6 +106,9 @@ func dispatch(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 		return usagef("no command")
 	}
 	cmd, rest := args[0], args[1:]
+	// The servers' requests and jobs name their own callers; the commands
+	// that administer the platform from its shell ask as the platform.
+	sys := booking.As(ctx, booking.BySystem())
 	switch cmd {
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -117,17 +120,17 @@ func dispatch(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 	case "migrate":
 		return cmdMigrate(ctx, rest, getenv, stdout)
 	case "salon":
-		return cmdSalon(ctx, rest, getenv, stdout)
+		return cmdSalon(sys, rest, getenv, stdout)
 	case "admin":
-		return cmdAdmin(ctx, rest, getenv, stdin, stdout, stderr)
+		return cmdAdmin(sys, rest, getenv, stdin, stdout, stderr)
 	case "master":
-		return cmdMaster(ctx, rest, getenv, stdout)
+		return cmdMaster(sys, rest, getenv, stdout)
 	case "import":
-		return cmdImport(ctx, rest, getenv, stdout, stderr)
+		return cmdImport(sys, rest, getenv, stdout, stderr)
 	case "export":
-		return cmdExport(ctx, rest, getenv, stdout)
+		return cmdExport(sys, rest, getenv, stdout)
 	case "client":
-		return cmdClient(ctx, rest, getenv, stdout)
+		return cmdClient(sys, rest, getenv, stdout)
 	}
 	return usagef("unknown command %q", cmd)
 }

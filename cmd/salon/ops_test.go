@@ -136,7 +136,7 @@ func TestMetricsUnderTraffic(t *testing.T) {
 func TestServeStopsInBoundedTimeWithRequestsInFlight(t *testing.T) {
 	t.Parallel()
 	base, dbURL, stop, logs := startServe(t, "SALON_BOOKING_RATE_LIMIT", "0")
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	pool := bookingtest.PoolFor(t, dbURL)
 	svc := booking.New(pool)
 	salon, err := svc.CreateSalon(ctx, booking.Salon{Slug: "stop", Name: "Stop", Timezone: "Europe/Moscow", HorizonDays: 366})

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -75,7 +74,7 @@ func freeAddr(t *testing.T) string {
 func TestThreeReplicas(t *testing.T) {
 	t.Parallel()
 	conn := bookingtest.ConnString(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	pool := bookingtest.PoolFor(t, conn)
 	svc := booking.New(pool)
 	e := &bookingtest.Env{Pool: pool, Svc: svc, Clock: bookingtest.NewClock(time.Now())}
@@ -368,7 +367,7 @@ func tail(s string, n int) string {
 // replica 1, applies it on replica 2 and sees it applied on replica 0.
 func panelUpload(t *testing.T, bases []string, m *booking.Master, svc *booking.Service, salon *booking.Salon, day booking.Date) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	ms, _ := svc.AllMasters(ctx, salon.ID)
 	name := ""
 	for _, x := range ms {

@@ -73,7 +73,7 @@ func cmdDev(ctx context.Context, args []string, getenv env, stdout, stderr io.Wr
 	if err := migrations.Up(ctx, pool); err != nil {
 		return err
 	}
-	salon, err := demo.Seed(ctx, booking.New(pool), time.Now())
+	salon, err := demo.Seed(booking.As(ctx, booking.BySystem()), booking.New(pool), time.Now())
 	if err != nil {
 		return fmt.Errorf("demo data: %w", err)
 	}

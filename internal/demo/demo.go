@@ -159,9 +159,9 @@ func bookSome(ctx context.Context, svc *booking.Service, salon *booking.Salon, n
 				if j >= len(slots) {
 					continue
 				}
-				_, err := svc.Book(ctx, booking.BookRequest{
+				_, err := svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{
 					SalonID: salon.ID, ServiceID: sv, MasterID: m.ID, StartsAt: slots[j].Start,
-					Client: clients[n%len(clients)], Caller: booking.BySystem(),
+					Client: clients[n%len(clients)],
 				})
 				if err != nil && !errors.Is(err, booking.ErrSlotTaken) {
 					return fmt.Errorf("demo booking: %w", err)

@@ -24,7 +24,7 @@ func counts(t *testing.T, e *bookingtest.Env) [4]int {
 
 func TestSeedIsIdempotentAndTopsUpShifts(t *testing.T) {
 	e := bookingtest.New(t)
-	ctx := context.Background()
+	ctx := bookingtest.System()
 	now := time.Date(2026, 3, 2, 7, 0, 0, 0, time.UTC)
 	salon, err := demo.Seed(ctx, e.Svc, now)
 	if err != nil {
@@ -60,7 +60,7 @@ func TestSeedIsIdempotentAndTopsUpShifts(t *testing.T) {
 	if len(slots) == 0 {
 		t.Fatal("no slots near the end of the topped-up fortnight")
 	}
-	if _, err := e.Svc.Authenticate(ctx, demo.Email, demo.Password); err != nil {
+	if _, _, err := e.Svc.Login(booking.As(ctx, booking.Visitor()), demo.Email, demo.Password, "192.0.2.1"); err != nil {
 		t.Fatalf("demo login: %v", err)
 	}
 }
