@@ -30,6 +30,7 @@ type Service struct {
 	notifiers map[Channel]Notifier
 	lockWait  time.Duration      // the longest wait for a master's lock
 	alts      singleflight.Group // losers of one slot share one search for alternatives
+	passwords *passwordChecks    // bounds password hashing
 }
 
 // Option configures a Service.
@@ -80,7 +81,8 @@ const DefaultLockWait = 5 * time.Second
 // in their transactions whether or not this process runs workers (see
 // AddWorkers).
 func New(pool *pgxpool.Pool, opts ...Option) *Service {
-	s := &Service{pool: pool, now: time.Now, log: slog.Default(), notifiers: map[Channel]Notifier{}, lockWait: DefaultLockWait}
+	s := &Service{pool: pool, now: time.Now, log: slog.Default(), notifiers: map[Channel]Notifier{}, lockWait: DefaultLockWait,
+		passwords: newPasswordChecks(DefaultPasswordChecks, DefaultPasswordChecksQueue)}
 	for _, o := range opts {
 		o(s)
 	}

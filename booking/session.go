@@ -1,11 +1,14 @@
 package booking
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,9 +50,17 @@ func (e *ThrottledError) Unwrap() error { return ErrForbidden }
 // Login checks an email and password, from a client address, and opens a
 // session: it returns the new session id (always a fresh one: a session id
 // a browser had before is never promoted) and the user. A wrong email and a
-// wrong password are the same error (ErrForbidden). Too many failures for
-// the email or from the address are a *ThrottledError, checked before the
-// password.
+// wrong password are the same error (ErrForbidden) and cost the same time.
+//
+// Every attempt is counted before its password is hashed: under one lock
+// per throttle key (the email, the address) the recent failures are
+// counted, and the attempt is written as one more, to be removed if the
+// password turns out right. So a burst of guesses at once gets exactly
+// LoginMaxFailures of them checked per email and per address, and the
+// rest (the right password too) a *ThrottledError, without hashing.
+// Hashing is bounded (WithPasswordChecks): when its queue is full the
+// answer is ErrUnavailable at once; such an attempt, and one that waited
+// past its deadline, was not a guess and is not counted.
 func (s *Service) Login(ctx context.Context, email, password, addr string) (string, *User, error) {
 	if _, err := asked(ctx); err != nil {
 		return "", nil, err
@@ -60,23 +71,26 @@ func (s *Service) Login(ctx context.Context, email, password, addr string) (stri
 	}
 	keys := [][]byte{throttleKey("email", email), throttleKey("ip", addr)}
 	now := s.now()
-	for _, k := range keys {
-		if wait, err := s.lockedOut(ctx, k, now); err != nil {
-			return "", nil, err
-		} else if wait > 0 {
-			return "", nil, &ThrottledError{RetryAfter: wait}
-		}
-	}
-	u, err := s.authenticate(ctx, email, password)
+	attempt, err := s.countAttempt(ctx, keys, now)
 	if err != nil {
-		batch := &pgx.Batch{}
-		for _, k := range keys {
-			batch.Queue(`INSERT INTO login_failures (key_hash, failed_at) VALUES ($1, $2)`, k, now)
-		}
-		// Old failures go as new ones come.
-		batch.Queue(`DELETE FROM login_failures WHERE failed_at < $1`, now.Add(-2*LoginWindow))
-		if berr := s.pool.SendBatch(ctx, batch).Close(); berr != nil {
-			return "", nil, fmt.Errorf("login: %w", dbErr(berr))
+		return "", nil, err
+	}
+	release, err := s.passwords.queue()
+	if err != nil {
+		s.forgetAttempt(ctx, attempt)
+		return "", nil, err
+	}
+	defer release()
+	u, err := s.authenticate(ctx, email, password)
+	switch {
+	case errors.Is(err, ErrUnavailable):
+		// The password was never checked: not a guess.
+		s.forgetAttempt(ctx, attempt)
+		return "", nil, err
+	case err != nil:
+		// The attempt stays counted; old failures go as new ones come.
+		if _, derr := s.pool.Exec(ctx, `DELETE FROM login_failures WHERE failed_at < $1`, now.Add(-2*LoginWindow)); derr != nil {
+			return "", nil, fmt.Errorf("login: %w", dbErr(derr))
 		}
 		return "", nil, err
 	}
@@ -86,7 +100,8 @@ func (s *Service) Login(ctx context.Context, email, password, addr string) (stri
 	batch := &pgx.Batch{}
 	batch.Queue(`INSERT INTO panel_sessions (id_hash, user_id, created_at, seen_at, expires_at) VALUES ($1, $2, $3, $3, $4)`,
 		sessionHash(id), u.ID, now, now.Add(SessionMax))
-	batch.Queue(`DELETE FROM login_failures WHERE key_hash = $1`, keys[0])
+	// The right password clears the email's failures and this attempt.
+	batch.Queue(`DELETE FROM login_failures WHERE key_hash = $1 OR attempt = $2`, keys[0], attempt)
 	batch.Queue(`DELETE FROM panel_sessions WHERE expires_at < $1 OR seen_at < $2`, now, now.Add(-SessionIdle))
 	if err := s.pool.SendBatch(ctx, batch).Close(); err != nil {
 		return "", nil, fmt.Errorf("login: %w", dbErr(err))
@@ -94,16 +109,56 @@ func (s *Service) Login(ctx context.Context, email, password, addr string) (stri
 	return id, u, nil
 }
 
+// countAttempt counts a login attempt for keys before its password is
+// checked: under each key's lock (taken in one order), a key locked out
+// refuses it (*ThrottledError); otherwise it is written as a failure of
+// every key, and its id returned.
+func (s *Service) countAttempt(ctx context.Context, keys [][]byte, now time.Time) (int64, error) {
+	sorted := slices.SortedFunc(slices.Values(keys), bytes.Compare)
+	var attempt int64
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		for _, k := range sorted {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('login-throttle:' || encode($1, 'hex'), 0))`, k); err != nil {
+				return fmt.Errorf("login: %w", err)
+			}
+		}
+		var wait time.Duration
+		for _, k := range keys {
+			w, err := lockedOut(ctx, tx, k, now)
+			if err != nil {
+				return err
+			}
+			wait = max(wait, w)
+		}
+		if wait > 0 {
+			return &ThrottledError{RetryAfter: wait}
+		}
+		return tx.QueryRow(ctx, `WITH a AS (SELECT nextval('login_attempts') AS id),
+			ins AS (INSERT INTO login_failures (key_hash, failed_at, attempt) SELECT k, $2, a.id FROM unnest($1::bytea[]) k, a)
+			SELECT id FROM a`, keys, now).Scan(&attempt)
+	})
+	return attempt, err
+}
+
+// forgetAttempt removes a counted attempt whose password was never checked.
+func (s *Service) forgetAttempt(ctx context.Context, attempt int64) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := s.pool.Exec(ctx, `DELETE FROM login_failures WHERE attempt = $1`, attempt); err != nil {
+		s.log.Warn("login: forget an unchecked attempt", "err", err)
+	}
+}
+
 // lockedOut returns how long logins for key are refused (0: not).
-func (s *Service) lockedOut(ctx context.Context, key []byte, now time.Time) (time.Duration, error) {
-	rows, err := s.pool.Query(ctx, `SELECT failed_at FROM login_failures WHERE key_hash = $1 AND failed_at > $2
+func lockedOut(ctx context.Context, q querier, key []byte, now time.Time) (time.Duration, error) {
+	rows, err := q.Query(ctx, `SELECT failed_at FROM login_failures WHERE key_hash = $1 AND failed_at > $2
 		ORDER BY failed_at DESC LIMIT $3`, key, now.Add(-LoginWindow-LoginLockout), LoginMaxFailures)
 	if err != nil {
-		return 0, fmt.Errorf("login: %w", dbErr(err))
+		return 0, fmt.Errorf("login: %w", err)
 	}
 	at, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
 	if err != nil {
-		return 0, fmt.Errorf("login: %w", dbErr(err))
+		return 0, fmt.Errorf("login: %w", err)
 	}
 	if len(at) < LoginMaxFailures {
 		return 0, nil
@@ -122,7 +177,8 @@ func (s *Service) lockedOut(ctx context.Context, key []byte, now time.Time) (tim
 	if !until.After(now) {
 		return 0, nil
 	}
-	return until.Sub(now), nil
+	// At least a second: a lockout never reads "try again in 0 s".
+	return max(until.Sub(now), time.Second), nil
 }
 
 func throttleKey(kind, v string) []byte {

@@ -8,8 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"runtime"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -58,8 +58,11 @@ func (s *Service) CreateUser(ctx context.Context, salonID int64, email, password
 		return nil, err
 	}
 	u := &User{SalonID: salonID, Email: email, Role: role}
-	hash := HashPassword(password)
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	hash, err := s.passwords.hash(ctx, password)
+	if err != nil {
+		return nil, err
+	}
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		return tx.QueryRow(ctx, `INSERT INTO users (salon_id, email, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING id`,
 			salonID, email, hash, role).Scan(&u.ID)
 	})
@@ -76,7 +79,8 @@ func (s *Service) CreateUser(ctx context.Context, salonID int64, email, password
 
 // authenticate returns the user with that email and password. A wrong email
 // and a wrong password are the same error (ErrForbidden), and take the same
-// time: a missing user is checked against a dummy hash.
+// time: a missing user is checked against a dummy hash. A check that could
+// not run before the deadline is ErrUnavailable.
 func (s *Service) authenticate(ctx context.Context, email, password string) (*User, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
 	var u User
@@ -84,15 +88,83 @@ func (s *Service) authenticate(ctx context.Context, email, password string) (*Us
 	err := s.pool.QueryRow(ctx, `SELECT id, salon_id, email, role, COALESCE(lang, ''), password_hash FROM users WHERE email = $1`, email).
 		Scan(&u.ID, &u.SalonID, &u.Email, &u.Role, &u.Lang, &hash)
 	if err != nil && !isNoRows(err) {
-		return nil, fmt.Errorf("authenticate: %w", err)
+		return nil, fmt.Errorf("authenticate: %w", dbErr(err))
 	}
-	if err != nil {
-		hash = dummyHash()
+	known := err == nil
+	if !known {
+		hash = dummyHash
 	}
-	if !CheckPassword(hash, password) || err != nil {
+	var ok bool
+	if err := s.passwords.run(ctx, func() { ok = CheckPassword(hash, password) }); err != nil {
+		return nil, err
+	}
+	if !ok || !known {
 		return nil, fmt.Errorf("wrong email or password: %w", ErrForbidden)
 	}
 	return &u, nil
+}
+
+// passwordChecks bounds a process's password hashing. An argon2id hash
+// takes argonMemory (64 MiB) and a tenth of a second of both cores: run
+// unbounded, forty logins at once held gigabytes. Checks run a few at a
+// time, each one's memory collected before the next starts, and wait in a
+// queue of bounded length; past it, a check is refused at once.
+type passwordChecks struct {
+	queued  chan struct{} // checks running or waiting
+	running chan struct{} // checks running
+}
+
+// Default bounds of password hashing (WithPasswordChecks).
+const (
+	DefaultPasswordChecks      = 1  // hashes at once
+	DefaultPasswordChecksQueue = 16 // hashes running or waiting
+)
+
+// WithPasswordChecks sets how many password hashes run at once and how
+// many may run or wait; a login beyond that is ErrUnavailable at once.
+func WithPasswordChecks(running, queued int) Option {
+	return func(s *Service) { s.passwords = newPasswordChecks(running, queued) }
+}
+
+func newPasswordChecks(running, queued int) *passwordChecks {
+	running = max(running, 1)
+	return &passwordChecks{running: make(chan struct{}, running), queued: make(chan struct{}, max(queued, running))}
+}
+
+// queue takes a place in the queue, at once or not at all (ErrUnavailable).
+func (p *passwordChecks) queue() (release func(), err error) {
+	select {
+	case p.queued <- struct{}{}:
+		return func() { <-p.queued }, nil
+	default:
+		return nil, fmt.Errorf("too many logins at once: %w", ErrUnavailable)
+	}
+}
+
+// run runs f (a hash) when a check may run, waiting at most until ctx is
+// done (ErrUnavailable), and collects its memory before the next starts.
+func (p *passwordChecks) run(ctx context.Context, f func()) error {
+	select {
+	case p.running <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting to check a password: %w", ErrUnavailable)
+	}
+	defer func() { <-p.running }()
+	f()
+	runtime.GC() // the hash's 64 MiB, before the next hash asks for its own
+	return nil
+}
+
+// hash is HashPassword, queued and run like a check.
+func (p *passwordChecks) hash(ctx context.Context, password string) (string, error) {
+	release, err := p.queue()
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	var h string
+	err = p.run(ctx, func() { h = HashPassword(password) })
+	return h, err
 }
 
 // argon2id parameters (RFC 9106's second recommended option, with 64 MiB).
@@ -103,8 +175,10 @@ const (
 	argonKeyLen  = 32
 )
 
-// dummyHash is checked for unknown emails, so they take as long as known ones.
-var dummyHash = sync.OnceValue(func() string { return HashPassword("dummy password for timing") })
+// dummyHash is checked for unknown emails, so they take as long as known
+// ones: a hash of a random password nobody knows, made once with the
+// parameters below (a test checks that they match).
+const dummyHash = "$argon2id$v=19$m=65536,t=3,p=2$bHP+O3gQmLkJ5rbKqsl6/Q$94msrmZ+wiNad4vO/ICNPTNcf4kmN544YYzxjqLce6A"
 
 // HashPassword returns an argon2id hash of password in the PHC string format.
 func HashPassword(password string) string {
