@@ -238,7 +238,18 @@ func (s *Service) bookUnobserved(ctx context.Context, r BookRequest) (*Booking, 
 		return nil, err
 	}
 	now := s.now()
-	b, err := s.book(ctx, &r, now)
+	deadline := time.Now().Add(s.lockWait)
+	b, err := s.book(ctx, &r, now, nil)
+	var busy *busyError
+	if errors.As(err, &busy) {
+		// The master is busy: wait for it at its gate, then in the database.
+		leave, gerr := s.masterGates.enter(ctx, deadline, r.MasterID)
+		if gerr != nil {
+			return nil, gerr
+		}
+		b, err = s.book(ctx, &r, now, &passed{masters: []int64{r.MasterID}, deadline: deadline})
+		leave()
+	}
 	if errors.Is(err, errTaken) {
 		alts, err := s.alternatives(ctx, r.SalonID, r.ServiceID, r.MasterID, r.StartsAt, now, 0)
 		if err != nil {
@@ -260,12 +271,14 @@ var errTaken = errors.New("slot taken")
 // BEGIN and COMMIT travel with the statements next to them. Round trip 1:
 // BEGIN, the idempotency claim (its wait bounded by the lock wait), the
 // master's lock if it is free, the reads the checks need. (When the master
-// is busy, one more round trip: the queue, or the answer that the time is
-// visibly taken.) Round trip 2: a savepoint, one statement inserting the
-// client, the booking, its notification job and the idempotency result,
-// and COMMIT. Any early return rolls back; a connection left inside a
-// transaction is closed, never reused.
-func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time) (*Booking, error) {
+// is busy, one more round trip: the answer that the time is visibly taken,
+// or, before the master's gate was passed, a *busyError that ends the
+// transaction; once it was (gated), the wait for the lock in the database,
+// until the gate's deadline.) Round trip 2: a savepoint, one statement
+// inserting the client, the booking, its notification job and the
+// idempotency result, and COMMIT. Any early return rolls back; a
+// connection left inside a transaction is closed, never reused.
+func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated *passed) (*Booking, error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("book: %w", err)
@@ -303,23 +316,32 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time) (*Boo
 	}
 	if !locked {
 		// The master is busy. A request whose start an active booking
-		// visibly covers has lost already and does not queue; the others
-		// wait their turn (at most the lock wait), then read again.
+		// visibly covers has lost already and does not queue. The others
+		// wait their turn: at the master's gate, without this connection
+		// (busyError), then, past it, here (until the gate's deadline), and
+		// read again.
 		var taken bool
 		batch = &pgx.Batch{}
-		batch.Queue(`
-			SELECT CASE WHEN EXISTS (SELECT 1 FROM bookings WHERE salon_id = $1 AND master_id = $2 AND status IN ('pending', 'confirmed')
-			                         AND tstzrange(starts_at, booking_slot_end(starts_at, duration_min + buffer_min)) @> $3::timestamptz)
-			            THEN true
-			            ELSE pg_advisory_xact_lock(hashtextextended('booking-master:' || $2::bigint, 0)) IS NULL END
-			FROM (SELECT set_config('lock_timeout', $4::bigint::text, true)) lt`,
-			r.SalonID, r.MasterID, r.StartsAt, lockWait).QueryRow(func(row pgx.Row) error { return row.Scan(&taken) })
-		bc = queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt)
+		const coveredSQL = `EXISTS (SELECT 1 FROM bookings WHERE salon_id = $1 AND master_id = $2 AND status IN ('pending', 'confirmed')
+			AND tstzrange(starts_at, booking_slot_end(starts_at, duration_min + buffer_min)) @> $3::timestamptz)`
+		if gated == nil {
+			batch.Queue(`SELECT `+coveredSQL, r.SalonID, r.MasterID, r.StartsAt).QueryRow(func(row pgx.Row) error { return row.Scan(&taken) })
+		} else {
+			batch.Queue(`
+				SELECT CASE WHEN `+coveredSQL+` THEN true
+				            ELSE pg_advisory_xact_lock(hashtextextended('booking-master:' || $2::bigint, 0)) IS NULL END
+				FROM (SELECT set_config('lock_timeout', $4::bigint::text, true)) lt`,
+				r.SalonID, r.MasterID, r.StartsAt, lockTimeout(gated.deadline)).QueryRow(func(row pgx.Row) error { return row.Scan(&taken) })
+			bc = queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt)
+		}
 		if err := conn.SendBatch(ctx, batch).Close(); err != nil {
 			return nil, fmt.Errorf("book: %w", err)
 		}
-		if taken {
+		switch {
+		case taken:
 			return nil, errTaken
+		case gated == nil:
+			return nil, &busyError{masters: []int64{r.MasterID}}
 		}
 	}
 	if err := s.resolve(ctx, conn, bc, r.SalonID, r.ServiceID, r.MasterID); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,6 +32,8 @@ type Service struct {
 	lockWait  time.Duration      // the longest wait for a master's lock
 	alts      singleflight.Group // losers of one slot share one search for alternatives
 	passwords *passwordChecks    // bounds password hashing
+	// masterGates bound the requests that wait for a busy master's lock.
+	masterGates gates[int64]
 }
 
 // Option configures a Service.
@@ -128,12 +131,36 @@ var errRetry = errors.New("retry the transaction")
 // transaction's lock waits are bounded by the service's lock wait. A
 // deadlock or serialization failure (which PostgreSQL resolves by failing
 // one side), or fn asking for it with errRetry, runs fn again from the
-// start, a few times; database timeouts come back as ErrUnavailable.
+// start, a few times; so does a master found busy (lockMasters), once its
+// gates are passed, waiting for it in the database only then. Database
+// timeouts come back as ErrUnavailable.
 func (s *Service) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	deadline := time.Now().Add(s.lockWait)
+	leave := func() {}
+	defer func() { leave() }()
 	var err error
 	for range 5 {
 		err = s.txOnce(ctx, fn)
 		code := pgCode(err)
+		var busy *busyError
+		if p := passedOf(ctx); errors.As(err, &busy) && !p.covers(busy.masters) {
+			// The gates are entered holding none (and no lock: the
+			// transaction ended), all at once in ascending order, so
+			// waiting at them never closes a cycle.
+			masters := busy.masters
+			if p != nil {
+				masters = append(slices.Clone(p.masters), masters...)
+			}
+			leave()
+			leave = func() {}
+			l, gerr := s.masterGates.enter(ctx, deadline, masters...)
+			if gerr != nil {
+				return gerr
+			}
+			leave = l
+			ctx = context.WithValue(ctx, passedKey{}, &passed{masters: masters, deadline: deadline})
+			continue
+		}
 		if !errors.Is(err, errRetry) && code != pgDeadlock && code != pgSerialization {
 			break
 		}
@@ -153,13 +180,22 @@ func (s *Service) txOnce(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after commit
-	// The lock waits are bounded; the changes are audited under the
-	// caller's name when it has one (see As).
+	// The lock waits are bounded (after gates, by what is left of the
+	// wait); the changes are audited under the caller's name when it has
+	// one.
+	wait := max(s.lockWait.Milliseconds(), 1)
+	if p := passedOf(ctx); p != nil {
+		wait = lockTimeout(p.deadline)
+	}
 	if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true), set_config('salon.actor', $2, true)`,
-		fmt.Sprint(max(s.lockWait.Milliseconds(), 1)), callerOf(ctx).auditName()); err != nil {
+		fmt.Sprint(wait), callerOf(ctx).auditName()); err != nil {
 		return fmt.Errorf("lock timeout: %w", err)
 	}
-	if err := fn(tx); err != nil {
+	var in pgx.Tx = tx
+	if p := passedOf(ctx); p != nil {
+		in = &gatedTx{Tx: tx, passed: p}
+	}
+	if err := fn(in); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -173,28 +209,40 @@ func (s *Service) txOnce(ctx context.Context, fn func(tx pgx.Tx) error) error {
 // that paths which touch two masters never deadlock. The key is namespaced
 // ("booking-master:") so other advisory lock users cannot collide with it.
 // A transaction takes its master locks once: a path that finds it needs
-// another master rolls back and starts again (errRetry).
+// another master rolls back and starts again (errRetry). A lock that is
+// taken is waited for only once the masters' gates were passed (see
+// gates): before, it is a *busyError, and the transaction starts again.
 func lockMasters(ctx context.Context, q querier, ids ...int64) error {
-	switch len(ids) {
-	case 1:
-		if _, err := q.Exec(ctx, lockMasterSQL, ids[0]); err != nil {
-			return fmt.Errorf("lock master %d: %w", ids[0], err)
-		}
-		return nil
-	case 2:
-		a, b := min(ids[0], ids[1]), max(ids[0], ids[1])
-		if a == b {
-			return lockMasters(ctx, q, a)
-		}
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	if len(ids) == 0 || len(ids) > 2 {
+		return errors.New("lockMasters: one or two ids")
+	}
+	if g, ok := q.(*gatedTx); ok && g.passed.covers(ids) {
 		batch := &pgx.Batch{}
-		batch.Queue(lockMasterSQL, a)
-		batch.Queue(lockMasterSQL, b)
+		for _, id := range ids {
+			batch.Queue(lockMasterSQL, id)
+		}
 		if err := q.SendBatch(ctx, batch).Close(); err != nil {
-			return fmt.Errorf("lock masters %d, %d: %w", a, b, err)
+			return fmt.Errorf("lock masters %v: %w", ids, err)
 		}
 		return nil
 	}
-	return errors.New("lockMasters: one or two ids")
+	var all bool
+	if err := q.QueryRow(ctx, `SELECT bool_and(pg_try_advisory_xact_lock(hashtextextended('booking-master:' || m, 0)))
+		FROM unnest($1::bigint[]) m`, ids).Scan(&all); err != nil {
+		return fmt.Errorf("lock masters %v: %w", ids, err)
+	}
+	if !all {
+		return &busyError{masters: ids}
+	}
+	return nil
+}
+
+// gatedTx is a transaction run after its masters' gates were passed: it
+// may wait for their locks in the database (lockMasters).
+type gatedTx struct {
+	pgx.Tx
+	passed *passed
 }
 
 const lockMasterSQL = `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`

@@ -10,6 +10,7 @@ import (
 	"net/mail"
 	"runtime"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -141,11 +142,19 @@ func (p *passwordChecks) queue() (release func(), err error) {
 	}
 }
 
-// run runs f (a hash) when a check may run, waiting at most until ctx is
-// done (ErrUnavailable), and collects its memory before the next starts.
+// PasswordCheckWait is the longest a password check waits in the queue.
+const PasswordCheckWait = 5 * time.Second
+
+// run runs f (a hash) when a check may run, waiting at most
+// PasswordCheckWait or until ctx is done (ErrUnavailable), and collects
+// its memory before the next starts.
 func (p *passwordChecks) run(ctx context.Context, f func()) error {
+	wait := time.NewTimer(PasswordCheckWait)
+	defer wait.Stop()
 	select {
 	case p.running <- struct{}{}:
+	case <-wait.C:
+		return fmt.Errorf("too many logins at once: %w", ErrUnavailable)
 	case <-ctx.Done():
 		return fmt.Errorf("waiting to check a password: %w", ErrUnavailable)
 	}
