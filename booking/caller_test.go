@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	upload, err := f.Svc.SaveUpload(booking.As(context.Background(), booking.ByStaff(*owner)), "clients", "c.csv", []byte("name,phone\n"))
+	upload, err := f.Svc.SaveUpload(booking.As(context.Background(), booking.ByStaff(*owner)), "clients", "c.csv", strings.NewReader("name,phone\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,12 +161,13 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"Salons":         {run: func(ctx context.Context) error { return e1(f.Svc.Salons(ctx, 10)) }, foreign: booking.ErrForbidden},
 		// An upload is the caller's own: the stranger's lands in their salon.
 		"SaveUpload": {run: func(ctx context.Context) error {
-			return e1(f.Svc.SaveUpload(ctx, "clients", "x.csv", []byte("name,phone\n")))
+			return e1(f.Svc.SaveUpload(ctx, "clients", "x.csv", strings.NewReader("name,phone\n")))
 		}, foreign: nil},
 		"SearchClients": {run: func(ctx context.Context) error { return e1(f.Svc.SearchClients(ctx, a, "Client")) }},
 		"ServiceByID":   {run: func(ctx context.Context) error { return e1(f.Svc.ServiceByID(ctx, a, sv)) }},
 		"Services":      {run: func(ctx context.Context) error { return e1(f.Svc.Services(ctx, a)) }},
 		"SessionUser":   {run: func(ctx context.Context) error { return e1(f.Svc.SessionUser(ctx, "no-such-session")) }},
+		"Settings":      {run: func(ctx context.Context) error { return e1(f.Svc.Settings(ctx, a)) }},
 		"SetOffers": {run: func(ctx context.Context) error {
 			return f.Svc.SetOffers(ctx, a, m, []booking.Offer{{ServiceID: sv}})
 		}},

@@ -240,6 +240,13 @@ func (s *Service) Salon(ctx context.Context, id int64) (*Salon, error) {
 	return getSalon(ctx, s.pool, id)
 }
 
+// Settings returns the salon as its owner edits it (UpdateSalon): its
+// owners only, an admin is ErrForbidden. Errors: ErrNotFound,
+// ErrForbidden.
+func (s *Service) Settings(ctx context.Context, id int64) (*Salon, error) {
+	return s.salonAs(ctx, id, RoleOwner)
+}
+
 func getSalon(ctx context.Context, q querier, id int64) (*Salon, error) {
 	sal, err := scanSalon(q.QueryRow(ctx, `SELECT `+salonColumns+` FROM salons WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Uploads are files given to the panel's import page, kept in the
@@ -56,10 +58,19 @@ func UploadRole(kind string) Role {
 	return RoleOwner
 }
 
+// MaxUploadSize is the largest file an upload keeps.
+const MaxUploadSize = 32 << 20
+
+// uploadChunk is how much of a file one row of upload_chunks holds.
+const uploadChunk = 256 << 10
+
 // SaveUpload keeps a file of the kind for the calling panel user, who must
-// hold the role that imports it (UploadRole), and forgets uploads older
-// than an hour. It returns the upload's id. Errors: ErrForbidden.
-func (s *Service) SaveUpload(ctx context.Context, kind, name string, file []byte) (string, error) {
+// hold the role that imports it (UploadRole; checked before the file is
+// read), and forgets uploads older than an hour. The file is read from r
+// as it comes, chunk by chunk, and never held whole: a file over
+// MaxUploadSize is refused (ErrInvalid, field "file") and nothing of it
+// kept. It returns the upload's id. Errors: ErrForbidden, ErrInvalid.
+func (s *Service) SaveUpload(ctx context.Context, kind, name string, file io.Reader) (string, error) {
 	u, err := panelUser(ctx)
 	if err != nil {
 		return "", err
@@ -71,12 +82,52 @@ func (s *Service) SaveUpload(ctx context.Context, kind, name string, file []byte
 	if _, err := s.pool.Exec(ctx, `DELETE FROM uploads WHERE created_at < $1`, s.now().Add(-time.Hour)); err != nil {
 		return "", dbErr(err)
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO uploads (id, salon_id, user_id, kind, name, file, phase, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, 'checking', $7, $7)`, id, u.SalonID, u.ID, kind, name, file, s.now())
-	if err != nil {
+	if _, err := s.pool.Exec(ctx, `INSERT INTO uploads (id, salon_id, user_id, kind, name, phase, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, 'receiving', $6, $6)`, id, u.SalonID, u.ID, kind, name, s.now()); err != nil {
 		return "", fmt.Errorf("upload: %w", dbErr(err))
 	}
+	// Each chunk is written as it arrives, outside any transaction (the
+	// client may be slow); a file that does not arrive whole is forgotten.
+	size, err := s.receive(ctx, id, file)
+	if err == nil && size == 0 {
+		err = invalid("file", "the file is empty")
+	}
+	if err == nil {
+		_, err = s.pool.Exec(ctx, `UPDATE uploads SET phase = 'checking', size = $2, updated_at = $3 WHERE id = $1`, id, size, s.now())
+		err = dbErr(err)
+	}
+	if err != nil {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, derr := s.pool.Exec(dctx, `DELETE FROM uploads WHERE id = $1`, id); derr != nil {
+			s.log.Warn("upload: forget a file that did not arrive", "err", derr)
+		}
+		return "", err
+	}
 	return id, nil
+}
+
+// receive writes file into upload id's chunks and returns its size.
+func (s *Service) receive(ctx context.Context, id string, file io.Reader) (int64, error) {
+	buf := make([]byte, uploadChunk)
+	var size int64
+	for seq := 0; ; seq++ {
+		n, err := io.ReadFull(file, buf)
+		if n > 0 {
+			if size += int64(n); size > MaxUploadSize {
+				return 0, invalid("file", fmt.Sprintf("larger than %d MiB", MaxUploadSize>>20))
+			}
+			if _, err := s.pool.Exec(ctx, `INSERT INTO upload_chunks (upload_id, seq, data) VALUES ($1, $2, $3)`, id, seq, buf[:n]); err != nil {
+				return 0, fmt.Errorf("upload: %w", dbErr(err))
+			}
+		}
+		switch {
+		case err == io.EOF, err == io.ErrUnexpectedEOF:
+			return size, nil
+		case err != nil:
+			return 0, fmt.Errorf("upload: read the file: %w", err)
+		}
+	}
 }
 
 // GetUpload returns the calling user's upload (without its file).
@@ -88,8 +139,9 @@ func (s *Service) GetUpload(ctx context.Context, id string) (*Upload, error) {
 	}
 	var up Upload
 	var summary, lines []byte
-	err = s.pool.QueryRow(ctx, `SELECT id, kind, name, salon_id, user_id, length(file), phase, read_bytes, rows_read,
-		summary, lines, error, updated_at FROM uploads WHERE id = $1 AND salon_id = $2 AND user_id = $3`, id, u.SalonID, u.ID).
+	err = s.pool.QueryRow(ctx, `SELECT id, kind, name, salon_id, user_id, size, phase, read_bytes, rows_read,
+		summary, lines, error, updated_at FROM uploads WHERE id = $1 AND salon_id = $2 AND user_id = $3 AND phase <> 'receiving'`,
+		id, u.SalonID, u.ID).
 		Scan(&up.ID, &up.Kind, &up.Name, &up.SalonID, &up.UserID, &up.Size, &up.Phase, &up.ReadBytes, &up.Rows,
 			&summary, &lines, &up.Error, &up.UpdatedAt)
 	if isNoRows(err) {
@@ -105,19 +157,42 @@ func (s *Service) GetUpload(ctx context.Context, id string) (*Upload, error) {
 	return &up, nil
 }
 
-// UploadFile returns the calling user's uploaded file.
-// Errors: ErrNotFound, ErrForbidden.
-func (s *Service) UploadFile(ctx context.Context, id string) ([]byte, error) {
-	u, err := panelUser(ctx)
-	if err != nil {
+// UploadFile returns the calling user's uploaded file, read chunk by chunk
+// as it is read. Errors: ErrNotFound, ErrForbidden.
+func (s *Service) UploadFile(ctx context.Context, id string) (io.Reader, error) {
+	if _, err := s.GetUpload(ctx, id); err != nil {
 		return nil, err
 	}
-	var file []byte
-	err = s.pool.QueryRow(ctx, `SELECT file FROM uploads WHERE id = $1 AND salon_id = $2 AND user_id = $3`, id, u.SalonID, u.ID).Scan(&file)
-	if isNoRows(err) {
-		return nil, fmt.Errorf("upload: %w", ErrNotFound)
+	return &chunks{ctx: ctx, pool: s.pool, id: id}, nil
+}
+
+// chunks reads an upload's chunks in order, one query each.
+type chunks struct {
+	ctx  context.Context
+	pool *pgxpool.Pool
+	id   string
+	seq  int
+	buf  []byte
+	done bool
+}
+
+func (c *chunks) Read(p []byte) (int, error) {
+	for len(c.buf) == 0 {
+		if c.done {
+			return 0, io.EOF
+		}
+		err := c.pool.QueryRow(c.ctx, `SELECT data FROM upload_chunks WHERE upload_id = $1 AND seq = $2`, c.id, c.seq).Scan(&c.buf)
+		switch {
+		case isNoRows(err):
+			c.done = true
+		case err != nil:
+			return 0, fmt.Errorf("upload: %w", dbErr(err))
+		}
+		c.seq++
 	}
-	return file, dbErr(err)
+	n := copy(p, c.buf)
+	c.buf = c.buf[n:]
+	return n, nil
 }
 
 // ClaimApply moves the calling user's checked upload (or one whose run was

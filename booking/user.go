@@ -142,8 +142,10 @@ func (p *passwordChecks) queue() (release func(), err error) {
 	}
 }
 
-// PasswordCheckWait is the longest a password check waits in the queue.
-const PasswordCheckWait = 5 * time.Second
+// PasswordCheckWait is the longest a password check waits in the queue:
+// long enough for a burst of LoginMaxFailures to be checked in turn on a
+// busy machine, within a request's deadline.
+const PasswordCheckWait = 8 * time.Second
 
 // run runs f (a hash) when a check may run, waiting at most
 // PasswordCheckWait or until ctx is done (ErrUnavailable), and collects

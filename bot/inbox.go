@@ -72,19 +72,24 @@ func quarantine(batch *pgx.Batch, raw []byte, reason string) {
 // secret header in constant time (401 when wrong, and nothing is stored),
 // stores the update, and only then answers 200. Handling happens after.
 func (b *Bot) Webhook() http.Handler {
+	// (A server that reads bodies before its handlers, as fiber's adaptor
+	// does, checks WebhookAuthentic and MaxUpdate first.)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.WriteHeader(http.StatusMethodNotAllowed)
 			return
 		}
-		got := r.Header.Get("X-Telegram-Bot-Api-Secret-Token")
-		if b.cfg.WebhookSecret == "" || subtle.ConstantTimeCompare([]byte(got), []byte(b.cfg.WebhookSecret)) != 1 {
+		if !b.WebhookAuthentic(r.Header.Get(SecretHeader)) {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
-		raw, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		raw, err := io.ReadAll(io.LimitReader(r.Body, MaxUpdate+1))
 		if err != nil {
 			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		if len(raw) > MaxUpdate {
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
 			return
 		}
 		// Its own deadline, not derived from the request's context: behind
@@ -103,6 +108,18 @@ func (b *Bot) Webhook() http.Handler {
 		signal(b.wake)
 		w.WriteHeader(http.StatusOK)
 	})
+}
+
+// SecretHeader carries the webhook's secret on every update Telegram posts.
+const SecretHeader = "X-Telegram-Bot-Api-Secret-Token"
+
+// MaxUpdate is the largest update the webhook reads.
+const MaxUpdate = 64 << 10
+
+// WebhookAuthentic reports whether a webhook request's secret (its
+// SecretHeader) is the bot's, comparing in constant time.
+func (b *Bot) WebhookAuthentic(secret string) bool {
+	return b.cfg.WebhookSecret != "" && subtle.ConstantTimeCompare([]byte(secret), []byte(b.cfg.WebhookSecret)) == 1
 }
 
 // dispatch hands chats with pending updates to workers, each chat to one

@@ -7,6 +7,28 @@
 ALTER TABLE login_failures ADD COLUMN attempt bigint NOT NULL DEFAULT 0;
 CREATE SEQUENCE login_attempts;
 
+-- An upload is kept in chunks, written as it streams in and read back as
+-- the import streams it: no process holds a whole file in memory. An
+-- upload is 'receiving' until its last chunk is written.
+CREATE TABLE upload_chunks (
+    upload_id text NOT NULL REFERENCES uploads ON DELETE CASCADE,
+    seq       integer NOT NULL,
+    data      bytea NOT NULL,
+    PRIMARY KEY (upload_id, seq)
+);
+ALTER TABLE uploads DROP COLUMN file;
+ALTER TABLE uploads ADD COLUMN size bigint NOT NULL DEFAULT 0;
+ALTER TABLE uploads DROP CONSTRAINT uploads_phase_check;
+ALTER TABLE uploads ADD CONSTRAINT uploads_phase_check
+    CHECK (phase IN ('receiving', 'checking', 'checked', 'applying', 'applied', 'failed'));
+
 -- +goose Down
+DELETE FROM uploads WHERE phase = 'receiving';
+ALTER TABLE uploads DROP CONSTRAINT uploads_phase_check;
+ALTER TABLE uploads ADD CONSTRAINT uploads_phase_check
+    CHECK (phase IN ('checking', 'checked', 'applying', 'applied', 'failed'));
+ALTER TABLE uploads DROP COLUMN size;
+ALTER TABLE uploads ADD COLUMN file bytea NOT NULL DEFAULT '';
+DROP TABLE upload_chunks;
 DROP SEQUENCE login_attempts;
 ALTER TABLE login_failures DROP COLUMN attempt;

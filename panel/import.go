@@ -1,12 +1,11 @@
 package panel
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
+	"mime/multipart"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"salon/booking"
 	"salon/importer"
+	"salon/internal/bodylimit"
 )
 
 // The upload page: choose a kind and a file, see the dry run's report,
@@ -24,7 +24,16 @@ import (
 // on any replica, polls them.
 
 // MaxUpload is the largest file the upload page takes.
-const MaxUpload = 32 << 20
+const MaxUpload = booking.MaxUploadSize
+
+// UploadPath is where the upload page posts its file. Its body is
+// streamed: checked as it comes (the CSRF token and the kind before the
+// file) and stored in chunks, never held whole.
+const UploadPath = "/panel/import"
+
+// MaxUploadBody is the largest upload request: the file and the form's
+// few small fields.
+const MaxUploadBody = MaxUpload + 64<<10
 
 // maxShown is the most report lines the page keeps (the counts are whole).
 const maxShown = 200
@@ -51,46 +60,101 @@ type importView struct {
 }
 
 func (h *Handler) importForm(c *fiber.Ctx) error {
-	return h.render(c, "import", langOf(c).T("Import"), importPage{Kinds: importer.Kinds, MaxMiB: MaxUpload >> 20})
+	return h.render(c, "import", langOf(c).T("Import"), importPage{Kinds: kindsFor(user(c)), MaxMiB: MaxUpload >> 20})
 }
 
-// upload keeps the file and starts its dry run.
+// kindsFor is what the user may import: an admin the schedule, an owner
+// everything (the core decides: booking.UploadRole).
+func kindsFor(u *booking.User) []importer.Kind {
+	var out []importer.Kind
+	for _, k := range importer.Kinds {
+		if u.Role == booking.RoleOwner || booking.UploadRole(string(k)) == u.Role {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// upload keeps the file and starts its dry run. The form is read as it
+// streams in: its CSRF token and kind (which come first, in the form's
+// order) are checked before a byte of the file is read or kept.
 func (h *Handler) upload(c *fiber.Ctx) error {
 	u := user(c)
 	l := langOf(c)
-	page := importPage{Kinds: importer.Kinds, MaxMiB: MaxUpload >> 20}
-	kind, err := importer.ParseKind(c.FormValue("kind"))
-	if err != nil {
-		page.Error = l.T("Choose what the file holds.")
-		c.Status(fiber.StatusUnprocessableEntity)
+	page := importPage{Kinds: kindsFor(u), MaxMiB: MaxUpload >> 20}
+	refuse := func(status int, msg string) error {
+		page.Error = msg
+		c.Status(status)
 		return h.render(c, "import", l.T("Import"), page)
 	}
-	fh, err := c.FormFile("file")
-	if err != nil || fh.Size == 0 {
-		page.Error = l.T("Choose a file.")
-		c.Status(fiber.StatusUnprocessableEntity)
-		return h.render(c, "import", l.T("Import"), page)
+	tooLarge := func() error {
+		bodylimit.Drain(c) // the rest of the body is not kept
+		return refuse(fiber.StatusRequestEntityTooLarge, l.T("The file is larger than %d MiB.", MaxUpload>>20))
 	}
-	if fh.Size > MaxUpload {
-		page.Error = l.T("The file is larger than %d MiB.", MaxUpload>>20)
-		c.Status(fiber.StatusRequestEntityTooLarge)
-		return h.render(c, "import", l.T("Import"), page)
+	boundary := string(c.Request().Header.MultipartFormBoundary())
+	if boundary == "" {
+		// Not a file upload: a small form at most.
+		if err := bodylimit.Read(c, MaxForm); err != nil || !h.csrfValid(c, c.FormValue("csrf")) {
+			return errCSRF
+		}
+		return refuse(fiber.StatusUnprocessableEntity, l.T("Choose a file."))
 	}
-	src, err := fh.Open()
-	if err != nil {
-		return fmt.Errorf("upload: %w", err)
+	body, err := bodylimit.Stream(c, MaxUploadBody)
+	switch {
+	case errors.Is(err, bodylimit.ErrTooLarge):
+		return tooLarge()
+	case err != nil:
+		return refuse(fiber.StatusUnprocessableEntity, l.T("Choose a file."))
 	}
-	defer src.Close()
-	file, err := io.ReadAll(io.LimitReader(src, MaxUpload))
-	if err != nil {
-		return fmt.Errorf("upload: %w", err)
+	mr := multipart.NewReader(body, boundary)
+	var token, kindName string
+	for {
+		part, err := mr.NextPart()
+		switch {
+		case errors.Is(err, io.EOF):
+			if !h.csrfValid(c, token) {
+				return errCSRF
+			}
+			return refuse(fiber.StatusUnprocessableEntity, l.T("Choose a file."))
+		case errors.Is(err, bodylimit.ErrTooLarge):
+			return tooLarge()
+		case err != nil:
+			return refuse(fiber.StatusBadRequest, l.T("The request was not understood."))
+		}
+		switch part.FormName() {
+		case "csrf":
+			token = formField(part)
+		case "kind":
+			kindName = formField(part)
+		case "file":
+			if !h.csrfValid(c, token) {
+				return errCSRF
+			}
+			kind, err := importer.ParseKind(kindName)
+			if err != nil {
+				return refuse(fiber.StatusUnprocessableEntity, l.T("Choose what the file holds."))
+			}
+			name := filepath.Base(part.FileName())
+			id, err := h.svc.SaveUpload(c.UserContext(), string(kind), name, part)
+			var ve *booking.ValidationError
+			switch {
+			case errors.Is(err, bodylimit.ErrTooLarge), errors.As(err, &ve) && strings.Contains(ve.Fields["file"], "larger"):
+				return tooLarge()
+			case errors.As(err, &ve):
+				return refuse(fiber.StatusUnprocessableEntity, l.T("Choose a file."))
+			case err != nil:
+				return err
+			}
+			go h.runImport(id, *u, kind, name, true)
+			return c.Redirect("/panel/import/"+id, fiber.StatusSeeOther)
+		}
 	}
-	id, err := h.svc.SaveUpload(c.UserContext(), string(kind), filepath.Base(strings.Clone(fh.Filename)), file)
-	if err != nil {
-		return err
-	}
-	go h.runImport(id, *u, kind, filepath.Base(strings.Clone(fh.Filename)), true)
-	return c.Redirect("/panel/import/"+id, fiber.StatusSeeOther)
+}
+
+// formField reads a small field of a streamed form.
+func formField(r io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(r, 1<<10))
+	return string(b)
 }
 
 // runImport runs the file's dry run or real run in the background, as an
@@ -104,9 +168,9 @@ func (h *Handler) runImport(id string, u booking.User, kind importer.Kind, name 
 	var sum *importer.Summary
 	salon, err := h.svc.Salon(ctx, u.SalonID)
 	if err == nil {
-		var file []byte
+		var file io.Reader
 		if file, err = h.svc.UploadFile(ctx, id); err == nil {
-			sum, err = importer.Import(ctx, h.svc, bytes.NewReader(file), importer.Options{
+			sum, err = importer.Import(ctx, h.svc, file, importer.Options{
 				Kind: kind, Salon: salon, File: name + " (" + u.Email + ")", DryRun: dry, Lang: u.Lang, User: &u,
 				Report: func(l importer.Line) error {
 					if len(lines) < 4*maxShown {
@@ -143,7 +207,7 @@ func (h *Handler) importStatus(c *fiber.Ctx) error {
 	}
 	v := view(up)
 	v.PhaseText = langOf(c).T(phaseTexts[v.Phase])
-	page := importPage{Kinds: importer.Kinds, Job: v, MaxMiB: MaxUpload >> 20}
+	page := importPage{Kinds: kindsFor(user(c)), Job: v, MaxMiB: MaxUpload >> 20}
 	if !v.Done {
 		page.Poll = "/panel/import/" + up.ID
 	}

@@ -54,8 +54,7 @@ func newWorldOn(t testing.TB, e *bookingtest.Env, cfgs ...func(*panel.Config)) *
 	for _, f := range cfgs {
 		f(&cfg)
 	}
-	w.app = fiber.New(fiber.Config{DisableStartupMessage: true, ErrorHandler: widget.ErrorHandler(log),
-		DisablePreParseMultipartForm: true})
+	w.app = fiber.New(widget.ServerConfig(log))
 	w.app.Use(requestid.New())
 	widget.New(e.Svc, widget.Config{Log: log}).Register(w.app)
 	panel.New(e.Svc, cfg).Register(w.app)

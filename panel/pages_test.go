@@ -18,6 +18,7 @@ import (
 	"salon/booking/bookingtest"
 	"salon/booking/psp"
 	"salon/booking/psp/psptest"
+	"salon/panel"
 )
 
 func TestClientsSearchAndPage(t *testing.T) {
@@ -338,5 +339,25 @@ func TestPanelShowsPaymentsAndRefunds(t *testing.T) {
 	}
 	if n := scalar[int64](t, w, `SELECT count(*) FROM ledger_entries`); n != 2 {
 		t.Errorf("%d ledger entries", n)
+	}
+}
+
+// TestUploadOverTheLimitIsRefusedAndNotKept: the upload streams into the
+// database and stops at its limit; a larger file is refused (413, with
+// the limit named) and nothing of it is kept.
+func TestUploadOverTheLimitIsRefusedAndNotKept(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	row := "Client,+79990000000\n"
+	big := "name,phone\n" + strings.Repeat(row, (panel.MaxUpload+len(row))/len(row)+1)
+	if status, _ := b.postUpload("clients", "big.csv", big); status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a file over %d MiB: %d, want 413", panel.MaxUpload>>20, status)
+	}
+	if n := scalar[int64](t, w, `SELECT count(*) FROM uploads`) + scalar[int64](t, w, `SELECT count(*) FROM upload_chunks`); n != 0 {
+		t.Errorf("%d upload rows kept of a refused file", n)
+	}
+	if status, _ := b.postUpload("clients", "empty.csv", ""); status != http.StatusUnprocessableEntity {
+		t.Errorf("an empty file: %d, want 422", status)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"log/slog"
 	"net/netip"
 	"strings"
@@ -27,6 +28,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"salon/booking"
+	"salon/internal/bodylimit"
 )
 
 // Config configures the panel.
@@ -81,7 +83,7 @@ const CookieName = "salon_session"
 
 // Register mounts the panel on app under /panel.
 func (h *Handler) Register(app *fiber.App) {
-	p := app.Group("/panel", h.headers, h.deadline, h.errors)
+	p := app.Group("/panel", h.headers, h.deadline, h.errors, h.bodies)
 	p.Get("/login", h.loginPage)
 	p.Post("/login", h.login)
 
@@ -155,7 +157,11 @@ func (h *Handler) headers(c *fiber.Ctx) error {
 // deadline gives the request its deadline, and its caller until a session
 // names the user (session): an anonymous visitor of the login page.
 func (h *Handler) deadline(c *fiber.Ctx) error {
-	ctx, cancel := context.WithTimeout(booking.As(c.UserContext(), booking.Visitor()), h.cfg.RequestTimeout)
+	d := h.cfg.RequestTimeout
+	if c.Method() == fiber.MethodPost && c.Path() == UploadPath {
+		d = max(d, UploadTimeout) // the file streams in while the request runs
+	}
+	ctx, cancel := context.WithTimeout(booking.As(c.UserContext(), booking.Visitor()), d)
 	defer cancel()
 	c.SetUserContext(ctx)
 	return c.Next()
@@ -208,19 +214,49 @@ func csrfToken(sessionID string) string {
 }
 
 // csrf refuses a state-changing request without the session's token (a
-// form field "csrf" or the X-CSRF-Token header): 403, nothing changed.
+// form field "csrf" or the X-CSRF-Token header): 403, nothing changed. The
+// upload's streamed form is checked by the upload itself, before its file.
 func (h *Handler) csrf(c *fiber.Ctx) error {
 	switch c.Method() {
 	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
 		return c.Next()
 	}
 	got := c.Get("X-CSRF-Token")
+	if got == "" && c.Method() == fiber.MethodPost && c.Path() == UploadPath {
+		return c.Next()
+	}
 	if got == "" {
 		got = c.FormValue("csrf")
 	}
-	want := csrfToken(c.Locals(sessionKey).(string))
-	if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+	if !h.csrfValid(c, got) {
 		return errCSRF
+	}
+	return c.Next()
+}
+
+// csrfValid reports whether token is the session's CSRF token.
+func (h *Handler) csrfValid(c *fiber.Ctx, token string) bool {
+	want := csrfToken(c.Locals(sessionKey).(string))
+	return subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1
+}
+
+// UploadTimeout is the upload's deadline: its file arrives while it runs.
+const UploadTimeout = 30 * time.Second
+
+// MaxForm is the largest form the panel reads (the upload streams its own).
+const MaxForm = 64 << 10
+
+// bodies holds every request's body to MaxForm, from its headers or
+// reading no more than that, before anything else reads it.
+func (h *Handler) bodies(c *fiber.Ctx) error {
+	if c.Method() == fiber.MethodPost && c.Path() == UploadPath {
+		return c.Next()
+	}
+	switch err := bodylimit.Read(c, MaxForm); {
+	case errors.Is(err, bodylimit.ErrTooLarge):
+		return fiber.NewError(fiber.StatusRequestEntityTooLarge, "the form is too large")
+	case err != nil:
+		return fiber.NewError(fiber.StatusBadRequest, "the form could not be read")
 	}
 	return c.Next()
 }

@@ -382,7 +382,8 @@ func TestSecurityHeaders(t *testing.T) {
 }
 
 // TestAdminsCannotDoOwnersWork: an admin runs the day but cannot change
-// the catalogue, settings or users (the core decides: 403).
+// the catalogue, settings or users (the core decides: 403), nor open the
+// pages that do.
 func TestAdminsCannotDoOwnersWork(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -403,6 +404,17 @@ func TestAdminsCannotDoOwnersWork(t *testing.T) {
 	}
 	if after := snapshot(t, w, w.salon.ID); after != before {
 		t.Error("an admin changed what only owners may")
+	}
+	// The pages follow the actions: an admin opened /panel/settings, whose
+	// POST they are refused, and saw every kind on the import page.
+	for _, p := range []string{"/panel/settings", "/panel/users"} {
+		if a := b.get(p); a.status != http.StatusForbidden {
+			t.Errorf("admin GET %s: %d, want 403", p, a.status)
+		}
+	}
+	imp := b.get("/panel/import")
+	if imp.status != http.StatusOK || !strings.Contains(imp.body, `value="schedule"`) || strings.Contains(imp.body, `value="masters"`) {
+		t.Errorf("an admin's import page offers other kinds than the schedule: %d %.2000s", imp.status, imp.body)
 	}
 	// Shifts are the admin's work.
 	if a := b.post(fmt.Sprintf("/panel/masters/%d/shifts", m), url.Values{"date": {w.today().AddDays(20).String()},

@@ -19,7 +19,11 @@ type settingsData struct {
 }
 
 func (h *Handler) settings(c *fiber.Ctx) error {
-	return h.render(c, "settings", langOf(c).T("Settings"), settingsData{S: *salonOf(c), Policies: policies})
+	s, err := h.svc.Settings(c.UserContext(), user(c).SalonID)
+	if err != nil {
+		return err
+	}
+	return h.render(c, "settings", langOf(c).T("Settings"), settingsData{S: *s, Policies: policies})
 }
 
 var policies = []booking.RefundPolicy{booking.RefundAlways, booking.RefundBeforeCutoff, booking.RefundNever}

@@ -86,8 +86,7 @@ func openapiRouter(t *testing.T) routers.Router {
 // returns its base URL.
 func serve(t testing.TB, h *widget.Handler, log *slog.Logger) string {
 	t.Helper()
-	app := fiber.New(fiber.Config{DisableStartupMessage: true, BodyLimit: 64 << 10, ErrorHandler: widget.ErrorHandler(log),
-		DisablePreParseMultipartForm: true})
+	app := fiber.New(widget.ServerConfig(log))
 	app.Use(requestid.New())
 	h.Register(app)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -23,9 +23,9 @@ import (
 const WebhookPath = "/webhooks/payments/:provider"
 
 func (h *Handler) registerPayments(app *fiber.App) {
-	app.Post(WebhookPath, h.deadline, h.paymentWebhook)
+	app.Post(WebhookPath, bodyLimit, h.deadline, h.paymentWebhook)
 	app.Get(psp.SandboxPath+":id", h.deadline, h.sandboxPage)
-	app.Post(psp.SandboxPath+":id", h.deadline, h.sandboxDecide)
+	app.Post(psp.SandboxPath+":id", bodyLimit, h.deadline, h.sandboxDecide)
 	app.Get("/calendar/b/:file", h.deadline, h.bookingCalendarLink)
 	app.Get("/calendar/:file", h.deadline, h.masterCalendar)
 }

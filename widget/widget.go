@@ -13,6 +13,7 @@ package widget
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/netip"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/cors"
 
 	"salon/booking"
+	"salon/internal/bodylimit"
 )
 
 // Config configures the handler.
@@ -111,14 +113,38 @@ func (h *Handler) deadline(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// MaxBody is the largest request body the API takes (the server's own
-// limit is larger, for the panel's uploads).
+// MaxBody is the largest request body the API and the webhooks take.
 const MaxBody = 64 << 10
 
-// bodyLimit answers 413 to an API request whose body is over MaxBody.
+// ServerConfig is the HTTP server's configuration, for salon serve and the
+// tests that stand in for it. Bodies are streamed: a handler runs after a
+// few KiB at most, and each route reads its body to its own limit or
+// refuses it from its headers (internal/bodylimit); the panel streams its
+// uploads. A multipart body is never parsed before a handler asks for it
+// (fasthttp would, and answer a malformed one with its own words).
+func ServerConfig(log *slog.Logger) fiber.Config {
+	return fiber.Config{
+		DisableStartupMessage:        true,
+		StreamRequestBody:            true,
+		BodyLimit:                    MaxBody,
+		ReadTimeout:                  30 * time.Second,
+		WriteTimeout:                 30 * time.Second,
+		IdleTimeout:                  120 * time.Second,
+		ErrorHandler:                 ErrorHandler(log),
+		DisablePreParseMultipartForm: true,
+	}
+}
+
+// bodyLimit answers 413 to an API request whose body is over MaxBody (415
+// to a compressed one), reading no more of it than that.
 func bodyLimit(c *fiber.Ctx) error {
-	if c.Request().Header.ContentLength() > MaxBody || len(c.Body()) > MaxBody {
+	switch err := bodylimit.Read(c, MaxBody); {
+	case errors.Is(err, bodylimit.ErrTooLarge):
 		return reply(c, fiber.StatusRequestEntityTooLarge, errorBody{Error: "invalid", Message: "the request body is too large"})
+	case errors.Is(err, bodylimit.ErrEncoded):
+		return reply(c, fiber.StatusUnsupportedMediaType, errorBody{Error: "invalid", Message: "send the body uncompressed"})
+	case err != nil:
+		return reply(c, fiber.StatusBadRequest, errorBody{Error: "invalid", Message: "the request body could not be read"})
 	}
 	return c.Next()
 }

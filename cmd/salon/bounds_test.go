@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +19,8 @@ import (
 
 	"salon/booking"
 	"salon/booking/bookingtest"
+	"salon/bot"
+	"salon/bot/tgtest"
 )
 
 // process is a salon serve process of its own (this test binary, run
@@ -285,5 +290,141 @@ func TestBusyMasterStallsNoOneElse(t *testing.T) {
 	}
 	if len(readyBad) > 0 {
 		t.Errorf("/readyz answered %v while one master was busy", readyBad)
+	}
+}
+
+// zeros is an endless reader of one byte.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
+
+// TestBodiesAreBoundedBeforeTheyAreRead: every route buffered bodies up to
+// 33 MiB before any check: 20 parallel 33 MB POSTs to the booking API all
+// got 413, but the resident set went from 123 to 709 MB; the Telegram
+// webhook read a 30 MB body before its 401. Now bodies stream, and each
+// route refuses what is over its limit from the headers (or, for a body of
+// unknown length, at its limit): 20 parallel 33 MB POSTs of each kind grow
+// the resident set by at most 50 MB; a webhook with a wrong secret is
+// refused before its body is read. And the panel's upload streams its
+// file into the database: a 30 MB file grows the process by less than the
+// file.
+func TestBodiesAreBoundedBeforeTheyAreRead(t *testing.T) {
+	t.Parallel()
+	dbURL := bookingtest.ConnString(t)
+	pool := bookingtest.PoolFor(t, dbURL)
+	svc := booking.New(pool)
+	e := &bookingtest.Env{Pool: pool, Svc: svc, Clock: bookingtest.NewClock(time.Now())}
+	s := e.Salon(t, booking.Salon{Slug: "bodies", Locale: "en"})
+	if _, err := svc.CreateUser(bookingtest.System(), s.ID, "owner@bodies.test", "the right password", booking.RoleOwner); err != nil {
+		t.Fatal(err)
+	}
+	tg := tgtest.NewServer(t)
+	p := startProcess(t, dbURL, "SALON_BOOKING_RATE_LIMIT=0", "TELEGRAM_BOT_TOKEN="+tg.Token, "TELEGRAM_API_URL="+tg.URL,
+		"TELEGRAM_WEBHOOK_SECRET=the-secret")
+	const size = 33 << 20
+	measure := func(what string, limit float64, do func(i int) int) map[int]int {
+		t.Helper()
+		p.resetPeak(t)
+		base, _ := p.memory(t)
+		codes := make([]int, 20)
+		bookingtest.Race(20, func(i int) { codes[i] = do(i) })
+		_, peak := p.memory(t)
+		got := statuses(codes)
+		t.Logf("%s: resident set %.0f MiB, peak +%.0f MiB; answers %v", what, base, peak-base, got)
+		if peak-base > limit {
+			t.Errorf("%s: the resident set grew by %.0f MiB, want at most %.0f", what, peak-base, limit)
+		}
+		return got
+	}
+	// A refused body is answered from its headers and its connection
+	// closed, unread: a client still writing it may see only the reset.
+	post := func(path string, length int64, headers ...string) int {
+		req, _ := http.NewRequest("POST", p.base+path, io.LimitReader(zeros{}, size))
+		req.ContentLength = length // -1: chunked, of unknown length
+		req.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return -1 // the server closed the connection without reading the rest: refused
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	refused := func(what string, got map[int]int, want int) {
+		t.Helper()
+		if got[want]+got[-1] != 20 {
+			t.Errorf("%s: %v, want every one refused with %d (or its connection closed)", what, got, want)
+		}
+	}
+	refused("33 MB API bodies", measure("33 MB API bodies", 50, func(int) int { return post("/api/v1/salons/bodies/bookings", size) }), 413)
+	refused("33 MB chunked API bodies", measure("33 MB chunked API bodies", 50, func(int) int { return post("/api/v1/salons/bodies/bookings", -1) }), 413)
+	refused("33 MB webhooks with a wrong secret", measure("33 MB webhooks with a wrong secret", 50, func(int) int {
+		return post(bot.WebhookPath, size, bot.SecretHeader, "wrong")
+	}), 401)
+	refused("33 MB chunked webhooks", measure("33 MB chunked webhooks", 50, func(int) int {
+		return post(bot.WebhookPath, -1, bot.SecretHeader, "the-secret")
+	}), 413)
+	refused("33 MB panel forms", measure("33 MB panel forms", 50, func(int) int { return post("/panel/login", size) }), 413)
+
+	// A 30 MB upload, as a browser sends it.
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.PostForm(p.base+"/panel/login", url.Values{"email": {"owner@bodies.test"}, "password": {"the right password"}})
+	if err != nil || resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	page, err := client.Get(p.base + "/panel/import")
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, _ := io.ReadAll(page.Body)
+	page.Body.Close()
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(html)
+	if csrf == nil {
+		t.Fatalf("no CSRF token on the import page: %.500s", html)
+	}
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		_ = mw.WriteField("csrf", string(csrf[1]))
+		_ = mw.WriteField("kind", "clients")
+		fw, _ := mw.CreateFormFile("file", "clients.csv")
+		_, _ = io.WriteString(fw, "name,phone\n")
+		row := []byte("Client,+79990000000\n")
+		for n := 0; n < 30<<20; n += len(row) {
+			_, _ = fw.Write(row)
+		}
+		_ = mw.Close()
+		_ = pw.Close()
+	}()
+	p.resetPeak(t)
+	base, _ := p.memory(t)
+	req, _ := http.NewRequest("POST", p.base+"/panel/import", pr)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	_, peak := p.memory(t)
+	t.Logf("a 30 MB upload: %d, resident set %.0f MiB, peak +%.0f MiB", resp.StatusCode, base, peak-base)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the upload: %d", resp.StatusCode)
+	}
+	if peak-base > 30 {
+		t.Errorf("a 30 MB upload grew the process by %.0f MiB: it was held whole", peak-base)
+	}
+	var stored int64
+	if err := pool.QueryRow(bookingtest.System(), `SELECT sum(length(data)) FROM upload_chunks`).Scan(&stored); err != nil || stored < 30<<20 {
+		t.Errorf("stored %d bytes of the upload (%v)", stored, err)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"salon/booking/psp"
 	"salon/bot"
 	"salon/importer"
+	"salon/internal/bodylimit"
 	"salon/migrations"
 	"salon/panel"
 	"salon/widget"
@@ -55,17 +56,7 @@ func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger, metri
 	s.reg.MustRegister(psp.Collectors()...)
 	s.reg.MustRegister(importer.Collectors()...)
 
-	s.app = fiber.New(fiber.Config{
-		DisableStartupMessage: true,
-		BodyLimit:             panel.MaxUpload + 1<<20, // the panel's CSV uploads; the API holds its bodies to widget.MaxBody
-		ReadTimeout:           30 * time.Second,
-		WriteTimeout:          30 * time.Second,
-		IdleTimeout:           120 * time.Second,
-		ErrorHandler:          widget.ErrorHandler(log),
-		// A multipart body is never parsed before a handler asks for it
-		// (fasthttp would, and answer a malformed one with its own words).
-		DisablePreParseMultipartForm: true,
-	})
+	s.app = fiber.New(widget.ServerConfig(log))
 	s.app.Use(recover.New())
 	s.app.Use(requestid.New()) // X-Request-ID in, or a new one; logged with internal errors
 	s.app.Use(func(c *fiber.Ctx) error {
@@ -138,7 +129,17 @@ func (s *server) mount(getenv env, b *bot.Bot) error {
 	}).Register(s.app)
 	if b != nil {
 		s.reg.MustRegister(bot.Collectors()...)
-		s.app.Post(bot.WebhookPath, adaptor.HTTPHandler(b.Webhook()))
+		// The secret, then the size, before fiber's adaptor reads the body.
+		s.app.Post(bot.WebhookPath, func(c *fiber.Ctx) error {
+			if !b.WebhookAuthentic(c.Get(bot.SecretHeader)) {
+				c.Set(fiber.HeaderConnection, "close") // its body is not read at all
+				return c.SendStatus(fiber.StatusUnauthorized)
+			}
+			if err := bodylimit.Read(c, bot.MaxUpdate); err != nil {
+				return c.SendStatus(fiber.StatusRequestEntityTooLarge)
+			}
+			return c.Next()
+		}, adaptor.HTTPHandler(b.Webhook()))
 	}
 	return nil
 }
