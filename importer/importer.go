@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"salon/booking"
 )
@@ -52,7 +53,9 @@ type Summary struct {
 	Updated   int      `json:"updated"`
 	Unchanged int      `json:"unchanged"`
 	Rejected  int      `json:"rejected"`
-	Unknown   []string `json:"unknown_columns,omitempty"` // header cells that name no column: ignored
+	Unknown   []string `json:"unknown_columns,omitempty"` // header cells that name no column: ignored (the first MaxUnknownShown)
+	// MoreUnknown counts the unknown columns past those named.
+	MoreUnknown int `json:"more_unknown_columns,omitempty"`
 	Encoding  string   `json:"encoding"`
 	Delimiter string   `json:"delimiter"`
 	DryRun    bool     `json:"dry_run"`
@@ -102,14 +105,20 @@ func Import(ctx context.Context, svc *booking.Service, r io.Reader, opt Options)
 	if err != nil {
 		return nil, err
 	}
-	sum := &Summary{Unknown: l.unknown, Encoding: rd.Encoding, Delimiter: delimName(rd.Delim), DryRun: opt.DryRun}
+	sum := &Summary{Unknown: l.unknown, MoreUnknown: l.moreUnknown, Encoding: rd.Encoding, Delimiter: delimName(rd.Delim), DryRun: opt.DryRun}
 	run := &run{ctx: ctx, svc: svc, opt: opt, l: l, header: rd.Header, sum: sum, tr: translator(opt.Lang)}
 	size := chunkSize[opt.Kind]
 	var chunk []Record
 	var lastKey string
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err // stopped: the chunk in flight was rolled back
+		}
 		rec, err := rd.Next()
-		var le *LineError
+		var (
+			le *LineError
+			fe *FileError
+		)
 		switch {
 		case errors.Is(err, io.EOF):
 			if err := run.flush(chunk); err != nil {
@@ -119,8 +128,17 @@ func Import(ctx context.Context, svc *booking.Service, r io.Reader, opt Options)
 			return sum, nil
 		case errors.As(err, &le):
 			sum.Read++
-			run.reject(le.Line, "", "", "", run.tr("not a CSV line: %v", le.Err))
+			run.reject(le.Line, "", run.columnName(le.Column), "", run.tr(le.Reason))
 			continue
+		case errors.As(err, &fe):
+			// The rows before the line are taken, as they would be had
+			// the file ended there; then the import stops, naming it.
+			if err := run.flush(chunk); err != nil {
+				return nil, err
+			}
+			count(opt.Kind, sum)
+			fe.msg = run.tr("line %d: %s; the import stopped there", fe.Line, run.tr(fe.Reason))
+			return sum, fe
 		case err != nil:
 			return nil, err
 		}
@@ -175,9 +193,34 @@ type problem struct {
 	column, value, reason string
 }
 
+// MaxValueShown is how much of a cell a report line shows.
+const MaxValueShown = 200
+
 func (r *run) reject(line int, key, column, value, reason string) {
 	r.sum.Rejected++
-	r.pending = append(r.pending, Line{Line: line, Outcome: booking.Rejected, Key: key, Column: column, Value: value, Reason: reason})
+	r.pending = append(r.pending, Line{Line: line, Outcome: booking.Rejected, Key: shorten(key, MaxValueShown),
+		Column: column, Value: shorten(value, MaxValueShown), Reason: reason})
+}
+
+// columnName is the header's name of a 1-based column ("" for none).
+func (r *run) columnName(col int) string {
+	if col < 1 || col > len(r.header) {
+		return ""
+	}
+	return shorten(r.header[col-1], 60)
+}
+
+// shorten cuts s to at most n runes, saying how long it was.
+func shorten(s string, n int) string {
+	i := 0
+	for k := 0; k < n && i < len(s); k++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	if i >= len(s) {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:i], len(s))
 }
 
 // load parses each record of a chunk with parse (which names the row's key

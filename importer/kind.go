@@ -80,19 +80,27 @@ var columns = map[Kind][]column{
 // normHeader folds a header cell for matching: case, spaces, dashes, ё.
 func normHeader(s string) string {
 	s = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(s, "\ufeff")))
-	s = strings.NewReplacer(" ", "_", "-", "_", "ё", "е", ".", "", "(", "", ")", "", ",", "").Replace(s)
+	s = headerReplacer.Replace(s)
 	for strings.Contains(s, "__") {
 		s = strings.ReplaceAll(s, "__", "_")
 	}
 	return strings.Trim(s, "_")
 }
 
+var headerReplacer = strings.NewReplacer(" ", "_", "-", "_", "ё", "е", ".", "", "(", "", ")", "", ",", "")
+
 // layout is where each column of a kind is in a file.
 type layout struct {
 	kind    Kind
 	index   map[string]int // column key -> field index
-	unknown []string       // header cells that name no column
+	unknown []string       // header cells that name no column (the first MaxUnknownShown)
+	// moreUnknown counts the unknown columns past those.
+	moreUnknown int
 }
+
+// MaxUnknownShown is how many unknown columns a summary names; the rest
+// are counted.
+const MaxUnknownShown = 20
 
 // mapHeader finds the kind's columns in a header. Missing required
 // columns are an error naming them; unknown columns are listed.
@@ -102,21 +110,32 @@ func mapHeader(kind Kind, header []string) (*layout, error) {
 		return nil, fmt.Errorf("unknown kind %q", kind)
 	}
 	l := &layout{kind: kind, index: map[string]int{}}
+	names := make([]map[string]bool, len(cols)) // each column's names, normalized once
+	for k, c := range cols {
+		names[k] = map[string]bool{normHeader(c.en): true, normHeader(c.ru): true, c.key: true}
+		for _, a := range c.aliases {
+			names[k][normHeader(a)] = true
+		}
+	}
 	for i, h := range header {
 		n := normHeader(h)
 		found := false
-		for _, c := range cols {
+		for k, c := range cols {
 			if _, taken := l.index[c.key]; taken {
 				continue
 			}
-			if n == normHeader(c.en) || n == normHeader(c.ru) || n == c.key || containsNorm(c.aliases, n) {
+			if names[k][n] {
 				l.index[c.key] = i
 				found = true
 				break
 			}
 		}
 		if !found && strings.TrimSpace(h) != "" {
-			l.unknown = append(l.unknown, strings.TrimSpace(h))
+			if len(l.unknown) < MaxUnknownShown {
+				l.unknown = append(l.unknown, shorten(strings.TrimSpace(h), 60))
+			} else {
+				l.moreUnknown++
+			}
 		}
 	}
 	var missing []string
@@ -131,14 +150,6 @@ func mapHeader(kind Kind, header []string) (*layout, error) {
 	return l, nil
 }
 
-func containsNorm(list []string, n string) bool {
-	for _, a := range list {
-		if normHeader(a) == n {
-			return true
-		}
-	}
-	return false
-}
 
 // get returns a row's value of a column ("" when the file has no such
 // column or the row is short), and whether the file has the column.

@@ -31,7 +31,7 @@ func translator(lang string) func(string, ...any) string {
 
 var ru = map[string]string{
 	"required":                                                                        "обязательное поле",
-	"not a CSV line: %v":                                                              "строка не читается как CSV: %v",
+	"line %d: %s; the import stopped there":                                           "строка %d: %s; импорт остановлен на ней",
 	"not a whole number of minutes":                                                   "не целое число минут",
 	"not an amount like 1500 or 1 500,50":                                             "не сумма вида 1500 или 1 500,50",
 	"not a date like 2026-03-08 or 08.03.2026":                                        "не дата вида 2026-03-08 или 08.03.2026",
@@ -63,6 +63,10 @@ var ruPatterns = []struct {
 	ru string
 }{
 	{regexp.MustCompile(`^must be between (\d+) and (\d+)$`), "должно быть от $1 до $2"},
+	{regexp.MustCompile(`^longer than (\d+) KiB$`), "длиннее $1 КиБ"},
+	{regexp.MustCompile(`^longer than (\d+) MiB: not a line of a CSV file$`), "длиннее $1 МиБ: это не строка CSV-файла"},
+	{regexp.MustCompile(`^the quote that opens this cell does not close within (\d+) KiB; the lines after it are read as rows of their own$`),
+		"кавычка, открывающая ячейку, не закрыта в пределах $1 КиБ; следующие строки прочитаны как отдельные записи"},
 	{regexp.MustCompile(`^too long \((\d+) characters at most\)$`), "слишком длинно (не больше $1 символов)"},
 	{regexp.MustCompile(`^no service "(.*)" in this salon$`), "в салоне нет услуги «$1»"},
 	{regexp.MustCompile(`^break (\S+) is outside the shift (\S+)$`), "перерыв $1 вне смены $2"},

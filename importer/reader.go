@@ -3,7 +3,6 @@ package importer
 import (
 	"bufio"
 	"bytes"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -19,9 +18,10 @@ import (
 // BOM, UTF-16 with a BOM, or Windows-1251 (Excel in a Russian locale); CRLF
 // or LF; the delimiter (comma, semicolon or tab) found on the header line;
 // quoted fields with delimiters, quotes and newlines inside; blank lines
-// skipped. Each record carries the physical line it starts on.
+// skipped. Each record carries the physical line it starts on. What one
+// record may cost is bounded (MaxLine, MaxCell).
 type Reader struct {
-	csv      *csv.Reader
+	scan     *scanner
 	count    *counter
 	Encoding string // utf-8, utf-16, windows-1251
 	Delim    rune
@@ -66,17 +66,16 @@ func NewReader(r io.Reader) (*Reader, error) {
 		line = line[:i]
 	}
 	rd.Delim = delimiter(string(line))
-	rd.csv = csv.NewReader(tb)
-	rd.csv.Comma = rd.Delim
-	rd.csv.FieldsPerRecord = -1
-	rd.csv.LazyQuotes = true
-	rd.csv.ReuseRecord = false
+	rd.scan = newScanner(tb, rd.Delim)
 	for {
-		h, err := rd.csv.Read()
-		if errors.Is(err, io.EOF) {
+		h, _, err := rd.scan.next()
+		var fe *FileError
+		switch {
+		case errors.Is(err, io.EOF):
 			return nil, errors.New("the file is empty: no header line")
-		}
-		if err != nil {
+		case errors.As(err, &fe):
+			return nil, fmt.Errorf("the header: %w", err)
+		case err != nil:
 			return nil, fmt.Errorf("header: %w", err)
 		}
 		if !blank(h) {
@@ -128,27 +127,27 @@ func delimiter(line string) rune {
 	return best
 }
 
-// Next returns the next non-blank record, or io.EOF. A malformed record is
-// a *LineError; reading may go on after it.
+// Next returns the next non-blank record, or io.EOF. A row that cannot be
+// read whole is a *LineError, and reading may go on after it; a line that
+// cannot be a row (longer than MaxLine) is a *FileError, and it may not.
 func (r *Reader) Next() (Record, error) {
 	for {
-		fields, err := r.csv.Read()
-		line, _ := r.csv.FieldPos(0)
-		var pe *csv.ParseError
+		fields, line, err := r.scan.next()
+		var le *LineError
 		switch {
 		case errors.Is(err, io.EOF):
 			return Record{}, io.EOF
-		case errors.As(err, &pe):
-			return Record{Line: pe.StartLine}, &LineError{Line: pe.StartLine, Err: pe.Err}
+		case errors.As(err, &le):
+			return Record{Line: line}, err
 		case err != nil:
-			return Record{}, fmt.Errorf("read: %w", err)
+			return Record{Line: line}, err
 		}
 		if blank(fields) {
 			continue
 		}
 		for i, f := range fields {
 			if !utf8.ValidString(f) {
-				return Record{Line: line}, &LineError{Line: line, Err: fmt.Errorf("column %d is not valid UTF-8 text", i+1)}
+				return Record{Line: line}, &LineError{Line: line, Column: i + 1, Reason: "must be valid UTF-8 text"}
 			}
 		}
 		return Record{Line: line, Fields: fields}, nil
@@ -158,14 +157,20 @@ func (r *Reader) Next() (Record, error) {
 // Offset is how many bytes of the file have been read.
 func (r *Reader) Offset() int64 { return r.count.n }
 
-// LineError is a line that could not be read as CSV.
+// LineError is a row that could not be read whole: its line, the column
+// at fault (1-based; 0 for the row) and why (in English, as the report's
+// translator knows it).
 type LineError struct {
-	Line int
-	Err  error
+	Line, Column int
+	Reason       string
 }
 
-func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
-func (e *LineError) Unwrap() error { return e.Err }
+func (e *LineError) Error() string {
+	if e.Column > 0 {
+		return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Reason)
+	}
+	return fmt.Sprintf("line %d: %s", e.Line, e.Reason)
+}
 
 func blank(fields []string) bool {
 	for _, f := range fields {

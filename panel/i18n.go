@@ -278,6 +278,7 @@ var ru = map[string]string{
 	"Unchanged":                   "Без изменений",
 	"Rejected":                    "Отклонено",
 	"Unknown columns, ignored:":   "Неизвестные столбцы (пропущены):",
+	"and %d more":                 "и ещё %d",
 	"Rejected rows":               "Отклонённые строки",
 	"Line":                        "Строка",
 	"Key":                         "Ключ",

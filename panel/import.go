@@ -186,6 +186,8 @@ func (h *Handler) runImport(id string, u booking.User, kind importer.Kind, name 
 	switch {
 	case errors.Is(err, booking.ErrForbidden):
 		phase, failure = "failed", "only the salon's owner may import "+string(kind)
+	case errors.As(err, new(*importer.FileError)):
+		phase, failure = "failed", err.Error() // in the user's language
 	case err != nil:
 		phase, failure = "failed", err.Error()
 		if !strings.Contains(err.Error(), "header") && !strings.Contains(err.Error(), "empty") {

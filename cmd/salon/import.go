@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -41,6 +42,11 @@ func cmdImport(ctx context.Context, args []string, getenv env, stdout, stderr io
 		return fmt.Errorf("import: %w", err)
 	}
 	defer f.Close()
+	// A signal stops the import at once, even while it waits for input (a
+	// pipe, a terminal): closing the file ends the read in progress. The
+	// chunk being written rolls back; those before it stay.
+	stop := context.AfterFunc(ctx, func() { _ = f.Close() })
+	defer stop()
 	size := int64(-1)
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 		size = st.Size()
@@ -78,7 +84,16 @@ func cmdImport(ctx context.Context, args []string, getenv env, stdout, stderr io
 		defer func() { _ = bar.Finish() }()
 	}
 	sum, err := importer.Import(ctx, svc, f, opt)
-	if err != nil {
+	var fe *importer.FileError
+	if errors.As(err, &fe) && sum != nil {
+		// Stopped at a line that is not a row: what came before it is
+		// reported, then the line.
+		printSummary(stdout, kind, sum, *dry)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("import %s: stopped by a signal; the rows before the chunk in progress were imported, none of that chunk", pos[1])
+	case err != nil:
 		return fmt.Errorf("import %s: %w", pos[1], err)
 	}
 	if report != nil {
@@ -86,19 +101,28 @@ func cmdImport(ctx context.Context, args []string, getenv env, stdout, stderr io
 			return fmt.Errorf("report: %w", err)
 		}
 	}
-	mode := ""
-	if *dry {
-		mode = " (dry run: nothing written)"
-	}
-	fmt.Fprintf(stdout, "%s: read %d, created %d, updated %d, unchanged %d, rejected %d%s\n",
-		kind, sum.Read, sum.Created, sum.Updated, sum.Unchanged, sum.Rejected, mode)
-	if len(sum.Unknown) > 0 {
-		fmt.Fprintf(stdout, "unknown columns, ignored: %s\n", strings.Join(sum.Unknown, ", "))
-	}
+	printSummary(stdout, kind, sum, *dry)
 	if sum.Rejected > 0 {
 		return rejectedRows{n: sum.Rejected, report: *reportPath}
 	}
 	return nil
+}
+
+// printSummary prints an import's counts and its unknown columns.
+func printSummary(w io.Writer, kind importer.Kind, sum *importer.Summary, dry bool) {
+	mode := ""
+	if dry {
+		mode = " (dry run: nothing written)"
+	}
+	fmt.Fprintf(w, "%s: read %d, created %d, updated %d, unchanged %d, rejected %d%s\n",
+		kind, sum.Read, sum.Created, sum.Updated, sum.Unchanged, sum.Rejected, mode)
+	if len(sum.Unknown) > 0 {
+		more := ""
+		if sum.MoreUnknown > 0 {
+			more = fmt.Sprintf(" and %d more", sum.MoreUnknown)
+		}
+		fmt.Fprintf(w, "unknown columns, ignored: %s%s\n", strings.Join(sum.Unknown, ", "), more)
+	}
 }
 
 // rejectedRows ends an import that rejected rows: exit 1.

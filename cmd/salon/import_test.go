@@ -1,14 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"salon/booking"
 	"salon/booking/bookingtest"
 )
 
@@ -161,5 +166,97 @@ func TestClientCommands(t *testing.T) {
 	}
 	if code, _, errs := runCmd("client", "export", "--salon", "priv", "--phone", "+79990001234"); code != 2 || !strings.Contains(errs, "not found") {
 		t.Errorf("export after erase: %d %s", code, errs)
+	}
+}
+
+// TestImportOfAnEndlessLine: `salon import clients /dev/zero` grew to
+// 23.8 GB and ignored SIGTERM. Now it stops at the line's bound: exit 1,
+// naming the line, in at most 100 MB; and an import reading a pipe that
+// never ends stops within a second of SIGTERM, with only whole chunks
+// written.
+func TestImportOfAnEndlessLine(t *testing.T) {
+	t.Parallel()
+	dbURL := bookingtest.ConnString(t)
+	pool := bookingtest.PoolFor(t, dbURL)
+	e := &bookingtest.Env{Pool: pool, Svc: booking.New(pool), Clock: bookingtest.NewClock(time.Now())}
+	e.Salon(t, booking.Salon{Slug: "endless", Locale: "en"})
+
+	cmd := child(t, []string{"DATABASE_URL=" + dbURL}, "import", "clients", "/dev/zero", "--salon", "endless")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss / 1024 // MiB
+	t.Logf("import of /dev/zero: %v, peak resident set %d MiB: %s", err, rss, strings.TrimSpace(out.String()))
+	if code := cmd.ProcessState.ExitCode(); code != exitRejected || !strings.Contains(out.String(), "line 1:") {
+		t.Errorf("import of /dev/zero: exit %d, %q; want exit 1 naming line 1", code, out.String())
+	}
+	if rss > 100 {
+		t.Errorf("import of /dev/zero peaked at %d MiB, want at most 100", rss)
+	}
+
+	// A pipe of good rows, for ever.
+	cmd = child(t, []string{"DATABASE_URL=" + dbURL}, "import", "clients", "/dev/stdin", "--salon", "endless")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		w := bufio.NewWriter(in)
+		fmt.Fprintln(w, "name,phone")
+		for i := 0; ; i++ {
+			if _, err := fmt.Fprintf(w, "Client %d,+7999%07d\n", i, i); err != nil {
+				return // the import stopped
+			}
+		}
+	}()
+	count := func() (n int) {
+		_ = pool.QueryRow(bookingtest.System(), `SELECT count(*) FROM clients`).Scan(&n)
+		return n
+	}
+	bookingtest.WaitFor(t, 60*time.Second, "the first chunks to be written", func() bool { return count() >= 4000 })
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	took := time.Since(start)
+	in.Close()
+	n := count()
+	t.Logf("SIGTERM: stopped after %v with %d clients written: %s", took, n, strings.TrimSpace(out.String()))
+	if took > time.Second {
+		t.Errorf("the import stopped %v after SIGTERM, want within a second", took)
+	}
+	if n%2000 != 0 { // clients are written 2000 to a chunk, each in one transaction
+		t.Errorf("%d clients written: a chunk was half-written", n)
+	}
+
+	// A pipe that stops sending: the import waits for input, and still
+	// stops at once.
+	conns := func() (n int) {
+		_ = pool.QueryRow(bookingtest.System(), `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()`).Scan(&n)
+		return n
+	}
+	before := conns()
+	cmd = child(t, []string{"DATABASE_URL=" + dbURL}, "import", "clients", "/dev/stdin", "--salon", "endless")
+	in, _ = cmd.StdinPipe()
+	out.Reset()
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	fmt.Fprint(in, "name,phone\nAnna,+79990000001\n")
+	// It opened the database (its signals are handled by then), and reads.
+	bookingtest.WaitFor(t, 30*time.Second, "the import to connect", func() bool { return conns() > before })
+	start = time.Now()
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Wait()
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("an import waiting for input stopped %v after SIGTERM, want within a second", took)
 	}
 }
