@@ -55,10 +55,10 @@ type Summary struct {
 	Rejected  int      `json:"rejected"`
 	Unknown   []string `json:"unknown_columns,omitempty"` // header cells that name no column: ignored (the first MaxUnknownShown)
 	// MoreUnknown counts the unknown columns past those named.
-	MoreUnknown int `json:"more_unknown_columns,omitempty"`
-	Encoding  string   `json:"encoding"`
-	Delimiter string   `json:"delimiter"`
-	DryRun    bool     `json:"dry_run"`
+	MoreUnknown int    `json:"more_unknown_columns,omitempty"`
+	Encoding    string `json:"encoding"`
+	Delimiter   string `json:"delimiter"`
+	DryRun      bool   `json:"dry_run"`
 }
 
 // Line is one line of a report: a row that was rejected or changed.

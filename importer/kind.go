@@ -150,7 +150,6 @@ func mapHeader(kind Kind, header []string) (*layout, error) {
 	return l, nil
 }
 
-
 // get returns a row's value of a column ("" when the file has no such
 // column or the row is short), and whether the file has the column.
 func (l *layout) get(fields []string, key string) (string, bool) {

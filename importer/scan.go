@@ -81,11 +81,11 @@ func (s *scanner) next() ([]string, int, error) {
 	start := s.line
 	s.raw = s.raw[:0]
 	var (
-		fields   []string
-		cell     []byte
-		state    = fieldStart
-		lineLen  int
-		read     bool
+		fields    []string
+		cell      []byte
+		state     = fieldStart
+		lineLen   int
+		read      bool
 		tooLong   int // 1-based column of the first cell over MaxCell
 		quoteCol  int // 1-based column of the cell a quote opened
 		quoteLine int // the line it opened on
