@@ -103,7 +103,10 @@ func (s *Service) ServiceByID(ctx context.Context, salonID, id int64) (*SalonSer
 }
 
 // UpdateMaster changes a master's name, phone and whether clients may book
-// them. Owners only. Errors: ErrNotFound, ErrForbidden, ErrInvalid.
+// them. Deactivating a master revokes their calendar feed, unlinks their
+// chat accounts and voids their unused link codes (NewLinkCode and
+// NewCalendarToken then refuse them). Owners only. Errors: ErrNotFound,
+// ErrForbidden, ErrInvalid.
 func (s *Service) UpdateMaster(ctx context.Context, salonID int64, in Master) (*Master, error) {
 	salon, err := s.salonAs(ctx, salonID, RoleOwner)
 	if err != nil {
@@ -123,6 +126,17 @@ func (s *Service) UpdateMaster(ctx context.Context, salonID int64, in Master) (*
 			return fmt.Errorf("update master: %w", err)
 		case tag.RowsAffected() == 0:
 			return fmt.Errorf("master %d: %w", in.ID, ErrNotFound)
+		case in.Active:
+			return nil
+		}
+		// Deactivated: their feed (their clients' names and phones), their
+		// chat accounts and their unused link codes end with them.
+		batch := &pgx.Batch{}
+		batch.Queue(`DELETE FROM master_calendars WHERE salon_id = $1 AND master_id = $2`, salonID, in.ID)
+		batch.Queue(`DELETE FROM master_identities WHERE salon_id = $1 AND master_id = $2`, salonID, in.ID)
+		batch.Queue(`DELETE FROM master_link_codes WHERE salon_id = $1 AND master_id = $2 AND used_at IS NULL`, salonID, in.ID)
+		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+			return fmt.Errorf("deactivate master: %w", err)
 		}
 		return nil
 	})

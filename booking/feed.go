@@ -14,14 +14,14 @@ import (
 // only its hash is kept, and a new token revokes the old.
 
 // NewCalendarToken makes (or replaces) the master's calendar token.
-// Staff (see As). Errors: ErrNotFound.
+// Staff. Errors: ErrNotFound, ErrConflict (the master is not active).
 func (s *Service) NewCalendarToken(ctx context.Context, salonID, masterID int64) (string, error) {
 	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
 		return "", err
 	}
 	token := newToken()
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := masterExists(ctx, tx, salonID, masterID); err != nil {
+		if err := activeMaster(ctx, tx, salonID, masterID); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO master_calendars (master_id, salon_id, token_hash) VALUES ($1, $2, $3)
@@ -66,7 +66,10 @@ func calendarHash(token string) []byte {
 }
 
 // Feed is a master's calendar: their bookings from 30 days ago to a year
-// ahead (cancelled ones too, so calendars drop them).
+// ahead, at most MaxFeedEvents. Cancelled ones are left out but for those
+// cancelled in the last FeedCancelledFor that have not started, so that
+// calendars that keep events drop them (their clients' details are not
+// for a feed: a calendar needs only that they are off).
 type Feed struct {
 	Salon    Salon
 	Master   Master
@@ -100,12 +103,19 @@ func (s *Service) MasterFeed(ctx context.Context, token string) (*Feed, error) {
 		Scan(&f.Master.ID, &f.Master.SalonID, &f.Master.Name, &f.Master.Phone, &f.Master.Active); err != nil {
 		return nil, fmt.Errorf("calendar: %w", dbErr(err))
 	}
+	if !f.Master.Active {
+		return nil, fmt.Errorf("calendar of an inactive master: %w", ErrNotFound)
+	}
 	now := s.now()
-	rows, err := s.pool.Query(ctx, `SELECT `+prefixed("b.", bookingColumns)+`, sv.name, m.name, c.name, COALESCE(c.phone, '')
+	rows, err := s.pool.Query(ctx, `SELECT `+prefixed("b.", bookingColumns)+`, sv.name, m.name,
+		       CASE WHEN b.status = 'cancelled' THEN '' ELSE c.name END,
+		       CASE WHEN b.status = 'cancelled' THEN '' ELSE COALESCE(c.phone, '') END
 		FROM bookings b JOIN services sv ON sv.id = b.service_id JOIN masters m ON m.id = b.master_id
 		JOIN clients c ON c.id = b.client_id
-		WHERE b.master_id = $1 AND b.starts_at >= $2 AND b.starts_at < $3 ORDER BY b.starts_at, b.id`,
-		masterID, now.Add(-30*24*time.Hour), now.Add(366*24*time.Hour))
+		WHERE b.master_id = $1 AND b.starts_at >= $2 AND b.starts_at < $3
+		  AND (b.status <> 'cancelled' OR (b.updated_at > now() - $4::interval AND b.starts_at > $5))
+		ORDER BY b.starts_at, b.id LIMIT $6`,
+		masterID, now.Add(-30*24*time.Hour), now.Add(366*24*time.Hour), FeedCancelledFor.String(), now, MaxFeedEvents)
 	if err != nil {
 		return nil, fmt.Errorf("calendar: %w", dbErr(err))
 	}
@@ -113,8 +123,19 @@ func (s *Service) MasterFeed(ctx context.Context, token string) (*Feed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("calendar: %w", dbErr(err))
 	}
+	for i := range f.Bookings {
+		if b := &f.Bookings[i]; b.Status == StatusCancelled {
+			b.ContactName, b.Notes, b.CancelReason = "", "", ""
+		}
+	}
 	return f, nil
 }
+
+// Bounds of a master's feed.
+const (
+	MaxFeedEvents    = 2000
+	FeedCancelledFor = 7 * 24 * time.Hour
+)
 
 // BookingCalendarToken returns a token for a link to the booking's .ics
 // file, for a caller who may see the booking (the bot gives it to a chat

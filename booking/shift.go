@@ -325,6 +325,22 @@ func scanShift(row pgx.Row, lead ...any) (shift, error) {
 	return sh, err
 }
 
+// activeMaster checks that the master exists and is active (ErrConflict
+// when not: a deactivated master gets no new links or feeds).
+func activeMaster(ctx context.Context, q querier, salonID, masterID int64) error {
+	var active bool
+	err := q.QueryRow(ctx, `SELECT active FROM masters WHERE salon_id = $1 AND id = $2`, salonID, masterID).Scan(&active)
+	switch {
+	case isNoRows(err):
+		return fmt.Errorf("master %d: %w", masterID, ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("master %d: %w", masterID, err)
+	case !active:
+		return fmt.Errorf("master %d is not active: %w", masterID, ErrConflict)
+	}
+	return nil
+}
+
 func masterExists(ctx context.Context, q querier, salonID, masterID int64) error {
 	var ok bool
 	if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM masters WHERE salon_id = $1 AND id = $2)`,

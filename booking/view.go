@@ -167,12 +167,13 @@ const LinkCodeTTL = 24 * time.Hour
 
 // NewLinkCode returns a one-time code with which the master links a chat
 // account (on Telegram, by sending "/link CODE" to the bot). Only its hash
-// is stored. Errors: ErrNotFound (master).
+// is stored. Errors: ErrNotFound (master), ErrConflict (the master is not
+// active).
 func (s *Service) NewLinkCode(ctx context.Context, salonID, masterID int64) (string, time.Time, error) {
 	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
 		return "", time.Time{}, err
 	}
-	if err := masterExists(ctx, s.pool, salonID, masterID); err != nil {
+	if err := activeMaster(ctx, s.pool, salonID, masterID); err != nil {
 		return "", time.Time{}, err
 	}
 	const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789" // no 0/O, 1/I

@@ -71,7 +71,7 @@ func fail(c *fiber.Ctx, log *slog.Logger, err error) error {
 	case errors.Is(err, booking.ErrInvalid):
 		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "invalid", Message: kindless(err)})
 	case errors.Is(err, errRateLimited):
-		return reply(c, fiber.StatusTooManyRequests, errorBody{Error: "rate_limited", Message: "too many bookings from your address; try again in a minute"})
+		return reply(c, fiber.StatusTooManyRequests, errorBody{Error: "rate_limited", Message: "too many bookings or changes from your address; try again in a minute"})
 	}
 	log.Error("internal error", "request_id", c.Locals("requestid"), "method", c.Method(), "path", c.Path(), "err", err)
 	return reply(c, fiber.StatusInternalServerError, errorBody{Error: "internal", Message: "internal error"})

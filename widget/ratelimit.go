@@ -56,17 +56,20 @@ func (l *limiter) allow(ip netip.Addr, now time.Time) (bool, time.Duration) {
 	return true, 0
 }
 
-// rateLimited refuses a booking creation beyond the client IP's budget.
-func (h *Handler) rateLimited(c *fiber.Ctx) error {
-	if h.limiter == nil {
+// rateLimited refuses a request beyond the client IP's budget in l (nil:
+// no limit).
+func (h *Handler) rateLimited(l *limiter) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if l == nil {
+			return c.Next()
+		}
+		ok, wait := l.allow(clientIP(c, h.cfg.TrustedProxies), time.Now())
+		if !ok {
+			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(wait.Seconds())+1))
+			return errRateLimited
+		}
 		return c.Next()
 	}
-	ok, wait := h.limiter.allow(clientIP(c, h.cfg.TrustedProxies), time.Now())
-	if !ok {
-		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(wait.Seconds())+1))
-		return errRateLimited
-	}
-	return c.Next()
 }
 
 // ClientIP returns a function that finds the client's address behind the

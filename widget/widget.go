@@ -27,8 +27,8 @@ import (
 
 // Config configures the handler.
 type Config struct {
-	// RateLimit is how many bookings one client IP may create per minute;
-	// 0 turns the limit off.
+	// RateLimit is how many bookings one client IP may create per minute,
+	// and how many it may cancel or move; 0 turns the limits off.
 	RateLimit int
 	// TrustedProxies are the proxies whose X-Forwarded-For is believed.
 	TrustedProxies []netip.Prefix
@@ -49,10 +49,12 @@ const DefaultRequestTimeout = 10 * time.Second
 
 // Handler serves the API and the widget pages.
 type Handler struct {
-	svc     *booking.Service
-	cfg     Config
-	log     *slog.Logger
-	limiter *limiter
+	svc *booking.Service
+	cfg Config
+	log *slog.Logger
+	// bookings and changes (cancels, reschedules) are limited per client
+	// IP, each to RateLimit a minute: a loop of book-and-cancel is too.
+	bookings, changes *limiter
 }
 
 // New returns a Handler over svc.
@@ -65,7 +67,7 @@ func New(svc *booking.Service, cfg Config) *Handler {
 		h.log = slog.Default()
 	}
 	if cfg.RateLimit > 0 {
-		h.limiter = newLimiter(cfg.RateLimit)
+		h.bookings, h.changes = newLimiter(cfg.RateLimit), newLimiter(cfg.RateLimit)
 	}
 	return h
 }
@@ -82,11 +84,11 @@ func (h *Handler) Register(app *fiber.App) {
 	api.Get("/salons/:slug/services", h.listServices)
 	api.Get("/salons/:slug/masters", h.listMasters)
 	api.Get("/salons/:slug/slots", h.listSlots)
-	api.Post("/salons/:slug/bookings", h.rateLimited, h.createBooking)
+	api.Post("/salons/:slug/bookings", h.rateLimited(h.bookings), h.createBooking)
 	api.Get("/bookings/:id", h.getBooking)
 	api.Get("/bookings/:id/calendar", h.bookingCalendar)
-	api.Post("/bookings/:id/cancel", h.cancelBooking)
-	api.Post("/bookings/:id/reschedule", h.rescheduleBooking)
+	api.Post("/bookings/:id/cancel", h.rateLimited(h.changes), h.cancelBooking)
+	api.Post("/bookings/:id/reschedule", h.rateLimited(h.changes), h.rescheduleBooking)
 	api.Use(func(c *fiber.Ctx) error { return errNoRoute })
 
 	h.registerPages(app)

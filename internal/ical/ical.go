@@ -24,6 +24,10 @@ func MasterFeed(f *booking.Feed, now time.Time) string {
 			who = l.ClientName
 		}
 		e := event(cal, &l.Booking, &f.Salon, now)
+		if l.Status == booking.StatusCancelled {
+			e.SetSummary(l.ServiceName) // off: nothing of its client
+			continue
+		}
 		e.SetSummary(l.ServiceName + " — " + who)
 		e.SetDescription(strings.TrimSpace(fmt.Sprintf("%s %s\n%s", who, l.ClientPhone, l.Notes)))
 	}

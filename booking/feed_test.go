@@ -1,0 +1,105 @@
+package booking_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+)
+
+// TestFeedHoldsWhatACalendarNeeds: a loop of book-and-cancel grew a
+// master's feed to 790 events, 764 cancelled, each with its client's
+// phone. The feed keeps active bookings, and cancelled ones only while a
+// calendar may still show them (recently cancelled, not yet started), with
+// nothing of their client.
+func TestFeedHoldsWhatACalendarNeeds(t *testing.T) {
+	f := setup(t)
+	sys := bookingtest.System()
+	m := f.masters[0]
+	token, err := f.Svc.NewCalendarToken(sys, f.salon.ID, m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := f.mustBook(t, f.req(m, "10:00"))
+	for range 40 {
+		r := f.req(m, "12:00")
+		r.Client.Name = "Loop"
+		b := f.mustBook(t, r)
+		if _, err := f.Svc.Cancel(booking.As(sys, booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	feed, err := f.Svc.MasterFeed(web(), token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	active, cancelled := 0, 0
+	for _, l := range feed.Bookings {
+		switch l.Status {
+		case booking.StatusCancelled:
+			cancelled++
+			if l.ClientPhone != "" || l.ClientName != "" || l.ContactName != "" || strings.Contains(l.Notes, "Loop") {
+				t.Errorf("a cancelled event carries its client: %+v", l)
+			}
+		default:
+			active++
+		}
+	}
+	if active != 1 || cancelled != 40 {
+		t.Errorf("the feed: %d active, %d cancelled; want 1 and 40", active, cancelled)
+	}
+	// A week after the cancellations they are gone; the booking stays.
+	if _, err := f.Pool.Exec(sys, `UPDATE bookings SET updated_at = updated_at - $1::interval WHERE status = 'cancelled'`,
+		(booking.FeedCancelledFor + time.Hour).String()); err != nil {
+		t.Fatal(err)
+	}
+	if feed, err = f.Svc.MasterFeed(web(), token); err != nil || len(feed.Bookings) != 1 || feed.Bookings[0].ID != kept.ID {
+		t.Errorf("the feed a week after the cancellations: %v %v", feed, err)
+	}
+}
+
+// TestDeactivationEndsTheMastersLinks: a deactivated master kept their
+// feed (future clients' names and phones) and their Telegram link, and
+// could still get link codes.
+func TestDeactivationEndsTheMastersLinks(t *testing.T) {
+	f := setup(t)
+	sys := bookingtest.System()
+	m := f.masters[0]
+	token, err := f.Svc.NewCalendarToken(sys, f.salon.ID, m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, err := f.Svc.NewLinkCode(sys, f.salon.ID, m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Svc.LinkMaster(booking.As(sys, booking.ByIdentity(booking.TelegramUser(4242))), code); err != nil {
+		t.Fatal(err)
+	}
+	spare, _, err := f.Svc.NewLinkCode(sys, f.salon.ID, m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Svc.UpdateMaster(sys, f.salon.ID, booking.Master{ID: m.ID, Name: m.Name, Active: false}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Svc.MasterFeed(web(), token); !errors.Is(err, booking.ErrNotFound) {
+		t.Errorf("the feed of a deactivated master: %v, want not found", err)
+	}
+	var links int
+	if err := f.Pool.QueryRow(sys, `SELECT count(*) FROM master_identities WHERE master_id = $1`, m.ID).Scan(&links); err != nil || links != 0 {
+		t.Errorf("%d chat links of a deactivated master (%v)", links, err)
+	}
+	if _, err := f.Svc.LinkMaster(booking.As(sys, booking.ByIdentity(booking.TelegramUser(4343))), spare); !errors.Is(err, booking.ErrNotFound) {
+		t.Errorf("a code made before the deactivation: %v, want not found", err)
+	}
+	if _, _, err := f.Svc.NewLinkCode(sys, f.salon.ID, m.ID); !errors.Is(err, booking.ErrConflict) {
+		t.Errorf("a link code for a deactivated master: %v, want a conflict", err)
+	}
+	if _, err := f.Svc.NewCalendarToken(sys, f.salon.ID, m.ID); !errors.Is(err, booking.ErrConflict) {
+		t.Errorf("a feed for a deactivated master: %v, want a conflict", err)
+	}
+}
