@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -101,11 +102,36 @@ func (s *Service) ExportClient(ctx context.Context, salonID int64, phone string,
 	return rec, nil
 }
 
+// erasureTraces is what finds a client's data outside their own rows.
+type erasureTraces struct {
+	phone string   // E.164
+	names []string // the client's and those given with their bookings
+	chats []int64  // the Telegram chats they booked from or are known by
+}
+
+// patterns are LIKE patterns for texts that carry the client: their phone
+// (its digits, as Telegram writes a contact's) and their names.
+func (t erasureTraces) patterns() []string {
+	esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	var out []string
+	if digits := strings.TrimPrefix(t.phone, "+"); len(digits) >= 6 {
+		out = append(out, "%"+esc.Replace(digits)+"%")
+	}
+	for _, n := range t.names {
+		out = append(out, "%"+esc.Replace(n)+"%")
+	}
+	if len(out) == 0 {
+		out = append(out, "") // LIKE ANY of nothing matches nothing
+	}
+	return out
+}
+
 // EraseClient erases the personal data of the salon's client with that
 // phone (or client id): the name becomes "Erased client", the phone,
-// notes, chat identities, the names and notes given with its bookings and
-// who made them are removed, also from the audit log; the bookings stay,
-// for the salon's counts. The erasure itself is an audit row (without the
+// notes, chat identities, the names, notes and cancellation reasons given
+// with its bookings and who made them are removed, also from the audit log,
+// the salon's uploaded files, and the chat channels' dialogs, inboxes and
+// outboxes; the bookings stay, for the salon's counts. The erasure itself is an audit row (without the
 // data). It returns how many bookings were kept. Errors: ErrNotFound,
 // ErrInvalid, ErrForbidden.
 func (s *Service) EraseClient(ctx context.Context, salonID int64, phone string, clientID int64) (int, error) {
@@ -136,21 +162,45 @@ func (s *Service) EraseClient(ctx context.Context, salonID int64, phone string, 
 		if _, err := tx.Exec(ctx, `SELECT set_config('salon.actor', '', true)`); err != nil {
 			return err
 		}
+		// Where else they are written: the chats they booked from, and the
+		// texts that carry their name or phone.
+		var traces erasureTraces
+		if err := tx.QueryRow(ctx, `
+			SELECT COALESCE(c.phone, ''),
+			       ARRAY(SELECT DISTINCT n FROM (SELECT c.name AS n UNION SELECT contact_name FROM bookings WHERE client_id = c.id) x
+			             WHERE length(n) >= 3),
+			       ARRAY(SELECT external_id::bigint FROM client_identities WHERE client_id = c.id AND channel = 'telegram'
+			             UNION SELECT origin_ref::bigint FROM bookings WHERE client_id = c.id AND origin_channel = 'telegram')
+			FROM clients c WHERE c.salon_id = $1 AND c.id = $2`, salonID, clientID).Scan(&traces.phone, &traces.names, &traces.chats); err != nil {
+			return err
+		}
 		batch := &pgx.Batch{}
 		batch.Queue(`DELETE FROM client_identities WHERE salon_id = $1 AND client_id = $2`, salonID, clientID)
 		batch.Queue(`UPDATE clients SET name = 'Erased client', phone = NULL, notes = '' WHERE salon_id = $1 AND id = $2`, salonID, clientID)
 		batch.Queue(`WITH b AS (
-			    UPDATE bookings SET contact_name = '', notes = '', origin_channel = NULL, origin_ref = NULL, manage_token_hash = NULL
+			    UPDATE bookings SET contact_name = '', notes = '', cancel_reason = '', origin_channel = NULL, origin_ref = NULL,
+			           manage_token_hash = NULL, calendar_token_hash = NULL
 			    WHERE salon_id = $1 AND client_id = $2 RETURNING id
 			), e AS (
 			    UPDATE booking_events SET details = details - 'by' - 'reason' WHERE booking_id IN (SELECT id FROM b)
 			)
 			SELECT count(*) FROM b`, salonID, clientID).QueryRow(func(r pgx.Row) error { return r.Scan(&kept) })
 		// What the audit log kept of them.
-		batch.Queue(`UPDATE audit_log SET old = CASE WHEN old IS NULL THEN NULL ELSE old - 'name' - 'phone' - 'notes' - 'contact_name' - 'origin_ref' END,
-			new = CASE WHEN new IS NULL THEN NULL ELSE new - 'name' - 'phone' - 'notes' - 'contact_name' - 'origin_ref' END
+		batch.Queue(`UPDATE audit_log SET old = CASE WHEN old IS NULL THEN NULL ELSE old - 'name' - 'phone' - 'notes' - 'contact_name' - 'origin_ref' - 'cancel_reason' END,
+			new = CASE WHEN new IS NULL THEN NULL ELSE new - 'name' - 'phone' - 'notes' - 'contact_name' - 'origin_ref' - 'cancel_reason' END
 			WHERE salon_id = $1 AND ((entity = 'client' AND entity_id = $2)
 			   OR (entity = 'booking' AND entity_id IN (SELECT id FROM bookings WHERE client_id = $2)))`, salonID, clientID)
+		// Uploaded files and their reports may hold them too; uploads are
+		// kept an hour at most, and go whole.
+		batch.Queue(`DELETE FROM uploads WHERE salon_id = $1`, salonID)
+		// The chat channel's stores (the Telegram bot's dialogs, its inbox
+		// and outbox, what it could not read): the client's chats, and any
+		// text with their phone or a name they gave.
+		patterns := traces.patterns()
+		batch.Queue(`UPDATE tg_chats SET dialog = '{}' WHERE chat_id = ANY($1) OR user_id = ANY($1) OR dialog::text LIKE ANY($2)`, traces.chats, patterns)
+		batch.Queue(`DELETE FROM tg_updates WHERE chat_id = ANY($1) OR payload::text LIKE ANY($2)`, traces.chats, patterns)
+		batch.Queue(`DELETE FROM tg_outbox WHERE chat_id = ANY($1) OR payload::text LIKE ANY($2)`, traces.chats, patterns)
+		batch.Queue(`DELETE FROM tg_quarantine WHERE raw LIKE ANY (ARRAY(SELECT convert_to(p, 'UTF8') FROM unnest($1::text[]) p))`, patterns)
 		batch.Queue(`INSERT INTO audit_log (salon_id, actor, action, entity, entity_id, new) VALUES ($1, $2, 'erase', 'client', $3, $4)`,
 			salonID, who, clientID, `{"erased": true}`)
 		return tx.SendBatch(ctx, batch).Close()
