@@ -11,17 +11,30 @@ import (
 	"salon/booking"
 )
 
-// Export writes a kind of the salon's data in the import format: UTF-8,
-// comma-separated, the header in lang (ru or en), rows in a stable order,
-// so that exporting, importing into another salon and exporting again
-// gives the same bytes. Cancelled bookings and inactive services are left
+// Export writes a kind of the salon's data in the import format, the
+// header in lang (ru or en), rows in a stable order, so that exporting,
+// importing into another salon and exporting again gives the same bytes.
+// In Russian it is what a Russian spreadsheet opens as it is: UTF-8 with a
+// BOM, semicolon-separated; in English, UTF-8 and commas. A cell that a
+// spreadsheet would take for a formula (one that starts with =, +, -, @,
+// a tab or a carriage return: a phone's "+" too) is written with a leading
+// apostrophe, as OWASP advises, so it opens as the text it is; the import
+// reads it back without. Cancelled bookings and inactive services are left
 // out; a master's own duration and price for a service are not in the
 // format.
 func Export(ctx context.Context, svc *booking.Service, w io.Writer, kind Kind, salon *booking.Salon, lang string) error {
 	if lang == "" {
 		lang = salon.Locale
 	}
-	cw := csv.NewWriter(w)
+	if lang == "ru" {
+		if _, err := io.WriteString(w, "\ufeff"); err != nil {
+			return err
+		}
+	}
+	cw := &cellWriter{csv.NewWriter(w)}
+	if lang == "ru" {
+		cw.Comma = ';'
+	}
 	if err := cw.Write(exportHeader(kind, lang)); err != nil {
 		return err
 	}
@@ -104,4 +117,37 @@ func endClock(end interface {
 		return "24:00"
 	}
 	return end.Format("15:04")
+}
+
+// cellWriter writes rows whose cells are neutralized (see Export).
+type cellWriter struct{ *csv.Writer }
+
+func (w *cellWriter) Write(row []string) error {
+	out := make([]string, len(row))
+	for i, c := range row {
+		out[i] = Neutralize(c)
+	}
+	return w.Writer.Write(out)
+}
+
+// Neutralize makes a cell that a spreadsheet would run as a formula (it
+// starts with =, +, -, @, a tab or a carriage return) text, with a leading
+// apostrophe; the import reads it back without (see Reader.Next).
+func Neutralize(cell string) string {
+	if cell != "" && strings.ContainsRune(formulaStarts, rune(cell[0])) {
+		return "'" + cell
+	}
+	return cell
+}
+
+// formulaStarts are the first characters that make a spreadsheet read a
+// cell as a formula.
+const formulaStarts = "=+-@\t\r"
+
+// unneutralize is Neutralize undone.
+func unneutralize(cell string) string {
+	if len(cell) >= 2 && cell[0] == '\'' && strings.ContainsRune(formulaStarts, rune(cell[1])) {
+		return cell[1:]
+	}
+	return cell
 }

@@ -149,6 +149,7 @@ func (r *Reader) Next() (Record, error) {
 			if !utf8.ValidString(f) {
 				return Record{Line: line}, &LineError{Line: line, Column: i + 1, Reason: "must be valid UTF-8 text"}
 			}
+			fields[i] = unneutralize(f) // as Export wrote it, a formula made text
 		}
 		return Record{Line: line, Fields: fields}, nil
 	}
