@@ -85,7 +85,7 @@ const DefaultLockWait = 5 * time.Second
 // AddWorkers).
 func New(pool *pgxpool.Pool, opts ...Option) *Service {
 	s := &Service{pool: pool, now: time.Now, log: slog.Default(), notifiers: map[Channel]Notifier{}, lockWait: DefaultLockWait,
-		passwords: newPasswordChecks(DefaultPasswordChecks, DefaultPasswordChecksQueue)}
+		passwords: newPasswordChecks(DefaultPasswordChecks, DefaultPasswordChecksQueue, PasswordCheckWait)}
 	for _, o := range opts {
 		o(s)
 	}

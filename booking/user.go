@@ -113,6 +113,7 @@ func (s *Service) authenticate(ctx context.Context, email, password string) (*Us
 type passwordChecks struct {
 	queued  chan struct{} // checks running or waiting
 	running chan struct{} // checks running
+	wait    time.Duration // the longest a check waits in the queue
 }
 
 // Default bounds of password hashing (WithPasswordChecks).
@@ -121,15 +122,19 @@ const (
 	DefaultPasswordChecksQueue = 16 // hashes running or waiting
 )
 
-// WithPasswordChecks sets how many password hashes run at once and how
-// many may run or wait; a login beyond that is ErrUnavailable at once.
-func WithPasswordChecks(running, queued int) Option {
-	return func(s *Service) { s.passwords = newPasswordChecks(running, queued) }
+// WithPasswordChecks sets how many password hashes run at once, how many
+// may run or wait (a login beyond that is ErrUnavailable at once), and how
+// long one may wait in the queue (0: PasswordCheckWait).
+func WithPasswordChecks(running, queued int, wait time.Duration) Option {
+	return func(s *Service) { s.passwords = newPasswordChecks(running, queued, wait) }
 }
 
-func newPasswordChecks(running, queued int) *passwordChecks {
+func newPasswordChecks(running, queued int, wait time.Duration) *passwordChecks {
 	running = max(running, 1)
-	return &passwordChecks{running: make(chan struct{}, running), queued: make(chan struct{}, max(queued, running))}
+	if wait <= 0 {
+		wait = PasswordCheckWait
+	}
+	return &passwordChecks{running: make(chan struct{}, running), queued: make(chan struct{}, max(queued, running)), wait: wait}
 }
 
 // queue takes a place in the queue, at once or not at all (ErrUnavailable).
@@ -147,11 +152,11 @@ func (p *passwordChecks) queue() (release func(), err error) {
 // busy machine, within a request's deadline.
 const PasswordCheckWait = 8 * time.Second
 
-// run runs f (a hash) when a check may run, waiting at most
-// PasswordCheckWait or until ctx is done (ErrUnavailable), and collects
-// its memory before the next starts.
+// run runs f (a hash) when a check may run, waiting at most p.wait or
+// until ctx is done (ErrUnavailable), and collects its memory before the
+// next starts.
 func (p *passwordChecks) run(ctx context.Context, f func()) error {
-	wait := time.NewTimer(PasswordCheckWait)
+	wait := time.NewTimer(p.wait)
 	defer wait.Stop()
 	select {
 	case p.running <- struct{}{}:
