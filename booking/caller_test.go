@@ -146,7 +146,11 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 			return e1(f.Svc.PaymentNotified(ctx, "yookassa", "no-such-payment"))
 		}},
 		"PaymentOf": {run: func(ctx context.Context) error { return e1(f.Svc.PaymentOf(ctx, a, b.ID, false)) }},
-		"Payments":  {run: func(ctx context.Context) error { return e1(f.Svc.Payments(ctx, a, day, 1)) }},
+		"PaymentReturn": {run: func(ctx context.Context) error {
+			_, _, err := f.Svc.PaymentReturn(ctx, "no-such-reference")
+			return err
+		}},
+		"Payments": {run: func(ctx context.Context) error { return e1(f.Svc.Payments(ctx, a, day, 1)) }},
 		"PruneIdempotencyKeys": {run: func(ctx context.Context) error {
 			return e1(f.Svc.PruneIdempotencyKeys(ctx, time.Hour))
 		}, foreign: booking.ErrForbidden},
@@ -181,7 +185,7 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"Slots": {run: func(ctx context.Context) error {
 			return e1(f.Svc.Slots(ctx, booking.SlotQuery{SalonID: a, ServiceID: sv, From: day}))
 		}},
-		"StartPayment":  {run: func(ctx context.Context) error { return e1(f.Svc.StartPayment(ctx, b.ID, "")) }},
+		"StartPayment":  {run: func(ctx context.Context) error { return e1(f.Svc.StartPayment(ctx, b.ID, nil)) }},
 		"SweepPayments": {run: func(ctx context.Context) error { return e1(f.Svc.SweepPayments(ctx)) }, foreign: booking.ErrForbidden},
 		"UpcomingBookings": {run: func(ctx context.Context) error {
 			return e1(f.Svc.UpcomingBookings(ctx, f.Clock.Now()))

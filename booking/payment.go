@@ -129,12 +129,21 @@ const (
 	providerCall = 8 * time.Second
 )
 
+// ReturnLink makes, from a payment's return reference, the URL the client
+// comes back to after paying (the front end's page; it never carries a
+// manage token: see PaymentReturn).
+type ReturnLink func(ref string) string
+
+// ReturnRefTTL is how long a return reference finds its booking.
+const ReturnRefTTL = 24 * time.Hour
+
 // StartPayment creates (or returns) the deposit payment of a pending
-// booking the caller may see: Claim, then Register. The same call again
+// booking the caller may see: Claim, then Register, the provider told to
+// send the client back to back(ref) (nil: nowhere). The same call again
 // returns the active session; a session with another amount active is
 // ErrConflict. Errors: ErrNotFound, ErrConflict (not pending, or no
 // deposit), ErrUnavailable.
-func (s *Service) StartPayment(ctx context.Context, bookingID int64, returnURL string) (*PaymentSession, error) {
+func (s *Service) StartPayment(ctx context.Context, bookingID int64, back ReturnLink) (*PaymentSession, error) {
 	caller, err := asked(ctx)
 	if err != nil {
 		return nil, err
@@ -145,18 +154,18 @@ func (s *Service) StartPayment(ctx context.Context, bookingID int64, returnURL s
 		}
 		return nil, fmt.Errorf("deposits are paid in the salon: %w", ErrConflict)
 	}
-	sess, err := s.claim(ctx, caller, bookingID, returnURL)
+	sess, err := s.claim(ctx, caller, bookingID, back)
 	if err != nil {
 		return nil, err
 	}
 	if sess.Status == PayRegistering || sess.Status == PayUnknown {
-		return s.register(ctx, sess, returnURL)
+		return s.register(ctx, sess)
 	}
 	return sess, nil
 }
 
 // claim is Create's first, short transaction.
-func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, returnURL string) (*PaymentSession, error) {
+func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, back ReturnLink) (*PaymentSession, error) {
 	var out *PaymentSession
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		b, g, err := readBooking(ctx, tx, caller, 0, bookingID, "FOR UPDATE OF b")
@@ -195,11 +204,17 @@ func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, ret
 		if err != nil {
 			return err
 		}
+		// The URL the client comes back to, fixed now, so that a retry of
+		// the create sends the provider the very same request.
+		ref, returnURL := newToken(), ""
+		if back != nil {
+			returnURL = back(ref)
+		}
 		out, err = scanSession(tx.QueryRow(ctx, `INSERT INTO payment_sessions (salon_id, booking_id, provider, status, amount,
-			currency, idempotence_key, cancel_token, next_check_at, created_at)
-			VALUES ($1, $2, $3, 'registering', $4, $5, $6, $7, $8, $9) RETURNING `+sessionColumns,
+			currency, idempotence_key, cancel_token, next_check_at, created_at, return_ref, return_url)
+			VALUES ($1, $2, $3, 'registering', $4, $5, $6, $7, $8, $9, $10, $11) RETURNING `+sessionColumns,
 			b.SalonID, b.ID, s.psp.Name(), b.Deposit, salon.Currency, "pay-"+strconv.FormatInt(b.ID, 10)+"-"+randomHex(8),
-			randomHex(16), s.now().Add(paymentLease), s.now()))
+			randomHex(16), s.now().Add(paymentLease), s.now(), ref, returnURL))
 		if err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
@@ -212,16 +227,14 @@ func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, ret
 // register is Create's provider call, after commit, with the session's
 // stable idempotence key: a retry after a lost answer finds the same
 // payment. A lost answer leaves the session unknown for Check.
-func (s *Service) register(ctx context.Context, sess *PaymentSession, returnURL string) (*PaymentSession, error) {
-	var key string
-	if err := s.pool.QueryRow(ctx, `SELECT idempotence_key FROM payment_sessions WHERE id = $1`, sess.ID).Scan(&key); err != nil {
-		return nil, fmt.Errorf("register: %w", dbErr(err))
+func (s *Service) register(ctx context.Context, sess *PaymentSession) (*PaymentSession, error) {
+	key, req, err := s.createRequest(ctx, sess)
+	if err != nil {
+		return nil, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, providerCall)
 	defer cancel()
-	p, err := s.psp.Create(cctx, key, psp.CreateRequest{Amount: int64(sess.Amount), Currency: sess.Currency,
-		Description: fmt.Sprintf("Deposit for booking #%d", sess.BookingID), ReturnURL: returnURL,
-		Metadata: map[string]string{"booking_id": strconv.FormatInt(sess.BookingID, 10), "session_id": strconv.FormatInt(sess.ID, 10)}})
+	p, err := s.psp.Create(cctx, key, req)
 	if err != nil {
 		s.log.Warn("payment: register", "session", sess.ID, "err", err)
 		to := PayUnknown
@@ -242,6 +255,19 @@ func (s *Service) register(ctx context.Context, sess *PaymentSession, returnURL 
 		return nil, fmt.Errorf("the payment provider did not answer: %w", ErrUnavailable)
 	}
 	return s.applyPayment(ctx, sess.ID, p)
+}
+
+// createRequest is the session's create request and its idempotence key:
+// the same on every try.
+func (s *Service) createRequest(ctx context.Context, sess *PaymentSession) (string, psp.CreateRequest, error) {
+	var key, returnURL string
+	if err := s.pool.QueryRow(ctx, `SELECT idempotence_key, return_url FROM payment_sessions WHERE id = $1`, sess.ID).
+		Scan(&key, &returnURL); err != nil {
+		return "", psp.CreateRequest{}, fmt.Errorf("payment %d: %w", sess.ID, dbErr(err))
+	}
+	return key, psp.CreateRequest{Amount: int64(sess.Amount), Currency: sess.Currency,
+		Description: fmt.Sprintf("Deposit for booking #%d", sess.BookingID), ReturnURL: returnURL,
+		Metadata: map[string]string{"booking_id": strconv.FormatInt(sess.BookingID, 10), "session_id": strconv.FormatInt(sess.ID, 10)}}, nil
 }
 
 // transition moves a session from one of from to to, outside the saga's
@@ -377,14 +403,12 @@ func (s *Service) checkPayment(ctx context.Context, sessionID int64) (*PaymentSe
 		case sess.ExternalID == "":
 			// Registering or unknown: Create again with the same key finds
 			// the payment if the first call reached the provider.
-			var key string
-			if err := s.pool.QueryRow(ctx, `SELECT idempotence_key FROM payment_sessions WHERE id = $1`, sess.ID).Scan(&key); err != nil {
+			key, req, rerr := s.createRequest(ctx, sess)
+			if rerr != nil {
 				cancel()
-				return nil, dbErr(err)
+				return nil, rerr
 			}
-			p, err = s.psp.Create(cctx, key, psp.CreateRequest{Amount: int64(sess.Amount), Currency: sess.Currency,
-				Description: fmt.Sprintf("Deposit for booking #%d", sess.BookingID),
-				Metadata:    map[string]string{"booking_id": strconv.FormatInt(sess.BookingID, 10), "session_id": strconv.FormatInt(sess.ID, 10)}})
+			p, err = s.psp.Create(cctx, key, req)
 		default:
 			p, err = s.psp.Get(cctx, sess.ExternalID)
 		}
@@ -693,6 +717,45 @@ func (s *Service) PaymentNotified(ctx context.Context, provider, externalID stri
 		return nil, dbErr(err)
 	}
 	return s.checkPayment(ctx, id)
+}
+
+// PaymentReturn finds, by its return reference (the credential: any
+// caller may present it, for ReturnRefTTL), the booking of a client back
+// from paying, and brings its payment up to date with the provider first.
+// It opens that page and nothing else: the view is a client's, and no
+// action takes a reference. Errors: ErrNotFound (unknown or expired).
+func (s *Service) PaymentReturn(ctx context.Context, ref string) (*View, *PaymentSession, error) {
+	if _, err := asked(ctx); err != nil {
+		return nil, nil, err
+	}
+	if ref == "" || len(ref) > 100 {
+		return nil, nil, fmt.Errorf("payment return: %w", ErrNotFound)
+	}
+	var id, bookingID int64
+	err := s.pool.QueryRow(ctx, `SELECT id, booking_id FROM payment_sessions WHERE return_ref = $1 AND created_at > $2`,
+		ref, s.now().Add(-ReturnRefTTL)).Scan(&id, &bookingID)
+	if isNoRows(err) {
+		return nil, nil, fmt.Errorf("payment return: %w", ErrNotFound)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("payment return: %w", dbErr(err))
+	}
+	sess, err := s.checkPayment(ctx, id)
+	if err != nil && !errors.Is(err, ErrUnavailable) {
+		return nil, nil, err
+	}
+	if sess == nil {
+		if sess, err = scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions WHERE id = $1`, id)); err != nil {
+			return nil, nil, fmt.Errorf("payment return: %w", dbErr(err))
+		}
+	}
+	v, err := s.BookingView(As(ctx, BySystem()), 0, bookingID)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.decorate(v, Visitor()) // as a client sees it, and no changes by reference
+	v.Changeable = false
+	return v, sess, nil
 }
 
 // PaymentOf returns the latest payment session of a booking the caller

@@ -81,9 +81,9 @@ func TestSagaSurvivesAProcessKilledMidway(t *testing.T) {
 				defer close(done)
 				switch at {
 				case "create":
-					_, _ = first.StartPayment(booking.As(ctx, booking.ByToken(b.ManageToken)), b.ID, "")
+					_, _ = first.StartPayment(booking.As(ctx, booking.ByToken(b.ManageToken)), b.ID, nil)
 				default:
-					s, err := first.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, "")
+					s, err := first.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, nil)
 					if err != nil {
 						t.Error(err)
 						return

@@ -65,7 +65,7 @@ func TestStateDiagramMatchesTheCode(t *testing.T) {
 	}
 	startLost := func(b *booking.Booking) *booking.PaymentSession {
 		inject("POST /payments", psptest.Lost)
-		_, _ = w.Svc.StartPayment(booking.As(ctx, booking.ByToken(b.ManageToken)), b.ID, "")
+		_, _ = w.Svc.StartPayment(booking.As(ctx, booking.ByToken(b.ManageToken)), b.ID, nil)
 		return session(b)
 	}
 
@@ -91,7 +91,7 @@ func TestStateDiagramMatchesTheCode(t *testing.T) {
 	// The provider refuses the create.
 	b = w.book("14:00")
 	inject("POST /payments", psptest.Reject)
-	_, _ = w.Svc.StartPayment(booking.As(ctx, booking.ByToken(b.ManageToken)), b.ID, "")
+	_, _ = w.Svc.StartPayment(booking.As(ctx, booking.ByToken(b.ManageToken)), b.ID, nil)
 	if st, _ := w.status(b.ID); st != booking.StatusCancelled {
 		t.Errorf("a refused payment left the booking %s", st)
 	}

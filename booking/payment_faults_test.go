@@ -120,7 +120,7 @@ func TestDepositsUnderProviderFaults(t *testing.T) {
 		// gives up after a few tries, as people do).
 		var p *booking.PaymentSession
 		for try := range 6 {
-			p, err = e.Svc.StartPayment(booking.As(ctx, booking.ByToken(b.ManageToken)), b.ID, "")
+			p, err = e.Svc.StartPayment(booking.As(ctx, booking.ByToken(b.ManageToken)), b.ID, nil)
 			if err == nil && p.URL != "" {
 				break
 			}

@@ -55,7 +55,7 @@ func (w *payWorld) book(hhmm string) *booking.Booking {
 
 func (w *payWorld) start(b *booking.Booking) *booking.PaymentSession {
 	w.t.Helper()
-	s, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, "https://salon.test/back")
+	s, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, func(ref string) string { return "https://salon.test/back/" + ref })
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -136,14 +136,14 @@ func TestCreateTwiceIsOneSession(t *testing.T) {
 	if _, err := w.Pool.Exec(context.Background(), `UPDATE bookings SET deposit = 2000 WHERE id = $1`, b.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, ""); !errors.Is(err, booking.ErrConflict) {
+	if _, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, nil); !errors.Is(err, booking.ErrConflict) {
 		t.Errorf("another amount: %v", err)
 	}
 	if w.count(`SELECT count(*) FROM payment_sessions`) != 1 || w.fake.Payments() != 1 {
 		t.Error("a second session or payment")
 	}
 	// Another caller's booking is not found.
-	if _, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken("nope")), b.ID, ""); !errors.Is(err, booking.ErrNotFound) {
+	if _, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken("nope")), b.ID, nil); !errors.Is(err, booking.ErrNotFound) {
 		t.Errorf("a stranger: %v", err)
 	}
 }
@@ -159,7 +159,7 @@ func TestCreateFromTwoReplicas(t *testing.T) {
 		var got [8]*booking.PaymentSession
 		bookingtest.Race(8, func(i int) {
 			svc := []*booking.Service{w.Svc, other}[i%2]
-			got[i], _ = svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, "")
+			got[i], _ = svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, nil)
 		})
 		for _, g := range got {
 			if g == nil || g.ID != got[0].ID {
@@ -396,13 +396,13 @@ func TestLostAnswersAreRecovered(t *testing.T) {
 		return psptest.None
 	}
 	b := w.book("17:00")
-	if _, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, ""); !errors.Is(err, booking.ErrUnavailable) {
+	if _, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, nil); !errors.Is(err, booking.ErrUnavailable) {
 		t.Fatalf("a lost create: %v", err)
 	}
 	if _, ps := w.status(b.ID); ps != booking.PayUnknown {
 		t.Fatalf("session %s", ps)
 	}
-	s, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, "")
+	s, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, nil)
 	if err != nil || s.Status != booking.PayRegistered || w.fake.Payments() != 1 {
 		t.Fatalf("after the retry: %+v %v, %d payments", s, err, w.fake.Payments())
 	}

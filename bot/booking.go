@@ -233,7 +233,8 @@ func (t *turn) book() error {
 	if b.Status == booking.StatusPending && t.b.svc.Provider() != nil {
 		// The deposit's payment page, as a link button; the chat is told
 		// when the payment comes (or the hold ends).
-		p, err := t.b.svc.StartPayment(t.ctx, b.ID, strings.TrimRight(t.b.cfg.PublicURL, "/")+"/w/"+s.Slug)
+		back := strings.TrimRight(t.b.cfg.PublicURL, "/") + "/w/" + s.Slug + "/back/" // the widget's page for the return
+		p, err := t.b.svc.StartPayment(t.ctx, b.ID, func(ref string) string { return back + ref })
 		if err == nil && p.URL != "" {
 			k.row(button{Text: t.tr("pay_button"), URL: p.URL})
 		} else {

@@ -22,7 +22,16 @@ ALTER TABLE uploads DROP CONSTRAINT uploads_phase_check;
 ALTER TABLE uploads ADD CONSTRAINT uploads_phase_check
     CHECK (phase IN ('receiving', 'checking', 'checked', 'applying', 'applied', 'failed'));
 
+-- A client back from paying is found by a reference of their payment,
+-- short-lived and good for nothing but that page: a return URL (which the
+-- provider keeps) carries no manage token. return_url is the URL the
+-- provider was given, sent again as it was on a retry.
+ALTER TABLE payment_sessions ADD COLUMN return_ref text UNIQUE;
+ALTER TABLE payment_sessions ADD COLUMN return_url text NOT NULL DEFAULT '';
+
 -- +goose Down
+ALTER TABLE payment_sessions DROP COLUMN return_url;
+ALTER TABLE payment_sessions DROP COLUMN return_ref;
 DELETE FROM uploads WHERE phase = 'receiving';
 ALTER TABLE uploads DROP CONSTRAINT uploads_phase_check;
 ALTER TABLE uploads ADD CONSTRAINT uploads_phase_check

@@ -311,7 +311,7 @@ func TestPanelShowsPaymentsAndRefunds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := w.Svc.StartPayment(booking.As(ctx, booking.ByToken(bk.ManageToken)), bk.ID, "")
+	p, err := w.Svc.StartPayment(booking.As(ctx, booking.ByToken(bk.ManageToken)), bk.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

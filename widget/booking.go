@@ -121,7 +121,7 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 		// does not answer now, the booking still holds its slot and the
 		// payment is found again when the booking is read.
 		out.Payment = &paymentJSON{Status: string(booking.PayUnknown), Amount: b.Deposit}
-		if p, err := h.svc.StartPayment(booking.As(c.UserContext(), booking.ByToken(b.ManageToken)), b.ID, h.returnURL(c, s, b)); err == nil {
+		if p, err := h.svc.StartPayment(booking.As(c.UserContext(), booking.ByToken(b.ManageToken)), b.ID, h.returnURL(c, s)); err == nil {
 			out.Payment = toPayment(p)
 		} else {
 			h.log.Warn("payment not started", "booking", b.ID, "err", err, "request_id", c.Locals("requestid"))
@@ -133,13 +133,34 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 // returnURL is where the payment page sends the client back: the manage
 // page of the booking, with its token in the fragment (never sent to a
 // server).
-func (h *Handler) returnURL(c *fiber.Ctx, s *booking.Salon, b *booking.Booking) string {
+func (h *Handler) returnURL(c *fiber.Ctx, s *booking.Salon) booking.ReturnLink {
 	base := h.cfg.PublicURL
 	if base == "" {
 		base = c.BaseURL()
 	}
-	return strings.TrimRight(base, "/") + "/w/" + s.Slug + "/manage/" + strconv.FormatInt(b.ID, 10) +
-		"?paid=1#t=" + b.ManageToken
+	return BackLink(base, s.Slug)
+}
+
+// BackLink is where a client of the salon comes back after paying: the
+// widget's page for a payment's return reference (no manage token: the
+// provider keeps this URL).
+func BackLink(base, slug string) booking.ReturnLink {
+	base = strings.TrimRight(base, "/") + "/w/" + slug + "/back/"
+	return func(ref string) string { return base + ref }
+}
+
+// paymentReturn is what the client back from paying sees: their booking
+// and its payment, found by the payment's return reference, and nothing
+// they may change with it.
+func (h *Handler) paymentReturn(c *fiber.Ctx) error {
+	v, p, err := h.svc.PaymentReturn(c.UserContext(), strings.Clone(c.Params("ref")))
+	if err != nil {
+		return err
+	}
+	c.Locals(salonKey, &v.Salon)
+	out := viewJSON(v)
+	out.Payment = toPayment(p)
+	return c.JSON(out)
 }
 
 // header returns a request header's value (copied out of fiber's buffer)

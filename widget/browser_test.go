@@ -285,6 +285,10 @@ func TestBrowserPaysTheDeposit(t *testing.T) {
 		if got := text(t, ctx, "#payment-note"); !strings.Contains(got, c.note) {
 			t.Errorf("%s: payment note %q", c.button, got)
 		}
+		// Back on the salon's page at a URL with no manage token in it.
+		if loc, err := chromedp.Run(ctx, chromedp.Location()); err != nil || !strings.Contains(loc, "/w/studio/back/") || strings.Contains(loc, "#t=") {
+			t.Errorf("%s: back at %q (%v)", c.button, loc, err)
+		}
 	}
 	if n := countBookings(t, s, `b.status = 'confirmed'`); n != 1 {
 		t.Errorf("%d confirmed bookings", n)

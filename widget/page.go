@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
@@ -37,6 +38,7 @@ type pageConfig struct {
 	Days      []string          `json:"days"`
 	Services  []pageService     `json:"services"`
 	BookingID int64             `json:"bookingId,omitempty"`
+	ReturnRef string            `json:"returnRef,omitempty"`
 	I18n      map[string]string `json:"i18n"`
 }
 
@@ -46,13 +48,14 @@ type pageData struct {
 	OtherLang string
 	T         map[string]string
 	Services  []pageService
-	Manage    bool
+	Mode      string // book, manage (a booking, by its manage token) or back (from paying, by the payment's return reference)
 	Config    pageConfig
 }
 
 func (h *Handler) registerPages(app *fiber.App) {
 	app.Get("/w/:slug", h.deadline, h.widgetPage)
 	app.Get("/w/:slug/manage/:id", h.deadline, h.managePage)
+	app.Get("/w/:slug/back/:ref", h.deadline, h.backPage)
 	app.Get("/widget.js", func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, "text/javascript; charset=utf-8")
 		c.Set(fiber.HeaderCacheControl, "public, max-age=300")
@@ -75,20 +78,29 @@ var embedJS = func() []byte {
 	return b
 }()
 
-func (h *Handler) widgetPage(c *fiber.Ctx) error { return h.page(c, false) }
+func (h *Handler) widgetPage(c *fiber.Ctx) error { return h.page(c, "book") }
 
-func (h *Handler) managePage(c *fiber.Ctx) error { return h.page(c, true) }
+func (h *Handler) managePage(c *fiber.Ctx) error { return h.page(c, "manage") }
 
-// page renders the widget (or its manage page) for the salon of :slug.
-func (h *Handler) page(c *fiber.Ctx, manage bool) error {
+func (h *Handler) backPage(c *fiber.Ctx) error { return h.page(c, "back") }
+
+// page renders the widget (book), its manage page (manage) or the page a
+// client comes back to from paying (back), for the salon of :slug.
+func (h *Handler) page(c *fiber.Ctx, mode string) error {
 	ctx := c.UserContext()
 	s, err := h.svc.SalonBySlug(ctx, c.Params("slug"))
 	if err != nil {
 		return h.pageError(c, err)
 	}
 	var bookingID int64
-	if manage {
+	var ref string
+	switch mode {
+	case "manage":
 		if bookingID, err = strconv.ParseInt(c.Params("id"), 10, 64); err != nil || bookingID <= 0 {
+			return h.pageError(c, booking.ErrNotFound)
+		}
+	case "back":
+		if ref = strings.Clone(c.Params("ref")); ref == "" || len(ref) > 100 {
 			return h.pageError(c, booking.ErrNotFound)
 		}
 	}
@@ -107,14 +119,14 @@ func (h *Handler) page(c *fiber.Ctx, manage bool) error {
 	// The days offered are the salon's window (its horizon), as many as one
 	// slots request covers.
 	first, days := s.Window(h.svc.Now())
-	d := pageData{Salon: s, Lang: lang, OtherLang: other, T: messages[lang], Manage: manage}
+	d := pageData{Salon: s, Lang: lang, OtherLang: other, T: messages[lang], Mode: mode}
 	for _, sv := range list {
 		d.Services = append(d.Services, pageService{ID: sv.ID, Name: sv.Name, DurationMin: sv.DurationMin,
 			Price: sv.Price.Format(s.Currency, lang), PriceValue: sv.Price,
 			Deposit: formatDeposit(sv.Deposit, s.Currency, lang), DepositVal: sv.Deposit})
 	}
 	d.Config = pageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, Today: first.String(),
-		Services: d.Services, BookingID: bookingID, I18n: messages[lang]}
+		Services: d.Services, BookingID: bookingID, ReturnRef: ref, I18n: messages[lang]}
 	if d.Config.Services == nil {
 		d.Config.Services = []pageService{}
 	}

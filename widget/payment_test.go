@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	ics "github.com/arran4/golang-ical"
 
@@ -63,10 +64,29 @@ func TestDepositPaidThroughTheSandbox(t *testing.T) {
 	page.Body.Close()
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noFollow.PostForm(url, map[string][]string{"do": {"pay"}})
-	if err != nil || resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), s.base+"/w/studio/manage/") {
+	back := resp.Header.Get("Location")
+	if err != nil || resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(back, s.base+"/w/studio/back/") {
 		t.Fatalf("pay: %v %v", resp, err)
 	}
 	resp.Body.Close()
+	// The URL the provider keeps (and shows) carries no manage token:
+	// nowhere it was stored, and not in what the client came back to.
+	var stored string
+	if err := s.Pool.QueryRow(context.Background(), `SELECT string_agg(return_url, ' ') FROM sandbox_payments`).Scan(&stored); err != nil ||
+		strings.Contains(stored, token) || strings.Contains(back, token) || stored != back {
+		t.Fatalf("the return URL %q (stored %q, %v) carries the manage token %q", back, stored, err, token)
+	}
+	ref := strings.TrimPrefix(back, s.base+"/w/studio/back/")
+	ret := s.do("GET", "/api/v1/returns/"+ref, nil)
+	pay, _ = ret.body["payment"].(map[string]any)
+	if ret.status != 200 || ret.str("status") != "confirmed" || pay["status"] != "completed" || ret.body["changeable"] != false ||
+		ret.str("manage_token") != "" {
+		t.Fatalf("back from paying: %d %s", ret.status, ret.raw)
+	}
+	// The reference opens that page and nothing else.
+	if c := s.do("POST", "/api/v1/bookings/"+itoa(id)+"/cancel", nil, "X-Manage-Token", ref); c.status != 404 {
+		t.Errorf("the return reference as a manage token: %d", c.status)
+	}
 	g := s.do("GET", "/api/v1/bookings/"+itoa(id), nil, "X-Manage-Token", token)
 	pay, _ = g.body["payment"].(map[string]any)
 	if g.str("status") != "confirmed" || pay["status"] != "completed" || pay["url"] != nil {
@@ -75,6 +95,11 @@ func TestDepositPaidThroughTheSandbox(t *testing.T) {
 	var n int
 	if err := s.Pool.QueryRow(context.Background(), `SELECT count(*) FROM ledger_entries WHERE entry_type = 'deposit_received'`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("%d ledger entries (%v)", n, err)
+	}
+	// It is short-lived.
+	s.Clock.Advance(booking.ReturnRefTTL + time.Minute)
+	if ret := s.do("GET", "/api/v1/returns/"+ref, nil); ret.status != 404 {
+		t.Errorf("a day later, the return reference: %d", ret.status)
 	}
 }
 

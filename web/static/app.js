@@ -304,6 +304,20 @@
       loadSlots();
     });
   }
+  // --- back from paying ------------------------------------------------------
+  // The page a payment provider sends the client back to: the booking and
+  // its payment, found by the payment's return reference, which opens
+  // nothing more (the manage link, with its token, is the client's own).
+  function backMode() {
+    api('GET', '/returns/' + encodeURIComponent(cfg.returnRef)).then(function (r) {
+      if (r.status === 404) { showError(T.not_found); return; }
+      if (r.status !== 200) throw r;
+      return api('GET', '/salons/' + cfg.slug + '/masters').then(function (ms) {
+        state.masters = ms.status === 200 ? ms.body : [];
+        renderBooking(r.body);
+      });
+    }).catch(failed);
+  }
   function moved(b) { renderBooking(b, T.moved_done); }
   function renderBooking(b, result) {
     state.booking = b;
@@ -323,7 +337,7 @@
         : p.url ? fmt('pay_note', money(p.amount), when(b.hold_expires_at)) : T.pay_wait;
     }
     $('manage-pay').hidden = !(p && p.url && b.status === 'pending');
-    if (active) { calendarLink($('manage-ics'), b.id, state.token); } else { $('manage-ics').hidden = true; }
+    if (active && state.token) { calendarLink($('manage-ics'), b.id, state.token); } else { $('manage-ics').hidden = true; }
     if (p && p.url) { $('manage-pay-link').href = p.url; }
     $('cancel-confirm').hidden = true;
     $('manage-result').hidden = !result;
@@ -331,5 +345,5 @@
     show('manage');
   }
 
-  if (mode === 'manage') { manageMode(); } else { bookMode(); }
+  if (mode === 'manage') { manageMode(); } else if (mode === 'back') { backMode(); } else { bookMode(); }
 })();
