@@ -723,7 +723,8 @@ func (s *Service) PaymentNotified(ctx context.Context, provider, externalID stri
 // caller may present it, for ReturnRefTTL), the booking of a client back
 // from paying, and brings its payment up to date with the provider first.
 // It opens that page and nothing else: the view is a client's, and no
-// action takes a reference. Errors: ErrNotFound (unknown or expired).
+// action takes a reference (a change needs the manage token). Errors:
+// ErrNotFound (unknown or expired).
 func (s *Service) PaymentReturn(ctx context.Context, ref string) (*View, *PaymentSession, error) {
 	if _, err := asked(ctx); err != nil {
 		return nil, nil, err
@@ -753,8 +754,7 @@ func (s *Service) PaymentReturn(ctx context.Context, ref string) (*View, *Paymen
 	if err != nil {
 		return nil, nil, err
 	}
-	s.decorate(v, Visitor()) // as a client sees it, and no changes by reference
-	v.Changeable = false
+	s.decorate(v, Visitor()) // as a client sees it (whether they may still change it: with their manage link)
 	return v, sess, nil
 }
 

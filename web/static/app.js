@@ -328,7 +328,7 @@
     var active = b.status === 'pending' || b.status === 'confirmed';
     var open = b.changeable;
     $('manage-note').textContent = active ? (open ? fmt('changeable_until', when(b.changeable_until)) : T.too_late) : '';
-    $('manage-actions').hidden = !open;
+    $('manage-actions').hidden = !open || mode === 'back'; // back from paying: changes need the manage link
     var p = b.payment, pn = $('payment-note');
     pn.hidden = !p;
     if (p) {
