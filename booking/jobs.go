@@ -182,12 +182,14 @@ func (s *Service) deliver(ctx context.Context, notices []Notice, complete func(p
 	return dbErr(err)
 }
 
-// notifyAll hands notices to their channels' notifiers, in tx.
+// notifyAll hands notices to their channels' notifiers, in tx. A channel
+// this process has no notifier for fails the work, which is tried again
+// (by another replica, or after a restart): a notice is never dropped.
 func (s *Service) notifyAll(ctx context.Context, tx pgx.Tx, notices []Notice) error {
 	for _, n := range notices {
 		nt, ok := s.notifiers[n.To.Channel]
 		if !ok {
-			continue // no front end delivers this channel here
+			return fmt.Errorf("notify %s: no notifier for the channel %q here", n.To.Identity, n.To.Channel)
 		}
 		if err := nt.Notify(ctx, tx, n); err != nil {
 			return fmt.Errorf("notify %s: %w", n.To.Identity, err)

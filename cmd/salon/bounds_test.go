@@ -433,3 +433,85 @@ func TestBodiesAreBoundedBeforeTheyAreRead(t *testing.T) {
 		t.Errorf("stored %d bytes of the upload (%v)", stored, err)
 	}
 }
+
+// TestNoticesOutliveAReplicaWithoutABot: a replica without
+// TELEGRAM_BOT_TOKEN completed Telegram notification jobs without sending
+// anything: a bot client's booking cancelled in the panel while the bot's
+// replica was down never reached them, even after it came back. Now any
+// replica writes the notice to the bot's outbox, and the bot's replica,
+// once back, sends it, once.
+func TestNoticesOutliveAReplicaWithoutABot(t *testing.T) {
+	t.Parallel()
+	dbURL := bookingtest.ConnString(t)
+	pool := bookingtest.PoolFor(t, dbURL)
+	svc := booking.New(pool)
+	e := &bookingtest.Env{Pool: pool, Svc: svc, Clock: bookingtest.NewClock(time.Now())}
+	s := e.Salon(t, booking.Salon{Slug: "notices", Locale: "en", MinNoticeMin: 0})
+	sv := e.Service(t, s, booking.SalonService{Name: "Cut", DurationMin: 30})
+	m := e.Master(t, s, sv)
+	day := s.Today(time.Now()).AddDays(2)
+	e.Shift(t, s, m, day, 1, "10:00", "20:00")
+	sys := bookingtest.System()
+	if _, err := svc.CreateUser(sys, s.ID, "owner@notices.test", "owner-password", booking.RoleOwner); err != nil {
+		t.Fatal(err)
+	}
+	tg := tgtest.NewServer(t)
+	u := tg.NewUser("Client", "en")
+	// Booked in the bot: its chat is the booking's origin, its contact proven.
+	b, err := svc.Book(booking.As(sys, booking.ByIdentity(booking.TelegramUser(u.ID))), booking.BookRequest{SalonID: s.ID,
+		ServiceID: sv.ID, MasterID: m.ID, StartsAt: bookingtest.At(s, day, "11:00"),
+		Client: booking.ClientInput{Name: "Client", Phone: "+79990001122", Verified: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(sys, `DELETE FROM river_job`); err != nil { // the booking's own notice: not this test's
+		t.Fatal(err)
+	}
+
+	// Only the replica without a bot runs; the salon cancels in its panel.
+	plain := startProcess(t, dbURL)
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.PostForm(plain.base+"/panel/login", url.Values{"email": {"owner@notices.test"}, "password": {"owner-password"}})
+	if err != nil || resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	page, err := client.Get(fmt.Sprintf("%s/panel/bookings/%d", plain.base, b.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, _ := io.ReadAll(page.Body)
+	page.Body.Close()
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(html)
+	if csrf == nil {
+		t.Fatalf("no CSRF token on the booking's page: %.300s", html)
+	}
+	resp, err = client.PostForm(fmt.Sprintf("%s/panel/bookings/%d/cancel", plain.base, b.ID), url.Values{"csrf": {string(csrf[1])}, "reason": {"the master is ill"}})
+	if err != nil || resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("cancel in the panel: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	bookingtest.WaitFor(t, 30*time.Second, "the cancellation's notice to be written", func() bool {
+		var queued int
+		_ = pool.QueryRow(sys, `SELECT count(*) FROM tg_outbox WHERE chat_id = $1 AND state = 'queued'`, u.ID).Scan(&queued)
+		return queued == 1
+	})
+	if len(u.Messages()) != 0 {
+		t.Fatal("a message reached Telegram with no bot running")
+	}
+
+	// The bot's replica comes (back): the client hears, once.
+	startProcess(t, dbURL, "TELEGRAM_BOT_TOKEN="+tg.Token, "TELEGRAM_API_URL="+tg.URL)
+	if _, err := u.WaitText("cancelled", 30*time.Second); err != nil {
+		t.Fatalf("the client never heard: %v%s", err, u.Dump())
+	}
+	bookingtest.WaitFor(t, 30*time.Second, "the outbox to be sent", func() bool {
+		var queued int
+		_ = pool.QueryRow(sys, `SELECT count(*) FROM tg_outbox WHERE state = 'queued'`).Scan(&queued)
+		return queued == 0
+	})
+	if n := len(u.Messages()); n != 1 {
+		t.Errorf("the client got %d messages, want the one cancellation:%s", n, u.Dump())
+	}
+}

@@ -41,10 +41,11 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 	}
 	metrics := newBookingMetrics()
 	opts := []booking.Option{booking.WithLogger(log), booking.WithPayments(psp.Measured(provider)), booking.WithObserver(metrics.observe)}
+	// Telegram's notices are written to the bot's outbox (in the database)
+	// by whichever replica runs the job, with a bot or without; a replica
+	// with a bot sends them, once.
+	opts = append(opts, booking.WithNotifier(booking.ChannelTelegram, bot.Notifier{}))
 	token := getenv("TELEGRAM_BOT_TOKEN")
-	if token != "" {
-		opts = append(opts, booking.WithNotifier(booking.ChannelTelegram, bot.Notifier{}))
-	}
 	p := &platform{log: log, svc: booking.New(pool, opts...)}
 	if sb, ok := provider.(*psp.Sandbox); ok {
 		sb.Notify = widget.SandboxNotifier(p.svc)
