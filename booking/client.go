@@ -36,6 +36,9 @@ type ClientInput struct {
 func (c *ClientInput) normalize(fe fieldErrors, prefix, region string) {
 	c.Name = cleanText(fe, prefix+"name", c.Name, MaxNameLen, oneLine, true)
 	p, err := NormalizePhone(c.Phone, region)
+	if err != nil && c.Verified {
+		p, err = VouchedPhone(c.Phone) // the channel has seen it: possible will do
+	}
 	if err != nil {
 		fe.add(prefix+"phone", err.Error())
 	}

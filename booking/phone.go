@@ -88,6 +88,54 @@ func InternationalPhone(phone string) (string, error) {
 	return NormalizePhone(phone, "ZZ")
 }
 
+// VouchedPhone reads, into E.164, a number a chat channel vouches for (a
+// Telegram contact shared by its owner: Telegram has seen the SIM). Such a
+// number is taken when it is possible (its length fits its country), not
+// only when the library's metadata, which lags real allocations, calls it
+// valid: +44 7700 900123 is possible, and was asked for again forever.
+func VouchedPhone(phone string) (string, error) {
+	phone = strings.TrimSpace(phone)
+	if !strings.HasPrefix(phone, "+") {
+		phone = "+" + phone
+	}
+	if p, err := NormalizePhone(phone, "ZZ"); err == nil {
+		return p, nil
+	}
+	n, err := phonenumbers.Parse(phone, "ZZ")
+	if err != nil || !phonenumbers.IsPossibleNumber(n) {
+		return "", errors.New("not a phone number")
+	}
+	return phonenumbers.Format(n, phonenumbers.E164), nil
+}
+
+// ExamplePhone is a mobile number of the country (ISO 3166 alpha-2) as
+// people write it with its country code, for a hint: +7 912 345-67-89 for
+// RU. The country of a number (in E.164) can be had with PhoneCountry.
+func ExamplePhone(country string) string {
+	n := phonenumbers.GetExampleNumberForType(strings.ToUpper(country), phonenumbers.MOBILE)
+	if n == nil {
+		n = phonenumbers.GetExampleNumberForType("RU", phonenumbers.MOBILE)
+	}
+	return phonenumbers.Format(n, phonenumbers.INTERNATIONAL)
+}
+
+// PhoneCountry is the country of an international number ("" when none
+// is known).
+func PhoneCountry(phone string) string {
+	phone = strings.TrimSpace(phone)
+	if !strings.HasPrefix(phone, "+") {
+		phone = "+" + phone
+	}
+	n, err := phonenumbers.Parse(phone, "ZZ")
+	if err != nil {
+		return ""
+	}
+	if r := phonenumbers.GetRegionCodeForNumber(n); r != "" && r != "ZZ" {
+		return r
+	}
+	return phonenumbers.GetRegionCodeForCountryCode(int(n.GetCountryCode()))
+}
+
 // CountryOf returns the country of an IANA time zone (RU for
 // Europe/Moscow), or "" when it is not one country's.
 func CountryOf(timezone string) string { return zoneCountry[timezone] }

@@ -126,36 +126,65 @@ func (t *turn) afterSlot() error {
 	// The time list becomes the chosen time; the question comes below.
 	t.show("✓ "+when(t.c.Lang, t.c.D.SlotAt, s.Location()), nil)
 	t.msgID = 0
-	t.askContact(t.tr("ask_phone"))
+	t.askContact(t.tr("ask_phone", booking.ExamplePhone(s.Country)))
 	return nil
 }
 
+// askContact asks for the phone: shared with the button, or typed.
 func (t *turn) askContact(text string) {
 	t.c.D.Step = stepContact
 	t.c.D.Nonce, t.c.D.Actions = "", nil
 	t.out = append(t.out, outMsg{Op: opSend, ChatID: t.c.ID, Text: text, Contact: t.tr("share_phone")})
 }
 
+// askTyped asks for the phone typed: sharing the contact again would give
+// the same number, so the button goes.
+func (t *turn) askTyped(text string) {
+	t.c.D.Step = stepContact
+	t.c.D.Nonce, t.c.D.Actions = "", nil
+	t.out = append(t.out, outMsg{Op: opSend, ChatID: t.c.ID, Text: text})
+}
+
+// examplePhone is a number of the country of phone (else the salon's) as
+// it is typed, for a hint.
+func (t *turn) examplePhone(phone string) string {
+	country := booking.PhoneCountry(phone)
+	if country == "" {
+		if s, err := t.salon(); err == nil {
+			country = s.Country
+		}
+	}
+	return booking.ExamplePhone(country)
+}
+
 // onContact takes a shared contact. The user's own contact (Telegram sets
-// its user_id to the sender's) proves the phone is theirs; a contact card
-// without a user id is only a number, like a typed one; someone else's
-// card is refused. Telegram sends the number international, perhaps
-// without its +.
+// its user_id to the sender's) proves the phone is theirs, and Telegram
+// has seen it: a possible number will do (booking.VouchedPhone); a contact
+// card without a user id is only a number, like a typed one; someone
+// else's card is refused. Telegram sends the number international,
+// perhaps without its +. A shared number that cannot be read is asked for
+// typed (sharing it again would give the same).
 func (t *turn) onContact(c *models.Contact) error {
 	if t.c.D.Step != stepContact {
 		t.say(t.tr("dont_understand"))
 		return nil
 	}
-	if c.UserID != 0 && c.UserID != t.from.ID {
+	own := c.UserID == t.from.ID
+	if c.UserID != 0 && !own {
 		t.askContact(t.tr("not_your_contact"))
 		return nil
 	}
-	phone, err := booking.InternationalPhone(sanitize(c.PhoneNumber))
+	read := booking.InternationalPhone
+	if own {
+		read = booking.VouchedPhone
+	}
+	raw := sanitize(c.PhoneNumber)
+	phone, err := read(raw)
 	if err != nil {
-		t.askContact(t.tr("bad_phone", sanitize(c.PhoneNumber)))
+		t.askTyped(t.tr("bad_contact", raw, t.examplePhone(raw)))
 		return nil
 	}
-	t.c.D.Phone, t.c.D.PhoneProven = phone, c.UserID == t.from.ID
+	t.c.D.Phone, t.c.D.PhoneProven = phone, own
 	return t.confirm()
 }
 
@@ -171,7 +200,7 @@ func (t *turn) onPhone(raw string) error {
 	}
 	phone, err := booking.NormalizePhone(raw, s.Country)
 	if err != nil {
-		t.askContact(t.tr("bad_phone", strings.TrimSpace(raw)))
+		t.askContact(t.tr("bad_phone", strings.TrimSpace(raw), booking.ExamplePhone(s.Country)))
 		return nil
 	}
 	t.c.D.Phone, t.c.D.PhoneProven = phone, false

@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -206,4 +207,49 @@ func TestStoppingRecordsMessagesInFlight(t *testing.T) {
 	if n := countText(u, "/my — your bookings"); n != 1 {
 		t.Fatalf("the help was sent %d times:%s", n, u.Dump())
 	}
+}
+
+// A Telegram contact shared by its owner is one Telegram has seen: a
+// number libphonenumber calls possible but not valid (its metadata lags
+// real allocations) is taken; +447700900123 was refused and asked for
+// again, forever. A shared number that cannot be read at all is asked for
+// typed, with an example of its country, and without the share button
+// that would only send it again.
+func TestSharedContactIsTakenWhenPossible(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	u := w.tg.NewUser("Oliver", "en")
+	w.toContact(u, "Anna", "11:00")
+	u.ShareContact("447700900123")
+	m := w.see(u, "Check your booking")
+	if !strings.Contains(m.Text, "Phone: +447700900123") {
+		t.Fatalf("confirm screen: %q", m.Text)
+	}
+	w.tap(u, "Confirm")
+	w.see(u, "You are booked")
+	if n := w.count(t, `SELECT count(*) FROM client_identities i JOIN clients c ON c.id = i.client_id
+		WHERE c.phone = '+447700900123' AND i.external_id = $1`, fmt.Sprint(u.ID)); n != 1 {
+		t.Fatalf("the proven phone is not the client's: %d", n)
+	}
+
+	v := w.tg.NewUser("Vera", "ru")
+	v.Send("/start studio")
+	w.tap(v, "Haircut")
+	w.tap(v, "Anna")
+	w.tap(v, "вт 3 мар")
+	w.tap(v, "12:00")
+	w.see(v, "поделитесь номером")
+	v.ShareContact("4477")
+	m = w.see(v, "не получается прочитать как телефон")
+	if !strings.Contains(m.Text, "+44 7400 123456") || len(m.Reply) != 0 {
+		t.Fatalf("a shared number that is no number: %q (reply keyboard %v)", m.Text, m.Reply)
+	}
+	// A typed number is still checked for validity, with the salon's example.
+	v.Send("+7 999 000")
+	m = w.see(v, "Это не похоже на номер телефона")
+	if !strings.Contains(m.Text, "+7 912 345-67-89") {
+		t.Fatalf("a typed bad number: %q", m.Text)
+	}
+	v.Send("+7 999 000-11-22")
+	w.see(v, "Проверьте запись")
 }

@@ -65,7 +65,7 @@ func (t *turn) invalid(ve *booking.ValidationError) error {
 	case slices.Contains(fields, "client.phone"):
 		refused := t.c.D.Phone
 		t.c.D.Phone, t.c.D.PhoneProven = "", false
-		t.askContact(t.tr("bad_phone", refused))
+		t.askContact(t.tr("bad_phone", refused, t.examplePhone(refused)))
 		return nil
 	}
 	var b strings.Builder
