@@ -124,16 +124,18 @@ const (
 
 // dbErr turns the database failures that are not the caller's fault and
 // pass with time (a lock or statement timeout, a deadline, a lost
-// connection) into ErrUnavailable, and text the database cannot store into
+// connection, a server shutting down, restarting, out of connections or of
+// resources) into ErrUnavailable, and text the database cannot store into
 // ErrInvalid; other errors are returned as they are (internal).
 func dbErr(err error) error {
 	if err == nil {
 		return nil
 	}
-	switch pgCode(err) {
-	case pgLockNotAvailable, pgQueryCanceled, pgDeadlock, pgSerialization:
+	switch code := pgCode(err); {
+	case code == pgLockNotAvailable, code == pgQueryCanceled, code == pgDeadlock, code == pgSerialization,
+		passing(code):
 		return fmt.Errorf("%w (%v)", ErrUnavailable, err)
-	case pgBadEncoding, pgUntranslatable:
+	case code == pgBadEncoding, code == pgUntranslatable:
 		return &ValidationError{Fields: map[string]string{"input": "contains characters that cannot be stored"}}
 	}
 	var pgErr *pgconn.PgError
@@ -145,6 +147,23 @@ func dbErr(err error) error {
 		return fmt.Errorf("%w (%v)", ErrUnavailable, err)
 	}
 	return err
+}
+
+// passing reports the SQLSTATEs of a server that cannot serve now but will:
+// class 08 (connection exception), 53 (insufficient resources: too many
+// connections, out of memory or disk), 57P01-57P03 (admin or crash
+// shutdown, cannot connect now: starting up or shutting down), 25P03 (an
+// idle transaction timed out).
+func passing(code string) bool {
+	switch {
+	case strings.HasPrefix(code, "08"), strings.HasPrefix(code, "53"):
+		return true
+	}
+	switch code {
+	case "57P01", "57P02", "57P03", "25P03":
+		return true
+	}
+	return false
 }
 
 // isConnError reports a failure to reach the server or a connection lost.

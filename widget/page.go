@@ -153,13 +153,30 @@ func setPageHeaders(c *fiber.Ctx) {
 }
 
 func (h *Handler) pageError(c *fiber.Ctx, err error) error {
-	status, msg := fiber.StatusNotFound, "Not found"
-	if !errors.Is(err, booking.ErrNotFound) {
+	status, msg := fiber.StatusNotFound, pageErrors[0]
+	switch {
+	case errors.Is(err, booking.ErrNotFound):
+	case errors.Is(err, booking.ErrUnavailable):
+		// The database is away or busy: a moment, not a failure.
+		h.log.Warn("page: unavailable", "request_id", c.Locals("requestid"), "path", c.Path(), "err", err)
+		status, msg = fiber.StatusServiceUnavailable, pageErrors[1]
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(RetryAfter))
+	default:
 		h.log.Error("page", "request_id", c.Locals("requestid"), "path", c.Path(), "err", err)
-		status, msg = fiber.StatusInternalServerError, "Internal error"
+		status, msg = fiber.StatusInternalServerError, pageErrors[2]
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-	return c.Status(status).SendString("<!doctype html><meta charset=utf-8><title>" + msg + "</title><p>" + msg + "</p>")
+	return c.Status(status).SendString("<!doctype html><meta charset=utf-8><meta name=viewport content=\"width=device-width\"><title>" +
+		msg + "</title><p>" + msg + "</p>")
+}
+
+// pageErrors are what a page says when it cannot be shown, in both of the
+// widget's languages (the salon, and so its language, may be what could
+// not be read): not found, unavailable, internal.
+var pageErrors = [3]string{
+	"Not found · Не найдено",
+	"The booking page is busy for a moment: try again in a few seconds. · Запись ненадолго недоступна: попробуйте через несколько секунд.",
+	"Internal error · Внутренняя ошибка",
 }
 
 func formatDeposit(m booking.Money, currency, lang string) string {

@@ -6,6 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -128,7 +131,8 @@ func TestServerUnderDatabaseFaults(t *testing.T) {
 	sctx, stop := context.WithCancel(ctx)
 	done := make(chan int, 1)
 	go func() {
-		done <- run(sctx, []string{"serve"}, envOf("DATABASE_URL", db.url, "SALON_HTTP_ADDR", addr, "SALON_BOOKING_RATE_LIMIT", "0"), nil, logs, logs)
+		done <- run(sctx, []string{"serve"}, envOf("DATABASE_URL", db.url+"&application_name=salon-serve", "SALON_HTTP_ADDR", addr,
+			"SALON_BOOKING_RATE_LIMIT", "0"), nil, logs, logs)
 	}()
 	t.Cleanup(func() { stop(); <-done })
 	base := "http://" + addr
@@ -193,6 +197,24 @@ func TestServerUnderDatabaseFaults(t *testing.T) {
 		clear(statuses)
 	}
 
+	// A calendar feed and a panel session, for the pages the outage hits.
+	token, err := e.Svc.NewCalendarToken(ctx, salon.ID, masters[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Svc.CreateUser(ctx, salon.ID, "owner@faulty.test", "owner-password", booking.RoleOwner); err != nil {
+		t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	panelClient := &http.Client{Jar: jar, Timeout: 15 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if resp, err := panelClient.PostForm(base+"/panel/login", url.Values{"email": {"owner@faulty.test"}, "password": {"owner-password"}}); err != nil || resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	pages := map[string]*http.Client{"/w/faulty": http.DefaultClient, "/api/v1/salons/faulty": http.DefaultClient,
+		"/calendar/" + token + ".ics": http.DefaultClient, "/panel/": panelClient}
+
 	// 1. Latency: slow, but served.
 	db.toxic(t, `{"name": "latency", "type": "latency", "stream": "downstream", "attributes": {"latency": 50, "jitter": 20}}`)
 	phase("50±20 ms of latency", 20)
@@ -201,12 +223,43 @@ func TestServerUnderDatabaseFaults(t *testing.T) {
 	db.toxic(t, `{"name": "reset", "type": "reset_peer", "stream": "downstream", "toxicity": 0.3, "attributes": {"timeout": 20}}`)
 	phase("30% of connections reset", 40)
 	db.clear()
-	// 3. The database goes away.
+	// 3. An administrator terminates the server's connections (SQLSTATE
+	// 57P01, "terminating connection due to administrator command"): 503s,
+	// not 500s.
+	terminating := make(chan struct{})
+	var term sync.WaitGroup
+	term.Go(func() {
+		for {
+			select {
+			case <-terminating:
+				return
+			case <-time.After(30 * time.Millisecond):
+			}
+			_, _ = e.Pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+				WHERE datname = current_database() AND application_name = 'salon-serve'`)
+		}
+	})
+	phase("connections terminated by an administrator", 30)
+	close(terminating)
+	term.Wait()
+	// 4. The database goes away.
 	db.down()
 	outage := time.Now()
 	bookingtest.WaitFor(t, 15*time.Second, "/readyz to report the outage", func() bool { return ready() == 503 })
 	reported := time.Since(outage)
 	phase("the database down", 8)
+	// Every page and API answers 503 with Retry-After meanwhile.
+	for path, client := range pages {
+		resp, err := client.Get(base + path)
+		if err != nil {
+			t.Errorf("%s in the outage: %v", path, err)
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+			t.Errorf("%s in the outage: %d (Retry-After %q), want 503 with Retry-After", path, resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+	}
 	// ... and comes back.
 	db.up(t)
 	back := time.Now()
@@ -244,6 +297,25 @@ func TestServerUnderDatabaseFaults(t *testing.T) {
 	}
 	if bookings != distinct || bookings != n || orphans != 0 {
 		t.Errorf("%d bookings for %d requests (%d distinct slots), %d idempotency keys without a result", bookings, n, distinct, orphans)
+	}
+	// The log and the metrics say what was answered: no 500 anywhere.
+	if strings.Contains(logs.String(), `"status":500`) {
+		t.Errorf("the access log records a 500: %s", tail(logs.String(), 2000))
+	}
+	for path := range pages {
+		if !regexp.MustCompile(`"path":"` + regexp.QuoteMeta(path) + `","status":503`).MatchString(logs.String()) {
+			t.Errorf("the access log has no 503 for %s", path)
+		}
+	}
+	if resp, err := http.Get(base + "/metrics"); err == nil {
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if regexp.MustCompile(`salon_http_request_duration_seconds_count\{[^}]*status="500"`).Match(raw) {
+			t.Errorf("the metrics count 500s")
+		}
+		if !regexp.MustCompile(`salon_http_request_duration_seconds_count\{[^}]*route="/calendar/:file",status="503"`).Match(raw) {
+			t.Errorf("the metrics have no 503 of the calendar feed")
+		}
 	}
 	t.Logf("outage reported by /readyz after %v; /readyz ok %v and serving %v after the database returned; "+
 		"%d requests, %d retried with their keys, %d bookings, none twice", reported.Round(time.Millisecond),

@@ -61,16 +61,16 @@ func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger, metri
 	s.app.Use(requestid.New()) // X-Request-ID in, or a new one; logged with internal errors
 	s.app.Use(func(c *fiber.Ctx) error {
 		start := time.Now()
-		err := c.Next()
-		status := c.Response().StatusCode()
-		if err != nil {
-			var fe *fiber.Error
-			if errors.As(err, &fe) {
-				status = fe.Code
-			} else {
-				status = fiber.StatusInternalServerError
+		// An error is answered here, by the error handler, so that the log
+		// and the metrics record the status that was answered (a 503, not
+		// a guessed 500).
+		if err := c.Next(); err != nil {
+			if herr := c.App().ErrorHandler(c, err); herr != nil {
+				s.log.Error("http: answering an error", "err", herr, "request_id", c.Locals("requestid"))
+				_ = c.SendStatus(fiber.StatusInternalServerError)
 			}
 		}
+		status := c.Response().StatusCode()
 		took := time.Since(start)
 		// fiber's strings point into buffers it reuses for the next
 		// request: a label (kept by the registry) must be a copy.
@@ -88,7 +88,7 @@ func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger, metri
 			}
 			s.log.Info("http", attrs...)
 		}
-		return err
+		return nil
 	})
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Get("/readyz", s.ready)
