@@ -163,6 +163,9 @@ type bookContext struct {
 	durationMin         int
 	price               Money
 	shifts              []shift
+	// client is the record of the request's phone (read with the rest):
+	// its id (0 for none yet), and whether it has no name yet.
+	client clientRecord
 	// listeners: the master is reachable on a chat channel, or some client
 	// of the salon is (then the job's own check decides, for this client).
 	listeners bool
@@ -240,6 +243,9 @@ func (s *Service) bookUnobserved(ctx context.Context, r BookRequest) (*Booking, 
 	now := s.now()
 	deadline := time.Now().Add(s.lockWait)
 	b, err := s.book(ctx, &r, now, nil)
+	if errors.Is(err, errClientMoved) {
+		b, err = s.book(ctx, &r, now, nil) // read the client record anew
+	}
 	var busy *busyError
 	if errors.As(err, &busy) {
 		// The master is busy: wait for it at its gate, then in the database.
@@ -262,6 +268,18 @@ func (s *Service) bookUnobserved(ctx context.Context, r BookRequest) (*Booking, 
 	}
 	return b, nil
 }
+
+// clientRecord is what a booking read of the client record of its phone.
+type clientRecord struct {
+	read     bool  // it was read (the zero value: not, and the insert finds it)
+	id       int64 // 0: none yet
+	nameless bool  // the record has no name yet: the booking gives it one
+}
+
+// errClientMoved says the client record read for the phone changed before
+// the insert (another booking created it first, or it was erased): the
+// booking, run again, reads it anew.
+var errClientMoved = errors.New("the client record changed meanwhile")
 
 // errTaken says the requested time is taken; the caller computes the
 // alternatives once every lock is released.
@@ -299,7 +317,7 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	var locked bool
 	batch.Queue(`SELECT pg_try_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`, r.MasterID).
 		QueryRow(func(row pgx.Row) error { return row.Scan(&locked) })
-	bc := queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt)
+	bc := queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt, r.Client.Phone)
 	tx.open = true
 	err = conn.SendBatch(ctx, batch).Close()
 	switch {
@@ -332,7 +350,7 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 				            ELSE pg_advisory_xact_lock(hashtextextended('booking-master:' || $2::bigint, 0)) IS NULL END
 				FROM (SELECT set_config('lock_timeout', $4::bigint::text, true)) lt`,
 				r.SalonID, r.MasterID, r.StartsAt, lockTimeout(gated.deadline)).QueryRow(func(row pgx.Row) error { return row.Scan(&taken) })
-			bc = queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt)
+			bc = queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt, r.Client.Phone)
 		}
 		if err := conn.SendBatch(ctx, batch).Close(); err != nil {
 			return nil, fmt.Errorf("book: %w", err)
@@ -389,9 +407,12 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 		batch.Queue(`SELECT set_config('salon.actor', $1, true)`, who)
 	}
 	batch.Queue(`SAVEPOINT book`)
-	queueInsertBooking(batch, b, r.Client, r.caller.identity, token, actor, claim, salt, notify)
+	queueInsertBooking(batch, b, r.Client, bc.client, r.caller.identity, token, actor, claim, salt, notify)
 	batch.Queue(`COMMIT`)
 	err = conn.SendBatch(ctx, batch).Close()
+	if (bc.client.id == 0 && violated(err, "clients_phone")) || (bc.client.id != 0 && isNoRows(err)) {
+		return nil, errClientMoved // (the deferred rollback ends the transaction)
+	}
 	if pgCode(err) == pgExclusionViolation {
 		// The insert alone is undone, then the transaction ends: the lock
 		// is released before anyone computes alternatives.
@@ -460,30 +481,44 @@ func (t *pipelinedTx) rollback(ctx context.Context) {
 // read, and completed by resolve. The master's lock must be taken before it
 // (in an earlier statement: this one then sees what the lock's last holder
 // committed).
-func queueBookContext(batch *pgx.Batch, salonID, masterID int64, at time.Time) *bookContext {
+func queueBookContext(batch *pgx.Batch, salonID, masterID int64, at time.Time, phone string) *bookContext {
 	bc := &bookContext{}
+	// One row per shift that may hold the start (one with no shift when
+	// none does): a plain join plans and reads cheaper than aggregates.
 	batch.Queue(`
-		SELECT s.catalog_version, COALESCE(sh.starts, '{}'), COALESCE(sh.ends, '{}'),
-		       COALESCE(sh.break_starts, '{}'), COALESCE(sh.break_ends, '{}')
+		SELECT s.catalog_version, sh.starts_at, sh.ends_at, sh.break_starts_at, sh.break_ends_at, cl.id, cl.name = ''
 		FROM salons s
-		LEFT JOIN LATERAL (
-		    SELECT array_agg(starts_at) AS starts, array_agg(ends_at) AS ends,
-		           array_agg(break_starts_at) AS break_starts, array_agg(break_ends_at) AS break_ends
-		    FROM shifts WHERE salon_id = s.id AND master_id = $2 AND ends_at > $3
-		      AND starts_at <= $3 AND starts_at > $3::timestamptz - interval '24 hours'
-		) sh ON true
-		WHERE s.id = $1`, salonID, masterID, at).QueryRow(func(row pgx.Row) error {
-		var starts, ends []time.Time
-		var bstarts, bends []pgtype.Timestamptz
-		if err := row.Scan(&bc.version, &starts, &ends, &bstarts, &bends); err != nil {
-			return err
-		}
-		for i := range starts {
-			sh := shift{start: starts[i], end: ends[i]}
-			if bstarts[i].Valid && bends[i].Valid {
-				sh.breakStart, sh.breakEnd = bstarts[i].Time, bends[i].Time
+		LEFT JOIN clients cl ON cl.salon_id = s.id AND cl.phone = $4
+		LEFT JOIN shifts sh ON sh.salon_id = s.id AND sh.master_id = $2 AND sh.ends_at > $3
+		     AND sh.starts_at <= $3 AND sh.starts_at > $3::timestamptz - interval '24 hours'
+		WHERE s.id = $1`, salonID, masterID, at, phone).Query(func(rows pgx.Rows) error {
+		found := false
+		for rows.Next() {
+			var start, end, bstart, bend pgtype.Timestamptz
+			var client *int64
+			var nameless *bool
+			if err := rows.Scan(&bc.version, &start, &end, &bstart, &bend, &client, &nameless); err != nil {
+				return err
+			}
+			bc.client.read = true
+			if client != nil {
+				bc.client.id, bc.client.nameless = *client, *nameless
+			}
+			found = true
+			if !start.Valid {
+				continue
+			}
+			sh := shift{start: start.Time, end: end.Time}
+			if bstart.Valid && bend.Valid {
+				sh.breakStart, sh.breakEnd = bstart.Time, bend.Time
 			}
 			bc.shifts = append(bc.shifts, sh)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if !found {
+			return pgx.ErrNoRows
 		}
 		return nil
 	})
@@ -544,7 +579,7 @@ func (bc *bookContext) check(at time.Time, src Source, client bool, now time.Tim
 // (notify are the job's arguments but for the booking id), and stores the result for the claimed
 // idempotency key (when claim is not nil). Reading the batch fills b's ID, ClientID and
 // CreatedAt.
-func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, caller Identity, token string, actor Actor,
+func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clientRecord, caller Identity, token string, actor Actor,
 	claim *keyClaim, salt, notify []byte) {
 	var hold *time.Time
 	if !b.HoldExpiresAt.IsZero() {
@@ -559,9 +594,13 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, caller Iden
 		ch, ref := string(b.Origin.Channel), b.Origin.ExternalID
 		originCh, originRef = &ch, &ref
 	}
-	// A returning client (the common case) costs an index lookup and no
-	// write; a new one is inserted, racing inserts of the same phone
-	// meeting in ON CONFLICT.
+	// The client record, as known was read with the booking's context: a
+	// returning client (the common case) costs a primary key lookup, which
+	// checks that the record still has the phone (or the statement
+	// inserts nothing, and the booking runs again); a new one is a plain
+	// insert, which a booking of the same new phone elsewhere may beat to
+	// it (a unique violation: the booking runs again, and finds it); one
+	// without a name yet gets the name given.
 	sql := `WITH found AS (SELECT id FROM clients WHERE salon_id = @salon AND phone = @phone AND name <> ''),
 		ins AS (
 		    INSERT INTO clients (salon_id, name, phone) SELECT @salon, @name, @phone
@@ -570,6 +609,17 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, caller Iden
 		        name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END
 		    RETURNING id
 		), c AS (SELECT id FROM found UNION ALL SELECT id FROM ins)`
+	switch {
+	case !known.read:
+		// Not read (an import): found, or inserted, racing inserts of the
+		// same phone meeting in ON CONFLICT.
+	case known.id != 0 && !known.nameless:
+		sql = `WITH c AS (SELECT id FROM clients WHERE id = @client AND salon_id = @salon AND phone = @phone)`
+	case known.id == 0:
+		sql = `WITH c AS (INSERT INTO clients (salon_id, name, phone) VALUES (@salon, @name, @phone) RETURNING id)`
+	default:
+		sql = `WITH c AS (UPDATE clients SET name = @name WHERE id = @client AND salon_id = @salon AND phone = @phone AND name = '' RETURNING id)`
+	}
 	args := map[string]any{
 		"salon": b.SalonID, "master": b.MasterID, "service": b.ServiceID, "starts": b.StartsAt,
 		"dur": b.DurationMin, "buffer": b.BufferMin, "status": b.Status, "source": b.Source,
@@ -577,6 +627,7 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, caller Iden
 		"name": c.Name, "phone": c.Phone, "contact": b.ContactName, "origin_ch": originCh, "origin_ref": originRef,
 		"actor_kind": actor.Kind, "actor_id": actor.ID, "job_kind": NotifyArgs{}.Kind(), "notify": notify,
 		"by_ch": string(actor.Identity.Channel), "by_ref": actor.Identity.ExternalID, "from_master": int64(0),
+		"client": known.id,
 	}
 	if c.Verified && !caller.IsZero() {
 		// The channel vouched that the phone is the caller's own: the

@@ -123,7 +123,7 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		}
 		// The masters' locks are held: read the new master's context.
 		batch := &pgx.Batch{}
-		bc := queueBookContext(batch, b.SalonID, master, r.StartsAt)
+		bc := queueBookContext(batch, b.SalonID, master, r.StartsAt, "")
 		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 			return fmt.Errorf("reschedule: %w", err)
 		}

@@ -315,3 +315,29 @@ func TestRaceRescheduleChain(t *testing.T) {
 		}
 	}
 }
+
+// TestRaceOneNewClientManyMasters: one new phone booked with twenty
+// masters at once: every booking is made, for one client record (the
+// bookings that lose the client's insert find it and book again).
+func TestRaceOneNewClientManyMasters(t *testing.T) {
+	f := setup(t)
+	ms := f.RoundTheClock(t, f.salon, 20, f.day, 1, f.svc)
+	const phone = "+79997770000"
+	errs := race(len(ms), func(i int) error {
+		r := f.req(ms[i], "12:00")
+		r.Client.Phone = phone
+		_, err := f.Svc.Book(web(), r)
+		return err
+	})
+	if ok, taken, other := count(errs); ok != len(ms) || taken != 0 || other != nil {
+		t.Fatalf("ok=%d taken=%d other=%v", ok, taken, other)
+	}
+	var clients, bookings int
+	if err := f.Pool.QueryRow(bookingtest.System(), `SELECT (SELECT count(*) FROM clients WHERE phone = $1),
+		(SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id WHERE c.phone = $1)`, phone).Scan(&clients, &bookings); err != nil {
+		t.Fatal(err)
+	}
+	if clients != 1 || bookings != len(ms) {
+		t.Fatalf("%d client records and %d bookings for one phone, want 1 and %d", clients, bookings, len(ms))
+	}
+}
