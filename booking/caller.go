@@ -199,6 +199,19 @@ func onlySystem(ctx context.Context) error {
 	return nil
 }
 
+// chatIdentity returns the identity of the caller ctx carries, who must be
+// a person on a chat channel (ErrForbidden for anyone else).
+func chatIdentity(ctx context.Context) (Identity, error) {
+	c, err := asked(ctx)
+	if err != nil {
+		return Identity{}, err
+	}
+	if c.kind != callerIdentity {
+		return Identity{}, fmt.Errorf("only a chat identity may: %w", ErrForbidden)
+	}
+	return c.identity, nil
+}
+
 // mayRead checks that the caller may read the salon's public face: its
 // settings, catalogue and free times. Clients may read any salon's; staff
 // and imports only their own (another salon is ErrNotFound to them).

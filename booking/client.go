@@ -58,14 +58,10 @@ func (s *Service) Client(ctx context.Context, salonID, id int64) (*Client, error
 // proven to be in the salon (its own record: the person behind it shared
 // it). Errors: ErrNotFound (none), ErrForbidden (not a chat identity).
 func (s *Service) IdentityClient(ctx context.Context, salonID int64) (*Client, error) {
-	c, err := asked(ctx)
+	id, err := chatIdentity(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if c.kind != callerIdentity {
-		return nil, fmt.Errorf("only a chat identity has a client record of its own: %w", ErrForbidden)
-	}
-	id := c.identity
 	return getClient(ctx, s.pool, `salon_id = $1 AND id = (SELECT client_id FROM client_identities
 		WHERE salon_id = $1 AND channel = $2 AND external_id = $3)`, salonID, id.Channel, id.ExternalID)
 }

@@ -201,14 +201,10 @@ func (s *Service) NewLinkCode(ctx context.Context, salonID, masterID int64) (str
 // ErrConflict (that account is another master's in the salon),
 // ErrForbidden (the caller is not a chat identity).
 func (s *Service) LinkMaster(ctx context.Context, code string) (*Master, error) {
-	c, err := asked(ctx)
+	id, err := chatIdentity(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if c.kind != callerIdentity {
-		return nil, fmt.Errorf("only a chat account is linked: %w", ErrForbidden)
-	}
-	id := c.identity
 	code = strings.ToUpper(strings.TrimSpace(code))
 	if len(code) > 64 {
 		return nil, fmt.Errorf("link code: %w", ErrNotFound)

@@ -122,6 +122,36 @@ func send(method, u, contentType string, body io.Reader, headers ...string) (int
 	return resp.StatusCode, time.Since(start)
 }
 
+// panelLogin signs in to the panel at base and returns a client holding
+// the session (it does not follow redirects).
+func panelLogin(t *testing.T, base, email, password string) *http.Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.PostForm(base+"/panel/login", url.Values{"email": {email}, "password": {password}})
+	if err != nil || resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	return client
+}
+
+// csrfOf returns the CSRF token on a panel page.
+func csrfOf(t *testing.T, client *http.Client, page string) string {
+	t.Helper()
+	resp, err := client.Get(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(html)
+	if m == nil {
+		t.Fatalf("no CSRF token on %s: %.300s", page, html)
+	}
+	return string(m[1])
+}
+
 // statuses counts answers by status.
 func statuses(codes []int) map[int]int {
 	out := map[int]int{}
@@ -380,27 +410,12 @@ func TestBodiesAreBoundedBeforeTheyAreRead(t *testing.T) {
 	refused("33 MB panel forms", measure("33 MB panel forms", 50, func(int) int { return post("/panel/login", size) }), 413)
 
 	// A 30 MB upload, as a browser sends it.
-	jar, _ := cookiejar.New(nil)
-	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.PostForm(p.base+"/panel/login", url.Values{"email": {"owner@bodies.test"}, "password": {"the right password"}})
-	if err != nil || resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("login: %v %v", resp, err)
-	}
-	resp.Body.Close()
-	page, err := client.Get(p.base + "/panel/import")
-	if err != nil {
-		t.Fatal(err)
-	}
-	html, _ := io.ReadAll(page.Body)
-	page.Body.Close()
-	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(html)
-	if csrf == nil {
-		t.Fatalf("no CSRF token on the import page: %.500s", html)
-	}
+	client := panelLogin(t, p.base, "owner@bodies.test", "the right password")
+	csrf := csrfOf(t, client, p.base+"/panel/import")
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	go func() {
-		_ = mw.WriteField("csrf", string(csrf[1]))
+		_ = mw.WriteField("csrf", csrf)
 		_ = mw.WriteField("kind", "clients")
 		fw, _ := mw.CreateFormFile("file", "clients.csv")
 		_, _ = io.WriteString(fw, "name,phone\n")
@@ -415,7 +430,7 @@ func TestBodiesAreBoundedBeforeTheyAreRead(t *testing.T) {
 	base, _ := p.memory(t)
 	req, _ := http.NewRequest("POST", p.base+"/panel/import", pr)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, err = client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,24 +485,9 @@ func TestNoticesOutliveAReplicaWithoutABot(t *testing.T) {
 
 	// Only the replica without a bot runs; the salon cancels in its panel.
 	plain := startProcess(t, dbURL)
-	jar, _ := cookiejar.New(nil)
-	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.PostForm(plain.base+"/panel/login", url.Values{"email": {"owner@notices.test"}, "password": {"owner-password"}})
-	if err != nil || resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("login: %v %v", resp, err)
-	}
-	resp.Body.Close()
-	page, err := client.Get(fmt.Sprintf("%s/panel/bookings/%d", plain.base, b.ID))
-	if err != nil {
-		t.Fatal(err)
-	}
-	html, _ := io.ReadAll(page.Body)
-	page.Body.Close()
-	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(html)
-	if csrf == nil {
-		t.Fatalf("no CSRF token on the booking's page: %.300s", html)
-	}
-	resp, err = client.PostForm(fmt.Sprintf("%s/panel/bookings/%d/cancel", plain.base, b.ID), url.Values{"csrf": {string(csrf[1])}, "reason": {"the master is ill"}})
+	client := panelLogin(t, plain.base, "owner@notices.test", "owner-password")
+	csrf := csrfOf(t, client, fmt.Sprintf("%s/panel/bookings/%d", plain.base, b.ID))
+	resp, err := client.PostForm(fmt.Sprintf("%s/panel/bookings/%d/cancel", plain.base, b.ID), url.Values{"csrf": {csrf}, "reason": {"the master is ill"}})
 	if err != nil || resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("cancel in the panel: %v %v", resp, err)
 	}

@@ -6,8 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/cookiejar"
-	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -205,13 +203,7 @@ func TestServerUnderDatabaseFaults(t *testing.T) {
 	if _, err := e.Svc.CreateUser(ctx, salon.ID, "owner@faulty.test", "owner-password", booking.RoleOwner); err != nil {
 		t.Fatal(err)
 	}
-	jar, _ := cookiejar.New(nil)
-	panelClient := &http.Client{Jar: jar, Timeout: 15 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	if resp, err := panelClient.PostForm(base+"/panel/login", url.Values{"email": {"owner@faulty.test"}, "password": {"owner-password"}}); err != nil || resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("login: %v %v", resp, err)
-	} else {
-		resp.Body.Close()
-	}
+	panelClient := panelLogin(t, base, "owner@faulty.test", "owner-password")
 	pages := map[string]*http.Client{"/w/faulty": http.DefaultClient, "/api/v1/salons/faulty": http.DefaultClient,
 		"/calendar/" + token + ".ics": http.DefaultClient, "/panel/": panelClient}
 
