@@ -18,13 +18,17 @@
 // Contention is queued, not failed, and the queue is bounded. Every write to
 // a master's calendar first takes pg_advisory_xact_lock on
 // hashtextextended('booking-master:<id>'), so bookings of one master
-// serialise while different masters run in parallel. A transaction takes
-// its master locks once, all together, in ascending id order (Reschedule
-// between two masters takes both); one that finds the booking moved to
-// another master meanwhile rolls back and starts again, so locks are never
-// taken in two orders. A wait is bounded by the lock wait (WithLockWait),
-// a request by its context's deadline: past either, nothing is written and
-// the answer is ErrUnavailable.
+// serialise while different masters run in parallel. A transaction takes its
+// master locks once, all together, in ascending id order (Reschedule between
+// two masters takes both); one that finds the booking moved to another
+// master meanwhile rolls back and starts again, so locks are never taken in
+// two orders. A request that finds a master's lock taken does not wait
+// holding a database connection: it ends its transaction and waits at the
+// master's gate in the process (one request per process and master waits in
+// the database, at most MaxGateWaiters in all), so a busy master never takes
+// the connections other salons need. A wait is bounded by the lock wait
+// (WithLockWait), a request by its context's deadline: past either, nothing
+// is written and the answer is ErrUnavailable.
 //
 // A lost race is a good answer, and a cheap one. Book inserts under a
 // SAVEPOINT; the constraint alone decides who wins. A request for a busy
@@ -76,7 +80,8 @@
 // transaction names its actor, so no code path can change a salon from the
 // panel without its row. Panel sessions and login throttling live in
 // PostgreSQL (Login, SessionUser, Logout): only hashes of session ids are
-// stored.
+// stored; a login attempt is counted before its password is hashed, and
+// hashing runs a few at a time in a bounded queue (WithPasswordChecks).
 //
 // # Notifications
 //
@@ -85,10 +90,12 @@
 // booking, a linked master) writes its notification job in its own
 // transaction, whether or not a bot runs anywhere yet; the job carries the
 // channel and the identity of the change, and the worker tells everyone
-// else, through each channel's Notifier. Reminders are a periodic sweep
-// (Remind) recorded per booking, start and lead, so each goes once.
-// Confirmed bookings become completed once their salon-local day has ended
-// (CompletePast, a periodic job), unless staff marked them no-show.
+// else, through each channel's Notifier (a process without the notifier of a
+// channel fails the job, which runs again: a notice is never dropped).
+// Reminders are a periodic sweep (Remind) recorded per booking, start and
+// lead, so each goes once. Confirmed bookings become completed once their
+// salon-local day has ended (CompletePast, a periodic job), unless staff
+// marked them no-show.
 //
 // # Errors
 //
