@@ -241,21 +241,7 @@ func (s *Service) bookUnobserved(ctx context.Context, r BookRequest) (*Booking, 
 		return nil, err
 	}
 	now := s.now()
-	deadline := time.Now().Add(s.lockWait)
-	b, err := s.book(ctx, &r, now, nil)
-	if errors.Is(err, errClientMoved) {
-		b, err = s.book(ctx, &r, now, nil) // read the client record anew
-	}
-	var busy *busyError
-	if errors.As(err, &busy) {
-		// The master is busy: wait for it at its gate, then in the database.
-		leave, gerr := s.masterGates.enter(ctx, deadline, r.MasterID)
-		if gerr != nil {
-			return nil, gerr
-		}
-		b, err = s.book(ctx, &r, now, &passed{masters: []int64{r.MasterID}, deadline: deadline})
-		leave()
-	}
+	b, err := s.bookGated(ctx, &r, now)
 	if errors.Is(err, errTaken) {
 		alts, err := s.alternatives(ctx, r.SalonID, r.ServiceID, r.MasterID, r.StartsAt, now, 0)
 		if err != nil {
@@ -267,6 +253,36 @@ func (s *Service) bookUnobserved(ctx context.Context, r BookRequest) (*Booking, 
 		return nil, dbErr(err)
 	}
 	return b, nil
+}
+
+// bookGated runs book until it is done: when the master is busy, again at
+// the master's gate (then waiting in the database, until the lock wait's
+// deadline); when the client's record changed under it, again, a few
+// times. The gate is left before the caller computes alternatives.
+func (s *Service) bookGated(ctx context.Context, r *BookRequest, now time.Time) (*Booking, error) {
+	deadline := time.Now().Add(s.lockWait)
+	var gated *passed
+	leave := func() {}
+	defer func() { leave() }()
+	for moved := 0; ; {
+		b, err := s.book(ctx, r, now, gated)
+		var busy *busyError
+		switch {
+		case errors.As(err, &busy) && gated == nil:
+			l, gerr := s.masterGates.enter(ctx, deadline, r.MasterID)
+			if gerr != nil {
+				return nil, gerr
+			}
+			leave, gated = l, &passed{masters: []int64{r.MasterID}, deadline: deadline}
+			continue
+		case errors.Is(err, errClientMoved) && moved < 3:
+			moved++ // read the client's record anew
+			continue
+		case errors.Is(err, errClientMoved):
+			return nil, fmt.Errorf("the client's record keeps changing: %w", ErrUnavailable)
+		}
+		return b, err
+	}
 }
 
 // clientRecord is what a booking read of the client record of its phone.

@@ -2,7 +2,9 @@ package booking_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -101,5 +103,78 @@ func TestDeactivationEndsTheMastersLinks(t *testing.T) {
 	}
 	if _, err := f.Svc.NewCalendarToken(sys, f.salon.ID, m.ID); !errors.Is(err, booking.ErrConflict) {
 		t.Errorf("a feed for a deactivated master: %v, want a conflict", err)
+	}
+}
+
+// TestDeactivationRacesItsLinks: codes used, codes made and feeds made
+// while the master is deactivated, all released at once. Whatever order
+// they run in, nothing links to the master afterwards, and nothing waits
+// for a deadlock to be found.
+func TestDeactivationRacesItsLinks(t *testing.T) {
+	f := setup(t)
+	sys := bookingtest.System()
+	m := f.masters[1]
+	const n = 12
+	codes := make([]string, n)
+	for i := range codes {
+		var err error
+		if codes[i], _, err = f.Svc.NewLinkCode(sys, f.salon.ID, m.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 3*n+1)
+	for i := range n {
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, err := f.Svc.LinkMaster(booking.As(sys, booking.ByIdentity(booking.TelegramUser(int64(9000+i)))), codes[i])
+			if err != nil && !errors.Is(err, booking.ErrNotFound) {
+				errs <- fmt.Errorf("link: %w", err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			<-start
+			if _, _, err := f.Svc.NewLinkCode(sys, f.salon.ID, m.ID); err != nil && !errors.Is(err, booking.ErrConflict) {
+				errs <- fmt.Errorf("new code: %w", err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			<-start
+			if _, err := f.Svc.NewCalendarToken(sys, f.salon.ID, m.ID); err != nil && !errors.Is(err, booking.ErrConflict) {
+				errs <- fmt.Errorf("feed: %w", err)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-start
+		if _, err := f.Svc.UpdateMaster(sys, f.salon.ID, booking.Master{ID: m.ID, Name: m.Name, Active: false}); err != nil {
+			errs <- fmt.Errorf("deactivate: %w", err)
+		}
+	}()
+	began := time.Now()
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if took := time.Since(began); took > 900*time.Millisecond {
+		t.Errorf("the race took %v: a deadlock was waited for", took)
+	}
+	var links, unused, feeds int
+	if err := f.Pool.QueryRow(sys, `SELECT (SELECT count(*) FROM master_identities WHERE master_id = $1),
+		(SELECT count(*) FROM master_link_codes WHERE master_id = $1 AND used_at IS NULL),
+		(SELECT count(*) FROM master_calendars WHERE master_id = $1)`, m.ID).Scan(&links, &unused, &feeds); err != nil {
+		t.Fatal(err)
+	}
+	if links+unused+feeds != 0 {
+		t.Errorf("after the deactivation: %d chat links, %d unused codes, %d feeds", links, unused, feeds)
 	}
 }

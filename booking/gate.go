@@ -17,7 +17,9 @@ import (
 // others wait here, without a connection, in a queue of bounded length;
 // past it they are refused at once (ErrUnavailable, a 503 with
 // Retry-After). Only requests that find the lock taken pass a gate: the
-// common case, a free master, costs nothing.
+// common case, a free master, costs nothing. (Imports, which lock a batch's
+// masters together and are an owner's deliberate act, wait in the
+// database.)
 
 // MaxGateWaiters is how many requests of a process may wait for one key's
 // lock (the one in the database included); more are refused at once. A
@@ -28,8 +30,9 @@ const MaxGateWaiters = 256
 
 // gates are the gates of one kind of key.
 type gates[K cmp.Ordered] struct {
-	mu sync.Mutex
-	m  map[K]*gate
+	what string // what the key is, for the refusals: "master", "login"
+	mu   sync.Mutex
+	m    map[K]*gate
 }
 
 // gate is one key's: held by the request that may wait in the database.
@@ -55,7 +58,7 @@ func (g *gates[K]) enter(ctx context.Context, deadline time.Time, keys ...K) (le
 		gt, ok := g.join(k)
 		if !ok {
 			leave()
-			return nil, fmt.Errorf("%d requests are already waiting for the same calendar: %w", MaxGateWaiters, ErrUnavailable)
+			return nil, fmt.Errorf("%d requests are already waiting for the same %s: %w", MaxGateWaiters, g.what, ErrUnavailable)
 		}
 		select {
 		case gt.held <- struct{}{}:
@@ -63,7 +66,7 @@ func (g *gates[K]) enter(ctx context.Context, deadline time.Time, keys ...K) (le
 		case <-ctx.Done():
 			g.quit(k)
 			leave()
-			return nil, fmt.Errorf("the calendar stayed busy: %w", ErrUnavailable)
+			return nil, fmt.Errorf("the %s stayed busy: %w", g.what, ErrUnavailable)
 		}
 	}
 	return leave, nil

@@ -681,8 +681,8 @@ const holdExpiredReason = "hold expired"
 // rebook makes a booking whose hold expired active again, if its slot is
 // still free (the exclusion constraint decides, under a savepoint).
 func rebook(ctx context.Context, tx pgx.Tx, b *Booking) (bool, error) {
-	if _, err := tx.Exec(ctx, lockMasterSQL, b.MasterID); err != nil {
-		return false, err
+	if err := lockMasters(ctx, tx, b.MasterID); err != nil {
+		return false, err // a busy master: the transaction runs again past its gate
 	}
 	if _, err := tx.Exec(ctx, `SAVEPOINT rebook`); err != nil {
 		return false, err

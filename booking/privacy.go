@@ -109,19 +109,24 @@ type erasureTraces struct {
 	chats []int64  // the Telegram chats they booked from or are known by
 }
 
-// patterns are LIKE patterns for texts that carry the client: their phone
-// (its digits, as Telegram writes a contact's) and their names.
-func (t erasureTraces) patterns() []string {
-	esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	var out []string
+// likeEscape escapes LIKE's wildcards.
+var likeEscape = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// phonePatterns are LIKE patterns for texts that carry the client's phone
+// (its digits, as Telegram writes a contact's, and so within any spelling
+// with a +).
+func (t erasureTraces) phonePatterns() []string {
 	if digits := strings.TrimPrefix(t.phone, "+"); len(digits) >= 6 {
-		out = append(out, "%"+esc.Replace(digits)+"%")
+		return []string{"%" + likeEscape.Replace(digits) + "%"}
 	}
+	return []string{""} // LIKE ANY of nothing would match nothing too
+}
+
+// namePatterns are LIKE patterns for texts that name the client.
+func (t erasureTraces) namePatterns() []string {
+	out := []string{""}
 	for _, n := range t.names {
-		out = append(out, "%"+esc.Replace(n)+"%")
-	}
-	if len(out) == 0 {
-		out = append(out, "") // LIKE ANY of nothing matches nothing
+		out = append(out, "%"+likeEscape.Replace(n)+"%")
 	}
 	return out
 }
@@ -194,13 +199,20 @@ func (s *Service) EraseClient(ctx context.Context, salonID int64, phone string, 
 		// kept an hour at most, and go whole.
 		batch.Queue(`DELETE FROM uploads WHERE salon_id = $1`, salonID)
 		// The chat channel's stores (the Telegram bot's dialogs, its inbox
-		// and outbox, what it could not read): the client's chats, and any
-		// text with their phone or a name they gave.
-		patterns := traces.patterns()
-		batch.Queue(`UPDATE tg_chats SET dialog = '{}' WHERE chat_id = ANY($1) OR user_id = ANY($1) OR dialog::text LIKE ANY($2)`, traces.chats, patterns)
-		batch.Queue(`DELETE FROM tg_updates WHERE chat_id = ANY($1) OR payload::text LIKE ANY($2)`, traces.chats, patterns)
-		batch.Queue(`DELETE FROM tg_outbox WHERE chat_id = ANY($1) OR payload::text LIKE ANY($2)`, traces.chats, patterns)
-		batch.Queue(`DELETE FROM tg_quarantine WHERE raw LIKE ANY (ARRAY(SELECT convert_to(p, 'UTF8') FROM unnest($1::text[]) p))`, patterns)
+		// and outbox, what it could not read): all of the client's chats;
+		// in any other chat, what carries their phone; and the notices to
+		// this salon's masters that name them. (A name alone, elsewhere,
+		// could be anyone's.)
+		phone, names := traces.phonePatterns(), traces.namePatterns()
+		batch.Queue(`UPDATE tg_chats SET dialog = '{}' WHERE chat_id = ANY($1) OR user_id = ANY($1) OR dialog::text LIKE ANY($2)`,
+			traces.chats, phone)
+		batch.Queue(`DELETE FROM tg_updates WHERE chat_id = ANY($1)
+			OR payload LIKE ANY (ARRAY(SELECT convert_to(p, 'UTF8') FROM unnest($2::text[]) p))`, traces.chats, phone)
+		batch.Queue(`DELETE FROM tg_outbox WHERE chat_id = ANY($1) OR payload::text LIKE ANY($2)
+			OR (payload::text LIKE ANY($3) AND chat_id IN (SELECT external_id::bigint FROM master_identities
+			                                               WHERE salon_id = $4 AND channel = 'telegram'))`,
+			traces.chats, phone, names, salonID)
+		batch.Queue(`DELETE FROM tg_quarantine WHERE raw LIKE ANY (ARRAY(SELECT convert_to(p, 'UTF8') FROM unnest($1::text[]) p))`, phone)
 		batch.Queue(`INSERT INTO audit_log (salon_id, actor, action, entity, entity_id, new) VALUES ($1, $2, 'erase', 'client', $3, $4)`,
 			salonID, who, clientID, `{"erased": true}`)
 		return tx.SendBatch(ctx, batch).Close()

@@ -32,8 +32,10 @@ type Service struct {
 	lockWait  time.Duration      // the longest wait for a master's lock
 	alts      singleflight.Group // losers of one slot share one search for alternatives
 	passwords *passwordChecks    // bounds password hashing
-	// masterGates bound the requests that wait for a busy master's lock.
+	// masterGates bound the requests that wait for a busy master's lock;
+	// loginGates those that wait for a login throttle key's.
 	masterGates gates[int64]
+	loginGates  gates[string]
 }
 
 // Option configures a Service.
@@ -85,7 +87,8 @@ const DefaultLockWait = 5 * time.Second
 // AddWorkers).
 func New(pool *pgxpool.Pool, opts ...Option) *Service {
 	s := &Service{pool: pool, now: time.Now, log: slog.Default(), notifiers: map[Channel]Notifier{}, lockWait: DefaultLockWait,
-		passwords: newPasswordChecks(DefaultPasswordChecks, DefaultPasswordChecksQueue, PasswordCheckWait)}
+		passwords:   newPasswordChecks(DefaultPasswordChecks, DefaultPasswordChecksQueue, PasswordCheckWait),
+		masterGates: gates[int64]{what: "master"}, loginGates: gates[string]{what: "login"}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -168,8 +171,12 @@ func (s *Service) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 			break
 		}
 	}
-	if errors.Is(err, errRetry) {
+	var busy *busyError
+	switch {
+	case errors.Is(err, errRetry):
 		return fmt.Errorf("the booking keeps changing under this request: %w", ErrConflict)
+	case errors.As(err, &busy):
+		return fmt.Errorf("%v: %w", err, ErrUnavailable)
 	}
 	return dbErr(err)
 }

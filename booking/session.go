@@ -71,7 +71,16 @@ func (s *Service) Login(ctx context.Context, email, password, addr string) (stri
 	}
 	keys := [][]byte{throttleKey("email", email), throttleKey("ip", addr)}
 	now := s.now()
-	attempt, err := s.countAttempt(ctx, keys, now)
+	// A burst for one e-mail or address waits for its keys' locks here,
+	// not holding connections in the database.
+	attempt, err := func() (int64, error) {
+		leave, err := s.loginGates.enter(ctx, time.Now().Add(s.lockWait), string(keys[0]), string(keys[1]))
+		if err != nil {
+			return 0, err
+		}
+		defer leave()
+		return s.countAttempt(ctx, keys, now)
+	}()
 	if err != nil {
 		return "", nil, err
 	}

@@ -329,7 +329,10 @@ func scanShift(row pgx.Row, lead ...any) (shift, error) {
 // when not: a deactivated master gets no new links or feeds).
 func activeMaster(ctx context.Context, q querier, salonID, masterID int64) error {
 	var active bool
-	err := q.QueryRow(ctx, `SELECT active FROM masters WHERE salon_id = $1 AND id = $2`, salonID, masterID).Scan(&active)
+	// FOR SHARE: in a transaction, the master stays active until it ends
+	// (a deactivation, which updates the row first, waits for it, then
+	// removes what it made; or this waits and sees the master inactive).
+	err := q.QueryRow(ctx, `SELECT active FROM masters WHERE salon_id = $1 AND id = $2 FOR SHARE`, salonID, masterID).Scan(&active)
 	switch {
 	case isNoRows(err):
 		return fmt.Errorf("master %d: %w", masterID, ErrNotFound)

@@ -66,7 +66,7 @@ const uploadChunk = 256 << 10
 
 // SaveUpload keeps a file of the kind for the calling panel user, who must
 // hold the role that imports it (UploadRole; checked before the file is
-// read), and forgets uploads older than an hour. The file is read from r
+// read), and forgets uploads untouched for an hour. The file is read from r
 // as it comes, chunk by chunk, and never held whole: a file over
 // MaxUploadSize is refused (ErrInvalid, field "file") and nothing of it
 // kept. It returns the upload's id. Errors: ErrForbidden, ErrInvalid.
@@ -79,7 +79,9 @@ func (s *Service) SaveUpload(ctx context.Context, kind, name string, file io.Rea
 		return "", err
 	}
 	id := randomHex(16)
-	if _, err := s.pool.Exec(ctx, `DELETE FROM uploads WHERE created_at < $1`, s.now().Add(-time.Hour)); err != nil {
+	// Uploads untouched for an hour go (a run touches its upload as it
+	// goes: one being checked or applied is never among them).
+	if _, err := s.pool.Exec(ctx, `DELETE FROM uploads WHERE updated_at < $1`, s.now().Add(-time.Hour)); err != nil {
 		return "", dbErr(err)
 	}
 	if _, err := s.pool.Exec(ctx, `INSERT INTO uploads (id, salon_id, user_id, kind, name, phase, created_at, updated_at)
@@ -107,12 +109,18 @@ func (s *Service) SaveUpload(ctx context.Context, kind, name string, file io.Rea
 	return id, nil
 }
 
-// receive writes file into upload id's chunks and returns its size.
+// receive writes file into upload id's chunks and returns its size. A
+// file whose reader fails (a client gone mid-file: a truncated form) is an
+// error, not a shorter file.
 func (s *Service) receive(ctx context.Context, id string, file io.Reader) (int64, error) {
+	src := &watchedReader{r: file}
 	buf := make([]byte, uploadChunk)
 	var size int64
 	for seq := 0; ; seq++ {
-		n, err := io.ReadFull(file, buf)
+		n, err := io.ReadFull(src, buf)
+		if src.err != nil {
+			return 0, fmt.Errorf("upload: read the file: %w", src.err)
+		}
 		if n > 0 {
 			if size += int64(n); size > MaxUploadSize {
 				return 0, invalid("file", fmt.Sprintf("larger than %d MiB", MaxUploadSize>>20))
@@ -128,6 +136,20 @@ func (s *Service) receive(ctx context.Context, id string, file io.Reader) (int64
 			return 0, fmt.Errorf("upload: read the file: %w", err)
 		}
 	}
+}
+
+// watchedReader remembers its reader's first error other than io.EOF.
+type watchedReader struct {
+	r   io.Reader
+	err error
+}
+
+func (w *watchedReader) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	if err != nil && err != io.EOF && w.err == nil {
+		w.err = err
+	}
+	return n, err
 }
 
 // GetUpload returns the calling user's upload (without its file).
@@ -160,31 +182,34 @@ func (s *Service) GetUpload(ctx context.Context, id string) (*Upload, error) {
 // UploadFile returns the calling user's uploaded file, read chunk by chunk
 // as it is read. Errors: ErrNotFound, ErrForbidden.
 func (s *Service) UploadFile(ctx context.Context, id string) (io.Reader, error) {
-	if _, err := s.GetUpload(ctx, id); err != nil {
+	up, err := s.GetUpload(ctx, id)
+	if err != nil {
 		return nil, err
 	}
-	return &chunks{ctx: ctx, pool: s.pool, id: id}, nil
+	return &chunks{ctx: ctx, pool: s.pool, id: id, size: up.Size}, nil
 }
 
-// chunks reads an upload's chunks in order, one query each.
+// chunks reads an upload's chunks in order, one query each. An upload that
+// ends before its size (it was deleted meanwhile: an erasure, say) is an
+// error, never a shorter file.
 type chunks struct {
-	ctx  context.Context
-	pool *pgxpool.Pool
-	id   string
-	seq  int
-	buf  []byte
-	done bool
+	ctx        context.Context
+	pool       *pgxpool.Pool
+	id         string
+	size, read int64
+	seq        int
+	buf        []byte
 }
 
 func (c *chunks) Read(p []byte) (int, error) {
 	for len(c.buf) == 0 {
-		if c.done {
+		if c.read >= c.size {
 			return 0, io.EOF
 		}
 		err := c.pool.QueryRow(c.ctx, `SELECT data FROM upload_chunks WHERE upload_id = $1 AND seq = $2`, c.id, c.seq).Scan(&c.buf)
 		switch {
 		case isNoRows(err):
-			c.done = true
+			return 0, fmt.Errorf("upload: the file is gone after %d of its %d bytes: %w", c.read, c.size, ErrNotFound)
 		case err != nil:
 			return 0, fmt.Errorf("upload: %w", dbErr(err))
 		}
@@ -192,6 +217,7 @@ func (c *chunks) Read(p []byte) (int, error) {
 	}
 	n := copy(p, c.buf)
 	c.buf = c.buf[n:]
+	c.read += int64(n)
 	return n, nil
 }
 

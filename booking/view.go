@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -173,9 +174,6 @@ func (s *Service) NewLinkCode(ctx context.Context, salonID, masterID int64) (str
 	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
 		return "", time.Time{}, err
 	}
-	if err := activeMaster(ctx, s.pool, salonID, masterID); err != nil {
-		return "", time.Time{}, err
-	}
 	const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789" // no 0/O, 1/I
 	b := make([]byte, 10)
 	_, _ = rand.Read(b)
@@ -186,6 +184,9 @@ func (s *Service) NewLinkCode(ctx context.Context, salonID, masterID int64) (str
 	expires := s.now().Add(LinkCodeTTL)
 	sum := sha256.Sum256([]byte(code))
 	if err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := activeMaster(ctx, tx, salonID, masterID); err != nil {
+			return err
+		}
 		_, err := tx.Exec(ctx, `INSERT INTO master_link_codes (code_hash, salon_id, master_id, expires_at) VALUES ($1, $2, $3, $4)`,
 			sum[:], salonID, masterID, expires)
 		return err
@@ -212,14 +213,29 @@ func (s *Service) LinkMaster(ctx context.Context, code string) (*Master, error) 
 	sum := sha256.Sum256([]byte(code))
 	var m Master
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		// The master first, then the code, as a deactivation takes them
+		// (no deadlock): a master deactivated meanwhile voided the code.
 		var salonID, masterID int64
-		err := tx.QueryRow(ctx, `UPDATE master_link_codes SET used_at = $2
-			WHERE code_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING salon_id, master_id`, sum[:], s.now()).Scan(&salonID, &masterID)
+		err := tx.QueryRow(ctx, `SELECT salon_id, master_id FROM master_link_codes
+			WHERE code_hash = $1 AND used_at IS NULL AND expires_at > $2`, sum[:], s.now()).Scan(&salonID, &masterID)
 		if isNoRows(err) {
 			return fmt.Errorf("link code: %w", ErrNotFound)
 		}
 		if err != nil {
 			return fmt.Errorf("link code: %w", err)
+		}
+		if err := activeMaster(ctx, tx, salonID, masterID); errors.Is(err, ErrConflict) {
+			return fmt.Errorf("link code: %w", ErrNotFound)
+		} else if err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `UPDATE master_link_codes SET used_at = $2
+			WHERE code_hash = $1 AND used_at IS NULL AND expires_at > $2`, sum[:], s.now())
+		if err != nil {
+			return fmt.Errorf("link code: %w", err)
+		}
+		if tag.RowsAffected() == 0 { // used or voided meanwhile
+			return fmt.Errorf("link code: %w", ErrNotFound)
 		}
 		var other int64
 		err = tx.QueryRow(ctx, `SELECT master_id FROM master_identities WHERE salon_id = $1 AND channel = $2 AND external_id = $3`,

@@ -46,6 +46,11 @@ func TestErasureLeavesNothing(t *testing.T) {
 	if _, err := w.Svc.SaveUpload(staff, "clients", "clients.csv", strings.NewReader("name,phone\nZinaida Secretova,"+phone+"\n")); err != nil {
 		t.Fatal(err)
 	}
+	// Someone else of the same first name, in another chat: not this
+	// client's, and kept.
+	if _, err := w.Pool.Exec(sys, `INSERT INTO tg_outbox (chat_id, payload, state) VALUES (999001, '{"op":"send","chat_id":999001,"text":"Zinaida Other, see you"}', 'sent')`); err != nil {
+		t.Fatal(err)
+	}
 	before := dumpAll(t, w)
 	for _, s := range []string{"Zinaida", digits} {
 		if !strings.Contains(before, s) {
@@ -53,6 +58,12 @@ func TestErasureLeavesNothing(t *testing.T) {
 		}
 	}
 	if _, err := w.Svc.EraseClient(staff, w.salon.ID, phone, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.count(t, `SELECT count(*) FROM tg_outbox WHERE chat_id = 999001`); n != 1 {
+		t.Errorf("the erasure took another chat's message that only shares a first name")
+	}
+	if _, err := w.Pool.Exec(sys, `DELETE FROM tg_outbox WHERE chat_id = 999001`); err != nil {
 		t.Fatal(err)
 	}
 	after := dumpAll(t, w)

@@ -71,7 +71,7 @@ func TestBotAndWidgetRace(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	app := fiber.New(widget.ServerConfig(log))
+	app := widget.NewApp(log)
 	widget.New(w.Svc, widget.Config{Log: log}).Register(app)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	w.must(err)

@@ -105,7 +105,7 @@ func Import(ctx context.Context, svc *booking.Service, r io.Reader, opt Options)
 	if err != nil {
 		return nil, err
 	}
-	sum := &Summary{Unknown: l.unknown, MoreUnknown: l.moreUnknown, Encoding: rd.Encoding, Delimiter: delimName(rd.Delim), DryRun: opt.DryRun}
+	sum := &Summary{Unknown: l.unknown, MoreUnknown: l.moreUnknown + rd.HeaderPast, Encoding: rd.Encoding, Delimiter: delimName(rd.Delim), DryRun: opt.DryRun}
 	run := &run{ctx: ctx, svc: svc, opt: opt, l: l, header: rd.Header, sum: sum, tr: translator(opt.Lang)}
 	size := chunkSize[opt.Kind]
 	var chunk []Record

@@ -25,7 +25,10 @@ type Reader struct {
 	count    *counter
 	Encoding string // utf-8, utf-16, windows-1251
 	Delim    rune
-	Header   []string // as written
+	Header   []string // as written: its first MaxFields cells
+	// HeaderPast counts the header's cells past MaxFields that are not
+	// blank: columns no row can fill.
+	HeaderPast int
 }
 
 // Record is one row of the file.
@@ -84,7 +87,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 					return nil, errors.New("the header line is not valid text in UTF-8 or Windows-1251")
 				}
 			}
-			rd.Header = h
+			rd.Header, rd.HeaderPast = h, rd.scan.dropped
 			break
 		}
 	}

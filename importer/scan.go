@@ -12,13 +12,18 @@ import (
 
 // Bounds of what one row of a file may cost. A line that never ends (an
 // import of /dev/zero grew to 23.8 GB) stops the import at MaxLine, naming
-// the line; a cell over MaxCell rejects its row; a quote that opens a
-// cell and does not close within MaxCell rejects the row it opened, and
-// reading goes on from the line after it (an unterminated quote swallowed
-// a thousand rows into one, whose only complaint was "phone: required").
+// the line; a cell over MaxCell rejects its row, and reading goes on; a
+// row keeps its first MaxFields cells and counts the rest (no column lies
+// past them); a quote that opens a cell and does not close within
+// MaxQuoted rejects the row it opened, and reading goes on from the line
+// after it (an unterminated quote swallowed a thousand rows into one,
+// whose only complaint was "phone: required"). So a row holds at most
+// MaxFields×MaxCell bytes, and the scanner MaxQuoted more.
 const (
-	MaxLine = 64 << 20 // bytes of one physical line (read, not kept: a row keeps at most MaxCell of each cell)
-	MaxCell = 8 << 10  // bytes of one cell (a quoted one may span lines)
+	MaxLine   = 64 << 20 // bytes of one physical line (read, not kept)
+	MaxCell   = 8 << 10  // bytes of one cell (a quoted one may span lines)
+	MaxQuoted = 64 << 10 // bytes from a cell's opening quote within which it must close
+	MaxFields = 1000     // cells of one row that are kept
 )
 
 // FileError stops an import at a line that cannot be read as a row at all
@@ -51,6 +56,9 @@ type scanner struct {
 	delim byte
 	line  int // the physical line of the next byte
 	raw   []byte
+	// dropped counts the cells of the last record past MaxFields that
+	// were not blank.
+	dropped int
 }
 
 func newScanner(r *bufio.Reader, delim rune) *scanner {
@@ -90,11 +98,22 @@ func (s *scanner) next() ([]string, int, error) {
 		quoteCol  int // 1-based column of the cell a quote opened
 		quoteLine int // the line it opened on
 	)
+	s.dropped = 0
+	cells := 0
 	endCell := func() {
-		if len(cell) > MaxCell && tooLong == 0 {
-			tooLong = len(fields) + 1
+		cells++
+		switch {
+		case len(cell) > MaxCell:
+			if tooLong == 0 {
+				tooLong = cells
+			}
+		case cells > MaxFields:
+			if len(bytes.TrimSpace(cell)) > 0 {
+				s.dropped++
+			}
+		default:
+			fields = append(fields, string(cell))
 		}
-		fields = append(fields, string(cell[:min(len(cell), MaxCell)]))
 		cell = cell[:0]
 	}
 	finish := func() ([]string, int, error) {
@@ -121,7 +140,9 @@ func (s *scanner) next() ([]string, int, error) {
 		read = true
 		if state == quoted || state == quoteInQuoted {
 			// Only an open quote may need its text again (unterminated).
-			s.raw = append(s.raw, b)
+			if s.raw = append(s.raw, b); len(s.raw) > MaxQuoted {
+				return s.unterminated(start, quoteLine, quoteCol)
+			}
 		}
 		if b == '\n' {
 			s.line++
@@ -166,9 +187,6 @@ func (s *scanner) next() ([]string, int, error) {
 				cell = trimCR(cell)
 			}
 			cell = appendCell(cell, b)
-			if len(cell) > MaxCell {
-				return s.unterminated(start, quoteLine, quoteCol)
-			}
 		case quoteInQuoted:
 			switch b {
 			case '"':
@@ -208,7 +226,7 @@ func trimCR(cell []byte) []byte {
 }
 
 // unterminated rejects the row starting at line start, whose quote
-// (opened on line at, in column col) did not close within MaxCell, and
+// (opened on line at, in column col) did not close within MaxQuoted, and
 // gives back the text after that line, to be read again as rows of their
 // own.
 func (s *scanner) unterminated(start, at, col int) ([]string, int, error) {
@@ -221,7 +239,7 @@ func (s *scanner) unterminated(start, at, col int) ([]string, int, error) {
 		}
 	}
 	s.line = at + 1
-	return nil, start, &LineError{Line: start, Column: col, Reason: fmt.Sprintf("the quote that opens this cell does not close within %d KiB; the lines after it are read as rows of their own", MaxCell>>10)}
+	return nil, start, &LineError{Line: start, Column: col, Reason: fmt.Sprintf("the quote that opens this cell does not close within %d KiB; the lines after it are read as rows of their own", MaxQuoted>>10)}
 }
 
 // skipLine reads to the end of the current line (bounded by MaxLine).

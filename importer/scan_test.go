@@ -104,8 +104,8 @@ func TestALongCellRejectsItsRow(t *testing.T) {
 	if _, err := r.Next(); !errors.As(err, &le) || le.Line != 2 || le.Column != 1 {
 		t.Fatalf("a 20 MB cell: %v", err)
 	}
-	if _, err := r.Next(); !errors.As(err, &le) || le.Line != 3 {
-		t.Fatalf("a quoted 10 KiB cell: %v", err)
+	if _, err := r.Next(); !errors.As(err, &le) || le.Line != 3 || !strings.Contains(le.Reason, "longer than") {
+		t.Fatalf("a quoted 10 KiB cell: %v, want it too long (its quote closes)", err)
 	}
 	if rec, err := r.Next(); err != nil || rec.Fields[0] != "Boris" {
 		t.Fatalf("the row after: %v %v", rec, err)
@@ -130,5 +130,66 @@ func TestReportsAreBounded(t *testing.T) {
 	}
 	if len(l.unknown) != MaxUnknownShown || l.moreUnknown != 200_000-MaxUnknownShown {
 		t.Errorf("%d unknown columns named and %d counted", len(l.unknown), l.moreUnknown)
+	}
+}
+
+// TestARowOfEmptyCellsIsBounded: a line of 30 million delimiters was 30
+// million cells (480 MB of string headers); and a cell of doubled quotes
+// ("" is one quote) kept its whole text to give back. A row keeps
+// MaxFields cells and counts the rest; a quote must close within
+// MaxQuoted.
+func TestARowOfEmptyCellsIsBounded(t *testing.T) {
+	data := "name,phone\nAnna,1" + strings.Repeat(",", 30<<20) + "x\nBoris,2\n"
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r, err := NewReader(strings.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := r.Next()
+	if err != nil || len(rec.Fields) != MaxFields || rec.Fields[0] != "Anna" || r.scan.dropped != 1 {
+		t.Fatalf("a row of 30M cells: %d cells kept, %d dropped, %v", len(rec.Fields), r.scan.dropped, err)
+	}
+	if rec, err := r.Next(); err != nil || rec.Fields[0] != "Boris" {
+		t.Fatalf("the row after: %v %v", rec, err)
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 {
+		t.Errorf("reading 30M empty cells allocated %d MiB", grew>>20)
+	}
+
+	// A header past MaxFields: its first cells are read, the rest counted.
+	header := "name,phone" + strings.Repeat(",extra", 200_000)
+	r, err = NewReader(strings.NewReader(header + "\nAnna,1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Header) != MaxFields || r.HeaderPast != 200_002-MaxFields {
+		t.Errorf("a header of 200002 cells: %d read, %d counted", len(r.Header), r.HeaderPast)
+	}
+
+	// Doubled quotes for ever: the quote does not close within MaxQuoted,
+	// and the line is too long.
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r, _ = NewReader(io.MultiReader(strings.NewReader("name,phone\n"), endless('"')))
+	var fe *FileError
+	if _, err := r.Next(); !errors.As(err, &fe) || fe.Line != 2 {
+		t.Fatalf("a line of quotes: %v, want a FileError at line 2", err)
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 {
+		t.Errorf("reading a line of quotes allocated %d MiB", grew>>20)
+	}
+	// A quoted cell past MaxQuoted on one line rejects its row; the next
+	// line is a row.
+	r, _ = NewReader(strings.NewReader("name,phone\n\"" + strings.Repeat(`""`, MaxQuoted) + "\nBoris,2\n"))
+	var le *LineError
+	if _, err := r.Next(); !errors.As(err, &le) || le.Line != 2 || !strings.Contains(le.Reason, "quote") {
+		t.Fatalf("a quoted cell of doubled quotes: %v", err)
+	}
+	if rec, err := r.Next(); err != nil || rec.Fields[0] != "Boris" {
+		t.Fatalf("the row after: %v %v", rec, err)
 	}
 }

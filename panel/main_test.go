@@ -54,7 +54,7 @@ func newWorldOn(t testing.TB, e *bookingtest.Env, cfgs ...func(*panel.Config)) *
 	for _, f := range cfgs {
 		f(&cfg)
 	}
-	w.app = fiber.New(widget.ServerConfig(log))
+	w.app = widget.NewApp(log)
 	w.app.Use(requestid.New())
 	widget.New(e.Svc, widget.Config{Log: log}).Register(w.app)
 	panel.New(e.Svc, cfg).Register(w.app)

@@ -73,7 +73,7 @@ func fail(c *fiber.Ctx, log *slog.Logger, err error) error {
 	case errors.Is(err, errRateLimited):
 		return reply(c, fiber.StatusTooManyRequests, errorBody{Error: "rate_limited", Message: "too many bookings or changes from your address; try again in a minute"})
 	}
-	log.Error("internal error", "request_id", c.Locals("requestid"), "method", c.Method(), "path", c.Path(), "err", err)
+	log.Error("internal error", "request_id", c.Locals("requestid"), "method", c.Method(), "path", LoggedPath(c), "err", err)
 	return reply(c, fiber.StatusInternalServerError, errorBody{Error: "internal", Message: "internal error"})
 }
 
@@ -187,9 +187,25 @@ func ErrorHandler(log *slog.Logger) fiber.ErrorHandler {
 		case fe.Code == fiber.StatusTooManyRequests:
 			body = errorBody{Error: "rate_limited", Message: "too many requests"}
 		case fe.Code >= 500:
-			log.Error("request failed", "request_id", c.Locals("requestid"), "path", c.Path(), "err", err)
+			log.Error("request failed", "request_id", c.Locals("requestid"), "path", LoggedPath(c), "err", err)
 			return reply(c, fiber.StatusInternalServerError, errorBody{Error: "internal", Message: "internal error"})
 		}
 		return reply(c, fe.Code, body)
 	}
+}
+
+// secretParams are the route parameters that grant access (a calendar
+// feed's file name, a payment's return reference).
+var secretParams = []string{":file", ":ref"}
+
+// LoggedPath is what a log shows of a request's path: the path, or the
+// route if the path grants access, so that a log grants nothing.
+func LoggedPath(c *fiber.Ctx) string {
+	route := c.Route().Path
+	for _, p := range secretParams {
+		if strings.Contains(route, p) {
+			return route
+		}
+	}
+	return c.Path()
 }

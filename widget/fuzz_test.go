@@ -28,7 +28,7 @@ func fuzzApp(f *testing.F) *fiber.App {
 	m := e.Master(f, salon, sv)
 	e.Shift(f, salon, m, testDay, 1, "10:00", "20:00")
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	app := fiber.New(widget.ServerConfig(log))
+	app := widget.NewApp(log)
 	app.Use(requestid.New())
 	widget.New(svc, widget.Config{Log: log, RateLimit: 0}).Register(app)
 	return app

@@ -16,7 +16,6 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
-	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/requestid"
 
 	"salon/booking"
@@ -86,7 +85,7 @@ func openapiRouter(t *testing.T) routers.Router {
 // returns its base URL.
 func serve(t testing.TB, h *widget.Handler, log *slog.Logger) string {
 	t.Helper()
-	app := fiber.New(widget.ServerConfig(log))
+	app := widget.NewApp(log)
 	app.Use(requestid.New())
 	h.Register(app)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

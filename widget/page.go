@@ -158,11 +158,11 @@ func (h *Handler) pageError(c *fiber.Ctx, err error) error {
 	case errors.Is(err, booking.ErrNotFound):
 	case errors.Is(err, booking.ErrUnavailable):
 		// The database is away or busy: a moment, not a failure.
-		h.log.Warn("page: unavailable", "request_id", c.Locals("requestid"), "path", c.Path(), "err", err)
+		h.log.Warn("page: unavailable", "request_id", c.Locals("requestid"), "path", LoggedPath(c), "err", err)
 		status, msg = fiber.StatusServiceUnavailable, pageErrors[1]
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(RetryAfter))
 	default:
-		h.log.Error("page", "request_id", c.Locals("requestid"), "path", c.Path(), "err", err)
+		h.log.Error("page", "request_id", c.Locals("requestid"), "path", LoggedPath(c), "err", err)
 		status, msg = fiber.StatusInternalServerError, pageErrors[2]
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)

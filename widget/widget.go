@@ -119,13 +119,23 @@ func (h *Handler) deadline(c *fiber.Ctx) error {
 // MaxBody is the largest request body the API and the webhooks take.
 const MaxBody = 64 << 10
 
-// ServerConfig is the HTTP server's configuration, for salon serve and the
-// tests that stand in for it. Bodies are streamed: a handler runs after a
-// few KiB at most, and each route reads its body to its own limit or
-// refuses it from its headers (internal/bodylimit); the panel streams its
-// uploads. A multipart body is never parsed before a handler asks for it
-// (fasthttp would, and answer a malformed one with its own words).
-func ServerConfig(log *slog.Logger) fiber.Config {
+// NewApp is the HTTP server of salon serve (and of the tests that stand in
+// for it), before any route: its configuration (serverConfig) and its
+// first middleware, which leaves no unread body on a connection
+// (bodylimit.Guard).
+func NewApp(log *slog.Logger) *fiber.App {
+	app := fiber.New(serverConfig(log))
+	app.Use(bodylimit.Guard)
+	return app
+}
+
+// serverConfig is the HTTP server's configuration. Bodies are streamed: a
+// handler runs after a few KiB at most, and each route reads its body to
+// its own limit or refuses it from its headers (internal/bodylimit); the
+// panel streams its uploads. A multipart body is never parsed before a
+// handler asks for it (fasthttp would, and answer a malformed one with its
+// own words).
+func serverConfig(log *slog.Logger) fiber.Config {
 	return fiber.Config{
 		DisableStartupMessage:        true,
 		StreamRequestBody:            true,

@@ -295,6 +295,9 @@ func TestServerUnderDatabaseFaults(t *testing.T) {
 		t.Errorf("the access log records a 500: %s", tail(logs.String(), 2000))
 	}
 	for path := range pages {
+		if strings.HasPrefix(path, "/calendar/") {
+			path = "/calendar/:file" // a path that grants access is logged as its route
+		}
 		if !regexp.MustCompile(`"path":"` + regexp.QuoteMeta(path) + `","status":503`).MatchString(logs.String()) {
 			t.Errorf("the access log has no 503 for %s", path)
 		}

@@ -56,7 +56,7 @@ func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger, metri
 	s.reg.MustRegister(psp.Collectors()...)
 	s.reg.MustRegister(importer.Collectors()...)
 
-	s.app = fiber.New(widget.ServerConfig(log))
+	s.app = widget.NewApp(log)
 	s.app.Use(recover.New())
 	s.app.Use(requestid.New()) // X-Request-ID in, or a new one; logged with internal errors
 	s.app.Use(func(c *fiber.Ctx) error {
@@ -81,7 +81,7 @@ func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger, metri
 		default:
 			// The path only: queries carry no secrets here, and the manage
 			// token travels in a header or the URL fragment, never logged.
-			attrs := []any{"method", method, "path", c.Path(), "status", status,
+			attrs := []any{"method", method, "path", widget.LoggedPath(c), "status", status,
 				"ms", took.Milliseconds(), "request_id", c.Locals("requestid"), "ip", c.IP()}
 			if salon, ok := c.Locals(salonLogKey).(string); ok {
 				attrs = append(attrs, "salon", salon)

@@ -228,6 +228,13 @@ func TestMetricsOnTheirOwnAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+	// Paths that grant access (a calendar feed, a payment's return) are
+	// logged as their routes.
+	for _, p := range []string{"/calendar/sEcReTfEeD.ics", "/w/metrics/back/sEcReTrEf", "/api/v1/returns/sEcReTrEf"} {
+		if resp, err := http.Get(base + p); err == nil {
+			resp.Body.Close()
+		}
+	}
 	resp, err = http.Get("http://" + maddr + "/metrics")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("metrics address: %v %v", resp, err)
@@ -248,5 +255,13 @@ func TestMetricsOnTheirOwnAddress(t *testing.T) {
 	}
 	if line["salon"] != "metrics" || line["request_id"] == nil || line["status"] == nil {
 		t.Errorf("access log line: %v", line)
+	}
+	if strings.Contains(logs.String(), "sEcReT") {
+		t.Errorf("the log shows a path that grants access: %s", tail(logs.String(), 2000))
+	}
+	for _, route := range []string{`"path":"/calendar/:file"`, `"path":"/w/:slug/back/:ref"`, `"path":"/api/v1/returns/:ref"`} {
+		if !strings.Contains(logs.String(), route) {
+			t.Errorf("the log has no %s", route)
+		}
 	}
 }

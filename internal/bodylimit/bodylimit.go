@@ -97,6 +97,26 @@ func (l *limited) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Guard is the server's first middleware: after the request, a body that
+// was streamed and not read to its end (by a handler that refused it, or
+// one that never reads bodies: a 404, a redirect to the login) is drained,
+// up to GuardDrain, or its connection closed. Left on the connection, its
+// bytes would be read as the next request: a request smuggled past the
+// proxy in front (its own X-Forwarded-For, say).
+func Guard(c *fiber.Ctx) error {
+	err := c.Next()
+	if s := c.Request().BodyStream(); s != nil {
+		if n, derr := io.Copy(io.Discard, io.LimitReader(s, GuardDrain+1)); derr != nil || n > GuardDrain {
+			c.Set(fiber.HeaderConnection, "close")
+		}
+	}
+	return err
+}
+
+// GuardDrain is the most of an unread body Guard reads before it closes the
+// connection instead.
+const GuardDrain = 1 << 20
+
 // Drain throws away the rest of a refused body, up to DrainMax, so that
 // a client still sending it reads the answer; a longer one, or one that
 // fails, closes the connection after the answer.
