@@ -130,7 +130,7 @@ func TestServerUnderDatabaseFaults(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- run(sctx, []string{"serve"}, envOf("DATABASE_URL", db.url+"&application_name=salon-serve", "SALON_HTTP_ADDR", addr,
-			"SALON_BOOKING_RATE_LIMIT", "0"), nil, logs, logs)
+			"SALON_BOOKING_RATE_LIMIT", "0", "PAYMENT_PROVIDER", "sandbox"), nil, logs, logs)
 	}()
 	t.Cleanup(func() { stop(); <-done })
 	base := "http://" + addr

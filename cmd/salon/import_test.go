@@ -108,17 +108,17 @@ func TestImportAndExportCommands(t *testing.T) {
 }
 
 // TestPaymentProviderFromTheEnvironment: sandbox by default, YooKassa with
-// its credentials, clear errors otherwise.
+// its credentials, clear errors otherwise; serve names its provider.
 func TestPaymentProviderFromTheEnvironment(t *testing.T) {
 	cases := []struct {
 		env  []string
 		name string
 		err  string
 	}{
-		{nil, "sandbox", ""},
-		{[]string{"SALON_SANDBOX_DELAY", "200ms", "SALON_SANDBOX_FAILURE_RATE", "0.3"}, "sandbox", ""},
-		{[]string{"SALON_SANDBOX_FAILURE_RATE", "2"}, "", "SALON_SANDBOX_FAILURE_RATE"},
-		{[]string{"SALON_SANDBOX_DELAY", "soon"}, "", "SALON_SANDBOX_DELAY"},
+		{[]string{"PAYMENT_PROVIDER", "sandbox"}, "sandbox", ""},
+		{[]string{"PAYMENT_PROVIDER", "sandbox", "SALON_SANDBOX_DELAY", "200ms", "SALON_SANDBOX_FAILURE_RATE", "0.3"}, "sandbox", ""},
+		{[]string{"PAYMENT_PROVIDER", "sandbox", "SALON_SANDBOX_FAILURE_RATE", "2"}, "", "SALON_SANDBOX_FAILURE_RATE"},
+		{[]string{"PAYMENT_PROVIDER", "sandbox", "SALON_SANDBOX_DELAY", "soon"}, "", "SALON_SANDBOX_DELAY"},
 		{[]string{"PAYMENT_PROVIDER", "yookassa"}, "", "YOOKASSA_SHOP_ID"},
 		{[]string{"PAYMENT_PROVIDER", "yookassa", "YOOKASSA_SHOP_ID", "1", "YOOKASSA_SECRET_KEY", "s"}, "yookassa", ""},
 		{[]string{"PAYMENT_PROVIDER", "paypal"}, "", "sandbox or yookassa"},
@@ -131,6 +131,13 @@ func TestPaymentProviderFromTheEnvironment(t *testing.T) {
 		case c.err == "" && (err != nil || p.Name() != c.name):
 			t.Errorf("%v: %v %v", c.env, p, err)
 		}
+	}
+	// A production server never takes the sandbox (whose Pay button is
+	// its own page) for want of a setting: it stops, saying why.
+	var out, errs bytes.Buffer
+	code := run(context.Background(), []string{"serve"}, envOf("DATABASE_URL", "postgres:///nowhere"), nil, &out, &errs)
+	if line := strings.TrimSpace(errs.String()); code != exitFatal || !strings.Contains(line, "PAYMENT_PROVIDER must be set") || strings.Contains(line, "\n") {
+		t.Errorf("serve without PAYMENT_PROVIDER: exit %d, %q", code, errs.String())
 	}
 }
 

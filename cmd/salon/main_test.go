@@ -181,7 +181,7 @@ func TestServeChecksSchema(t *testing.T) {
 		t.Fatalf("migrate down: %d %s", code, errs.String())
 	}
 	errs.Reset()
-	code := run(context.Background(), []string{"serve"}, envOf("DATABASE_URL", url, "SALON_HTTP_ADDR", "127.0.0.1:0"), nil, &out, &errs)
+	code := run(context.Background(), []string{"serve"}, envOf("DATABASE_URL", url, "SALON_HTTP_ADDR", "127.0.0.1:0", "PAYMENT_PROVIDER", "sandbox"), nil, &out, &errs)
 	if code != exitFatal || !strings.Contains(errs.String(), "migrate up") {
 		t.Fatalf("serve on an old schema: exit %d, %q", code, errs.String())
 	}
@@ -189,7 +189,7 @@ func TestServeChecksSchema(t *testing.T) {
 		t.Fatalf("migrate up: %d %s", code, errs.String())
 	}
 	errs.Reset()
-	if code := run(context.Background(), []string{"serve"}, envOf(), nil, &out, &errs); code != exitFatal || !strings.Contains(errs.String(), "DATABASE_URL") {
+	if code := run(context.Background(), []string{"serve"}, envOf("PAYMENT_PROVIDER", "sandbox"), nil, &out, &errs); code != exitFatal || !strings.Contains(errs.String(), "DATABASE_URL") {
 		t.Fatalf("serve without DATABASE_URL: %d %q", code, errs.String())
 	}
 
@@ -204,7 +204,7 @@ func TestServeChecksSchema(t *testing.T) {
 	var logs syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve"}, envOf("DATABASE_URL", url, "SALON_HTTP_ADDR", addr), nil, &logs, &logs)
+		done <- run(ctx, []string{"serve"}, envOf("DATABASE_URL", url, "SALON_HTTP_ADDR", addr, "PAYMENT_PROVIDER", "sandbox"), nil, &logs, &logs)
 	}()
 	bookingtest.WaitFor(t, 30*time.Second, "serve to answer", func() bool {
 		resp, err := http.Get("http://" + addr + "/readyz")
@@ -240,7 +240,7 @@ func TestServeRunsTheBot(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve"}, envOf("DATABASE_URL", url, "SALON_HTTP_ADDR", addr, "SALON_PUBLIC_URL", "http://"+addr,
+		done <- run(ctx, []string{"serve"}, envOf("DATABASE_URL", url, "SALON_HTTP_ADDR", addr, "SALON_PUBLIC_URL", "http://"+addr, "PAYMENT_PROVIDER", "sandbox",
 			"TELEGRAM_BOT_TOKEN", tg.Token, "TELEGRAM_API_URL", tg.URL, "TELEGRAM_WEBHOOK_SECRET", "hook-secret"), nil, &out, &out)
 	}()
 	u := tg.NewUser("Visitor", "en")

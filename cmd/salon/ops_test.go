@@ -35,7 +35,7 @@ func startServe(t *testing.T, kv ...string) (base, dbURL string, stop func() (in
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve"}, envOf(append([]string{"DATABASE_URL", dbURL, "SALON_HTTP_ADDR", addr}, kv...)...), nil, logs, logs)
+		done <- run(ctx, []string{"serve"}, envOf(append([]string{"DATABASE_URL", dbURL, "SALON_HTTP_ADDR", addr, "PAYMENT_PROVIDER", "sandbox"}, kv...)...), nil, logs, logs)
 	}()
 	base = "http://" + addr
 	bookingtest.WaitFor(t, 30*time.Second, "serve to answer", func() bool {

@@ -78,10 +78,11 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 	return p, nil
 }
 
-// paymentProvider is PAYMENT_PROVIDER's provider: the built-in sandbox (the
-// default), or YooKassa with its credentials.
+// paymentProvider is PAYMENT_PROVIDER's provider: the built-in sandbox, or
+// YooKassa with its credentials (dev defaults to the sandbox; serve asks
+// for one by name).
 func paymentProvider(getenv env, pool *pgxpool.Pool, public string) (psp.Provider, error) {
-	switch name := orDefault(getenv("PAYMENT_PROVIDER"), "sandbox"); name {
+	switch name := getenv("PAYMENT_PROVIDER"); name {
 	case "sandbox":
 		sb := &psp.Sandbox{Pool: pool, BaseURL: public}
 		if v := getenv("SALON_SANDBOX_DELAY"); v != "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +19,11 @@ import (
 func cmdServe(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
 	if err := parseFlags(newFlagSet("serve"), args); err != nil {
 		return err
+	}
+	if getenv("PAYMENT_PROVIDER") == "" {
+		// The sandbox takes no money (its Pay button is this server's
+		// own page): a production server never falls back to it.
+		return errors.New("PAYMENT_PROVIDER must be set: yookassa, or sandbox for a demo where nobody pays")
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	pool, err := openCurrent(ctx, getenv)
@@ -92,7 +98,7 @@ Salon is running with demo data.
   database: %[5]s
 Press Ctrl-C to stop.
 `, base, salon.Slug, demo.Email, demo.Password, url)
-	p, err := newPlatform(pool, withDefault(getenv, "SALON_PUBLIC_URL", base), ln, log)
+	p, err := newPlatform(pool, withDefault(withDefault(getenv, "SALON_PUBLIC_URL", base), "PAYMENT_PROVIDER", "sandbox"), ln, log)
 	if err != nil {
 		ln.Close()
 		return err
