@@ -30,7 +30,11 @@ const (
 	EventRescheduled = "rescheduled"
 	EventHoldExpired = "hold_expired"
 	EventPaid        = "paid" // the deposit came: the booking is confirmed
-	EventReminder    = "reminder"
+	// EventPaymentReleased: money that came for a booking no longer kept
+	// (paid after its time was taken, or after it was cancelled) is
+	// released at the provider: nothing is charged.
+	EventPaymentReleased = "payment_released"
+	EventReminder        = "reminder"
 )
 
 // NotifyArgs asks to tell the people concerned about a change of a booking.

@@ -25,12 +25,15 @@ import (
 //     per booking) then Register (the provider call, after commit, never
 //     under a lock).
 //   - Check asks the provider first, then applies its answer in one short
-//     transaction that locks booking, session and ledger in that order on
+//     transaction that locks (the master, when a late payment may take the
+//     slot again,) the booking, the session and the ledger in that order on
 //     every path, moves the session with UPDATE ... WHERE status IN (...)
-//     AND version = read RETURNING, and writes one ledger entry per
-//     session and kind (a unique index). Webhooks, the client's return and
-//     the sweep all go through Check; a webhook is believed only as far as
-//     the provider's own answer to Get.
+//     RETURNING, writes one deposit per booking (a unique index), and
+//     writes the notice the change owes the client. Webhooks, the client's
+//     return and the sweep all go through Check; a webhook is believed only
+//     as far as the provider's own answer to Get. A session ends only on
+//     the provider's word (or a day after its hold, still unpaid: see
+//     paymentGiveUp), and a check that changes nothing backs off.
 //   - The provider calls a state asks for (capture, cancel, refund) run
 //     after the transaction that decided them, with idempotence keys of
 //     their own, and Check follows them up; the session's next_check_at is
@@ -88,8 +91,15 @@ type PaymentSession struct {
 	Currency   string
 	ExternalID string
 	// URL is where the client pays; empty once the payment is terminal.
-	URL       string
-	Version   int
+	URL     string
+	Version int
+	// Checks counts the checks since the last change (each one later);
+	// LastError is why the last one failed ("" when it did not).
+	Checks    int
+	LastError string
+	// HoldUntil is when the client's time to pay ended (the booking's
+	// hold when the session was claimed).
+	HoldUntil time.Time
 	CreatedAt time.Time
 }
 
@@ -104,12 +114,12 @@ func WithPayments(provider psp.Provider) Option {
 func (s *Service) Provider() psp.Provider { return s.psp }
 
 const sessionColumns = `id, salon_id, booking_id, provider, status, amount, currency, COALESCE(external_id, ''),
-	COALESCE(confirmation_url, ''), version, created_at`
+	COALESCE(confirmation_url, ''), version, checks, last_error, hold_until, created_at`
 
 func scanSession(row pgx.Row) (*PaymentSession, error) {
 	var p PaymentSession
 	if err := row.Scan(&p.ID, &p.SalonID, &p.BookingID, &p.Provider, &p.Status, &p.Amount, &p.Currency, &p.ExternalID,
-		&p.URL, &p.Version, &p.CreatedAt); err != nil {
+		&p.URL, &p.Version, &p.Checks, &p.LastError, &p.HoldUntil, &p.CreatedAt); err != nil {
 		return nil, err
 	}
 	if p.Status.Terminal() || p.Status == PayRefunding || p.Status == PayCanceling {
@@ -120,13 +130,23 @@ func scanSession(row pgx.Row) (*PaymentSession, error) {
 
 // payment timing.
 const (
-	// paymentLease is how long a sweeper holds a session.
-	paymentLease = 30 * time.Second
-	// paymentGiveUp is how long after its hold a payment the client never
-	// made is waited for before it is written off.
-	paymentGiveUp = 2 * time.Hour
 	// providerCall bounds one provider call made inside a request.
 	providerCall = 8 * time.Second
+	// paymentLease is how long a sweeper holds the one session it works
+	// on: longer than the most a check can take (checkPayment's four
+	// rounds of a provider call and a follow-up call, each providerCall).
+	paymentLease = 10 * providerCall
+	// paymentGiveUp is how long after its hold ended an unpaid payment is
+	// still watched while the provider says pending. YooKassa cancels an
+	// unpaid payment itself (about an hour after a card payment's page is
+	// opened; other methods take longer), and says so; a payment still
+	// pending a day after the hold is written off (failed), and should the
+	// provider authorize it after all, its notification, the client's
+	// return or the reconciliation of the provider's list still settle it
+	// (checkPayment asks the provider about a written-off session).
+	paymentGiveUp = 24 * time.Hour
+	// sweepBatch bounds the sessions one sweep takes, one at a time.
+	sweepBatch = 200
 )
 
 // ReturnLink makes, from a payment's return reference, the URL the client
@@ -211,10 +231,10 @@ func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, bac
 			returnURL = back(ref)
 		}
 		out, err = scanSession(tx.QueryRow(ctx, `INSERT INTO payment_sessions (salon_id, booking_id, provider, status, amount,
-			currency, idempotence_key, cancel_token, next_check_at, created_at, return_ref, return_url)
-			VALUES ($1, $2, $3, 'registering', $4, $5, $6, $7, $8, $9, $10, $11) RETURNING `+sessionColumns,
+			currency, idempotence_key, cancel_token, next_check_at, created_at, return_ref, return_url, hold_until)
+			VALUES ($1, $2, $3, 'registering', $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING `+sessionColumns,
 			b.SalonID, b.ID, s.psp.Name(), b.Deposit, salon.Currency, "pay-"+strconv.FormatInt(b.ID, 10)+"-"+randomHex(8),
-			randomHex(16), s.now().Add(paymentLease), s.now(), ref, returnURL))
+			randomHex(16), s.now().Add(paymentLease), s.now(), ref, returnURL, b.HoldExpiresAt))
 		if err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
@@ -277,17 +297,23 @@ func (s *Service) transition(ctx context.Context, id int64, from []PaymentStatus
 	var out *PaymentSession
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		out, err = setSession(ctx, tx, id, -1, from, to, p, why, s.now())
+		out, err = setSession(ctx, tx, id, from, to, p, why, s.now())
 		return err
 	})
 	return out, err
 }
 
 // setSession is every session transition: UPDATE ... WHERE status IN
-// (from) AND version = the version read (when one was: -1 for none)
-// RETURNING, the version moved, the next check scheduled by state. A
-// session that moved on meanwhile is errMoved: re-read it and follow.
-func setSession(ctx context.Context, tx pgx.Tx, id int64, version int, from []PaymentStatus, to PaymentStatus, p *psp.Payment, why string, now time.Time) (*PaymentSession, error) {
+// (from) RETURNING, the version moved, the next check scheduled by state.
+// A session that moved on meanwhile is errMoved: re-read it and follow.
+//
+// The guard is the state, not a version carried from an earlier read:
+// applyPayment moves a session only under its row lock (taken after the
+// booking's), so what it read is current; a provider's answer read before
+// that lock may be older than the session, but every move is from named
+// states to a later one, so an old answer finds nothing to move (errMoved,
+// or a case that does nothing) and never takes a session back.
+func setSession(ctx context.Context, tx pgx.Tx, id int64, from []PaymentStatus, to PaymentStatus, p *psp.Payment, why string, now time.Time) (*PaymentSession, error) {
 	var ext, url *string
 	if p != nil {
 		ext = &p.ID
@@ -295,11 +321,11 @@ func setSession(ctx context.Context, tx pgx.Tx, id int64, version int, from []Pa
 			url = &p.ConfirmationURL
 		}
 	}
-	next := now.Add(checkDelay(to, 0))
+	next := now.Add(checkDelay(to, to == PayRegistered, 0))
 	out, err := scanSession(tx.QueryRow(ctx, `UPDATE payment_sessions SET status = $3, version = version + 1,
 		external_id = COALESCE($4, external_id), confirmation_url = COALESCE($5, confirmation_url),
 		last_error = $6, next_check_at = $7, checks = 0, lease_until = NULL, updated_at = now()
-		WHERE id = $1 AND status = ANY($2) AND ($8 < 0 OR version = $8) RETURNING `+sessionColumns, id, from, to, ext, url, why, next, version))
+		WHERE id = $1 AND status = ANY($2) RETURNING `+sessionColumns, id, from, to, ext, url, why, next))
 	if isNoRows(err) {
 		return nil, errMoved
 	}
@@ -349,19 +375,22 @@ func inFlight(st PaymentStatus) bool {
 // concurrent path moved it first); the caller re-reads and follows.
 var errMoved = errors.New("payment session moved on")
 
-// checkDelay is when a session in a state is looked at again.
-func checkDelay(st PaymentStatus, checks int) time.Duration {
-	if st.Terminal() && st != PayCompleted {
+// checkDelay is when a session in a state is looked at again after checks
+// that changed nothing (or failed): money in flight (a create whose answer
+// was lost, an authorization to capture or release, a refund) soon and
+// often, 5 s (every sweep) for the first twelve, then doubling to 5
+// minutes; a payment
+// that waits for its client (or, released by us, for the provider to
+// give it up) 15 s doubling to an hour (the provider's notification is
+// what usually tells us first). Terminal states are not looked at.
+func checkDelay(st PaymentStatus, waiting bool, checks int) time.Duration {
+	switch {
+	case st.Terminal():
 		return 24 * time.Hour * 365
+	case waiting:
+		return min(15*time.Second<<min(checks, 8), time.Hour)
 	}
-	if st == PayCompleted {
-		return 24 * time.Hour * 365
-	}
-	d := 15 * time.Second << min(checks, 8) // 15 s .. ~1 h
-	if st == PayAuthorized || st == PayCanceling || st == PayRefunding || st == PayUnknown || st == PayRegistering {
-		d = 5 * time.Second << min(checks, 6)
-	}
-	return d
+	return min(5*time.Second<<max(min(checks, 18)-12, 0), 5*time.Minute)
 }
 
 // CheckPayment brings a session up to date with its provider: the
@@ -379,6 +408,7 @@ func (s *Service) checkPayment(ctx context.Context, sessionID int64) (*PaymentSe
 	if s.psp == nil {
 		return nil, fmt.Errorf("no payment provider: %w", ErrConflict)
 	}
+	var known *psp.Payment // the provider's answer to our last call, when it said
 	for range 4 {
 		sess, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions WHERE id = $1`, sessionID))
 		if isNoRows(err) {
@@ -390,7 +420,8 @@ func (s *Service) checkPayment(ctx context.Context, sessionID int64) (*PaymentSe
 		var p *psp.Payment
 		cctx, cancel := context.WithTimeout(ctx, providerCall)
 		switch {
-		case sess.Status == PayCompleted || sess.Status == PayCanceled || sess.Status == PayFailed || sess.Status == PayRefunded:
+		case sess.Status == PayCompleted || sess.Status == PayCanceled || sess.Status == PayRefunded,
+			sess.Status == PayFailed && sess.ExternalID == "":
 			cancel()
 			return sess, nil
 		case sess.Status == PayRefunding:
@@ -400,6 +431,8 @@ func (s *Service) checkPayment(ctx context.Context, sessionID int64) (*PaymentSe
 				return sess, s.checkFailed(ctx, sess, err)
 			}
 			continue
+		case known != nil:
+			p, known = known, nil
 		case sess.ExternalID == "":
 			// Registering or unknown: Create again with the same key finds
 			// the payment if the first call reached the provider.
@@ -420,35 +453,49 @@ func (s *Service) checkPayment(ctx context.Context, sessionID int64) (*PaymentSe
 		if err != nil {
 			return nil, err
 		}
-		if !s.actionDue(next) {
-			return next, nil
+		if s.actionDue(next) {
+			acted, after, err := s.act(ctx, next, p)
+			if err != nil {
+				return next, s.checkFailed(ctx, next, err)
+			}
+			if acted {
+				known = after
+				continue // and apply what it did
+			}
 		}
-		acted, err := s.act(ctx, next, p)
-		if err != nil {
-			return next, s.checkFailed(ctx, next, err)
+		if next.Version == sess.Version && !next.Status.Terminal() {
+			// Nothing changed: look again later, later each time.
+			return next, s.unchanged(ctx, next, p.Status == psp.Pending)
 		}
-		if !acted {
-			return next, nil
-		}
+		return next, nil
 	}
 	return scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions WHERE id = $1`, sessionID))
 }
 
-// checkFailed records a failed provider call and backs the next check off;
-// a refusal of a create fails the session.
+// checkFailed records a failed provider call and backs the next check off
+// (checkDelay: money in flight is tried again within seconds, a payment
+// waiting for its client later each time).
 func (s *Service) checkFailed(ctx context.Context, sess *PaymentSession, cause error) error {
 	s.log.Warn("payment: check", "session", sess.ID, "status", sess.Status, "err", cause)
-	// Money in flight (an unknown create, an authorization to capture or
-	// release, a refund) is retried at every sweep; a payment waiting for
-	// the client backs off to an hour.
-	_, err := s.pool.Exec(ctx, `UPDATE payment_sessions SET checks = checks + 1, last_error = $2, lease_until = NULL,
-		next_check_at = $3::timestamptz + make_interval(secs => CASE WHEN status = 'registered' THEN LEAST(3600, 15 * power(2, LEAST(checks, 8)))
-		                                                             ELSE 5 END) WHERE id = $1`,
-		sess.ID, cause.Error(), s.now())
-	if err != nil {
-		return dbErr(err)
+	if err := s.lookAgain(ctx, sess, sess.Status == PayRegistered, cause.Error()); err != nil {
+		return err
 	}
 	return fmt.Errorf("payment provider: %v: %w", cause, ErrUnavailable)
+}
+
+// unchanged records a check that found nothing to do: the next one comes
+// later (waiting: the provider holds no money and waits for the client).
+func (s *Service) unchanged(ctx context.Context, sess *PaymentSession, waiting bool) error {
+	return s.lookAgain(ctx, sess, waiting, "")
+}
+
+// lookAgain schedules a session's next check after one more that changed
+// nothing, unless the session moved on meanwhile (its move scheduled it).
+func (s *Service) lookAgain(ctx context.Context, sess *PaymentSession, waiting bool, why string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE payment_sessions SET checks = checks + 1, last_error = $2, lease_until = NULL,
+		next_check_at = $3 WHERE id = $1 AND version = $4`,
+		sess.ID, why, s.now().Add(checkDelay(sess.Status, waiting, sess.Checks+1)), sess.Version)
+	return dbErr(err)
 }
 
 // actionDue reports whether the session waits for a provider call of ours.
@@ -458,32 +505,42 @@ func (s *Service) actionDue(sess *PaymentSession) bool {
 
 // act makes the provider call the session's state asks for: capture an
 // authorization whose booking is confirmed, release one whose booking is
-// gone, refund. It reports whether it called.
-func (s *Service) act(ctx context.Context, sess *PaymentSession, p *psp.Payment) (bool, error) {
+// gone, refund. It reports whether it called, and the payment as the
+// provider answered (nil when the answer says nothing of it).
+func (s *Service) act(ctx context.Context, sess *PaymentSession, p *psp.Payment) (bool, *psp.Payment, error) {
 	cctx, cancel := context.WithTimeout(ctx, providerCall)
 	defer cancel()
 	switch sess.Status {
 	case PayAuthorized:
 		var st Status
 		if err := s.pool.QueryRow(ctx, `SELECT status FROM bookings WHERE id = $1`, sess.BookingID).Scan(&st); err != nil {
-			return false, dbErr(err)
+			return false, nil, dbErr(err)
 		}
 		if st != StatusConfirmed && st != StatusCompleted && st != StatusNoShow {
-			return false, nil // not confirmed: Check decides first
+			return false, nil, nil // not confirmed: Check decides first
 		}
-		_, err := s.psp.Capture(cctx, fmt.Sprintf("capture-%d", sess.ID), sess.ExternalID, int64(sess.Amount), sess.Currency)
-		return err == nil, err
+		after, err := s.psp.Capture(cctx, fmt.Sprintf("capture-%d", sess.ID), sess.ExternalID, int64(sess.Amount), sess.Currency)
+		return err == nil, answered(after), err
 	case PayCanceling:
 		if p != nil && p.Status == psp.Pending {
-			return false, nil // nothing held yet; Check looks again
+			return false, nil, nil // nothing held yet; Check looks again
 		}
-		_, err := s.psp.Cancel(cctx, fmt.Sprintf("cancel-%d", sess.ID), sess.ExternalID)
-		return err == nil, err
+		after, err := s.psp.Cancel(cctx, fmt.Sprintf("cancel-%d", sess.ID), sess.ExternalID)
+		return err == nil, answered(after), err
 	case PayRefunding:
 		err := s.refund(cctx, sess)
-		return err == nil, err
+		return err == nil, nil, err
 	}
-	return false, nil
+	return false, nil, nil
+}
+
+// answered is a provider's answer to a capture or a cancel, when it is one
+// a check can apply as it would a Get's (a payment with its state).
+func answered(p *psp.Payment) *psp.Payment {
+	if p == nil || p.ID == "" || p.Status == "" {
+		return nil
+	}
+	return p
 }
 
 // refund makes the session's refund (its own idempotence key) and records it.
@@ -501,7 +558,7 @@ func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM bookings WHERE id = $1 FOR UPDATE`, sess.BookingID); err != nil {
 			return err
 		}
-		out, err := setSession(ctx, tx, sess.ID, -1, []PaymentStatus{PayRefunding}, PayRefunded, nil, "", s.now())
+		out, err := setSession(ctx, tx, sess.ID, []PaymentStatus{PayRefunding}, PayRefunded, nil, "refunded", s.now())
 		if errors.Is(err, errMoved) {
 			return nil
 		}
@@ -524,19 +581,37 @@ func ledger(ctx context.Context, tx pgx.Tx, sess *PaymentSession, kind string, a
 }
 
 // applyPayment applies the provider's state of the payment to the session
-// and its booking, in one transaction: booking, then session, then ledger.
+// and its booking, in one transaction. Locks are taken in one order on
+// every path, the booking core's: the master's (only when a late payment
+// may take the slot again), then the booking's row, then the session's.
+// The notice the change owes the client is written in the same
+// transaction: it is never lost to a crash between the two.
 func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Payment) (*PaymentSession, error) {
 	var out *PaymentSession
-	var notify func(context.Context, pgx.Tx) error
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		notify = nil
-		var bookingID int64
-		if err := tx.QueryRow(ctx, `SELECT booking_id FROM payment_sessions WHERE id = $1`, sessionID).Scan(&bookingID); err != nil {
+		var bookingID, masterID int64
+		var bookingStatus Status
+		var reason string
+		if err := tx.QueryRow(ctx, `SELECT b.id, b.master_id, b.status, b.cancel_reason FROM payment_sessions s
+			JOIN bookings b ON b.id = s.booking_id WHERE s.id = $1`, sessionID).Scan(&bookingID, &masterID, &bookingStatus, &reason); err != nil {
 			return fmt.Errorf("payment session %d: %w", sessionID, err)
+		}
+		mayRebook := func(b *Booking) bool {
+			return p.Status == psp.WaitingForCapture && b.Status == StatusCancelled && b.CancelReason == holdExpiredReason
+		}
+		lockedMaster := false
+		if mayRebook(&Booking{Status: bookingStatus, CancelReason: reason}) {
+			if err := lockMasters(ctx, tx, masterID); err != nil {
+				return err
+			}
+			lockedMaster = true
 		}
 		b, _, err := readBooking(ctx, tx, BySystem(), 0, bookingID, "FOR UPDATE OF b")
 		if err != nil {
 			return err
+		}
+		if mayRebook(b) && (!lockedMaster || b.MasterID != masterID) {
+			return errRetry // it changed before its row was locked: again, in order
 		}
 		sess, err := scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions WHERE id = $1 FOR UPDATE`, sessionID))
 		if err != nil {
@@ -545,11 +620,16 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 		out = sess
 		now := s.now()
 		move := func(from []PaymentStatus, to PaymentStatus, why string) error {
-			next, err := setSession(ctx, tx, sess.ID, sess.Version, from, to, p, why, now)
+			next, err := setSession(ctx, tx, sess.ID, from, to, p, why, now)
 			if err == nil {
 				out, sess = next, next
 			}
 			return err
+		}
+		tell := func(b *Booking, to Status, event string) error {
+			changed := *b
+			changed.Status = to
+			return s.enqueueChange(ctx, tx, &changed, event, System, nil)
 		}
 		if p.Amount != 0 && p.Amount != int64(sess.Amount) {
 			return fmt.Errorf("the provider's payment %s is of %d, the session of %d: %w", p.ID, p.Amount, sess.Amount, ErrConflict)
@@ -558,20 +638,40 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 		case psp.Pending:
 			switch sess.Status {
 			case PayRegistering, PayUnknown:
-				return move([]PaymentStatus{PayRegistering, PayUnknown}, PayRegistered, "")
+				return move([]PaymentStatus{PayRegistering, PayUnknown}, PayRegistered, "created")
 			case PayRegistered, PayCanceling:
-				// Unpaid, and the booking is gone: written off once its hold
-				// is long past.
-				if !b.Status.Active() && now.After(sess.CreatedAt.Add(paymentGiveUp)) {
+				// Unpaid, the booking gone, and the provider's own time for
+				// the payment long past: written off (a later word of the
+				// provider still counts: see paymentGiveUp).
+				if !b.Status.Active() && now.After(sess.HoldUntil.Add(paymentGiveUp)) {
 					return move([]PaymentStatus{PayRegistered, PayCanceling}, PayFailed, "never paid")
 				}
 			}
 			return nil
 		case psp.WaitingForCapture:
-			if sess.Status == PayRegistering || sess.Status == PayUnknown || sess.Status == PayRegistered {
-				if err := move([]PaymentStatus{PayRegistering, PayUnknown, PayRegistered}, PayAuthorized, ""); err != nil {
+			// The money is held. The first time we learn it, and the booking
+			// is not to be kept, the client hears that it is released.
+			var first bool
+			if err := tx.QueryRow(ctx, `WITH h AS (UPDATE payment_sessions SET held_at = $2 WHERE id = $1 AND held_at IS NULL RETURNING 1)
+				SELECT EXISTS (SELECT 1 FROM h)`, sess.ID, now).Scan(&first); err != nil {
+				return fmt.Errorf("payment session %d: %w", sess.ID, err)
+			}
+			released := func() error {
+				if !first {
+					return nil
+				}
+				return tell(b, b.Status, EventPaymentReleased)
+			}
+			switch sess.Status {
+			case PayRegistering, PayUnknown, PayRegistered, PayFailed:
+				// Paid (a written-off session too: the provider's word
+				// beats our guess that nobody would pay).
+				if err := move([]PaymentStatus{sess.Status}, PayAuthorized, "paid"); err != nil {
 					return err
 				}
+			case PayCanceling:
+				// Released by us (the booking is gone): act cancels it.
+				return released()
 			}
 			if sess.Status != PayAuthorized {
 				return nil
@@ -582,35 +682,33 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 				if _, err := setStatus(ctx, tx, b, StatusConfirmed, "", System, "paid", map[string]any{"payment": sess.ID}); err != nil {
 					return err
 				}
-				confirmed := *b
-				confirmed.Status = StatusConfirmed
-				notify = func(ctx context.Context, tx pgx.Tx) error {
-					return s.enqueueChange(ctx, tx, &confirmed, EventPaid, System, nil)
-				}
-			case b.Status == StatusCancelled && b.CancelReason == holdExpiredReason:
+				return tell(b, StatusConfirmed, EventPaid)
+			case mayRebook(b):
 				// Paid after the hold expired: the slot again if it is free.
 				ok, err := rebook(ctx, tx, b)
 				if err != nil {
 					return err
 				}
-				if !ok {
-					return move([]PaymentStatus{PayAuthorized}, PayCanceling, "the slot was taken after the hold expired")
+				if ok {
+					return tell(b, StatusConfirmed, EventPaid)
 				}
-				rebooked := *b
-				rebooked.Status = StatusConfirmed
-				notify = func(ctx context.Context, tx pgx.Tx) error {
-					return s.enqueueChange(ctx, tx, &rebooked, EventPaid, System, nil)
+				if err := move([]PaymentStatus{PayAuthorized}, PayCanceling, "paid after the hold, the time taken"); err != nil {
+					return err
 				}
+				return released()
 			case b.Status == StatusCancelled:
 				// Cancelled by someone: release the money.
-				return move([]PaymentStatus{PayAuthorized}, PayCanceling, "the booking was cancelled")
+				if err := move([]PaymentStatus{PayAuthorized}, PayCanceling, "the booking was cancelled"); err != nil {
+					return err
+				}
+				return released()
 			}
 			return nil
 		case psp.Succeeded:
 			// Only a capture of ours makes a payment succeed.
 			switch sess.Status {
 			case PayAuthorized:
-				if err := move([]PaymentStatus{PayAuthorized}, PayCompleted, ""); err != nil {
+				if err := move([]PaymentStatus{PayAuthorized}, PayCompleted, "captured"); err != nil {
 					return err
 				}
 				return ledger(ctx, tx, sess, DepositReceived, sess.Amount, now)
@@ -625,7 +723,8 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 					return err
 				}
 				next, err := scanSession(tx.QueryRow(ctx, `UPDATE payment_sessions SET status = 'refunding', refund_amount = amount,
-					refund_key = 'refund-' || id, version = version + 1, next_check_at = $2, updated_at = now()
+					refund_key = 'refund-' || id, version = version + 1, next_check_at = $2, last_error = 'refunded in full: the booking was cancelled',
+					checks = 0, updated_at = now()
 					WHERE id = $1 AND status = 'completed' RETURNING `+sessionColumns, sess.ID, now))
 				if err != nil {
 					return fmt.Errorf("payment session %d: %w", sess.ID, err)
@@ -637,11 +736,11 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 		case psp.Canceled:
 			switch sess.Status {
 			case PayRegistering, PayUnknown, PayRegistered, PayAuthorized, PayCanceling:
-				to := PayCanceled
+				to, why := PayCanceled, "released"
 				if sess.Status != PayCanceling && sess.Status != PayAuthorized {
-					to = PayFailed // declined or expired before it was paid
+					to, why = PayFailed, "declined, or expired unpaid, at the provider"
 				}
-				if err := move([]PaymentStatus{sess.Status}, to, "canceled at the provider"); err != nil {
+				if err := move([]PaymentStatus{sess.Status}, to, why); err != nil {
 					return err
 				}
 				if b.Status == StatusPending {
@@ -649,11 +748,7 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 					if _, err := setStatus(ctx, tx, b, StatusCancelled, "payment declined", System, "payment_declined", nil); err != nil {
 						return err
 					}
-					gone := *b
-					gone.Status = StatusCancelled
-					notify = func(ctx context.Context, tx pgx.Tx) error {
-						return s.enqueueChange(ctx, tx, &gone, EventHoldExpired, System, nil)
-					}
+					return tell(b, StatusCancelled, EventHoldExpired)
 				}
 			}
 			return nil
@@ -667,11 +762,6 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 	if err != nil {
 		return nil, err
 	}
-	if notify != nil {
-		if err := s.inTx(ctx, func(tx pgx.Tx) error { return notify(ctx, tx) }); err != nil {
-			s.log.Warn("payment: notify", "session", sessionID, "err", err)
-		}
-	}
 	return out, nil
 }
 
@@ -679,11 +769,9 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 const holdExpiredReason = "hold expired"
 
 // rebook makes a booking whose hold expired active again, if its slot is
-// still free (the exclusion constraint decides, under a savepoint).
+// still free (the exclusion constraint decides, under a savepoint). The
+// caller holds the master's lock (taken before the booking's row).
 func rebook(ctx context.Context, tx pgx.Tx, b *Booking) (bool, error) {
-	if err := lockMasters(ctx, tx, b.MasterID); err != nil {
-		return false, err // a busy master: the transaction runs again past its gate
-	}
 	if _, err := tx.Exec(ctx, `SAVEPOINT rebook`); err != nil {
 		return false, err
 	}
@@ -781,10 +869,14 @@ func (s *Service) PaymentOf(ctx context.Context, salonID, bookingID int64, check
 	return sess, nil
 }
 
-// SweepPayments brings up to date every session whose check is due: taken
-// with FOR UPDATE SKIP LOCKED and a lease, so replicas share the work and
-// none takes a session another holds. It returns how many it checked.
-// Only the platform asks (ErrForbidden).
+// SweepPayments brings up to date the sessions whose check is due, money
+// in flight first (an authorization to capture or release, a refund, a
+// create whose answer was lost), then those waiting for their clients,
+// each by when it was due. It takes them one at a time, with FOR UPDATE
+// SKIP LOCKED and a lease longer than a check can take, so replicas share
+// the work and a lease never runs out under a session still being
+// checked; at most sweepBatch a sweep, each once. It returns how many it
+// checked. Only the platform asks (ErrForbidden).
 func (s *Service) SweepPayments(ctx context.Context) (int, error) {
 	if err := onlySystem(ctx); err != nil {
 		return 0, err
@@ -792,27 +884,30 @@ func (s *Service) SweepPayments(ctx context.Context) (int, error) {
 	if s.psp == nil {
 		return 0, nil
 	}
-	now := s.now()
-	rows, err := s.pool.Query(ctx, `UPDATE payment_sessions SET lease_until = $2
-		WHERE id IN (SELECT id FROM payment_sessions
-		             WHERE status IN ('registering', 'registered', 'unknown', 'authorized', 'canceling', 'refunding')
-		               AND next_check_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
-		             ORDER BY next_check_at LIMIT 50 FOR UPDATE SKIP LOCKED)
-		RETURNING id`, now, now.Add(paymentLease))
-	if err != nil {
-		return 0, fmt.Errorf("sweep payments: %w", dbErr(err))
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return 0, fmt.Errorf("sweep payments: %w", dbErr(err))
-	}
-	for _, id := range ids {
+	due := s.now()
+	seen := []int64{} // (not nil: <> ALL(NULL) is never true)
+	for len(seen) < sweepBatch && ctx.Err() == nil {
+		now := s.now()
+		var id int64
+		err := s.pool.QueryRow(ctx, `UPDATE payment_sessions SET lease_until = $2
+			WHERE id = (SELECT id FROM payment_sessions
+			            WHERE status IN ('registering', 'registered', 'unknown', 'authorized', 'canceling', 'refunding')
+			              AND next_check_at <= $1 AND (lease_until IS NULL OR lease_until < $3) AND id <> ALL($4)
+			            ORDER BY status = 'registered', next_check_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+			RETURNING id`, due, now.Add(paymentLease), now, seen).Scan(&id)
+		if isNoRows(err) {
+			break
+		}
+		if err != nil {
+			return len(seen), fmt.Errorf("sweep payments: %w", dbErr(err))
+		}
+		seen = append(seen, id)
 		if _, err := s.checkPayment(ctx, id); err != nil && !errors.Is(err, ErrUnavailable) {
 			s.log.Warn("payment sweep", "session", id, "err", err)
 		}
-		_, _ = s.pool.Exec(ctx, `UPDATE payment_sessions SET lease_until = NULL WHERE id = $1`, id)
+		_, _ = s.pool.Exec(context.WithoutCancel(ctx), `UPDATE payment_sessions SET lease_until = NULL WHERE id = $1`, id)
 	}
-	return len(ids), nil
+	return len(seen), nil
 }
 
 // startRefund, in the transaction that cancels booking b (locked), takes

@@ -107,7 +107,18 @@ func TestStateDiagramMatchesTheCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Clock.Advance(3 * time.Hour)
-	check(s)
+	check(s) // still pending at the provider: watched, not written off
+	w.Clock.Advance(24 * time.Hour)
+	check(s) // a day after the hold: written off
+	// ... and paid after all: the provider's word wins, and the money,
+	// for a booking that is gone, is released.
+	w.fake.Pay(s.ExternalID)
+	if _, err := w.Svc.PaymentNotified(ctx, "yookassa", s.ExternalID); err != nil {
+		t.Fatal(err)
+	}
+	if st := w.fake.Status(s.ExternalID); st != "canceled" {
+		t.Errorf("paid after the write-off, for a cancelled booking: the provider's payment is %s, want canceled", st)
+	}
 	// Paid after the hold expired, the slot taken meanwhile.
 	w.day = w.day.AddDays(0)
 	b = w.book("17:00")

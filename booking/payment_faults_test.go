@@ -208,7 +208,8 @@ func TestDepositsUnderProviderFaults(t *testing.T) {
 		t.Errorf("after the hold (15 min): bookings settled at %v, money at %v (goal: within one sweep interval, 10 s)", bookingsDone, moneyDone)
 	}
 	faults(false)
-	// Abandoned payments (never paid) are written off after their hold.
+	// Abandoned payments (never paid) end when the provider gives them up.
+	fake.ExpireUnpaid()
 	e.Clock.Advance(3 * time.Hour)
 	sweepAll()
 

@@ -58,7 +58,8 @@ func noticeKey(n booking.Notice) string {
 			booking.EventRescheduled: "n_moved", booking.EventHoldExpired: "n_cancelled", booking.EventPaid: "n_new_booking"}[n.Event]
 	}
 	return map[string]string{booking.EventCreated: "n_client_booked", booking.EventCancelled: "n_client_cancel",
-		booking.EventRescheduled: "n_client_moved", booking.EventHoldExpired: "n_hold_expired", booking.EventPaid: "n_paid"}[n.Event]
+		booking.EventRescheduled: "n_client_moved", booking.EventHoldExpired: "n_hold_expired", booking.EventPaid: "n_paid",
+		booking.EventPaymentReleased: "n_payment_released"}[n.Event]
 }
 
 // describe is the text of a notice.

@@ -97,7 +97,7 @@ type paymentCollector struct {
 func newPaymentCollector(pool *pgxpool.Pool) *paymentCollector {
 	return &paymentCollector{pool: pool,
 		state: prometheus.NewDesc("salon_payment_sessions", "Payment sessions by state.", []string{"status"}, nil),
-		lag:   prometheus.NewDesc("salon_payment_sweep_lag_seconds", "How long the oldest due payment check has waited.", nil, nil),
+		lag:   prometheus.NewDesc("salon_payment_sweep_lag_seconds", "How late the payment sweep is: how long the oldest due check not being made has waited.", nil, nil),
 	}
 }
 
@@ -120,7 +120,8 @@ func (c *paymentCollector) Collect(ch chan<- prometheus.Metric) {
 	rows.Close()
 	var lag float64
 	if err := c.pool.QueryRow(ctx, `SELECT COALESCE(EXTRACT(epoch FROM now() - min(next_check_at)), 0) FROM payment_sessions
-		WHERE status IN ('registering', 'registered', 'unknown', 'authorized', 'canceling', 'refunding') AND next_check_at < now()`).
+		WHERE status IN ('registering', 'registered', 'unknown', 'authorized', 'canceling', 'refunding') AND next_check_at < now()
+		  AND (lease_until IS NULL OR lease_until < now())`).
 		Scan(&lag); err == nil {
 		ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, lag)
 	}

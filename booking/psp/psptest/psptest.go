@@ -143,6 +143,22 @@ func (s *Server) Decline(id string) bool { return s.move(id, "pending", "cancele
 // Expire is an authorization that ran out at the provider: canceled.
 func (s *Server) Expire(id string) bool { return s.move(id, "waiting_for_capture", "canceled") }
 
+// ExpireUnpaid is the provider's own time for unpaid payments running out
+// (YooKassa cancels a pending payment nobody paid): every pending payment
+// is canceled. It returns how many.
+func (s *Server) ExpireUnpaid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, p := range s.payments {
+		if p.Status == "pending" {
+			p.Status, p.Confirm.URL = "canceled", ""
+			n++
+		}
+	}
+	return n
+}
+
 func (s *Server) move(id, from, to string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

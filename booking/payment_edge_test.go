@@ -1,0 +1,380 @@
+package booking_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+	"salon/booking/psp/psptest"
+)
+
+// The edges of the deposit saga where the provider's world begins: what
+// a local clock may not decide, a sweep that serves everyone, one lock
+// order, notices that cannot be lost, one deposit a booking.
+
+// bookFrom makes a pending deposit booking of a Telegram client (who can
+// be told about it) at hhmm of day.
+func (w *payWorld) bookFrom(user int64, day booking.Date, hhmm string) *booking.Booking {
+	w.t.Helper()
+	b, err := w.Svc.Book(booking.As(context.Background(), booking.ByIdentity(booking.TelegramUser(user))), booking.BookRequest{SalonID: w.salon.ID,
+		ServiceID: w.svc.ID, MasterID: w.master.ID, StartsAt: bookingtest.At(w.salon, day, hhmm),
+		Client: booking.ClientInput{Name: "Payer", Phone: bookingtest.Phone()}})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return b
+}
+
+// startFrom starts the payment of a booking of a Telegram client, as the bot does.
+func (w *payWorld) startFrom(user int64, b *booking.Booking) *booking.PaymentSession {
+	w.t.Helper()
+	s, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByIdentity(booking.TelegramUser(user))), b.ID, nil)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return s
+}
+
+// told counts the notices of event about booking id.
+func (w *payWorld) told(id int64, event string) int {
+	w.t.Helper()
+	return w.count(`SELECT count(*) FROM river_job WHERE kind = $1 AND args->>'event' = $2 AND (args->>'booking_id')::bigint = $3`,
+		booking.NotifyArgs{}.Kind(), event, id)
+}
+
+// TestLatePaymentIsNeverLeftHeld: a client pays long after the hold ended
+// (past the two hours after which the saga used to write an unpaid payment
+// off by its own clock), with a 15-minute and a 3-hour hold. The payment
+// is rebooked and captured when the time is free, released when it is
+// taken, and the client is told either way; the provider holds nothing.
+func TestLatePaymentIsNeverLeftHeld(t *testing.T) {
+	t.Parallel()
+	for _, hold := range []int{15, 180} {
+		t.Run(fmt.Sprintf("hold %d min", hold), func(t *testing.T) {
+			t.Parallel()
+			w := newPayWorld(t, booking.RefundAlways)
+			ctx := bookingtest.System()
+			if _, err := w.Pool.Exec(ctx, `UPDATE salons SET hold_min = $2 WHERE id = $1`, w.salon.ID, hold); err != nil {
+				t.Fatal(err)
+			}
+			day := w.day.AddDays(2)
+			w.Shift(t, w.salon, w.master, day, 1, "10:00", "20:00")
+			free, taken := w.bookFrom(7001, day, "11:00"), w.bookFrom(7002, day, "15:00")
+			sf, st := w.startFrom(7001, free), w.startFrom(7002, taken)
+			// The sweep and the hold expiry run, every 10 s of the service's
+			// clock, until well past the hold and two hours more.
+			for end := w.Clock.Now().Add(time.Duration(hold)*time.Minute + 2*time.Hour + 10*time.Minute); w.Clock.Now().Before(end); {
+				w.Clock.Advance(10 * time.Second)
+				if _, err := w.Svc.ExpireHolds(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := w.Svc.SweepPayments(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if bs, ps := w.status(free.ID); bs != booking.StatusCancelled || ps != booking.PayRegistered {
+				t.Fatalf("unpaid past the hold: booking %s, payment %s (want cancelled, and the payment still watched)", bs, ps)
+			}
+			if _, err := w.Svc.Book(booking.As(context.Background(), booking.BySystem()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID,
+				MasterID: w.master.ID, StartsAt: bookingtest.At(w.salon, day, "15:00"), Client: booking.ClientInput{Name: "Other", Phone: bookingtest.Phone()}}); err != nil {
+				t.Fatal(err)
+			}
+			// Both pay now; the provider notifies.
+			for _, s := range []*booking.PaymentSession{sf, st} {
+				if !w.fake.Pay(s.ExternalID) {
+					t.Fatalf("pay %s", s.ExternalID)
+				}
+				if _, err := w.Svc.PaymentNotified(ctx, "yookassa", s.ExternalID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if bs, ps := w.status(free.ID); bs != booking.StatusConfirmed || ps != booking.PayCompleted || w.fake.Status(sf.ExternalID) != "succeeded" {
+				t.Errorf("paid late, the time free: booking %s, payment %s, provider %s (want confirmed, completed, succeeded)",
+					bs, ps, w.fake.Status(sf.ExternalID))
+			}
+			if bs, ps := w.status(taken.ID); bs != booking.StatusCancelled || ps != booking.PayCanceled || w.fake.Status(st.ExternalID) != "canceled" {
+				t.Errorf("paid late, the time taken: booking %s, payment %s, provider %s (want cancelled, canceled, canceled)",
+					bs, ps, w.fake.Status(st.ExternalID))
+			}
+			if w.told(free.ID, booking.EventPaid) != 1 || w.told(taken.ID, booking.EventPaymentReleased) != 1 {
+				t.Errorf("told %d times of the booking paid late, %d times of the money released (want 1 and 1)",
+					w.told(free.ID, booking.EventPaid), w.told(taken.ID, booking.EventPaymentReleased))
+			}
+			// Again, the same notification: nothing more moves, nobody is told twice.
+			for _, s := range []*booking.PaymentSession{sf, st} {
+				if _, err := w.Svc.PaymentNotified(ctx, "yookassa", s.ExternalID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if w.told(taken.ID, booking.EventPaymentReleased) != 1 || w.count(`SELECT count(*) FROM ledger_entries`) != 1 {
+				t.Errorf("a repeated notification: told %d times, %d ledger entries", w.told(taken.ID, booking.EventPaymentReleased),
+					w.count(`SELECT count(*) FROM ledger_entries`))
+			}
+		})
+	}
+}
+
+// TestAWrittenOffPaymentStillCounts: a payment still pending a day after
+// its hold is written off; when the provider authorizes it after all, its
+// notification settles it (here: released, the booking long gone).
+func TestAWrittenOffPaymentStillCounts(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
+	b := w.bookFrom(7003, w.day, "12:00")
+	s := w.startFrom(7003, b)
+	w.Clock.Advance(20 * time.Minute)
+	if _, err := w.Svc.ExpireHolds(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.Clock.Advance(25 * time.Hour)
+	if _, err := w.Svc.SweepPayments(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ps := w.status(b.ID); ps != booking.PayFailed {
+		t.Fatalf("a day after the hold, still unpaid: %s, want failed", ps)
+	}
+	w.fake.Pay(s.ExternalID)
+	if _, err := w.Svc.PaymentNotified(ctx, "yookassa", s.ExternalID); err != nil {
+		t.Fatal(err)
+	}
+	bs, ps := w.status(b.ID)
+	if ps == booking.PayFailed || w.fake.Status(s.ExternalID) == "waiting_for_capture" {
+		t.Errorf("authorized after the write-off: booking %s, payment %s, provider %s: the money is held", bs, ps, w.fake.Status(s.ExternalID))
+	}
+}
+
+// TestSweepServesMoneyInFlightFirst: 200 sessions wait for their clients,
+// and a refund's first call failed: the refund completes within two
+// sweeps, and the waiting sessions are asked about less and less often
+// (the provider's GETs per waiting session over an hour of sweeps are
+// bounded by the backoff).
+func TestSweepServesMoneyInFlightFirst(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
+	const waiting = 200
+	var masters []*booking.Master
+	for range waiting/10 + 1 {
+		m := w.Master(t, w.salon, w.svc)
+		w.Shift(t, w.salon, m, w.day, 1, "10:00", "20:00")
+		masters = append(masters, m)
+	}
+	var all []*booking.Booking
+	for i := range waiting + 1 {
+		b, err := w.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID,
+			MasterID: masters[i/10].ID, StartsAt: bookingtest.At(w.salon, w.day, fmt.Sprintf("%02d:00", 10+i%10)),
+			Client: booking.ClientInput{Name: "Client", Phone: bookingtest.Phone()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b)
+	}
+	// The last one pays and cancels; its refund's first call fails.
+	paidB := all[waiting]
+	var refundCalls atomic.Int32
+	w.fake.Fault = func(method, path string) psptest.Fault {
+		if path == "POST /refunds" && refundCalls.Add(1) == 1 {
+			return psptest.Error
+		}
+		return psptest.None
+	}
+	w.paid(paidB)
+	// The others open their payment pages and leave them.
+	for _, b := range all[:waiting] {
+		w.start(b)
+	}
+	w.Clock.Advance(time.Minute) // every waiting session is due
+	if _, err := w.Svc.Cancel(booking.As(context.Background(), booking.ByToken(paidB.ManageToken)), booking.CancelRequest{BookingID: paidB.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ps := w.status(paidB.ID); ps != booking.PayRefunding {
+		t.Fatalf("after the failed refund call: %s", ps)
+	}
+	sweeps := 0
+	for ; sweeps < 2; sweeps++ {
+		w.Clock.Advance(10 * time.Second)
+		if _, err := w.Svc.SweepPayments(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, ps := w.status(paidB.ID); ps == booking.PayRefunded {
+			break
+		}
+	}
+	if _, ps := w.status(paidB.ID); ps != booking.PayRefunded {
+		t.Errorf("after two sweeps the refund is %s, want refunded", ps)
+	}
+	// An hour of sweeps, every 10 s.
+	gets := w.fake.Calls("GET /payments/{id}")
+	for range 360 {
+		w.Clock.Advance(10 * time.Second)
+		if _, err := w.Svc.SweepPayments(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	perHour := float64(w.fake.Calls("GET /payments/{id}")-gets) / waiting
+	t.Logf("refunded after %d sweep(s) among %d waiting sessions; %.1f provider GETs per waiting session in an hour of sweeps every 10 s",
+		sweeps+1, waiting, perHour)
+	if perHour > 10 {
+		t.Errorf("%.1f GETs per waiting session an hour, want at most 10 (the backoff)", perHour)
+	}
+}
+
+// TestASweepersLeaseCoversItsWork: while one sweeper works slowly through
+// the due sessions (each provider call slow), another sweeps after more
+// than the old 30 s batch lease: no session is checked by both.
+func TestASweepersLeaseCoversItsWork(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
+	var sessions []*booking.PaymentSession
+	for _, hhmm := range []string{"10:00", "11:00", "12:00", "13:00", "14:00", "15:00"} {
+		sessions = append(sessions, w.start(w.book(hhmm)))
+	}
+	w.Clock.Advance(time.Minute)
+	var mu sync.Mutex
+	slow := true
+	w.fake.Delay = 300 * time.Millisecond
+	w.fake.Fault = func(method, path string) psptest.Fault {
+		mu.Lock()
+		defer mu.Unlock()
+		if slow && path == "GET /payments/{id}" {
+			return psptest.Slow
+		}
+		return psptest.None
+	}
+	gets := w.fake.Calls("GET /payments/{id}")
+	other := booking.New(w.Pool, booking.WithClock(w.Clock.Now), booking.WithPayments(w.yk))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := w.Svc.SweepPayments(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	// The first sweeper is on its first session; the service's clock runs
+	// on past the old lease, and the second sweeper sweeps.
+	bookingtest.WaitFor(t, 5*time.Second, "the first sweeper at work", func() bool { return w.fake.Calls("GET /payments/{id}") > gets })
+	w.Clock.Advance(45 * time.Second)
+	if _, err := other.SweepPayments(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if n := w.fake.Calls("GET /payments/{id}") - gets; n != len(sessions) {
+		t.Errorf("%d GETs for %d due sessions: a lease ran out under a session being checked", n, len(sessions))
+	}
+}
+
+// TestLatePaymentTakesLocksInOrder: a late payment (which books the slot
+// again) takes the master's lock before the booking's row, as a
+// cancellation does: while a cancellation of the master holds the
+// master's lock, the webhook waits for it holding no row, so the
+// cancellation can still take the booking's row (the other order is a
+// deadlock, found after a second and retried).
+func TestLatePaymentTakesLocksInOrder(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
+	b := w.book("10:00")
+	s := w.start(b)
+	w.Clock.Advance(20 * time.Minute)
+	if _, err := w.Svc.ExpireHolds(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.fake.Pay(s.ExternalID)
+	// A cancellation holds the master's lock.
+	canceller, err := w.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer canceller.Rollback(ctx) //nolint:errcheck
+	if _, err := canceller.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`, w.master.ID); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.Svc.PaymentNotified(ctx, "yookassa", s.ExternalID)
+		done <- err
+	}()
+	bookingtest.WaitFor(t, 5*time.Second, "the webhook waiting for the master's lock", func() bool {
+		return w.count(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`) > 0
+	})
+	// The cancellation goes on to the booking's row: free.
+	if _, err := canceller.Exec(ctx, `SELECT 1 FROM bookings WHERE id = $1 FOR UPDATE NOWAIT`, b.ID); err != nil {
+		t.Errorf("the webhook waits for the master's lock holding the booking's row (%v): the other order than a cancellation's", err)
+	}
+	if err := canceller.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if bs, ps := w.status(b.ID); bs != booking.StatusConfirmed || ps != booking.PayCompleted {
+		t.Errorf("then: booking %s, payment %s", bs, ps)
+	}
+}
+
+// TestPaymentNoticeIsWrittenWithTheChange: the notice of a paid deposit is
+// written in the transaction that confirms the booking: when it cannot be
+// written, nothing changes (and the next check does both).
+func TestPaymentNoticeIsWrittenWithTheChange(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
+	b := w.bookFrom(7004, w.day, "13:00")
+	s := w.startFrom(7004, b)
+	w.fake.Pay(s.ExternalID)
+	// The notice cannot be written for now.
+	for _, q := range []string{
+		`CREATE FUNCTION no_notices() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no notices now'; END $$`,
+		`CREATE TRIGGER no_notices BEFORE INSERT ON river_job FOR EACH ROW WHEN (NEW.kind = 'booking_notify') EXECUTE FUNCTION no_notices()`,
+	} {
+		if _, err := w.Pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _ = w.Svc.CheckPayment(ctx, s.ID)
+	bs, _ := w.status(b.ID)
+	if told := w.told(b.ID, booking.EventPaid); bs == booking.StatusConfirmed && told == 0 {
+		t.Fatalf("the booking is confirmed and nobody will be told")
+	}
+	if _, err := w.Pool.Exec(ctx, `DROP TRIGGER no_notices ON river_job`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.CheckPayment(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	if bs, ps := w.status(b.ID); bs != booking.StatusConfirmed || ps != booking.PayCompleted || w.told(b.ID, booking.EventPaid) != 1 {
+		t.Errorf("then: booking %s, payment %s, told %d times", bs, ps, w.told(b.ID, booking.EventPaid))
+	}
+}
+
+// TestOneDepositABooking: even written by hand, a booking receives its
+// deposit once, whichever session would bring a second.
+func TestOneDepositABooking(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
+	b := w.book("14:00")
+	s := w.paid(b)
+	var other int64
+	if err := w.Pool.QueryRow(ctx, `INSERT INTO payment_sessions (salon_id, booking_id, provider, status, amount, currency,
+		idempotence_key, hold_until) VALUES ($1, $2, 'yookassa', 'completed', 1000, 'RUB', 'by-hand', now()) RETURNING id`,
+		w.salon.ID, b.ID).Scan(&other); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.Pool.Exec(ctx, `INSERT INTO ledger_entries (salon_id, booking_id, payment_session_id, entry_type, amount, currency)
+		VALUES ($1, $2, $3, 'deposit_received', 1000, 'RUB')`, w.salon.ID, b.ID, other)
+	if err == nil {
+		t.Fatalf("a second deposit_received for booking %d (first by session %d) was written", b.ID, s.ID)
+	}
+	if !strings.Contains(err.Error(), "ledger_one_deposit") || w.count(`SELECT count(*) FROM ledger_entries WHERE booking_id = $1`, b.ID) != 1 {
+		t.Errorf("a second deposit refused for another reason: %v", err)
+	}
+}
