@@ -150,6 +150,10 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 			_, _, err := f.Svc.PaymentReturn(ctx, "no-such-reference")
 			return err
 		}},
+		"PayAgain": {run: func(ctx context.Context) error {
+			_, _, err := f.Svc.PayAgain(ctx, "no-such-reference", nil)
+			return err
+		}},
 		"Payments": {run: func(ctx context.Context) error { return e1(f.Svc.Payments(ctx, a, day, 1)) }},
 		"PruneIdempotencyKeys": {run: func(ctx context.Context) error {
 			return e1(f.Svc.PruneIdempotencyKeys(ctx, time.Hour))

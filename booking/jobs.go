@@ -30,11 +30,11 @@ const (
 	EventRescheduled = "rescheduled"
 	EventHoldExpired = "hold_expired"
 	EventPaid        = "paid" // the deposit came: the booking is confirmed
-	// EventPaymentReleased: money that came for a booking no longer kept
-	// (paid after its time was taken, or after it was cancelled) is
-	// released at the provider: nothing is charged.
-	EventPaymentReleased = "payment_released"
-	EventReminder        = "reminder"
+	// EventRefunded: the client's money for the booking goes back: an
+	// authorization released (a payment that came after its time was
+	// taken, or after it was cancelled: nothing is charged), or a refund.
+	EventRefunded = "refunded"
+	EventReminder = "reminder"
 )
 
 // NotifyArgs asks to tell the people concerned about a change of a booking.

@@ -122,10 +122,19 @@ func scanSession(row pgx.Row) (*PaymentSession, error) {
 		&p.URL, &p.Version, &p.Checks, &p.LastError, &p.HoldUntil, &p.CreatedAt); err != nil {
 		return nil, err
 	}
-	if p.Status.Terminal() || p.Status == PayRefunding || p.Status == PayCanceling {
-		p.URL = ""
+	if p.Status != PayRegistered {
+		p.URL = "" // paid, given up, or not created yet: nowhere to pay
 	}
 	return &p, nil
+}
+
+// payable is the session as its booking's client sees it: with the URL
+// where they pay only while the booking (pending) waits for it.
+func payable(sess *PaymentSession, b Status) *PaymentSession {
+	if sess != nil && b != StatusPending {
+		sess.URL = ""
+	}
+	return sess
 }
 
 // payment timing.
@@ -161,8 +170,9 @@ const ReturnRefTTL = 24 * time.Hour
 // booking the caller may see: Claim, then Register, the provider told to
 // send the client back to back(ref) (nil: nowhere). The same call again
 // returns the active session; a session with another amount active is
-// ErrConflict. Errors: ErrNotFound, ErrConflict (not pending, or no
-// deposit), ErrUnavailable.
+// ErrConflict. WithoutProviderCalls, it only claims (the check job
+// registers the payment). Errors: ErrNotFound, ErrConflict (not pending,
+// or no deposit), ErrUnavailable.
 func (s *Service) StartPayment(ctx context.Context, bookingID int64, back ReturnLink) (*PaymentSession, error) {
 	caller, err := asked(ctx)
 	if err != nil {
@@ -174,19 +184,26 @@ func (s *Service) StartPayment(ctx context.Context, bookingID int64, back Return
 		}
 		return nil, fmt.Errorf("deposits are paid in the salon: %w", ErrConflict)
 	}
-	sess, err := s.claim(ctx, caller, bookingID, back)
+	sess, pending, err := s.claim(ctx, caller, bookingID, back)
 	if err != nil {
 		return nil, err
 	}
-	if sess.Status == PayRegistering || sess.Status == PayUnknown {
-		return s.register(ctx, sess)
+	if (sess.Status == PayRegistering || sess.Status == PayUnknown) && providerCallsAllowed(ctx) {
+		if sess, err = s.register(ctx, sess); err != nil {
+			return nil, err
+		}
+	}
+	if !pending {
+		return payable(sess, StatusCancelled), nil // (any status but pending)
 	}
 	return sess, nil
 }
 
-// claim is Create's first, short transaction.
-func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, back ReturnLink) (*PaymentSession, error) {
+// claim is Create's first, short transaction. It reports whether the
+// booking is pending (waits for its payment).
+func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, back ReturnLink) (*PaymentSession, bool, error) {
 	var out *PaymentSession
+	var pending bool
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		b, g, err := readBooking(ctx, tx, caller, 0, bookingID, "FOR UPDATE OF b")
 		if err != nil {
@@ -195,6 +212,7 @@ func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, bac
 		if !caller.may(b, g) {
 			return fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
 		}
+		pending = b.Status == StatusPending
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('payment-booking:' || $1::bigint, 0))`, b.ID); err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
@@ -234,14 +252,15 @@ func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, bac
 			currency, idempotence_key, cancel_token, next_check_at, created_at, return_ref, return_url, hold_until)
 			VALUES ($1, $2, $3, 'registering', $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING `+sessionColumns,
 			b.SalonID, b.ID, s.psp.Name(), b.Deposit, salon.Currency, "pay-"+strconv.FormatInt(b.ID, 10)+"-"+randomHex(8),
-			randomHex(16), s.now().Add(paymentLease), s.now(), ref, returnURL, b.HoldExpiresAt))
+			randomHex(16), s.now().Add(2*providerCall), s.now(), ref, returnURL, b.HoldExpiresAt))
 		if err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
-		// Should Register not finish (the process dies), the job does.
-		return enqueueCheck(ctx, tx, out.ID, s.now().Add(paymentLease))
+		// Should Register not finish (the process dies), the job does,
+		// once Register has certainly given up.
+		return enqueueCheck(ctx, tx, out.ID, s.now().Add(2*providerCall))
 	})
-	return out, err
+	return out, pending, err
 }
 
 // register is Create's provider call, after commit, with the session's
@@ -660,7 +679,7 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 				if !first {
 					return nil
 				}
-				return tell(b, b.Status, EventPaymentReleased)
+				return tell(b, b.Status, EventRefunded)
 			}
 			switch sess.Status {
 			case PayRegistering, PayUnknown, PayRegistered, PayFailed:
@@ -740,16 +759,10 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 				if sess.Status != PayCanceling && sess.Status != PayAuthorized {
 					to, why = PayFailed, "declined, or expired unpaid, at the provider"
 				}
-				if err := move([]PaymentStatus{sess.Status}, to, why); err != nil {
-					return err
-				}
-				if b.Status == StatusPending {
-					// The hold ends with the payment.
-					if _, err := setStatus(ctx, tx, b, StatusCancelled, "payment declined", System, "payment_declined", nil); err != nil {
-						return err
-					}
-					return tell(b, StatusCancelled, EventHoldExpired)
-				}
+				// A declined payment leaves its booking pending: the client
+				// may try again (a new payment) while the hold lasts, and
+				// the hold's end frees the time (ExpireHolds).
+				return move([]PaymentStatus{sess.Status}, to, why)
 			}
 			return nil
 		}
@@ -843,7 +856,47 @@ func (s *Service) PaymentReturn(ctx context.Context, ref string) (*View, *Paymen
 		return nil, nil, err
 	}
 	s.decorate(v, Visitor()) // as a client sees it (whether they may still change it: with their manage link)
-	return v, sess, nil
+	return v, payable(sess, v.Status), nil
+}
+
+// PayAgain starts, for the client back from a payment that did not go
+// through, a new payment of the same booking while its hold lasts: by the
+// return reference of the earlier payment, which allows this and nothing
+// else (paying a booking's deposit changes nothing but that; cancelling or
+// moving it needs the manage token). It returns the booking as its client
+// sees it and the payment to make. Errors: ErrNotFound (unknown or expired
+// reference), ErrConflict (nothing owed: paid, or the hold ended),
+// ErrUnavailable.
+func (s *Service) PayAgain(ctx context.Context, ref string, back ReturnLink) (*View, *PaymentSession, error) {
+	if _, err := asked(ctx); err != nil {
+		return nil, nil, err
+	}
+	if ref == "" || len(ref) > 100 {
+		return nil, nil, fmt.Errorf("payment return: %w", ErrNotFound)
+	}
+	var bookingID int64
+	err := s.pool.QueryRow(ctx, `SELECT booking_id FROM payment_sessions WHERE return_ref = $1 AND created_at > $2`,
+		ref, s.now().Add(-ReturnRefTTL)).Scan(&bookingID)
+	if isNoRows(err) {
+		return nil, nil, fmt.Errorf("payment return: %w", ErrNotFound)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("payment return: %w", dbErr(err))
+	}
+	sys := As(ctx, BySystem())
+	sess, err := s.StartPayment(sys, bookingID, back)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sess.URL == "" && sess.Status.Terminal() {
+		return nil, nil, fmt.Errorf("booking %d owes no deposit now: %w", bookingID, ErrConflict)
+	}
+	v, err := s.BookingView(sys, 0, bookingID)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.decorate(v, Visitor())
+	return v, payable(sess, v.Status), nil
 }
 
 // PaymentOf returns the latest payment session of a booking the caller
@@ -864,9 +917,17 @@ func (s *Service) PaymentOf(ctx context.Context, salonID, bookingID int64, check
 	if check && !sess.Status.Terminal() && s.psp != nil {
 		if next, err := s.checkPayment(ctx, sess.ID); err == nil {
 			sess = next
+		} else if again, rerr := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions WHERE id = $1`, sess.ID)); rerr == nil {
+			// The check got part of the way (the payment found paid, its
+			// capture not answered): what it got to, not what was before.
+			sess = again
 		}
 	}
-	return sess, nil
+	var status Status
+	if err := s.pool.QueryRow(ctx, `SELECT status FROM bookings WHERE id = $1`, bookingID).Scan(&status); err != nil {
+		return nil, dbErr(err)
+	}
+	return payable(sess, status), nil
 }
 
 // SweepPayments brings up to date the sessions whose check is due, money
@@ -955,10 +1016,24 @@ func startRefund(ctx context.Context, tx pgx.Tx, b *Booking, salon *Salon, calle
 	return id, enqueueCheck(ctx, tx, id, now)
 }
 
+// WithoutProviderCalls marks a call whose caller may not wait for the
+// payment provider (a front end holding a lock or a connection of its
+// own, as the bot's turn does): the provider calls the change asks for
+// (a refund, a release) are left to the follow-up job, written in the
+// change's transaction, which makes them within seconds.
+func WithoutProviderCalls(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noProviderCallsKey{}, true)
+}
+
+type noProviderCallsKey struct{}
+
+func providerCallsAllowed(ctx context.Context) bool { return ctx.Value(noProviderCallsKey{}) == nil }
+
 // followUp runs the provider side of a payment change after its
-// transaction, within a short bound; the sweep finishes what this does not.
+// transaction, within a short bound; the job and the sweep finish what
+// this does not (and all of it, for a caller WithoutProviderCalls).
 func (s *Service) followUp(ctx context.Context, sessionID int64) {
-	if sessionID == 0 || s.psp == nil {
+	if sessionID == 0 || s.psp == nil || !providerCallsAllowed(ctx) {
 		return
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), providerCall)

@@ -102,9 +102,9 @@ func TestLatePaymentIsNeverLeftHeld(t *testing.T) {
 				t.Errorf("paid late, the time taken: booking %s, payment %s, provider %s (want cancelled, canceled, canceled)",
 					bs, ps, w.fake.Status(st.ExternalID))
 			}
-			if w.told(free.ID, booking.EventPaid) != 1 || w.told(taken.ID, booking.EventPaymentReleased) != 1 {
+			if w.told(free.ID, booking.EventPaid) != 1 || w.told(taken.ID, booking.EventRefunded) != 1 {
 				t.Errorf("told %d times of the booking paid late, %d times of the money released (want 1 and 1)",
-					w.told(free.ID, booking.EventPaid), w.told(taken.ID, booking.EventPaymentReleased))
+					w.told(free.ID, booking.EventPaid), w.told(taken.ID, booking.EventRefunded))
 			}
 			// Again, the same notification: nothing more moves, nobody is told twice.
 			for _, s := range []*booking.PaymentSession{sf, st} {
@@ -112,8 +112,8 @@ func TestLatePaymentIsNeverLeftHeld(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if w.told(taken.ID, booking.EventPaymentReleased) != 1 || w.count(`SELECT count(*) FROM ledger_entries`) != 1 {
-				t.Errorf("a repeated notification: told %d times, %d ledger entries", w.told(taken.ID, booking.EventPaymentReleased),
+			if w.told(taken.ID, booking.EventRefunded) != 1 || w.count(`SELECT count(*) FROM ledger_entries`) != 1 {
+				t.Errorf("a repeated notification: told %d times, %d ledger entries", w.told(taken.ID, booking.EventRefunded),
 					w.count(`SELECT count(*) FROM ledger_entries`))
 			}
 		})

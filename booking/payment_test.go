@@ -422,21 +422,56 @@ func TestLostAnswersAreRecovered(t *testing.T) {
 	}
 }
 
-// TestDeclinedPaymentReleasesTheSlot.
-func TestDeclinedPaymentReleasesTheSlot(t *testing.T) {
+// TestDeclinedPaymentMayBeTriedAgain: a declined payment leaves the
+// booking pending while its hold lasts; the client tries again (a new
+// payment for the same booking) and pays. Declined and never tried again,
+// the booking is released when its hold ends.
+func TestDeclinedPaymentMayBeTriedAgain(t *testing.T) {
 	t.Parallel()
 	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
 	b := w.book("18:00")
 	s := w.start(b)
 	w.fake.Decline(s.ExternalID)
-	out, err := w.Svc.PaymentNotified(bookingtest.System(), "yookassa", s.ExternalID)
+	out, err := w.Svc.PaymentNotified(ctx, "yookassa", s.ExternalID)
 	if err != nil || out.Status != booking.PayFailed {
 		t.Fatalf("%+v %v", out, err)
 	}
-	if bs, _ := w.status(b.ID); bs != booking.StatusCancelled {
-		t.Errorf("booking %s", bs)
+	if bs, _ := w.status(b.ID); bs != booking.StatusPending {
+		t.Errorf("after a decline, within the hold: booking %s, want pending", bs)
 	}
-	if n := w.count(`SELECT count(*) FROM ledger_entries`); n != 0 {
+	again := w.start(b)
+	if again.ID == s.ID || again.ExternalID == s.ExternalID || again.URL == "" || again.Status != booking.PayRegistered {
+		t.Fatalf("tried again: %+v (the declined one: %+v)", again, s)
+	}
+	w.fake.Pay(again.ExternalID)
+	if _, err := w.Svc.PaymentNotified(ctx, "yookassa", again.ExternalID); err != nil {
+		t.Fatal(err)
+	}
+	if bs, ps := w.status(b.ID); bs != booking.StatusConfirmed || ps != booking.PayCompleted {
+		t.Errorf("paid on the second try: booking %s, payment %s", bs, ps)
+	}
+	if n := w.count(`SELECT count(*) FROM ledger_entries`); n != 1 {
 		t.Errorf("%d entries", n)
+	}
+
+	// Declined, and left: the hold's end frees the time.
+	b = w.book("16:00")
+	s = w.start(b)
+	w.fake.Decline(s.ExternalID)
+	if _, err := w.Svc.PaymentNotified(ctx, "yookassa", s.ExternalID); err != nil {
+		t.Fatal(err)
+	}
+	w.Clock.Advance(16 * time.Minute)
+	if _, err := w.Svc.ExpireHolds(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if bs, ps := w.status(b.ID); bs != booking.StatusCancelled || ps != booking.PayFailed {
+		t.Errorf("declined and left: booking %s, payment %s", bs, ps)
+	}
+	if _, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, nil); !errors.Is(err, booking.ErrConflict) {
+		if p, _ := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, nil); p == nil || p.URL != "" || p.ID != s.ID {
+			t.Errorf("a payment for a booking whose hold ended: %+v %v", p, err)
+		}
 	}
 }

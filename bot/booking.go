@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -249,7 +250,11 @@ func (t *turn) book() error {
 	if err != nil {
 		return t.explain(err)
 	}
-	text := t.tr("booked") + "\n" + t.summary(t.serviceName(), t.masterName(b.MasterID), b.StartsAt, b.Price)
+	head := "booked"
+	if b.Status == booking.StatusPending {
+		head = "held" // not booked until the deposit comes
+	}
+	text := t.tr(head) + "\n" + t.summary(t.serviceName(), t.masterName(b.MasterID), b.StartsAt, b.Price)
 	switch {
 	case b.Status == booking.StatusPending:
 		text += "\n" + t.tr("pending_note", when(t.c.Lang, b.HoldExpiresAt, s.Location()), b.Deposit.Format(s.Currency, t.c.Lang))
@@ -260,15 +265,12 @@ func (t *turn) book() error {
 	t.c.D.Step = stepDone
 	k := t.keyboard()
 	if b.Status == booking.StatusPending && t.b.svc.Provider() != nil {
-		// The deposit's payment page, as a link button; the chat is told
-		// when the payment comes (or the hold ends).
-		back := strings.TrimRight(t.b.cfg.PublicURL, "/") + "/w/" + s.Slug + "/back/" // the widget's page for the return
-		p, err := t.b.svc.StartPayment(t.ctx, b.ID, func(ref string) string { return back + ref })
-		if err == nil && p.URL != "" {
-			k.row(button{Text: t.tr("pay_button"), URL: p.URL})
-		} else {
-			text += "\n" + t.tr("pay_later")
-		}
+		// The deposit's payment page comes next, in a message of its own:
+		// the provider is asked after this turn (never inside its
+		// transaction); the chat is told when the payment comes (or the
+		// hold ends).
+		text += "\n" + t.tr("pay_follows")
+		t.payLink(s, b.ID)
 	}
 	// The booking for the client's calendar, as a link to an .ics file.
 	if t.b.cfg.PublicURL != "" {
@@ -302,4 +304,30 @@ func (t *turn) alternatives(alts []booking.Slot) error {
 	}
 	t.show(text, k)
 	return nil
+}
+
+// payLink asks, after the turn, for the payment page of the deposit of
+// booking id (of salon s) and sends it to the chat as a link button; when
+// the provider does not answer, the chat hears to try /my again shortly.
+func (t *turn) payLink(s *booking.Salon, id int64) {
+	chat, lang, who := t.c.ID, t.c.Lang, t.identity()
+	back := strings.TrimRight(t.b.cfg.PublicURL, "/") + "/w/" + s.Slug + "/back/" // the widget's page for the return
+	loc, currency := s.Location(), s.Currency
+	t.after = append(t.after, func(ctx context.Context) {
+		ctx = booking.As(ctx, booking.ByIdentity(who))
+		msg := outMsg{Op: opSend, ChatID: chat, Text: tr(lang, "pay_later")}
+		p, err := t.b.svc.StartPayment(ctx, id, func(ref string) string { return back + ref })
+		switch {
+		case err == nil && p.URL != "":
+			msg.Text = tr(lang, "pay_due", p.Amount.Format(currency, lang), when(lang, p.HoldUntil, loc))
+			msg.Inline = [][]button{{{Text: tr(lang, "pay_button"), URL: p.URL}}}
+		case err == nil && p.Status.Terminal():
+			return // paid meanwhile, or the hold is over: the chat hears of that
+		case err != nil && !errors.Is(err, booking.ErrUnavailable):
+			t.b.log.Warn("bot: payment page", "booking", id, "err", err)
+		}
+		if err := t.b.queueNow(ctx, []outMsg{msg}); err != nil {
+			t.b.log.Warn("bot: payment page", "booking", id, "err", err)
+		}
+	})
 }

@@ -38,6 +38,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tgbot "github.com/go-telegram/bot"
@@ -93,6 +94,12 @@ type Bot struct {
 	turns   []time.Duration // handler durations, newest last (bounded)
 
 	turnHook func(*models.Update) // tests: runs at the start of every turn
+
+	// Work turns leave for after their transactions (provider calls):
+	// afterSlots bound how many run at once, afterQueued how many wait.
+	afterSlots  chan struct{}
+	afterQueued atomic.Int64
+	afterWG     sync.WaitGroup
 }
 
 // New returns a Bot; Run starts it.
@@ -123,7 +130,7 @@ func New(svc *booking.Service, cfg Config) (*Bot, error) {
 	}
 	b := &Bot{cfg: cfg, svc: svc, pool: svc.Pool(), log: cfg.Log,
 		http: &http.Client{Timeout: cfg.PollTimeout + 15*time.Second},
-		wake: make(chan struct{}, 1), outWake: make(chan struct{}, 1)}
+		wake: make(chan struct{}, 1), outWake: make(chan struct{}, 1), afterSlots: make(chan struct{}, afterSlots)}
 	api, err := tgbot.New(cfg.Token, tgbot.WithServerURL(cfg.APIURL), tgbot.WithSkipGetMe(),
 		tgbot.WithHTTPClient(cfg.PollTimeout, &http.Client{Timeout: 30 * time.Second}),
 		tgbot.WithErrorsHandler(func(err error) { b.log.Warn("telegram client", "err", err) }))
@@ -149,7 +156,40 @@ func (b *Bot) Run(ctx context.Context) error {
 	wg.Go(func() { b.lead(ctx) })
 	<-ctx.Done()
 	wg.Wait()
+	b.afterWG.Wait() // each bounded by afterTime
 	return nil
+}
+
+// After a turn: what its transaction may not wait for.
+const (
+	afterSlots = 4                // provider calls at once, for all chats
+	afterMax   = 256              // waiting for a slot; more are dropped (the client can ask again)
+	afterTime  = 15 * time.Second // one piece of work, its wait for a slot included
+)
+
+// afterTurn runs fn once the turn that asked for it has committed, in the
+// background, bounded: a slow payment provider delays only the chats
+// waiting for it, never another chat's turn (which holds its chat's lock
+// and a connection).
+func (b *Bot) afterTurn(fn func(ctx context.Context)) {
+	if b.afterQueued.Add(1) > afterMax {
+		b.afterQueued.Add(-1)
+		b.log.Warn("bot: too much work after turns; dropped one")
+		return
+	}
+	b.afterWG.Go(func() {
+		defer b.afterQueued.Add(-1)
+		ctx, cancel := context.WithTimeout(context.Background(), afterTime)
+		defer cancel()
+		select {
+		case b.afterSlots <- struct{}{}:
+		case <-ctx.Done():
+			b.log.Warn("bot: work after a turn waited too long; dropped")
+			return
+		}
+		defer func() { <-b.afterSlots }()
+		fn(ctx)
+	})
 }
 
 func signal(ch chan struct{}) {

@@ -80,6 +80,8 @@ type turn struct {
 	notice string // the answer's text, if any
 	out    []outMsg
 	salonC *booking.Salon
+	// after is work for once the turn has committed (a provider call).
+	after []func(ctx context.Context)
 	// the salon's menu and masters, read at most once a turn
 	svcs    []booking.SalonService
 	masterL []booking.Master

@@ -268,6 +268,9 @@ func (b *Bot) next(ctx context.Context, chat int64) (bool, error) {
 	if err := tx.Commit(ctx); err != nil {
 		return false, err
 	}
+	for _, fn := range t.after {
+		b.afterTurn(fn)
+	}
 	b.recordTurn(time.Since(start))
 	if len(t.out) > 0 {
 		signal(b.outWake)

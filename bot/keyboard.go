@@ -27,6 +27,7 @@ const (
 	doCancel    verb = "cancel"   // cancel booking ID of Salon
 	doMove      verb = "move"     // start moving booking ID of Salon
 	doMoveHere  verb = "movehere" // move the booking to the chosen slot
+	doPay       verb = "pay"      // the payment page of booking ID of Salon
 )
 
 // action is what one button of the keyboard on screen does. It stays on
@@ -135,6 +136,8 @@ func (t *turn) onTap(data string) error {
 		return t.moveStart(a.Salon, a.ID)
 	case doMoveHere:
 		return t.move()
+	case doPay:
+		return t.pay(a.Salon, a.ID)
 	}
 	return nil
 }

@@ -29,6 +29,9 @@ func (t *turn) my() error {
 		fmt.Fprintf(&b, "\n%d. %s — %s, %s (%s)", i+1, when(t.c.Lang, v.StartsAt, v.Salon.Location()), v.ServiceName, v.MasterName, v.Salon.Name)
 		k.row(k.btn(t.tr("cancel_n", i+1), action{Verb: doCancelAsk, Salon: v.SalonID, ID: v.ID}),
 			k.btn(t.tr("move_n", i+1), action{Verb: doMove, Salon: v.SalonID, ID: v.ID}))
+		if v.Status == booking.StatusPending && v.Deposit > 0 && t.b.svc.Provider() != nil {
+			k.row(k.btn(t.tr("pay_n", i+1), action{Verb: doPay, Salon: v.SalonID, ID: v.ID}))
+		}
 	}
 	t.show(b.String(), k)
 	return nil
@@ -69,7 +72,8 @@ func (t *turn) cancel(salonID, bookingID int64) error {
 	if v == nil {
 		return err
 	}
-	if _, err := t.b.svc.Cancel(t.ctx, booking.CancelRequest{SalonID: salonID, BookingID: bookingID}); err != nil {
+	// A refund is made by the core's follow-up job, not inside this turn.
+	if _, err := t.b.svc.Cancel(booking.WithoutProviderCalls(t.ctx), booking.CancelRequest{SalonID: salonID, BookingID: bookingID}); err != nil {
 		return t.explain(err)
 	}
 	t.c.D = t.c.D.keep()
@@ -108,5 +112,22 @@ func (t *turn) move() error {
 	}
 	t.c.D = t.c.D.keep()
 	t.show(t.tr("moved")+"\n"+t.summary(t.serviceName(), t.masterName(b.MasterID), b.StartsAt, b.Price), nil)
+	return nil
+}
+
+// pay sends, after the turn, the payment page of a pending booking's
+// deposit (a new payment after a declined one, while the hold lasts).
+func (t *turn) pay(salonID, bookingID int64) error {
+	v, err := t.b.svc.BookingView(t.ctx, salonID, bookingID)
+	if err != nil {
+		return t.explain(err)
+	}
+	t.c.D = t.c.D.keep()
+	if v.Status != booking.StatusPending {
+		t.show(t.tr("not_due"), nil)
+		return nil
+	}
+	t.show(t.tr("pay_follows"), nil)
+	t.payLink(&v.Salon, v.ID)
 	return nil
 }

@@ -59,7 +59,7 @@ func noticeKey(n booking.Notice) string {
 	}
 	return map[string]string{booking.EventCreated: "n_client_booked", booking.EventCancelled: "n_client_cancel",
 		booking.EventRescheduled: "n_client_moved", booking.EventHoldExpired: "n_hold_expired", booking.EventPaid: "n_paid",
-		booking.EventPaymentReleased: "n_payment_released"}[n.Event]
+		booking.EventRefunded: "n_refunded"}[n.Event]
 }
 
 // describe is the text of a notice.

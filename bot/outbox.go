@@ -62,3 +62,21 @@ func queueInto(batch *pgx.Batch, msgs []outMsg) error {
 	}
 	return nil
 }
+
+// queueNow queues msgs in a transaction of their own (work done after a
+// turn) and wakes the sender.
+func (b *Bot) queueNow(ctx context.Context, msgs []outMsg) error {
+	tx, err := b.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
+	if err := queue(ctx, tx, msgs); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return err
+	}
+	signal(b.outWake)
+	return nil
+}

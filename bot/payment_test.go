@@ -1,7 +1,11 @@
 package bot_test
 
 import (
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,7 +36,8 @@ func TestDepositPaidFromTheChat(t *testing.T) {
 	u := w.tg.NewUser("Payer", "en")
 	w.toConfirm(u, "Anna", "15:00", "+7 999 700-00-01")
 	w.tap(u, "Confirm")
-	m := w.see(u, "waiting for the deposit")
+	w.see(u, "The time is held for you")
+	m := w.see(u, "The deposit of 500\u00a0₽, due by")
 	link := linkButton(m, "Pay the deposit")
 	if !strings.HasPrefix(link, fake.URL+"/pay/") {
 		t.Fatalf("no payment link button: %+v", m.Inline)
@@ -91,4 +96,69 @@ func linkButton(m *tgtest.Message, text string) string {
 		}
 	}
 	return ""
+}
+
+// TestSlowProviderStallsNoOtherChat: ten clients confirm deposit bookings
+// at once while every payment provider call takes 8 s; twenty other chats
+// start a booking meanwhile and are answered within a second (p99): no
+// turn waits for the provider (the payment page follows when it answers,
+// or the chat hears to try again).
+func TestSlowProviderStallsNoOtherChat(t *testing.T) {
+	t.Parallel()
+	fake := psptest.New(t)
+	fake.Delay = 8 * time.Second
+	var slow atomic.Bool
+	fake.Fault = func(method, path string) psptest.Fault {
+		if slow.Load() {
+			return psptest.Slow
+		}
+		return psptest.None
+	}
+	yk := &psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}
+	w := newWorldWith(t, []booking.Option{booking.WithPayments(yk)})
+	ctx := bookingtest.System()
+	if _, err := w.Svc.UpdateService(ctx, w.salon.ID, booking.SalonService{ID: w.haircut.ID, Name: "Haircut", DurationMin: 60,
+		Price: 250000, Deposit: 50000, Active: true}); err != nil {
+		t.Fatal(err)
+	}
+	var payers []*tgtest.User
+	for i := range 10 {
+		u := w.tg.NewUser(fmt.Sprintf("Payer %d", i), "en")
+		w.toConfirm(u, []string{"Anna", "Boris"}[i%2], fmt.Sprintf("%d:00", 10+i/2), fmt.Sprintf("+7 999 710-00-%02d", i))
+		payers = append(payers, u)
+	}
+	slow.Store(true)
+	for _, u := range payers {
+		if _, err := u.Tap("Confirm"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var others []*tgtest.User
+	for i := range 20 {
+		others = append(others, w.tg.NewUser(fmt.Sprintf("Other %d", i), "en"))
+	}
+	lat := make([]time.Duration, len(others))
+	var wg sync.WaitGroup
+	for i, u := range others {
+		wg.Go(func() {
+			start := time.Now()
+			u.Send("/start studio")
+			if err := u.WaitButton("Haircut", 20*time.Second); err != nil {
+				lat[i] = time.Hour
+				return
+			}
+			lat[i] = time.Since(start)
+		})
+	}
+	wg.Wait()
+	slices.Sort(lat)
+	p99 := lat[len(lat)*99/100]
+	for _, u := range payers {
+		w.see(u, "The time is held for you")
+	}
+	t.Logf("with every provider call taking 8 s: 10 deposit bookings confirmed, 20 other chats answered in p50 %v, p99 %v",
+		lat[len(lat)/2].Round(time.Millisecond), p99.Round(time.Millisecond))
+	if p99 > time.Second {
+		t.Errorf("other chats waited p99 %v (want <= 1 s): the bot waits for the payment provider", p99)
+	}
 }

@@ -2,6 +2,7 @@ package widget
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -163,6 +164,28 @@ func (h *Handler) paymentReturn(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
+// payAgain is the client back from a payment that did not go through
+// trying again: a new payment of the same booking, by the earlier one's
+// return reference (which allows nothing else).
+func (h *Handler) payAgain(c *fiber.Ctx) error {
+	if err := decode(c, &struct{}{}, true); err != nil {
+		return err
+	}
+	ref := strings.Clone(c.Params("ref"))
+	v, _, err := h.svc.PaymentReturn(c.UserContext(), ref)
+	if err != nil {
+		return err
+	}
+	c.Locals(salonKey, &v.Salon)
+	v, p, err := h.svc.PayAgain(c.UserContext(), ref, h.returnURL(c, &v.Salon))
+	if err != nil {
+		return err
+	}
+	out := viewJSON(v)
+	out.Payment = toPayment(p)
+	return c.JSON(out)
+}
+
 // header returns a request header's value (copied out of fiber's buffer)
 // and whether the request has it at all.
 func header(c *fiber.Ctx, name string) (string, bool) {
@@ -206,8 +229,8 @@ func (h *Handler) answer(c *fiber.Ctx, id int64) error {
 		}
 		if p != nil {
 			out.Payment = toPayment(p)
-			if p.Status == booking.PayCompleted && v.Status == booking.StatusPending {
-				// Confirmed meanwhile: read it again.
+			if v.Status == booking.StatusPending && p.Status != booking.PayRegistered {
+				// Paid (or given up) meanwhile: read it again.
 				if v, err = h.svc.BookingView(c.UserContext(), 0, id); err == nil {
 					payment := out.Payment
 					out = viewJSON(v)
@@ -243,6 +266,32 @@ func (h *Handler) cancelBooking(c *fiber.Ctx) error {
 		r.Reason = *body.Reason
 	}
 	if _, err := h.svc.Cancel(c.UserContext(), r); err != nil {
+		return err
+	}
+	return h.answer(c, id)
+}
+
+// payBooking starts the deposit's payment of a pending booking again, as
+// the client asks after a payment was declined (a new payment while the
+// hold lasts); while one is under way, it is that one. 409 when nothing is
+// owed (paid, or the hold ended).
+func (h *Handler) payBooking(c *fiber.Ctx) error {
+	id, err := bookingParams(c)
+	if err != nil {
+		return err
+	}
+	if err := decode(c, &struct{}{}, true); err != nil {
+		return err
+	}
+	v, err := h.svc.BookingView(c.UserContext(), 0, id)
+	if err != nil {
+		return err
+	}
+	if v.Status != booking.StatusPending || v.Deposit <= 0 || h.svc.Provider() == nil {
+		c.Locals(salonKey, &v.Salon)
+		return fmt.Errorf("booking %d is %s and owes no deposit online: %w", id, v.Status, booking.ErrConflict)
+	}
+	if _, err := h.svc.StartPayment(c.UserContext(), id, h.returnURL(c, &v.Salon)); err != nil {
 		return err
 	}
 	return h.answer(c, id)

@@ -254,35 +254,43 @@ func TestBrowserWidgetInAnotherOriginsIframe(t *testing.T) {
 	_ = bookingtest.Phone
 }
 
-// TestBrowserPaysTheDeposit: a deposit service booked in the widget sends
-// the client to the sandbox's payment page; paying brings them back to a
-// confirmed booking; declining, to a cancelled one whose time is free again.
+// TestBrowserPaysTheDeposit: a deposit service booked in the widget (the
+// confirm step names the deposit, the done step says the time is held
+// until it is paid) sends the client to the sandbox's payment page; paying
+// brings them back to a confirmed booking; declining, to a booking still
+// held, which they pay on a second try from the page they came back to.
 func TestBrowserPaysTheDeposit(t *testing.T) {
 	s, _ := paySite(t)
 	ctx := browser(t)
 	m := s.masters[0].ID
 	for _, c := range []struct {
 		hhmm, button, status, note string
-	}{{"11:00", "#pay", "confirmed", "is paid"}, {"13:00", "#decline", "cancelled", "was not paid"}} {
+	}{{"11:00", "#pay", "confirmed", "is paid"}, {"13:00", "#decline", "awaiting deposit", "did not go through"}} {
 		steps := []chromedp.Action[chromedp.Void]{
 			chromedp.Navigate(s.base + "/w/studio?lang=en"),
 			chromedp.WaitVisible(css(`button[data-service-id]`)),
 		}
 		steps = append(steps, throughTime(s, m, c.hhmm)...)
 		steps = append(steps, contact("Dana", bookingtest.Phone())...)
-		steps = append(steps,
-			chromedp.Click(css("#confirm")),
-			chromedp.WaitVisible(css("#pay-link")),
-			chromedp.Click(css("#pay-link")),
+		steps = append(steps, chromedp.WaitVisible(css("#confirm-deposit")))
+		run(t, ctx, steps...)
+		if got := text(t, ctx, "#confirm-deposit"); !strings.Contains(got, "deposit of 1,000 ₽ is paid online") {
+			t.Errorf("the confirm step says of the deposit: %q", got)
+		}
+		run(t, ctx, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css("#done-pay")))
+		if got := text(t, ctx, "#h-done") + " / " + text(t, ctx, "#done-payment"); !strings.Contains(got, "The time is held for you") || !strings.Contains(got, "Pay the deposit of 1,000 ₽ by") {
+			t.Errorf("the done step reads %q", got)
+		}
+		run(t, ctx,
+			chromedp.Click(css("#done-pay")),
 			chromedp.WaitVisible(css(c.button)),
 			chromedp.Click(css(c.button)),
-			chromedp.WaitVisible(css("#payment-note")),
+			chromedp.WaitVisible(css("#manage-payment")),
 		)
-		run(t, ctx, steps...)
 		if got := text(t, ctx, "#manage-details"); !strings.Contains(got, c.status) {
 			t.Errorf("%s: the booking shows %q, want %s", c.button, got, c.status)
 		}
-		if got := text(t, ctx, "#payment-note"); !strings.Contains(got, c.note) {
+		if got := text(t, ctx, "#manage-payment"); !strings.Contains(got, c.note) {
 			t.Errorf("%s: payment note %q", c.button, got)
 		}
 		// Back on the salon's page at a URL with no manage token in it.
@@ -290,7 +298,17 @@ func TestBrowserPaysTheDeposit(t *testing.T) {
 			t.Errorf("%s: back at %q (%v)", c.button, loc, err)
 		}
 	}
-	if n := countBookings(t, s, `b.status = 'confirmed'`); n != 1 {
-		t.Errorf("%d confirmed bookings", n)
+	// Declined: the second try, from the page the client came back to.
+	run(t, ctx,
+		chromedp.Click(css("#manage-retry")),
+		chromedp.WaitVisible(css("#pay")),
+		chromedp.Click(css("#pay")),
+		chromedp.WaitVisible(css("#manage-payment")),
+	)
+	if got := text(t, ctx, "#manage-details") + " / " + text(t, ctx, "#manage-payment"); !strings.Contains(got, "confirmed") || !strings.Contains(got, "is paid") {
+		t.Errorf("paid on the second try: %q", got)
+	}
+	if n := countBookings(t, s, `b.status = 'confirmed'`); n != 2 {
+		t.Errorf("%d confirmed bookings, want 2", n)
 	}
 }

@@ -31,14 +31,18 @@ type pageService struct {
 
 // pageConfig is what the page's script starts from.
 type pageConfig struct {
-	Slug      string            `json:"slug"`
-	Lang      string            `json:"lang"`
-	Currency  string            `json:"currency"`
-	Today     string            `json:"today"`
-	Days      []string          `json:"days"`
-	Services  []pageService     `json:"services"`
-	BookingID int64             `json:"bookingId,omitempty"`
-	ReturnRef string            `json:"returnRef,omitempty"`
+	Slug      string        `json:"slug"`
+	Lang      string        `json:"lang"`
+	Currency  string        `json:"currency"`
+	Today     string        `json:"today"`
+	Days      []string      `json:"days"`
+	Services  []pageService `json:"services"`
+	BookingID int64         `json:"bookingId,omitempty"`
+	ReturnRef string        `json:"returnRef,omitempty"`
+	// OnlinePay says deposits are paid online right after booking, the
+	// time held for HoldMin minutes meanwhile.
+	OnlinePay bool              `json:"onlinePay"`
+	HoldMin   int               `json:"holdMin"`
 	I18n      map[string]string `json:"i18n"`
 }
 
@@ -126,7 +130,8 @@ func (h *Handler) page(c *fiber.Ctx, mode string) error {
 			Deposit: formatDeposit(sv.Deposit, s.Currency, lang), DepositVal: sv.Deposit})
 	}
 	d.Config = pageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, Today: first.String(),
-		Services: d.Services, BookingID: bookingID, ReturnRef: ref, I18n: messages[lang]}
+		Services: d.Services, BookingID: bookingID, ReturnRef: ref, OnlinePay: h.svc.Provider() != nil, HoldMin: s.HoldMin,
+		I18n: messages[lang]}
 	if d.Config.Services == nil {
 		d.Config.Services = []pageService{}
 	}

@@ -102,25 +102,55 @@ func TestDepositPaidThroughTheSandbox(t *testing.T) {
 	}
 }
 
-// TestDepositDeclined: the hold is released; the payment is failed, with
-// no URL.
+// TestDepositDeclined: the booking stays held, the payment failed with no
+// URL; trying again gives a new payment (by the manage token, or by the
+// earlier payment's return reference); a decline left alone releases the
+// time when the hold ends.
 func TestDepositDeclined(t *testing.T) {
 	t.Parallel()
 	s, _ := paySite(t)
 	r := s.do("POST", "/api/v1/salons/studio/bookings", s.newBooking(s.masters[0], "12:00"))
 	pay, _ := r.body["payment"].(map[string]any)
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := noFollow.PostForm(pay["url"].(string), map[string][]string{"do": {"decline"}})
-	if err != nil {
-		t.Fatal(err)
+	decline := func(url string) string {
+		resp, err := noFollow.PostForm(url, map[string][]string{"do": {"decline"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.Header.Get("Location")
 	}
-	resp.Body.Close()
+	back := decline(pay["url"].(string))
 	g := s.do("GET", "/api/v1/bookings/"+itoa(r.id()), nil, "X-Manage-Token", r.str("manage_token"))
 	pay, _ = g.body["payment"].(map[string]any)
-	if g.str("status") != "cancelled" || pay["status"] != "failed" || pay["url"] != nil {
+	if g.str("status") != "pending" || pay["status"] != "failed" || pay["url"] != nil {
 		t.Fatalf("after declining: %s", g.raw)
 	}
-	// The slot is free again.
+	// Again, with the manage token: a new payment.
+	again := s.do("POST", "/api/v1/bookings/"+itoa(r.id())+"/payment", map[string]any{}, "X-Manage-Token", r.str("manage_token"))
+	p2, _ := again.body["payment"].(map[string]any)
+	if again.status != 200 || p2["status"] != "registered" || p2["url"] == nil || p2["url"] == pay["url"] {
+		t.Fatalf("pay again: %d %s", again.status, again.raw)
+	}
+	// Declined again; again from the page the client came back to.
+	ref := back[strings.LastIndex(back, "/")+1:]
+	decline(p2["url"].(string))
+	third := s.do("POST", "/api/v1/returns/"+ref+"/payment", map[string]any{})
+	p3, _ := third.body["payment"].(map[string]any)
+	if third.status != 200 || p3["status"] != "registered" || p3["url"] == nil || p3["url"] == p2["url"] || third.body["manage_token"] != nil {
+		t.Fatalf("pay again by the return reference: %d %s", third.status, third.raw)
+	}
+	if n := countBookings(t, s, `b.status = 'pending'`); n != 1 {
+		t.Errorf("%d pending bookings", n)
+	}
+	// Left: the hold's end frees the time; nothing is owed any more.
+	s.Clock.Advance(20 * time.Minute)
+	if _, err := s.Svc.ExpireHolds(bookingtest.System()); err != nil {
+		t.Fatal(err)
+	}
+	if late := s.do("POST", "/api/v1/bookings/"+itoa(r.id())+"/payment", map[string]any{}, "X-Manage-Token", r.str("manage_token")); late.status != 409 {
+		t.Errorf("pay after the hold ended: %d %s", late.status, late.raw)
+	}
 	if again := s.do("POST", "/api/v1/salons/studio/bookings", s.newBooking(s.masters[0], "12:00")); again.status != 201 {
 		t.Errorf("the released slot: %d", again.status)
 	}

@@ -88,8 +88,10 @@ func (h *Handler) Register(app *fiber.App) {
 	api.Get("/bookings/:id", h.getBooking)
 	api.Get("/bookings/:id/calendar", h.bookingCalendar)
 	api.Post("/bookings/:id/cancel", h.rateLimited(h.changes), h.cancelBooking)
+	api.Post("/bookings/:id/payment", h.rateLimited(h.changes), h.payBooking)
 	api.Post("/bookings/:id/reschedule", h.rateLimited(h.changes), h.rescheduleBooking)
 	api.Get("/returns/:ref", h.paymentReturn)
+	api.Post("/returns/:ref/payment", h.rateLimited(h.changes), h.payAgain)
 	api.Use(func(c *fiber.Ctx) error { return errNoRoute })
 
 	h.registerPages(app)

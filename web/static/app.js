@@ -159,9 +159,15 @@
     var rows = [[T.service, serviceName(state.service)], [T.master, masterName(s.master_id)], [T.when, when(s.starts_at)]];
     if (mode !== 'manage') {
       rows.push([T.price, money(svc.price)]);
+      if (Number(svc.deposit) > 0) rows.push([T.deposit_row, money(svc.deposit)]);
       rows.push([T.client, state.client.name + ', ' + state.client.phone]);
     }
     summaryInto($('summary'), rows);
+    var dn = $('confirm-deposit');
+    if (dn) {
+      dn.hidden = mode === 'manage' || !(Number(svc.deposit) > 0);
+      dn.textContent = cfg.onlinePay ? fmt('confirm_deposit', money(svc.deposit), cfg.holdMin) : fmt('deposit_note', money(svc.deposit));
+    }
     $('taken').hidden = true;
     $('confirm').disabled = false;
     show('confirm');
@@ -208,6 +214,8 @@
     var code = r && r.body && r.body.error;
     if (code === 'rate_limited') return showError(T.rate_limited);
     if (code === 'too_late') return showError(T.too_late);
+    if (code === 'conflict') return showError(T.pay_conflict);
+    if (code === 'unavailable') return showError(T.unavailable);
     if (code === 'invalid' && r.body.fields) {
       return showError(Object.keys(r.body.fields).map(function (k) { return r.body.fields[k]; }).join('; '));
     }
@@ -264,14 +272,87 @@
     link.hash = 't=' + b.manage_token;
     $('manage-link').href = link.toString();
     summaryInto($('done-summary'), [[T.service, serviceName(b.service_id)], [T.master, masterName(b.master_id)], [T.when, when(b.starts_at)]]);
-    var note = $('deposit-note');
-    note.hidden = !(Number(b.deposit) > 0);
-    note.textContent = b.payment ? fmt('pay_note', money(b.payment.amount), when(b.hold_expires_at)) : fmt('deposit_note', money(b.deposit));
-    $('pay').hidden = !(b.payment && b.payment.url);
-    calendarLink($('ics-link'), b.id, b.manage_token);
-    if (b.payment && b.payment.url) { $('pay-link').href = b.payment.url; }
+    var held = b.status === 'pending';
+    $('h-done').textContent = held ? T.step_held : T.step_done;
+    $('done-text').textContent = held ? T.held_text : T.done_text;
+    state.booking = b;
+    state.token = b.manage_token;
     show('done');
+    paymentInto('done', b);
+    calendarLink($('ics-link'), b.id, b.manage_token);
   }
+
+  // --- the deposit -----------------------------------------------------------
+  // What the client reads about the deposit, for each booking x payment
+  // state, and what they can do: pay (a button to the provider's page),
+  // try again after a decline, or wait while the page looks again.
+  function payState(b) {
+    var p = b.payment, due = b.hold_expires_at ? when(b.hold_expires_at) : '';
+    if (!(Number(b.deposit) > 0)) return null;
+    if (!p) return { note: cfg.onlinePay && b.status === 'pending' ? T.pay_preparing : fmt('deposit_note', money(b.deposit)), poll: cfg.onlinePay && b.status === 'pending' };
+    var amount = money(p.amount);
+    switch (p.status) {
+      case 'completed': return { note: fmt('paid_note', amount) };
+      case 'refunding': return { note: fmt('refunding_note', amount) };
+      case 'refunded': return { note: fmt('refunded_note', amount) };
+      case 'authorized': return { note: fmt('paid_confirming', amount), poll: true };
+      case 'canceling': return { note: T.releasing_note, poll: b.status === 'pending' };
+    }
+    if (b.status === 'pending') {
+      if (p.url) return { note: fmt('pay_note', amount, due), pay: p.url };
+      if (p.status === 'failed' || p.status === 'canceled') return { note: fmt('pay_declined', due), retry: true };
+      return { note: T.pay_preparing, poll: true }; // registering, unknown: the provider has not answered yet
+    }
+    if (p.status === 'canceled') return { note: T.released_note };
+    return { note: b.status === 'cancelled' ? T.unpaid_note : fmt('deposit_note', amount) };
+  }
+  // paymentInto shows the deposit's state in a step ('done' or 'manage'),
+  // and looks again a few times while it is on its way.
+  var polls = 0, pollTimer = null;
+  function paymentInto(step, b) {
+    var ps = payState(b), pre = step === 'done' ? 'done' : 'manage';
+    var note = $(pre + '-payment'), pay = $(pre + '-pay'), retry = $(pre + '-retry');
+    note.hidden = !ps;
+    note.textContent = ps ? ps.note : '';
+    pay.hidden = !(ps && ps.pay);
+    pay.dataset.url = ps && ps.pay ? ps.pay : '';
+    retry.hidden = !(ps && ps.retry);
+    clearTimeout(pollTimer);
+    if (ps && ps.poll && polls < 20) {
+      polls++;
+      pollTimer = setTimeout(function () { reread(step); }, 3000);
+    }
+    resize();
+  }
+  function reread(step) {
+    var b = state.booking;
+    var req = mode === 'back' ? api('GET', '/returns/' + encodeURIComponent(cfg.returnRef))
+      : api('GET', '/bookings/' + b.id, undefined, { 'X-Manage-Token': state.token });
+    req.then(function (r) {
+      if (r.status !== 200) return;
+      if (step === 'done') { state.booking = r.body; paymentInto('done', r.body); } else { renderBooking(r.body); }
+    }).catch(function () {});
+  }
+  function payAgain(step) {
+    var b = state.booking;
+    var req = mode === 'back' ? api('POST', '/returns/' + encodeURIComponent(cfg.returnRef) + '/payment', {})
+      : api('POST', '/bookings/' + b.id + '/payment', {}, { 'X-Manage-Token': state.token });
+    return req.then(function (r) {
+      if (r.status !== 200) throw r;
+      polls = 0;
+      if (step === 'done') { state.booking = r.body; paymentInto('done', r.body); } else { renderBooking(r.body); }
+      var url = r.body.payment && r.body.payment.url;
+      if (url) window.top.location.assign(url);
+    });
+  }
+  ['done', 'manage'].forEach(function (pre) {
+    var pay = $(pre + '-pay'), retry = $(pre + '-retry');
+    if (pay) pay.addEventListener('click', function () { if (pay.dataset.url) window.top.location.assign(pay.dataset.url); });
+    if (retry) retry.addEventListener('click', function () {
+      retry.disabled = true;
+      payAgain(pre).catch(failed).then(function () { retry.disabled = false; });
+    });
+  });
 
   // --- manage mode ---------------------------------------------------------
   function manageMode() {
@@ -329,20 +410,12 @@
     var open = b.changeable;
     $('manage-note').textContent = active ? (open ? fmt('changeable_until', when(b.changeable_until)) : T.too_late) : '';
     $('manage-actions').hidden = !open || mode === 'back'; // back from paying: changes need the manage link
-    var p = b.payment, pn = $('payment-note');
-    pn.hidden = !p;
-    if (p) {
-      pn.textContent = p.status === 'completed' || p.status === 'refunding' || p.status === 'refunded' ? fmt('paid_note', money(p.amount))
-        : p.status === 'canceled' || p.status === 'failed' ? T.unpaid_note
-        : p.url ? fmt('pay_note', money(p.amount), when(b.hold_expires_at)) : T.pay_wait;
-    }
-    $('manage-pay').hidden = !(p && p.url && b.status === 'pending');
     if (active && state.token) { calendarLink($('manage-ics'), b.id, state.token); } else { $('manage-ics').hidden = true; }
-    if (p && p.url) { $('manage-pay-link').href = p.url; }
     $('cancel-confirm').hidden = true;
     $('manage-result').hidden = !result;
     $('manage-result').textContent = result || '';
-    show('manage');
+    if (state.step !== 'manage') { show('manage'); } else { showError(''); }
+    paymentInto('manage', b);
   }
 
   if (mode === 'manage') { manageMode(); } else if (mode === 'back') { backMode(); } else { bookMode(); }
