@@ -258,6 +258,17 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 			}
 			n++
 		}
+		// Whether a payment came just in time, or comes just too late,
+		// matters now: its session is looked at again at once, and then
+		// soon and more and more rarely, as a new one.
+		ids := make([]int64, len(bks))
+		for i, b := range bks {
+			ids[i] = b.ID
+		}
+		if _, err := tx.Exec(ctx, `UPDATE payment_sessions SET next_check_at = $2, checks = 0
+			WHERE booking_id = ANY($1) AND status IN ('registering', 'registered', 'unknown')`, ids, now); err != nil {
+			return fmt.Errorf("expire holds: %w", err)
+		}
 		return nil
 	})
 	return n, err

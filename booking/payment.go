@@ -105,8 +105,28 @@ type PaymentSession struct {
 
 // WithPayments takes deposits online through provider: client bookings of
 // services with a deposit are pending until paid (WithOnlineDeposits).
+// A call whose outcome is unknown is made again at once, up to
+// ProviderAttempts times (psp.Retrying), within the call's bound.
 func WithPayments(provider psp.Provider) Option {
-	return func(s *Service) { s.psp, s.deposits = provider, true }
+	return func(s *Service) { s.psp, s.deposits = psp.Retrying(provider, ProviderAttempts), true }
+}
+
+// ProviderAttempts is how many times one provider call is tried when its
+// outcome stays unknown (the same idempotence key each time).
+const ProviderAttempts = 4
+
+// WithProviderAttempts sets how many times one provider call is tried
+// (ProviderAttempts; 1: never again at once, the saga's checks retry). It
+// follows WithPayments.
+func WithProviderAttempts(n int) Option {
+	return func(s *Service) {
+		if s.psp == nil {
+			return
+		}
+		if r, ok := s.psp.(interface{ Unwrap() psp.Provider }); ok {
+			s.psp = psp.Retrying(r.Unwrap(), n)
+		}
+	}
 }
 
 // Provider returns the payment provider (nil when deposits are paid in the

@@ -73,7 +73,7 @@ func TestSagaSurvivesAProcessKilledMidway(t *testing.T) {
 			t.Parallel()
 			w := newPayWorld(t, booking.RefundAlways)
 			d := &dying{Provider: w.yk, at: at, reach: make(chan struct{})}
-			first := booking.New(w.Pool, booking.WithClock(w.Clock.Now), booking.WithPayments(d))
+			first := booking.New(w.Pool, booking.WithClock(w.Clock.Now), booking.WithPayments(d), booking.WithProviderAttempts(1))
 			b := w.book("11:00")
 			ctx, kill := context.WithCancel(context.Background())
 			done := make(chan struct{})

@@ -250,7 +250,7 @@ func TestASweepersLeaseCoversItsWork(t *testing.T) {
 		return psptest.None
 	}
 	gets := w.fake.Calls("GET /payments/{id}")
-	other := booking.New(w.Pool, booking.WithClock(w.Clock.Now), booking.WithPayments(w.yk))
+	other := booking.New(w.Pool, booking.WithClock(w.Clock.Now), booking.WithPayments(w.yk), booking.WithProviderAttempts(1))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

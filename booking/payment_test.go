@@ -13,7 +13,8 @@ import (
 	"salon/booking/psp/psptest"
 )
 
-// payWorld is a salon whose deposits are taken through a fake YooKassa.
+// payWorld is a salon whose deposits are taken through a fake YooKassa,
+// each provider call tried once.
 type payWorld struct {
 	*bookingtest.Env
 	t      *testing.T
@@ -29,7 +30,9 @@ func newPayWorld(t *testing.T, policy booking.RefundPolicy) *payWorld {
 	t.Helper()
 	fake := psptest.New(t)
 	yk := &psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}
-	e := bookingtest.New(t, booking.WithPayments(yk))
+	// One attempt a call: these tests are of the saga's own recovery from
+	// a failed call (which the in-call retries would hide).
+	e := bookingtest.New(t, booking.WithPayments(yk), booking.WithProviderAttempts(1))
 	w := &payWorld{Env: e, t: t, fake: fake, yk: yk}
 	w.salon = e.Salon(t, booking.Salon{HoldMin: 15, RefundPolicy: policy, CutoffHours: 3})
 	w.svc = e.Service(t, w.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 500000, Deposit: 100000})
@@ -153,7 +156,7 @@ func TestCreateTwiceIsOneSession(t *testing.T) {
 func TestCreateFromTwoReplicas(t *testing.T) {
 	t.Parallel()
 	w := newPayWorld(t, booking.RefundAlways)
-	other := booking.New(w.Pool, booking.WithClock(w.Clock.Now), booking.WithPayments(w.yk))
+	other := booking.New(w.Pool, booking.WithClock(w.Clock.Now), booking.WithPayments(w.yk), booking.WithProviderAttempts(1))
 	for range 5 {
 		b := w.book(map[int]string{0: "10:00"}[0])
 		var got [8]*booking.PaymentSession
@@ -309,7 +312,7 @@ func TestRefundPolicy(t *testing.T) {
 func TestTwoSweepersShareTheWork(t *testing.T) {
 	t.Parallel()
 	w := newPayWorld(t, booking.RefundAlways)
-	other := booking.New(w.Pool, booking.WithClock(w.Clock.Now), booking.WithPayments(w.yk))
+	other := booking.New(w.Pool, booking.WithClock(w.Clock.Now), booking.WithPayments(w.yk), booking.WithProviderAttempts(1))
 	n := 0
 	for h := 10; h < 20; h++ {
 		for _, m := range []string{":00"} {

@@ -1,0 +1,66 @@
+package psp
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Retrying wraps a provider so that a call whose outcome is unknown (a
+// timeout, a reset, a 5xx) is made again at once, up to attempts times in
+// all, with the same idempotence key, as YooKassa asks: the same key with
+// the same request returns the first call's result, so a retry never does
+// the work twice. The pause between attempts doubles from 50 ms; the
+// caller's context bounds them all. A refusal is not retried.
+func Retrying(p Provider, attempts int) Provider {
+	if attempts <= 1 {
+		return p
+	}
+	return retrying{p: p, attempts: attempts}
+}
+
+type retrying struct {
+	p        Provider
+	attempts int
+}
+
+func retry[T any](ctx context.Context, r retrying, call func() (T, error)) (T, error) {
+	pause := 50 * time.Millisecond
+	for i := 1; ; i++ {
+		v, err := call()
+		if err == nil || !errors.Is(err, ErrUnknown) || i == r.attempts {
+			return v, err
+		}
+		select {
+		case <-ctx.Done():
+			return v, err
+		case <-time.After(pause):
+		}
+		pause *= 2
+	}
+}
+
+func (r retrying) Name() string { return r.p.Name() }
+
+func (r retrying) Create(ctx context.Context, key string, req CreateRequest) (*Payment, error) {
+	return retry(ctx, r, func() (*Payment, error) { return r.p.Create(ctx, key, req) })
+}
+
+func (r retrying) Get(ctx context.Context, id string) (*Payment, error) {
+	return retry(ctx, r, func() (*Payment, error) { return r.p.Get(ctx, id) })
+}
+
+func (r retrying) Capture(ctx context.Context, key, id string, amount int64, currency string) (*Payment, error) {
+	return retry(ctx, r, func() (*Payment, error) { return r.p.Capture(ctx, key, id, amount, currency) })
+}
+
+func (r retrying) Cancel(ctx context.Context, key, id string) (*Payment, error) {
+	return retry(ctx, r, func() (*Payment, error) { return r.p.Cancel(ctx, key, id) })
+}
+
+func (r retrying) Refund(ctx context.Context, key, paymentID string, amount int64, currency string) (*Refund, error) {
+	return retry(ctx, r, func() (*Refund, error) { return r.p.Refund(ctx, key, paymentID, amount, currency) })
+}
+
+// Unwrap returns the retried provider.
+func (r retrying) Unwrap() Provider { return r.p }
