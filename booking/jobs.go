@@ -359,6 +359,13 @@ type SweepPaymentsArgs struct{}
 // Kind implements river.JobArgs.
 func (SweepPaymentsArgs) Kind() string { return "sweep_payments" }
 
+// ReconcilePaymentsArgs is the periodic job that reads the provider's list
+// of payments against ours (ReconcilePayments).
+type ReconcilePaymentsArgs struct{}
+
+// Kind implements river.JobArgs.
+func (ReconcilePaymentsArgs) Kind() string { return "reconcile_payments" }
+
 // CompletePastArgs is the periodic job that marks past bookings completed.
 type CompletePastArgs struct{}
 
@@ -391,6 +398,10 @@ func AddWorkers(w *river.Workers, s *Service) {
 	river.AddWorker(w, &sweep[ExpireHoldsArgs]{what: "expired holds", run: s.ExpireHolds, log: s.log})
 	river.AddWorker(w, &paymentWorker{s: s})
 	river.AddWorker(w, &sweep[SweepPaymentsArgs]{what: "payment sessions checked", run: s.SweepPayments, log: s.log})
+	river.AddWorker(w, &sweep[ReconcilePaymentsArgs]{what: "payments settled by reconciliation", log: s.log, run: func(ctx context.Context) (int, error) {
+		r, err := s.ReconcilePayments(ctx)
+		return r.Settled, err
+	}})
 	river.AddWorker(w, &sweep[CompletePastArgs]{what: "past bookings completed", run: s.CompletePast, log: s.log})
 	river.AddWorker(w, &sweep[PruneKeysArgs]{what: "idempotency records pruned", log: s.log, run: func(ctx context.Context) (int, error) {
 		n, err := s.PruneIdempotencyKeys(ctx, 24*time.Hour)
@@ -398,9 +409,16 @@ func AddWorkers(w *river.Workers, s *Service) {
 	}})
 }
 
-// PeriodicJobs are the core's recurring jobs (River runs each on one replica).
-func PeriodicJobs() []*river.PeriodicJob {
+// PeriodicJobs are the core's recurring jobs (River runs each on one
+// replica); the provider's list is reconciled every reconcile
+// (DefaultReconcileEvery when 0).
+func PeriodicJobs(reconcile time.Duration) []*river.PeriodicJob {
+	if reconcile <= 0 {
+		reconcile = DefaultReconcileEvery
+	}
 	return []*river.PeriodicJob{
+		river.NewPeriodicJob(river.PeriodicInterval(reconcile),
+			func() (river.JobArgs, *river.InsertOpts) { return ReconcilePaymentsArgs{}, nil }, nil),
 		river.NewPeriodicJob(river.PeriodicInterval(30*time.Second),
 			func() (river.JobArgs, *river.InsertOpts) { return ExpireHoldsArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}),
 		river.NewPeriodicJob(river.PeriodicInterval(time.Minute),

@@ -631,15 +631,20 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 		var bookingID, masterID int64
 		var bookingStatus Status
 		var reason string
-		if err := tx.QueryRow(ctx, `SELECT b.id, b.master_id, b.status, b.cancel_reason FROM payment_sessions s
-			JOIN bookings b ON b.id = s.booking_id WHERE s.id = $1`, sessionID).Scan(&bookingID, &masterID, &bookingStatus, &reason); err != nil {
+		var startsAt time.Time
+		if err := tx.QueryRow(ctx, `SELECT b.id, b.master_id, b.status, b.cancel_reason, b.starts_at FROM payment_sessions s
+			JOIN bookings b ON b.id = s.booking_id WHERE s.id = $1`, sessionID).Scan(&bookingID, &masterID, &bookingStatus, &reason, &startsAt); err != nil {
 			return fmt.Errorf("payment session %d: %w", sessionID, err)
 		}
+		// A late payment takes its time again only while the visit is
+		// still ahead (else the money is released).
+		now := s.now()
 		mayRebook := func(b *Booking) bool {
-			return p.Status == psp.WaitingForCapture && b.Status == StatusCancelled && b.CancelReason == holdExpiredReason
+			return p.Status == psp.WaitingForCapture && b.Status == StatusCancelled && b.CancelReason == holdExpiredReason &&
+				b.StartsAt.After(now)
 		}
 		lockedMaster := false
-		if mayRebook(&Booking{Status: bookingStatus, CancelReason: reason}) {
+		if mayRebook(&Booking{Status: bookingStatus, CancelReason: reason, StartsAt: startsAt}) {
 			if err := lockMasters(ctx, tx, masterID); err != nil {
 				return err
 			}
@@ -657,7 +662,6 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 			return fmt.Errorf("payment session %d: %w", sessionID, err)
 		}
 		out = sess
-		now := s.now()
 		move := func(from []PaymentStatus, to PaymentStatus, why string) error {
 			next, err := setSession(ctx, tx, sess.ID, from, to, p, why, now)
 			if err == nil {

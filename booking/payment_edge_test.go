@@ -378,3 +378,66 @@ func TestOneDepositABooking(t *testing.T) {
 		t.Errorf("a second deposit refused for another reason: %v", err)
 	}
 }
+
+// TestReconciliationFindsWhatWasLost: the provider's own list shows what
+// no notification and no check told us: a payment authorized after its
+// session was written off (its notification lost), and a payment created
+// by a create whose process died before it recorded the answer. Each is
+// settled by the saga's rules (released; registered), with an audit row;
+// a second pass finds nothing more.
+func TestReconciliationFindsWhatWasLost(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
+	gone := w.book("10:00")
+	gs := w.start(gone)
+	w.Clock.Advance(20 * time.Minute)
+	if _, err := w.Svc.ExpireHolds(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.Clock.Advance(25 * time.Hour)
+	if _, err := w.Svc.SweepPayments(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ps := w.status(gone.ID); ps != booking.PayFailed {
+		t.Fatalf("written off: %s", ps)
+	}
+	w.fake.Pay(gs.ExternalID) // and its notification never comes
+
+	// A create reached the provider; its process died before recording it.
+	w.Shift(t, w.salon, w.master, w.day.AddDays(1), 1, "10:00", "20:00")
+	crashed := w.bookFrom(7010, w.day.AddDays(1), "11:00")
+	var lost atomic.Bool
+	lost.Store(true)
+	w.fake.Fault = func(method, path string) psptest.Fault {
+		if path == "POST /payments" && lost.Swap(false) {
+			return psptest.Lost
+		}
+		return psptest.None
+	}
+	if _, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByIdentity(booking.TelegramUser(7010))), crashed.ID, nil); err == nil {
+		t.Fatal("the lost create answered")
+	}
+	if _, ps := w.status(crashed.ID); ps != booking.PayUnknown {
+		t.Fatalf("after the lost create: %s", ps)
+	}
+
+	r, err := w.Svc.ReconcilePayments(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("reconciliation: %+v", r)
+	if st := w.fake.Status(gs.ExternalID); st != "canceled" {
+		t.Errorf("authorized after the write-off, found by reconciliation: the provider's payment is %s, want canceled (released)", st)
+	}
+	if _, ps := w.status(crashed.ID); ps != booking.PayRegistered || w.fake.Payments() != 2 {
+		t.Errorf("the lost create: session %s, %d payments at the provider (want registered, 2)", ps, w.fake.Payments())
+	}
+	if n := w.count(`SELECT count(*) FROM audit_log WHERE action = 'payment_reconciled'`); n != 2 || r.Settled != 2 {
+		t.Errorf("%d audit rows, %d settled (want 2 and 2)", n, r.Settled)
+	}
+	again, err := w.Svc.ReconcilePayments(ctx)
+	if err != nil || again.Checked != 0 {
+		t.Errorf("a second pass: %+v %v (want nothing to check)", again, err)
+	}
+}

@@ -62,5 +62,10 @@ func (m measured) Refund(ctx context.Context, key, paymentID string, amount int6
 	return m.p.Refund(ctx, key, paymentID, amount, currency)
 }
 
+func (m measured) List(ctx context.Context, since time.Time, cursor string) (p []Payment, next string, err error) {
+	defer func(t time.Time) { m.observe("list", t, err) }(time.Now())
+	return List(ctx, m.p, since, cursor)
+}
+
 // Unwrap returns the measured provider.
 func (m measured) Unwrap() Provider { return m.p }

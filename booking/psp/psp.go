@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Status is a payment's state at the provider (YooKassa's names).
@@ -63,6 +64,27 @@ type Provider interface {
 	Capture(ctx context.Context, key, id string, amount int64, currency string) (*Payment, error)
 	Cancel(ctx context.Context, key, id string) (*Payment, error)
 	Refund(ctx context.Context, key, paymentID string, amount int64, currency string) (*Refund, error)
+}
+
+// Lister is a provider that lists its payments, newest first or not, in
+// pages: those created since since, from cursor ("" for the first page);
+// next is "" after the last page. Reconciliation reads it.
+type Lister interface {
+	List(ctx context.Context, since time.Time, cursor string) (page []Payment, next string, err error)
+}
+
+// ErrCannotList is a provider that keeps no list to read.
+var ErrCannotList = errors.New("payment provider: lists no payments")
+
+// List lists p's payments when it can (through any wrappers).
+func List(ctx context.Context, p Provider, since time.Time, cursor string) ([]Payment, string, error) {
+	if l, ok := p.(Lister); ok {
+		return l.List(ctx, since, cursor)
+	}
+	if u, ok := p.(interface{ Unwrap() Provider }); ok {
+		return List(ctx, u.Unwrap(), since, cursor)
+	}
+	return nil, "", ErrCannotList
 }
 
 // ErrUnknown says the outcome of a call is not known (a timeout, a lost

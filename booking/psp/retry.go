@@ -62,5 +62,17 @@ func (r retrying) Refund(ctx context.Context, key, paymentID string, amount int6
 	return retry(ctx, r, func() (*Refund, error) { return r.p.Refund(ctx, key, paymentID, amount, currency) })
 }
 
+func (r retrying) List(ctx context.Context, since time.Time, cursor string) ([]Payment, string, error) {
+	type page struct {
+		items []Payment
+		next  string
+	}
+	p, err := retry(ctx, r, func() (page, error) {
+		items, next, err := List(ctx, r.p, since, cursor)
+		return page{items, next}, err
+	})
+	return p.items, p.next, err
+}
+
 // Unwrap returns the retried provider.
 func (r retrying) Unwrap() Provider { return r.p }

@@ -89,6 +89,36 @@ func (s *Sandbox) Get(ctx context.Context, id string) (*Payment, error) {
 	return s.scan(s.Pool.QueryRow(ctx, `SELECT `+sandboxColumns+` FROM sandbox_payments WHERE id = $1`, id))
 }
 
+// List implements Lister: the sandbox's payments created since since, in
+// pages of 100 (the cursor is the last id of the page before).
+func (s *Sandbox) List(ctx context.Context, since time.Time, cursor string) ([]Payment, string, error) {
+	if err := s.before(ctx); err != nil {
+		return nil, "", err
+	}
+	rows, err := s.Pool.Query(ctx, `SELECT `+sandboxColumns+` FROM sandbox_payments WHERE created_at >= $1 AND id > $2
+		ORDER BY id LIMIT 100`, since, cursor)
+	if err != nil {
+		return nil, "", fmt.Errorf("sandbox: %v: %w", err, ErrUnknown)
+	}
+	defer rows.Close()
+	var out []Payment
+	for rows.Next() {
+		p, err := s.scan(rows)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, *p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("sandbox: %v: %w", err, ErrUnknown)
+	}
+	next := ""
+	if len(out) == 100 {
+		next = out[len(out)-1].ID
+	}
+	return out, next, nil
+}
+
 // Capture implements Provider.
 func (s *Sandbox) Capture(ctx context.Context, _, id string, _ int64, _ string) (*Payment, error) {
 	if err := s.before(ctx); err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -79,6 +80,31 @@ func (y *YooKassa) Get(ctx context.Context, id string) (*Payment, error) {
 		return nil, err
 	}
 	return p.payment()
+}
+
+// List implements Lister: GET /payments?created_at.gte=...&limit=100, page
+// by page with next_cursor.
+func (y *YooKassa) List(ctx context.Context, since time.Time, cursor string) ([]Payment, string, error) {
+	q := url.Values{"created_at.gte": {since.UTC().Format("2006-01-02T15:04:05.000Z")}, "limit": {"100"}}
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	var page struct {
+		Items      []ykPayment `json:"items"`
+		NextCursor string      `json:"next_cursor"`
+	}
+	if err := y.do(ctx, http.MethodGet, "/payments?"+q.Encode(), "", nil, &page); err != nil {
+		return nil, "", err
+	}
+	out := make([]Payment, 0, len(page.Items))
+	for i := range page.Items {
+		p, err := page.Items[i].payment()
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, *p)
+	}
+	return out, page.NextCursor, nil
 }
 
 // Capture implements Provider.

@@ -89,19 +89,26 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 // and how late the sweep is (the oldest due check not yet made), read from
 // the database so every replica reports the same.
 type paymentCollector struct {
-	pool  *pgxpool.Pool
-	state *prometheus.Desc
-	lag   *prometheus.Desc
+	pool       *pgxpool.Pool
+	state      *prometheus.Desc
+	lag        *prometheus.Desc
+	reconciled *prometheus.Desc
 }
 
 func newPaymentCollector(pool *pgxpool.Pool) *paymentCollector {
 	return &paymentCollector{pool: pool,
 		state: prometheus.NewDesc("salon_payment_sessions", "Payment sessions by state.", []string{"status"}, nil),
 		lag:   prometheus.NewDesc("salon_payment_sweep_lag_seconds", "How late the payment sweep is: how long the oldest due check not being made has waited.", nil, nil),
+		reconciled: prometheus.NewDesc("salon_payment_reconciled_total",
+			"Payment sessions the reading of the provider's own list found out of step, and settled.", nil, nil),
 	}
 }
 
-func (c *paymentCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.state; ch <- c.lag }
+func (c *paymentCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.state
+	ch <- c.lag
+	ch <- c.reconciled
+}
 
 func (c *paymentCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -124,5 +131,9 @@ func (c *paymentCollector) Collect(ch chan<- prometheus.Metric) {
 		  AND (lease_until IS NULL OR lease_until < now())`).
 		Scan(&lag); err == nil {
 		ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, lag)
+	}
+	var reconciled float64
+	if err := c.pool.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE action = 'payment_reconciled'`).Scan(&reconciled); err == nil {
+		ch <- prometheus.MustNewConstMetric(c.reconciled, prometheus.CounterValue, reconciled)
 	}
 }

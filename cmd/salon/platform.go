@@ -39,6 +39,12 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 	if err != nil {
 		return nil, err
 	}
+	reconcile := booking.DefaultReconcileEvery
+	if v := getenv("SALON_PAYMENT_RECONCILE_EVERY"); v != "" {
+		if reconcile, err = time.ParseDuration(v); err != nil || reconcile < time.Minute {
+			return nil, usagef("SALON_PAYMENT_RECONCILE_EVERY must be a duration of a minute or more, like 1h, not %q", v)
+		}
+	}
 	metrics := newBookingMetrics()
 	opts := []booking.Option{booking.WithLogger(log), booking.WithPayments(psp.Measured(provider)), booking.WithObserver(metrics.observe)}
 	// Telegram's notices are written to the bot's outbox (in the database)
@@ -63,7 +69,7 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 	jobs, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Queues:       map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
 		Workers:      workers,
-		PeriodicJobs: booking.PeriodicJobs(),
+		PeriodicJobs: booking.PeriodicJobs(reconcile),
 		Logger:       slog.New(quiet{log.Handler()}),
 	})
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,6 +58,7 @@ type payment struct {
 	Description string            `json:"description"`
 	Metadata    map[string]string `json:"metadata"`
 	Paid        bool              `json:"paid"`
+	CreatedAt   string            `json:"created_at"`
 	Captured    int64             `json:"-"`
 	ReturnURL   string            `json:"-"`
 	Confirm     struct {
@@ -86,7 +89,7 @@ func New(t interface{ Cleanup(func()) }) *Server {
 }
 
 // Calls returns how many times "METHOD /path-pattern" was called
-// (patterns: POST /payments, GET /payments/{id}, POST /payments/{id}/capture,
+// (patterns: POST /payments, GET /payments (the list), GET /payments/{id}, POST /payments/{id}/capture,
 // POST /payments/{id}/cancel, POST /refunds).
 func (s *Server) Calls(what string) int {
 	s.mu.Lock()
@@ -238,7 +241,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	key := r.Header.Get("Idempotence-Key")
-	status, out := s.handle(r.Method, pattern, parts, key, body)
+	var status int
+	var out any
+	if pattern == "GET /payments" {
+		status, out = s.list(r.URL.Query())
+	} else {
+		status, out = s.handle(r.Method, pattern, parts, key, body)
+	}
 	if fault == Lost {
 		writeErr(w, 500, "internal_server_error", "the answer was lost")
 		return
@@ -271,6 +280,7 @@ func (s *Server) handle(method, pattern string, parts []string, key string, body
 		if c, ok := body["confirmation"].(map[string]any); ok {
 			p.ReturnURL = str(c["return_url"])
 		}
+		p.CreatedAt = time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
 		p.Confirm.Type = "redirect"
 		p.Confirm.URL = s.URL + "/pay/" + p.ID
 		s.payments[p.ID] = p
@@ -330,6 +340,43 @@ func (s *Server) handle(method, pattern string, parts []string, key string, body
 		return 200, rf
 	}
 	return 404, errBody("not_found", "no such endpoint")
+}
+
+// list is GET /payments: the payments created at or after created_at.gte,
+// oldest first, limit a page (at most 100), next_cursor to go on.
+func (s *Server) list(q url.Values) (int, any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	since := q.Get("created_at.gte")
+	limit, err := strconv.Atoi(q.Get("limit"))
+	if err != nil || limit < 1 || limit > 100 {
+		limit = 10
+	}
+	var ids []string
+	for id, p := range s.payments {
+		if since == "" || p.CreatedAt >= since {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids) // pay-0001, pay-0002, ...: the order of creation
+	from := 0
+	if c := q.Get("cursor"); c != "" {
+		from = sort.SearchStrings(ids, c)
+	}
+	items := []*payment{}
+	next := ""
+	for i := from; i < len(ids); i++ {
+		if len(items) == limit {
+			next = ids[i]
+			break
+		}
+		items = append(items, s.payments[ids[i]])
+	}
+	out := map[string]any{"type": "list", "items": items}
+	if next != "" {
+		out["next_cursor"] = next
+	}
+	return 200, out
 }
 
 func errBody(code, desc string) map[string]string {
