@@ -189,9 +189,9 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"Slots": {run: func(ctx context.Context) error {
 			return e1(f.Svc.Slots(ctx, booking.SlotQuery{SalonID: a, ServiceID: sv, From: day}))
 		}},
-		"StartPayment":  {run: func(ctx context.Context) error { return e1(f.Svc.StartPayment(ctx, b.ID, nil)) }},
+		"StartPayment":      {run: func(ctx context.Context) error { return e1(f.Svc.StartPayment(ctx, b.ID, nil)) }},
 		"ReconcilePayments": {run: func(ctx context.Context) error { return e1(f.Svc.ReconcilePayments(ctx)) }, foreign: booking.ErrForbidden},
-		"SweepPayments": {run: func(ctx context.Context) error { return e1(f.Svc.SweepPayments(ctx)) }, foreign: booking.ErrForbidden},
+		"SweepPayments":     {run: func(ctx context.Context) error { return e1(f.Svc.SweepPayments(ctx)) }, foreign: booking.ErrForbidden},
 		"UpcomingBookings": {run: func(ctx context.Context) error {
 			return e1(f.Svc.UpcomingBookings(ctx, f.Clock.Now()))
 		}, foreign: booking.ErrForbidden},
