@@ -201,6 +201,10 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"UpdateMaster": {run: func(ctx context.Context) error {
 			return e1(f.Svc.UpdateMaster(ctx, a, booking.Master{ID: m, Name: "Renamed", Active: true}))
 		}},
+		"SendSettlementReceipts": {run: func(ctx context.Context) error { return e1(f.Svc.SendSettlementReceipts(ctx)) }, foreign: booking.ErrForbidden},
+		"SetReceiptSettings": {run: func(ctx context.Context) error {
+			return f.Svc.SetReceiptSettings(ctx, a, booking.ReceiptSettings{VatCode: 1})
+		}},
 		"UpdateSalon": {run: func(ctx context.Context) error {
 			s := *f.salon
 			s.Name = "Renamed"

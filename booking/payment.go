@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -268,11 +269,21 @@ func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, bac
 		if back != nil {
 			returnURL = back(ref)
 		}
+		var receipt []byte
+		if s.receipts {
+			r, err := paymentReceipt(ctx, tx, b, salon.Currency)
+			if err != nil {
+				return err
+			}
+			if receipt, err = json.Marshal(r); err != nil {
+				return fmt.Errorf("claim: %w", err)
+			}
+		}
 		out, err = scanSession(tx.QueryRow(ctx, `INSERT INTO payment_sessions (salon_id, booking_id, provider, status, amount,
-			currency, idempotence_key, cancel_token, next_check_at, created_at, return_ref, return_url, hold_until)
-			VALUES ($1, $2, $3, 'registering', $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING `+sessionColumns,
+			currency, idempotence_key, cancel_token, next_check_at, created_at, return_ref, return_url, hold_until, receipt)
+			VALUES ($1, $2, $3, 'registering', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING `+sessionColumns,
 			b.SalonID, b.ID, s.psp.Name(), b.Deposit, salon.Currency, "pay-"+strconv.FormatInt(b.ID, 10)+"-"+randomHex(8),
-			randomHex(16), s.now().Add(2*providerCall), s.now(), ref, returnURL, b.HoldExpiresAt))
+			randomHex(16), s.now().Add(2*providerCall), s.now(), ref, returnURL, b.HoldExpiresAt, receipt))
 		if err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
@@ -324,9 +335,14 @@ func (s *Service) createRequest(ctx context.Context, sess *PaymentSession) (stri
 		Scan(&key, &returnURL); err != nil {
 		return "", psp.CreateRequest{}, fmt.Errorf("payment %d: %w", sess.ID, dbErr(err))
 	}
+	receipt, err := s.receiptOf(ctx, sess.ID)
+	if err != nil {
+		return "", psp.CreateRequest{}, err
+	}
 	return key, psp.CreateRequest{Amount: int64(sess.Amount), Currency: sess.Currency,
 		Description: fmt.Sprintf("Deposit for booking #%d", sess.BookingID), ReturnURL: returnURL,
-		Metadata: map[string]string{"booking_id": strconv.FormatInt(sess.BookingID, 10), "session_id": strconv.FormatInt(sess.ID, 10)}}, nil
+		Metadata: map[string]string{"booking_id": strconv.FormatInt(sess.BookingID, 10), "session_id": strconv.FormatInt(sess.ID, 10)},
+		Receipt:  receipt}, nil
 }
 
 // transition moves a session from one of from to to, outside the saga's
@@ -590,7 +606,11 @@ func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
 		sess.ID).Scan(&key, &amount); err != nil {
 		return dbErr(err)
 	}
-	if _, err := s.psp.Refund(ctx, key, sess.ExternalID, int64(amount), sess.Currency); err != nil {
+	receipt, err := s.receiptOf(ctx, sess.ID)
+	if err != nil {
+		return err
+	}
+	if _, err := s.psp.Refund(ctx, key, sess.ExternalID, int64(amount), sess.Currency, refundReceipt(receipt, amount)); err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
@@ -991,6 +1011,9 @@ func (s *Service) SweepPayments(ctx context.Context) (int, error) {
 			s.log.Warn("payment sweep", "session", id, "err", err)
 		}
 		_, _ = s.pool.Exec(context.WithoutCancel(ctx), `UPDATE payment_sessions SET lease_until = NULL WHERE id = $1`, id)
+	}
+	if _, err := s.SendSettlementReceipts(ctx); err != nil {
+		s.log.Warn("settlement receipts", "err", err)
 	}
 	return len(seen), nil
 }

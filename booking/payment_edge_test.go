@@ -11,6 +11,7 @@ import (
 
 	"salon/booking"
 	"salon/booking/bookingtest"
+	"salon/booking/psp"
 	"salon/booking/psp/psptest"
 )
 
@@ -439,5 +440,74 @@ func TestReconciliationFindsWhatWasLost(t *testing.T) {
 	again, err := w.Svc.ReconcilePayments(ctx)
 	if err != nil || again.Checked != 0 {
 		t.Errorf("a second pass: %+v %v (want nothing to check)", again, err)
+	}
+}
+
+// TestReceiptsYooKassaWouldAccept: with receipts on, the payment is
+// created with its receipt (the client's phone, the salon's VAT code, tax
+// system and name for the service, a partial prepayment), the refund
+// carries its own, and a visit completed after its deposit was paid gets
+// one settlement receipt, however many sweeps run. The fake YooKassa
+// refuses any that YooKassa would.
+func TestReceiptsYooKassaWouldAccept(t *testing.T) {
+	t.Parallel()
+	fake := psptest.New(t)
+	fake.RequireReceipts = true
+	yk := &psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}
+	e := bookingtest.New(t, booking.WithPayments(yk), booking.WithReceipts())
+	w := &payWorld{Env: e, t: t, fake: fake, yk: yk}
+	w.salon = e.Salon(t, booking.Salon{HoldMin: 15, RefundPolicy: booking.RefundAlways})
+	w.svc = e.Service(t, w.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 500000, Deposit: 100000})
+	w.master = e.Master(t, w.salon, w.svc)
+	w.day = w.salon.Today(e.Clock.Now()).AddDays(1)
+	e.Shift(t, w.salon, w.master, w.day, 1, "10:00", "20:00")
+	ctx := bookingtest.System()
+	if err := e.Svc.SetReceiptSettings(ctx, w.salon.ID, booking.ReceiptSettings{VatCode: 4, TaxSystem: 2, Item: "Окрашивание волос"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Svc.SetReceiptSettings(ctx, w.salon.ID, booking.ReceiptSettings{VatCode: 40}); err == nil {
+		t.Error("a VAT code YooKassa does not know was taken")
+	}
+
+	refunded := w.book("10:00")
+	w.paid(refunded)
+	if _, err := e.Svc.Cancel(booking.As(context.Background(), booking.ByToken(refunded.ManageToken)), booking.CancelRequest{BookingID: refunded.ID}); err != nil {
+		t.Fatal(err)
+	}
+	visited := w.book("12:00")
+	w.paid(visited)
+	if bs, ps := w.status(visited.ID); bs != booking.StatusConfirmed || ps != booking.PayCompleted {
+		t.Fatalf("paid with a receipt: %s %s", bs, ps)
+	}
+	// The visit happens; the day after, it is completed, and the sweeps run.
+	w.Clock.Advance(3 * 24 * time.Hour)
+	if _, err := e.Svc.CompletePast(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := e.Svc.SweepPayments(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kinds := map[string]int{}
+	for _, r := range fake.Receipts() {
+		kinds[r.Kind]++
+		items, _ := r.Body["items"].([]any)
+		item, _ := items[0].(map[string]any)
+		customer, _ := r.Body["customer"].(map[string]any)
+		t.Logf("%s receipt for %s: customer %v, item %v, tax system %v", r.Kind, r.PaymentID, customer, item, r.Body["tax_system_code"])
+		if item["description"] != "Окрашивание волос" || item["vat_code"] != float64(4) || r.Body["tax_system_code"] != float64(2) {
+			t.Errorf("%s receipt: %v", r.Kind, r.Body)
+		}
+		want := map[string]string{"payment": "partial_prepayment", "refund": "partial_prepayment", "settlement": "full_payment"}[r.Kind]
+		if item["payment_mode"] != want {
+			t.Errorf("%s receipt's payment_mode %v, want %s", r.Kind, item["payment_mode"], want)
+		}
+	}
+	if kinds["payment"] != 2 || kinds["refund"] != 1 || kinds["settlement"] != 1 {
+		t.Errorf("receipts %v, want 2 payments, 1 refund, 1 settlement", kinds)
+	}
+	if c, r := fake.Totals(); c != 200000 || r != 100000 {
+		t.Errorf("captured %d, refunded %d", c, r)
 	}
 }

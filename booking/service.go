@@ -27,6 +27,7 @@ type Service struct {
 	catalogs  sync.Map // salon id -> *catalog
 	deposits  bool     // take deposits online: bookings wait for payment
 	psp       psp.Provider
+	receipts  bool // fiscal receipts with payments, refunds and settlements
 	observe   func(Observation)
 	notifiers map[Channel]Notifier
 	lockWait  time.Duration      // the longest wait for a master's lock

@@ -57,9 +57,14 @@ func (m measured) Cancel(ctx context.Context, key, id string) (p *Payment, err e
 	return m.p.Cancel(ctx, key, id)
 }
 
-func (m measured) Refund(ctx context.Context, key, paymentID string, amount int64, currency string) (r *Refund, err error) {
+func (m measured) Refund(ctx context.Context, key, paymentID string, amount int64, currency string, receipt *Receipt) (r *Refund, err error) {
 	defer func(t time.Time) { m.observe("refund", t, err) }(time.Now())
-	return m.p.Refund(ctx, key, paymentID, amount, currency)
+	return m.p.Refund(ctx, key, paymentID, amount, currency, receipt)
+}
+
+func (m measured) SendReceipt(ctx context.Context, key string, r Receipt) (err error) {
+	defer func(t time.Time) { m.observe("receipt", t, err) }(time.Now())
+	return SendReceipt(ctx, m.p, key, r)
 }
 
 func (m measured) List(ctx context.Context, since time.Time, cursor string) (p []Payment, next string, err error) {

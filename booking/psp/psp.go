@@ -46,6 +46,7 @@ type CreateRequest struct {
 	Description string
 	ReturnURL   string // where the client comes back after paying
 	Metadata    map[string]string
+	Receipt     *Receipt // the payment's fiscal receipt (nil: none)
 }
 
 // Refund is a refund as the provider reports it.
@@ -63,7 +64,9 @@ type Provider interface {
 	Get(ctx context.Context, id string) (*Payment, error)
 	Capture(ctx context.Context, key, id string, amount int64, currency string) (*Payment, error)
 	Cancel(ctx context.Context, key, id string) (*Payment, error)
-	Refund(ctx context.Context, key, paymentID string, amount int64, currency string) (*Refund, error)
+	// Refund returns amount of a captured payment; receipt (nil: none) is
+	// the refund's fiscal receipt.
+	Refund(ctx context.Context, key, paymentID string, amount int64, currency string, receipt *Receipt) (*Refund, error)
 }
 
 // Lister is a provider that lists its payments, newest first or not, in

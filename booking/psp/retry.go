@@ -58,8 +58,13 @@ func (r retrying) Cancel(ctx context.Context, key, id string) (*Payment, error) 
 	return retry(ctx, r, func() (*Payment, error) { return r.p.Cancel(ctx, key, id) })
 }
 
-func (r retrying) Refund(ctx context.Context, key, paymentID string, amount int64, currency string) (*Refund, error) {
-	return retry(ctx, r, func() (*Refund, error) { return r.p.Refund(ctx, key, paymentID, amount, currency) })
+func (r retrying) Refund(ctx context.Context, key, paymentID string, amount int64, currency string, receipt *Receipt) (*Refund, error) {
+	return retry(ctx, r, func() (*Refund, error) { return r.p.Refund(ctx, key, paymentID, amount, currency, receipt) })
+}
+
+func (r retrying) SendReceipt(ctx context.Context, key string, rc Receipt) error {
+	_, err := retry(ctx, r, func() (struct{}, error) { return struct{}{}, SendReceipt(ctx, r.p, key, rc) })
+	return err
 }
 
 func (r retrying) List(ctx context.Context, since time.Time, cursor string) ([]Payment, string, error) {

@@ -149,7 +149,7 @@ func (s *Sandbox) move(ctx context.Context, id string, from []Status, to Status)
 }
 
 // Refund implements Provider.
-func (s *Sandbox) Refund(ctx context.Context, key, paymentID string, amount int64, _ string) (*Refund, error) {
+func (s *Sandbox) Refund(ctx context.Context, key, paymentID string, amount int64, _ string, _ *Receipt) (*Refund, error) {
 	if err := s.before(ctx); err != nil {
 		return nil, err
 	}

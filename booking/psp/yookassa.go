@@ -66,6 +66,9 @@ func (y *YooKassa) Create(ctx context.Context, key string, r CreateRequest) (*Pa
 		"description":  r.Description,
 		"metadata":     r.Metadata,
 	}
+	if r.Receipt != nil {
+		body["receipt"] = r.Receipt.wire()
+	}
 	var p ykPayment
 	if err := y.do(ctx, http.MethodPost, "/payments", key, body, &p); err != nil {
 		return nil, err
@@ -127,14 +130,17 @@ func (y *YooKassa) Cancel(ctx context.Context, key, id string) (*Payment, error)
 }
 
 // Refund implements Provider.
-func (y *YooKassa) Refund(ctx context.Context, key, paymentID string, amount int64, currency string) (*Refund, error) {
+func (y *YooKassa) Refund(ctx context.Context, key, paymentID string, amount int64, currency string, receipt *Receipt) (*Refund, error) {
 	var r struct {
 		ID     string   `json:"id"`
 		Status string   `json:"status"`
 		Amount ykAmount `json:"amount"`
 	}
-	if err := y.do(ctx, http.MethodPost, "/refunds", key, map[string]any{
-		"payment_id": paymentID, "amount": ykAmount{Value: major(amount), Currency: currency}}, &r); err != nil {
+	body := map[string]any{"payment_id": paymentID, "amount": ykAmount{Value: major(amount), Currency: currency}}
+	if receipt != nil {
+		body["receipt"] = receipt.wire()
+	}
+	if err := y.do(ctx, http.MethodPost, "/refunds", key, body, &r); err != nil {
 		return nil, err
 	}
 	a, _ := minor(r.Amount.Value)
@@ -225,4 +231,42 @@ func minor(s string) (int64, error) {
 		return 0, err
 	}
 	return w*100 + f, nil
+}
+
+// SendReceipt implements Receipter: POST /receipts (a settlement receipt).
+func (y *YooKassa) SendReceipt(ctx context.Context, key string, r Receipt) error {
+	var out struct {
+		ID string `json:"id"`
+	}
+	return y.do(ctx, http.MethodPost, "/receipts", key, r.wire(), &out)
+}
+
+// wire is the receipt as YooKassa's API takes it: amounts as {value,
+// currency}.
+func (r *Receipt) wire() map[string]any {
+	items := make([]map[string]any, len(r.Items))
+	for i, it := range r.Items {
+		items[i] = map[string]any{"description": it.Description, "quantity": it.Quantity,
+			"amount": ykAmount{Value: major(it.Amount), Currency: it.Currency}, "vat_code": it.VatCode,
+			"payment_subject": it.PaymentSubject, "payment_mode": it.PaymentMode}
+	}
+	customer := map[string]string{}
+	if r.Customer.Email != "" {
+		customer["email"] = r.Customer.Email
+	}
+	if r.Customer.Phone != "" {
+		customer["phone"] = r.Customer.Phone
+	}
+	out := map[string]any{"customer": customer, "items": items}
+	if r.TaxSystem != 0 {
+		out["tax_system_code"] = r.TaxSystem
+	}
+	if r.Type != "" {
+		settlements := make([]map[string]any, len(r.Settlements))
+		for i, st := range r.Settlements {
+			settlements[i] = map[string]any{"type": st.Type, "amount": ykAmount{Value: major(st.Amount), Currency: st.Currency}}
+		}
+		out["type"], out["payment_id"], out["send"], out["settlements"] = r.Type, r.PaymentID, r.Send, settlements
+	}
+	return out
 }

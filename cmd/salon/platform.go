@@ -47,6 +47,13 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 	}
 	metrics := newBookingMetrics()
 	opts := []booking.Option{booking.WithLogger(log), booking.WithPayments(psp.Measured(provider)), booking.WithObserver(metrics.observe)}
+	switch v := getenv("YOOKASSA_RECEIPTS"); v {
+	case "on":
+		opts = append(opts, booking.WithReceipts())
+	case "", "off":
+	default:
+		return nil, usagef("YOOKASSA_RECEIPTS must be on or off, not %q", v)
+	}
 	// Telegram's notices are written to the bot's outbox (in the database)
 	// by whichever replica runs the job, with a bot or without; a replica
 	// with a bot sends them, once.

@@ -41,13 +41,32 @@ type Server struct {
 	Fault func(method, path string) Fault
 	// Delay is how long a Slow call waits.
 	Delay time.Duration
+	// RequireReceipts refuses a payment or a refund without a fiscal
+	// receipt YooKassa would accept (54-FZ), as a shop with receipts on.
+	RequireReceipts bool
 
 	mu       sync.Mutex
 	payments map[string]*payment
 	byKey    map[string]string // idempotence key -> payment or refund id
 	refunds  map[string]*refund
 	calls    map[string]int // "POST /payments" -> count
+	receipts []Receipt
 	seq      int
+}
+
+// Receipt is a fiscal receipt the fake accepted: with a payment, a refund,
+// or on its own (a settlement), once per idempotence key.
+type Receipt struct {
+	Kind      string // payment, refund, settlement
+	PaymentID string
+	Body      map[string]any
+}
+
+// Receipts returns the receipts accepted so far.
+func (s *Server) Receipts() []Receipt {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Receipt(nil), s.receipts...)
 }
 
 type payment struct {
@@ -269,6 +288,12 @@ func (s *Server) handle(method, pattern string, parts []string, key string, body
 		if capture, _ := body["capture"].(bool); capture {
 			return 400, errBody("invalid_request", "this fake takes two-stage payments only")
 		}
+		r, hasReceipt := body["receipt"].(map[string]any)
+		if s.RequireReceipts || hasReceipt {
+			if why := checkReceipt(r, minor(str(a["value"])), false); why != "" {
+				return 400, errBody("invalid_request", "receipt: "+why)
+			}
+		}
 		s.seq++
 		p := &payment{ID: fmt.Sprintf("pay-%04d", s.seq), Status: "pending", Amount: amount{Value: str(a["value"]), Currency: str(a["currency"])},
 			Refunded: amount{Value: "0.00", Currency: str(a["currency"])}, Description: str(body["description"]), Metadata: map[string]string{}}
@@ -285,6 +310,9 @@ func (s *Server) handle(method, pattern string, parts []string, key string, body
 		p.Confirm.URL = s.URL + "/pay/" + p.ID
 		s.payments[p.ID] = p
 		s.byKey[key] = p.ID
+		if hasReceipt {
+			s.receipts = append(s.receipts, Receipt{Kind: "payment", PaymentID: p.ID, Body: r})
+		}
 		return 200, p
 	case "GET /payments/{id}":
 		p, ok := s.payments[parts[1]]
@@ -332,14 +360,116 @@ func (s *Server) handle(method, pattern string, parts []string, key string, body
 		if p.Status != "succeeded" || minor(p.Refunded.Value)+v > p.Captured {
 			return 400, errBody("invalid_request", "cannot refund")
 		}
+		r, hasReceipt := body["receipt"].(map[string]any)
+		if s.RequireReceipts || hasReceipt {
+			if why := checkReceipt(r, v, false); why != "" {
+				return 400, errBody("invalid_request", "receipt: "+why)
+			}
+			s.receipts = append(s.receipts, Receipt{Kind: "refund", PaymentID: p.ID, Body: r})
+		}
 		s.seq++
 		rf := &refund{ID: fmt.Sprintf("ref-%04d", s.seq), PaymentID: p.ID, Status: "succeeded", Amount: amount{Value: str(a["value"]), Currency: p.Amount.Currency}}
 		p.Refunded.Value = fmt.Sprintf("%d.%02d", (minor(p.Refunded.Value)+v)/100, (minor(p.Refunded.Value)+v)%100)
 		s.refunds[rf.ID] = rf
 		s.byKey[key] = rf.ID
 		return 200, rf
+	case "POST /receipts":
+		if id, ok := s.byKey[key]; ok {
+			return 200, map[string]any{"id": id, "status": "succeeded"}
+		}
+		p, ok := s.payments[str(body["payment_id"])]
+		if !ok {
+			return 400, errBody("invalid_request", "receipt: no payment "+str(body["payment_id"]))
+		}
+		if p.Status != "succeeded" {
+			return 400, errBody("invalid_request", "receipt: the payment is "+p.Status)
+		}
+		if why := checkReceipt(body, -1, true); why != "" {
+			return 400, errBody("invalid_request", "receipt: "+why)
+		}
+		s.seq++
+		id := fmt.Sprintf("rct-%04d", s.seq)
+		s.byKey[key] = id
+		s.receipts = append(s.receipts, Receipt{Kind: "settlement", PaymentID: p.ID, Body: body})
+		return 200, map[string]any{"id": id, "status": "succeeded"}
 	}
 	return 404, errBody("not_found", "no such endpoint")
+}
+
+// checkReceipt is what YooKassa checks of a receipt: a customer to send it
+// to, 1..100 items each with a description of at most 128 characters, a
+// positive quantity and amount, a VAT code, a subject and a mode it knows,
+// the items adding up to the amount paid (total; -1: a settlement, whose
+// settlements must add up to its items, every item fully paid). It
+// returns why it would be refused ("" when it would not).
+func checkReceipt(r map[string]any, total int64, settlement bool) string {
+	if r == nil {
+		return "missing"
+	}
+	c, _ := r["customer"].(map[string]any)
+	if str(c["email"]) == "" && str(c["phone"]) == "" {
+		return "customer: an email or a phone is required"
+	}
+	if ph := str(c["phone"]); ph != "" && (strings.HasPrefix(ph, "+") || len(ph) < 10 || len(ph) > 15) {
+		return "customer.phone: digits with the country code, no +"
+	}
+	items, _ := r["items"].([]any)
+	if len(items) == 0 || len(items) > 100 {
+		return "items: 1 to 100"
+	}
+	modes := map[string]bool{"full_prepayment": true, "partial_prepayment": true, "advance": true, "full_payment": true,
+		"partial_payment": true, "credit": true, "credit_payment": true}
+	var sum int64
+	for i, x := range items {
+		it, _ := x.(map[string]any)
+		d := []rune(str(it["description"]))
+		a, _ := it["amount"].(map[string]any)
+		v := minor(str(a["value"]))
+		vat, _ := it["vat_code"].(float64)
+		switch {
+		case len(d) == 0 || len(d) > 128:
+			return fmt.Sprintf("items[%d].description: 1 to 128 characters", i)
+		case minor(str(it["quantity"])) <= 0:
+			return fmt.Sprintf("items[%d].quantity: positive", i)
+		case v <= 0 || str(a["currency"]) == "":
+			return fmt.Sprintf("items[%d].amount: positive, with a currency", i)
+		case vat < 1 || vat > 12:
+			return fmt.Sprintf("items[%d].vat_code: 1 to 12", i)
+		case str(it["payment_subject"]) == "":
+			return fmt.Sprintf("items[%d].payment_subject: required", i)
+		case !modes[str(it["payment_mode"])]:
+			return fmt.Sprintf("items[%d].payment_mode: unknown %q", i, str(it["payment_mode"]))
+		case settlement && str(it["payment_mode"]) != "full_payment":
+			return fmt.Sprintf("items[%d].payment_mode: a settlement pays in full", i)
+		}
+		sum += v * minor(str(it["quantity"])) / 100
+	}
+	if t, ok := r["tax_system_code"].(float64); ok && (t < 1 || t > 6) {
+		return "tax_system_code: 1 to 6"
+	}
+	if settlement {
+		if str(r["type"]) != "payment" || r["send"] != true {
+			return "a settlement is of type payment, sent"
+		}
+		st, _ := r["settlements"].([]any)
+		var paid int64
+		for _, x := range st {
+			m, _ := x.(map[string]any)
+			a, _ := m["amount"].(map[string]any)
+			if str(m["type"]) == "" {
+				return "settlements: a type each"
+			}
+			paid += minor(str(a["value"]))
+		}
+		if len(st) == 0 || paid != sum {
+			return fmt.Sprintf("settlements add up to %d, the items to %d", paid, sum)
+		}
+		return ""
+	}
+	if sum != total {
+		return fmt.Sprintf("the items add up to %d, the amount is %d", sum, total)
+	}
+	return ""
 }
 
 // list is GET /payments: the payments created at or after created_at.gte,
