@@ -158,8 +158,14 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"PruneIdempotencyKeys": {run: func(ctx context.Context) error {
 			return e1(f.Svc.PruneIdempotencyKeys(ctx, time.Hour))
 		}, foreign: booking.ErrForbidden},
-		"RefundDeposit": {run: func(ctx context.Context) error { return e1(f.Svc.RefundDeposit(ctx, a, b.ID)) }},
-		"Remind":        {run: func(ctx context.Context) error { return e1(f.Svc.Remind(ctx)) }, foreign: booking.ErrForbidden},
+		"RefundDeposit":     {run: func(ctx context.Context) error { return e1(f.Svc.RefundDeposit(ctx, a, b.ID)) }},
+		"RefundDepositPart": {run: func(ctx context.Context) error { return e1(f.Svc.RefundDepositPart(ctx, a, b.ID, 100)) }},
+		"Attention":         {run: func(ctx context.Context) error { return e1(f.Svc.Attention(ctx, a)) }},
+		"PaymentHistory":    {run: func(ctx context.Context) error { return e1(f.Svc.PaymentHistory(ctx, a, b.ID)) }},
+		"RetryPayment":      {run: func(ctx context.Context) error { return e1(f.Svc.RetryPayment(ctx, a, 1)) }},
+		"ReleasePayment":    {run: func(ctx context.Context) error { return e1(f.Svc.ReleasePayment(ctx, a, 1)) }},
+		"MarkDepositPaid":   {run: func(ctx context.Context) error { return e1(f.Svc.MarkDepositPaid(ctx, a, b.ID)) }},
+		"Remind":            {run: func(ctx context.Context) error { return e1(f.Svc.Remind(ctx)) }, foreign: booking.ErrForbidden},
 		"Reschedule": {run: func(ctx context.Context) error {
 			return e1(f.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: b.ID, StartsAt: f.at("15:00")}))
 		}},

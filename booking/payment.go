@@ -1132,12 +1132,22 @@ func randomHex(n int) string {
 // refunding, then the provider is called. Errors: ErrNotFound, ErrConflict
 // (nothing paid, or refunded already), ErrForbidden (not staff).
 func (s *Service) RefundDeposit(ctx context.Context, salonID, bookingID int64) (*PaymentSession, error) {
+	return s.RefundDepositPart(ctx, salonID, bookingID, 0)
+}
+
+// RefundDepositPart refunds amount of a booking's paid deposit (0: all of
+// it), as staff decide; once per payment. Errors: as RefundDeposit, and
+// ErrInvalid (more than was paid).
+func (s *Service) RefundDepositPart(ctx context.Context, salonID, bookingID int64, amount Money) (*PaymentSession, error) {
 	caller, err := asked(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if caller.kind != callerStaff && caller.kind != callerSystem {
 		return nil, fmt.Errorf("only the salon refunds a deposit: %w", ErrForbidden)
+	}
+	if amount < 0 {
+		return nil, &ValidationError{Fields: map[string]string{"amount": "must be positive"}}
 	}
 	var id int64
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
@@ -1148,22 +1158,87 @@ func (s *Service) RefundDeposit(ctx context.Context, salonID, bookingID int64) (
 		if !caller.may(b, g) {
 			return fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
 		}
-		err = tx.QueryRow(ctx, `UPDATE payment_sessions SET status = 'refunding', cancel_token = NULL, refund_amount = amount,
-			refund_key = 'refund-' || id, version = version + 1, next_check_at = $2, updated_at = now()
-			WHERE booking_id = $1 AND status = 'completed' AND cancel_token IS NOT NULL RETURNING id`, b.ID, s.now()).Scan(&id)
+		var paid Money
+		err = tx.QueryRow(ctx, `SELECT id, amount FROM payment_sessions WHERE booking_id = $1 AND status = 'completed' AND cancel_token IS NOT NULL
+			ORDER BY id DESC LIMIT 1 FOR UPDATE`, b.ID).Scan(&id, &paid)
 		if isNoRows(err) {
 			return fmt.Errorf("no paid deposit to refund: %w", ErrConflict)
 		}
 		if err != nil {
 			return err
 		}
-		return enqueueCheck(ctx, tx, id, s.now())
+		refund := amount
+		if refund == 0 {
+			refund = paid
+		}
+		if refund > paid {
+			return &ValidationError{Fields: map[string]string{"amount": fmt.Sprintf("at most %s, the deposit paid", paid)}}
+		}
+		if _, err := tx.Exec(ctx, `UPDATE payment_sessions SET status = 'refunding', cancel_token = NULL, refund_amount = $2,
+			refund_key = 'refund-' || id, version = version + 1, next_check_at = $3, checks = 0, last_error = 'refunded by the salon', updated_at = now()
+			WHERE id = $1`, id, refund, s.now()); err != nil {
+			return err
+		}
+		if err := enqueueCheck(ctx, tx, id, s.now()); err != nil {
+			return err
+		}
+		return auditPayment(ctx, tx, b.SalonID, caller, "payment_refund", id, PayCompleted, PayRefunding)
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.followUp(ctx, id)
 	return scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions WHERE id = $1`, id))
+}
+
+// MarkDepositPaid records that the client of a pending booking paid its
+// deposit in the salon, as staff say: the booking is confirmed, and a
+// payment of it under way online is released (should the client pay it
+// after all, nothing is charged). Admins and owners. Errors: ErrNotFound,
+// ErrConflict (not pending).
+func (s *Service) MarkDepositPaid(ctx context.Context, salonID, bookingID int64) (*Booking, error) {
+	caller, err := asked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.salonAs(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	var out *Booking
+	var follow int64
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		b, _, err := lockBooking(ctx, tx, caller, salonID, bookingID, 0)
+		if err != nil {
+			return err
+		}
+		if b.Status != StatusPending {
+			return fmt.Errorf("booking %d is %s: %w", b.ID, b.Status, ErrConflict)
+		}
+		if out, err = setStatus(ctx, tx, b, StatusConfirmed, "", caller.actor(b), "deposit_paid_in_salon", nil); err != nil {
+			return err
+		}
+		var before PaymentStatus
+		err = tx.QueryRow(ctx, `WITH old AS (SELECT id, status FROM payment_sessions WHERE booking_id = $1
+			AND status IN ('registering', 'registered', 'unknown') FOR UPDATE)
+			UPDATE payment_sessions s SET status = 'canceling', cancel_token = NULL, version = version + 1, next_check_at = $2,
+			checks = 0, last_error = 'paid in the salon', updated_at = now() FROM old WHERE s.id = old.id RETURNING s.id, old.status`,
+			b.ID, s.now()).Scan(&follow, &before)
+		switch {
+		case isNoRows(err):
+			return nil
+		case err != nil:
+			return err
+		}
+		if err := enqueueCheck(ctx, tx, follow, s.now()); err != nil {
+			return err
+		}
+		return auditPayment(ctx, tx, salonID, caller, "payment_paid_in_salon", follow, before, PayCanceling)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.followUp(ctx, follow)
+	return out, nil
 }
 
 // Payments lists the salon's payment sessions created on the days

@@ -209,23 +209,25 @@ func localTime(s *booking.Salon, date, clock string) (time.Time, error) {
 }
 
 type bookingPage struct {
-	Payment   *booking.PaymentSession
-	V         *booking.View
-	History   []booking.Event
-	Start     string
-	End       string
-	Date      string
-	Time      string
-	Masters   []booking.Master
-	Client    *booking.Client
-	Until     string
-	Error     string
-	Fields    map[string]string
-	Taken     bool
-	Alts      []altChoice
-	Active    bool
-	Started   bool
-	Confirmed bool
+	Payment    *booking.PaymentSession
+	Payments   []booking.PaymentEvent // the payment's history
+	DepositDue bool                   // pending: the client may pay it here, in the salon
+	V          *booking.View
+	History    []booking.Event
+	Start      string
+	End        string
+	Date       string
+	Time       string
+	Masters    []booking.Master
+	Client     *booking.Client
+	Until      string
+	Error      string
+	Fields     map[string]string
+	Taken      bool
+	Alts       []altChoice
+	Active     bool
+	Started    bool
+	Confirmed  bool
 }
 
 func (h *Handler) bookingPage(c *fiber.Ctx) error { return h.showBooking(c, &bookingPage{}) }
@@ -253,7 +255,14 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	if p.Payment, err = h.svc.PaymentOf(ctx, u.SalonID, id, false); err != nil {
 		return err
 	}
+	if p.Payments, err = h.svc.PaymentHistory(ctx, u.SalonID, id); err != nil {
+		return err
+	}
+	p.DepositDue = v.Status == booking.StatusPending && v.Deposit > 0
 	loc := v.Salon.Location()
+	for i := range p.Payments {
+		p.Payments[i].At = p.Payments[i].At.In(loc)
+	}
 	v.StartsAt, v.HoldExpiresAt = v.StartsAt.In(loc), v.HoldExpiresAt.In(loc)
 	for i := range p.History {
 		p.History[i].At = p.History[i].At.In(loc)
@@ -322,7 +331,15 @@ func (h *Handler) refundBooking(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.svc.RefundDeposit(c.UserContext(), user(c).SalonID, id); err != nil {
+	var amount booking.Money
+	if v := strings.TrimSpace(c.FormValue("amount")); v != "" {
+		if amount, err = booking.ParseMoney(v); err != nil || amount <= 0 {
+			p := &bookingPage{Fields: map[string]string{"amount": langOf(c).T("Enter an amount, like 500 or 500.50")}}
+			c.Status(fiber.StatusUnprocessableEntity)
+			return h.showBooking(c, p)
+		}
+	}
+	if _, err := h.svc.RefundDepositPart(c.UserContext(), user(c).SalonID, id, amount); err != nil {
 		p := &bookingPage{}
 		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
 			return err
@@ -330,6 +347,22 @@ func (h *Handler) refundBooking(c *fiber.Ctx) error {
 		return h.showBooking(c, p)
 	}
 	return done(c, fmt.Sprintf("/panel/bookings/%d", id), "refunded")
+}
+
+// paidInSalon records the deposit of a pending booking paid in the salon.
+func (h *Handler) paidInSalon(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if _, err := h.svc.MarkDepositPaid(c.UserContext(), user(c).SalonID, id); err != nil {
+		p := &bookingPage{}
+		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
+			return err
+		}
+		return h.showBooking(c, p)
+	}
+	return done(c, fmt.Sprintf("/panel/bookings/%d", id), "paid")
 }
 
 func (h *Handler) completeBooking(c *fiber.Ctx) error { return h.outcome(c, booking.StatusCompleted) }

@@ -49,6 +49,15 @@ func (l *lang) Status(s booking.Status) string {
 	}[s])
 }
 
+// Attention names why a payment needs a person.
+func (l *lang) Attention(k booking.AttentionKind) string {
+	return l.T(map[booking.AttentionKind]string{
+		booking.AttentionStuck: "Stuck: the payment service does not answer",
+		booking.AttentionHeld:  "Money held for a booking that is off",
+		booking.AttentionKept:  "Deposit kept for a cancelled booking",
+	}[k])
+}
+
 // Weekday names a weekday (0 Sunday).
 func (l *lang) Weekday(d int) string {
 	en := []string{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"}
@@ -328,8 +337,29 @@ var ru = map[string]string{
 	"payment refunding":                 "возвращается",
 	"payment refunded":                  "возвращено",
 	"The deposit is paid. Refund it in full?": "Предоплата получена. Вернуть её полностью?",
-	"Refund the deposit":                      "Вернуть предоплату",
-	"The deposit is being refunded.":          "Предоплата возвращается.",
+	"Needs attention":                         "Требует внимания",
+	"Payments the system could not finish by itself, and money held or kept for bookings that are no longer on. Each action is recorded in the audit log.": "Оплаты, которые система не смогла завершить сама, и деньги, заблокированные или удержанные за записи, которых больше нет. Каждое действие записывается в журнал изменений.",
+	"What":                     "Что",
+	"Since":                    "С",
+	"Last error":               "Последняя ошибка",
+	"checks":                   "проверок",
+	"Check again now":          "Проверить сейчас",
+	"Release the money":        "Разблокировать деньги",
+	"Refund":                   "Вернуть",
+	"Nothing needs attention.": "Внимания ничего не требует.",
+	"The deposit is paid. Refund it, in full or in part?": "Предоплата получена. Вернуть её полностью или частично?",
+	"Enter an amount, like 500 or 500.50":                 "Введите сумму, например 500 или 500,50",
+	"The deposit is not paid yet. If the client paid it here, in the salon, confirm the booking; a payment of it online is then cancelled.": "Предоплата ещё не внесена. Если клиент оплатил её здесь, в салоне, подтвердите запись; онлайн-оплата будет отменена.",
+	"Deposit paid in the salon": "Предоплата внесена в салоне",
+	"Payment history":           "История оплаты",
+	"Why":                       "Почему",
+	"The deposit is recorded as paid in the salon; the booking is confirmed.": "Предоплата отмечена как внесённая в салоне; запись подтверждена.",
+	"Checked with the payment service.":                                       "Проверено в платёжном сервисе.",
+	"The money is being released.":                                            "Деньги разблокируются.",
+	"Nothing to do: it had already moved on.":                                 "Делать ничего не нужно: оплата уже изменилась.",
+
+	"Refund the deposit":             "Вернуть предоплату",
+	"The deposit is being refunded.": "Предоплата возвращается.",
 
 	// audit
 	"Actor":      "Кто",

@@ -104,7 +104,11 @@ func (h *Handler) Register(app *fiber.App) {
 	a.Post("/bookings/:id/complete", h.completeBooking)
 	a.Post("/bookings/:id/no-show", h.noShowBooking)
 	a.Post("/bookings/:id/refund", h.refundBooking)
+	a.Post("/bookings/:id/paid-in-salon", h.paidInSalon)
 	a.Get("/payments", h.payments)
+	a.Get("/attention", h.attention)
+	a.Post("/attention/:id/retry", h.retryPayment)
+	a.Post("/attention/:id/release", h.releasePayment)
 
 	a.Get("/clients", h.clients)
 	a.Get("/clients/:id", h.clientPage)

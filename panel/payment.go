@@ -1,6 +1,10 @@
 package panel
 
 import (
+	"context"
+	"errors"
+	"time"
+
 	"github.com/gofiber/fiber/v2"
 
 	"salon/booking"
@@ -46,4 +50,48 @@ func (h *Handler) payments(c *fiber.Ctx) error {
 	}
 	data.Net = data.Received - data.Refunded
 	return h.render(c, "payments", langOf(c).T("Payments"), data)
+}
+
+type attentionData struct {
+	Items    []booking.AttentionItem
+	Currency string
+	Now      time.Time
+}
+
+// attention lists the payments the saga cannot finish alone, with what
+// staff may do about each.
+func (h *Handler) attention(c *fiber.Ctx) error {
+	u := user(c)
+	s := salonOf(c)
+	items, err := h.svc.Attention(c.UserContext(), u.SalonID)
+	if err != nil {
+		return err
+	}
+	loc := s.Location()
+	for i := range items {
+		items[i].StartsAt, items[i].Since = items[i].StartsAt.In(loc), items[i].Since.In(loc)
+	}
+	return h.render(c, "attention", langOf(c).T("Needs attention"), attentionData{Items: items, Currency: s.Currency, Now: h.svc.Now()})
+}
+
+func (h *Handler) retryPayment(c *fiber.Ctx) error {
+	return h.paymentAction(c, h.svc.RetryPayment, "checked")
+}
+
+func (h *Handler) releasePayment(c *fiber.Ctx) error {
+	return h.paymentAction(c, h.svc.ReleasePayment, "released")
+}
+
+func (h *Handler) paymentAction(c *fiber.Ctx, act func(ctx context.Context, salonID, sessionID int64) (*booking.PaymentSession, error), what string) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if _, err := act(c.UserContext(), user(c).SalonID, id); err != nil && !errors.Is(err, booking.ErrUnavailable) {
+		if errors.Is(err, booking.ErrConflict) {
+			return done(c, "/panel/attention", "nothing")
+		}
+		return err
+	}
+	return done(c, "/panel/attention", what)
 }

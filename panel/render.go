@@ -115,6 +115,10 @@ var notices = map[string]string{
 	"saved":       "Saved.",
 	"removed":     "Removed.",
 	"refunded":    "The deposit is being refunded.",
+	"paid":        "The deposit is recorded as paid in the salon; the booking is confirmed.",
+	"checked":     "Checked with the payment service.",
+	"released":    "The money is being released.",
+	"nothing":     "Nothing to do: it had already moved on.",
 	"erased":      "The client's personal data is erased.",
 }
 

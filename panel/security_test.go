@@ -43,6 +43,7 @@ type other struct {
 	master  int64
 	service int64
 	user    int64
+	session int64 // a payment session
 }
 
 func (w *world) otherSalon(t *testing.T) other {
@@ -61,7 +62,14 @@ func (w *world) otherSalon(t *testing.T) other {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return other{salon: s, booking: b.ID, client: b.ClientID, master: m.ID, service: sv.ID, user: u.ID}
+	// A payment of B's, money held for it (as if authorized).
+	var session int64
+	if err := w.Pool.QueryRow(ctx, `INSERT INTO payment_sessions (salon_id, booking_id, provider, status, amount, currency, idempotence_key,
+		external_id, hold_until) VALUES ($1, $2, 'yookassa', 'authorized', 10, 'RUB', 'rival-key', 'rival-pay', now()) RETURNING id`,
+		s.ID, b.ID).Scan(&session); err != nil {
+		t.Fatal(err)
+	}
+	return other{salon: s, booking: b.ID, client: b.ClientID, master: m.ID, service: sv.ID, user: u.ID, session: session}
 }
 
 // TestAnotherSalonsIDsAreNotFound: for every panel route that takes an id,
@@ -85,6 +93,9 @@ func TestAnotherSalonsIDsAreNotFound(t *testing.T) {
 		"/panel/bookings/:id/complete":       {fmt.Sprintf("/panel/bookings/%d/complete", o.booking)},
 		"/panel/bookings/:id/no-show":        {fmt.Sprintf("/panel/bookings/%d/no-show", o.booking)},
 		"/panel/bookings/:id/refund":         {fmt.Sprintf("/panel/bookings/%d/refund", o.booking)},
+		"/panel/bookings/:id/paid-in-salon":  {fmt.Sprintf("/panel/bookings/%d/paid-in-salon", o.booking)},
+		"/panel/attention/:id/retry":         {fmt.Sprintf("/panel/attention/%d/retry", o.session)},
+		"/panel/attention/:id/release":       {fmt.Sprintf("/panel/attention/%d/release", o.session)},
 		"/panel/clients/:id/export":          {fmt.Sprintf("/panel/clients/%d/export", o.client)},
 		"/panel/clients/:id/erase":           {fmt.Sprintf("/panel/clients/%d/erase", o.client)},
 		"/panel/clients/:id":                 {fmt.Sprintf("/panel/clients/%d", o.client)},

@@ -1,0 +1,185 @@
+package booking
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// What the saga cannot finish alone is put before the salon's staff, with
+// what they may do about it; each action is audited.
+
+// AttentionKind is why a payment needs a person.
+type AttentionKind string
+
+// Kinds of attention.
+const (
+	// AttentionStuck: money in flight the checks keep failing to move.
+	AttentionStuck AttentionKind = "stuck"
+	// AttentionHeld: money held at the provider for a booking no longer kept.
+	AttentionHeld AttentionKind = "held"
+	// AttentionKept: a deposit captured for a booking that was cancelled
+	// (kept by the refund policy): the salon may refund it.
+	AttentionKept AttentionKind = "kept"
+)
+
+// stuckAfter is how many checks in a row that changed nothing (or failed)
+// make money in flight a person's matter.
+const stuckAfter = 3
+
+// AttentionItem is one payment needing a person.
+type AttentionItem struct {
+	Kind          AttentionKind
+	Session       PaymentSession
+	BookingStatus Status
+	StartsAt      time.Time
+	Since         time.Time // when the session last changed
+}
+
+// Attention lists the salon's payments that need a person, oldest first.
+// Admins and owners. Errors: ErrForbidden.
+func (s *Service) Attention(ctx context.Context, salonID int64) ([]AttentionItem, error) {
+	if _, err := s.salonAs(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT s.id, s.salon_id, s.booking_id, s.provider, s.status, s.amount, s.currency,
+		COALESCE(s.external_id, ''), '', s.version, s.checks, s.last_error, s.hold_until, s.created_at, b.status, b.starts_at, s.updated_at,
+		CASE WHEN s.status IN ('registering', 'unknown', 'refunding') OR (s.status IN ('authorized', 'canceling') AND s.checks >= $2) THEN 'stuck'
+		     WHEN s.status IN ('authorized', 'canceling') AND b.status NOT IN ('pending', 'confirmed', 'completed', 'no_show') THEN 'held'
+		     ELSE 'kept' END
+		FROM payment_sessions s JOIN bookings b ON b.id = s.booking_id
+		WHERE s.salon_id = $1 AND (
+		      (s.status IN ('registering', 'unknown', 'authorized', 'canceling', 'refunding') AND s.checks >= $2)
+		   OR (s.status IN ('authorized', 'canceling') AND b.status = 'cancelled' AND s.updated_at < now() - interval '10 minutes')
+		   OR (s.status = 'completed' AND b.status = 'cancelled'))
+		ORDER BY s.updated_at LIMIT 200`, salonID, stuckAfter)
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (AttentionItem, error) {
+		var it AttentionItem
+		var p PaymentSession
+		err := r.Scan(&p.ID, &p.SalonID, &p.BookingID, &p.Provider, &p.Status, &p.Amount, &p.Currency, &p.ExternalID,
+			&p.URL, &p.Version, &p.Checks, &p.LastError, &p.HoldUntil, &p.CreatedAt, &it.BookingStatus, &it.StartsAt, &it.Since, &it.Kind)
+		it.Session = p
+		return it, err
+	})
+}
+
+// PaymentEvent is a change of a payment session's state, and why.
+type PaymentEvent struct {
+	SessionID int64
+	From, To  PaymentStatus
+	Detail    string
+	At        time.Time
+}
+
+// PaymentHistory is every change of the payments of a booking, oldest
+// first. Admins and owners.
+func (s *Service) PaymentHistory(ctx context.Context, salonID, bookingID int64) ([]PaymentEvent, error) {
+	if _, err := s.salonAs(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT e.session_id, COALESCE(e.from_status, ''), e.to_status, e.detail, e.at
+		FROM payment_events e JOIN payment_sessions s ON s.id = e.session_id
+		WHERE s.salon_id = $1 AND s.booking_id = $2 ORDER BY e.id`, salonID, bookingID)
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (PaymentEvent, error) {
+		var e PaymentEvent
+		err := r.Scan(&e.SessionID, &e.From, &e.To, &e.Detail, &e.At)
+		return e, err
+	})
+}
+
+// RetryPayment has a payment's check made now, as staff ask, and again
+// soon after (its backoff starts over). Admins and owners.
+func (s *Service) RetryPayment(ctx context.Context, salonID, sessionID int64) (*PaymentSession, error) {
+	if _, err := s.salonAs(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	err := s.staffPaymentAction(ctx, salonID, sessionID, "payment_retry", `UPDATE payment_sessions SET next_check_at = $2, checks = 0,
+		lease_until = NULL WHERE id = $1 AND status IN ('registering', 'registered', 'unknown', 'authorized', 'canceling', 'refunding') RETURNING status`)
+	if err != nil {
+		return nil, err
+	}
+	s.followUp(ctx, sessionID)
+	return s.paymentOfSalon(ctx, salonID, sessionID)
+}
+
+// ReleasePayment releases money held at the provider for a booking that is
+// no longer kept (nothing is charged), as staff ask. Admins and owners.
+// Errors: ErrConflict (not held, or its booking is kept).
+func (s *Service) ReleasePayment(ctx context.Context, salonID, sessionID int64) (*PaymentSession, error) {
+	if _, err := s.salonAs(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	err := s.staffPaymentAction(ctx, salonID, sessionID, "payment_release", `UPDATE payment_sessions s SET status = 'canceling',
+		cancel_token = NULL, version = version + 1, next_check_at = $2, checks = 0, last_error = 'released by the salon', updated_at = now()
+		FROM bookings b WHERE s.id = $1 AND b.id = s.booking_id AND s.status = 'authorized' AND b.status = 'cancelled' RETURNING s.status`)
+	if err != nil {
+		return nil, err
+	}
+	s.followUp(ctx, sessionID)
+	return s.paymentOfSalon(ctx, salonID, sessionID)
+}
+
+// staffPaymentAction runs one change of a session of the salon (sql: $1
+// the session, $2 now, RETURNING its status), with its follow-up job and
+// an audit row naming who asked. Nothing to change is ErrConflict.
+func (s *Service) staffPaymentAction(ctx context.Context, salonID, sessionID int64, action, sql string) error {
+	caller, err := asked(ctx)
+	if err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		var bookingID int64
+		var before PaymentStatus
+		err := tx.QueryRow(ctx, `SELECT booking_id, status FROM payment_sessions WHERE id = $1 AND salon_id = $2`, sessionID, salonID).
+			Scan(&bookingID, &before)
+		if isNoRows(err) {
+			return fmt.Errorf("payment %d: %w", sessionID, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM bookings WHERE id = $1 FOR UPDATE`, bookingID); err != nil {
+			return err
+		}
+		var after PaymentStatus
+		if err := tx.QueryRow(ctx, sql, sessionID, s.now()).Scan(&after); isNoRows(err) {
+			return fmt.Errorf("payment %d is %s: nothing to do: %w", sessionID, before, ErrConflict)
+		} else if err != nil {
+			return err
+		}
+		if err := enqueueCheck(ctx, tx, sessionID, s.now()); err != nil {
+			return err
+		}
+		return auditPayment(ctx, tx, salonID, caller, action, sessionID, before, after)
+	})
+}
+
+// auditPayment writes the audit row of a person's action on a payment.
+func auditPayment(ctx context.Context, tx pgx.Tx, salonID int64, caller Caller, action string, sessionID int64, before, after PaymentStatus) error {
+	old, _ := json.Marshal(map[string]any{"status": before})
+	now, _ := json.Marshal(map[string]any{"status": after})
+	who := caller.auditName()
+	if who == "" {
+		who = "system"
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO audit_log (salon_id, actor, action, entity, entity_id, old, new)
+		VALUES ($1, $2, $3, 'payment_session', $4, $5, $6)`, salonID, who, action, sessionID, old, now)
+	return err
+}
+
+func (s *Service) paymentOfSalon(ctx context.Context, salonID, sessionID int64) (*PaymentSession, error) {
+	sess, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions WHERE id = $1 AND salon_id = $2`, sessionID, salonID))
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	return sess, nil
+}
