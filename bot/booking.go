@@ -230,8 +230,18 @@ func (t *turn) confirm() error {
 	k.row(k.btn(t.tr("confirm"), action{Verb: doConfirm}))
 	k.back(stepTime)
 	t.c.D.Step = stepConfirm
-	t.show(fmt.Sprintf("%s\n%s\n%s: %s", t.tr("confirm_title"),
-		t.summary(t.serviceName(), t.masterName(t.c.D.SlotMaster), t.c.D.SlotAt, t.service().Price), t.tr("phone"), t.c.D.Phone), k)
+	text := fmt.Sprintf("%s\n%s\n%s: %s", t.tr("confirm_title"),
+		t.summary(t.serviceName(), t.masterName(t.c.D.SlotMaster), t.c.D.SlotAt, t.service().Price), t.tr("phone"), t.c.D.Phone)
+	if d := t.service().Deposit; d > 0 {
+		// What is due, and how: online right after booking (the time held
+		// meanwhile), or in the salon.
+		if s, _ := t.salon(); s != nil && t.b.svc.Provider() != nil {
+			text += "\n" + t.tr("confirm_deposit", d.Format(s.Currency, t.c.Lang), s.HoldMin)
+		} else if s != nil {
+			text += "\n" + t.tr("deposit_note", d.Format(s.Currency, t.c.Lang))
+		}
+	}
+	t.show(text, k)
 	return nil
 }
 
