@@ -395,8 +395,16 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 		b.Origin = r.caller.identity
 	}
 	if s.deposits && b.Deposit > 0 && r.caller.client() {
-		b.Status = StatusPending
-		b.HoldExpiresAt = now.Add(time.Duration(bc.salon.HoldMin) * time.Minute)
+		switch {
+		case !s.PaymentsDown():
+			b.Status = StatusPending
+			b.HoldExpiresAt = now.Add(time.Duration(bc.salon.HoldMin) * time.Minute)
+		case bc.salon.DepositFallback == FallbackInSalon:
+			// Online payment is down: booked, the deposit paid in the salon.
+			b.Notes = strings.TrimSpace(b.Notes + "\n" + depositInSalonNote)
+		default:
+			return nil, fmt.Errorf("%w: %w", ErrPaymentsDown, ErrUnavailable)
+		}
 	}
 	var token string
 	var salt []byte

@@ -16,8 +16,8 @@ import (
 )
 
 // notSalonData are the methods of Service that read or change no salon's
-// data: wiring and the clock.
-var notSalonData = []string{"Now", "Pool", "Provider"}
+// data: wiring, the clock, the provider's health.
+var notSalonData = []string{"Now", "Pool", "Provider", "PaymentsDown"}
 
 // TestEveryMethodAsksWhoIsAsking calls every exported method of
 // booking.Service (found by reflection: a new method fails this test until

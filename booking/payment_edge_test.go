@@ -2,6 +2,7 @@ package booking_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -509,5 +510,64 @@ func TestReceiptsYooKassaWouldAccept(t *testing.T) {
 	}
 	if c, r := fake.Totals(); c != 200000 || r != 100000 {
 		t.Errorf("captured %d, refunded %d", c, r)
+	}
+}
+
+// TestPaymentsDownFollowsTheSalon: after five provider calls in a row go
+// unanswered, a new deposit booking does not wait for the provider: the
+// salon that refuses meanwhile answers at once "online payment is down"
+// (nothing booked); the one that takes the deposit in the salon books it
+// confirmed, so noted. Once the provider answers again it is over.
+func TestPaymentsDownFollowsTheSalon(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
+	var down atomic.Bool
+	down.Store(true)
+	w.fake.Fault = func(method, path string) psptest.Fault {
+		if down.Load() {
+			return psptest.Error
+		}
+		return psptest.None
+	}
+	for i := range 5 {
+		b := w.book(fmt.Sprintf("%02d:00", 10+i))
+		if _, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, nil); !errors.Is(err, booking.ErrUnavailable) {
+			t.Fatalf("start %d: %v", i, err)
+		}
+	}
+	if !w.Svc.PaymentsDown() {
+		t.Fatal("five unanswered calls in a row, and payments are not down")
+	}
+	req := func(hhmm string) booking.BookRequest {
+		return booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, MasterID: w.master.ID, StartsAt: bookingtest.At(w.salon, w.day, hhmm),
+			Client: booking.ClientInput{Name: "Client", Phone: bookingtest.Phone()}}
+	}
+	calls := w.fake.Calls("POST /payments")
+	start := time.Now()
+	if _, err := w.Svc.Book(booking.As(context.Background(), booking.Visitor()), req("16:00")); !errors.Is(err, booking.ErrPaymentsDown) || !errors.Is(err, booking.ErrUnavailable) {
+		t.Errorf("a deposit booking while payments are down, the salon refusing: %v", err)
+	}
+	if took := time.Since(start); took > time.Second || w.fake.Calls("POST /payments") != calls {
+		t.Errorf("refused after %v and %d provider calls", took, w.fake.Calls("POST /payments")-calls)
+	}
+	if _, err := w.Pool.Exec(ctx, `UPDATE salons SET deposit_fallback = 'in_salon' WHERE id = $1`, w.salon.ID); err != nil {
+		t.Fatal(err)
+	}
+	b, err := w.Svc.Book(booking.As(context.Background(), booking.Visitor()), req("16:00"))
+	if err != nil || b.Status != booking.StatusConfirmed || !strings.Contains(b.Notes, "Deposit due in the salon") {
+		t.Fatalf("the salon taking deposits in the salon meanwhile: %+v %v", b, err)
+	}
+	// The provider answers again; after the pause, the first answer ends it.
+	down.Store(false)
+	w.Clock.Advance(31 * time.Second)
+	if _, err := w.Svc.SweepPayments(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w.Svc.PaymentsDown() {
+		t.Fatal("the provider answers, and payments are still down")
+	}
+	if b := w.book("18:00"); b.Status != booking.StatusPending {
+		t.Errorf("after recovery: %s", b.Status)
 	}
 }

@@ -12,6 +12,16 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// DepositFallback is what a salon's new deposit bookings do while online
+// payment is down.
+type DepositFallback string
+
+// Deposit fallbacks.
+const (
+	FallbackRefuse  DepositFallback = "refuse"   // no booking: "online payment is down, try later"
+	FallbackInSalon DepositFallback = "in_salon" // booked, the deposit paid in the salon
+)
+
 // RefundPolicy says when a cancelled booking's deposit is returned.
 type RefundPolicy string
 
@@ -41,6 +51,10 @@ type Salon struct {
 	CutoffHours  int          // clients cannot cancel or reschedule later than this before the start
 	HorizonDays  int          // clients cannot book further ahead than this
 	RefundPolicy RefundPolicy // deposit refund on cancellation
+	// DepositFallback is what a new deposit booking does while the payment
+	// provider does not answer: refuse it, or book it with the deposit due
+	// in the salon.
+	DepositFallback DepositFallback
 
 	loc *time.Location
 }
@@ -86,6 +100,7 @@ func (s *Salon) normalize() error {
 	setDefault(&s.HoldMin, DefaultHoldMin)
 	setDefault(&s.HorizonDays, DefaultHorizonDays)
 	setDefault(&s.RefundPolicy, RefundBeforeCutoff)
+	setDefault(&s.DepositFallback, FallbackRefuse)
 	s.Country = strings.ToUpper(strings.TrimSpace(s.Country))
 	setDefault(&s.Country, cmpOr(CountryOf(s.Timezone), "RU"))
 
@@ -118,6 +133,9 @@ func (s *Salon) normalize() error {
 	default:
 		fe.add("refund_policy", "always, before_cutoff or never")
 	}
+	if s.DepositFallback != FallbackRefuse && s.DepositFallback != FallbackInSalon {
+		fe.add("deposit_fallback", "refuse or in_salon")
+	}
 	return fe.err()
 }
 
@@ -147,11 +165,11 @@ func (s *Service) CreateSalon(ctx context.Context, in Salon) (*Salon, error) {
 	}
 	err := s.pool.QueryRow(ctx, `
 		INSERT INTO salons (slug, name, timezone, currency, locale, slot_step_min, min_notice_min,
-		                    hold_min, cutoff_hours, horizon_days, refund_policy, country)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+		                    hold_min, cutoff_hours, horizon_days, refund_policy, country, deposit_fallback)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 		RETURNING id`,
 		in.Slug, in.Name, in.Timezone, in.Currency, in.Locale, in.SlotStepMin, in.MinNoticeMin,
-		in.HoldMin, in.CutoffHours, in.HorizonDays, in.RefundPolicy, in.Country).Scan(&in.ID)
+		in.HoldMin, in.CutoffHours, in.HorizonDays, in.RefundPolicy, in.Country, in.DepositFallback).Scan(&in.ID)
 	if pgCode(err) == pgUniqueViolation {
 		return nil, invalid("slug", "already taken")
 	}
@@ -162,7 +180,7 @@ func (s *Service) CreateSalon(ctx context.Context, in Salon) (*Salon, error) {
 }
 
 const salonColumns = `id, slug, name, timezone, currency, locale, slot_step_min, min_notice_min,
-	hold_min, cutoff_hours, horizon_days, refund_policy, country`
+	hold_min, cutoff_hours, horizon_days, refund_policy, country, deposit_fallback`
 
 func scanSalon(row pgx.Row) (*Salon, error) {
 	var s Salon
@@ -178,7 +196,7 @@ func scanSalon(row pgx.Row) (*Salon, error) {
 // dest is where the columns of salonColumns scan to.
 func (s *Salon) dest() []any {
 	return []any{&s.ID, &s.Slug, &s.Name, &s.Timezone, &s.Currency, &s.Locale, &s.SlotStepMin,
-		&s.MinNoticeMin, &s.HoldMin, &s.CutoffHours, &s.HorizonDays, &s.RefundPolicy, &s.Country}
+		&s.MinNoticeMin, &s.HoldMin, &s.CutoffHours, &s.HorizonDays, &s.RefundPolicy, &s.Country, &s.DepositFallback}
 }
 
 // resolveZone loads the salon's time zone after a scan.

@@ -28,6 +28,7 @@ type Service struct {
 	deposits  bool     // take deposits online: bookings wait for payment
 	psp       psp.Provider
 	receipts  bool // fiscal receipts with payments, refunds and settlements
+	health    providerHealth
 	observe   func(Observation)
 	notifiers map[Channel]Notifier
 	lockWait  time.Duration      // the longest wait for a master's lock
@@ -92,6 +93,9 @@ func New(pool *pgxpool.Pool, opts ...Option) *Service {
 		masterGates: gates[int64]{what: "master"}, loginGates: gates[string]{what: "login"}}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.psp != nil {
+		s.psp = watched{p: s.psp, s: s} // PaymentsDown counts its answers
 	}
 	return s
 }

@@ -35,6 +35,9 @@ func (h *Handler) updateSettings(c *fiber.Ctx) error {
 	s.Timezone = strings.Clone(strings.TrimSpace(c.FormValue("timezone")))
 	s.Locale = strings.Clone(c.FormValue("locale"))
 	s.RefundPolicy = booking.RefundPolicy(strings.Clone(c.FormValue("refund_policy")))
+	if v := c.FormValue("deposit_fallback"); v != "" {
+		s.DepositFallback = booking.DepositFallback(strings.Clone(v))
+	}
 	fe := map[string]string{}
 	num := func(field string, p *int) {
 		v, err := strconv.Atoi(strings.TrimSpace(c.FormValue(field)))

@@ -20,6 +20,8 @@ type errorBody struct {
 	Message      string            `json:"message"`
 	Fields       map[string]string `json:"fields,omitempty"`
 	Alternatives []slotJSON        `json:"alternatives,omitempty"`
+	// Payments says a 503 is online payment being down (not a busy calendar).
+	Payments bool `json:"payments_down,omitempty"`
 }
 
 var (
@@ -50,6 +52,10 @@ func fail(c *fiber.Ctx, log *slog.Logger, err error) error {
 	case errors.Is(err, booking.ErrInProgress):
 		return reply(c, fiber.StatusConflict, errorBody{Error: "in_progress",
 			Message: "a request with this Idempotency-Key is still running; retry shortly"})
+	case errors.Is(err, booking.ErrPaymentsDown):
+		c.Set(fiber.HeaderRetryAfter, "60")
+		return reply(c, fiber.StatusServiceUnavailable, errorBody{Error: "unavailable", Payments: true,
+			Message: "online payment is not available right now, so deposit bookings are paused; nothing was booked, please try again in a few minutes"})
 	case errors.Is(err, booking.ErrUnavailable):
 		c.Set(fiber.HeaderRetryAfter, fmt.Sprint(RetryAfter))
 		return reply(c, fiber.StatusServiceUnavailable, errorBody{Error: "unavailable",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
@@ -85,6 +86,14 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 	p.jobs = jobs
 	p.srv = newServer(pool, p.svc, log, getenv("SALON_METRICS_ADDR"))
 	p.srv.reg.MustRegister(metrics.collectors()...)
+	p.srv.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "salon_payments_down",
+		Help: "1 while this replica found the payment provider not answering (new deposit bookings follow the salon's fallback), else 0."},
+		func() float64 {
+			if p.svc.PaymentsDown() {
+				return 1
+			}
+			return 0
+		}))
 	if err := p.srv.mount(withDefault(getenv, "SALON_PUBLIC_URL", public), p.bot); err != nil {
 		return nil, err
 	}

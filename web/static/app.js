@@ -215,7 +215,7 @@
     if (code === 'rate_limited') return showError(T.rate_limited);
     if (code === 'too_late') return showError(T.too_late);
     if (code === 'conflict') return showError(T.pay_conflict);
-    if (code === 'unavailable') return showError(T.unavailable);
+    if (code === 'unavailable') return showError(r.body.payments_down ? T.payments_down : T.busy);
     if (code === 'invalid' && r.body.fields) {
       return showError(Object.keys(r.body.fields).map(function (k) { return r.body.fields[k]; }).join('; '));
     }
