@@ -265,7 +265,7 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 		for i, b := range bks {
 			ids[i] = b.ID
 		}
-		if _, err := tx.Exec(ctx, `UPDATE payment_sessions SET next_check_at = $2, checks = 0
+		if _, err := tx.Exec(ctx, `UPDATE payment_sessions SET next_check_at = $2, checks = 0, version = version + 1
 			WHERE booking_id = ANY($1) AND status IN ('registering', 'registered', 'unknown')`, ids, now); err != nil {
 			return fmt.Errorf("expire holds: %w", err)
 		}

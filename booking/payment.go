@@ -501,11 +501,25 @@ func (s *Service) checkPayment(ctx context.Context, sessionID int64) (*PaymentSe
 			p, err = s.psp.Get(cctx, sess.ExternalID)
 		}
 		cancel()
+		if err != nil && psp.IsRejected(err) && sess.ExternalID == "" {
+			// The provider refuses the create itself: no payment can be
+			// taken this way (the booking's hold runs out, or the client
+			// tries again: a new session).
+			failed, terr := s.transition(ctx, sess.ID, []PaymentStatus{PayRegistering, PayUnknown, PayCanceling}, PayFailed, nil, err.Error())
+			if terr != nil {
+				return nil, terr
+			}
+			return failed, fmt.Errorf("the payment provider refused the payment: %w", ErrConflict)
+		}
 		if err != nil {
 			return sess, s.checkFailed(ctx, sess, err)
 		}
 		next, err := s.applyPayment(ctx, sess.ID, p)
 		if err != nil {
+			// Counted, and later each time: staff see it after a few.
+			if lerr := s.lookAgain(ctx, sess, false, err.Error()); lerr != nil {
+				s.log.Warn("payment: check", "session", sess.ID, "err", lerr)
+			}
 			return nil, err
 		}
 		if s.actionDue(next) {
@@ -568,11 +582,13 @@ func (s *Service) act(ctx context.Context, sess *PaymentSession, p *psp.Payment)
 	switch sess.Status {
 	case PayAuthorized:
 		var st Status
-		if err := s.pool.QueryRow(ctx, `SELECT status FROM bookings WHERE id = $1`, sess.BookingID).Scan(&st); err != nil {
+		var keep bool
+		if err := s.pool.QueryRow(ctx, `SELECT b.status, s.keep FROM bookings b JOIN payment_sessions s ON s.booking_id = b.id
+			WHERE s.id = $1`, sess.ID).Scan(&st, &keep); err != nil {
 			return false, nil, dbErr(err)
 		}
-		if st != StatusConfirmed && st != StatusCompleted && st != StatusNoShow {
-			return false, nil, nil // not confirmed: Check decides first
+		if st != StatusConfirmed && st != StatusCompleted && st != StatusNoShow && !keep {
+			return false, nil, nil // not confirmed (nor kept by the policy): Check decides first
 		}
 		after, err := s.psp.Capture(cctx, fmt.Sprintf("capture-%d", sess.ID), sess.ExternalID, int64(sess.Amount), sess.Currency)
 		return err == nil, answered(after), err
@@ -610,8 +626,19 @@ func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.psp.Refund(ctx, key, sess.ExternalID, int64(amount), sess.Currency, refundReceipt(receipt, amount)); err != nil {
+	r, err := s.psp.Refund(ctx, key, sess.ExternalID, int64(amount), sess.Currency, refundReceipt(receipt, amount))
+	if err != nil {
 		return err
+	}
+	switch r.Status {
+	case "succeeded":
+	case "canceled":
+		// The provider did not make it (its balance, the bank): the client
+		// has nothing back yet; staff see it (Attention) after the checks.
+		return fmt.Errorf("refund %s canceled by the provider: %w", r.ID, psp.ErrUnknown)
+	default:
+		// Pending at the provider: the same call (same key) asks again.
+		return fmt.Errorf("refund %s is %s at the provider: %w", r.ID, cmpOr(r.Status, "not finished"), psp.ErrUnknown)
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM bookings WHERE id = $1 FOR UPDATE`, sess.BookingID); err != nil {
@@ -709,14 +736,22 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 				if !b.Status.Active() && now.After(sess.HoldUntil.Add(paymentGiveUp)) {
 					return move([]PaymentStatus{PayRegistered, PayCanceling}, PayFailed, "never paid")
 				}
+				if sess.ExternalID == "" && p.ID != "" {
+					// Released before its create was answered: the payment
+					// is known now, and is watched, not created again.
+					if _, err := tx.Exec(ctx, `UPDATE payment_sessions SET external_id = $2 WHERE id = $1 AND external_id IS NULL`, sess.ID, p.ID); err != nil {
+						return fmt.Errorf("payment session %d: %w", sess.ID, err)
+					}
+					out.ExternalID = p.ID
+				}
 			}
 			return nil
 		case psp.WaitingForCapture:
 			// The money is held. The first time we learn it, and the booking
 			// is not to be kept, the client hears that it is released.
-			var first bool
+			var first, kept bool
 			if err := tx.QueryRow(ctx, `WITH h AS (UPDATE payment_sessions SET held_at = $2 WHERE id = $1 AND held_at IS NULL RETURNING 1)
-				SELECT EXISTS (SELECT 1 FROM h)`, sess.ID, now).Scan(&first); err != nil {
+				SELECT EXISTS (SELECT 1 FROM h), (SELECT keep FROM payment_sessions WHERE id = $1)`, sess.ID, now).Scan(&first, &kept); err != nil {
 				return fmt.Errorf("payment session %d: %w", sess.ID, err)
 			}
 			released := func() error {
@@ -759,6 +794,8 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 					return err
 				}
 				return released()
+			case b.Status == StatusCancelled && kept:
+				return nil // the refund policy keeps it: act captures it
 			case b.Status == StatusCancelled:
 				// Cancelled by someone: release the money.
 				if err := move([]PaymentStatus{PayAuthorized}, PayCanceling, "the booking was cancelled"); err != nil {
@@ -886,13 +923,17 @@ func (s *Service) PaymentReturn(ctx context.Context, ref string) (*View, *Paymen
 	if err != nil {
 		return nil, nil, fmt.Errorf("payment return: %w", dbErr(err))
 	}
-	sess, err := s.checkPayment(ctx, id)
-	if err != nil && !errors.Is(err, ErrUnavailable) {
+	if _, err := s.checkPayment(ctx, id); err != nil && !errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrConflict) {
 		return nil, nil, err
 	}
-	if sess == nil {
-		if sess, err = scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions WHERE id = $1`, id)); err != nil {
-			return nil, nil, fmt.Errorf("payment return: %w", dbErr(err))
+	// The booking's latest payment (a later try after a decline, too).
+	sess, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions WHERE booking_id = $1 ORDER BY id DESC LIMIT 1`, bookingID))
+	if err != nil {
+		return nil, nil, fmt.Errorf("payment return: %w", dbErr(err))
+	}
+	if sess.ID != id && !sess.Status.Terminal() {
+		if next, err := s.checkPayment(ctx, sess.ID); err == nil {
+			sess = next
 		}
 	}
 	v, err := s.BookingView(As(ctx, BySystem()), 0, bookingID)
@@ -1036,13 +1077,6 @@ func startRefund(ctx context.Context, tx pgx.Tx, b *Booking, salon *Salon, calle
 	if err != nil {
 		return 0, fmt.Errorf("refund: %w", err)
 	}
-	if status != PayCompleted {
-		if _, err := tx.Exec(ctx, `UPDATE payment_sessions SET status = 'canceling', cancel_token = NULL, version = version + 1,
-			next_check_at = $2, updated_at = now() WHERE id = $1`, id, now); err != nil {
-			return 0, fmt.Errorf("refund: %w", err)
-		}
-		return id, enqueueCheck(ctx, tx, id, now)
-	}
 	refund := amount
 	switch salon.RefundPolicy {
 	case RefundNever:
@@ -1051,6 +1085,22 @@ func startRefund(ctx context.Context, tx pgx.Tx, b *Booking, salon *Salon, calle
 		if caller.client() && !now.Before(salon.ChangeableUntil(b)) {
 			refund = 0
 		}
+	}
+	if status == PayAuthorized && refund == 0 {
+		// Paid, not yet captured, and the policy keeps it: captured as it
+		// would have been a moment later (not released).
+		if _, err := tx.Exec(ctx, `UPDATE payment_sessions SET keep = true, cancel_token = NULL, next_check_at = $2, checks = 0,
+			updated_at = now() WHERE id = $1`, id, now); err != nil {
+			return 0, fmt.Errorf("refund: %w", err)
+		}
+		return id, enqueueCheck(ctx, tx, id, now)
+	}
+	if status != PayCompleted {
+		if _, err := tx.Exec(ctx, `UPDATE payment_sessions SET status = 'canceling', cancel_token = NULL, version = version + 1,
+			next_check_at = $2, updated_at = now() WHERE id = $1`, id, now); err != nil {
+			return 0, fmt.Errorf("refund: %w", err)
+		}
+		return id, enqueueCheck(ctx, tx, id, now)
 	}
 	if refund == 0 {
 		return 0, nil

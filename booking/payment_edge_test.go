@@ -571,3 +571,72 @@ func TestPaymentsDownFollowsTheSalon(t *testing.T) {
 		t.Errorf("after recovery: %s", b.Status)
 	}
 }
+
+// TestPolicyKeepsADepositNotYetCaptured: under a policy that keeps
+// deposits, a client who cancels while their payment is authorized but its
+// capture keeps failing does not get it released: it is captured when the
+// provider answers, as it would have been a moment later.
+func TestPolicyKeepsADepositNotYetCaptured(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundNever)
+	ctx := bookingtest.System()
+	var captureDown atomic.Bool
+	captureDown.Store(true)
+	w.fake.Fault = func(method, path string) psptest.Fault {
+		if captureDown.Load() && path == "POST /payments/{id}/capture" {
+			return psptest.Error
+		}
+		return psptest.None
+	}
+	b := w.book("11:00")
+	s := w.start(b)
+	w.fake.Pay(s.ExternalID)
+	_, _ = w.Svc.CheckPayment(ctx, s.ID)
+	if bs, ps := w.status(b.ID); bs != booking.StatusConfirmed || ps != booking.PayAuthorized {
+		t.Fatalf("paid, the capture failing: %s %s", bs, ps)
+	}
+	if _, err := w.Svc.Cancel(booking.As(context.Background(), booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID}); err != nil {
+		t.Fatal(err)
+	}
+	captureDown.Store(false)
+	w.Clock.Advance(time.Minute)
+	if _, err := w.Svc.SweepPayments(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := w.fake.Status(s.ExternalID); st != "succeeded" {
+		t.Errorf("kept by the policy: the provider's payment is %s, want succeeded (captured)", st)
+	}
+	if bs, ps := w.status(b.ID); bs != booking.StatusCancelled || ps != booking.PayCompleted ||
+		w.count(`SELECT count(*) FROM ledger_entries WHERE booking_id = $1 AND entry_type = 'deposit_received'`, b.ID) != 1 {
+		t.Errorf("kept by the policy: booking %s, payment %s", bs, ps)
+	}
+}
+
+// TestARefundIsDoneWhenTheProviderSaysSo: a refund the provider answers
+// "pending" is not recorded as made: the session stays refunding, and
+// the ledger has no refund, until the provider says it succeeded.
+func TestARefundIsDoneWhenTheProviderSaysSo(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
+	b := w.book("11:00")
+	w.paid(b)
+	w.fake.RefundsPending = true
+	if _, err := w.Svc.Cancel(booking.As(context.Background(), booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ps := w.status(b.ID); ps != booking.PayRefunding || w.count(`SELECT count(*) FROM ledger_entries WHERE entry_type = 'deposit_refunded'`) != 0 {
+		t.Fatalf("a pending refund: payment %s, %d refund entries", ps, w.count(`SELECT count(*) FROM ledger_entries WHERE entry_type = 'deposit_refunded'`))
+	}
+	w.fake.SettleRefunds()
+	w.Clock.Advance(time.Minute)
+	if _, err := w.Svc.SweepPayments(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ps := w.status(b.ID); ps != booking.PayRefunded || w.count(`SELECT count(*) FROM ledger_entries WHERE entry_type = 'deposit_refunded'`) != 1 {
+		t.Errorf("the refund made: payment %s", ps)
+	}
+	if _, refunded := w.fake.Totals(); refunded != 100000 {
+		t.Errorf("refunded %d at the provider (once)", refunded)
+	}
+}

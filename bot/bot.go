@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -188,6 +189,11 @@ func (b *Bot) afterTurn(fn func(ctx context.Context)) {
 			return
 		}
 		defer func() { <-b.afterSlots }()
+		defer func() {
+			if r := recover(); r != nil {
+				b.log.Error("bot: panic in work after a turn", "panic", r, "stack", string(debug.Stack()))
+			}
+		}()
 		fn(ctx)
 	})
 }

@@ -252,6 +252,8 @@
       confirmStep();
     });
     $('again').addEventListener('click', function () {
+      clearTimeout(pollTimer);
+      state.booking = null;
       state.slot = null;
       show('service');
     });
@@ -324,13 +326,24 @@
     }
     resize();
   }
+  // reread looks at the booking again while its payment is on its way;
+  // an answer that comes after the client moved on (another step, another
+  // booking) is dropped.
   function reread(step) {
     var b = state.booking;
+    if (!b || state.step !== step) return;
     var req = mode === 'back' ? api('GET', '/returns/' + encodeURIComponent(cfg.returnRef))
       : api('GET', '/bookings/' + b.id, undefined, { 'X-Manage-Token': state.token });
     req.then(function (r) {
-      if (r.status !== 200) return;
-      if (step === 'done') { state.booking = r.body; paymentInto('done', r.body); } else { renderBooking(r.body); }
+      if (r.status !== 200 || state.booking !== b || state.step !== step) return;
+      if (step === 'done') {
+        state.booking = r.body;
+        paymentInto('done', r.body);
+      } else if ($('cancel-confirm').hidden) {
+        renderBooking(r.body); // (not while the client answers "cancel?")
+      } else {
+        paymentInto('manage', r.body);
+      }
     }).catch(function () {});
   }
   function payAgain(step) {

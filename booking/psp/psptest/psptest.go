@@ -41,6 +41,9 @@ type Server struct {
 	Fault func(method, path string) Fault
 	// Delay is how long a Slow call waits.
 	Delay time.Duration
+	// RefundsPending makes new refunds pending (as YooKassa's may be) until
+	// SettleRefunds.
+	RefundsPending bool
 	// RequireReceipts refuses a payment or a refund without a fiscal
 	// receipt YooKassa would accept (54-FZ), as a shop with receipts on.
 	RequireReceipts bool
@@ -154,6 +157,18 @@ func (s *Server) IDs() []string {
 		out = append(out, id)
 	}
 	return out
+}
+
+// SettleRefunds makes every pending refund succeeded (the money reached
+// the client).
+func (s *Server) SettleRefunds() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.refunds {
+		if r.Status == "pending" {
+			r.Status = "succeeded"
+		}
+	}
 }
 
 // Pay is the client paying: the payment is authorized (waiting_for_capture).
@@ -369,6 +384,9 @@ func (s *Server) handle(method, pattern string, parts []string, key string, body
 		}
 		s.seq++
 		rf := &refund{ID: fmt.Sprintf("ref-%04d", s.seq), PaymentID: p.ID, Status: "succeeded", Amount: amount{Value: str(a["value"]), Currency: p.Amount.Currency}}
+		if s.RefundsPending {
+			rf.Status = "pending"
+		}
 		p.Refunded.Value = fmt.Sprintf("%d.%02d", (minor(p.Refunded.Value)+v)/100, (minor(p.Refunded.Value)+v)%100)
 		s.refunds[rf.ID] = rf
 		s.byKey[key] = rf.ID
