@@ -376,10 +376,14 @@ func (CompletePastArgs) Kind() string { return "complete_past_bookings" }
 // sweeps and logs how much it did.
 type sweep[T river.JobArgs] struct {
 	river.WorkerDefaults[T]
-	what string
-	run  func(context.Context) (int, error)
-	log  *slog.Logger
+	what    string
+	run     func(context.Context) (int, error)
+	log     *slog.Logger
+	timeout time.Duration // 0: River's default (a minute)
 }
+
+// Timeout implements river.Worker: how long one run may take.
+func (w *sweep[T]) Timeout(*river.Job[T]) time.Duration { return w.timeout }
 
 func (w *sweep[T]) Work(ctx context.Context, _ *river.Job[T]) error {
 	n, err := w.run(As(ctx, BySystem()))
@@ -398,10 +402,13 @@ func AddWorkers(w *river.Workers, s *Service) {
 	river.AddWorker(w, &sweep[ExpireHoldsArgs]{what: "expired holds", run: s.ExpireHolds, log: s.log})
 	river.AddWorker(w, &paymentWorker{s: s})
 	river.AddWorker(w, &sweep[SweepPaymentsArgs]{what: "payment sessions checked", run: s.SweepPayments, log: s.log})
-	river.AddWorker(w, &sweep[ReconcilePaymentsArgs]{what: "payments settled by reconciliation", log: s.log, run: func(ctx context.Context) (int, error) {
-		r, err := s.ReconcilePayments(ctx)
-		return r.Settled, err
-	}})
+	// (A pass reads eight days of the provider's list: it may take longer
+	// than River's minute.)
+	river.AddWorker(w, &sweep[ReconcilePaymentsArgs]{what: "payments settled by reconciliation", log: s.log, timeout: 15 * time.Minute,
+		run: func(ctx context.Context) (int, error) {
+			r, err := s.ReconcilePayments(ctx)
+			return r.Settled, err
+		}})
 	river.AddWorker(w, &sweep[CompletePastArgs]{what: "past bookings completed", run: s.CompletePast, log: s.log})
 	river.AddWorker(w, &sweep[PruneKeysArgs]{what: "idempotency records pruned", log: s.log, run: func(ctx context.Context) (int, error) {
 		n, err := s.PruneIdempotencyKeys(ctx, 24*time.Hour)

@@ -106,8 +106,10 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 	}
 	now := s.now()
 	var out, old *Booking
+	var refundID int64
 	master := r.MasterID
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		refundID = 0
 		b, salon, err := lockBooking(ctx, tx, caller, r.SalonID, r.BookingID, r.MasterID)
 		if err != nil {
 			return err
@@ -136,6 +138,11 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		price, deposit, buffer := b.Price, b.Deposit, b.BufferMin
 		if master != b.MasterID {
 			price, deposit, buffer = bc.price, bc.svc.Deposit, bc.svc.BufferMin
+			if deposit != b.Deposit && b.Deposit > 0 {
+				if deposit, refundID, err = reprice(ctx, tx, b, salon, deposit, now); err != nil {
+					return err
+				}
+			}
 		}
 		actor := caller.actor(b)
 		details, _ := json.Marshal(actor.details(map[string]any{
@@ -183,7 +190,46 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 	if err != nil {
 		return nil, err
 	}
+	s.followUp(ctx, refundID)
 	return out, nil
+}
+
+// reprice is a moved booking's deposit when the move would change it (the
+// service's deposit changed since it was booked): a paid deposit larger
+// than the new one has the difference refunded (unless the salon keeps
+// deposits) and the booking asks the new one; a larger new deposit asks no
+// more than was paid (the rest of the price is paid at the visit), and a
+// deposit not paid yet, with its payment under way, stays as it is (the
+// payment is of that amount). It returns the deposit and the session to
+// follow up (0: none).
+func reprice(ctx context.Context, tx pgx.Tx, b *Booking, salon *Salon, deposit Money, now time.Time) (Money, int64, error) {
+	var id int64
+	var status PaymentStatus
+	var paid Money
+	err := tx.QueryRow(ctx, `SELECT id, status, amount FROM payment_sessions WHERE booking_id = $1
+		AND status IN ('registering', 'registered', 'unknown', 'authorized', 'canceling', 'completed', 'refunding')
+		ORDER BY id DESC LIMIT 1 FOR UPDATE`, b.ID).Scan(&id, &status, &paid)
+	switch {
+	case isNoRows(err):
+		return deposit, 0, nil // nothing paid online: the new terms
+	case err != nil:
+		return 0, 0, fmt.Errorf("reprice: %w", err)
+	case status != PayCompleted || deposit > paid:
+		return b.Deposit, 0, nil
+	case salon.RefundPolicy == RefundNever:
+		return b.Deposit, 0, nil // the salon keeps what was paid
+	}
+	tag, err := tx.Exec(ctx, `UPDATE payment_sessions SET status = 'refunding', cancel_token = NULL, refund_amount = $2,
+		refund_key = 'refund-' || id, version = version + 1, next_check_at = $3, checks = 0,
+		last_error = 'the difference refunded: the booking moved to a smaller deposit', updated_at = now()
+		WHERE id = $1 AND status = 'completed' AND cancel_token IS NOT NULL`, id, paid-deposit, now)
+	if err != nil {
+		return 0, 0, fmt.Errorf("reprice: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return b.Deposit, 0, nil // refunded already
+	}
+	return deposit, id, enqueueCheck(ctx, tx, id, now)
 }
 
 // MarkCompleted records that a confirmed booking took place. Only staff and

@@ -640,3 +640,49 @@ func TestARefundIsDoneWhenTheProviderSaysSo(t *testing.T) {
 		t.Errorf("refunded %d at the provider (once)", refunded)
 	}
 }
+
+// TestAMoveRepricesTheDeposit: the service's deposit is lowered after a
+// client paid; moving the booking to another master takes the new terms
+// and refunds the difference. Raised instead, the move asks no more than
+// was paid.
+func TestAMoveRepricesTheDeposit(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
+	other := w.Master(t, w.salon, w.svc)
+	w.Shift(t, w.salon, other, w.day, 1, "10:00", "20:00")
+	setDeposit := func(d booking.Money) {
+		if _, err := w.Svc.UpdateService(ctx, w.salon.ID, booking.SalonService{ID: w.svc.ID, Name: w.svc.Name, DurationMin: w.svc.DurationMin,
+			Price: w.svc.Price, Deposit: d, Active: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	move := func(b *booking.Booking, to int64, hhmm string) *booking.Booking {
+		out, err := w.Svc.Reschedule(booking.As(context.Background(), booking.ByToken(b.ManageToken)), booking.RescheduleRequest{BookingID: b.ID,
+			MasterID: to, StartsAt: bookingtest.At(w.salon, w.day, hhmm)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	cheaper := w.book("11:00")
+	w.paid(cheaper)
+	dearer := w.book("13:00")
+	w.paid(dearer)
+
+	setDeposit(40000)
+	moved := move(cheaper, other.ID, "15:00")
+	if moved.Deposit != 40000 {
+		t.Errorf("moved to a smaller deposit: the booking asks %s", moved.Deposit)
+	}
+	if _, refunded := w.fake.Totals(); refunded != 60000 {
+		t.Errorf("refunded %d, want the difference, 60000", refunded)
+	}
+	setDeposit(150000)
+	if moved := move(dearer, other.ID, "17:00"); moved.Deposit != 100000 {
+		t.Errorf("moved to a larger deposit: the booking asks %s, want the 1000 paid", moved.Deposit)
+	}
+	if bs, _ := w.status(dearer.ID); bs != booking.StatusConfirmed {
+		t.Errorf("moved to a larger deposit: %s", bs)
+	}
+}
