@@ -923,15 +923,17 @@ func (s *Service) PaymentReturn(ctx context.Context, ref string) (*View, *Paymen
 	if err != nil {
 		return nil, nil, fmt.Errorf("payment return: %w", dbErr(err))
 	}
-	if _, err := s.checkPayment(ctx, id); err != nil && !errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrConflict) {
-		return nil, nil, err
+	if s.clientCheckDue(ctx, id) {
+		if _, err := s.checkPayment(ctx, id); err != nil && !errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrConflict) {
+			return nil, nil, err
+		}
 	}
 	// The booking's latest payment (a later try after a decline, too).
 	sess, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions WHERE booking_id = $1 ORDER BY id DESC LIMIT 1`, bookingID))
 	if err != nil {
 		return nil, nil, fmt.Errorf("payment return: %w", dbErr(err))
 	}
-	if sess.ID != id && !sess.Status.Terminal() {
+	if sess.ID != id && !sess.Status.Terminal() && s.clientCheckDue(ctx, sess.ID) {
 		if next, err := s.checkPayment(ctx, sess.ID); err == nil {
 			sess = next
 		}
@@ -984,6 +986,21 @@ func (s *Service) PayAgain(ctx context.Context, ref string, back ReturnLink) (*V
 	return v, payable(sess, v.Status), nil
 }
 
+// clientCheckEvery bounds how often a client's page has a payment checked
+// with the provider (the webhook and the sweep are not bound by it).
+const clientCheckEvery = 3 * time.Second
+
+// clientCheckDue takes the right to check session id with the provider for
+// a client's page: at most once every clientCheckEvery, whichever replica
+// serves the page.
+func (s *Service) clientCheckDue(ctx context.Context, id int64) bool {
+	var ok bool
+	err := s.pool.QueryRow(ctx, `WITH c AS (UPDATE payment_sessions SET client_checked_at = $2 WHERE id = $1
+		AND (client_checked_at IS NULL OR client_checked_at <= $3) RETURNING 1) SELECT EXISTS (SELECT 1 FROM c)`,
+		id, s.now(), s.now().Add(-clientCheckEvery)).Scan(&ok)
+	return err == nil && ok
+}
+
 // PaymentOf returns the latest payment session of a booking the caller
 // may see (nil when it has none); with check, it is first brought up to
 // date with the provider (the client is back from the payment page).
@@ -999,7 +1016,7 @@ func (s *Service) PaymentOf(ctx context.Context, salonID, bookingID int64, check
 	if err != nil {
 		return nil, dbErr(err)
 	}
-	if check && !sess.Status.Terminal() && s.psp != nil {
+	if check && !sess.Status.Terminal() && s.psp != nil && s.clientCheckDue(ctx, sess.ID) {
 		if next, err := s.checkPayment(ctx, sess.ID); err == nil {
 			sess = next
 		} else if again, rerr := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions WHERE id = $1`, sess.ID)); rerr == nil {

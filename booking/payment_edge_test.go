@@ -686,3 +686,27 @@ func TestAMoveRepricesTheDeposit(t *testing.T) {
 		t.Errorf("moved to a larger deposit: %s", bs)
 	}
 }
+
+// TestAClientsPageAsksTheProviderRarely: a client's page read again and
+// again (or by anyone holding its link) asks the provider about the
+// payment at most once every few seconds.
+func TestAClientsPageAsksTheProviderRarely(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	b := w.book("11:00")
+	w.start(b)
+	w.Clock.Advance(time.Minute)
+	gets := w.fake.Calls("GET /payments/{id}")
+	for range 20 {
+		if _, err := w.Svc.PaymentOf(booking.As(context.Background(), booking.ByToken(b.ManageToken)), 0, b.ID, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Clock.Advance(4 * time.Second)
+	if _, err := w.Svc.PaymentOf(booking.As(context.Background(), booking.ByToken(b.ManageToken)), 0, b.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.fake.Calls("GET /payments/{id}") - gets; n != 2 {
+		t.Errorf("21 reads of the page over 4 s: %d provider GETs, want 2", n)
+	}
+}
