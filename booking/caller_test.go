@@ -208,6 +208,7 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 			return e1(f.Svc.UpdateMaster(ctx, a, booking.Master{ID: m, Name: "Renamed", Active: true}))
 		}},
 		"SendSettlementReceipts": {run: func(ctx context.Context) error { return e1(f.Svc.SendSettlementReceipts(ctx)) }, foreign: booking.ErrForbidden},
+		"ReceiptSettingsOf":      {run: func(ctx context.Context) error { return e1(f.Svc.ReceiptSettingsOf(ctx, a)) }},
 		"SetReceiptSettings": {run: func(ctx context.Context) error {
 			return f.Svc.SetReceiptSettings(ctx, a, booking.ReceiptSettings{VatCode: 1})
 		}},

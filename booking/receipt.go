@@ -54,6 +54,19 @@ func (s *Service) SetReceiptSettings(ctx context.Context, salonID int64, r Recei
 	})
 }
 
+// ReceiptSettingsOf reads what the salon's receipts say (admins and owners).
+func (s *Service) ReceiptSettingsOf(ctx context.Context, salonID int64) (*ReceiptSettings, error) {
+	if _, err := s.salonAs(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	var r ReceiptSettings
+	if err := s.pool.QueryRow(ctx, `SELECT receipt_vat_code, COALESCE(receipt_tax_system, 0), receipt_item FROM salons WHERE id = $1`, salonID).
+		Scan(&r.VatCode, &r.TaxSystem, &r.Item); err != nil {
+		return nil, dbErr(err)
+	}
+	return &r, nil
+}
+
 // paymentReceipt is the receipt a deposit of booking b is paid with.
 func paymentReceipt(ctx context.Context, tx pgx.Tx, b *Booking, currency string) (*psp.Receipt, error) {
 	var vat, tax int

@@ -492,3 +492,24 @@ func TestPanelNeedsAttention(t *testing.T) {
 		t.Errorf("the booking page lacks its payment's history")
 	}
 }
+
+// TestOwnerSetsReceiptCodes: the settings page sets what the salon's
+// fiscal receipts say; a code YooKassa does not know is refused, naming
+// the field.
+func TestOwnerSetsReceiptCodes(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	if a := b.get("/panel/settings"); !strings.Contains(a.body, `id="receipts"`) || !strings.Contains(a.body, "без НДС") {
+		t.Fatalf("the settings page has no receipts form: %.300s", a.body)
+	}
+	if a := b.post("/panel/settings/receipts", url.Values{"vat_code": {"4"}, "tax_system": {"2"}, "receipt_item": {"Стрижка"}}); a.status != http.StatusSeeOther {
+		t.Fatalf("save: %d %s", a.status, a.body)
+	}
+	if got := scalar[string](t, w, `SELECT receipt_vat_code || ' ' || receipt_tax_system || ' ' || receipt_item FROM salons WHERE id = $1`, w.salon.ID); got != "4 2 Стрижка" {
+		t.Errorf("saved %q", got)
+	}
+	if a := b.post("/panel/settings/receipts", url.Values{"vat_code": {"40"}, "tax_system": {"2"}}); a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "vat_code") {
+		t.Errorf("a VAT code YooKassa does not know: %d", a.status)
+	}
+}

@@ -134,6 +134,7 @@ func (h *Handler) Register(app *fiber.App) {
 
 	a.Get("/settings", h.settings)
 	a.Post("/settings", h.updateSettings)
+	a.Post("/settings/receipts", h.updateReceipts)
 	a.Get("/users", h.users)
 	a.Post("/users", h.createUser)
 	a.Post("/users/:id/delete", h.deleteUser)

@@ -14,16 +14,62 @@ import (
 type settingsData struct {
 	S        booking.Salon
 	Policies []booking.RefundPolicy
+	Receipts booking.ReceiptSettings
 	Error    string
 	Fields   map[string]string
 }
 
 func (h *Handler) settings(c *fiber.Ctx) error {
+	d := settingsData{Policies: policies}
+	if err := h.settingsInto(c, &d); err != nil {
+		return err
+	}
+	return h.render(c, "settings", langOf(c).T("Settings"), d)
+}
+
+// settingsInto reads the salon's settings and its receipts' into d.
+func (h *Handler) settingsInto(c *fiber.Ctx, d *settingsData) error {
 	s, err := h.svc.Settings(c.UserContext(), user(c).SalonID)
 	if err != nil {
 		return err
 	}
-	return h.render(c, "settings", langOf(c).T("Settings"), settingsData{S: *s, Policies: policies})
+	r, err := h.svc.ReceiptSettingsOf(c.UserContext(), user(c).SalonID)
+	if err != nil {
+		return err
+	}
+	d.S, d.Receipts = *s, *r
+	return nil
+}
+
+// updateReceipts saves what the salon's fiscal receipts say (owners).
+func (h *Handler) updateReceipts(c *fiber.Ctx) error {
+	d := settingsData{Policies: policies}
+	if err := h.settingsInto(c, &d); err != nil {
+		return err
+	}
+	vat, verr := strconv.Atoi(c.FormValue("vat_code"))
+	tax, terr := strconv.Atoi(cmpOr(c.FormValue("tax_system"), "0"))
+	d.Receipts = booking.ReceiptSettings{VatCode: vat, TaxSystem: tax, Item: strings.Clone(c.FormValue("receipt_item"))}
+	if verr != nil || terr != nil {
+		c.Status(fiber.StatusUnprocessableEntity)
+		d.Error = langOf(c).T("Some fields are invalid.")
+		return h.render(c, "settings", langOf(c).T("Settings"), d)
+	}
+	err := h.svc.SetReceiptSettings(c.UserContext(), user(c).SalonID, d.Receipts)
+	if err == nil {
+		return done(c, "/panel/settings", "saved")
+	}
+	if !h.fieldError(c, err, &d.Error, &d.Fields) {
+		return err
+	}
+	return h.render(c, "settings", langOf(c).T("Settings"), d)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 var policies = []booking.RefundPolicy{booking.RefundAlways, booking.RefundBeforeCutoff, booking.RefundNever}
@@ -53,6 +99,9 @@ func (h *Handler) updateSettings(c *fiber.Ctx) error {
 	num("cutoff_hours", &s.CutoffHours)
 	num("horizon_days", &s.HorizonDays)
 	d := settingsData{S: s, Policies: policies}
+	if r, err := h.svc.ReceiptSettingsOf(c.UserContext(), user(c).SalonID); err == nil {
+		d.Receipts = *r
+	}
 	if len(fe) == 0 {
 		_, err := h.svc.UpdateSalon(c.UserContext(), s)
 		if err == nil {
