@@ -24,6 +24,8 @@ const (
 	// AttentionKept: a deposit captured for a booking that was cancelled
 	// (kept by the refund policy): the salon may refund it.
 	AttentionKept AttentionKind = "kept"
+	// AttentionReceipt: the provider refused a visit's settlement receipt.
+	AttentionReceipt AttentionKind = "receipt"
 )
 
 // stuckAfter is how many checks in a row that changed nothing (or failed)
@@ -48,13 +50,15 @@ func (s *Service) Attention(ctx context.Context, salonID int64) ([]AttentionItem
 	rows, err := s.pool.Query(ctx, `SELECT s.id, s.salon_id, s.booking_id, s.provider, s.status, s.amount, s.currency,
 		COALESCE(s.external_id, ''), '', s.version, s.checks, s.last_error, s.hold_until, s.created_at, b.status, b.starts_at, s.updated_at,
 		CASE WHEN s.status IN ('registering', 'unknown', 'refunding') OR (s.status IN ('authorized', 'canceling') AND s.checks >= $2) THEN 'stuck'
+		     WHEN s.status = 'completed' AND s.settlement_error IS NOT NULL THEN 'receipt'
 		     WHEN s.status IN ('authorized', 'canceling') AND b.status NOT IN ('pending', 'confirmed', 'completed', 'no_show') THEN 'held'
 		     ELSE 'kept' END
 		FROM payment_sessions s JOIN bookings b ON b.id = s.booking_id
 		WHERE s.salon_id = $1 AND (
 		      (s.status IN ('registering', 'unknown', 'authorized', 'canceling', 'refunding') AND s.checks >= $2)
 		   OR (s.status IN ('authorized', 'canceling') AND b.status = 'cancelled' AND s.updated_at < now() - interval '10 minutes')
-		   OR (s.status = 'completed' AND b.status = 'cancelled'))
+		   OR (s.status = 'completed' AND b.status = 'cancelled')
+		   OR (s.status = 'completed' AND s.settlement_error IS NOT NULL))
 		ORDER BY s.updated_at LIMIT 200`, salonID, stuckAfter)
 	if err != nil {
 		return nil, dbErr(err)

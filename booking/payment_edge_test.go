@@ -710,3 +710,47 @@ func TestAClientsPageAsksTheProviderRarely(t *testing.T) {
 		t.Errorf("21 reads of the page over 4 s: %d provider GETs, want 2", n)
 	}
 }
+
+// TestARefusedSettlementIsAskedOnce: a settlement receipt the provider
+// refuses is not sent again at every sweep (holding the others up): staff
+// see it among what needs attention.
+func TestARefusedSettlementIsAskedOnce(t *testing.T) {
+	t.Parallel()
+	fake := psptest.New(t)
+	fake.Fault = func(method, path string) psptest.Fault {
+		if path == "POST /receipts" {
+			return psptest.Reject
+		}
+		return psptest.None
+	}
+	yk := &psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}
+	e := bookingtest.New(t, booking.WithPayments(yk), booking.WithReceipts())
+	w := &payWorld{Env: e, t: t, fake: fake, yk: yk}
+	w.salon = e.Salon(t, booking.Salon{HoldMin: 15, RefundPolicy: booking.RefundAlways})
+	w.svc = e.Service(t, w.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 500000, Deposit: 100000})
+	w.master = e.Master(t, w.salon, w.svc)
+	w.day = w.salon.Today(e.Clock.Now()).AddDays(1)
+	e.Shift(t, w.salon, w.master, w.day, 1, "10:00", "20:00")
+	ctx := bookingtest.System()
+	b := w.book("12:00")
+	w.paid(b)
+	w.Clock.Advance(3 * 24 * time.Hour)
+	if _, err := e.Svc.CompletePast(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := e.Svc.SweepPayments(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := fake.Calls("POST /receipts"); n != 1 {
+		t.Errorf("a refused settlement receipt was sent %d times over 3 sweeps, want 1", n)
+	}
+	items, err := e.Svc.Attention(ctx, w.salon.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 1 || items[0].Kind != booking.AttentionReceipt {
+		t.Errorf("attention: %+v, want the refused receipt", items)
+	}
+}

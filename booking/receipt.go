@@ -145,7 +145,8 @@ func (s *Service) SendSettlementReceipts(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	rows, err := s.pool.Query(ctx, `SELECT s.id, s.external_id, s.receipt FROM payment_sessions s JOIN bookings b ON b.id = s.booking_id
-		WHERE s.status = 'completed' AND s.receipt IS NOT NULL AND s.settlement_sent_at IS NULL AND b.status = 'completed'
+		WHERE s.status = 'completed' AND s.receipt IS NOT NULL AND s.settlement_sent_at IS NULL AND s.settlement_error IS NULL
+		  AND b.status = 'completed'
 		ORDER BY s.id LIMIT 100`)
 	if err != nil {
 		return 0, dbErr(err)
@@ -171,6 +172,15 @@ func (s *Service) SendSettlementReceipts(ctx context.Context) (int, error) {
 		cctx, cancel := context.WithTimeout(ctx, providerCall)
 		err := psp.SendReceipt(cctx, s.psp, fmt.Sprintf("settle-%d", d.id), settlementReceipt(&d.receipt, d.ext))
 		cancel()
+		if psp.IsRejected(err) {
+			// Refused: sending it again would be refused again; staff see
+			// it (Attention) and the rest are not held up behind it.
+			s.log.Warn("settlement receipt refused", "session", d.id, "err", err)
+			if _, uerr := s.pool.Exec(ctx, `UPDATE payment_sessions SET settlement_error = $2, last_error = $2 WHERE id = $1`, d.id, err.Error()); uerr != nil {
+				return n, dbErr(uerr)
+			}
+			continue
+		}
 		if err != nil {
 			s.log.Warn("settlement receipt", "session", d.id, "err", err)
 			continue // the next sweep tries again, with the same key

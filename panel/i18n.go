@@ -52,9 +52,10 @@ func (l *lang) Status(s booking.Status) string {
 // Attention names why a payment needs a person.
 func (l *lang) Attention(k booking.AttentionKind) string {
 	return l.T(map[booking.AttentionKind]string{
-		booking.AttentionStuck: "Stuck: the payment service does not answer",
-		booking.AttentionHeld:  "Money held for a booking that is off",
-		booking.AttentionKept:  "Deposit kept for a cancelled booking",
+		booking.AttentionStuck:   "Stuck: the payment service does not answer",
+		booking.AttentionHeld:    "Money held for a booking that is off",
+		booking.AttentionKept:    "Deposit kept for a cancelled booking",
+		booking.AttentionReceipt: "Settlement receipt refused by the payment service",
 	}[k])
 }
 
@@ -356,10 +357,15 @@ var ru = map[string]string{
 	"single tax on imputed income (ENVD)": "ЕНВД",
 	"unified agricultural tax (ESN)":      "ЕСХН",
 	"patent (PSN)":                        "патентная (ПСН)",
-	"While online payment is down":        "Пока онлайн-оплата недоступна",
-	"refuse deposit bookings, saying why": "не принимать записи с предоплатой, объясняя почему",
-	"book them, the deposit paid in the salon": "записывать, предоплата вносится в салоне",
-	"Needs attention":                          "Требует внимания",
+	"Stuck: the payment service does not answer":                            "Зависло: платёжный сервис не отвечает",
+	"Money held for a booking that is off":                                  "Деньги заблокированы за отменённую запись",
+	"Deposit kept for a cancelled booking":                                  "Предоплата удержана за отменённую запись",
+	"Settlement receipt refused by the payment service":                     "Платёжный сервис отклонил чек расчёта",
+	"Check the salon's receipt settings, then contact the payment service.": "Проверьте настройки чеков салона, затем обратитесь в платёжный сервис.",
+	"While online payment is down":                                          "Пока онлайн-оплата недоступна",
+	"refuse deposit bookings, saying why":                                   "не принимать записи с предоплатой, объясняя почему",
+	"book them, the deposit paid in the salon":                              "записывать, предоплата вносится в салоне",
+	"Needs attention": "Требует внимания",
 	"Payments the system could not finish by itself, and money held or kept for bookings that are no longer on. Each action is recorded in the audit log.": "Оплаты, которые система не смогла завершить сама, и деньги, заблокированные или удержанные за записи, которых больше нет. Каждое действие записывается в журнал изменений.",
 	"What":                     "Что",
 	"Since":                    "С",

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"testing"
 
+	"salon/booking"
 	"salon/web"
 )
 
@@ -60,5 +61,16 @@ func TestEveryTextHasItsRussian(t *testing.T) {
 	}
 	if len(seen) < 80 {
 		t.Errorf("only %d texts found: the patterns no longer match", len(seen))
+	}
+}
+
+// TestAttentionKindsHaveTheirRussian: the kinds of what needs attention are
+// named in both languages.
+func TestAttentionKindsHaveTheirRussian(t *testing.T) {
+	for _, k := range []booking.AttentionKind{booking.AttentionStuck, booking.AttentionHeld, booking.AttentionKept, booking.AttentionReceipt} {
+		en := (&lang{Code: "en"}).Attention(k)
+		if ru := (&lang{Code: "ru"}).Attention(k); en == "" || ru == en {
+			t.Errorf("%s: en %q, ru %q", k, en, ru)
+		}
 	}
 }
