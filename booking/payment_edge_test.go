@@ -12,7 +12,6 @@ import (
 
 	"salon/booking"
 	"salon/booking/bookingtest"
-	"salon/booking/psp"
 	"salon/booking/psp/psptest"
 )
 
@@ -454,14 +453,8 @@ func TestReceiptsYooKassaWouldAccept(t *testing.T) {
 	t.Parallel()
 	fake := psptest.New(t)
 	fake.RequireReceipts = true
-	yk := &psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}
-	e := bookingtest.New(t, booking.WithPayments(yk), booking.WithReceipts())
-	w := &payWorld{Env: e, t: t, fake: fake, yk: yk}
-	w.salon = e.Salon(t, booking.Salon{HoldMin: 15, RefundPolicy: booking.RefundAlways})
-	w.svc = e.Service(t, w.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 500000, Deposit: 100000})
-	w.master = e.Master(t, w.salon, w.svc)
-	w.day = w.salon.Today(e.Clock.Now()).AddDays(1)
-	e.Shift(t, w.salon, w.master, w.day, 1, "10:00", "20:00")
+	w := newPayWorldOn(t, fake, booking.RefundAlways, booking.WithReceipts())
+	e := w.Env
 	ctx := bookingtest.System()
 	if err := e.Svc.SetReceiptSettings(ctx, w.salon.ID, booking.ReceiptSettings{VatCode: 4, TaxSystem: 2, Item: "Окрашивание волос"}); err != nil {
 		t.Fatal(err)
@@ -723,14 +716,8 @@ func TestARefusedSettlementIsAskedOnce(t *testing.T) {
 		}
 		return psptest.None
 	}
-	yk := &psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}
-	e := bookingtest.New(t, booking.WithPayments(yk), booking.WithReceipts())
-	w := &payWorld{Env: e, t: t, fake: fake, yk: yk}
-	w.salon = e.Salon(t, booking.Salon{HoldMin: 15, RefundPolicy: booking.RefundAlways})
-	w.svc = e.Service(t, w.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 500000, Deposit: 100000})
-	w.master = e.Master(t, w.salon, w.svc)
-	w.day = w.salon.Today(e.Clock.Now()).AddDays(1)
-	e.Shift(t, w.salon, w.master, w.day, 1, "10:00", "20:00")
+	w := newPayWorldOn(t, fake, booking.RefundAlways, booking.WithReceipts())
+	e := w.Env
 	ctx := bookingtest.System()
 	b := w.book("12:00")
 	w.paid(b)

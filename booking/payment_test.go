@@ -28,11 +28,17 @@ type payWorld struct {
 
 func newPayWorld(t *testing.T, policy booking.RefundPolicy) *payWorld {
 	t.Helper()
-	fake := psptest.New(t)
-	yk := &psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}
 	// One attempt a call: these tests are of the saga's own recovery from
 	// a failed call (which the in-call retries would hide).
-	e := bookingtest.New(t, booking.WithPayments(yk), booking.WithProviderAttempts(1))
+	return newPayWorldOn(t, psptest.New(t), policy, booking.WithProviderAttempts(1))
+}
+
+// newPayWorldOn is a payWorld over fake, the service with opts (after
+// WithPayments).
+func newPayWorldOn(t *testing.T, fake *psptest.Server, policy booking.RefundPolicy, opts ...booking.Option) *payWorld {
+	t.Helper()
+	yk := &psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}
+	e := bookingtest.New(t, append([]booking.Option{booking.WithPayments(yk)}, opts...)...)
 	w := &payWorld{Env: e, t: t, fake: fake, yk: yk}
 	w.salon = e.Salon(t, booking.Salon{HoldMin: 15, RefundPolicy: policy, CutoffHours: 3})
 	w.svc = e.Service(t, w.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 500000, Deposit: 100000})

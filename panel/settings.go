@@ -1,6 +1,7 @@
 package panel
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -48,7 +49,7 @@ func (h *Handler) updateReceipts(c *fiber.Ctx) error {
 		return err
 	}
 	vat, verr := strconv.Atoi(c.FormValue("vat_code"))
-	tax, terr := strconv.Atoi(cmpOr(c.FormValue("tax_system"), "0"))
+	tax, terr := strconv.Atoi(cmp.Or(c.FormValue("tax_system"), "0"))
 	d.Receipts = booking.ReceiptSettings{VatCode: vat, TaxSystem: tax, Item: strings.Clone(c.FormValue("receipt_item"))}
 	if verr != nil || terr != nil {
 		c.Status(fiber.StatusUnprocessableEntity)
@@ -63,13 +64,6 @@ func (h *Handler) updateReceipts(c *fiber.Ctx) error {
 		return err
 	}
 	return h.render(c, "settings", langOf(c).T("Settings"), d)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 var policies = []booking.RefundPolicy{booking.RefundAlways, booking.RefundBeforeCutoff, booking.RefundNever}
