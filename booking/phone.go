@@ -75,8 +75,18 @@ func normalizePhone(phone, region string) (string, error) {
 	if err != nil || !phonenumbers.IsValidNumber(n) {
 		return "", errors.New("not a valid phone number: write it with the country code, like +7 999 123-45-67")
 	}
-	return phonenumbers.Format(n, phonenumbers.E164), nil
+	e164 := phonenumbers.Format(n, phonenumbers.E164)
+	if len(e164) > maxE164 {
+		// The library's metadata knows national numbers longer than E.164
+		// allows (Japan's 0078 free-dial numbers: +81 0078...), which no
+		// SMS provider or foreign phone can reach.
+		return "", errors.New("not a valid phone number: more than 15 digits")
+	}
+	return e164, nil
 }
+
+// maxE164 is the longest number in E.164: a + and 15 digits.
+const maxE164 = 16
 
 // InternationalPhone reads a number that is international even without its
 // leading + (a phone number Telegram shares, 447911123456), into E.164.
@@ -105,7 +115,10 @@ func VouchedPhone(phone string) (string, error) {
 	if err != nil || !phonenumbers.IsPossibleNumber(n) {
 		return "", errors.New("not a phone number")
 	}
-	return phonenumbers.Format(n, phonenumbers.E164), nil
+	if e164 := phonenumbers.Format(n, phonenumbers.E164); len(e164) <= maxE164 {
+		return e164, nil
+	}
+	return "", errors.New("not a phone number: more than 15 digits")
 }
 
 // ExamplePhone is a mobile number of the country (ISO 3166 alpha-2) as
