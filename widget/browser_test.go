@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"salon/booking/bookingtest"
@@ -150,6 +151,47 @@ func TestBrowserTwoTabsRaceForOneSlot(t *testing.T) {
 	}
 	if n := countBookings(t, s, fmt.Sprintf(`c.phone = '+79990000001' AND b.starts_at = '%s'`, alt.Value)); n != 1 {
 		t.Fatalf("the second tab's booking is not at the alternative %s", alt.Value)
+	}
+}
+
+// A client whose browser is in another zone than the salon (New York,
+// Moscow's salon) is taken a time, picks one of the nearest free times
+// offered, and is booked at the salon's time the label showed: the
+// offered times once came in UTC and the page printed their digits, 3 h
+// off.
+func TestBrowserAlternativeIsBookedAsLabelled(t *testing.T) {
+	s := newSite(t)
+	ctx := browser(t)
+	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "America/New_York"}); err != nil {
+		t.Fatal(err)
+	}
+	m := s.masters[0]
+	run(t, ctx, append(append([]chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(s.base + "/w/studio?lang=en"), chromedp.WaitVisible(css(`button[data-service-id]`)),
+	}, throughTime(s, m.ID, "15:00")...), contact("Far Away", "+7 999 000-00-42")...)...)
+	if got := text(t, ctx, "#summary"); !strings.Contains(got, "15:00") {
+		t.Fatalf("the confirm step of 15:00 reads %q", got)
+	}
+	s.book(m, "15:00") // someone else is quicker
+	run(t, ctx, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css("#taken")))
+	label := text(t, ctx, "#alternatives li:nth-child(2) button")
+	run(t, ctx,
+		chromedp.Click(css("#alternatives li:nth-child(2) button")),
+		chromedp.WaitVisible(css("#confirm")),
+		chromedp.Click(css("#confirm")),
+		chromedp.WaitVisible(css(`section[data-step="done"]`)),
+	)
+	var at time.Time
+	if err := s.Pool.QueryRow(context.Background(), `SELECT b.starts_at FROM bookings b JOIN clients c ON c.id = b.client_id
+		WHERE c.phone = '+79990000042' AND b.status = 'confirmed'`).Scan(&at); err != nil {
+		t.Fatal(err)
+	}
+	local := at.In(s.salon.Location()).Format("15:04")
+	if !strings.Contains(label, local) {
+		t.Fatalf("the alternative read %q and was booked at %s, salon time", label, local)
+	}
+	if got := text(t, ctx, "#done-summary"); !strings.Contains(got, local) {
+		t.Fatalf("booked at %s salon time; the done page reads %q", local, got)
 	}
 }
 

@@ -34,6 +34,7 @@ type pageConfig struct {
 	Slug      string        `json:"slug"`
 	Lang      string        `json:"lang"`
 	Currency  string        `json:"currency"`
+	Timezone  string        `json:"timezone"` // IANA: the widget shows times on the salon's clock
 	Today     string        `json:"today"`
 	Days      []string      `json:"days"`
 	Services  []pageService `json:"services"`
@@ -129,7 +130,7 @@ func (h *Handler) page(c *fiber.Ctx, mode string) error {
 			Price: sv.Price.Format(s.Currency, lang), PriceValue: sv.Price,
 			Deposit: formatDeposit(sv.Deposit, s.Currency, lang), DepositVal: sv.Deposit})
 	}
-	d.Config = pageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, Today: first.String(),
+	d.Config = pageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, Timezone: s.Timezone, Today: first.String(),
 		Services: d.Services, BookingID: bookingID, ReturnRef: ref, OnlinePay: h.svc.Provider() != nil, HoldMin: s.HoldMin,
 		I18n: messages[lang]}
 	if d.Config.Services == nil {

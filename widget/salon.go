@@ -9,7 +9,12 @@ import (
 	"salon/booking"
 )
 
-const salonKey = "salon"
+// salonKey is where a handler leaves the salon of the request, for fail
+// (an error's times are written in its offset). It is a type of its own:
+// the access log's "salon" (the slug) is another local.
+type salonLocal struct{}
+
+var salonKey salonLocal
 
 // salon resolves the :slug of the request and remembers it for fail.
 func (h *Handler) salon(c *fiber.Ctx) (*booking.Salon, error) {

@@ -25,9 +25,17 @@
     var s = Number(v).toLocaleString(cfg.lang === 'ru' ? 'ru-RU' : 'en-US', { maximumFractionDigits: 2 });
     return cfg.currency === 'RUB' ? s + ' ₽' : cfg.currency === 'USD' ? '$' + s : cfg.currency === 'EUR' ? '€' + s : s + ' ' + cfg.currency;
   }
-  // Times come in the salon's offset: the wall clock is in the string itself.
-  function dateOf(stamp) { return stamp.slice(0, 10); }
-  function timeOf(stamp) { return stamp.slice(11, 16); }
+  // A time is an instant; what the client reads is the salon's wall clock
+  // (the salon's zone, not the browser's, and never the string's digits).
+  var clock = new Intl.DateTimeFormat('en-GB', { timeZone: cfg.timezone, year: 'numeric', month: '2-digit',
+    day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+  function wall(stamp) {
+    var p = {};
+    clock.formatToParts(new Date(stamp)).forEach(function (x) { p[x.type] = x.value; });
+    return p;
+  }
+  function dateOf(stamp) { var p = wall(stamp); return p.year + '-' + p.month + '-' + p.day; }
+  function timeOf(stamp) { var p = wall(stamp); return p.hour + ':' + p.minute; }
   function dayLabel(date) {
     return new Date(date + 'T12:00:00Z').toLocaleDateString(cfg.lang === 'ru' ? 'ru-RU' : 'en-GB',
       { weekday: 'short', day: 'numeric', month: 'short', timeZone: 'UTC' });

@@ -1,0 +1,49 @@
+package widget_test
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// stampRE is a time in the API: RFC 3339 with seconds and an offset.
+var stampRE = regexp.MustCompile(`"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d))"`)
+
+// Every time the API writes carries the salon's offset (Moscow, +03:00),
+// the 409's alternatives as much as the slots: the client's screen reads
+// the wall clock from them.
+func TestEveryTimeCarriesTheSalonsOffset(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	check := func(what string, r reply) {
+		t.Helper()
+		stamps := stampRE.FindAllStringSubmatch(string(r.raw), -1)
+		if len(stamps) == 0 {
+			t.Fatalf("%s: no times in %d %s", what, r.status, r.raw)
+		}
+		for _, m := range stamps {
+			if !strings.HasSuffix(m[1], "+03:00") {
+				t.Errorf("%s: %s is not in the salon's offset: %s", what, m[1], r.raw)
+			}
+		}
+	}
+	check("slots", s.do("GET", fmt.Sprintf("/api/v1/salons/studio/slots?service_id=%d&date=%s", s.svc.ID, testDay), nil))
+	first := s.book(s.masters[0], "12:00")
+	check("created", first)
+	r := s.do("POST", "/api/v1/salons/studio/bookings", s.newBooking(s.masters[0], "12:00"))
+	if r.status != 409 {
+		t.Fatalf("a second booking of 12:00: %d %s", r.status, r.raw)
+	}
+	check("409 of a new booking", r)
+	other := s.book(s.masters[1], "15:00")
+	path := fmt.Sprintf("/api/v1/bookings/%d", other.id())
+	token := other.str("manage_token")
+	check("read", s.do("GET", path, nil, "X-Manage-Token", token))
+	r = s.do("POST", path+"/reschedule", map[string]any{"starts_at": s.at("12:00"), "master_id": s.masters[0].ID}, "X-Manage-Token", token)
+	if r.status != 409 {
+		t.Fatalf("a move into 12:00: %d %s", r.status, r.raw)
+	}
+	check("409 of a move", r)
+	check("moved", s.do("POST", path+"/reschedule", map[string]any{"starts_at": s.at("16:00")}, "X-Manage-Token", token))
+}
