@@ -457,11 +457,11 @@ func (s *Service) ImportSchedule(ctx context.Context, salonID int64, days []DayR
 			}
 			seen[key] = true
 			var shifts []shift
-			bad := ""
+			bad, field := "", "start"
 			for _, x := range d.Shifts {
 				sh, err := x.instants(d.Date, loc)
 				if err != nil {
-					bad = err.Error()
+					bad, field = err.Error(), shiftField(err)
 					break
 				}
 				shifts = append(shifts, sh)
@@ -473,7 +473,7 @@ func (s *Service) ImportSchedule(ctx context.Context, salonID int64, days []DayR
 				}
 			}
 			if bad != "" {
-				out[i] = rejected("start", bad)
+				out[i] = rejected(field, bad)
 				continue
 			}
 			todo = append(todo, day{i: i, master: id, date: d.Date, shifts: shifts})

@@ -406,7 +406,7 @@ func TestSetShiftsKeepsBookingsCovered(t *testing.T) {
 	}
 	// An overnight shift that runs into the next day's shift.
 	f.Shift(t, f.salon, a, f.day.AddDays(1), 1, "01:00", "09:00")
-	if err := f.Svc.SetShifts(ctx, f.salon.ID, a.ID, f.day, []booking.ShiftInput{{Start: 720, End: 180}}); !errors.Is(err, booking.ErrInvalid) {
+	if err := f.Svc.SetShifts(ctx, f.salon.ID, a.ID, f.day, []booking.ShiftInput{{Start: 720, End: 24*60 + 180}}); !errors.Is(err, booking.ErrInvalid) {
 		t.Fatalf("overnight shift into the next day's: %v", err)
 	}
 }

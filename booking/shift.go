@@ -12,8 +12,13 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Clock is a wall-clock time of day in minutes after midnight (0..1440).
+// Clock is a wall-clock time of day in minutes after midnight (0..1440);
+// a shift's end after midnight is a Clock past 1440 (26:00 is 02:00 of the
+// next day).
 type Clock int
+
+// MaxShift is the longest shift: a longer one is taken for a mistake.
+const MaxShift Clock = 16 * 60
 
 // ParseClock reads H:MM or HH:MM (24:00 allowed, meaning the end of the day).
 func ParseClock(s string) (Clock, error) {
@@ -27,12 +32,42 @@ func ParseClock(s string) (Clock, error) {
 	return Clock(h*60 + m), nil
 }
 
-// String formats c as HH:MM.
-func (c Clock) String() string { return fmt.Sprintf("%02d:%02d", int(c)/60, int(c)%60) }
+// ParseShiftEnd reads the end of a shift: a time of its day (18:00, 24:00),
+// or one of the next day for a shift that crosses midnight, written with a
+// plus (+02:00) or past 24 hours (26:00).
+func ParseShiftEnd(s string) (Clock, error) {
+	t := strings.TrimSpace(s)
+	if rest, ok := strings.CutPrefix(t, "+"); ok {
+		c, err := ParseClock(rest)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a time of the next day like +02:00", s)
+		}
+		return 24*60 + c, nil
+	}
+	if hs, ms, ok := strings.Cut(t, ":"); ok && len(hs) == 2 && len(ms) == 2 && hs > "24" {
+		h, err1 := strconv.Atoi(hs)
+		m, err2 := strconv.Atoi(ms)
+		if err1 != nil || err2 != nil || h > 47 || m < 0 || m > 59 {
+			return 0, fmt.Errorf("%q is not a time like 18:00, or 26:00 for 02:00 of the next day", s)
+		}
+		return Clock(h*60 + m), nil
+	}
+	return ParseClock(s)
+}
 
-// ShiftInput is one working interval of a day in wall-clock times. An End at
-// or before Start means the shift ends the next day. A break is optional
-// (BreakStart == BreakEnd means none) and must lie inside the shift.
+// String formats c as HH:MM; a time of the next day as +HH:MM.
+func (c Clock) String() string {
+	if c > 24*60 {
+		return "+" + (c - 24*60).String()
+	}
+	return fmt.Sprintf("%02d:%02d", int(c)/60, int(c)%60)
+}
+
+// ShiftInput is one working interval of a day in wall-clock times. A shift
+// that crosses midnight says so: its End is past 24:00 (see ParseShiftEnd);
+// an End at or before Start is refused, never read as the next day. A break
+// is optional (BreakStart == BreakEnd means none) and must lie inside the
+// shift; a break time before Start is one of the next day.
 type ShiftInput struct {
 	Start, End           Clock
 	BreakStart, BreakEnd Clock
@@ -52,14 +87,16 @@ type Shift struct {
 // (the hour skipped when DST starts) move forward by the gap; ambiguous ones
 // (the hour repeated when it ends) take the first occurrence.
 func (in ShiftInput) instants(day Date, loc *time.Location) (shift, error) {
-	if in.Start < 0 || in.Start >= 24*60 || in.End < 0 || in.End > 24*60 {
+	if in.Start < 0 || in.Start >= 24*60 || in.End < 0 || in.End > 48*60 {
 		return shift{}, fmt.Errorf("times must be between 00:00 and 24:00")
 	}
-	end := in.End
-	if end <= in.Start {
-		end += 24 * 60
+	if in.End <= in.Start {
+		return shift{}, &shiftError{"end", fmt.Sprintf("shift %s-%s ends before it starts (a shift past midnight ends like +02:00)", in.Start, in.End)}
 	}
-	sh := shift{start: day.At(loc, int(in.Start)), end: day.At(loc, int(end))}
+	if in.End-in.Start > MaxShift {
+		return shift{}, &shiftError{"end", fmt.Sprintf("shift %s-%s is longer than %d hours", in.Start, in.End, MaxShift/60)}
+	}
+	sh := shift{start: day.At(loc, int(in.Start)), end: day.At(loc, int(in.End))}
 	if in.BreakStart != in.BreakEnd {
 		bs, be := in.BreakStart, in.BreakEnd
 		if bs < in.Start {
@@ -68,7 +105,7 @@ func (in ShiftInput) instants(day Date, loc *time.Location) (shift, error) {
 		if be <= bs {
 			be += 24 * 60
 		}
-		if be > end {
+		if be > in.End {
 			return shift{}, fmt.Errorf("break %s-%s is outside the shift %s-%s", in.BreakStart, in.BreakEnd, in.Start, in.End)
 		}
 		sh.breakStart, sh.breakEnd = day.At(loc, int(bs)), day.At(loc, int(be))
@@ -77,6 +114,29 @@ func (in ShiftInput) instants(day Date, loc *time.Location) (shift, error) {
 		return shift{}, fmt.Errorf("shift %s-%s is empty", in.Start, in.End)
 	}
 	return sh, nil
+}
+
+// shiftError is a shift refused for one of its times (the field: start,
+// end, break_start or break_end).
+type shiftError struct{ field, msg string }
+
+func (e *shiftError) Error() string { return e.msg }
+
+// shiftField is the field err is about ("start" when it names none).
+func shiftField(err error) string {
+	if se := (*shiftError)(nil); errors.As(err, &se) {
+		return se.field
+	}
+	return "start"
+}
+
+// EndClock is a stored shift's end as ShiftInput writes it: minutes after
+// the midnight that starts the shift's day (past 24:00 when it ends the
+// next day).
+func (sh Shift) EndClock(loc *time.Location) Clock {
+	end := sh.End.In(loc)
+	days := DateOf(end).dbDate().Sub(sh.Date.dbDate()) / (24 * time.Hour)
+	return Clock(int(days)*24*60 + end.Hour()*60 + end.Minute())
 }
 
 // SetShifts replaces a master's shifts on one salon-local day (an empty list

@@ -71,6 +71,23 @@ func TestFreeStarts(t *testing.T) {
 	}
 }
 
+func TestParseShiftEnd(t *testing.T) {
+	for in, want := range map[string]Clock{"18:00": 1080, "24:00": 1440, "+02:00": 1560, "+2:30": 1590, "26:00": 1560,
+		" +00:00 ": 1440, "47:59": 2879} {
+		if got, err := ParseShiftEnd(in); err != nil || got != want {
+			t.Errorf("ParseShiftEnd(%q) = %v %v, want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "+", "+24:01", "48:00", "25:60", "++01:00", "-01:00", "25:5", "+25:00"} {
+		if got, err := ParseShiftEnd(in); err == nil {
+			t.Errorf("ParseShiftEnd(%q) = %v, want an error", in, got)
+		}
+	}
+	if got := Clock(1560).String(); got != "+02:00" {
+		t.Errorf("26:00 prints as %q", got)
+	}
+}
+
 func TestShiftInputInstants(t *testing.T) {
 	loc, _ := time.LoadLocation("Europe/Moscow")
 	day := Date{2026, 3, 3}
@@ -80,14 +97,24 @@ func TestShiftInputInstants(t *testing.T) {
 		wantDur time.Duration
 	}{
 		{ShiftInput{Start: 600, End: 1200}, true, 10 * time.Hour},
-		{ShiftInput{Start: 1320, End: 120}, true, 4 * time.Hour}, // overnight 22:00-02:00
+		{ShiftInput{Start: 1320, End: 1440 + 120}, true, 4 * time.Hour}, // overnight 22:00-+02:00
 		{ShiftInput{Start: 600, End: 1440}, true, 14 * time.Hour},
 		{ShiftInput{Start: 600, End: 1200, BreakStart: 780, BreakEnd: 840}, true, 10 * time.Hour},
-		{ShiftInput{Start: 1320, End: 120, BreakStart: 0, BreakEnd: 30}, true, 4 * time.Hour}, // break after midnight
+		{ShiftInput{Start: 1320, End: 1440 + 120, BreakStart: 0, BreakEnd: 30}, true, 4 * time.Hour},    // break after midnight
+		{ShiftInput{Start: 1320, End: 1440 + 120, BreakStart: 1470, BreakEnd: 1500}, true, 4 * time.Hour}, // written +00:30-+01:00
 		{ShiftInput{Start: 600, End: 1200, BreakStart: 1140, BreakEnd: 1260}, false, 0},
 		{ShiftInput{Start: 600, End: 1200, BreakStart: 500, BreakEnd: 560}, false, 0},
 		{ShiftInput{Start: 1440, End: 100}, false, 0},
 		{ShiftInput{Start: -1, End: 100}, false, 0},
+		// Defect: an end before the start was read as the next day, so a
+		// reversed 15:00-10:00 became a 19-hour night shift.
+		{ShiftInput{Start: 900, End: 600}, false, 0},
+		{ShiftInput{Start: 1320, End: 120}, false, 0},
+		{ShiftInput{Start: 600, End: 600}, false, 0},
+		{ShiftInput{Start: 360, End: 1440}, false, 0}, // 18 hours
+		{ShiftInput{Start: 900, End: 1440 + 600}, false, 0}, // 19 hours: a mistake
+		{ShiftInput{Start: 480, End: 1440 + 1}, false, 0},   // 16 h 1 min
+		{ShiftInput{Start: 480, End: 1440}, true, 16 * time.Hour},
 	}
 	for i, c := range cases {
 		sh, err := c.in.instants(day, loc)

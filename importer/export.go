@@ -3,6 +3,7 @@ package importer
 import (
 	"context"
 	"encoding/csv"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -83,7 +84,7 @@ func Export(ctx context.Context, svc *booking.Service, w io.Writer, kind Kind, s
 		}
 	case Schedule:
 		err = svc.EachShift(ctx, salon.ID, func(master string, sh booking.Shift) error {
-			row := []string{master, sh.Date.String(), hm(sh.Start.In(loc)), endClock(sh.End.In(loc)), "", ""}
+			row := []string{master, sh.Date.String(), hm(sh.Start.In(loc)), endClock(sh.EndClock(loc)), "", ""}
 			if !sh.BreakStart.IsZero() {
 				row[4], row[5] = hm(sh.BreakStart.In(loc)), hm(sh.BreakEnd.In(loc))
 			}
@@ -107,17 +108,10 @@ func Export(ctx context.Context, svc *booking.Service, w io.Writer, kind Kind, s
 	return cw.Error()
 }
 
-// endClock writes a shift's end: 24:00 for midnight at the end of its day.
-func endClock(end interface {
-	Format(string) string
-	Hour() int
-	Minute() int
-}) string {
-	if end.Hour() == 0 && end.Minute() == 0 {
-		return "24:00"
-	}
-	return end.Format("15:04")
-}
+// endClock writes a shift's end as the import reads it: 24:00 for the
+// midnight that ends its day, 26:00 for 02:00 of the next (not +02:00,
+// which a spreadsheet would take for a formula).
+func endClock(c booking.Clock) string { return fmt.Sprintf("%02d:%02d", int(c)/60, int(c)%60) }
 
 // cellWriter writes rows whose cells are neutralized (see Export).
 type cellWriter struct{ *csv.Writer }

@@ -437,9 +437,9 @@ func (r *run) schedule(chunk []Record) error {
 		d := r.date(ds, "date", &p)
 		var sh *booking.ShiftInput
 		if start != "" || end != "" {
-			in := booking.ShiftInput{Start: r.clock(start, "start", &p), End: r.clock(end, "end", &p)}
+			in := booking.ShiftInput{Start: r.clock(start, "start", booking.ParseClock, &p), End: r.clock(end, "end", booking.ParseShiftEnd, &p)}
 			if bs != "" || be != "" {
-				in.BreakStart, in.BreakEnd = r.clock(bs, "break_start", &p), r.clock(be, "break_end", &p)
+				in.BreakStart, in.BreakEnd = r.clock(bs, "break_start", booking.ParseShiftEnd, &p), r.clock(be, "break_end", booking.ParseShiftEnd, &p)
 			}
 			sh = &in
 		}
@@ -501,7 +501,7 @@ func (r *run) bookings(chunk []Record) error {
 		name := r.field(rec, "client_name", false, p)
 		st := r.field(rec, "status", false, p)
 		d := r.date(ds, "date", p)
-		c := r.clock(start, "start", p)
+		c := r.clock(start, "start", booking.ParseClock, p)
 		return booking.BookingRow{Master: master, Service: service, StartsAt: d.At(loc, int(c)), Phone: phone, Name: name,
 			Status: r.status(st, p)}, master + " " + ds + " " + start
 	}, r.svc.ImportBookings)
@@ -542,14 +542,17 @@ func (r *run) date(s, key string, p **problem) booking.Date {
 	return d
 }
 
-func (r *run) clock(s, key string, p **problem) booking.Clock {
+func (r *run) clock(s, key string, parse func(string) (booking.Clock, error), p **problem) booking.Clock {
 	if s == "" {
 		r.bad(p, key, s, r.tr("required"))
 		return 0
 	}
-	c, err := booking.ParseClock(s)
-	if err != nil {
+	c, err := parse(s)
+	switch {
+	case err != nil && key == "start":
 		r.bad(p, key, s, r.tr("not a time like 9:30 or 18:00"))
+	case err != nil:
+		r.bad(p, key, s, r.tr("not a time like 9:30 or 18:00 (+02:00 for the next day)"))
 	}
 	return c
 }

@@ -36,6 +36,7 @@ var ru = map[string]string{
 	"not an amount like 1500 or 1 500,50":                                             "не сумма вида 1500 или 1 500,50",
 	"not a date like 2026-03-08 or 08.03.2026":                                        "не дата вида 2026-03-08 или 08.03.2026",
 	"not a time like 9:30 or 18:00":                                                   "не время вида 9:30 или 18:00",
+	"not a time like 9:30 or 18:00 (+02:00 for the next day)":                         "не время вида 9:30 или 18:00 (+02:00 — время следующего дня)",
 	"confirmed, completed or no_show":                                                 "подтверждена, состоялась или неявка (confirmed, completed, no_show)",
 	"bookings would be outside working hours: %s":                                     "записи окажутся вне рабочего времени: %s",
 	"this time is taken; the nearest free starts are listed":                          "это время занято; ближайшее свободное время указано",
@@ -71,5 +72,8 @@ var ruPatterns = []struct {
 	{regexp.MustCompile(`^no service "(.*)" in this salon$`), "в салоне нет услуги «$1»"},
 	{regexp.MustCompile(`^break (\S+) is outside the shift (\S+)$`), "перерыв $1 вне смены $2"},
 	{regexp.MustCompile(`^shift (\S+) is empty$`), "смена $1 пустая"},
+	{regexp.MustCompile(`^shift (\S+) ends before it starts \(a shift past midnight ends like \+02:00\)$`),
+		"конец раньше начала: смена $1 (смена после полуночи заканчивается, например, в +02:00 или 26:00)"},
+	{regexp.MustCompile(`^shift (\S+) is longer than (\d+) hours$`), "смена $1 длиннее $2 часов — похоже на ошибку"},
 	{regexp.MustCompile(`^duration must be between 5 and 720 minutes$`), "длительность должна быть от 5 до 720 минут"},
 }

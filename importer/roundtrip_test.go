@@ -228,3 +228,58 @@ func TestScheduleDayWithBookingsIsRejected(t *testing.T) {
 		t.Errorf("the rejected day changed: %+v", sh)
 	}
 }
+
+// TestReversedAndNightShifts: a shift that ends before it starts is
+// refused, naming its end (it was once saved as a 19-hour night shift); a
+// night shift says so (+02:00 or 26:00), lasts what it says, and comes back
+// out of an export as the import reads it.
+func TestReversedAndNightShifts(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	ctx := bookingtest.System()
+	salon := e.Salon(t, booking.Salon{Slug: "night", Locale: "ru"})
+	sv := e.Service(t, salon, booking.SalonService{Name: "Cut"})
+	a, b := e.Master(t, salon, sv), e.Master(t, salon, sv)
+	day := salon.Today(e.Clock.Now()).AddDays(1)
+	file := fmt.Sprintf("мастер;дата;начало;конец\n%[1]s;%[3]s;15:00;10:00\n%[1]s;%[4]s;22:00;+02:00\n%[2]s;%[3]s;20:00;26:30\n%[2]s;%[4]s;08:00;+03:00\n",
+		a.Name, b.Name, day, day.AddDays(1))
+	var lines []importer.Line
+	sum, err := importer.Import(ctx, e.Svc, strings.NewReader(file), importer.Options{Kind: importer.Schedule, Salon: salon,
+		Report: func(l importer.Line) error { lines = append(lines, l); return nil }})
+	if err != nil || sum.Created != 2 || sum.Rejected != 2 {
+		t.Fatalf("%+v %v %+v", sum, err, lines)
+	}
+	for i, want := range map[int]string{2: "конец раньше начала", 5: "длиннее 16 часов"} {
+		var l *importer.Line
+		for j := range lines {
+			if lines[j].Line == i {
+				l = &lines[j]
+			}
+		}
+		if l == nil || l.Outcome != booking.Rejected || l.Column != "конец" || !strings.Contains(l.Reason, want) {
+			t.Errorf("line %d: %+v, want the end rejected: %q", i, l, want)
+		}
+	}
+	for m, want := range map[*booking.Master]time.Duration{a: 0, b: 6*time.Hour + 30*time.Minute} {
+		sh, _ := e.Svc.Shifts(ctx, salon.ID, m.ID, day, 1)
+		switch {
+		case want == 0 && len(sh) != 0:
+			t.Errorf("the reversed shift was saved: %+v", sh)
+		case want != 0 && (len(sh) != 1 || sh[0].End.Sub(sh[0].Start) != want):
+			t.Errorf("20:00-26:30: %+v, want %v", sh, want)
+		}
+	}
+	var out strings.Builder
+	if err := importer.Export(ctx, e.Svc, &out, importer.Schedule, salon, "ru"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{";22:00;26:00;", ";20:00;26:30;"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the export has no %q:\n%s", want, out.String())
+		}
+	}
+	again, err := importer.Import(ctx, e.Svc, strings.NewReader(out.String()), importer.Options{Kind: importer.Schedule, Salon: salon})
+	if err != nil || again.Rejected != 0 || again.Created+again.Updated+again.Unchanged != 2 {
+		t.Fatalf("the export read back: %+v %v", again, err)
+	}
+}

@@ -87,6 +87,7 @@ type shiftDay struct {
 type weekdayRow struct {
 	Day                int // time.Weekday
 	Start, End, BS, BE string
+	Next               bool // the shift ends the next day
 }
 
 type lostRow struct {
@@ -286,7 +287,7 @@ func (h *Handler) setShifts(c *fiber.Ctx) error {
 		return err
 	}
 	day, derr := booking.ParseDate(strings.TrimSpace(c.FormValue("date")))
-	in, ferr := shiftInput(c.FormValue("start"), c.FormValue("end"), c.FormValue("break_start"), c.FormValue("break_end"))
+	in, ferr := shiftInput(c.FormValue("start"), c.FormValue("end"), c.FormValue("break_start"), c.FormValue("break_end"), c.FormValue("next_day") != "")
 	if derr != nil || ferr != nil {
 		if _, err := h.svc.MasterByID(c.UserContext(), u.SalonID, id); err != nil {
 			return err
@@ -305,8 +306,11 @@ func (h *Handler) setShifts(c *fiber.Ctx) error {
 	return h.afterMasterChange(c, id, err)
 }
 
-// shiftInput reads one shift; an empty start is no shift (a day off).
-func shiftInput(start, end, bs, be string) ([]booking.ShiftInput, error) {
+// shiftInput reads one shift; an empty start is no shift (a day off). A
+// shift past midnight is asked for explicitly: next (the "ends the next
+// day" box) or an end written +02:00 or 26:00; else an end before the
+// start is refused by the core.
+func shiftInput(start, end, bs, be string, next bool) ([]booking.ShiftInput, error) {
 	if strings.TrimSpace(start) == "" && strings.TrimSpace(end) == "" {
 		return nil, nil
 	}
@@ -315,14 +319,17 @@ func shiftInput(start, end, bs, be string) ([]booking.ShiftInput, error) {
 	if in.Start, err = booking.ParseClock(start); err != nil {
 		return nil, err
 	}
-	if in.End, err = booking.ParseClock(end); err != nil {
+	if in.End, err = booking.ParseShiftEnd(end); err != nil {
 		return nil, err
 	}
+	if next && in.End <= 24*60 {
+		in.End += 24 * 60
+	}
 	if strings.TrimSpace(bs) != "" || strings.TrimSpace(be) != "" {
-		if in.BreakStart, err = booking.ParseClock(bs); err != nil {
+		if in.BreakStart, err = booking.ParseShiftEnd(bs); err != nil {
 			return nil, err
 		}
-		if in.BreakEnd, err = booking.ParseClock(be); err != nil {
+		if in.BreakEnd, err = booking.ParseShiftEnd(be); err != nil {
 			return nil, err
 		}
 	}
@@ -342,9 +349,9 @@ func (h *Handler) applyTemplate(c *fiber.Ctx) error {
 	for _, wd := range []int{1, 2, 3, 4, 5, 6, 0} {
 		r := weekdayRow{Day: wd, Start: strings.Clone(c.FormValue(fmt.Sprintf("start_%d", wd))),
 			End: strings.Clone(c.FormValue(fmt.Sprintf("end_%d", wd))), BS: strings.Clone(c.FormValue(fmt.Sprintf("bs_%d", wd))),
-			BE: strings.Clone(c.FormValue(fmt.Sprintf("be_%d", wd)))}
+			BE: strings.Clone(c.FormValue(fmt.Sprintf("be_%d", wd))), Next: c.FormValue(fmt.Sprintf("next_%d", wd)) != ""}
 		d.Week = append(d.Week, r)
-		in, err := shiftInput(r.Start, r.End, r.BS, r.BE)
+		in, err := shiftInput(r.Start, r.End, r.BS, r.BE, r.Next)
 		if err != nil {
 			fe[time.Weekday(wd).String()] = err.Error()
 		}

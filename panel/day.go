@@ -333,6 +333,9 @@ func shiftText(shifts []booking.Shift, loc *time.Location, l *lang) string {
 			s += ", "
 		}
 		s += sh.Start.In(loc).Format("15:04") + "–" + sh.End.In(loc).Format("15:04")
+		if sh.EndClock(loc) > 24*60 {
+			s += " " + l.T("(the next day)")
+		}
 	}
 	return s
 }

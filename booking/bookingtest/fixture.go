@@ -118,11 +118,11 @@ func (e *Env) Master(t testing.TB, salon *booking.Salon, services ...*booking.Sa
 }
 
 // Shift gives the master one shift a day on days [from, from+days), from
-// start to end wall-clock ("10:00", "20:00").
+// start to end wall-clock ("10:00", "20:00"; "+02:00" ends the next day).
 func (e *Env) Shift(t testing.TB, salon *booking.Salon, m *booking.Master, from booking.Date, days int, start, end string) {
 	t.Helper()
 	s, err1 := booking.ParseClock(start)
-	en, err2 := booking.ParseClock(end)
+	en, err2 := booking.ParseShiftEnd(end)
 	if err1 != nil || err2 != nil {
 		t.Fatalf("shift times: %v %v", err1, err2)
 	}
