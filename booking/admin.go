@@ -61,7 +61,7 @@ func (s *Service) UpdateService(ctx context.Context, salonID int64, in SalonServ
 			WHERE salon_id = $1 AND id = $2`, salonID, in.ID, in.Name, in.DurationMin, in.BufferMin, in.Price, in.Deposit, in.Active)
 		switch {
 		case pgCode(err) == pgUniqueViolation:
-			return invalid("name", "a service with this name exists")
+			return Invalid("name", "a service with this name exists")
 		case err != nil:
 			return fmt.Errorf("update service: %w", err)
 		case tag.RowsAffected() == 0:
@@ -121,7 +121,7 @@ func (s *Service) UpdateMaster(ctx context.Context, salonID int64, in Master) (*
 			WHERE salon_id = $1 AND id = $2`, salonID, in.ID, in.Name, in.Phone, in.Active)
 		switch {
 		case pgCode(err) == pgUniqueViolation:
-			return invalid("name", "a master with this name exists")
+			return Invalid("name", "a master with this name exists")
 		case err != nil:
 			return fmt.Errorf("update master: %w", err)
 		case tag.RowsAffected() == 0:
@@ -286,7 +286,7 @@ func (s *Service) SetUserLang(ctx context.Context, lang string) error {
 		return err
 	}
 	if lang != "" && lang != "ru" && lang != "en" {
-		return invalid("lang", "ru or en")
+		return Invalid("lang", "ru or en")
 	}
 	_, err = s.pool.Exec(ctx, `UPDATE users SET lang = NULLIF($3, '') WHERE salon_id = $1 AND id = $2`, u.SalonID, u.ID, lang)
 	if err != nil {

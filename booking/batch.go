@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"salon/i18n"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,8 +42,8 @@ type RowResult struct {
 	Alternatives []Slot
 }
 
-func rejected(field, reason string) RowResult {
-	return RowResult{Outcome: Rejected, Err: invalid(field, reason)}
+func rejected(field, why string, args ...any) RowResult {
+	return RowResult{Outcome: Rejected, Err: Invalid(field, why, args...)}
 }
 
 // errDryRun ends a rehearsed transaction: inTx rolls back on any error.
@@ -224,7 +225,7 @@ func (s *Service) ImportMasters(ctx context.Context, salonID int64, rows []Maste
 				}
 			}
 			if bad != "" {
-				out[i] = RowResult{Outcome: Rejected, Err: unknown("services", fmt.Sprintf("no service %q in this salon", bad))}
+				out[i] = RowResult{Outcome: Rejected, Err: unknown("services", "no service %q in this salon", bad)}
 				continue
 			}
 			slices.Sort(want)
@@ -457,23 +458,23 @@ func (s *Service) ImportSchedule(ctx context.Context, salonID int64, days []DayR
 			}
 			seen[key] = true
 			var shifts []shift
-			bad, field := "", "start"
+			var bad error
 			for _, x := range d.Shifts {
 				sh, err := x.instants(d.Date, loc)
 				if err != nil {
-					bad, field = err.Error(), shiftField(err)
+					bad = err
 					break
 				}
 				shifts = append(shifts, sh)
 			}
 			slices.SortFunc(shifts, func(a, b shift) int { return a.start.Compare(b.start) })
-			for k := 1; k < len(shifts) && bad == ""; k++ {
+			for k := 1; k < len(shifts) && bad == nil; k++ {
 				if shifts[k].start.Before(shifts[k-1].end) {
-					bad = "shifts of one day must not overlap"
+					bad = i18n.New("shifts of one day must not overlap")
 				}
 			}
-			if bad != "" {
-				out[i] = rejected(field, bad)
+			if bad != nil {
+				out[i] = RowResult{Outcome: Rejected, Err: invalidBy(shiftField(bad), bad)}
 				continue
 			}
 			todo = append(todo, day{i: i, master: id, date: d.Date, shifts: shifts})

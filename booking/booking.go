@@ -575,7 +575,7 @@ func (bc *bookContext) check(at time.Time, src Source, client bool, now time.Tim
 	case !bc.masterOK:
 		return unknown("master_id", "no such master")
 	case !bc.offered:
-		return invalid("master_id", "this master does not do this service")
+		return Invalid("master_id", "this master does not do this service")
 	}
 	if src == SourceImport {
 		return nil // history: the past and old schedules are allowed
@@ -583,15 +583,15 @@ func (bc *bookContext) check(at time.Time, src Source, client bool, now time.Tim
 	r := rules(&bc.salon, &bc.svc, offerTerms{durationMin: bc.durationMin}, now)
 	switch {
 	case at.Before(now):
-		return invalid("starts_at", "is in the past")
+		return Invalid("starts_at", "is in the past")
 	case client && at.Before(r.earliest):
-		return invalid("starts_at", fmt.Sprintf("too soon: book at least %d minutes ahead", bc.salon.MinNoticeMin))
+		return Invalid("starts_at", "too soon: book at least %d minutes ahead", bc.salon.MinNoticeMin)
 	case client && !at.Before(r.latest):
-		return invalid("starts_at", fmt.Sprintf("too far ahead: book within %d days", bc.salon.HorizonDays))
+		return Invalid("starts_at", "too far ahead: book within %d days", bc.salon.HorizonDays)
 	case !slices.ContainsFunc(bc.shifts, func(sh shift) bool { return sh.fits(at, r.dur, 0) }):
-		return invalid("starts_at", "outside the master's working hours")
+		return Invalid("starts_at", "outside the master's working hours")
 	case client && !slices.ContainsFunc(bc.shifts, func(sh shift) bool { return sh.fits(at, r.dur, r.step) }):
-		return invalid("starts_at", "not one of the offered times")
+		return Invalid("starts_at", "not one of the offered times")
 	}
 	return nil
 }

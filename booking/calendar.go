@@ -55,10 +55,10 @@ func (s *Service) Calendar(ctx context.Context, q CalendarQuery) (*Calendar, err
 		return nil, err
 	}
 	if q.First.IsZero() {
-		return nil, invalid("date", "required")
+		return nil, Invalid("date", "required")
 	}
 	if q.Days < 1 || q.Days > MaxCalendarDays {
-		return nil, invalid("days", fmt.Sprintf("between 1 and %d", MaxCalendarDays))
+		return nil, Invalid("days", "between 1 and %d", MaxCalendarDays)
 	}
 	salon, err := s.currentCatalog(ctx, q.SalonID)
 	if err != nil {
@@ -127,7 +127,7 @@ func (s *Service) CalendarVersion(ctx context.Context, q CalendarQuery) (string,
 		return "", err
 	}
 	if q.First.IsZero() || q.Days < 1 || q.Days > MaxCalendarDays {
-		return "", invalid("date", "required")
+		return "", Invalid("date", "required")
 	}
 	c, err := s.currentCatalog(ctx, q.SalonID)
 	if err != nil {

@@ -149,17 +149,17 @@ func (c Caller) check() error {
 		return nil
 	case callerIdentity:
 		if !c.identity.valid() {
-			return invalid("caller", "not a chat identity")
+			return Invalid("caller", "not a chat identity")
 		}
 		return nil
 	case callerStaff:
 		if c.user.ID <= 0 || c.user.SalonID <= 0 || (c.user.Role != RoleOwner && c.user.Role != RoleAdmin) {
-			return invalid("caller", "not a panel user")
+			return Invalid("caller", "not a panel user")
 		}
 		return nil
 	case callerImport:
 		if c.user.SalonID <= 0 || c.file == "" {
-			return invalid("caller", "an import names its salon and file")
+			return Invalid("caller", "an import names its salon and file")
 		}
 		return nil
 	}

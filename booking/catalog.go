@@ -55,7 +55,7 @@ func (s *Service) CreateService(ctx context.Context, salonID int64, in SalonServ
 			salonID, in.Name, in.DurationMin, in.BufferMin, in.Price, in.Deposit).Scan(&in.ID)
 		switch {
 		case pgCode(err) == pgUniqueViolation:
-			return invalid("name", "a service with this name exists")
+			return Invalid("name", "a service with this name exists")
 		case pgCode(err) == "23503":
 			return fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
 		case err != nil:

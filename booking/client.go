@@ -40,7 +40,7 @@ func (c *ClientInput) normalize(fe fieldErrors, prefix, region string) {
 		p, err = VouchedPhone(c.Phone) // the channel has seen it: possible will do
 	}
 	if err != nil {
-		fe.add(prefix+"phone", err.Error())
+		fe.addErr(prefix+"phone", err)
 	}
 	c.Phone = p
 }

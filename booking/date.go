@@ -2,6 +2,7 @@ package booking
 
 import (
 	"fmt"
+	"salon/i18n"
 	"time"
 )
 
@@ -16,7 +17,7 @@ type Date struct {
 func ParseDate(s string) (Date, error) {
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil {
-		return Date{}, fmt.Errorf("%q is not a date like 2026-03-08", s)
+		return Date{}, i18n.New("%q is not a date like 2026-03-08", s)
 	}
 	return DateOf(t), nil
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"salon/i18n"
 )
 
 // Error kinds. Every error a Service method returns either wraps one of these
@@ -49,7 +51,7 @@ var (
 // unwraps to ErrInvalid, and also to ErrNotFound when a field refers to
 // something that does not exist.
 type ValidationError struct {
-	Fields   map[string]string
+	Fields   map[string]i18n.Text // field -> why (i18n puts both in the reader's language)
 	notFound bool
 }
 
@@ -57,7 +59,7 @@ func (e *ValidationError) Error() string {
 	keys := slices.Sorted(maps.Keys(e.Fields))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = k + ": " + e.Fields[k]
+		parts[i] = k + ": " + e.Fields[k].String()
 	}
 	return "invalid input: " + strings.Join(parts, "; ")
 }
@@ -70,22 +72,37 @@ func (e *ValidationError) Unwrap() []error {
 	return []error{ErrInvalid}
 }
 
-// invalid returns a ValidationError for one field.
-func invalid(field, reason string) *ValidationError {
-	return &ValidationError{Fields: map[string]string{field: reason}}
+// Invalid returns a ValidationError for one field: why is an i18n key, with
+// its arguments.
+func Invalid(field, why string, args ...any) *ValidationError {
+	return &ValidationError{Fields: map[string]i18n.Text{field: i18n.New(why, args...)}}
+}
+
+// invalidBy returns a ValidationError for a field refused by err (a parse
+// error that says why: an i18n.Text).
+func invalidBy(field string, err error) *ValidationError {
+	return &ValidationError{Fields: map[string]i18n.Text{field: i18n.Of(err)}}
 }
 
 // unknown returns a ValidationError for a field that names nothing that exists.
-func unknown(field, reason string) *ValidationError {
-	return &ValidationError{Fields: map[string]string{field: reason}, notFound: true}
+func unknown(field, why string, args ...any) *ValidationError {
+	return &ValidationError{Fields: map[string]i18n.Text{field: i18n.New(why, args...)}, notFound: true}
 }
 
 // fieldErrors collects field problems; err returns nil when there were none.
-type fieldErrors map[string]string
+type fieldErrors map[string]i18n.Text
 
-func (f fieldErrors) add(field, reason string) {
+// add names the first problem of field: why is an i18n key, with args.
+func (f fieldErrors) add(field, why string, args ...any) {
 	if _, ok := f[field]; !ok {
-		f[field] = reason
+		f[field] = i18n.New(why, args...)
+	}
+}
+
+// addErr names the first problem of field as err says it.
+func (f fieldErrors) addErr(field string, err error) {
+	if _, ok := f[field]; !ok {
+		f[field] = i18n.Of(err)
 	}
 }
 
@@ -136,7 +153,7 @@ func dbErr(err error) error {
 		passing(code):
 		return fmt.Errorf("%w (%v)", ErrUnavailable, err)
 	case code == pgBadEncoding, code == pgUntranslatable:
-		return &ValidationError{Fields: map[string]string{"input": "contains characters that cannot be stored"}}
+		return Invalid("input", "contains characters that cannot be stored")
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {

@@ -3,6 +3,7 @@ package booking
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -16,6 +17,54 @@ type Master struct {
 	Phone      string // E.164 or empty
 	Active     bool
 	ServiceIDs []int64 // services this master does
+	// Terms are what a client of this master gets for each service the
+	// master does: the master's own duration and price, else the
+	// service's (filled by Masters, in the order of ServiceIDs).
+	Terms []Offer
+}
+
+// TermRange is the least and the most a service costs and lasts over the
+// masters who do it.
+type TermRange struct {
+	MinPrice, MaxPrice       Money
+	MinDuration, MaxDuration int
+}
+
+// Durations is the range of minutes as people read it: 60, or 45–90.
+func (r TermRange) Durations() string {
+	if r.MinDuration == r.MaxDuration {
+		return strconv.Itoa(r.MinDuration)
+	}
+	return strconv.Itoa(r.MinDuration) + "–" + strconv.Itoa(r.MaxDuration)
+}
+
+// TermRanges is each service's range over masters (as Masters reads them,
+// with their Terms).
+func TermRanges(masters []Master) map[int64]TermRange {
+	out := map[int64]TermRange{}
+	for _, m := range masters {
+		for _, o := range m.Terms {
+			r, ok := out[o.ServiceID]
+			if !ok {
+				r = TermRange{o.Price, o.Price, o.DurationMin, o.DurationMin}
+			}
+			r.MinPrice, r.MaxPrice = min(r.MinPrice, o.Price), max(r.MaxPrice, o.Price)
+			r.MinDuration, r.MaxDuration = min(r.MinDuration, o.DurationMin), max(r.MaxDuration, o.DurationMin)
+			out[o.ServiceID] = r
+		}
+	}
+	return out
+}
+
+// TermsOf is what a client of the master gets for the service (ok false
+// when the master does not do it, or Terms were not read).
+func (m *Master) TermsOf(serviceID int64) (Offer, bool) {
+	for _, o := range m.Terms {
+		if o.ServiceID == serviceID {
+			return o, true
+		}
+	}
+	return Offer{}, false
 }
 
 // Offer is a service a master does, with optional per-master terms.
@@ -33,7 +82,7 @@ func (m *Master) normalize(country string) error {
 	if strings.TrimSpace(m.Phone) != "" {
 		p, err := NormalizePhone(m.Phone, country)
 		if err != nil {
-			fe.add("phone", err.Error())
+			fe.addErr("phone", err)
 		}
 		m.Phone = p
 	}
@@ -57,7 +106,7 @@ func (s *Service) CreateMaster(ctx context.Context, salonID int64, in Master, of
 			salonID, in.Name, in.Phone).Scan(&in.ID)
 		switch {
 		case pgCode(err) == pgUniqueViolation:
-			return invalid("name", "a master with this name exists")
+			return Invalid("name", "a master with this name exists")
 		case pgCode(err) == "23503":
 			return fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
 		case err != nil:
@@ -98,10 +147,10 @@ func setOffers(ctx context.Context, q querier, salonID, masterID int64, offers [
 	for i, o := range offers {
 		field := fmt.Sprintf("services[%d]", i)
 		if o.DurationMin != 0 && (o.DurationMin < 5 || o.DurationMin > 720) {
-			return invalid(field, "duration must be between 5 and 720 minutes")
+			return Invalid(field, "duration must be between 5 and 720 minutes")
 		}
 		if o.Price < 0 {
-			return invalid(field, "price must not be negative")
+			return Invalid(field, "price must not be negative")
 		}
 		_, err := q.Exec(ctx, `
 			INSERT INTO master_services (salon_id, master_id, service_id, duration_min, price)
@@ -110,7 +159,7 @@ func setOffers(ctx context.Context, q querier, salonID, masterID int64, offers [
 			SET duration_min = EXCLUDED.duration_min, price = EXCLUDED.price`,
 			salonID, masterID, o.ServiceID, o.DurationMin, o.Price)
 		if pgCode(err) == "23503" {
-			return unknown(field, fmt.Sprintf("no service %d in this salon", o.ServiceID))
+			return unknown(field, "no service %d in this salon", o.ServiceID)
 		}
 		if err != nil {
 			return fmt.Errorf("set offers: %w", err)
@@ -127,9 +176,12 @@ func (s *Service) Masters(ctx context.Context, salonID, serviceID int64) ([]Mast
 	}
 	rows, err := s.pool.Query(ctx, `
 		SELECT m.id, m.salon_id, m.name, COALESCE(m.phone, ''), m.active,
-		       COALESCE(array_agg(ms.service_id ORDER BY ms.service_id) FILTER (WHERE ms.service_id IS NOT NULL), '{}')
+		       COALESCE(array_agg(ms.service_id ORDER BY ms.service_id) FILTER (WHERE ms.service_id IS NOT NULL), '{}'),
+		       COALESCE(array_agg(COALESCE(ms.duration_min, sv.duration_min)::bigint ORDER BY ms.service_id) FILTER (WHERE ms.service_id IS NOT NULL), '{}'),
+		       COALESCE(array_agg(COALESCE(ms.price, sv.price) ORDER BY ms.service_id) FILTER (WHERE ms.service_id IS NOT NULL), '{}')
 		FROM masters m
 		LEFT JOIN master_services ms ON ms.master_id = m.id
+		LEFT JOIN services sv ON sv.id = ms.service_id
 		WHERE m.salon_id = $1 AND m.active
 		GROUP BY m.id
 		HAVING $2 = 0 OR $2 = ANY (array_agg(ms.service_id))
@@ -141,8 +193,14 @@ func (s *Service) Masters(ctx context.Context, salonID, serviceID int64) ([]Mast
 	var out []Master
 	for rows.Next() {
 		var m Master
-		if err := rows.Scan(&m.ID, &m.SalonID, &m.Name, &m.Phone, &m.Active, &m.ServiceIDs); err != nil {
+		var durs []int64
+		var prices []Money
+		if err := rows.Scan(&m.ID, &m.SalonID, &m.Name, &m.Phone, &m.Active, &m.ServiceIDs, &durs, &prices); err != nil {
 			return nil, fmt.Errorf("masters: %w", err)
+		}
+		m.Terms = make([]Offer, len(m.ServiceIDs))
+		for i, id := range m.ServiceIDs {
+			m.Terms[i] = Offer{ServiceID: id, DurationMin: int(durs[i]), Price: prices[i]}
 		}
 		out = append(out, m)
 	}

@@ -1,9 +1,9 @@
 package booking
 
 import (
-	"errors"
 	"fmt"
 	"math/big"
+	"salon/i18n"
 	"strconv"
 	"strings"
 
@@ -18,15 +18,15 @@ type Money int64
 func ParseMoney(s string) (Money, error) {
 	s = strings.NewReplacer(" ", "", "\u00a0", "", ",", ".").Replace(strings.TrimSpace(s))
 	if s == "" {
-		return 0, errors.New("empty amount")
+		return 0, i18n.New("empty amount")
 	}
 	whole, frac, hasFrac := strings.Cut(s, ".")
 	if whole == "" || strings.ContainsAny(whole, "+-") || (hasFrac && (len(frac) == 0 || len(frac) > 2)) {
-		return 0, fmt.Errorf("%q is not an amount like 1500 or 1500.50", s)
+		return 0, i18n.New("%q is not an amount like 1500 or 1500.50", s)
 	}
 	w, err := strconv.ParseInt(whole, 10, 64)
 	if err != nil || w > 9_999_999_999 {
-		return 0, fmt.Errorf("%q is not an amount like 1500 or 1500.50", s)
+		return 0, i18n.New("%q is not an amount like 1500 or 1500.50", s)
 	}
 	var f int64
 	if hasFrac {
@@ -35,7 +35,7 @@ func ParseMoney(s string) (Money, error) {
 		}
 		f, err = strconv.ParseInt(frac, 10, 64)
 		if err != nil || f < 0 {
-			return 0, fmt.Errorf("%q is not an amount like 1500 or 1500.50", s)
+			return 0, i18n.New("%q is not an amount like 1500 or 1500.50", s)
 		}
 	}
 	return Money(w*100 + f), nil
@@ -83,11 +83,11 @@ func (m *Money) ScanNumeric(n pgtype.Numeric) error {
 		var r big.Int
 		v.QuoRem(v, ten, &r)
 		if r.Sign() != 0 {
-			return fmt.Errorf("amount has more than two decimals")
+			return i18n.New("amount has more than two decimals")
 		}
 	}
 	if !v.IsInt64() {
-		return fmt.Errorf("amount out of range")
+		return i18n.New("amount out of range")
 	}
 	*m = Money(v.Int64())
 	return nil

@@ -1214,7 +1214,7 @@ func (s *Service) RefundDepositPart(ctx context.Context, salonID, bookingID int6
 		return nil, fmt.Errorf("only the salon refunds a deposit: %w", ErrForbidden)
 	}
 	if amount < 0 {
-		return nil, &ValidationError{Fields: map[string]string{"amount": "must be positive"}}
+		return nil, Invalid("amount", "must be positive")
 	}
 	var id int64
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
@@ -1239,7 +1239,7 @@ func (s *Service) RefundDepositPart(ctx context.Context, salonID, bookingID int6
 			refund = paid
 		}
 		if refund > paid {
-			return &ValidationError{Fields: map[string]string{"amount": fmt.Sprintf("at most %s, the deposit paid", paid)}}
+			return Invalid("amount", "at most %s, the deposit paid", paid)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE payment_sessions SET status = 'refunding', cancel_token = NULL, refund_amount = $2,
 			refund_key = 'refund-' || id, version = version + 1, next_check_at = $3, checks = 0, last_error = 'refunded by the salon', updated_at = now()

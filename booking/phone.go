@@ -1,7 +1,7 @@
 package booking
 
 import (
-	"errors"
+	"salon/i18n"
 	"strings"
 	"sync"
 
@@ -57,10 +57,10 @@ func (c *phoneCache) put(k, v string) {
 func normalizePhone(phone, region string) (string, error) {
 	phone = strings.TrimSpace(phone)
 	if phone == "" {
-		return "", errors.New("required")
+		return "", i18n.New("required")
 	}
 	if len(phone) > 40 {
-		return "", errors.New("too long for a phone number")
+		return "", i18n.New("too long for a phone number")
 	}
 	for i, r := range phone {
 		switch {
@@ -68,19 +68,19 @@ func normalizePhone(phone, region string) (string, error) {
 		case r == '+' && i == 0:
 		case r == ' ' || r == '-' || r == '(' || r == ')' || r == '.' || r == '\u00a0':
 		default:
-			return "", errors.New("a phone number has only digits, spaces, dashes and a leading +")
+			return "", i18n.New("a phone number has only digits, spaces, dashes and a leading +")
 		}
 	}
 	n, err := phonenumbers.Parse(phone, strings.ToUpper(region))
 	if err != nil || !phonenumbers.IsValidNumber(n) {
-		return "", errors.New("not a valid phone number: write it with the country code, like +7 999 123-45-67")
+		return "", i18n.New("not a valid phone number: write it with the country code, like +7 999 123-45-67")
 	}
 	e164 := phonenumbers.Format(n, phonenumbers.E164)
 	if len(e164) > maxE164 {
 		// The library's metadata knows national numbers longer than E.164
 		// allows (Japan's 0078 free-dial numbers: +81 0078...), which no
 		// SMS provider or foreign phone can reach.
-		return "", errors.New("not a valid phone number: more than 15 digits")
+		return "", i18n.New("not a valid phone number: more than 15 digits")
 	}
 	return e164, nil
 }
@@ -113,12 +113,12 @@ func VouchedPhone(phone string) (string, error) {
 	}
 	n, err := phonenumbers.Parse(phone, "ZZ")
 	if err != nil || !phonenumbers.IsPossibleNumber(n) {
-		return "", errors.New("not a phone number")
+		return "", i18n.New("not a phone number")
 	}
 	if e164 := phonenumbers.Format(n, phonenumbers.E164); len(e164) <= maxE164 {
 		return e164, nil
 	}
-	return "", errors.New("not a phone number: more than 15 digits")
+	return "", i18n.New("not a phone number: more than 15 digits")
 }
 
 // ExamplePhone is a mobile number of the country (ISO 3166 alpha-2) as

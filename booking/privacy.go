@@ -46,7 +46,7 @@ type ClientBooking struct {
 func (s *Service) findClient(ctx context.Context, q querier, salon *Salon, phone string) (int64, error) {
 	p, err := NormalizePhone(phone, salon.Country)
 	if err != nil {
-		return 0, invalid("phone", err.Error())
+		return 0, invalidBy("phone", err)
 	}
 	var id int64
 	err = q.QueryRow(ctx, `SELECT id FROM clients WHERE salon_id = $1 AND phone = $2`, salon.ID, p).Scan(&id)

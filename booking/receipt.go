@@ -34,18 +34,18 @@ func (s *Service) SetReceiptSettings(ctx context.Context, salonID int64, r Recei
 	if err := authorize(ctx, salonID, RoleOwner); err != nil {
 		return err
 	}
-	fields := map[string]string{}
+	fe := fieldErrors{}
 	if r.VatCode < 1 || r.VatCode > 12 {
-		fields["vat_code"] = "must be one of YooKassa's codes, 1 to 12"
+		fe.add("vat_code", "must be one of YooKassa's codes, 1 to 12")
 	}
 	if r.TaxSystem < 0 || r.TaxSystem > 6 {
-		fields["tax_system"] = "must be 1 to 6, or empty"
+		fe.add("tax_system", "must be 1 to 6, or empty")
 	}
 	if r.Item = strings.TrimSpace(r.Item); len([]rune(r.Item)) > 128 {
-		fields["receipt_item"] = "at most 128 characters"
+		fe.add("receipt_item", "at most %d characters", 128)
 	}
-	if len(fields) > 0 {
-		return &ValidationError{Fields: fields}
+	if err := fe.err(); err != nil {
+		return err
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `UPDATE salons SET receipt_vat_code = $2, receipt_tax_system = NULLIF($3, 0), receipt_item = $4 WHERE id = $1`,

@@ -110,7 +110,7 @@ func (s *Salon) normalize() error {
 	if s.Timezone == "" || s.Timezone == "Local" || !strings.Contains(s.Timezone, "/") && s.Timezone != "UTC" {
 		fe.add("timezone", "use an IANA time zone like Europe/Moscow")
 	} else if loc, err := loadLocation(s.Timezone); err != nil {
-		fe.add("timezone", "unknown time zone "+s.Timezone)
+		fe.add("timezone", "unknown time zone %s", s.Timezone)
 	} else {
 		s.loc = loc
 	}
@@ -148,7 +148,7 @@ func setDefault[T comparable](p *T, v T) {
 
 func checkRange(fe fieldErrors, field string, v, lo, hi int) {
 	if v < lo || v > hi {
-		fe.add(field, fmt.Sprintf("must be between %d and %d", lo, hi))
+		fe.add(field, "must be between %d and %d", lo, hi)
 	}
 }
 
@@ -171,7 +171,7 @@ func (s *Service) CreateSalon(ctx context.Context, in Salon) (*Salon, error) {
 		in.Slug, in.Name, in.Timezone, in.Currency, in.Locale, in.SlotStepMin, in.MinNoticeMin,
 		in.HoldMin, in.CutoffHours, in.HorizonDays, in.RefundPolicy, in.Country, in.DepositFallback).Scan(&in.ID)
 	if pgCode(err) == pgUniqueViolation {
-		return nil, invalid("slug", "already taken")
+		return nil, Invalid("slug", "already taken")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("create salon: %w", err)

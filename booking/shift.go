@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"salon/i18n"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,7 +28,7 @@ func ParseClock(s string) (Clock, error) {
 	m, err2 := strconv.Atoi(ms)
 	if !ok || err1 != nil || err2 != nil || len(hs) < 1 || len(hs) > 2 || len(ms) != 2 ||
 		h < 0 || m < 0 || m > 59 || h > 24 || (h == 24 && m != 0) {
-		return 0, fmt.Errorf("%q is not a time like 9:30 or 18:00", s)
+		return 0, i18n.New("%q is not a time like 9:30 or 18:00", s)
 	}
 	return Clock(h*60 + m), nil
 }
@@ -40,7 +41,7 @@ func ParseShiftEnd(s string) (Clock, error) {
 	if rest, ok := strings.CutPrefix(t, "+"); ok {
 		c, err := ParseClock(rest)
 		if err != nil {
-			return 0, fmt.Errorf("%q is not a time of the next day like +02:00", s)
+			return 0, i18n.New("%q is not a time of the next day like +02:00", s)
 		}
 		return 24*60 + c, nil
 	}
@@ -48,7 +49,7 @@ func ParseShiftEnd(s string) (Clock, error) {
 		h, err1 := strconv.Atoi(hs)
 		m, err2 := strconv.Atoi(ms)
 		if err1 != nil || err2 != nil || h > 47 || m < 0 || m > 59 {
-			return 0, fmt.Errorf("%q is not a time like 18:00, or 26:00 for 02:00 of the next day", s)
+			return 0, i18n.New("%q is not a time like 18:00, or 26:00 for 02:00 of the next day", s)
 		}
 		return Clock(h*60 + m), nil
 	}
@@ -88,13 +89,13 @@ type Shift struct {
 // (the hour repeated when it ends) take the first occurrence.
 func (in ShiftInput) instants(day Date, loc *time.Location) (shift, error) {
 	if in.Start < 0 || in.Start >= 24*60 || in.End < 0 || in.End > 48*60 {
-		return shift{}, fmt.Errorf("times must be between 00:00 and 24:00")
+		return shift{}, i18n.New("times must be between 00:00 and 24:00")
 	}
 	if in.End <= in.Start {
-		return shift{}, &shiftError{"end", fmt.Sprintf("shift %s-%s ends before it starts (a shift past midnight ends like +02:00)", in.Start, in.End)}
+		return shift{}, &shiftError{"end", i18n.New("shift %s-%s ends before it starts (a shift past midnight ends like +02:00)", in.Start, in.End)}
 	}
 	if in.End-in.Start > MaxShift {
-		return shift{}, &shiftError{"end", fmt.Sprintf("shift %s-%s is longer than %d hours", in.Start, in.End, MaxShift/60)}
+		return shift{}, &shiftError{"end", i18n.New("shift %s-%s is longer than %d hours", in.Start, in.End, int(MaxShift/60))}
 	}
 	sh := shift{start: day.At(loc, int(in.Start)), end: day.At(loc, int(in.End))}
 	if in.BreakStart != in.BreakEnd {
@@ -106,21 +107,27 @@ func (in ShiftInput) instants(day Date, loc *time.Location) (shift, error) {
 			be += 24 * 60
 		}
 		if be > in.End {
-			return shift{}, fmt.Errorf("break %s-%s is outside the shift %s-%s", in.BreakStart, in.BreakEnd, in.Start, in.End)
+			return shift{}, &shiftError{"break_start", i18n.New("break %s-%s is outside the shift %s-%s", in.BreakStart, in.BreakEnd, in.Start, in.End)}
 		}
 		sh.breakStart, sh.breakEnd = day.At(loc, int(bs)), day.At(loc, int(be))
 	}
 	if !sh.start.Before(sh.end) {
-		return shift{}, fmt.Errorf("shift %s-%s is empty", in.Start, in.End)
+		return shift{}, i18n.New("shift %s-%s is empty", in.Start, in.End)
 	}
 	return sh, nil
 }
 
 // shiftError is a shift refused for one of its times (the field: start,
 // end, break_start or break_end).
-type shiftError struct{ field, msg string }
+type shiftError struct {
+	field string
+	why   i18n.Text
+}
 
-func (e *shiftError) Error() string { return e.msg }
+func (e *shiftError) Error() string { return e.why.String() }
+
+// Unwrap returns why, for i18n.Of.
+func (e *shiftError) Unwrap() error { return e.why }
 
 // shiftField is the field err is about ("start" when it names none).
 func shiftField(err error) string {
@@ -167,7 +174,7 @@ func (s *Service) SetSchedule(ctx context.Context, salonID, masterID int64, days
 		return err
 	}
 	if len(days) > MaxScheduleDays {
-		return invalid("days", fmt.Sprintf("at most %d days at once", MaxScheduleDays))
+		return Invalid("days", "at most %d days at once", MaxScheduleDays)
 	}
 	loc := salon.Location()
 	resolved := make([][]shift, len(days))
@@ -178,24 +185,24 @@ func (s *Service) SetSchedule(ctx context.Context, salonID, masterID int64, days
 			prefix = ds.Date.String() + " "
 		}
 		if ds.Date.IsZero() {
-			return invalid("date", "required")
+			return Invalid("date", "required")
 		}
 		if seen[ds.Date] {
-			return invalid(prefix+"date", "given twice")
+			return Invalid(prefix+"date", "given twice")
 		}
 		seen[ds.Date] = true
 		shifts := make([]shift, len(ds.Shifts))
 		for i, x := range ds.Shifts {
 			sh, err := x.instants(ds.Date, loc)
 			if err != nil {
-				return invalid(fmt.Sprintf("%sshifts[%d]", prefix, i), err.Error())
+				return invalidBy(fmt.Sprintf("%sshifts[%d]", prefix, i), err)
 			}
 			shifts[i] = sh
 		}
 		slices.SortFunc(shifts, func(a, b shift) int { return a.start.Compare(b.start) })
 		for i := 1; i < len(shifts); i++ {
 			if shifts[i].start.Before(shifts[i-1].end) {
-				return invalid(prefix+"shifts", "shifts of one day must not overlap")
+				return Invalid(prefix+"shifts", "shifts of one day must not overlap")
 			}
 		}
 		resolved[d] = shifts
@@ -236,7 +243,7 @@ func (s *Service) SetSchedule(ctx context.Context, salonID, masterID int64, days
 					INSERT INTO shifts (salon_id, master_id, work_date, starts_at, ends_at, break_starts_at, break_ends_at)
 					VALUES ($1, $2, $3, $4, $5, $6, $7)`, salonID, masterID, ds.Date.dbDate(), sh.start, sh.end, bs, be)
 				if pgCode(err) == pgExclusionViolation {
-					return invalid("shifts", ds.Date.String()+": overlaps a shift of the day before or after")
+					return Invalid("shifts", "%s: overlaps a shift of the day before or after", ds.Date.String())
 				}
 				if err != nil {
 					return fmt.Errorf("set shifts: %w", err)
@@ -252,12 +259,12 @@ func (s *Service) SetSchedule(ctx context.Context, salonID, masterID int64, days
 // is a day off), all or nothing, as SetSchedule.
 func (s *Service) ApplyWeek(ctx context.Context, salonID, masterID int64, first, last Date, week [7][]ShiftInput) error {
 	if first.IsZero() || last.IsZero() || last.Before(first) {
-		return invalid("to", "must not be before from")
+		return Invalid("to", "must not be before from")
 	}
 	var days []DaySchedule
 	for d := first; !last.Before(d); d = d.AddDays(1) {
 		if len(days) == MaxScheduleDays {
-			return invalid("to", fmt.Sprintf("at most %d days at once", MaxScheduleDays))
+			return Invalid("to", "at most %d days at once", MaxScheduleDays)
 		}
 		wd := d.dbDate().Weekday()
 		days = append(days, DaySchedule{Date: d, Shifts: week[wd]})

@@ -51,7 +51,7 @@ func (s *Service) Slots(ctx context.Context, q SlotQuery) ([]Slot, error) {
 		fe.add("date", "required")
 	}
 	if q.Days < 1 || q.Days > MaxSlotDays {
-		fe.add("days", fmt.Sprintf("must be between 1 and %d", MaxSlotDays))
+		fe.add("days", "must be between 1 and %d", MaxSlotDays)
 	}
 	if err := fe.err(); err != nil {
 		return nil, err

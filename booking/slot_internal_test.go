@@ -100,7 +100,7 @@ func TestShiftInputInstants(t *testing.T) {
 		{ShiftInput{Start: 1320, End: 1440 + 120}, true, 4 * time.Hour}, // overnight 22:00-+02:00
 		{ShiftInput{Start: 600, End: 1440}, true, 14 * time.Hour},
 		{ShiftInput{Start: 600, End: 1200, BreakStart: 780, BreakEnd: 840}, true, 10 * time.Hour},
-		{ShiftInput{Start: 1320, End: 1440 + 120, BreakStart: 0, BreakEnd: 30}, true, 4 * time.Hour},    // break after midnight
+		{ShiftInput{Start: 1320, End: 1440 + 120, BreakStart: 0, BreakEnd: 30}, true, 4 * time.Hour},      // break after midnight
 		{ShiftInput{Start: 1320, End: 1440 + 120, BreakStart: 1470, BreakEnd: 1500}, true, 4 * time.Hour}, // written +00:30-+01:00
 		{ShiftInput{Start: 600, End: 1200, BreakStart: 1140, BreakEnd: 1260}, false, 0},
 		{ShiftInput{Start: 600, End: 1200, BreakStart: 500, BreakEnd: 560}, false, 0},
@@ -111,7 +111,7 @@ func TestShiftInputInstants(t *testing.T) {
 		{ShiftInput{Start: 900, End: 600}, false, 0},
 		{ShiftInput{Start: 1320, End: 120}, false, 0},
 		{ShiftInput{Start: 600, End: 600}, false, 0},
-		{ShiftInput{Start: 360, End: 1440}, false, 0}, // 18 hours
+		{ShiftInput{Start: 360, End: 1440}, false, 0},       // 18 hours
 		{ShiftInput{Start: 900, End: 1440 + 600}, false, 0}, // 19 hours: a mistake
 		{ShiftInput{Start: 480, End: 1440 + 1}, false, 0},   // 16 h 1 min
 		{ShiftInput{Start: 480, End: 1440}, true, 16 * time.Hour},

@@ -1,7 +1,6 @@
 package booking
 
 import (
-	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -56,7 +55,7 @@ func cleanText(fe fieldErrors, field, s string, maxLen int, kind textKind, requi
 		fe.add(field, "must contain letters or digits, not only invisible characters")
 		return ""
 	case utf8.RuneCountInString(s) > maxLen:
-		fe.add(field, fmt.Sprintf("too long (%d characters at most)", maxLen))
+		fe.add(field, "too long (%d characters at most)", maxLen)
 	}
 	return s
 }
@@ -134,7 +133,7 @@ func checkKey(fe fieldErrors, field, key string) {
 		return
 	}
 	if len(key) > MaxKeyLen {
-		fe.add(field, fmt.Sprintf("at most %d characters", MaxKeyLen))
+		fe.add(field, "at most %d characters", MaxKeyLen)
 		return
 	}
 	for i := 0; i < len(key); i++ {

@@ -92,7 +92,7 @@ func (s *Service) SaveUpload(ctx context.Context, kind, name string, file io.Rea
 	// client may be slow); a file that does not arrive whole is forgotten.
 	size, err := s.receive(ctx, id, file)
 	if err == nil && size == 0 {
-		err = invalid("file", "the file is empty")
+		err = Invalid("file", "the file is empty")
 	}
 	if err == nil {
 		_, err = s.pool.Exec(ctx, `UPDATE uploads SET phase = 'checking', size = $2, updated_at = $3 WHERE id = $1`, id, size, s.now())
@@ -123,7 +123,7 @@ func (s *Service) receive(ctx context.Context, id string, file io.Reader) (int64
 		}
 		if n > 0 {
 			if size += int64(n); size > MaxUploadSize {
-				return 0, invalid("file", fmt.Sprintf("larger than %d MiB", MaxUploadSize>>20))
+				return 0, Invalid("file", "larger than %d MiB", MaxUploadSize>>20)
 			}
 			if _, err := s.pool.Exec(ctx, `INSERT INTO upload_chunks (upload_id, seq, data) VALUES ($1, $2, $3)`, id, seq, buf[:n]); err != nil {
 				return 0, fmt.Errorf("upload: %w", dbErr(err))

@@ -50,7 +50,7 @@ func (s *Service) CreateUser(ctx context.Context, salonID int64, email, password
 		fe.add("email", "not an email address")
 	}
 	if utf8.RuneCountInString(password) < MinPasswordLen {
-		fe.add("password", fmt.Sprintf("at least %d characters", MinPasswordLen))
+		fe.add("password", "at least %d characters", MinPasswordLen)
 	}
 	if role != RoleOwner && role != RoleAdmin {
 		fe.add("role", "owner or admin")
@@ -69,7 +69,7 @@ func (s *Service) CreateUser(ctx context.Context, salonID int64, email, password
 	})
 	switch {
 	case pgCode(err) == pgUniqueViolation:
-		return nil, invalid("email", "a user with this email exists")
+		return nil, Invalid("email", "a user with this email exists")
 	case pgCode(err) == "23503":
 		return nil, fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
 	case err != nil:

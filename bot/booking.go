@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,8 +30,18 @@ func (t *turn) services(prefix string) error {
 		return nil
 	}
 	k := t.keyboard()
+	ranges := booking.TermRanges(t.staff())
 	for _, sv := range list {
-		label := fmt.Sprintf("%s · %d %s · %s", sv.Name, sv.DurationMin, t.tr("min"), sv.Price.Format(s.Currency, t.c.Lang))
+		// What a client pays is their master's price: a service whose
+		// masters differ says where its prices start.
+		dur, price := strconv.Itoa(sv.DurationMin), sv.Price.Format(s.Currency, t.c.Lang)
+		if r, ok := ranges[sv.ID]; ok {
+			dur, price = r.Durations(), r.MinPrice.Format(s.Currency, t.c.Lang)
+			if r.MinPrice != r.MaxPrice {
+				price = t.tr("price_from", price)
+			}
+		}
+		label := fmt.Sprintf("%s · %s %s · %s", sv.Name, dur, t.tr("min"), price)
 		k.row(k.btn(label, action{Verb: doService, ID: sv.ID}))
 	}
 	t.c.D.Step, t.c.D.Moving = stepService, 0
@@ -70,6 +81,17 @@ func (t *turn) service() booking.SalonService {
 
 func (t *turn) serviceName() string { return t.service().Name }
 
+// priceWith is what the chosen service costs with the master: their own
+// price, else the service's.
+func (t *turn) priceWith(masterID int64) booking.Money {
+	for _, m := range t.staff() {
+		if o, ok := m.TermsOf(t.c.D.Service); ok && m.ID == masterID {
+			return o.Price
+		}
+	}
+	return t.service().Price
+}
+
 func (t *turn) masterName(id int64) string {
 	for _, m := range t.staff() {
 		if m.ID == id {
@@ -94,8 +116,15 @@ func (t *turn) masters() error {
 	}
 	k.row(k.btn(t.tr("any_master"), action{Verb: doMaster}))
 	var bs []button
+	r := booking.TermRanges(list)[t.c.D.Service]
+	s, _ := t.salon()
 	for _, m := range list {
-		bs = append(bs, k.btn(m.Name, action{Verb: doMaster, ID: m.ID}))
+		label := m.Name
+		if o, ok := m.TermsOf(t.c.D.Service); ok && s != nil && (r.MinPrice != r.MaxPrice || r.MinDuration != r.MaxDuration) {
+			// Masters who differ say their own terms.
+			label += fmt.Sprintf(" · %s · %d %s", o.Price.Format(s.Currency, t.c.Lang), o.DurationMin, t.tr("min"))
+		}
+		bs = append(bs, k.btn(label, action{Verb: doMaster, ID: m.ID}))
 	}
 	k.grid(2, bs)
 	k.back(stepService)
@@ -231,7 +260,7 @@ func (t *turn) confirm() error {
 	k.back(stepTime)
 	t.c.D.Step = stepConfirm
 	text := fmt.Sprintf("%s\n%s\n%s: %s", t.tr("confirm_title"),
-		t.summary(t.serviceName(), t.masterName(t.c.D.SlotMaster), t.c.D.SlotAt, t.service().Price), t.tr("phone"), t.c.D.Phone)
+		t.summary(t.serviceName(), t.masterName(t.c.D.SlotMaster), t.c.D.SlotAt, t.priceWith(t.c.D.SlotMaster)), t.tr("phone"), t.c.D.Phone)
 	if d := t.service().Deposit; d > 0 {
 		// What is due, and how: online right after booking (the time held
 		// meanwhile), or in the salon.

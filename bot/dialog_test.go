@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	_ "salon/booking"
+	"salon/booking"
 	"salon/booking/bookingtest"
 )
 
@@ -191,3 +191,31 @@ func TestStaleAndForgedTaps(t *testing.T) {
 var _ = fmt.Sprint
 var _ = context.Background
 var _ = time.Second
+
+// A master with a price of their own: the service button says where its
+// prices start, the masters say theirs, and the confirm screen and the
+// booking carry the chosen master's (the bot once showed the service's).
+func TestTheMastersOwnPriceIsShownAndBooked(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.must(w.Svc.SetOffers(bookingtest.System(), w.salon.ID, w.boris.ID, []booking.Offer{{ServiceID: w.haircut.ID, Price: 450000, DurationMin: 90}}))
+	u := w.tg.NewUser("Client", "en")
+	u.Send("/start studio")
+	w.tap(u, "Haircut · 60–90 min · from 2,500")
+	w.tap(u, "Boris · 4,500")
+	w.must(u.WaitButton("Anna · 2,500", wait))
+	w.tap(u, "Tue 3 Mar")
+	w.tap(u, "11:00")
+	w.see(u, "share your phone")
+	u.Send("+7 999 765-43-21")
+	m := w.see(u, "Check your booking")
+	if !strings.Contains(m.Text, "Price: 4,500") {
+		t.Fatalf("the confirm screen does not show Boris's price:\n%s", m.Text)
+	}
+	w.tap(u, "Confirm")
+	w.see(u, "You are booked")
+	if n := w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id
+		WHERE c.phone = '+79997654321' AND b.price = 4500 AND b.duration_min = 90`); n != 1 {
+		t.Fatalf("%d bookings at Boris's price and duration", n)
+	}
+}

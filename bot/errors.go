@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 // explain tells the user what an error from the core means: the one place
@@ -70,7 +71,7 @@ func (t *turn) invalid(ve *booking.ValidationError) error {
 	}
 	var b strings.Builder
 	for _, f := range fields {
-		b.WriteString("\n• " + f + ": " + ve.Fields[f])
+		b.WriteString("\n• " + i18n.Field(f).In(t.c.Lang) + ": " + ve.Fields[f].In(t.c.Lang))
 	}
 	t.answer(t.tr("invalid") + b.String())
 	return nil

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +27,7 @@ import (
 	"unicode/utf8"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 // Options says what to import and how.
@@ -106,7 +108,8 @@ func Import(ctx context.Context, svc *booking.Service, r io.Reader, opt Options)
 		return nil, err
 	}
 	sum := &Summary{Unknown: l.unknown, MoreUnknown: l.moreUnknown + rd.HeaderPast, Encoding: rd.Encoding, Delimiter: delimName(rd.Delim), DryRun: opt.DryRun}
-	run := &run{ctx: ctx, svc: svc, opt: opt, l: l, header: rd.Header, sum: sum, tr: translator(opt.Lang)}
+	run := &run{ctx: ctx, svc: svc, opt: opt, l: l, header: rd.Header, sum: sum, lang: opt.Lang,
+		tr: func(key string, args ...any) string { return i18n.New(key, args...).In(opt.Lang) }}
 	size := chunkSize[opt.Kind]
 	var chunk []Record
 	var lastKey string
@@ -128,7 +131,7 @@ func Import(ctx context.Context, svc *booking.Service, r io.Reader, opt Options)
 			return sum, nil
 		case errors.As(err, &le):
 			sum.Read++
-			run.reject(le.Line, "", run.columnName(le.Column), "", run.tr(le.Reason))
+			run.reject(le.Line, "", run.columnName(le.Column), "", le.Reason.In(run.lang))
 			continue
 		case errors.As(err, &fe):
 			// The rows before the line are taken, as they would be had
@@ -137,7 +140,7 @@ func Import(ctx context.Context, svc *booking.Service, r io.Reader, opt Options)
 				return nil, err
 			}
 			count(opt.Kind, sum)
-			fe.msg = run.tr("line %d: %s; the import stopped there", fe.Line, run.tr(fe.Reason))
+			fe.msg = run.tr("line %d: %s; the import stopped there", fe.Line, fe.Reason)
 			return sum, fe
 		case err != nil:
 			return nil, err
@@ -183,9 +186,10 @@ type run struct {
 	l           *layout
 	header      []string
 	sum         *Summary
-	tr          func(string, ...any) string
-	pending     []Line           // the chunk's report lines, sent in file order
-	masterNames map[int64]string // names, for the alternatives offered
+	lang        string                      // of the reasons
+	tr          func(string, ...any) string // a key of i18n in lang
+	pending     []Line                      // the chunk's report lines, sent in file order
+	masterNames map[int64]string            // names, for the alternatives offered
 }
 
 // problem is what is wrong with a row before it reaches the database.
@@ -363,11 +367,16 @@ func (r *run) explain(err error) (string, string) {
 		}
 		return "start", r.tr("this time is taken; the nearest free starts are listed")
 	case errors.As(err, &ve):
-		for field, reason := range ve.Fields {
-			return coreField(field), r.tr(reason)
+		// The first field in the file's order (then by name): a row
+		// with two bad cells names the same one every time.
+		fields := slices.SortedFunc(maps.Keys(ve.Fields), func(a, b string) int {
+			return cmp.Or(cmp.Compare(r.l.column(coreField(a)), r.l.column(coreField(b))), cmp.Compare(a, b))
+		})
+		if len(fields) > 0 {
+			return coreField(fields[0]), ve.Fields[fields[0]].In(r.lang)
 		}
 	}
-	return "", r.tr(err.Error())
+	return "", i18n.Of(err).In(r.lang)
 }
 
 // coreField maps the core's field names to this kind's column keys.

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -165,6 +166,15 @@ func (l *layout) get(fields []string, key string) (string, bool) {
 
 // has reports whether the file has a column.
 func (l *layout) has(key string) bool { _, ok := l.index[key]; return ok }
+
+// column is the position of a column in the file (past every column for
+// one it does not have).
+func (l *layout) column(key string) int {
+	if i, ok := l.index[key]; ok {
+		return i
+	}
+	return math.MaxInt
+}
 
 // headerName is a column's header as the file wrote it, for reports.
 func (l *layout) headerName(key string, header []string) string {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"salon/i18n"
 	"strings"
 	"unicode/utf8"
 
@@ -150,7 +151,7 @@ func (r *Reader) Next() (Record, error) {
 		}
 		for i, f := range fields {
 			if !utf8.ValidString(f) {
-				return Record{Line: line}, &LineError{Line: line, Column: i + 1, Reason: "must be valid UTF-8 text"}
+				return Record{Line: line}, &LineError{Line: line, Column: i + 1, Reason: i18n.New("must be valid UTF-8 text")}
 			}
 			fields[i] = unneutralize(f) // as Export wrote it, a formula made text
 		}
@@ -162,18 +163,17 @@ func (r *Reader) Next() (Record, error) {
 func (r *Reader) Offset() int64 { return r.count.n }
 
 // LineError is a row that could not be read whole: its line, the column
-// at fault (1-based; 0 for the row) and why (in English, as the report's
-// translator knows it).
+// at fault (1-based; 0 for the row) and why.
 type LineError struct {
 	Line, Column int
-	Reason       string
+	Reason       i18n.Text
 }
 
 func (e *LineError) Error() string {
 	if e.Column > 0 {
-		return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Reason)
+		return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Reason.String())
 	}
-	return fmt.Sprintf("line %d: %s", e.Line, e.Reason)
+	return fmt.Sprintf("line %d: %s", e.Line, e.Reason.String())
 }
 
 func blank(fields []string) bool {

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 // Bounds of what one row of a file may cost. A line that never ends (an
@@ -31,7 +32,7 @@ const (
 // It unwraps to booking.ErrInvalid: the input is rejected.
 type FileError struct {
 	Line   int
-	Reason string
+	Reason i18n.Text
 	msg    string // in the import's language
 }
 
@@ -39,7 +40,7 @@ func (e *FileError) Error() string {
 	if e.msg != "" {
 		return e.msg
 	}
-	return fmt.Sprintf("line %d: %s; the import stopped there", e.Line, e.Reason)
+	return fmt.Sprintf("line %d: %s; the import stopped there", e.Line, e.Reason.String())
 }
 
 // Unwrap returns booking.ErrInvalid.
@@ -118,7 +119,7 @@ func (s *scanner) next() ([]string, int, error) {
 	}
 	finish := func() ([]string, int, error) {
 		if tooLong > 0 {
-			return nil, start, &LineError{Line: start, Column: tooLong, Reason: fmt.Sprintf("longer than %d KiB", MaxCell>>10)}
+			return nil, start, &LineError{Line: start, Column: tooLong, Reason: i18n.New("longer than %d KiB", MaxCell>>10)}
 		}
 		return fields, start, nil
 	}
@@ -148,7 +149,7 @@ func (s *scanner) next() ([]string, int, error) {
 			s.line++
 			lineLen = 0
 		} else if lineLen++; lineLen > MaxLine {
-			return nil, start, &FileError{Line: s.line, Reason: fmt.Sprintf("longer than %d MiB: not a line of a CSV file", MaxLine>>20)}
+			return nil, start, &FileError{Line: s.line, Reason: i18n.New("longer than %d MiB: not a line of a CSV file", MaxLine>>20)}
 		}
 		switch state {
 		case fieldStart:
@@ -239,7 +240,7 @@ func (s *scanner) unterminated(start, at, col int) ([]string, int, error) {
 		}
 	}
 	s.line = at + 1
-	return nil, start, &LineError{Line: start, Column: col, Reason: fmt.Sprintf("the quote that opens this cell does not close within %d KiB; the lines after it are read as rows of their own", MaxQuoted>>10)}
+	return nil, start, &LineError{Line: start, Column: col, Reason: i18n.New("the quote that opens this cell does not close within %d KiB; the lines after it are read as rows of their own", MaxQuoted>>10)}
 }
 
 // skipLine reads to the end of the current line (bounded by MaxLine).
@@ -254,7 +255,7 @@ func (s *scanner) skipLine() error {
 		case b == '\n':
 			return nil
 		case n > MaxLine:
-			return &FileError{Line: s.line, Reason: fmt.Sprintf("longer than %d MiB: not a line of a CSV file", MaxLine>>20)}
+			return &FileError{Line: s.line, Reason: i18n.New("longer than %d MiB: not a line of a CSV file", MaxLine>>20)}
 		}
 	}
 }

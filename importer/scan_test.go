@@ -64,7 +64,7 @@ func TestAnUnterminatedQuoteRejectsItsRowOnly(t *testing.T) {
 	}
 	_, err = r.Next()
 	var le *LineError
-	if !errors.As(err, &le) || le.Line != 2 || le.Column != 1 || !strings.Contains(le.Reason, "quote") {
+	if !errors.As(err, &le) || le.Line != 2 || le.Column != 1 || !strings.Contains(le.Reason.String(), "quote") {
 		t.Fatalf("the row with the open quote: %v", err)
 	}
 	rows := 0
@@ -104,7 +104,7 @@ func TestALongCellRejectsItsRow(t *testing.T) {
 	if _, err := r.Next(); !errors.As(err, &le) || le.Line != 2 || le.Column != 1 {
 		t.Fatalf("a 20 MB cell: %v", err)
 	}
-	if _, err := r.Next(); !errors.As(err, &le) || le.Line != 3 || !strings.Contains(le.Reason, "longer than") {
+	if _, err := r.Next(); !errors.As(err, &le) || le.Line != 3 || !strings.Contains(le.Reason.String(), "longer than") {
 		t.Fatalf("a quoted 10 KiB cell: %v, want it too long (its quote closes)", err)
 	}
 	if rec, err := r.Next(); err != nil || rec.Fields[0] != "Boris" {
@@ -186,7 +186,7 @@ func TestARowOfEmptyCellsIsBounded(t *testing.T) {
 	// line is a row.
 	r, _ = NewReader(strings.NewReader("name,phone\n\"" + strings.Repeat(`""`, MaxQuoted) + "\nBoris,2\n"))
 	var le *LineError
-	if _, err := r.Next(); !errors.As(err, &le) || le.Line != 2 || !strings.Contains(le.Reason, "quote") {
+	if _, err := r.Next(); !errors.As(err, &le) || le.Line != 2 || !strings.Contains(le.Reason.String(), "quote") {
 		t.Fatalf("a quoted cell of doubled quotes: %v", err)
 	}
 	if rec, err := r.Next(); err != nil || rec.Fields[0] != "Boris" {

@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 // bookingForm is the new-booking form, as shown and as posted.
@@ -128,7 +129,7 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 	f.ServiceID, _ = strconv.ParseInt(c.FormValue("service"), 10, 64)
 	at, ferr := localTime(s, f.Date, f.Time)
 	if ferr != nil {
-		f.Fields = map[string]string{"time": ferr.Error()}
+		f.Fields = langOf(c).Fields(map[string]i18n.Text{"time": i18n.Of(ferr)})
 		c.Status(fiber.StatusUnprocessableEntity)
 		return h.showBookingForm(c, f)
 	}
@@ -167,7 +168,7 @@ func (h *Handler) formError(c *fiber.Ctx, err error, msg *string, fields *map[st
 	case errors.As(err, &ve) && !errors.Is(err, booking.ErrNotFound):
 		c.Status(fiber.StatusUnprocessableEntity)
 		*msg = l.T("Some fields are invalid.")
-		*fields = ve.Fields
+		*fields = l.Fields(ve.Fields)
 		return true
 	case errors.Is(err, booking.ErrConflict) && !errors.Is(err, booking.ErrUnavailable):
 		status, m := h.classify(c, err)
@@ -310,7 +311,7 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 			return err
 		}
 		c.Status(fiber.StatusUnprocessableEntity)
-		p.Fields = map[string]string{"time": ferr.Error()}
+		p.Fields = langOf(c).Fields(map[string]i18n.Text{"time": i18n.Of(ferr)})
 		return h.showBooking(c, p)
 	}
 	_, err = h.svc.Reschedule(c.UserContext(), booking.RescheduleRequest{SalonID: user(c).SalonID, BookingID: id,

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 type mastersData struct {
@@ -204,7 +204,13 @@ func (h *Handler) setOffers(c *fiber.Ctx) error {
 		return err
 	}
 	var offers []booking.Offer
-	fe := map[string]string{}
+	fe := map[string]i18n.Text{}
+	names := map[int64]string{}
+	if list, err := h.svc.Services(c.UserContext(), u.SalonID); err == nil {
+		for _, sv := range list {
+			names[sv.ID] = sv.Name
+		}
+	}
 	c.Request().PostArgs().VisitAll(func(k, v []byte) {
 		key := string(k)
 		if !strings.HasPrefix(key, "does_") {
@@ -217,19 +223,20 @@ func (h *Handler) setOffers(c *fiber.Ctx) error {
 		o := booking.Offer{ServiceID: sid}
 		if s := strings.TrimSpace(c.FormValue(fmt.Sprintf("dur_%d", sid))); s != "" {
 			if o.DurationMin, perr = strconv.Atoi(s); perr != nil {
-				fe[fmt.Sprintf("dur_%d", sid)] = "not a number of minutes"
+				fe[names[sid]+" duration_min"] = i18n.New("not a whole number of minutes")
 			}
 		}
 		if s := strings.TrimSpace(c.FormValue(fmt.Sprintf("price_%d", sid))); s != "" {
 			if o.Price, perr = booking.ParseMoney(s); perr != nil {
-				fe[fmt.Sprintf("price_%d", sid)] = perr.Error()
+				fe[names[sid]+" price"] = i18n.Of(perr)
 			}
 		}
 		offers = append(offers, o)
 	})
 	if len(fe) > 0 {
 		c.Status(fiber.StatusUnprocessableEntity)
-		return h.showMaster(c, &masterData{Error: langOf(c).T("Some fields are invalid."), Fields: fe})
+		l := langOf(c)
+		return h.showMaster(c, &masterData{Error: l.T("Some fields are invalid."), Fields: l.Fields(fe)})
 	}
 	err = h.svc.SetOffers(c.UserContext(), u.SalonID, id, offers)
 	return h.afterMasterChange(c, id, err)
@@ -292,15 +299,16 @@ func (h *Handler) setShifts(c *fiber.Ctx) error {
 		if _, err := h.svc.MasterByID(c.UserContext(), u.SalonID, id); err != nil {
 			return err
 		}
-		fe := map[string]string{}
+		fe := map[string]i18n.Text{}
 		if derr != nil {
-			fe["date"] = derr.Error()
+			fe["date"] = i18n.Of(derr)
 		}
 		if ferr != nil {
-			fe["shift"] = ferr.Error()
+			fe["shift"] = i18n.Of(ferr)
 		}
 		c.Status(fiber.StatusUnprocessableEntity)
-		return h.showMaster(c, &masterData{Error: langOf(c).T("Some fields are invalid."), Fields: fe})
+		l := langOf(c)
+		return h.showMaster(c, &masterData{Error: l.T("Some fields are invalid."), Fields: l.Fields(fe)})
 	}
 	err = h.svc.SetShifts(c.UserContext(), u.SalonID, id, day, in)
 	return h.afterMasterChange(c, id, err)
@@ -345,7 +353,8 @@ func (h *Handler) applyTemplate(c *fiber.Ctx) error {
 	}
 	d := &masterData{From: strings.Clone(c.FormValue("from")), To: strings.Clone(c.FormValue("to"))}
 	var week [7][]booking.ShiftInput
-	fe := map[string]string{}
+	fe := map[string]i18n.Text{}
+	l := langOf(c)
 	for _, wd := range []int{1, 2, 3, 4, 5, 6, 0} {
 		r := weekdayRow{Day: wd, Start: strings.Clone(c.FormValue(fmt.Sprintf("start_%d", wd))),
 			End: strings.Clone(c.FormValue(fmt.Sprintf("end_%d", wd))), BS: strings.Clone(c.FormValue(fmt.Sprintf("bs_%d", wd))),
@@ -353,24 +362,24 @@ func (h *Handler) applyTemplate(c *fiber.Ctx) error {
 		d.Week = append(d.Week, r)
 		in, err := shiftInput(r.Start, r.End, r.BS, r.BE, r.Next)
 		if err != nil {
-			fe[time.Weekday(wd).String()] = err.Error()
+			fe[l.Weekday(wd)+" shift"] = i18n.Of(err)
 		}
 		week[wd] = in
 	}
 	from, err1 := booking.ParseDate(strings.TrimSpace(d.From))
 	to, err2 := booking.ParseDate(strings.TrimSpace(d.To))
 	if err1 != nil {
-		fe["from"] = err1.Error()
+		fe["from"] = i18n.Of(err1)
 	}
 	if err2 != nil {
-		fe["to"] = err2.Error()
+		fe["to"] = i18n.Of(err2)
 	}
 	if len(fe) > 0 {
 		if _, err := h.svc.MasterByID(c.UserContext(), u.SalonID, id); err != nil {
 			return err
 		}
 		c.Status(fiber.StatusUnprocessableEntity)
-		d.Error, d.Fields = langOf(c).T("Some fields are invalid."), fe
+		d.Error, d.Fields = l.T("Some fields are invalid."), l.Fields(fe)
 		return h.showMaster(c, d)
 	}
 	return h.afterMasterForm(c, id, d, h.svc.ApplyWeek(c.UserContext(), u.SalonID, id, from, to, week))
@@ -404,19 +413,19 @@ func (h *Handler) showServices(c *fiber.Ctx, d *servicesData) error {
 }
 
 // serviceFromForm reads the service form.
-func serviceFromForm(c *fiber.Ctx) (serviceForm, booking.SalonService, map[string]string) {
+func serviceFromForm(c *fiber.Ctx) (serviceForm, booking.SalonService, map[string]i18n.Text) {
 	f := serviceForm{Name: strings.Clone(c.FormValue("name")), Duration: strings.Clone(c.FormValue("duration")),
 		Buffer: strings.Clone(c.FormValue("buffer")), Price: strings.Clone(c.FormValue("price")),
 		Deposit: strings.Clone(c.FormValue("deposit")), Active: c.FormValue("active") != ""}
-	fe := map[string]string{}
+	fe := map[string]i18n.Text{}
 	sv := booking.SalonService{Name: f.Name, Active: f.Active}
 	var err error
 	if sv.DurationMin, err = strconv.Atoi(strings.TrimSpace(f.Duration)); err != nil {
-		fe["duration_min"] = "a number of minutes"
+		fe["duration_min"] = i18n.New("not a whole number of minutes")
 	}
 	if strings.TrimSpace(f.Buffer) != "" {
 		if sv.BufferMin, err = strconv.Atoi(strings.TrimSpace(f.Buffer)); err != nil {
-			fe["buffer_min"] = "a number of minutes"
+			fe["buffer_min"] = i18n.New("not a whole number of minutes")
 		}
 	}
 	money := func(field, s string) booking.Money {
@@ -425,7 +434,7 @@ func serviceFromForm(c *fiber.Ctx) (serviceForm, booking.SalonService, map[strin
 		}
 		m, err := booking.ParseMoney(s)
 		if err != nil {
-			fe[field] = err.Error()
+			fe[field] = i18n.Of(err)
 		}
 		return m
 	}
@@ -438,7 +447,7 @@ func (h *Handler) createService(c *fiber.Ctx) error {
 	d := &servicesData{Form: f}
 	if len(fe) > 0 {
 		c.Status(fiber.StatusUnprocessableEntity)
-		d.Error, d.Fields = langOf(c).T("Some fields are invalid."), fe
+		d.Error, d.Fields = langOf(c).T("Some fields are invalid."), langOf(c).Fields(fe)
 		return h.showServices(c, d)
 	}
 	if _, err := h.svc.CreateService(c.UserContext(), user(c).SalonID, sv); err != nil {
@@ -491,7 +500,7 @@ func (h *Handler) updateService(c *fiber.Ctx) error {
 		}
 	} else {
 		c.Status(fiber.StatusUnprocessableEntity)
-		d.Error, d.Fields = langOf(c).T("Some fields are invalid."), fe
+		d.Error, d.Fields = langOf(c).T("Some fields are invalid."), langOf(c).Fields(fe)
 	}
 	return h.render(c, "service", f.Name, d)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 // lang is the language a page is shown in. Texts are written in English in
@@ -407,3 +408,16 @@ var ru = map[string]string{
 	"reschedule": "перенос",
 	"no_show":    "неявка",
 }
+
+// Fields puts the core's refused fields in the page's language: each
+// field's label and why.
+func (l *lang) Fields(fields map[string]i18n.Text) map[string]string {
+	out := make(map[string]string, len(fields))
+	for k, v := range fields {
+		out[i18n.Field(k).In(l.Code)] = v.In(l.Code)
+	}
+	return out
+}
+
+// Why is what err says (a parse error of the core), in the page's language.
+func (l *lang) Why(err error) string { return i18n.Of(err).In(l.Code) }

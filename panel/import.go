@@ -138,7 +138,7 @@ func (h *Handler) upload(c *fiber.Ctx) error {
 			id, err := h.svc.SaveUpload(c.UserContext(), string(kind), name, part)
 			var ve *booking.ValidationError
 			switch {
-			case errors.Is(err, bodylimit.ErrTooLarge), errors.As(err, &ve) && strings.Contains(ve.Fields["file"], "larger"):
+			case errors.Is(err, bodylimit.ErrTooLarge), errors.As(err, &ve) && strings.HasPrefix(ve.Fields["file"].Key, "larger"):
 				return tooLarge()
 			case errors.As(err, &ve):
 				return refuse(fiber.StatusUnprocessableEntity, l.T("Choose a file."))

@@ -141,13 +141,16 @@ func TestServiceFormErrorsNameTheField(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	b := w.owner()
+	// In the salon's language, by the label the form shows: never the
+	// core's field names (deposit, duration_min) or its English.
 	a := b.post("/panel/services", url.Values{"name": {"Cheap"}, "duration": {"30"}, "price": {"100"}, "deposit": {"500"}})
-	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "deposit") {
-		t.Errorf("deposit over the price: %d", a.status)
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "<b>Предоплата</b>: не может быть больше цены") {
+		t.Errorf("deposit over the price: %d %s", a.status, fieldErrorsOf(a.body))
 	}
 	a = b.post("/panel/services", url.Values{"name": {"Cheap"}, "duration": {"half an hour"}})
-	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "duration_min") {
-		t.Errorf("duration in words: %d", a.status)
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "<b>Длительность</b>: не целое число минут") ||
+		strings.Contains(a.body, "duration_min") {
+		t.Errorf("duration in words: %d %s", a.status, fieldErrorsOf(a.body))
 	}
 	if n := scalar[int64](t, w, `SELECT count(*) FROM services WHERE name = 'Cheap'`); n != 0 {
 		t.Error("an invalid service was saved")
@@ -511,5 +514,53 @@ func TestOwnerSetsReceiptCodes(t *testing.T) {
 	}
 	if a := b.post("/panel/settings/receipts", url.Values{"vat_code": {"40"}, "tax_system": {"2"}}); a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "vat_code") {
 		t.Errorf("a VAT code YooKassa does not know: %d", a.status)
+	}
+}
+
+// fieldErrorsOf is the list of refused fields on a page, for a message.
+func fieldErrorsOf(page string) string {
+	if i := strings.Index(page, `<ul class="errors"`); i >= 0 {
+		if j := strings.Index(page[i:], "</ul>"); j >= 0 {
+			return page[i : i+j]
+		}
+	}
+	return "(no field errors shown)"
+}
+
+// A shift that ends before it starts is refused, in Russian, and nothing
+// is saved (15:00 -> 10:00 was once a 19-hour night shift); a night shift
+// is asked for with its box and shown as one.
+func TestReversedShiftIsRefused(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.user(w.salon.ID, "desk@demo.test", booking.RoleAdmin)
+	m := scalar[int64](t, w, `SELECT id FROM masters WHERE name = 'Галина'`)
+	day := w.today().AddDays(40) // beyond the demo's bookings
+	before := snapshot(t, w, w.salon.ID)
+	path := fmt.Sprintf("/panel/masters/%d/shifts", m)
+	a := b.post(path, url.Values{"date": {day.String()}, "start": {"15:00"}, "end": {"10:00"}})
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "конец раньше начала") {
+		t.Fatalf("15:00 -> 10:00: %d %s", a.status, fieldErrorsOf(a.body))
+	}
+	if snapshot(t, w, w.salon.ID) != before {
+		t.Fatal("a refused shift changed the salon")
+	}
+	a = b.post(path, url.Values{"date": {day.String()}, "start": {"08:00"}, "end": {"03:00"}, "next_day": {"1"}})
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "длиннее 16 часов") {
+		t.Fatalf("08:00 -> 03:00 the next day: %d %s", a.status, fieldErrorsOf(a.body))
+	}
+	a = b.post(path, url.Values{"date": {day.String()}, "start": {"20:00"}, "end": {"02:00"}, "next_day": {"1"}})
+	if a.status >= 400 {
+		t.Fatalf("a night shift: %d %s", a.status, fieldErrorsOf(a.body))
+	}
+	hours := scalar[float64](t, w, `SELECT extract(epoch FROM ends_at - starts_at) / 3600 FROM shifts WHERE master_id = $1 AND work_date = $2`, m, day.String())
+	if hours != 6 {
+		t.Fatalf("20:00 to 02:00 the next day lasts %v h", hours)
+	}
+	// The weekly template refuses a reversed day by its weekday's name.
+	form := url.Values{"from": {day.AddDays(1).String()}, "to": {day.AddDays(7).String()}, "start_3": {"18:00"}, "end_3": {"09:00"}}
+	a = b.post(fmt.Sprintf("/panel/masters/%d/template", m), form)
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "конец раньше начала") {
+		t.Fatalf("template with a reversed Wednesday: %d %s", a.status, fieldErrorsOf(a.body))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 type settingsData struct {
@@ -78,11 +79,11 @@ func (h *Handler) updateSettings(c *fiber.Ctx) error {
 	if v := c.FormValue("deposit_fallback"); v != "" {
 		s.DepositFallback = booking.DepositFallback(strings.Clone(v))
 	}
-	fe := map[string]string{}
+	fe := map[string]i18n.Text{}
 	num := func(field string, p *int) {
 		v, err := strconv.Atoi(strings.TrimSpace(c.FormValue(field)))
 		if err != nil {
-			fe[field] = "a whole number"
+			fe[field] = i18n.New("must be an integer")
 			return
 		}
 		*p = v
@@ -106,7 +107,7 @@ func (h *Handler) updateSettings(c *fiber.Ctx) error {
 		}
 	} else {
 		c.Status(fiber.StatusUnprocessableEntity)
-		d.Error, d.Fields = langOf(c).T("Some fields are invalid."), fe
+		d.Error, d.Fields = langOf(c).T("Some fields are invalid."), langOf(c).Fields(fe)
 	}
 	return h.render(c, "settings", langOf(c).T("Settings"), d)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 // bookingJSON is a booking as the API shows it. ManageToken is only in the
@@ -88,11 +89,11 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 	if err := decode(c, &body, false); err != nil {
 		return err
 	}
-	fields := map[string]string{}
+	fields := map[string]i18n.Text{}
 	r := booking.BookRequest{SalonID: s.ID}
 	if key, ok := header(c, "Idempotency-Key"); ok {
 		if key == "" {
-			fields["idempotency_key"] = "must not be empty (omit the header for none)"
+			fields["idempotency_key"] = i18n.New("must not be empty (omit the header for none)")
 		}
 		r.IdempotencyKey = key
 	}
@@ -100,7 +101,7 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 	r.MasterID = requiredID(fields, "master_id", body.MasterID)
 	r.StartsAt = requiredTime(fields, "starts_at", body.StartsAt)
 	if body.Client == nil {
-		fields["client"] = "required"
+		fields["client"] = i18n.New("required")
 	} else {
 		if body.Client.Name != nil {
 			r.Client.Name = *body.Client.Name
@@ -309,7 +310,7 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 	if err := decode(c, &body, false); err != nil {
 		return err
 	}
-	fields := map[string]string{}
+	fields := map[string]i18n.Text{}
 	r := booking.RescheduleRequest{BookingID: id}
 	r.StartsAt = requiredTime(fields, "starts_at", body.StartsAt)
 	if body.MasterID != nil {
@@ -335,26 +336,26 @@ func (h *Handler) setSalon(c *fiber.Ctx, id int64) {
 	}
 }
 
-func requiredID(fields map[string]string, name string, v *int64) int64 {
+func requiredID(fields map[string]i18n.Text, name string, v *int64) int64 {
 	switch {
 	case v == nil:
-		fields[name] = "required"
+		fields[name] = i18n.New("required")
 	case *v <= 0:
-		fields[name] = "must be a positive integer"
+		fields[name] = i18n.New("must be a positive integer")
 	default:
 		return *v
 	}
 	return 0
 }
 
-func requiredTime(fields map[string]string, name string, v *string) time.Time {
+func requiredTime(fields map[string]i18n.Text, name string, v *string) time.Time {
 	if v == nil || strings.TrimSpace(*v) == "" {
-		fields[name] = "required"
+		fields[name] = i18n.New("required")
 		return time.Time{}
 	}
 	t, err := time.Parse(time.RFC3339, strings.TrimSpace(*v))
 	if err != nil {
-		fields[name] = "use RFC 3339 with an offset, like 2026-03-08T13:00:00+03:00"
+		fields[name] = i18n.New("use RFC 3339 with an offset, like 2026-03-08T13:00:00+03:00")
 		return time.Time{}
 	}
 	return t

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"salon/booking"
 	"salon/booking/bookingtest"
 	"salon/internal/browsertest"
 )
@@ -354,3 +355,43 @@ func TestBrowserPaysTheDeposit(t *testing.T) {
 		t.Errorf("%d confirmed bookings, want 2", n)
 	}
 }
+
+// A master with a price of their own: the service says where prices start,
+// the master's button says theirs, the confirm step shows it, and the
+// booking is made at it (the widget once showed 2 500 ₽ and booked the
+// master's 4 500 ₽).
+func TestBrowserShowsTheMastersOwnPrice(t *testing.T) {
+	s := newSite(t)
+	m := s.masters[2]
+	if err := s.Svc.SetOffers(bookingtest.System(), s.salon.ID, m.ID, []booking.Offer{{ServiceID: s.svc.ID, Price: 450000, DurationMin: 90}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t)
+	run(t, ctx, chromedp.Navigate(s.base+"/w/studio"), chromedp.WaitVisible(css(`button[data-service-id]`)))
+	if got := plain(text(t, ctx, fmt.Sprintf(`button[data-service-id="%d"] .meta`, s.svc.ID))); !strings.Contains(got, "от 2 500") || !strings.Contains(got, "60–90") {
+		t.Fatalf("the service reads %q, want where its prices and durations start", got)
+	}
+	run(t, ctx, chromedp.Click(css(fmt.Sprintf(`button[data-service-id="%d"]`, s.svc.ID))),
+		chromedp.WaitVisible(css(fmt.Sprintf(`#masters button[data-master-id="%d"]`, m.ID))))
+	if got := plain(text(t, ctx, fmt.Sprintf(`#masters button[data-master-id="%d"] .meta`, m.ID))); !strings.Contains(got, "4 500") || !strings.Contains(got, "90") {
+		t.Fatalf("the master's button reads %q, want their own 4 500 and 90 min", got)
+	}
+	run(t, ctx, append(throughTime(s, m.ID, "12:00")[1:], contact("Own Price", "+7 999 000-00-45")...)...)
+	if got := plain(text(t, ctx, "#summary")); !strings.Contains(got, "4 500") || strings.Contains(got, "2 500") {
+		t.Fatalf("the confirm step reads %q, want the master's 4 500", got)
+	}
+	run(t, ctx, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css(`section[data-step="done"]`)))
+	var price booking.Money
+	var dur int
+	if err := s.Pool.QueryRow(context.Background(), `SELECT b.price, b.duration_min FROM bookings b JOIN clients c ON c.id = b.client_id
+		WHERE c.phone = '+79990000045'`).Scan(&price, &dur); err != nil {
+		t.Fatal(err)
+	}
+	if price != 450000 || dur != 90 {
+		t.Fatalf("booked at %v for %d min, not the 4 500 and 90 min shown", price, dur)
+	}
+}
+
+// plain is text with its no-break spaces (between thousands, before ₽) as
+// spaces.
+func plain(s string) string { return strings.ReplaceAll(s, "\u00a0", " ") }

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"mime"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 // errorBody is every API error: {"error": CODE, "message": TEXT, ...}.
@@ -61,7 +63,7 @@ func fail(c *fiber.Ctx, log *slog.Logger, err error) error {
 		return reply(c, fiber.StatusServiceUnavailable, errorBody{Error: "unavailable",
 			Message: "the salon's calendar is busy; nothing was changed, please try again in a moment"})
 	case errors.As(err, &ve):
-		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "invalid", Message: "some fields are invalid", Fields: ve.Fields})
+		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "invalid", Message: "some fields are invalid", Fields: fieldsIn(ve.Fields, requestLang(c))})
 	case errors.As(err, &se):
 		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "invalid", Message: se.msg, Fields: map[string]string{"body": se.msg}})
 	case errors.Is(err, errMediaType):
@@ -130,7 +132,7 @@ func decode(c *fiber.Ctx, v any, optional bool) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &te) && te.Field != "":
-		return &booking.ValidationError{Fields: map[string]string{te.Field: "must be " + jsonKind(te.Type.Kind().String())}}
+		return booking.Invalid(te.Field, jsonKind(te.Type.Kind().String()))
 	case errors.As(err, &te):
 		return &syntaxError{"the request body must be a JSON object"}
 	case errors.As(err, &se):
@@ -148,15 +150,15 @@ func isJSON(contentType string) bool {
 func jsonKind(goKind string) string {
 	switch goKind {
 	case "int64", "int", "int32":
-		return "an integer"
+		return "must be an integer"
 	case "string":
-		return "a string"
+		return "must be a string"
 	case "struct", "ptr", "map":
-		return "an object"
+		return "must be an object"
 	case "bool":
-		return "true or false"
+		return "must be true or false"
 	}
-	return "of another type"
+	return "must be of another type"
 }
 
 // salonLoc is the time zone of the salon the request is about, if known.
@@ -214,4 +216,27 @@ func LoggedPath(c *fiber.Ctx) string {
 		}
 	}
 	return c.Path()
+}
+
+// fieldsIn writes the reasons of fields in lang.
+func fieldsIn(fields map[string]i18n.Text, lang string) map[string]string {
+	out := make(map[string]string, len(fields))
+	for k, v := range fields {
+		out[k] = v.In(lang)
+	}
+	return out
+}
+
+// requestLang is the language the API writes reasons in: the first of the
+// request's Accept-Language that the catalogue speaks (the widget's page
+// sends its own), else English.
+func requestLang(c *fiber.Ctx) string {
+	for part := range strings.SplitSeq(c.Get(fiber.HeaderAcceptLanguage), ",") {
+		tag, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+		base, _, _ := strings.Cut(strings.ToLower(tag), "-")
+		if slices.Contains(i18n.Languages, base) {
+			return base
+		}
+	}
+	return "en"
 }

@@ -3,6 +3,7 @@ package widget
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -23,7 +24,8 @@ type pageService struct {
 	ID          int64  `json:"id"`
 	Name        string `json:"name"`
 	DurationMin int    `json:"duration_min"`
-	Price       string `json:"-"`
+	Duration    string `json:"-"` // 60, or 45–60 when masters differ
+	Price       string `json:"-"` // 2 500 ₽, or "from 2 000 ₽" when masters differ
 	Deposit     string `json:"-"`
 	PriceValue  any    `json:"price"`
 	DepositVal  any    `json:"deposit"`
@@ -125,10 +127,25 @@ func (h *Handler) page(c *fiber.Ctx, mode string) error {
 	// slots request covers.
 	first, days := s.Window(h.svc.Now())
 	d := pageData{Salon: s, Lang: lang, OtherLang: other, T: messages[lang], Mode: mode}
+	masters, err := h.svc.Masters(ctx, s.ID, 0)
+	if err != nil {
+		return h.pageError(c, err)
+	}
+	ranges := booking.TermRanges(masters)
 	for _, sv := range list {
-		d.Services = append(d.Services, pageService{ID: sv.ID, Name: sv.Name, DurationMin: sv.DurationMin,
+		p := pageService{ID: sv.ID, Name: sv.Name, DurationMin: sv.DurationMin, Duration: strconv.Itoa(sv.DurationMin),
 			Price: sv.Price.Format(s.Currency, lang), PriceValue: sv.Price,
-			Deposit: formatDeposit(sv.Deposit, s.Currency, lang), DepositVal: sv.Deposit})
+			Deposit: formatDeposit(sv.Deposit, s.Currency, lang), DepositVal: sv.Deposit}
+		// What a client pays is their master's price: a service whose
+		// masters ask different prices says where they start.
+		if r, ok := ranges[sv.ID]; ok {
+			p.Price = r.MinPrice.Format(s.Currency, lang)
+			if r.MinPrice != r.MaxPrice {
+				p.Price = fmt.Sprintf(messages[lang]["price_from"], p.Price)
+			}
+			p.Duration = r.Durations()
+		}
+		d.Services = append(d.Services, p)
 	}
 	d.Config = pageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, Timezone: s.Timezone, Today: first.String(),
 		Services: d.Services, BookingID: bookingID, ReturnRef: ref, OnlinePay: h.svc.Provider() != nil, HoldMin: s.HoldMin,

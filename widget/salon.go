@@ -71,6 +71,10 @@ type masterJSON struct {
 	ID         int64   `json:"id"`
 	Name       string  `json:"name"`
 	ServiceIDs []int64 `json:"service_ids"`
+	// With service_id: what this master's client gets for it (the
+	// master's own price and duration, else the service's).
+	Price       *booking.Money `json:"price,omitempty"`
+	DurationMin int            `json:"duration_min,omitempty"`
 }
 
 func (h *Handler) listMasters(c *fiber.Ctx) error {
@@ -89,6 +93,9 @@ func (h *Handler) listMasters(c *fiber.Ctx) error {
 	out := make([]masterJSON, len(list))
 	for i, m := range list {
 		out[i] = masterJSON{ID: m.ID, Name: m.Name, ServiceIDs: m.ServiceIDs}
+		if o, ok := m.TermsOf(serviceID); ok {
+			out[i].Price, out[i].DurationMin = &o.Price, o.DurationMin
+		}
 		if out[i].ServiceIDs == nil {
 			out[i].ServiceIDs = []int64{}
 		}
@@ -104,7 +111,7 @@ func queryID(c *fiber.Ctx, name string) (int64, error) {
 	}
 	id, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || id <= 0 {
-		return 0, &booking.ValidationError{Fields: map[string]string{name: "must be a positive integer"}}
+		return 0, booking.Invalid(name, "must be a positive integer")
 	}
 	return id, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 type slotJSON struct {
@@ -33,23 +34,23 @@ func (h *Handler) listSlots(c *fiber.Ctx) error {
 		return err
 	}
 	q := booking.SlotQuery{SalonID: s.ID}
-	fields := map[string]string{}
+	fields := map[string]i18n.Text{}
 	if q.ServiceID, err = queryID(c, "service_id"); err != nil {
-		fields["service_id"] = "must be a positive integer"
+		fields["service_id"] = i18n.New("must be a positive integer")
 	} else if q.ServiceID == 0 {
-		fields["service_id"] = "required"
+		fields["service_id"] = i18n.New("required")
 	}
 	if q.MasterID, err = queryID(c, "master_id"); err != nil {
-		fields["master_id"] = "must be a positive integer"
+		fields["master_id"] = i18n.New("must be a positive integer")
 	}
 	if d := strings.TrimSpace(c.Query("date")); d == "" {
 		q.From = s.Today(h.svc.Now())
 	} else if q.From, err = booking.ParseDate(d); err != nil {
-		fields["date"] = "use YYYY-MM-DD"
+		fields["date"] = i18n.New("use YYYY-MM-DD")
 	}
 	if d := strings.TrimSpace(c.Query("days")); d != "" {
 		if q.Days, err = strconv.Atoi(d); err != nil || q.Days < 1 || q.Days > booking.MaxSlotDays {
-			fields["days"] = "must be an integer from 1 to 31"
+			fields["days"] = i18n.New("must be an integer from 1 to 31")
 		}
 	}
 	if len(fields) > 0 {

@@ -174,9 +174,26 @@ func (e *Env) RoundTheClock(t testing.TB, salon *booking.Salon, n int, from book
 	ms := make([]*booking.Master, n)
 	for i := range ms {
 		ms[i] = e.Master(t, salon, services...)
-		e.Shift(t, salon, ms[i], from, days, "00:00", "24:00")
+		e.AllDay(t, salon, ms[i], from, days)
 	}
 	return ms
+}
+
+// AllDay makes the master work 00:00-24:00 on days [from, from+days). The
+// core refuses a shift that long (over booking.MaxShift: a likely typing
+// mistake), so the shifts are written to the table, as a salon's history
+// from before that rule would be.
+func (e *Env) AllDay(t testing.TB, salon *booking.Salon, m *booking.Master, from booking.Date, days int) {
+	t.Helper()
+	loc := salon.Location()
+	for i := range days {
+		d := from.AddDays(i)
+		if _, err := e.Pool.Exec(context.Background(), `
+			INSERT INTO shifts (salon_id, master_id, work_date, starts_at, ends_at) VALUES ($1, $2, $3, $4, $5)`,
+			salon.ID, m.ID, d.String(), d.At(loc, 0), d.At(loc, 24*60)); err != nil {
+			t.Fatalf("all-day shift: %v", err)
+		}
+	}
 }
 
 // HoldMaster takes the master's booking lock in a transaction of its own,

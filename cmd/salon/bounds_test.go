@@ -246,10 +246,10 @@ func TestBusyMasterStallsNoOneElse(t *testing.T) {
 	day := busy.Today(time.Now()).AddDays(1)
 	sv := e.Service(t, busy, booking.SalonService{Name: "Cut", DurationMin: 30})
 	m := e.Master(t, busy, sv)
-	e.Shift(t, busy, m, day, 1, "00:00", "24:00")
+	e.AllDay(t, busy, m, day, 1)
 	calmSv := e.Service(t, calm, booking.SalonService{Name: "Cut", DurationMin: 30})
 	calmM := e.Master(t, calm, calmSv)
-	e.Shift(t, calm, calmM, day, 1, "00:00", "24:00")
+	e.AllDay(t, calm, calmM, day, 1)
 	p := startProcess(t, dbURL, "SALON_BOOKING_RATE_LIMIT=0")
 
 	release := bookingtest.HoldMaster(t, pool, m.ID)

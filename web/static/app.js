@@ -47,7 +47,7 @@
     return Array.prototype.map.call(b, function (x) { return ('0' + x.toString(16)).slice(-2); }).join('');
   }
   function api(method, path, body, headers) {
-    var opts = { method: method, headers: Object.assign({ 'Accept': 'application/json' }, headers || {}) };
+    var opts = { method: method, headers: Object.assign({ 'Accept': 'application/json', 'Accept-Language': cfg.lang }, headers || {}) };
     if (body !== undefined) {
       opts.headers['Content-Type'] = 'application/json';
       opts.body = JSON.stringify(body);
@@ -166,8 +166,12 @@
     var svc = cfg.services.find(function (x) { return x.id === state.service; }) || {};
     var rows = [[T.service, serviceName(state.service)], [T.master, masterName(s.master_id)], [T.when, when(s.starts_at)]];
     if (mode !== 'manage') {
-      rows.push([T.price, money(svc.price)]);
-      if (Number(svc.deposit) > 0) rows.push([T.deposit_row, money(svc.deposit)]);
+      // The price of the master the time is with (theirs may not be the
+      // service's), and what of it is paid now.
+      var m = state.masters.find(function (x) { return x.id === s.master_id; });
+      var price = m && m.price !== undefined ? m.price : svc.price;
+      rows.push([T.price, money(price)]);
+      if (Number(svc.deposit) > 0) rows.push([T.deposit_row, fmt(cfg.onlinePay ? 'deposit_now' : 'deposit_in_salon', money(svc.deposit))]);
       rows.push([T.client, state.client.name + ', ' + state.client.phone]);
     }
     summaryInto($('summary'), rows);
@@ -242,7 +246,9 @@
           list.textContent = '';
           choice(list, T.any_master, '', function () { state.master = null; loadSlots(); }, { 'data-master-id': 'any' });
           r.body.forEach(function (m) {
-            choice(list, m.name, '', function () { state.master = m.id; loadSlots(); }, { 'data-master-id': String(m.id) });
+            // Each master's own terms: what this client will pay and sit.
+            var meta = m.price !== undefined ? m.duration_min + ' ' + T.min + ' · ' + money(m.price) : '';
+            choice(list, m.name, meta, function () { state.master = m.id; loadSlots(); }, { 'data-master-id': String(m.id) });
           });
           show('master');
         }).catch(failed);

@@ -1,0 +1,112 @@
+// Package i18n is the one catalogue of what the core says to people: why an
+// input was refused, the names of the fields it names, the words of a
+// booking's history. The core writes a Text, a key (the English message,
+// a format with %s, %d or %q for its arguments) and its arguments, never a
+// finished sentence; every front end (panel, widget, bot, importer) puts it
+// in the reader's language with In. A key without a translation reads in
+// English, and the catalogue test fails for it.
+package i18n
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Languages are the languages the catalogue speaks; the first is the one
+// the keys are written in.
+var Languages = []string{"en", "ru"}
+
+// Text is a message in code: its key and arguments. It is an error too, so
+// a parse function can return one and the front end can still translate it.
+type Text struct {
+	Key  string
+	Args []any
+}
+
+// New returns the message key with args.
+func New(key string, args ...any) Text { return Text{Key: key, Args: args} }
+
+// String is the message in English.
+func (t Text) String() string { return t.In("en") }
+
+// Error is the message in English.
+func (t Text) Error() string { return t.In("en") }
+
+// IsZero reports whether t is no message.
+func (t Text) IsZero() bool { return t.Key == "" }
+
+// In is the message in lang (en or ru; anything else reads in English).
+// Arguments that are Texts are put in lang too.
+func (t Text) In(lang string) string {
+	format := t.Key
+	if tr, ok := catalogue[lang][t.Key]; ok {
+		format = tr
+	}
+	if len(t.Args) == 0 {
+		return format
+	}
+	args := make([]any, len(t.Args))
+	for i, a := range t.Args {
+		if x, ok := a.(Text); ok {
+			a = x.In(lang)
+		}
+		args[i] = a
+	}
+	return fmt.Sprintf(format, args...)
+}
+
+// Has reports whether lang has its own words for key (English has them
+// all: the keys are English).
+func Has(lang, key string) bool {
+	if lang == "en" {
+		return true
+	}
+	_, ok := catalogue[lang][key]
+	return ok
+}
+
+// Keys lists the keys lang translates.
+func Keys(lang string) []string {
+	out := make([]string, 0, len(catalogue[lang]))
+	for k := range catalogue[lang] {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Of is the message err carries: the Text it is or wraps, or its English
+// text as a key of its own (which no language translates).
+func Of(err error) Text {
+	for e := err; e != nil; {
+		if t, ok := e.(Text); ok {
+			return t
+		}
+		u, ok := e.(interface{ Unwrap() error })
+		if !ok {
+			break
+		}
+		e = u.Unwrap()
+	}
+	return Text{Key: err.Error()}
+}
+
+// Field is the name people read for a field the core names (price,
+// client.phone, shifts[0], 2026-03-08 shifts): a label of the catalogue,
+// or the name itself when it has none.
+func Field(name string) Text {
+	prefix, base := "", name
+	if i := strings.LastIndexByte(base, ' '); i >= 0 {
+		prefix, base = base[:i], base[i+1:]
+	}
+	if i := strings.IndexByte(base, '['); i >= 0 {
+		base = base[:i]
+	}
+	label, ok := fields[base]
+	switch {
+	case !ok:
+		return New(name)
+	case prefix != "":
+		return New("%s: %s", prefix, New(label))
+	}
+	return New(label)
+}
