@@ -311,22 +311,15 @@ const MaxClientResults = 50
 // or whose phone contains its digits (at least 3); an empty q lists the
 // latest clients.
 func (s *Service) SearchClients(ctx context.Context, salonID int64, q string) ([]ClientSummary, error) {
-	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+	salon, err := s.salonAs(ctx, salonID, RoleAdmin)
+	if err != nil {
 		return nil, err
 	}
 	q = strings.TrimSpace(q)
 	if len(q) > 100 {
 		q = q[:100]
 	}
-	digits := strings.Map(func(r rune) rune {
-		if r >= '0' && r <= '9' {
-			return r
-		}
-		return -1
-	}, q)
-	if len(digits) < 3 {
-		digits = ""
-	}
+	digits := phoneDigits(q, salon.Country)
 	like := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q) + "%"
 	rows, err := s.pool.Query(ctx, `
 		SELECT c.id, c.salon_id, c.name, COALESCE(c.phone, ''), c.notes,

@@ -38,6 +38,7 @@ type Listing struct {
 	MasterName  string
 	ClientName  string
 	ClientPhone string
+	ClientNotes string // what the salon keeps about the client (an allergy)
 }
 
 // MaxCalendarDays is the most days one calendar covers.
@@ -156,7 +157,7 @@ const calendarShiftsSQL = `
 	ORDER BY starts_at, master_id`
 
 var calendarBookingsSQL = `
-	SELECT ` + prefixed("b.", bookingColumns) + `, sv.name, m.name, c.name, COALESCE(c.phone, '')
+	SELECT ` + prefixed("b.", bookingColumns) + `, sv.name, m.name, c.name, COALESCE(c.phone, ''), c.notes
 	FROM bookings b
 	JOIN services sv ON sv.id = b.service_id
 	JOIN masters m ON m.id = b.master_id
@@ -180,10 +181,10 @@ const calendarVersionSQL = `
 	) t`
 
 // scanListing scans the booking columns, then the service, master and
-// client names and the client's phone.
+// client names and the client's phone and notes.
 func scanListing(r pgx.CollectableRow) (Listing, error) {
 	var l Listing
-	b, err := scanBooking(scanPrefix{r, []any{&l.ServiceName, &l.MasterName, &l.ClientName, &l.ClientPhone}})
+	b, err := scanBooking(scanPrefix{r, []any{&l.ServiceName, &l.MasterName, &l.ClientName, &l.ClientPhone, &l.ClientNotes}})
 	if err != nil {
 		return l, err
 	}

@@ -54,6 +54,21 @@ func (s *Service) Client(ctx context.Context, salonID, id int64) (*Client, error
 	return getClient(ctx, s.pool, `salon_id = $1 AND id = $2`, salonID, id)
 }
 
+// ClientByPhone returns the salon's client with the phone, read however it
+// is typed in the salon's country, to its staff (the panel fills in a known
+// client's name). Errors: ErrNotFound (none, or not a phone), ErrForbidden.
+func (s *Service) ClientByPhone(ctx context.Context, salonID int64, phone string) (*Client, error) {
+	salon, err := s.salonAs(ctx, salonID, RoleAdmin)
+	if err != nil {
+		return nil, err
+	}
+	p, err := NormalizePhone(phone, salon.Country)
+	if err != nil {
+		return nil, fmt.Errorf("client by phone: %w", ErrNotFound)
+	}
+	return getClient(ctx, s.pool, `salon_id = $1 AND phone = $2`, salonID, p)
+}
+
 // IdentityClient returns the client that the calling chat identity was
 // proven to be in the salon (its own record: the person behind it shared
 // it). Errors: ErrNotFound (none), ErrForbidden (not a chat identity).

@@ -57,16 +57,14 @@ func (s *Service) EachBooking(ctx context.Context, salonID int64, fn func(l List
 	if err := authorize(ctx, salonID, RoleOwner); err != nil {
 		return err
 	}
-	return each(ctx, s, `SELECT `+prefixed("b.", bookingColumns)+`, sv.name, m.name, c.name, COALESCE(c.phone, '')
+	return each(ctx, s, `SELECT `+prefixed("b.", bookingColumns)+`, sv.name, m.name, c.name, COALESCE(c.phone, ''), c.notes
 		FROM bookings b JOIN services sv ON sv.id = b.service_id JOIN masters m ON m.id = b.master_id
 		JOIN clients c ON c.id = b.client_id
 		WHERE b.salon_id = $1 AND b.status <> 'cancelled' ORDER BY m.name, b.starts_at`, salonID, func(r pgx.Rows) error {
-		var l Listing
-		b, err := scanBooking(scanPrefix{r, []any{&l.ServiceName, &l.MasterName, &l.ClientName, &l.ClientPhone}})
+		l, err := scanListing(r)
 		if err != nil {
 			return err
 		}
-		l.Booking = *b
 		return fn(l)
 	})
 }

@@ -14,19 +14,43 @@ import (
 // It scans from and encodes to PostgreSQL numeric(12,2) without floating point.
 type Money int64
 
-// ParseMoney reads "1500", "1500.5", "1 500,50" or "1500.50" as major units.
+// moneyNoise is what people write around an amount: spaces between
+// thousands (plain, no-break, thin) and the currency.
+var moneyNoise = strings.NewReplacer(" ", "", "\u00a0", "", "\u202f", "", "\u2009", "", "₽", "", "руб.", "", "руб", "",
+	"р.", "", "RUB", "", "rub", "", "$", "", "USD", "", "€", "", "EUR", "")
+
+// ParseMoney reads an amount in major units as people write it and as the
+// panel shows it: "1500", "1500.5", "1 500,50", "2 500 ₽", "1.500,50"
+// (with both separators the last is the decimal point), "2500 руб.".
 func ParseMoney(s string) (Money, error) {
-	s = strings.NewReplacer(" ", "", "\u00a0", "", ",", ".").Replace(strings.TrimSpace(s))
+	in := s
+	s = moneyNoise.Replace(strings.TrimSpace(s))
+	switch i, j := strings.LastIndex(s, ","), strings.LastIndex(s, "."); {
+	case i >= 0 && j >= 0 && i > j:
+		s = strings.ReplaceAll(s[:i], ".", "") + "." + s[i+1:]
+	case i >= 0 && j >= 0:
+		s = strings.ReplaceAll(s[:j], ",", "") + s[j:]
+	default:
+		// One kind of separator: between thousands when it comes more
+		// than once or three digits follow it (an amount has at most two
+		// decimals: 2,500 and 1.500 are thousands), else the decimal point.
+		for _, sep := range []string{",", "."} {
+			if n := strings.Count(s, sep); n > 1 || n == 1 && len(s)-strings.LastIndex(s, sep) == 4 {
+				s = strings.ReplaceAll(s, sep, "")
+			}
+		}
+		s = strings.ReplaceAll(s, ",", ".")
+	}
 	if s == "" {
 		return 0, i18n.New("empty amount")
 	}
 	whole, frac, hasFrac := strings.Cut(s, ".")
 	if whole == "" || strings.ContainsAny(whole, "+-") || (hasFrac && (len(frac) == 0 || len(frac) > 2)) {
-		return 0, i18n.New("%q is not an amount like 1500 or 1500.50", s)
+		return 0, i18n.New("%q is not an amount like 1500 or 1500.50", in)
 	}
 	w, err := strconv.ParseInt(whole, 10, 64)
 	if err != nil || w > 9_999_999_999 {
-		return 0, i18n.New("%q is not an amount like 1500 or 1500.50", s)
+		return 0, i18n.New("%q is not an amount like 1500 or 1500.50", in)
 	}
 	var f int64
 	if hasFrac {
@@ -35,7 +59,7 @@ func ParseMoney(s string) (Money, error) {
 		}
 		f, err = strconv.ParseInt(frac, 10, 64)
 		if err != nil || f < 0 {
-			return 0, i18n.New("%q is not an amount like 1500 or 1500.50", s)
+			return 0, i18n.New("%q is not an amount like 1500 or 1500.50", in)
 		}
 	}
 	return Money(w*100 + f), nil

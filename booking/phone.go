@@ -2,6 +2,7 @@ package booking
 
 import (
 	"salon/i18n"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -87,6 +88,32 @@ func normalizePhone(phone, region string) (string, error) {
 
 // maxE164 is the longest number in E.164: a + and 15 digits.
 const maxE164 = 16
+
+// phoneDigits is what of a search for q to look for in stored (E.164)
+// phones: the digits of the whole number when q is one, however it is
+// typed (8 (915) 123-45-67 is 79151234567 in Russia); else its digits,
+// with the country's trunk prefix made its code (8915 -> 7915); "" when
+// fewer than 3 digits.
+func phoneDigits(q, country string) string {
+	if p, err := NormalizePhone(q, country); err == nil {
+		return p[1:]
+	}
+	digits := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, q)
+	if len(digits) < 3 {
+		return ""
+	}
+	region := strings.ToUpper(country)
+	if np := phonenumbers.GetNddPrefixForRegion(region, true); np != "" && !strings.HasPrefix(strings.TrimSpace(q), "+") &&
+		strings.HasPrefix(digits, np) && len(digits) > len(np)+2 {
+		return strconv.Itoa(phonenumbers.GetCountryCodeForRegion(region)) + digits[len(np):]
+	}
+	return digits
+}
 
 // InternationalPhone reads a number that is international even without its
 // leading + (a phone number Telegram shares, 447911123456), into E.164.

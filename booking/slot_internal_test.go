@@ -226,20 +226,31 @@ func TestCleanText(t *testing.T) {
 }
 
 func TestParseMoney(t *testing.T) {
-	cases := map[string]Money{"1500": 150000, "1500.5": 150050, "1500,50": 150050, "1 500": 150000, "0": 0, "0.01": 1}
+	cases := map[string]Money{"1500": 150000, "1500.5": 150050, "1500,50": 150050, "1 500": 150000, "0": 0, "0.01": 1,
+		// As the panel shows amounts, and as people type them.
+		"2\u00a0500\u00a0₽": 250000, "2 500 ₽": 250000, "2 500,00": 250000, "2500 руб.": 250000, "$2,500": 250000,
+		"€1,234,567.5": 123456750, "1.234": 123400, "1.500,50": 150050, "1,5": 150}
 	for in, want := range cases {
 		if got, err := ParseMoney(in); err != nil || got != want {
 			t.Errorf("ParseMoney(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "-5", "1.234", "abc", "1.", ".5", "1e3", "99999999999"} {
+	for _, in := range []string{"", "-5", "abc", "1.", ".5", "1e3", "99999999999", "₽", "1,2345", "1.234.567,891"} {
 		if got, err := ParseMoney(in); err == nil {
 			t.Errorf("ParseMoney(%q) = %v, want an error", in, got)
 		}
 	}
-	for _, m := range []Money{0, 1, 150000, 150050, 99} {
+	for _, m := range []Money{0, 1, 150000, 150050, 99, 123456789} {
 		if back, err := ParseMoney(m.String()); err != nil || back != m {
 			t.Errorf("round trip %d: %q -> %v %v", m, m.String(), back, err)
+		}
+		// What a page shows is read back as the same amount.
+		for _, cur := range []string{"RUB", "USD", "EUR"} {
+			for _, lang := range []string{"ru", "en"} {
+				if back, err := ParseMoney(m.Format(cur, lang)); err != nil || back != m {
+					t.Errorf("round trip %d: %q -> %v %v", m, m.Format(cur, lang), back, err)
+				}
+			}
 		}
 	}
 }
@@ -339,4 +350,21 @@ func FuzzCleanText(f *testing.F) {
 			t.Fatalf("cleanText(%q) = %q, not a fixed point: %q", s, got, again)
 		}
 	})
+}
+
+func TestPhoneDigits(t *testing.T) {
+	for _, c := range []struct{ q, country, want string }{
+		{"8 (915) 123-45-67", "RU", "79151234567"}, // whole, nationally
+		{"+7 915 123 45 67", "RU", "79151234567"},
+		{"8 915 123", "RU", "7915123"}, // in part: the trunk 8 is the code 7
+		{"915 12", "RU", "91512"},
+		{"+8 915", "RU", "8915"}, // written as international: as typed
+		{"07911 123", "GB", "447911123"},
+		{"12", "RU", ""},
+		{"Мария", "RU", ""},
+	} {
+		if got := phoneDigits(c.q, c.country); got != c.want {
+			t.Errorf("phoneDigits(%q, %s) = %q, want %q", c.q, c.country, got, c.want)
+		}
+	}
 }

@@ -533,7 +533,7 @@ func (r *run) money(s, key string, p **problem) booking.Money {
 	if s == "" {
 		return 0
 	}
-	m, err := ParseAmount(s)
+	m, err := booking.ParseMoney(s)
 	if err != nil {
 		r.bad(p, key, s, r.tr("not an amount like 1500 or 1 500,50"))
 	}
@@ -592,17 +592,3 @@ func ParseDate(s string) (booking.Date, error) {
 	return booking.DateOf(t), nil
 }
 
-// ParseAmount reads a price as people write it: "1500", "1 500,50",
-// "1,500.50", "1500.5", with spaces (also non-breaking) between thousands.
-func ParseAmount(s string) (booking.Money, error) {
-	s = strings.NewReplacer(" ", "", "\u00a0", "", "\u202f", "", "₽", "", "руб.", "", "руб", "").Replace(strings.TrimSpace(s))
-	// Both separators: the last one is the decimal point.
-	if i, j := strings.LastIndex(s, ","), strings.LastIndex(s, "."); i >= 0 && j >= 0 {
-		if i > j {
-			s = strings.ReplaceAll(s[:i], ".", "") + "." + s[i+1:]
-		} else {
-			s = strings.ReplaceAll(s[:j], ",", "") + s[j:]
-		}
-	}
-	return booking.ParseMoney(s)
-}

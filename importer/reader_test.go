@@ -92,13 +92,13 @@ func TestValuesAsPeopleWriteThem(t *testing.T) {
 	amounts := map[string]booking.Money{"1500": 150000, "1 500,50": 150050, "1\u00a0500.5": 150050, "1,500.50": 150050,
 		"1.500,50": 150050, "2 500 ₽": 250000, "0": 0}
 	for s, want := range amounts {
-		if got, err := ParseAmount(s); err != nil || got != want {
-			t.Errorf("ParseAmount(%q) = %v %v, want %v", s, got, err, want)
+		if got, err := booking.ParseMoney(s); err != nil || got != want {
+			t.Errorf("ParseMoney(%q) = %v %v, want %v", s, got, err, want)
 		}
 	}
 	for _, s := range []string{"abc", "-5", "1.234.567,891", ""} {
-		if _, err := ParseAmount(s); err == nil {
-			t.Errorf("ParseAmount(%q) accepted", s)
+		if _, err := booking.ParseMoney(s); err == nil {
+			t.Errorf("ParseMoney(%q) accepted", s)
 		}
 	}
 	dates := map[string]booking.Date{"2026-03-08": {Year: 2026, Month: 3, Day: 8}, "08.03.2026": {Year: 2026, Month: 3, Day: 8},

@@ -31,6 +31,9 @@ type bookingForm struct {
 	Fields    map[string]string
 	Taken     bool
 	Alts      []altChoice
+	Durations map[int64]string // by service: 60, or 45–90 when masters differ
+	Known     *booking.Client  // the client of the phone typed, when the salon knows them
+	Swap      bool             // an htmx answer that also fills in the known client's name
 }
 
 // altChoice is a free time offered instead of a taken one, as a one-click
@@ -87,6 +90,25 @@ func (h *Handler) newBooking(c *fiber.Ctx) error {
 	return h.showBookingForm(c, f)
 }
 
+// knownClient answers the new booking form as a phone is typed: who the
+// salon knows by it (their name, filled in when none is typed yet, and
+// their notes: an allergy), or the hint that a new client is made.
+func (h *Handler) knownClient(c *fiber.Ctx) error {
+	f := &bookingForm{Name: strings.Clone(c.Query("name"))}
+	cl, err := h.svc.ClientByPhone(c.UserContext(), user(c).SalonID, c.Query("phone"))
+	switch {
+	case errors.Is(err, booking.ErrNotFound):
+	case err != nil:
+		return err
+	default:
+		f.Known = cl
+		if strings.TrimSpace(f.Name) == "" {
+			f.Name, f.Swap = cl.Name, true
+		}
+	}
+	return h.fragment(c, "booking_new", "knownclient", f)
+}
+
 func (h *Handler) showBookingForm(c *fiber.Ctx, f *bookingForm) error {
 	u := user(c)
 	var err error
@@ -95,6 +117,17 @@ func (h *Handler) showBookingForm(c *fiber.Ctx, f *bookingForm) error {
 	}
 	if f.Services, err = h.svc.Services(c.UserContext(), u.SalonID); err != nil {
 		return err
+	}
+	ranges := booking.TermRanges(f.Masters)
+	f.Durations = map[int64]string{}
+	for _, sv := range f.Services {
+		f.Durations[sv.ID] = strconv.Itoa(sv.DurationMin)
+		if r, ok := ranges[sv.ID]; ok {
+			f.Durations[sv.ID] = r.Durations()
+		}
+	}
+	if f.Phone != "" && f.Known == nil {
+		f.Known, _ = h.svc.ClientByPhone(c.UserContext(), u.SalonID, f.Phone) // a hint: none is fine
 	}
 	if f.MasterID != 0 {
 		// Only the services the chosen master does.

@@ -49,6 +49,7 @@ type cell struct {
 	Time    string
 	Client  string
 	Phone   string
+	Notes   string // the client's (an allergy)
 	Service string
 	Master  string
 	Status  booking.Status
@@ -198,6 +199,9 @@ func (g *grid) body() template.HTML {
 				if c.Deposit != "" {
 					b.WriteString(` <span class="dep">` + esc(c.Deposit) + `</span>`)
 				}
+				if c.Notes != "" {
+					b.WriteString(`<span class="notes" title="` + esc(c.Notes) + `">⚠ ` + esc(shorten(c.Notes, 60)) + `</span>`)
+				}
 				b.WriteString(`</a></td>`)
 			default:
 				b.WriteString(`<td class="` + esc(c.Kind) + `"></td>`)
@@ -212,7 +216,7 @@ func bookingCell(b booking.Listing, loc *time.Location, l *lang) *cell {
 	c := &cell{
 		Kind: "booking", Href: fmt.Sprintf("/panel/bookings/%d", b.ID),
 		Time:   b.StartsAt.In(loc).Format("15:04") + "–" + b.EndsAt().In(loc).Format("15:04"),
-		Client: b.ClientName, Phone: b.ClientPhone, Service: b.ServiceName, Master: b.MasterName, Status: b.Status,
+		Client: b.ClientName, Phone: b.ClientPhone, Notes: b.ClientNotes, Service: b.ServiceName, Master: b.MasterName, Status: b.Status,
 		IsBooking: true, Label: l.Status(b.Status),
 	}
 	if c.Client == "" {
@@ -442,4 +446,12 @@ func idParam(c *fiber.Ctx) (int64, error) {
 		return 0, errNoPage
 	}
 	return id, nil
+}
+
+// shorten cuts s to at most n characters, marking the cut.
+func shorten(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }

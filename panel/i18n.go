@@ -50,6 +50,14 @@ func (l *lang) Status(s booking.Status) string {
 	}[s])
 }
 
+// Source names where a booking was made.
+func (l *lang) Source(s booking.Source) string {
+	return l.T(map[booking.Source]string{
+		booking.SourceBot: "Telegram bot", booking.SourceWidget: "online booking", booking.SourcePanel: "the panel",
+		booking.SourceImport: "an import",
+	}[s])
+}
+
 // Attention names why a payment needs a person.
 func (l *lang) Attention(k booking.AttentionKind) string {
 	return l.T(map[booking.AttentionKind]string{
@@ -176,19 +184,21 @@ var ru = map[string]string{
 	"(the next day)":    "(до следующего дня)",
 	"Status":            "Статус",
 	"Source":            "Источник",
-	"Price":             "Цена",
-	"Deposit":           "Предоплата",
-	"Book":              "Записать",
-	"History":           "История",
-	"Cancel booking":    "Отменить запись",
-	"Reason":            "Причина",
-	"Move":              "Перенести",
-	"Move booking":      "Перенести запись",
-	"Mark completed":    "Визит состоялся",
-	"Mark no-show":      "Клиент не пришёл",
-	"Hold until":        "Удерживается до",
-	"Cancel reason":     "Причина отмены",
-	"Name given":        "Имя в записи",
+	"Telegram bot":      "Telegram-бот", "online booking": "онлайн-запись", "the panel": "панель", "an import": "импорт",
+	"a client of the salon": "клиент салона", "Client notes": "Заметки о клиенте", "min": "мин",
+	"Price":          "Цена",
+	"Deposit":        "Предоплата",
+	"Book":           "Записать",
+	"History":        "История",
+	"Cancel booking": "Отменить запись",
+	"Reason":         "Причина",
+	"Move":           "Перенести",
+	"Move booking":   "Перенести запись",
+	"Mark completed": "Визит состоялся",
+	"Mark no-show":   "Клиент не пришёл",
+	"Hold until":     "Удерживается до",
+	"Cancel reason":  "Причина отмены",
+	"Name given":     "Имя в записи",
 	"This time is taken. The nearest free times:":           "Это время занято. Ближайшее свободное время:",
 	"This time is taken, and there is nothing free nearby.": "Это время занято, и рядом нет свободного времени.",
 	"The client is found by phone, or created.":             "Клиент ищется по телефону или создаётся.",

@@ -26,7 +26,9 @@ func TestClientsSearchAndPage(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	b := w.owner()
-	for _, q := range []string{"Мари", "мари", "0101", "+7 999 000-01-01"} {
+	// A phone however typed: with the country code, or nationally (8 ...),
+	// whole or in part.
+	for _, q := range []string{"Мари", "мари", "0101", "+7 999 000-01-01", "8 (999) 000-01-01", "89990000101", "8 999 000 0101", "999 000 01 01"} {
 		a := b.get("/panel/clients?q=" + url.QueryEscape(q))
 		if a.status != 200 || !strings.Contains(a.body, "Мария") || strings.Contains(a.body, "Иван") {
 			t.Errorf("search %q: %d, finds Мария only: %v", q, a.status, strings.Contains(a.body, "Мария"))
@@ -562,5 +564,36 @@ func TestReversedShiftIsRefused(t *testing.T) {
 	a = b.post(fmt.Sprintf("/panel/masters/%d/template", m), form)
 	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "конец раньше начала") {
 		t.Fatalf("template with a reversed Wednesday: %d %s", a.status, fieldErrorsOf(a.body))
+	}
+}
+
+// The new booking form knows a client by the phone however it is typed:
+// it fills in their name (not over one typed) and shows their notes; the
+// notes (an allergy) are on the booking page and the day's card too.
+func TestKnownClientAndTheirNotes(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.user(w.salon.ID, "desk@demo.test", booking.RoleAdmin)
+	id := scalar[int64](t, w, `UPDATE clients SET notes = 'аллергия на аммиак' WHERE name = 'Мария' RETURNING id`)
+	a := b.get("/panel/clients/by-phone?" + url.Values{"phone": {"8 (999) 000-01-01"}, "name": {""}}.Encode())
+	if a.status != 200 || !strings.Contains(a.body, `hx-swap-oob="true"`) || !strings.Contains(a.body, `value="Мария"`) ||
+		!strings.Contains(a.body, "аллергия на аммиак") {
+		t.Fatalf("a known phone: %d %s", a.status, a.body)
+	}
+	a = b.get("/panel/clients/by-phone?" + url.Values{"phone": {"+7 999 000-01-01"}, "name": {"Маша"}}.Encode())
+	if strings.Contains(a.body, "hx-swap-oob") || !strings.Contains(a.body, "Мария") {
+		t.Errorf("a typed name was replaced: %s", a.body)
+	}
+	if a := b.get("/panel/clients/by-phone?phone=%2B79990009999&name="); a.status != 200 || strings.Contains(a.body, "hx-swap-oob") ||
+		!strings.Contains(a.body, "создаётся") {
+		t.Errorf("an unknown phone: %d %s", a.status, a.body)
+	}
+	bk := scalar[int64](t, w, `SELECT id FROM bookings WHERE client_id = $1 ORDER BY starts_at DESC LIMIT 1`, id)
+	if a := b.get(fmt.Sprintf("/panel/bookings/%d", bk)); !strings.Contains(a.body, `id="client-notes">аллергия на аммиак<`) {
+		t.Errorf("the booking page does not show the client's notes")
+	}
+	day := scalar[time.Time](t, w, `SELECT starts_at FROM bookings WHERE id = $1`, bk).In(w.salon.Location())
+	if a := b.get("/panel/day/" + day.Format("2006-01-02")); !strings.Contains(a.body, "⚠ аллергия на аммиак") {
+		t.Errorf("the day's card does not show the client's notes")
 	}
 }

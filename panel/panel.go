@@ -111,6 +111,7 @@ func (h *Handler) Register(app *fiber.App) {
 	a.Post("/attention/:id/release", h.releasePayment)
 
 	a.Get("/clients", h.clients)
+	a.Get("/clients/by-phone", h.knownClient)
 	a.Get("/clients/:id", h.clientPage)
 	a.Post("/clients/:id", h.updateClient)
 	a.Get("/clients/:id/export", h.exportClient)
