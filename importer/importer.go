@@ -591,4 +591,3 @@ func ParseDate(s string) (booking.Date, error) {
 	}
 	return booking.DateOf(t), nil
 }
-
