@@ -231,12 +231,21 @@ func fieldsIn(fields map[string]i18n.Text, lang string) map[string]string {
 // request's Accept-Language that the catalogue speaks (the widget's page
 // sends its own), else English.
 func requestLang(c *fiber.Ctx) string {
+	if l, ok := acceptedLang(c); ok {
+		return l
+	}
+	return "en"
+}
+
+// acceptedLang is the first language of the request's Accept-Language
+// that the catalogue speaks.
+func acceptedLang(c *fiber.Ctx) (string, bool) {
 	for part := range strings.SplitSeq(c.Get(fiber.HeaderAcceptLanguage), ",") {
 		tag, _, _ := strings.Cut(strings.TrimSpace(part), ";")
 		base, _, _ := strings.Cut(strings.ToLower(tag), "-")
 		if slices.Contains(i18n.Languages, base) {
-			return base
+			return base, true
 		}
 	}
-	return "en"
+	return "", false
 }

@@ -47,3 +47,35 @@ func TestEveryTimeCarriesTheSalonsOffset(t *testing.T) {
 	check("409 of a move", r)
 	check("moved", s.do("POST", path+"/reschedule", map[string]any{"starts_at": s.at("16:00")}, "X-Manage-Token", token))
 }
+
+// Pages with no salon to say the language (an unknown link) speak the
+// client's: ?lang, else their browser's, else Russian; and the API's
+// reasons come in the language asked (the widget's page asks its own).
+func TestPagesWithoutASalonSpeakTheClientsLanguage(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	for _, c := range []struct {
+		headers   []string
+		path      string
+		want, not string
+	}{
+		{nil, "/w/nowhere", `lang="ru"`, "Not found"},
+		{[]string{"Accept-Language", "en-GB,en;q=0.9"}, "/w/nowhere", "This booking page does not exist", "Не найдено"},
+		{[]string{"Accept-Language", "de-DE,ru;q=0.8"}, "/w/nowhere", "Такой страницы записи нет", "Not found"},
+		{[]string{"Accept-Language", "ru"}, "/w/nowhere?lang=en", `lang="en"`, "Не найдено"},
+	} {
+		r := s.do("GET", c.path, nil, c.headers...)
+		if r.status != 404 || !strings.Contains(string(r.raw), c.want) || strings.Contains(string(r.raw), c.not) {
+			t.Errorf("%s %v: %d %s", c.path, c.headers, r.status, r.raw)
+		}
+	}
+	body := s.newBooking(s.masters[0], "12:00")
+	body["client"] = map[string]any{"name": "", "phone": "12"}
+	r := s.do("POST", "/api/v1/salons/studio/bookings", body, "Accept-Language", "ru")
+	if r.status != 422 || r.fields()["client.name"] != "обязательное поле" || !strings.Contains(fmt.Sprint(r.fields()["client.phone"]), "неверный номер") {
+		t.Errorf("reasons in Russian: %d %s", r.status, r.raw)
+	}
+	if r := s.do("POST", "/api/v1/salons/studio/bookings", body); r.fields()["client.name"] != "required" {
+		t.Errorf("reasons in English by default: %s", r.raw)
+	}
+}

@@ -175,31 +175,41 @@ func setPageHeaders(c *fiber.Ctx) {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 }
 
+// pageError answers a page that cannot be shown, in the language the
+// client asks for (?lang, else their browser's; the salon, and so its
+// language, may be what could not be read).
 func (h *Handler) pageError(c *fiber.Ctx, err error) error {
-	status, msg := fiber.StatusNotFound, pageErrors[0]
+	lang := pageLang(c, "ru")
+	t := messages[lang]
+	status, title, msg := fiber.StatusNotFound, t["not_found_title"], t["not_found_page"]
 	switch {
 	case errors.Is(err, booking.ErrNotFound):
 	case errors.Is(err, booking.ErrUnavailable):
 		// The database is away or busy: a moment, not a failure.
 		h.log.Warn("page: unavailable", "request_id", c.Locals("requestid"), "path", LoggedPath(c), "err", err)
-		status, msg = fiber.StatusServiceUnavailable, pageErrors[1]
+		status, title, msg = fiber.StatusServiceUnavailable, t["title"], t["busy_page"]
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(RetryAfter))
 	default:
 		h.log.Error("page", "request_id", c.Locals("requestid"), "path", LoggedPath(c), "err", err)
-		status, msg = fiber.StatusInternalServerError, pageErrors[2]
+		status, title, msg = fiber.StatusInternalServerError, t["title"], t["error_page"]
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-	return c.Status(status).SendString("<!doctype html><meta charset=utf-8><meta name=viewport content=\"width=device-width\"><title>" +
-		msg + "</title><p>" + msg + "</p>")
+	return c.Status(status).SendString(`<!doctype html><html lang="` + lang + `"><meta charset=utf-8>` +
+		`<meta name=viewport content="width=device-width, initial-scale=1"><title>` + title + `</title>` +
+		`<link rel="stylesheet" href="/static/widget.css"><main id="app"><h1>` + title + `</h1><p>` + msg + `</p></main></html>`)
 }
 
-// pageErrors are what a page says when it cannot be shown, in both of the
-// widget's languages (the salon, and so its language, may be what could
-// not be read): not found, unavailable, internal.
-var pageErrors = [3]string{
-	"Not found · Не найдено",
-	"The booking page is busy for a moment: try again in a few seconds. · Запись ненадолго недоступна: попробуйте через несколько секунд.",
-	"Internal error · Внутренняя ошибка",
+// pageLang is the language a page is in when no salon says it: ?lang,
+// else the first of the browser's Accept-Language the widget speaks, else
+// fallback.
+func pageLang(c *fiber.Ctx, fallback string) string {
+	if q := c.Query("lang"); q == "ru" || q == "en" {
+		return q
+	}
+	if l, ok := acceptedLang(c); ok {
+		return l
+	}
+	return fallback
 }
 
 func formatDeposit(m booking.Money, currency, lang string) string {

@@ -63,16 +63,16 @@ func (h *Handler) paymentWebhook(c *fiber.Ctx) error {
 }
 
 var sandboxPage = template.Must(template.New("sandbox").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Sandbox payment</title><link rel="stylesheet" href="/static/widget.css"></head>
+<html lang="{{.Lang}}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.T.sb_title}}</title><link rel="stylesheet" href="/static/widget.css"></head>
 <body><main id="app">
-<h1>Sandbox payment</h1>
-<p>This is the built-in test provider: no money moves.</p>
-<dl class="summary"><dt>Amount</dt><dd id="amount">{{.Amount}} {{.Currency}}</dd><dt>For</dt><dd>{{.Description}}</dd><dt>Status</dt><dd id="status">{{.Status}}</dd></dl>
+<h1>{{.T.sb_title}}</h1>
+<p>{{.T.sb_text}}</p>
+<dl class="summary"><dt>{{.T.sb_amount}}</dt><dd id="amount">{{.Amount}}</dd><dt>{{.T.sb_for}}</dt><dd>{{.Description}}</dd><dt>{{.T.sb_status}}</dt><dd id="status" data-status="{{.Status}}">{{.StatusText}}</dd></dl>
 {{if eq .Status "pending"}}
-<form method="post"><input type="hidden" name="do" value="pay"><button type="submit" id="pay">Pay</button></form>
-<form method="post"><input type="hidden" name="do" value="decline"><button type="submit" id="decline" class="secondary">Decline</button></form>
-{{else if .ReturnURL}}<p><a href="{{.ReturnURL}}" id="back">Back to the salon</a></p>{{end}}
+<form method="post"><input type="hidden" name="do" value="pay"><button type="submit" id="pay">{{.T.sb_pay}}</button></form>
+<form method="post"><input type="hidden" name="do" value="decline"><button type="submit" id="decline" class="secondary">{{.T.sb_decline}}</button></form>
+{{else if .ReturnURL}}<p><a href="{{.ReturnURL}}" id="back">{{.T.sb_back}}</a></p>{{end}}
 </main></body></html>`))
 
 func (h *Handler) sandbox() (*psp.Sandbox, bool) {
@@ -99,9 +99,14 @@ func (h *Handler) sandboxPage(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Type("html", "utf-8")
-	return sandboxPage.Execute(c.Response().BodyWriter(), map[string]any{
-		"Amount": booking.Money(p.Amount).String(), "Currency": p.Currency, "Description": p.Description,
-		"Status": string(p.Status), "ReturnURL": p.ReturnURL})
+	lang := pageLang(c, "ru")
+	status := messages[lang]["sb_"+string(p.Status)]
+	if status == "" {
+		status = string(p.Status)
+	}
+	return sandboxPage.Execute(c.Response().BodyWriter(), map[string]any{"Lang": lang, "T": messages[lang],
+		"Amount": booking.Money(p.Amount).Format(p.Currency, lang), "Description": p.Description,
+		"Status": string(p.Status), "StatusText": status, "ReturnURL": p.ReturnURL})
 }
 
 // sandboxDecide is the client's Pay or Decline; the client goes back to

@@ -95,6 +95,7 @@
     }
   }
   if (window.ResizeObserver) new ResizeObserver(resize).observe(document.body);
+  if (window.parent !== window) window.parent.postMessage({ type: 'salon-widget:title', title: document.title }, '*');
   window.addEventListener('load', resize);
 
   function choice(list, label, meta, onClick, attrs) {

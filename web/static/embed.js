@@ -11,7 +11,10 @@
   if (script.dataset.lang) src += '?lang=' + encodeURIComponent(script.dataset.lang);
   var frame = document.createElement('iframe');
   frame.src = src;
-  frame.title = script.dataset.title || 'Online booking';
+  // The frame's name for assistive technology, in the page's language
+  // until the widget says its own (the salon's, or data-lang).
+  var lang = (script.dataset.lang || document.documentElement.lang || '').slice(0, 2).toLowerCase();
+  frame.title = script.dataset.title || (lang === 'en' ? 'Online booking' : 'Онлайн-запись');
   frame.className = 'salon-widget';
   frame.style.cssText = 'display:block;width:100%;max-width:40rem;border:0;height:480px;overflow:hidden';
   frame.setAttribute('scrolling', 'no');
@@ -21,6 +24,9 @@
     var d = ev.data;
     if (d && d.type === 'salon-widget:resize' && typeof d.height === 'number' && d.height > 0) {
       frame.style.height = Math.ceil(d.height) + 'px';
+    }
+    if (d && d.type === 'salon-widget:title' && typeof d.title === 'string' && d.title && !script.dataset.title) {
+      frame.title = d.title.slice(0, 200);
     }
   });
 })();
