@@ -86,6 +86,10 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"CreateMaster": {run: func(ctx context.Context) error {
 			return e1(f.Svc.CreateMaster(ctx, a, booking.Master{Name: "Intruder"}))
 		}},
+		"CreateSalonWithOwner": {run: func(ctx context.Context) error {
+			_, _, err := f.Svc.CreateSalonWithOwner(ctx, booking.Salon{Slug: "intruder2", Name: "I", Timezone: "Europe/Moscow"}, "i@example.com", "long enough")
+			return err
+		}, foreign: booking.ErrForbidden},
 		"CreateSalon": {run: func(ctx context.Context) error {
 			return e1(f.Svc.CreateSalon(ctx, booking.Salon{Slug: "intruder", Name: "I", Timezone: "Europe/Moscow"}))
 		}, foreign: booking.ErrForbidden},

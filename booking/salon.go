@@ -163,20 +163,55 @@ func (s *Service) CreateSalon(ctx context.Context, in Salon) (*Salon, error) {
 	if err := in.normalize(); err != nil {
 		return nil, err
 	}
-	err := s.pool.QueryRow(ctx, `
+	if err := s.inTx(ctx, func(tx pgx.Tx) error { return in.insert(ctx, tx) }); err != nil {
+		return nil, err
+	}
+	return &in, nil
+}
+
+// CreateSalonWithOwner creates a salon and its first owner, both or
+// neither (salon init). Only the platform creates salons (ErrForbidden).
+// Errors: ErrInvalid (a field of either; the slug or the email is taken).
+func (s *Service) CreateSalonWithOwner(ctx context.Context, in Salon, email, password string) (*Salon, *User, error) {
+	if err := onlySystem(ctx); err != nil {
+		return nil, nil, err
+	}
+	if err := in.normalize(); err != nil {
+		return nil, nil, err
+	}
+	u, hash, err := s.newUser(ctx, 0, email, password, RoleOwner)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := in.insert(ctx, tx); err != nil {
+			return err
+		}
+		u.SalonID = in.ID
+		return u.insert(ctx, tx, hash)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &in, u, nil
+}
+
+// insert writes the salon (its ID is set).
+func (s *Salon) insert(ctx context.Context, tx pgx.Tx) error {
+	err := tx.QueryRow(ctx, `
 		INSERT INTO salons (slug, name, timezone, currency, locale, slot_step_min, min_notice_min,
 		                    hold_min, cutoff_hours, horizon_days, refund_policy, country, deposit_fallback)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 		RETURNING id`,
-		in.Slug, in.Name, in.Timezone, in.Currency, in.Locale, in.SlotStepMin, in.MinNoticeMin,
-		in.HoldMin, in.CutoffHours, in.HorizonDays, in.RefundPolicy, in.Country, in.DepositFallback).Scan(&in.ID)
+		s.Slug, s.Name, s.Timezone, s.Currency, s.Locale, s.SlotStepMin, s.MinNoticeMin,
+		s.HoldMin, s.CutoffHours, s.HorizonDays, s.RefundPolicy, s.Country, s.DepositFallback).Scan(&s.ID)
 	if pgCode(err) == pgUniqueViolation {
-		return nil, Invalid("slug", "already taken")
+		return Invalid("slug", "already taken")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("create salon: %w", err)
+		return fmt.Errorf("create salon: %w", err)
 	}
-	return &in, nil
+	return nil
 }
 
 const salonColumns = `id, slug, name, timezone, currency, locale, slot_step_min, min_notice_min,

@@ -44,6 +44,20 @@ func (s *Service) CreateUser(ctx context.Context, salonID int64, email, password
 	if err := authorize(ctx, salonID, RoleOwner); err != nil {
 		return nil, err
 	}
+	u, hash, err := s.newUser(ctx, salonID, email, password, role)
+	if err != nil {
+		return nil, err
+	}
+	err = s.inTx(ctx, func(tx pgx.Tx) error { return u.insert(ctx, tx, hash) })
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// newUser checks a new user's email, password and role and hashes the
+// password.
+func (s *Service) newUser(ctx context.Context, salonID int64, email, password string, role Role) (*User, string, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
 	fe := fieldErrors{}
 	if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
@@ -56,26 +70,28 @@ func (s *Service) CreateUser(ctx context.Context, salonID int64, email, password
 		fe.add("role", "owner or admin")
 	}
 	if err := fe.err(); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	u := &User{SalonID: salonID, Email: email, Role: role}
 	hash, err := s.passwords.hash(ctx, password)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		return tx.QueryRow(ctx, `INSERT INTO users (salon_id, email, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING id`,
-			salonID, email, hash, role).Scan(&u.ID)
-	})
+	return &User{SalonID: salonID, Email: email, Role: role}, hash, nil
+}
+
+// insert writes the user (its ID is set).
+func (u *User) insert(ctx context.Context, tx pgx.Tx, hash string) error {
+	err := tx.QueryRow(ctx, `INSERT INTO users (salon_id, email, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING id`,
+		u.SalonID, u.Email, hash, u.Role).Scan(&u.ID)
 	switch {
 	case pgCode(err) == pgUniqueViolation:
-		return nil, Invalid("email", "a user with this email exists")
+		return Invalid("email", "a user with this email exists")
 	case pgCode(err) == "23503":
-		return nil, fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
+		return fmt.Errorf("salon %d: %w", u.SalonID, ErrNotFound)
 	case err != nil:
-		return nil, fmt.Errorf("create user: %w", err)
+		return fmt.Errorf("create user: %w", err)
 	}
-	return u, nil
+	return nil
 }
 
 // authenticate returns the user with that email and password. A wrong email

@@ -131,14 +131,19 @@ func openSalon(ctx context.Context, getenv env, slug string) (*booking.Service, 
 	return svc, s, pool.Close, nil
 }
 
+// readLine reads a password from the first line of in.
+func readLine(in *bufio.Reader) (string, error) {
+	line, err := in.ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("read password: %w", err)
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
+
 // readPassword reads the first line of stdin, or prompts twice on a terminal.
 func readPassword(stdin io.Reader, stderr io.Writer, fromStdin bool) (string, error) {
 	if fromStdin {
-		line, err := bufio.NewReader(stdin).ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return "", fmt.Errorf("read password: %w", err)
-		}
-		return strings.TrimRight(line, "\r\n"), nil
+		return readLine(bufio.NewReader(stdin))
 	}
 	f, ok := stdin.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {

@@ -42,6 +42,8 @@ commands:
   dev                                   run locally with demo data (private PostgreSQL unless DATABASE_URL is set)
   serve                                 production server (needs DATABASE_URL)
   migrate up|down|status                database migrations
+  init [--name N --slug S --tz Area/City --email E [--password-stdin]]
+                                        create a salon and its first owner (asks for what the flags leave out)
   salon create --slug S --name N --tz Area/City [--locale ru|en] [--currency RUB] [--country RU]
                                         create a salon
   admin create --salon SLUG --email E [--role owner|admin] [--password-stdin]
@@ -121,6 +123,8 @@ func dispatch(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 		return cmdMigrate(ctx, rest, getenv, stdout)
 	case "salon":
 		return cmdSalon(sys, rest, getenv, stdout)
+	case "init":
+		return cmdInit(sys, rest, getenv, stdin, stdout, stderr)
 	case "admin":
 		return cmdAdmin(sys, rest, getenv, stdin, stdout, stderr)
 	case "master":

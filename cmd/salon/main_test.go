@@ -154,6 +154,14 @@ func TestCommandsAndExitCodes(t *testing.T) {
 		{[]string{"admin", "create", "--salon", "studio", "--email", "short@studio.test", "--password-stdin"}, "short\n", 1, "password"},
 		{[]string{"admin", "create", "--salon", "nowhere", "--email", "a@b.test", "--password-stdin"}, "long-enough\n", 2, "not found"},
 		{[]string{"migrate", "status"}, "", 0, "00004_bot.sql"},
+		// init: a salon and its owner, both or neither.
+		{[]string{"init", "--name", "Nails", "--slug", "nails", "--tz", "Europe/Moscow", "--email", "owner@nails.test", "--password-stdin"},
+			"long-enough\n", 0, "/panel/login"},
+		{[]string{"init", "--name", "Nails 2", "--slug", "nails2", "--tz", "Europe/Moscow", "--email", "owner@nails.test", "--password-stdin"},
+			"long-enough\n", 1, "email: a user with this email exists"},
+		{[]string{"init", "--name", "Nails 3", "--slug", "nails3", "--tz", "Europe/Moscow", "--email", "x@nails.test", "--password-stdin"},
+			"short\n", 1, "password"},
+		{[]string{"init", "--name", "Nails 4", "--slug", "nails"}, "", 2, "init needs"},
 		{[]string{"master", "link-code", "--salon", "studio", "--master", "Nobody"}, "", 2, "not found"},
 		{[]string{"master", "link-code", "--salon", "studio"}, "", 2, "needs --salon and --master"},
 		{[]string{"migrate", "sideways"}, "", 2, "usage"},
@@ -169,6 +177,12 @@ func TestCommandsAndExitCodes(t *testing.T) {
 		if strings.Contains(errs, "goroutine ") || strings.Count(strings.TrimSpace(errs), "\n") > 1 {
 			t.Errorf("salon %s: stderr is not one clear line: %q", strings.Join(c.args, " "), errs)
 		}
+	}
+	// A refused init wrote nothing: no salon without its owner.
+	pool := bookingtest.PoolFor(t, url)
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM salons WHERE slug IN ('nails2', 'nails3')`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d salons left by refused inits (%v)", n, err)
 	}
 }
 
