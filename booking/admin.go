@@ -459,3 +459,41 @@ func (s *Service) CompletePast(ctx context.Context) (int, error) {
 	})
 	return n, err
 }
+
+// Setup is how far a salon is from taking bookings online: what it has of
+// each thing a client needs.
+type Setup struct {
+	Services        int   // active services
+	Masters         int   // active masters
+	MastersOffering int   // active masters who do an active service
+	MastersWorking  int   // of those, masters with working hours from now on
+	FirstMaster     int64 // a master to set the hours of (0: none)
+}
+
+// Ready reports whether clients can book: a service, a master who does it
+// and hours to do it in.
+func (s Setup) Ready() bool { return s.Services > 0 && s.MastersOffering > 0 && s.MastersWorking > 0 }
+
+// SetupOf reads the salon's Setup, to its staff.
+func (s *Service) SetupOf(ctx context.Context, salonID int64) (*Setup, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	var st Setup
+	err := s.pool.QueryRow(ctx, `
+		WITH offering AS (
+		    SELECT DISTINCT m.id FROM masters m JOIN master_services ms ON ms.master_id = m.id
+		    JOIN services sv ON sv.id = ms.service_id AND sv.active
+		    WHERE m.salon_id = $1 AND m.active)
+		SELECT (SELECT count(*) FROM services WHERE salon_id = $1 AND active),
+		       (SELECT count(*) FROM masters WHERE salon_id = $1 AND active),
+		       (SELECT count(*) FROM offering),
+		       (SELECT count(DISTINCT master_id) FROM shifts WHERE salon_id = $1 AND ends_at > $2 AND master_id IN (SELECT id FROM offering)),
+		       COALESCE((SELECT min(id) FROM offering WHERE id NOT IN (SELECT master_id FROM shifts WHERE salon_id = $1 AND ends_at > $2)),
+		                (SELECT min(id) FROM masters WHERE salon_id = $1 AND active), 0)`,
+		salonID, s.now()).Scan(&st.Services, &st.Masters, &st.MastersOffering, &st.MastersWorking, &st.FirstMaster)
+	if err != nil {
+		return nil, fmt.Errorf("setup: %w", dbErr(err))
+	}
+	return &st, nil
+}

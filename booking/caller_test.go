@@ -81,6 +81,7 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"ClaimApply":     {run: func(ctx context.Context) error { return f.Svc.ClaimApply(ctx, upload) }},
 		"Client":         {run: func(ctx context.Context) error { return e1(f.Svc.Client(ctx, a, b.ClientID)) }},
 		"ClientBookings": {run: func(ctx context.Context) error { return e1(f.Svc.ClientBookings(ctx, a, b.ClientID)) }},
+		"SetupOf":        {run: func(ctx context.Context) error { return e1(f.Svc.SetupOf(ctx, a)) }},
 		"ClientByPhone":  {run: func(ctx context.Context) error { return e1(f.Svc.ClientByPhone(ctx, a, "+79990000001")) }},
 		"CompletePast":   {run: func(ctx context.Context) error { return e1(f.Svc.CompletePast(ctx)) }, foreign: booking.ErrForbidden},
 		"CreateMaster": {run: func(ctx context.Context) error {

@@ -101,6 +101,17 @@ type Bot struct {
 	afterSlots  chan struct{}
 	afterQueued atomic.Int64
 	afterWG     sync.WaitGroup
+
+	username atomic.Pointer[string] // the bot's, from getMe
+}
+
+// Username is the bot's Telegram username (for t.me links), "" until Run
+// has asked Telegram.
+func (b *Bot) Username() string {
+	if u := b.username.Load(); u != nil {
+		return *u
+	}
+	return ""
 }
 
 // New returns a Bot; Run starts it.
@@ -146,12 +157,14 @@ func New(svc *booking.Service, cfg Config) (*Bot, error) {
 // handles them and sends the answers, until ctx is done. Only one replica
 // at a time polls and sends (the leader); every replica handles updates.
 func (b *Bot) Run(ctx context.Context) error {
-	if _, err := b.api.GetMe(ctx); err != nil {
+	me, err := b.api.GetMe(ctx)
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped while starting
 		}
 		return fmt.Errorf("bot: getMe (is the token right?): %w", err)
 	}
+	b.username.Store(&me.Username)
 	var wg sync.WaitGroup
 	wg.Go(func() { b.dispatch(ctx) })
 	wg.Go(func() { b.lead(ctx) })

@@ -45,7 +45,19 @@ func (h *Handler) showMasters(c *fiber.Ctx, d *mastersData) error {
 func (h *Handler) createMaster(c *fiber.Ctx) error {
 	u := user(c)
 	d := &mastersData{Name: strings.Clone(c.FormValue("name")), Phone: strings.Clone(c.FormValue("phone"))}
-	m, err := h.svc.CreateMaster(c.UserContext(), u.SalonID, booking.Master{Name: d.Name, Phone: d.Phone})
+	// A new master does every service the salon offers; the owner unticks
+	// what they do not.
+	services, err := h.svc.Services(c.UserContext(), u.SalonID)
+	if err != nil {
+		return err
+	}
+	var offers []booking.Offer
+	for _, sv := range services {
+		if sv.Active {
+			offers = append(offers, booking.Offer{ServiceID: sv.ID})
+		}
+	}
+	m, err := h.svc.CreateMaster(c.UserContext(), u.SalonID, booking.Master{Name: d.Name, Phone: d.Phone}, offers...)
 	if err != nil {
 		if !h.fieldError(c, err, &d.Error, &d.Fields) {
 			return err

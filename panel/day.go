@@ -235,6 +235,7 @@ type dayData struct {
 	Date, Prev, Next, Today string
 	Title                   string
 	Grid                    *grid
+	Setup                   *booking.Setup // shown as a checklist until clients can book
 }
 
 func (h *Handler) today(c *fiber.Ctx) error {
@@ -323,6 +324,11 @@ func (h *Handler) dayView(c *fiber.Ctx, d booking.Date, fragment bool) error {
 		Today: cal.Salon.Today(now).String(), Title: longDate(d, l), Grid: g}
 	if fragment {
 		return h.fragment(c, "day", "grid", data)
+	}
+	if st, err := h.svc.SetupOf(c.UserContext(), u.SalonID); err != nil {
+		return err
+	} else if !st.Ready() {
+		data.Setup = st
 	}
 	return h.render(c, "day", data.Title, data)
 }

@@ -597,3 +597,66 @@ func TestKnownClientAndTheirNotes(t *testing.T) {
 		t.Errorf("the day's card does not show the client's notes")
 	}
 }
+
+// A new salon's panel says what is left before clients can book, and
+// where; the online booking page gives the link, the code for a site, a
+// QR code of the link, and the bot's link when a bot runs.
+func TestANewSalonGoesLive(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := bookingtest.System()
+	s := w.Salon(t, booking.Salon{Slug: "fresh", Name: "Fresh", Locale: "ru"})
+	b := w.user(s.ID, "owner@fresh.test", booking.RoleOwner)
+	steps := func() string {
+		a := b.get("/panel/")
+		i := strings.Index(a.body, `id="setup"`)
+		if i < 0 {
+			return ""
+		}
+		return a.body[i : i+strings.Index(a.body[i:], "</section>")]
+	}
+	if got := steps(); !strings.Contains(got, "Добавьте услуги") || strings.Contains(got, "✓") {
+		t.Fatalf("an empty salon's checklist: %q", got)
+	}
+	if a := b.post("/panel/services", url.Values{"name": {"Стрижка"}, "duration": {"60"}, "price": {"2 500 ₽"}}); a.status >= 400 {
+		t.Fatalf("add a service: %d %s", a.status, fieldErrorsOf(a.body))
+	}
+	if a := b.post("/panel/masters", url.Values{"name": {"Анна"}}); a.status >= 400 {
+		t.Fatalf("add a master: %d", a.status)
+	}
+	m := scalar[int64](t, w, `SELECT id FROM masters WHERE salon_id = $1`, s.ID)
+	if n := scalar[int64](t, w, `SELECT count(*) FROM master_services WHERE master_id = $1`, m); n != 1 {
+		t.Fatalf("a new master does %d services, want every one (1)", n)
+	}
+	if got := steps(); strings.Count(got, "✓") != 2 || !strings.Contains(got, fmt.Sprintf("/panel/masters/%d#template", m)) {
+		t.Fatalf("after a service and a master: %q", got)
+	}
+	form := url.Values{"from": {w.today().String()}, "to": {w.today().AddDays(27).String()}}
+	for d := range 7 {
+		form.Set(fmt.Sprintf("start_%d", d), "10:00")
+		form.Set(fmt.Sprintf("end_%d", d), "20:00")
+	}
+	if a := b.post(fmt.Sprintf("/panel/masters/%d/template", m), form); a.status >= 400 {
+		t.Fatalf("working hours: %d %s", a.status, fieldErrorsOf(a.body))
+	}
+	if got := steps(); got != "" {
+		t.Fatalf("a salon that can take bookings still shows the checklist: %q", got)
+	}
+	if st, err := w.Svc.SetupOf(ctx, s.ID); err != nil || !st.Ready() {
+		t.Fatalf("setup %+v %v", st, err)
+	}
+	a := b.get("/panel/online")
+	if a.status != 200 || !strings.Contains(a.body, w.base+"/w/fresh") || !strings.Contains(a.body, html.EscapeString(`data-salon="fresh"`)) ||
+		!strings.Contains(a.body, `src="/panel/online/qr.svg"`) {
+		t.Fatalf("online booking page: %d", a.status)
+	}
+	for _, f := range []string{"svg", "png"} {
+		q := b.get("/panel/online/qr." + f + "?download=1")
+		if q.status != 200 || !strings.Contains(q.header.Get("Content-Disposition"), "fresh-booking-qr."+f) || len(q.body) < 200 {
+			t.Fatalf("qr.%s: %d %v %d bytes", f, q.status, q.header, len(q.body))
+		}
+	}
+	if q := b.get("/panel/online/qr.png"); !strings.HasPrefix(q.body, "\x89PNG") {
+		t.Fatal("qr.png is not a PNG")
+	}
+}

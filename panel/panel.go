@@ -49,6 +49,9 @@ type Config struct {
 	PollInterval time.Duration
 	// Log receives internal errors, with the request id.
 	Log *slog.Logger
+	// BotUsername is the Telegram bot's username, for its t.me link on the
+	// online booking page ("" or nil: no bot runs).
+	BotUsername func() string
 }
 
 // Handler serves the panel.
@@ -105,6 +108,8 @@ func (h *Handler) Register(app *fiber.App) {
 	a.Post("/bookings/:id/no-show", h.noShowBooking)
 	a.Post("/bookings/:id/refund", h.refundBooking)
 	a.Post("/bookings/:id/paid-in-salon", h.paidInSalon)
+	a.Get("/online", h.online)
+	a.Get("/online/qr.:format", h.onlineQR)
 	a.Get("/payments", h.payments)
 	a.Get("/attention", h.attention)
 	a.Post("/attention/:id/retry", h.retryPayment)

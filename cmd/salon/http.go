@@ -120,13 +120,17 @@ func (s *server) mount(getenv env, b *bot.Bot) error {
 	}
 	cfg.TrustedProxies = proxies
 	widget.New(s.svc, cfg).Register(s.app)
-	panel.New(s.svc, panel.Config{
+	pcfg := panel.Config{
 		Secure:         strings.HasPrefix(strings.ToLower(getenv("SALON_PUBLIC_URL")), "https://"),
 		PublicURL:      publicOrigin(getenv("SALON_PUBLIC_URL")),
 		RequestTimeout: requestTimeout,
 		ClientIP:       widget.ClientIP(proxies),
 		Log:            s.log,
-	}).Register(s.app)
+	}
+	if b != nil {
+		pcfg.BotUsername = b.Username
+	}
+	panel.New(s.svc, pcfg).Register(s.app)
 	if b != nil {
 		s.reg.MustRegister(bot.Collectors()...)
 		// The secret, then the size, before fiber's adaptor reads the body.
