@@ -179,3 +179,13 @@ func PhoneCountry(phone string) string {
 // CountryOf returns the country of an IANA time zone (RU for
 // Europe/Moscow), or "" when it is not one country's.
 func CountryOf(timezone string) string { return zoneCountry[timezone] }
+
+// DisplayPhone is a number in E.164 as people write it (+7 912 345-67-89);
+// what is not one is returned as it is.
+func DisplayPhone(e164 string) string {
+	n, err := phonenumbers.Parse(e164, "ZZ")
+	if err != nil {
+		return e164
+	}
+	return phonenumbers.Format(n, phonenumbers.INTERNATIONAL)
+}

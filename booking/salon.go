@@ -1,10 +1,13 @@
 package booking
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -56,6 +59,14 @@ type Salon struct {
 	// in the salon.
 	DepositFallback DepositFallback
 
+	// What clients read of the salon: where it is, its phone (E.164), a
+	// few words about it, and its privacy policy (an http(s) link), which
+	// the booking form shows before a client gives their name and phone.
+	Address    string
+	Phone      string
+	About      string
+	PrivacyURL string
+
 	loc *time.Location
 }
 
@@ -77,6 +88,13 @@ func (s *Salon) Today(t time.Time) Date { return DateOf(t.In(s.Location())) }
 // Defaults for a new salon's settings. CreateSalon applies those whose zero
 // value is not allowed; zero notice and cutoff are honoured, so callers that
 // want the defaults set them.
+// Lengths of what clients read of a salon.
+const (
+	MaxAddressLen = 300
+	MaxAboutLen   = 1000
+	MaxURLLen     = 500
+)
+
 const (
 	DefaultSlotStepMin  = 15
 	DefaultMinNoticeMin = 60
@@ -135,6 +153,21 @@ func (s *Salon) normalize() error {
 	}
 	if s.DepositFallback != FallbackRefuse && s.DepositFallback != FallbackInSalon {
 		fe.add("deposit_fallback", "refuse or in_salon")
+	}
+	s.Address = cleanText(fe, "address", s.Address, MaxAddressLen, oneLine, false)
+	s.About = cleanText(fe, "about", s.About, MaxAboutLen, multiLine, false)
+	if s.Phone = strings.TrimSpace(s.Phone); s.Phone != "" {
+		if p, err := NormalizePhone(s.Phone, s.Country); err != nil {
+			fe.addErr("phone", err)
+		} else {
+			s.Phone = p
+		}
+	}
+	if s.PrivacyURL = strings.TrimSpace(s.PrivacyURL); s.PrivacyURL != "" {
+		u, err := url.Parse(s.PrivacyURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(s.PrivacyURL) > MaxURLLen {
+			fe.add("privacy_url", "a link like https://example.com/privacy")
+		}
 	}
 	return fe.err()
 }
@@ -215,7 +248,7 @@ func (s *Salon) insert(ctx context.Context, tx pgx.Tx) error {
 }
 
 const salonColumns = `id, slug, name, timezone, currency, locale, slot_step_min, min_notice_min,
-	hold_min, cutoff_hours, horizon_days, refund_policy, country, deposit_fallback`
+	hold_min, cutoff_hours, horizon_days, refund_policy, country, deposit_fallback, address, phone, about, privacy_url`
 
 func scanSalon(row pgx.Row) (*Salon, error) {
 	var s Salon
@@ -231,7 +264,8 @@ func scanSalon(row pgx.Row) (*Salon, error) {
 // dest is where the columns of salonColumns scan to.
 func (s *Salon) dest() []any {
 	return []any{&s.ID, &s.Slug, &s.Name, &s.Timezone, &s.Currency, &s.Locale, &s.SlotStepMin,
-		&s.MinNoticeMin, &s.HoldMin, &s.CutoffHours, &s.HorizonDays, &s.RefundPolicy, &s.Country, &s.DepositFallback}
+		&s.MinNoticeMin, &s.HoldMin, &s.CutoffHours, &s.HorizonDays, &s.RefundPolicy, &s.Country, &s.DepositFallback,
+		&s.Address, &s.Phone, &s.About, &s.PrivacyURL}
 }
 
 // resolveZone loads the salon's time zone after a scan.
@@ -323,4 +357,25 @@ func cmpOr(a, b string) string {
 // compute a horizon of their own.
 func (s *Salon) Window(now time.Time) (first Date, days int) {
 	return s.Today(now), s.HorizonDays
+}
+
+// TimeZones lists the IANA zones a salon may be in (those of a country,
+// and UTC): Russia's first, then the rest, each by name.
+func TimeZones() []string {
+	zones := make([]string, 0, len(zoneCountry)+1)
+	for z := range zoneCountry {
+		zones = append(zones, z)
+	}
+	zones = append(zones, "UTC")
+	slices.SortFunc(zones, func(a, b string) int {
+		return cmp.Or(-cmp.Compare(boolInt(zoneCountry[a] == "RU"), boolInt(zoneCountry[b] == "RU")), cmp.Compare(a, b))
+	})
+	return zones
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -76,6 +76,12 @@ func describe(lang, title string, n booking.Notice) string {
 		text += fmt.Sprintf("\n%s: %s", tr(lang, "client"), name)
 	} else {
 		text += fmt.Sprintf("\n%s: %s", tr(lang, "salon"), v.Salon.Name)
+		if v.Salon.Address != "" {
+			text += fmt.Sprintf("\n%s: %s", tr(lang, "address"), v.Salon.Address)
+		}
+		if v.Salon.Phone != "" {
+			text += fmt.Sprintf("\n%s: %s", tr(lang, "salon_phone"), booking.DisplayPhone(v.Salon.Phone))
+		}
 	}
 	if n.Event == booking.EventRescheduled && !n.Change.FromStartsAt.IsZero() {
 		text += fmt.Sprintf("\n(%s: %s)", tr(lang, "n_was"), when(lang, n.Change.FromStartsAt, loc))

@@ -78,7 +78,7 @@ func TestCalendarLinkFromTheChat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cal, err := ics.ParseCalendar(strings.NewReader(ical.Booking(v, time.Now())))
+	cal, err := ics.ParseCalendar(strings.NewReader(ical.Booking(v, "https://booking.example", time.Now())))
 	if err != nil || len(cal.Events()) != 1 {
 		t.Fatalf("the .ics: %v", err)
 	}

@@ -20,7 +20,7 @@ var fields = map[string]string{
 	"time": "Time", "timezone": "Time zone", "to": "To", "receipt_vat_code": "VAT code",
 	"receipt_tax_system": "Tax system", "slot_step_min": "Time step", "vat_code": "VAT code", "tax_system": "Tax system",
 	"input": "Input", "receipt_item": "Receipt line", "address": "Address",
-	"description": "Description", "privacy_url": "Privacy policy",
+	"description": "Description", "privacy_url": "Privacy policy", "about": "About the salon",
 }
 
 var ru = map[string]string{
@@ -37,7 +37,7 @@ var ru = map[string]string{
 	"Shift": "Смена", "Shifts": "Смены", "Link name": "Адрес страницы", "Source": "Источник", "Start": "Начало",
 	"Time": "Время", "Status": "Статус", "Telegram": "Telegram", "Time zone": "Часовой пояс", "To": "По",
 	"VAT code": "Ставка НДС", "Tax system": "Система налогообложения", "Receipt line": "Название в чеке",
-	"Address": "Адрес", "Description": "Описание", "Privacy policy": "Политика конфиденциальности",
+	"Address": "Адрес", "About the salon": "О салоне", "a link like https://example.com/privacy": "ссылка вида https://example.com/privacy", "Description": "Описание", "Privacy policy": "Политика конфиденциальности",
 	"%s: %s": "%s: %s", "Time step": "Шаг времени", "Input": "Ввод",
 
 	// Why an input was refused.

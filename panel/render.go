@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,6 +57,16 @@ var funcs = template.FuncMap{
 		return template.URL(v.Encode())
 	},
 	"add": func(a, b int) int { return a + b },
+	// timeZones lists the zones a salon may be in, Russia's first, and
+	// the salon's own (an old name the list no longer has is kept, never
+	// changed by saving the form).
+	"timeZones": func(current string) []string {
+		zones := booking.TimeZones()
+		if current != "" && !slices.Contains(zones, current) {
+			zones = append([]string{current}, zones...)
+		}
+		return zones
+	},
 }
 
 // page is what every template gets: the language, the user and salon, the

@@ -76,6 +76,8 @@ func (h *Handler) updateSettings(c *fiber.Ctx) error {
 	s.Timezone = strings.Clone(strings.TrimSpace(c.FormValue("timezone")))
 	s.Locale = strings.Clone(c.FormValue("locale"))
 	s.RefundPolicy = booking.RefundPolicy(strings.Clone(c.FormValue("refund_policy")))
+	s.Address, s.Phone = strings.Clone(c.FormValue("address")), strings.Clone(c.FormValue("phone"))
+	s.About, s.PrivacyURL = strings.Clone(c.FormValue("about")), strings.Clone(c.FormValue("privacy_url"))
 	if v := c.FormValue("deposit_fallback"); v != "" {
 		s.DepositFallback = booking.DepositFallback(strings.Clone(v))
 	}

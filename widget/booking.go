@@ -136,11 +136,16 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 // page of the booking, with its token in the fragment (never sent to a
 // server).
 func (h *Handler) returnURL(c *fiber.Ctx, s *booking.Salon) booking.ReturnLink {
-	base := h.cfg.PublicURL
-	if base == "" {
-		base = c.BaseURL()
+	return BackLink(h.publicBase(c), s.Slug)
+}
+
+// publicBase is the server's public base URL: SALON_PUBLIC_URL, else this
+// request's.
+func (h *Handler) publicBase(c *fiber.Ctx) string {
+	if h.cfg.PublicURL != "" {
+		return h.cfg.PublicURL
 	}
-	return BackLink(base, s.Slug)
+	return c.BaseURL()
 }
 
 // BackLink is where a client of the salon comes back after paying: the

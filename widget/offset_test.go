@@ -1,8 +1,12 @@
 package widget_test
 
 import (
+	"errors"
 	"fmt"
+	"html"
 	"regexp"
+	"salon/booking"
+	"salon/booking/bookingtest"
 	"strings"
 	"testing"
 )
@@ -77,5 +81,29 @@ func TestPagesWithoutASalonSpeakTheClientsLanguage(t *testing.T) {
 	}
 	if r := s.do("POST", "/api/v1/salons/studio/bookings", body); r.fields()["client.name"] != "required" {
 		t.Errorf("reasons in English by default: %s", r.raw)
+	}
+}
+
+// The booking page says where the salon is and how to call it, and asks
+// for consent with the salon's privacy policy before the name and phone.
+func TestTheSalonsContactsAndConsent(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	sal := *s.salon
+	sal.Address, sal.Phone, sal.About = "Москва, ул. Тверская, 1", "8 495 123-45-67", "Стрижки и окрашивание у метро"
+	sal.PrivacyURL = "https://studio.example/privacy"
+	if _, err := s.Svc.UpdateSalon(bookingtest.System(), sal); err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(string(s.do("GET", "/w/studio", nil).raw))
+	for _, want := range []string{"Москва, ул. Тверская, 1", `href="tel:+74951234567"`, "+7 495 123-45-67", "Стрижки и окрашивание у метро",
+		"соглашаетесь на обработку", `href="https://studio.example/privacy"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the booking page lacks %q", want)
+		}
+	}
+	sal.PrivacyURL = "javascript:alert(1)"
+	if _, err := s.Svc.UpdateSalon(bookingtest.System(), sal); !errors.Is(err, booking.ErrInvalid) {
+		t.Errorf("a javascript: privacy link: %v", err)
 	}
 }

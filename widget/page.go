@@ -50,13 +50,14 @@ type pageConfig struct {
 }
 
 type pageData struct {
-	Salon     *booking.Salon
-	Lang      string
-	OtherLang string
-	T         map[string]string
-	Services  []pageService
-	Mode      string // book, manage (a booking, by its manage token) or back (from paying, by the payment's return reference)
-	Config    pageConfig
+	Salon      *booking.Salon
+	SalonPhone string // the salon's phone as people write it
+	Lang       string
+	OtherLang  string
+	T          map[string]string
+	Services   []pageService
+	Mode       string // book, manage (a booking, by its manage token) or back (from paying, by the payment's return reference)
+	Config     pageConfig
 }
 
 func (h *Handler) registerPages(app *fiber.App) {
@@ -126,7 +127,7 @@ func (h *Handler) page(c *fiber.Ctx, mode string) error {
 	// The days offered are the salon's window (its horizon), as many as one
 	// slots request covers.
 	first, days := s.Window(h.svc.Now())
-	d := pageData{Salon: s, Lang: lang, OtherLang: other, T: messages[lang], Mode: mode}
+	d := pageData{Salon: s, Lang: lang, OtherLang: other, T: messages[lang], Mode: mode, SalonPhone: booking.DisplayPhone(s.Phone)}
 	masters, err := h.svc.Masters(ctx, s.ID, 0)
 	if err != nil {
 		return h.pageError(c, err)

@@ -175,7 +175,7 @@ func (h *Handler) bookingCalendar(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderContentType, "text/calendar; charset=utf-8")
 	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="booking-%d.ics"`, id))
-	return c.SendString(ical.Booking(v, h.svc.Now()))
+	return c.SendString(ical.Booking(v, h.publicBase(c), h.svc.Now()))
 }
 
 // bookingCalendarLink is one booking's .ics file at the link the bot gives.
@@ -193,5 +193,5 @@ func (h *Handler) bookingCalendarLink(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderContentType, "text/calendar; charset=utf-8")
 	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="booking-%d.ics"`, v.ID))
-	return c.SendString(ical.Booking(v, h.svc.Now()))
+	return c.SendString(ical.Booking(v, h.publicBase(c), h.svc.Now()))
 }

@@ -1,6 +1,7 @@
 package widget_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -163,6 +164,11 @@ func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 func TestBookingCalendarFile(t *testing.T) {
 	t.Parallel()
 	s := newSite(t)
+	sal := *s.salon
+	sal.Address, sal.Phone = "Москва, ул. Тверская, 1", "+74951234567"
+	if _, err := s.Svc.UpdateSalon(bookingtest.System(), sal); err != nil {
+		t.Fatal(err)
+	}
 	r := s.book(s.masters[0], "11:00")
 	req, _ := http.NewRequest("GET", s.base+"/api/v1/bookings/"+itoa(r.id())+"/calendar", nil)
 	req.Header.Set("X-Manage-Token", r.str("manage_token"))
@@ -170,14 +176,29 @@ func TestBookingCalendarFile(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("%v %v", resp, err)
 	}
-	cal, err := ics.ParseCalendar(resp.Body)
+	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	cal, err := ics.ParseCalendar(bytes.NewReader(raw))
 	if err != nil || len(cal.Events()) != 1 {
 		t.Fatalf("the .ics does not parse: %v", err)
 	}
-	start, _ := cal.Events()[0].GetStartAt()
+	e := cal.Events()[0]
+	start, _ := e.GetStartAt()
 	if !start.Equal(bookingtest.At(s.salon, testDay, "11:00")) {
 		t.Errorf("event starts %v", start)
+	}
+	// Where to go, a way back, a reminder; never the manage token.
+	if loc := e.GetProperty(ics.ComponentPropertyLocation); loc == nil || !strings.Contains(loc.Value, "Тверская") {
+		t.Errorf("LOCATION %v", loc)
+	}
+	if u := e.GetProperty(ics.ComponentPropertyUrl); u == nil || u.Value != s.base+"/w/studio" {
+		t.Errorf("URL %v", u)
+	}
+	if len(e.Alarms()) != 1 || e.Alarms()[0].GetProperty(ics.ComponentPropertyTrigger).Value != "-PT2H" {
+		t.Errorf("alarms %v", e.Alarms())
+	}
+	if strings.Contains(string(raw), r.str("manage_token")) {
+		t.Error("the .ics carries the manage token")
 	}
 	if g := s.do("GET", "/api/v1/bookings/"+itoa(r.id())+"/calendar", nil, "X-Manage-Token", "wrong"); g.status != 404 {
 		t.Errorf("a wrong token: %d", g.status)

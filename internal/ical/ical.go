@@ -34,12 +34,28 @@ func MasterFeed(f *booking.Feed, now time.Time) string {
 	return cal.Serialize(ics.WithNewLineWindows)
 }
 
-// Booking is one booking for its client's calendar.
-func Booking(v *booking.View, now time.Time) string {
+// Booking is one booking for its client's calendar: where the salon is,
+// its phone, a link to its booking page (base is the server's public URL;
+// never the manage link, whose token would live on in calendar servers),
+// and a reminder two hours before.
+func Booking(v *booking.View, base string, now time.Time) string {
 	cal := newCalendar(v.Salon.Name)
 	e := event(cal, &v.Booking, &v.Salon, now)
 	e.SetSummary(v.ServiceName + " — " + v.Salon.Name)
-	e.SetDescription(v.MasterName)
+	desc := v.MasterName
+	if v.Salon.Phone != "" {
+		desc += "\n" + booking.DisplayPhone(v.Salon.Phone)
+	}
+	e.SetDescription(desc)
+	if base != "" {
+		e.SetURL(strings.TrimRight(base, "/") + "/w/" + v.Salon.Slug)
+	}
+	if v.Status == booking.StatusConfirmed || v.Status == booking.StatusPending {
+		a := e.AddAlarm()
+		a.SetAction(ics.ActionDisplay)
+		a.SetTrigger("-PT2H")
+		a.SetProperty(ics.ComponentPropertyDescription, v.ServiceName+" — "+v.Salon.Name)
+	}
 	return cal.Serialize(ics.WithNewLineWindows)
 }
 
@@ -65,6 +81,10 @@ func event(cal *ics.Calendar, b *booking.Booking, s *booking.Salon, now time.Tim
 	default:
 		e.SetStatus(ics.ObjectStatusConfirmed)
 	}
-	e.SetLocation(s.Name)
+	where := s.Name
+	if s.Address != "" {
+		where += ", " + s.Address
+	}
+	e.SetLocation(where)
 	return e
 }
