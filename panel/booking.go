@@ -248,6 +248,7 @@ type bookingPage struct {
 	DepositDue bool                   // pending: the client may pay it here, in the salon
 	V          *booking.View
 	History    []booking.Event
+	Lines      []historyLine // the history in words
 	Start      string
 	End        string
 	Date       string
@@ -298,9 +299,14 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 		p.Payments[i].At = p.Payments[i].At.In(loc)
 	}
 	v.StartsAt, v.HoldExpiresAt = v.StartsAt.In(loc), v.HoldExpiresAt.In(loc)
-	for i := range p.History {
-		p.History[i].At = p.History[i].At.In(loc)
+	names := map[int64]string{}
+	for _, m := range p.Masters {
+		names[m.ID] = m.Name
 	}
+	if all, err := h.masterNames(c); err == nil {
+		names = all
+	}
+	p.Lines = historyLines(p.History, names, loc, langOf(c))
 	p.V = v
 	p.Start = v.StartsAt.In(loc).Format("2006-01-02 15:04")
 	p.End = v.EndsAt().In(loc).Format("15:04")

@@ -50,6 +50,9 @@ func (l *lang) Status(s booking.Status) string {
 	}[s])
 }
 
+// Entity names a kind of record of the audit log.
+func (l *lang) Entity(e string) string { return l.T(entityNames[e]) }
+
 // Source names where a booking was made.
 func (l *lang) Source(s booking.Source) string {
 	return l.T(map[booking.Source]string{
@@ -186,7 +189,14 @@ var ru = map[string]string{
 	"Source":            "Источник",
 	"Telegram bot":      "Telegram-бот", "online booking": "онлайн-запись", "the panel": "панель", "an import": "импорт",
 	"a client of the salon": "клиент салона", "Schedule": "График", "Actions": "Действия",
-	"Online booking": "Онлайн-запись", "Address": "Адрес", "Salon phone": "Телефон салона",
+	"Online booking": "Онлайн-запись", "Cancelled": "Отменена", "Deposit paid": "Предоплата внесена", "service": "услуга",
+	"master": "мастер", "salon": "салон", "SMS": "SMS",
+	"Booked": "Создана", "Moved": "Перенесена", "Visit took place": "Визит состоялся", "The client did not come": "Клиент не пришёл",
+	"Not paid in time: the time was released": "Не оплачена вовремя: время освобождено", "Deposit paid: confirmed": "Предоплата внесена: подтверждена",
+	"Deposit refunded": "Предоплата возвращена", "the salon": "салон", "the client": "клиент", "automatically": "автоматически",
+	"e-mail": "эл. почта", "(marked by itself after the day)": "(отмечено автоматически после дня визита)",
+	"Changed": "Изменено", "Deleted": "Удалено", "Confirmed": "Подтверждена", "booking": "запись", "master's service": "услуга мастера",
+	"shift": "смена", "user": "пользователь", "import of %s": "импорт %s", "What changed": "Что изменено", "Address": "Адрес", "Salon phone": "Телефон салона",
 	"A few words about the salon": "Несколько слов о салоне", "Privacy policy link": "Ссылка на политику конфиденциальности",
 	"The booking form links it before a client gives their name and phone (152-FZ).": "Форма записи показывает её, прежде чем клиент укажет имя и телефон (152-ФЗ).", "Getting started": "С чего начать", "Four steps, and clients can book online.": "Четыре шага — и клиенты смогут записываться онлайн.",
 	"Add your services": "Добавьте услуги", "Add your masters (each does every service unless you untick it)": "Добавьте мастеров (каждый делает все услуги, пока вы не снимете отметку)",

@@ -660,3 +660,48 @@ func TestANewSalonGoesLive(t *testing.T) {
 		t.Fatal("qr.png is not a PNG")
 	}
 }
+
+// A booking's history and the audit log read as sentences with names and
+// the salon's time: no internal columns, ids or <nil>.
+func TestHistoryAndAuditReadAsSentences(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	ctx := bookingtest.System()
+	day := w.today().AddDays(30)
+	sv := w.Service(t, w.salon, booking.SalonService{Name: "Укладка", DurationMin: 30})
+	anna, err := w.Svc.CreateMaster(ctx, w.salon.ID, booking.Master{Name: "Анна Смирнова"}, booking.Offer{ServiceID: sv.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dima, err := w.Svc.CreateMaster(ctx, w.salon.ID, booking.Master{Name: "Дмитрий Волков"}, booking.Offer{ServiceID: sv.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Shift(t, w.salon, anna, day, 1, "10:00", "20:00")
+	w.Shift(t, w.salon, dima, day, 1, "10:00", "20:00")
+	bk, err := w.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: sv.ID,
+		MasterID: dima.ID, StartsAt: bookingtest.At(w.salon, day, "12:15"), Client: booking.ClientInput{Name: "Ольга", Phone: bookingtest.Phone()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := b.post(fmt.Sprintf("/panel/bookings/%d/reschedule", bk.ID), url.Values{"date": {day.String()}, "time": {"11:30"},
+		"master": {fmt.Sprint(anna.ID)}}); a.status >= 400 {
+		t.Fatalf("move: %d %s", a.status, fieldErrorsOf(a.body))
+	}
+	page := html.UnescapeString(b.get(fmt.Sprintf("/panel/bookings/%d", bk.ID)).body)
+	if !strings.Contains(page, "Перенесена: Дмитрий Волков "+day.String()[8:10]+"."+day.String()[5:7]+" 12:15 → Анна Смирнова ") {
+		i := strings.Index(page, `class="history"`)
+		t.Errorf("history: %s", page[i:min(len(page), i+800)])
+	}
+	audit := html.UnescapeString(b.get("/panel/audit?entity=booking").body)
+	for _, bad := range []string{"<nil>", "master_id", "salon_id", "starts_at", "map["} {
+		if strings.Contains(audit, bad) {
+			t.Errorf("the audit log shows %q", bad)
+		}
+	}
+	if !strings.Contains(audit, "Мастер: Дмитрий Волков → Анна Смирнова") {
+		i := strings.Index(audit, `id="audit"`)
+		t.Errorf("audit: %s", audit[i:min(len(audit), i+1500)])
+	}
+}

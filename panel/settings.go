@@ -3,7 +3,6 @@ package panel
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -169,13 +168,11 @@ type auditData struct {
 }
 
 type auditRow struct {
-	At       string
-	Actor    string
-	Action   string
-	Entity   string
-	EntityID int64
-	Href     string
-	Old, New string
+	At      string
+	Actor   string
+	What    string   // what was done to which record
+	Changes []string // each changed column: label, before → after
+	Href    string
 }
 
 var auditEntities = []string{"booking", "client", "master", "master_service", "service", "shift", "salon", "user"}
@@ -200,9 +197,17 @@ func (h *Handler) audit(c *fiber.Ctx) error {
 		return err
 	}
 	loc := salonOf(c).Location()
+	masters, err := h.masterNames(c)
+	if err != nil {
+		return err
+	}
+	l := langOf(c)
 	for _, r := range rows {
-		ar := auditRow{At: r.At.In(loc).Format("2006-01-02 15:04:05"), Actor: r.Actor, Action: r.Action, Entity: r.Entity,
-			EntityID: r.EntityID, Old: values(r.Old), New: values(r.New)}
+		ar := auditRow{At: r.At.In(loc).Format("02.01.2006 15:04"), Actor: r.Actor}
+		if name, ok := strings.CutPrefix(r.Actor, "import:"); ok {
+			ar.Actor = l.T("import of %s", name)
+		}
+		ar.What, ar.Changes = auditText(r, masters, loc, l)
 		switch r.Entity {
 		case "booking":
 			ar.Href = fmt.Sprintf("/panel/bookings/%d", r.EntityID)
@@ -216,23 +221,4 @@ func (h *Handler) audit(c *fiber.Ctx) error {
 		d.Rows = append(d.Rows, ar)
 	}
 	return h.render(c, "audit", langOf(c).T("Audit log"), d)
-}
-
-// values shows changed columns as "key: value" lines.
-func values(m map[string]any) string {
-	if len(m) == 0 {
-		return ""
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		if k != "id" && k != "salon_id" {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s: %v\n", k, m[k])
-	}
-	return strings.TrimSpace(b.String())
 }

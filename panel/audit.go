@@ -1,0 +1,210 @@
+package panel
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"salon/booking"
+	"salon/i18n"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// A booking's history and the audit log read as sentences, in the salon's
+// time, with names: "Перенесена: Анна 12:15 → Борис 11:30", never internal
+// columns, ids or <nil>.
+
+// historyLine is one event of a booking's history.
+type historyLine struct {
+	At   string
+	Text string // what happened
+	Who  string // who did it
+}
+
+// historyLines puts a booking's events in words; masters names the
+// salon's masters by id.
+func historyLines(events []booking.Event, masters map[int64]string, loc *time.Location, l *lang) []historyLine {
+	out := make([]historyLine, 0, len(events))
+	for _, e := range events {
+		h := historyLine{At: e.At.In(loc).Format("02.01.2006 15:04"), Text: l.T(eventNames[e.Action])}
+		if h.Text == "" {
+			h.Text = l.T(e.Action)
+		}
+		d := e.Details
+		switch e.Action {
+		case "rescheduled":
+			from, to := stamp(d["from"], loc), stamp(d["to"], loc)
+			fm, tm := masters[idOf(d["from_master_id"])], masters[idOf(d["to_master_id"])]
+			if fm == tm {
+				fm, tm = "", ""
+			}
+			h.Text += ": " + strings.TrimSpace(fm+" "+from) + " → " + strings.TrimSpace(tm+" "+to)
+		case "cancelled":
+			if r, _ := d["reason"].(string); r != "" {
+				h.Text += ": " + r
+			}
+		case "completed":
+			if auto, _ := d["auto"].(bool); auto {
+				h.Text += " " + l.T("(marked by itself after the day)")
+			}
+		}
+		switch {
+		case e.By != "":
+			h.Who = e.By
+		default:
+			h.Who = l.T(actorNames[string(e.Actor.Kind)])
+			if ch := e.Actor.Channel; ch != "" && ch != "system" && e.Actor.Kind != "system" {
+				h.Who += " · " + l.T(channelNames[string(ch)])
+			}
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+var eventNames = map[string]string{
+	"created": "Booked", "rescheduled": "Moved", "cancelled": "Cancelled", "completed": "Visit took place",
+	"no_show": "The client did not come", "hold_expired": "Not paid in time: the time was released",
+	"confirmed": "Deposit paid: confirmed", "paid": "Deposit paid", "refunded": "Deposit refunded",
+}
+
+var actorNames = map[string]string{"admin": "the salon", "client": "the client", "system": "automatically", "import": "an import"}
+
+var channelNames = map[string]string{"telegram": "Telegram", "widget": "online booking", "panel": "the panel",
+	"email": "e-mail", "sms": "SMS", "import": "an import"}
+
+// stamp is a time of the details (RFC 3339 text) on the salon's clock.
+func stamp(v any, loc *time.Location) string {
+	s, _ := v.(string)
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.In(loc).Format("02.01 15:04")
+}
+
+// idOf reads an id of JSON details (a number).
+func idOf(v any) int64 {
+	switch x := v.(type) {
+	case float64:
+		return int64(x)
+	case string:
+		n, _ := strconv.ParseInt(x, 10, 64)
+		return n
+	}
+	return 0
+}
+
+// auditText puts a change of the audit log in words: what was done to
+// which record, and each changed column as "label: before → after".
+func auditText(r booking.AuditEntry, masters map[int64]string, loc *time.Location, l *lang) (what string, changes []string) {
+	name := ""
+	for _, m := range []map[string]any{r.New, r.Old} {
+		if n, ok := m["name"].(string); ok && n != "" && name == "" {
+			name = "«" + n + "»"
+		}
+		if e, ok := m["email"].(string); ok && e != "" && name == "" {
+			name = e
+		}
+	}
+	if name == "" {
+		name = "#" + strconv.FormatInt(r.EntityID, 10)
+	}
+	what = l.T(auditActions[r.Action])
+	if what == "" {
+		what = l.T(r.Action)
+	}
+	what += ": " + l.T(entityNames[r.Entity]) + " " + name
+	keys := map[string]bool{}
+	for k := range r.Old {
+		keys[k] = true
+	}
+	for k := range r.New {
+		keys[k] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if hiddenColumns[k] || strings.HasSuffix(k, "_hash") || strings.HasSuffix(k, "_token") {
+			continue
+		}
+		before, after := auditValue(k, r.Old[k], masters, loc, l), auditValue(k, r.New[k], masters, loc, l)
+		if r.Old != nil && r.New != nil && before == after {
+			continue
+		}
+		label := i18n.Field(k).In(l.Code)
+		switch {
+		case r.Old == nil:
+			changes = append(changes, label+": "+after)
+		case r.New == nil:
+			changes = append(changes, label+": "+before)
+		default:
+			changes = append(changes, label+": "+before+" → "+after)
+		}
+	}
+	return what, changes
+}
+
+// hiddenColumns are what a person does not read in a change.
+var hiddenColumns = map[string]bool{"id": true, "salon_id": true, "version": true, "created_at": true, "updated_at": true,
+	"catalog_version": true, "client_id": true, "service_id": true, "visit_id": true, "idempotency_key": true,
+	"request_hash": true, "origin_ref": true, "calendar_token": true, "manage_token": true}
+
+var auditActions = map[string]string{"create": "Created", "update": "Changed", "delete": "Deleted",
+	"reschedule": "Moved", "cancelled": "Cancelled", "completed": "Visit took place", "no_show": "The client did not come",
+	"confirmed": "Confirmed"}
+
+var entityNames = map[string]string{"booking": "booking", "client": "client", "master": "master", "master_service": "master's service",
+	"service": "service", "shift": "shift", "salon": "salon", "user": "user"}
+
+// auditValue is a column's value as people read it: times on the salon's
+// clock, masters by name, yes/no, "—" for none.
+func auditValue(key string, v any, masters map[int64]string, loc *time.Location, l *lang) string {
+	switch x := v.(type) {
+	case nil:
+		return "—"
+	case bool:
+		if x {
+			return l.T("yes")
+		}
+		return l.T("no")
+	case string:
+		if x == "" {
+			return "—"
+		}
+		if t, err := time.Parse(time.RFC3339Nano, x); err == nil {
+			return t.In(loc).Format("02.01.2006 15:04")
+		}
+		if key == "status" {
+			return l.Status(booking.Status(x))
+		}
+		if key == "source" {
+			return l.Source(booking.Source(x))
+		}
+		return x
+	case float64:
+		if key == "master_id" {
+			if n := masters[int64(x)]; n != "" {
+				return n
+			}
+		}
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+// masterNames names every master of the salon (the inactive too: history
+// names who it was) by id.
+func (h *Handler) masterNames(c *fiber.Ctx) (map[int64]string, error) {
+	ms, err := h.svc.AllMasters(c.UserContext(), user(c).SalonID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]string, len(ms))
+	for _, m := range ms {
+		out[m.ID] = m.Name
+	}
+	return out, nil
+}
