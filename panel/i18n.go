@@ -189,7 +189,7 @@ var ru = map[string]string{
 	"Source":            "Источник",
 	"Telegram bot":      "Telegram-бот", "online booking": "онлайн-запись", "the panel": "панель", "an import": "импорт",
 	"a client of the salon": "клиент салона", "Schedule": "График", "Actions": "Действия",
-	"Online booking": "Онлайн-запись", "Cancelled": "Отменена", "Deposit paid": "Предоплата внесена", "service": "услуга",
+	"Online booking": "Онлайн-запись", "Days": "Дни", "Sections": "Разделы", "Cancelled": "Отменена", "Deposit paid": "Предоплата внесена", "service": "услуга",
 	"master": "мастер", "salon": "салон", "SMS": "SMS",
 	"Booked": "Создана", "Moved": "Перенесена", "Visit took place": "Визит состоялся", "The client did not come": "Клиент не пришёл",
 	"Not paid in time: the time was released": "Не оплачена вовремя: время освобождено", "Deposit paid: confirmed": "Предоплата внесена: подтверждена",

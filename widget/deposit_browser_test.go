@@ -20,6 +20,7 @@ import (
 	"salon/booking/bookingtest"
 	"salon/booking/psp"
 	"salon/booking/psp/psptest"
+	"salon/internal/browsertest"
 	"salon/widget"
 )
 
@@ -171,6 +172,7 @@ func TestBrowserManagePageInEveryPaymentState(t *testing.T) {
 			}
 			for _, size := range [][2]int64{{390, 844}, {1280, 900}} {
 				run(t, tab, chromedp.EmulateViewport(size[0], size[1]))
+				browsertest.Axe(t, tab, fmt.Sprintf("the manage page, %s (%s, %d px)", st.name, lang, size[0]))
 				png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
 				if err != nil {
 					t.Fatal(err)
