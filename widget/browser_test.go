@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -395,3 +397,69 @@ func TestBrowserShowsTheMastersOwnPrice(t *testing.T) {
 // plain is text with its no-break spaces (between thousands, before ₽) as
 // spaces.
 func plain(s string) string { return strings.ReplaceAll(s, "\u00a0", " ") }
+
+// The widget keeps the client's earlier choices in sight, shows the days
+// as a week strip that marks the full ones, groups the times by part of
+// the day, says what to do in a field's error, and offers to book again
+// once a booking is off. Screenshots of each step (390 px and desktop, ru
+// and en) are saved in the test's artifact directory.
+func TestBrowserGuidesTheClient(t *testing.T) {
+	s := newSite(t)
+	m := s.masters[1]
+	dir := t.ArtifactDir()
+	shot := func(ctx context.Context, name string) {
+		t.Helper()
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, size := range []int64{390, 1280} {
+		for _, lang := range []string{"ru", "en"} {
+			ctx := browsertest.Tab(t, size, 900)
+			tag := fmt.Sprintf("%s-%d", lang, size)
+			run(t, ctx, chromedp.Navigate(s.base+"/w/studio?lang="+lang), chromedp.WaitVisible(css(`button[data-service-id]`)))
+			shot(ctx, "1-services-"+tag)
+			run(t, ctx, chromedp.Click(css(fmt.Sprintf(`button[data-service-id="%d"]`, s.svc.ID))),
+				chromedp.Click(css(fmt.Sprintf(`#masters button[data-master-id="%d"]`, m.ID))), chromedp.WaitVisible(css(`#days button`)))
+			if got := text(t, ctx, "#chosen"); !strings.Contains(got, s.svc.Name) || !strings.Contains(got, m.Name) {
+				t.Errorf("%s: the day step recalls %q, want the service and the master", tag, got)
+			}
+			full, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#days button.full:disabled').length`))
+			if err != nil || full == 0 {
+				t.Errorf("%s: no day is marked full (%v)", tag, err)
+			}
+			shot(ctx, "2-days-"+tag)
+			run(t, ctx, chromedp.Click(css(fmt.Sprintf(`#days button[data-date="%s"]`, testDay))), chromedp.WaitVisible(css(`#times button`)))
+			groups := text(t, ctx, "#times")
+			for _, want := range map[string][]string{"ru": {"Утро", "День", "Вечер"}, "en": {"Morning", "Afternoon", "Evening"}}[lang] {
+				if !strings.Contains(groups, want) {
+					t.Errorf("%s: the times are not grouped under %q", tag, want)
+				}
+			}
+			shot(ctx, "3-times-"+tag)
+			run(t, ctx, chromedp.Click(css(`#times button[data-time="18:00"]`)), chromedp.WaitVisible(css("#client-name")),
+				chromedp.Click(css("#contact-next")), chromedp.WaitVisible(css("#err-name")))
+			if got, want := text(t, ctx, "#err-name"), map[string]string{"ru": "Укажите имя", "en": "Enter your name"}[lang]; got != want {
+				t.Errorf("%s: the name's error reads %q, want %q", tag, got, want)
+			}
+			if got := text(t, ctx, "#chosen"); !strings.Contains(got, "18:00") {
+				t.Errorf("%s: the contact step recalls %q, want the time", tag, got)
+			}
+			shot(ctx, "4-contact-"+tag)
+		}
+	}
+	off := s.book(m, "13:00")
+	ctx := browser(t)
+	manage := fmt.Sprintf("%s/w/studio/manage/%d?lang=ru#t=%s", s.base, off.id(), off.str("manage_token"))
+	run(t, ctx, chromedp.Navigate(manage), chromedp.WaitVisible(css("#manage-actions")), chromedp.Click(css("#cancel")),
+		chromedp.Click(css("#cancel-yes")), chromedp.WaitVisible(css("#book-again")))
+	if href, err := chromedp.Run(ctx, chromedp.AttributeValue(css("#book-again"), "href")); err != nil || !strings.HasSuffix(href.Value, "/w/studio?lang=ru") {
+		t.Errorf("book again links %v %v", href, err)
+	}
+	shot(ctx, "5-cancelled-ru")
+	t.Logf("screenshots in %s", dir)
+}

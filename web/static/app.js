@@ -76,6 +76,7 @@
   // reader users land on it.
   function show(step) {
     showError('');
+    chosen(step);
     app.querySelectorAll('section[data-step]').forEach(function (s) { s.hidden = s.dataset.step !== step; });
     var h = app.querySelector('section[data-step="' + step + '"] h2');
     if (h) h.focus();
@@ -86,6 +87,21 @@
   app.querySelectorAll('button.back').forEach(function (b) {
     b.addEventListener('click', function () { show(back[state.step]); });
   });
+
+  // chosen keeps what the client has picked in sight on the later steps:
+  // service, master, day and time.
+  function chosen(step) {
+    var p = $('chosen');
+    if (!p) return;
+    var parts = [];
+    var after = { master: 1, day: 2, time: 3, contact: 4, confirm: 5 }[step] || 0;
+    if (mode === 'book' && after >= 1 && state.service) parts.push(serviceName(state.service));
+    if (mode === 'book' && after >= 2) parts.push(state.master ? masterName(state.master) : T.any_master);
+    if (after >= 3 && state.day) parts.push(dayLabel(state.day));
+    if (after >= 4 && state.slot) parts.push(timeOf(state.slot.starts_at));
+    p.textContent = parts.join(' · ');
+    p.hidden = parts.length === 0;
+  }
 
   // Inside an iframe, tell the embedding page our height (see /widget.js).
   function resize() {
@@ -129,7 +145,13 @@
     cfg.days.forEach(function (d) {
       var n = (by[d] || []).length;
       any = any || n > 0;
-      var b = el('button', { type: 'button', 'data-date': d }, dayLabel(d));
+      // A week strip: the weekday over the date; a day with no free time
+      // says so, and cannot be chosen.
+      var b = el('button', { type: 'button', 'data-date': d, 'class': n ? 'free' : 'full' });
+      var at = new Date(d + 'T12:00:00Z'), locale = cfg.lang === 'ru' ? 'ru-RU' : 'en-GB';
+      b.appendChild(el('span', { 'class': 'wd' }, at.toLocaleDateString(locale, { weekday: 'short', timeZone: 'UTC' }) + ' '));
+      b.appendChild(el('span', { 'class': 'dm' }, at.toLocaleDateString(locale, { day: 'numeric', month: 'short', timeZone: 'UTC' })));
+      if (!n) b.appendChild(el('span', { 'class': 'sr' }, ' — ' + T.day_full));
       b.disabled = n === 0;
       b.addEventListener('click', function () { state.day = d; renderTimes(by[d]); show('time'); });
       var li = el('li');
@@ -141,15 +163,28 @@
   function renderTimes(slots) {
     var times = $('times');
     times.textContent = '';
-    // One slot per time: for "any master" the server has chosen the master.
+    // One slot per time (for "any master" the server has chosen the
+    // master), grouped by part of the day.
+    var groups = {};
+    [['morning', 0], ['afternoon', 12], ['evening', 17]].forEach(function (g) {
+      var li = el('li', { 'class': 'group' });
+      var h = el('h3', { id: 'times-' + g[0] }, T['times_' + g[0]]);
+      var ul = el('ul', { 'class': 'times', 'aria-labelledby': 'times-' + g[0] });
+      li.appendChild(h);
+      li.appendChild(ul);
+      groups[g[0]] = { li: li, ul: ul, from: g[1], n: 0 };
+    });
     (slots || []).forEach(function (s) {
-      var t = timeOf(s.starts_at);
+      var t = timeOf(s.starts_at), hour = Number(t.slice(0, 2));
+      var g = hour >= 17 ? groups.evening : hour >= 12 ? groups.afternoon : groups.morning;
       var b = el('button', { type: 'button', 'data-time': t, 'data-master-id': s.master_id }, t);
       b.addEventListener('click', function () { pick(s); });
       var li = el('li');
       li.appendChild(b);
-      times.appendChild(li);
+      g.ul.appendChild(li);
+      g.n++;
     });
+    ['morning', 'afternoon', 'evening'].forEach(function (k) { if (groups[k].n) times.appendChild(groups[k].li); });
   }
   function pick(slot) {
     state.slot = slot;
@@ -260,8 +295,8 @@
       var name = $('client-name').value.trim();
       var phone = $('client-phone').value.trim();
       var errs = {};
-      if (!name) errs['client.name'] = T.name;
-      if (!/^[+()\d\s.-]{7,}$/.test(phone)) errs['client.phone'] = T.phone_hint;
+      if (!name) errs['client.name'] = T.err_name;
+      if (!/^[+()\d\s.-]{7,}$/.test(phone)) errs['client.phone'] = phone ? T.err_phone : T.err_phone_empty;
       if (fieldErrors(errs)) return;
       state.client = { name: name, phone: phone };
       confirmStep();
@@ -441,6 +476,8 @@
     if (active && state.token) { calendarLink($('manage-ics'), b.id, state.token); } else { $('manage-ics').hidden = true; }
     $('cancel-confirm').hidden = true;
     $('manage-result').hidden = !result;
+    // Off (cancelled, or never paid): the client may book anew.
+    $('book-again').hidden = active || mode === 'back' && b.status !== 'cancelled';
     $('manage-result').textContent = result || '';
     if (state.step !== 'manage') { show('manage'); } else { showError(''); }
     paymentInto('manage', b);
