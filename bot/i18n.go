@@ -200,9 +200,12 @@ func tr(lang, key string, args ...any) string {
 	return s
 }
 
-// langOf maps a Telegram language_code to one of ours.
+// langOf maps a Telegram language_code to one of ours: Russian for ru, uk,
+// be and for none given (Telegram leaves it out for some clients; the
+// platform's salons are Russian first), English for any other.
 func langOf(code string) string {
-	if strings.HasPrefix(strings.ToLower(code), "ru") || strings.HasPrefix(code, "uk") || strings.HasPrefix(code, "be") {
+	code = strings.ToLower(code)
+	if code == "" || strings.HasPrefix(code, "ru") || strings.HasPrefix(code, "uk") || strings.HasPrefix(code, "be") {
 		return "ru"
 	}
 	return "en"

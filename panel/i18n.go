@@ -3,6 +3,7 @@ package panel
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -16,16 +17,23 @@ type lang struct {
 	Code string // en or ru
 }
 
+// untranslated are the texts T was asked for in Russian and had not.
+var untranslated sync.Map
+
 var (
 	langEN = &lang{Code: "en"}
 	langRU = &lang{Code: "ru"}
 )
 
-// T translates s (a format when args are given).
+// T translates s (a format when args are given). A text Russian lacks is
+// shown in English and remembered (untranslated), for the test that
+// renders every page.
 func (l *lang) T(s string, args ...any) string {
 	if l.Code == "ru" {
 		if r, ok := ru[s]; ok {
 			s = r
+		} else if s != "" {
+			untranslated.Store(s, true)
 		}
 	}
 	if len(args) > 0 {
