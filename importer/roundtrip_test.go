@@ -311,3 +311,31 @@ func TestABadRowNamesOneFieldEveryTime(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplatesImport: each kind's template, filled in as it comes, is
+// taken whole by the import, in order, into an empty salon, in both
+// languages; the page's column lists name every column.
+func TestTemplatesImport(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	ctx := bookingtest.System()
+	for _, lang := range []string{"en", "ru"} {
+		salon := e.Salon(t, booking.Salon{Slug: "tpl-" + lang, Locale: lang, HorizonDays: 366})
+		e.Clock.Set(time.Date(2030, 3, 1, 9, 0, 0, 0, time.UTC))
+		for _, kind := range importer.Kinds {
+			var file strings.Builder
+			if err := importer.Template(&file, kind, lang); err != nil {
+				t.Fatal(err)
+			}
+			var lines []importer.Line
+			sum, err := importer.Import(ctx, e.Svc, strings.NewReader(file.String()), importer.Options{Kind: kind, Salon: salon,
+				Report: func(l importer.Line) error { lines = append(lines, l); return nil }})
+			if err != nil || sum.Rejected != 0 || sum.Created == 0 {
+				t.Fatalf("%s template (%s): %+v %v %+v\n%s", kind, lang, sum, err, lines, file.String())
+			}
+			if cols := importer.Columns(kind, lang); len(cols) == 0 || cols[0].Example == "" {
+				t.Errorf("%s (%s): columns %+v", kind, lang, cols)
+			}
+		}
+	}
+}

@@ -1,9 +1,11 @@
 package panel
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"path/filepath"
@@ -44,6 +46,56 @@ type importPage struct {
 	Error  string
 	Poll   string
 	MaxMiB int
+	Docs   []kindDoc // each kind's columns, template and export
+}
+
+// kindDoc is a kind as the import page explains it.
+type kindDoc struct {
+	Kind    importer.Kind
+	Columns []importer.ColumnDoc
+	Export  bool // the user may export it (owners)
+}
+
+// docsFor lists the kinds the user may import, with their columns.
+func docsFor(u *booking.User, lang string) []kindDoc {
+	var out []kindDoc
+	for _, k := range kindsFor(u) {
+		out = append(out, kindDoc{Kind: k, Columns: importer.Columns(k, lang), Export: u.Role == booking.RoleOwner})
+	}
+	return out
+}
+
+// importTemplate downloads a kind's template: its header and example
+// rows, in the page's language (for ru, as a Russian Excel opens it).
+func (h *Handler) importTemplate(c *fiber.Ctx) error {
+	kind, err := importer.ParseKind(c.Params("kind"))
+	if err != nil {
+		return errNoPage
+	}
+	l := langOf(c)
+	var b bytes.Buffer
+	if err := importer.Template(&b, kind, l.Code); err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
+	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="%s-template.csv"`, kind))
+	return c.Send(b.Bytes())
+}
+
+// export downloads a kind of the salon's data in the import's format
+// (owners: the core refuses others).
+func (h *Handler) export(c *fiber.Ctx) error {
+	kind, err := importer.ParseKind(c.Params("kind"))
+	if err != nil {
+		return errNoPage
+	}
+	var b bytes.Buffer
+	if err := importer.Export(c.UserContext(), h.svc, &b, kind, salonOf(c), langOf(c).Code); err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
+	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="%s-%s.csv"`, salonOf(c).Slug, kind))
+	return c.Send(b.Bytes())
 }
 
 // importView is a job as the page shows it.
@@ -60,7 +112,8 @@ type importView struct {
 }
 
 func (h *Handler) importForm(c *fiber.Ctx) error {
-	return h.render(c, "import", langOf(c).T("Import"), importPage{Kinds: kindsFor(user(c)), MaxMiB: MaxUpload >> 20})
+	return h.render(c, "import", langOf(c).T("Import"), importPage{Kinds: kindsFor(user(c)), MaxMiB: MaxUpload >> 20,
+		Docs: docsFor(user(c), langOf(c).Code)})
 }
 
 // kindsFor is what the user may import: an admin the schedule, an owner

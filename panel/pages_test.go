@@ -705,3 +705,33 @@ func TestHistoryAndAuditReadAsSentences(t *testing.T) {
 		t.Errorf("audit: %s", audit[i:min(len(audit), i+1500)])
 	}
 }
+
+// The import page lists each kind's columns with an example, offers each
+// kind's template, and an owner exports each kind as a Russian Excel opens
+// it (a BOM and semicolons); an admin may not export.
+func TestImportPageTemplatesAndExports(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	page := b.get("/panel/import").body
+	for _, want := range []string{`id="format-services"`, `id="format-bookings"`, "<code>длительность</code>", "Стрижка", `/panel/import/template/schedule`, `/panel/export/clients`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the import page lacks %q", want)
+		}
+	}
+	for _, kind := range []string{"services", "masters", "schedule", "clients", "bookings"} {
+		tpl := b.get("/panel/import/template/" + kind)
+		if tpl.status != 200 || !strings.HasPrefix(tpl.body, "\ufeff") || !strings.Contains(strings.SplitN(tpl.body, "\n", 2)[0], ";") ||
+			!strings.Contains(tpl.header.Get("Content-Disposition"), kind+"-template.csv") {
+			t.Errorf("%s template: %d %v %q", kind, tpl.status, tpl.header, tpl.body)
+		}
+		ex := b.get("/panel/export/" + kind)
+		if ex.status != 200 || !strings.HasPrefix(ex.body, "\ufeff") || strings.Count(ex.body, "\n") < 2 {
+			t.Errorf("%s export: %d %q", kind, ex.status, ex.body)
+		}
+	}
+	admin := w.user(w.salon.ID, "desk@demo.test", booking.RoleAdmin)
+	if a := admin.get("/panel/export/clients"); a.status != 403 {
+		t.Errorf("an admin's export of the clients: %d", a.status)
+	}
+}

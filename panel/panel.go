@@ -146,6 +146,8 @@ func (h *Handler) Register(app *fiber.App) {
 	a.Post("/users/:id/delete", h.deleteUser)
 	a.Get("/audit", h.audit)
 	a.Get("/import", h.importForm)
+	a.Get("/import/template/:kind", h.importTemplate)
+	a.Get("/export/:kind", h.export)
 	a.Post("/import", h.upload)
 	a.Get("/import/:job", h.importStatus)
 	a.Post("/import/:job/apply", h.applyImport)

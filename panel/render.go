@@ -56,7 +56,8 @@ var funcs = template.FuncMap{
 		}
 		return template.URL(v.Encode())
 	},
-	"add": func(a, b int) int { return a + b },
+	"add":   func(a, b int) int { return a + b },
+	"asset": web.Asset,
 	// timeZones lists the zones a salon may be in, Russia's first, and
 	// the salon's own (an old name the list no longer has is kept, never
 	// changed by saving the form).

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"io"
+	"net/http"
 	"regexp"
 	"salon/booking"
 	"salon/booking/bookingtest"
@@ -105,5 +107,36 @@ func TestTheSalonsContactsAndConsent(t *testing.T) {
 	sal.PrivacyURL = "javascript:alert(1)"
 	if _, err := s.Svc.UpdateSalon(bookingtest.System(), sal); !errors.Is(err, booking.ErrInvalid) {
 		t.Errorf("a javascript: privacy link: %v", err)
+	}
+}
+
+// Static files come compressed and, asked for by their version (as every
+// page asks), are kept for a year; a favicon is there.
+func TestStaticFilesAreCompressedAndCached(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	page := string(s.do("GET", "/w/studio", nil).raw)
+	m := regexp.MustCompile(`src="(/static/app\.js\?v=[0-9a-f]+)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("the page does not ask for app.js by its version")
+	}
+	req, _ := http.NewRequest("GET", s.base+html.UnescapeString(m[1]), nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" ||
+		!strings.Contains(resp.Header.Get("Cache-Control"), "immutable") || len(body) > 12000 {
+		t.Errorf("app.js: %d %v, %d bytes", resp.StatusCode, resp.Header, len(body))
+	}
+	if r := s.do("GET", "/static/app.js?v=old", nil); strings.Contains(r.header.Get("Cache-Control"), "immutable") {
+		t.Error("an old version is kept for a year")
+	}
+	resp, err = (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Get(s.base + "/favicon.ico")
+	if err != nil || resp.StatusCode != 301 || !strings.HasPrefix(resp.Header.Get("Location"), "/static/favicon.svg?v=") {
+		t.Errorf("favicon: %v %v", resp, err)
 	}
 }

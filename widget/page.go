@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/compress"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
 
 	"salon/booking"
@@ -70,11 +71,19 @@ func (h *Handler) registerPages(app *fiber.App) {
 		c.Set("Access-Control-Allow-Origin", "*")
 		return c.Send(embedJS)
 	})
+	// Static files: compressed, and kept by browsers for a year when
+	// asked for by their content's version (web.Asset), else 5 minutes.
 	app.Use("/static", func(c *fiber.Ctx) error {
-		c.Set(fiber.HeaderCacheControl, "public, max-age=300")
+		name := strings.TrimPrefix(c.Path(), "/static/")
+		if v := c.Query("v"); v != "" && v == web.Version(name) {
+			c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
+		} else {
+			c.Set(fiber.HeaderCacheControl, "public, max-age=300")
+		}
 		c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 		return c.Next()
-	}, filesystem.New(filesystem.Config{Root: http.FS(web.Static)}))
+	}, compress.New(compress.Config{Level: compress.LevelBestSpeed}), filesystem.New(filesystem.Config{Root: http.FS(web.Static)}))
+	app.Get("/favicon.ico", func(c *fiber.Ctx) error { return c.Redirect(web.Asset("favicon.svg"), fiber.StatusMovedPermanently) })
 }
 
 // embedJS is the embed script, served as /widget.js.

@@ -14,6 +14,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"salon/booking"
 	"salon/importer"
 )
 
@@ -68,8 +69,17 @@ func cmdImport(ctx context.Context, args []string, getenv env, stdout, stderr io
 	}
 	defer closeDB()
 	opt := importer.Options{Kind: kind, Salon: s, File: filepath.Base(pos[1]), DryRun: *dry}
-	if report != nil {
-		opt.Report = report.Add
+	// The first rejected rows are printed whatever the report: what to fix
+	// is seen without another run.
+	var first []importer.Line
+	opt.Report = func(l importer.Line) error {
+		if l.Outcome == booking.Rejected && len(first) < shownRejected {
+			first = append(first, l)
+		}
+		if report != nil {
+			return report.Add(l)
+		}
+		return nil
 	}
 	// A progress bar when a person watches (stderr is a terminal): rows,
 	// bytes of the file, rate and time left.
@@ -102,10 +112,32 @@ func cmdImport(ctx context.Context, args []string, getenv env, stdout, stderr io
 		}
 	}
 	printSummary(stdout, kind, sum, *dry)
+	printRejected(stdout, first, sum.Rejected)
 	if sum.Rejected > 0 {
 		return rejectedRows{n: sum.Rejected, report: *reportPath}
 	}
 	return nil
+}
+
+// shownRejected is how many rejected rows an import prints.
+const shownRejected = 10
+
+// printRejected prints the first rejected rows: line, column, value and
+// why, as a person fixes them in the file.
+func printRejected(w io.Writer, lines []importer.Line, total int) {
+	for _, l := range lines {
+		where := fmt.Sprintf("line %d", l.Line)
+		if l.Column != "" {
+			where += ", " + l.Column
+		}
+		if l.Value != "" {
+			where += fmt.Sprintf(" %q", l.Value)
+		}
+		fmt.Fprintf(w, "  %s: %s\n", where, l.Reason)
+	}
+	if total > len(lines) {
+		fmt.Fprintf(w, "  … and %d more rejected rows\n", total-len(lines))
+	}
 }
 
 // printSummary prints an import's counts and its unknown columns.

@@ -53,6 +53,8 @@ func TestImportAndExportCommands(t *testing.T) {
 		{[]string{"import", "services", good, "--salon", "cli"}, 0, "created 0, updated 0, unchanged 2"},
 		{[]string{"import", "masters", bad, "--salon", "cli", "--report", report}, 1, "1 rows rejected (see " + report},
 		{[]string{"import", "masters", "--salon", "cli", bad}, 1, "created 0, updated 0, unchanged 1, rejected 1"},
+		// The rejected rows are named without --report: line, column, value, why.
+		{[]string{"import", "masters", "--salon", "cli", bad}, 1, `line 3, phone "123": not a valid phone number`},
 		{[]string{"import", "haircuts", good, "--salon", "cli"}, 2, "unknown kind"},
 		{[]string{"import", "services", filepath.Join(dir, "missing.csv"), "--salon", "cli"}, 2, "no such file"},
 		{[]string{"import", "services", good}, 2, "usage"},
