@@ -95,7 +95,8 @@ Salon is running with demo data.
   panel:   %[1]s/panel/   (login %[3]s, password %[4]s)
   API:     %[1]s/api/v1/salons/%[2]s
   health:  %[1]s/healthz
-  database: %[5]s
+  database: DATABASE_URL='%[5]s'
+            (set it for the other commands: salon init, import, admin ...)
 Press Ctrl-C to stop.
 `, base, salon.Slug, demo.Email, demo.Password, url)
 	p, err := newPlatform(pool, withDefault(withDefault(getenv, "SALON_PUBLIC_URL", base), "PAYMENT_PROVIDER", "sandbox"), ln, log)
