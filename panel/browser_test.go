@@ -319,3 +319,39 @@ func TestBrowserImportsMasters(t *testing.T) {
 		t.Errorf("audit actor %q", actor)
 	}
 }
+
+// On a phone the day view shows one master at a time, chosen with a
+// switcher that the grid's refreshes keep; a desktop shows them all.
+func TestBrowserDayOneMasterPerScreenOnAPhone(t *testing.T) {
+	w := newWorld(t)
+	ctx := browsertest.Tab(t, 390, 844)
+	do(t, ctx,
+		chromedp.Navigate(w.base+"/panel/"),
+		chromedp.SendKeys(css(`input[name=email]`), demo.Email),
+		chromedp.SendKeys(css(`input[name=password]`), demo.Password),
+		chromedp.Submit(css(`input[name=password]`)),
+		chromedp.WaitVisible(css(`.master-switch`)),
+	)
+	shown := func() []string {
+		t.Helper()
+		return value(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('table.grid thead th[data-col]'))`+
+			`.filter(function (th) { return !th.hidden && th.offsetWidth > 0; }).map(function (th) { return th.querySelector('a').textContent; })`))
+	}
+	if got := shown(); len(got) != 1 {
+		t.Fatalf("a phone shows the columns %v, want one", got)
+	}
+	second := value(t, ctx, chromedp.Text(css(`.master-switch button[data-show-col="1"]`)))
+	do(t, ctx, chromedp.Click(css(`.master-switch button[data-show-col="1"]`)))
+	if got := shown(); len(got) != 1 || got[0] != second {
+		t.Fatalf("after choosing %s: %v", second, got)
+	}
+	png := value(t, ctx, chromedp.FullScreenshot(100)) // 100: PNG
+	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "day-390-one-master.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Wider, every master again.
+	do(t, ctx, chromedp.EmulateViewport(1280, 900))
+	if got := shown(); len(got) < 2 {
+		t.Fatalf("a desktop shows %v", got)
+	}
+}

@@ -187,14 +187,15 @@ func (g *grid) body() template.HTML {
 			b.WriteString(`<tr>`)
 		}
 		b.WriteString(`<th class="time" scope="row">` + esc(r.Label) + `</th>`)
-		for _, c := range r.Cells {
+		for i, c := range r.Cells {
+			col := ` data-col="` + strconv.Itoa(i) + `"` // the master's column, for the phone's switcher
 			switch {
 			case c.Covered:
 			case c.IsFree:
-				b.WriteString(`<td class="free"><a href="` + esc(c.Href) + `" aria-label="` + esc(c.Label) + `">+</a></td>`)
+				b.WriteString(`<td class="free"` + col + `><a href="` + esc(c.Href) + `" aria-label="` + esc(c.Label) + `">+</a></td>`)
 			case c.IsBooking:
-				fmt.Fprintf(&b, `<td rowspan="%d" class="b %s"><a href="%s" class="booking"><b>%s</b> <span class="client">%s</span>`+
-					`<span class="svc">%s</span><span class="st">%s</span>`, c.Span, esc(string(c.Status)), esc(c.Href), esc(c.Time),
+				fmt.Fprintf(&b, `<td rowspan="%d" class="b %s"%s><a href="%s" class="booking"><b>%s</b> <span class="client">%s</span>`+
+					`<span class="svc">%s</span><span class="st">%s</span>`, c.Span, esc(string(c.Status)), col, esc(c.Href), esc(c.Time),
 					esc(c.Client), esc(c.Service), esc(c.Label))
 				if c.Deposit != "" {
 					b.WriteString(` <span class="dep">` + esc(c.Deposit) + `</span>`)
@@ -204,7 +205,7 @@ func (g *grid) body() template.HTML {
 				}
 				b.WriteString(`</a></td>`)
 			default:
-				b.WriteString(`<td class="` + esc(c.Kind) + `"></td>`)
+				b.WriteString(`<td class="` + esc(c.Kind) + `"` + col + `></td>`)
 			}
 		}
 		b.WriteString("</tr>\n")

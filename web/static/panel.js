@@ -1,9 +1,32 @@
 // The panel's few behaviours that are not htmx: copying a text to the
-// clipboard (data-copy="#id"), and filling a weekly template's days from its
-// first (data-fill-week). Plain script, no build step.
+// clipboard (data-copy="#id"), filling a weekly template's days from its
+// first (data-fill-week), and on a phone the day grid one master at a time
+// (data-show-col). Plain script, no build step.
 (function () {
   'use strict';
+  var narrow = window.matchMedia('(max-width: 640px)');
+  // showCol shows, on a phone, only the chosen master's column of the
+  // grid (kept across the grid's refreshes); on a wider screen all.
+  function showCol() {
+    var col = sessionStorage.getItem('panel-col') || '0';
+    document.querySelectorAll('table.grid [data-col]').forEach(function (c) {
+      c.hidden = narrow.matches && c.dataset.col !== col;
+    });
+    document.querySelectorAll('[data-show-col]').forEach(function (b) {
+      b.setAttribute('aria-pressed', b.dataset.showCol === col ? 'true' : 'false');
+    });
+  }
+  narrow.addEventListener('change', showCol);
+  document.addEventListener('DOMContentLoaded', showCol);
+  document.body && showCol();
+  document.addEventListener('htmx:afterSwap', showCol);
   document.addEventListener('click', function (ev) {
+    var sc = ev.target.closest('[data-show-col]');
+    if (sc) {
+      sessionStorage.setItem('panel-col', sc.dataset.showCol);
+      showCol();
+      return;
+    }
     var b = ev.target.closest('[data-copy]');
     if (b) {
       var src = document.querySelector(b.dataset.copy);
