@@ -197,7 +197,7 @@ var ru = map[string]string{
 	"Source":            "Источник",
 	"Telegram bot":      "Telegram-бот", "online booking": "онлайн-запись", "the panel": "панель", "an import": "импорт",
 	"a client of the salon": "клиент салона", "Schedule": "График", "Actions": "Действия",
-	"Online booking": "Онлайн-запись", "What each file holds": "Что в каждом файле", "Required": "Обязательна", "Example": "Пример",
+	"Online booking": "Онлайн-запись", "The salon's panel: the day, bookings, clients, masters and services.": "Панель салона: день, записи, клиенты, мастера и услуги.", "What each file holds": "Что в каждом файле", "Required": "Обязательна", "Example": "Пример",
 	"Import in this order: services, masters, schedule, clients, bookings. A template is a file to fill in, with example rows; an export is your data in the same format.": "Импортируйте по порядку: услуги, мастера, расписание, клиенты, записи. Шаблон — файл для заполнения с примерами строк; выгрузка — ваши данные в том же формате.",
 	"Download the template": "Скачать шаблон", "Export the salon's data": "Выгрузить данные салона", "Days": "Дни", "Sections": "Разделы", "Cancelled": "Отменена", "Deposit paid": "Предоплата внесена", "service": "услуга",
 	"master": "мастер", "salon": "салон", "SMS": "SMS",
