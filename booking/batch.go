@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -52,6 +53,9 @@ var errDryRun = errors.New("dry run")
 // batchTx runs fn in a transaction that commits, or, when dry, is rolled
 // back.
 func (s *Service) batchTx(ctx context.Context, dry bool, fn func(tx pgx.Tx) error) error {
+	if r, ok := ctx.Value(rehearsalKey{}).(*rehearsal); ok {
+		return r.step(ctx, fn)
+	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if err := fn(tx); err != nil {
 			return err
@@ -65,6 +69,63 @@ func (s *Service) batchTx(ctx context.Context, dry bool, fn func(tx pgx.Tx) erro
 		return nil
 	}
 	return err
+}
+
+// A rehearsal runs several imports (services, then masters, then the
+// schedule, clients and bookings) in one transaction that is always rolled
+// back: each sees what the ones before it would have written, so an owner
+// checks a whole salon's files before anything is written.
+type rehearsal struct {
+	mu sync.Mutex // one import at a time: the transaction is one connection's
+	tx pgx.Tx
+}
+
+type rehearsalKey struct{}
+
+// Rehearse runs fn with a context in which every import's batch writes
+// into one transaction, rolled back when fn returns (whatever the imports'
+// dry flags say): a dry run of several files that depend on each other.
+// The caller names who asks (an import, or the system).
+func (s *Service) Rehearse(ctx context.Context, fn func(ctx context.Context) error) error {
+	if err := callerOf(ctx).check(); err != nil {
+		return err
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("rehearse: %w", dbErr(err))
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // always: a rehearsal writes nothing
+	if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true), set_config('salon.actor', $2, true)`,
+		fmt.Sprint(max(s.lockWait.Milliseconds(), 1)), callerOf(ctx).auditName()); err != nil {
+		return fmt.Errorf("rehearse: %w", dbErr(err))
+	}
+	return fn(context.WithValue(ctx, rehearsalKey{}, &rehearsal{tx: tx}))
+}
+
+// read runs fn on the rehearsal's transaction.
+func (r *rehearsal) read(fn func(q querier) error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return dbErr(fn(r.tx))
+}
+
+// step runs one batch in a savepoint of the rehearsal: a batch that fails
+// leaves nothing; one that succeeds stays for the batches after it.
+func (r *rehearsal) step(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.tx.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("rehearse: %w", dbErr(err))
+	}
+	defer sp.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after release
+	if err := fn(sp); err != nil {
+		return dbErr(err)
+	}
+	if err := sp.Commit(ctx); err != nil {
+		return fmt.Errorf("rehearse: %w", dbErr(err))
+	}
+	return nil
 }
 
 // ServiceRow is a row of a services import: the service, and which of its
@@ -665,20 +726,41 @@ func (s *Service) ImportBookings(ctx context.Context, salonID int64, rows []Book
 	if err := authorize(ctx, salonID, RoleOwner); err != nil {
 		return nil, err
 	}
-	cat, err := s.currentCatalog(ctx, salonID)
-	if err != nil {
-		return nil, err
+	var (
+		cat        *catalog
+		mids, sids map[string]int64
+	)
+	read := func(q querier) error {
+		var err error
+		if mids, err = masterIDs(ctx, q, salonID); err != nil {
+			return err
+		}
+		sids, err = serviceIDs(ctx, q, salonID)
+		return err
+	}
+	if r, ok := ctx.Value(rehearsalKey{}).(*rehearsal); ok {
+		// A rehearsal reads what the imports before it would have made.
+		err := r.read(func(q querier) error {
+			var err error
+			if cat, err = loadCatalog(ctx, q, salonID); err != nil {
+				return err
+			}
+			return read(q)
+		})
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		var err error
+		if cat, err = s.currentCatalog(ctx, salonID); err != nil {
+			return nil, err
+		}
+		if err := read(s.pool); err != nil {
+			return nil, err
+		}
 	}
 	country := cat.salon.Country
 	out := make([]RowResult, len(rows))
-	mids, err := masterIDs(ctx, s.pool, salonID)
-	if err != nil {
-		return nil, err
-	}
-	sids, err := serviceIDs(ctx, s.pool, salonID)
-	if err != nil {
-		return nil, err
-	}
 	caller := callerOf(ctx)
 	actor := Actor{Kind: ActorSystem, Channel: ChannelImport}
 	if caller.kind == callerStaff {

@@ -81,9 +81,15 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"ClaimApply":     {run: func(ctx context.Context) error { return f.Svc.ClaimApply(ctx, upload) }},
 		"Client":         {run: func(ctx context.Context) error { return e1(f.Svc.Client(ctx, a, b.ClientID)) }},
 		"ClientBookings": {run: func(ctx context.Context) error { return e1(f.Svc.ClientBookings(ctx, a, b.ClientID)) }},
-		"SetupOf":        {run: func(ctx context.Context) error { return e1(f.Svc.SetupOf(ctx, a)) }},
-		"ClientByPhone":  {run: func(ctx context.Context) error { return e1(f.Svc.ClientByPhone(ctx, a, "+79990000001")) }},
-		"CompletePast":   {run: func(ctx context.Context) error { return e1(f.Svc.CompletePast(ctx)) }, foreign: booking.ErrForbidden},
+		"Rehearse": {run: func(ctx context.Context) error {
+			return f.Svc.Rehearse(ctx, func(ctx context.Context) error {
+				_, err := f.Svc.ImportServices(ctx, a, []booking.ServiceRow{{SalonService: booking.SalonService{Name: "Intruder", DurationMin: 30}}}, true)
+				return err
+			})
+		}},
+		"SetupOf":       {run: func(ctx context.Context) error { return e1(f.Svc.SetupOf(ctx, a)) }},
+		"ClientByPhone": {run: func(ctx context.Context) error { return e1(f.Svc.ClientByPhone(ctx, a, "+79990000001")) }},
+		"CompletePast":  {run: func(ctx context.Context) error { return e1(f.Svc.CompletePast(ctx)) }, foreign: booking.ErrForbidden},
 		"CreateMaster": {run: func(ctx context.Context) error {
 			return e1(f.Svc.CreateMaster(ctx, a, booking.Master{Name: "Intruder"}))
 		}},

@@ -2,6 +2,7 @@ package importer_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -337,5 +338,60 @@ func TestTemplatesImport(t *testing.T) {
 				t.Errorf("%s (%s): columns %+v", kind, lang, cols)
 			}
 		}
+	}
+}
+
+// TestASetIsRehearsedAsOne: a salon's five files, in any order, are
+// checked as one dry run in the order a salon is built: the masters find
+// the services, the bookings the masters and clients, that the files
+// before them would create; nothing is written. Alone, the masters' dry
+// run rejects every row (no such service yet).
+func TestASetIsRehearsedAsOne(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	ctx := bookingtest.System()
+	e.Clock.Set(time.Date(2030, 3, 1, 9, 0, 0, 0, time.UTC))
+	salon := e.Salon(t, booking.Salon{Slug: "set", Locale: "ru", HorizonDays: 366})
+	files := map[importer.Kind]string{}
+	for _, kind := range importer.Kinds {
+		var b strings.Builder
+		if err := importer.Template(&b, kind, "ru"); err != nil {
+			t.Fatal(err)
+		}
+		files[kind] = b.String()
+	}
+	alone, err := importer.Import(ctx, e.Svc, strings.NewReader(files[importer.Masters]), importer.Options{Kind: importer.Masters, Salon: salon, DryRun: true})
+	if err != nil || alone.Rejected == 0 {
+		t.Fatalf("the masters alone: %+v %v", alone, err)
+	}
+	var set []importer.File
+	for _, name := range []string{"записи.csv", "clients.csv", "мастера.csv", "schedule.csv", "услуги.csv"} {
+		k, _ := importer.KindOfName(name)
+		set = append(set, importer.File{Name: name, R: strings.NewReader(files[k])})
+	}
+	res, err := importer.ImportSet(ctx, e.Svc, set, importer.Options{Salon: salon, DryRun: true})
+	if err != nil || len(res) != 5 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	for i, r := range res {
+		if r.Kind != importer.Kinds[i] || r.Err != nil || r.Summary.Rejected != 0 || r.Summary.Created == 0 {
+			t.Errorf("%d: %s (%s): %+v %v %+v", i, r.File, r.Kind, r.Summary, r.Err, r.Lines)
+		}
+	}
+	var n int
+	if err := e.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM services WHERE salon_id = $1) + (SELECT count(*) FROM masters WHERE salon_id = $1)
+		+ (SELECT count(*) FROM bookings WHERE salon_id = $1) + (SELECT count(*) FROM audit_log WHERE salon_id = $1)`, salon.ID).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("a rehearsal wrote %d rows (%v)", n, err)
+	}
+	// Then for real: the same set, written.
+	set = set[:0]
+	for _, k := range importer.Kinds {
+		set = append(set, importer.File{Name: string(k) + ".csv", R: strings.NewReader(files[k])})
+	}
+	if res, err := importer.ImportSet(ctx, e.Svc, set, importer.Options{Salon: salon}); err != nil || res[4].Summary.Created != 1 {
+		t.Fatalf("applied: %v %+v", err, res)
+	}
+	if _, err := importer.ImportSet(ctx, e.Svc, []importer.File{{Name: "prices.csv", R: strings.NewReader("")}}, importer.Options{Salon: salon, DryRun: true}); !errors.Is(err, booking.ErrInvalid) {
+		t.Errorf("a file of no kind: %v", err)
 	}
 }

@@ -22,7 +22,8 @@ import (
 // Exit 0: every row accepted; 1: some rows rejected; 2: usage, or the file
 // or database failed.
 func cmdImport(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
-	const use = "usage: salon import services|masters|schedule|clients|bookings FILE --salon SLUG [--dry-run] [--report FILE.csv|FILE.json]"
+	const use = "usage: salon import services|masters|schedule|clients|bookings FILE --salon SLUG [--dry-run] [--report FILE.csv|FILE.json]" +
+		" (or: salon import all FILE.csv...|FILE.zip --salon SLUG [--dry-run])"
 	fs := newFlagSet("import")
 	slug := fs.String("salon", "", "salon slug")
 	dry := fs.Bool("dry-run", false, "write nothing; report what a real run would do")
@@ -30,6 +31,9 @@ func cmdImport(ctx context.Context, args []string, getenv env, stdout, stderr io
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
+	}
+	if len(pos) >= 2 && pos[0] == "all" && *slug != "" {
+		return importSet(ctx, getenv, stdout, pos[1:], *slug, *dry)
 	}
 	if len(pos) != 2 || *slug == "" {
 		return usagef("%s", use)
@@ -227,4 +231,69 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// importSet is `salon import all FILE... --salon SLUG [--dry-run]`: a
+// salon's files (or one .zip of them), each named by what it holds
+// (services.csv, мастера.csv, ...), imported in the order a salon is built;
+// with --dry-run, checked as one rehearsal in which each file sees what the
+// files before it would write.
+func importSet(ctx context.Context, getenv env, stdout io.Writer, paths []string, slug string, dry bool) error {
+	var files []importer.File
+	for _, p := range paths {
+		if strings.EqualFold(filepath.Ext(p), ".zip") {
+			f, err := os.Open(p)
+			if err != nil {
+				return fmt.Errorf("import: %w", err)
+			}
+			defer f.Close()
+			st, err := f.Stat()
+			if err != nil {
+				return fmt.Errorf("import: %w", err)
+			}
+			zf, err := importer.ZipFiles(f, st.Size(), booking.MaxUploadSize)
+			if err != nil {
+				return fmt.Errorf("import %s: %w", p, err)
+			}
+			files = append(files, zf...)
+			continue
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		defer f.Close()
+		files = append(files, importer.File{Name: filepath.Base(p), R: f})
+	}
+	svc, s, closeDB, err := openSalon(ctx, getenv, slug)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	res, err := importer.ImportSet(ctx, svc, files, importer.Options{Salon: s, DryRun: dry})
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	rejected := 0
+	for _, r := range res {
+		fmt.Fprintf(stdout, "%s: ", r.File)
+		if r.Err != nil {
+			fmt.Fprintf(stdout, "not read: %s\n", oneLine(r.Err))
+			rejected++
+			continue
+		}
+		printSummary(stdout, r.Kind, r.Summary, dry)
+		var first []importer.Line
+		for _, l := range r.Lines {
+			if l.Outcome == booking.Rejected && len(first) < shownRejected {
+				first = append(first, l)
+			}
+		}
+		printRejected(stdout, first, r.Summary.Rejected)
+		rejected += r.Summary.Rejected
+	}
+	if rejected > 0 {
+		return rejectedRows{n: rejected}
+	}
+	return nil
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -302,5 +304,47 @@ func runWatched(cmd *exec.Cmd) (int64, error) {
 			return peak, err
 		case <-tick.C:
 		}
+	}
+}
+
+// salon import all: a salon's files (here one zip) checked as one dry run,
+// then imported, in the order a salon is built.
+func TestImportASet(t *testing.T) {
+	t.Parallel()
+	getenv := envOf("DATABASE_URL", bookingtest.ConnString(t))
+	runCmd := func(args ...string) (int, string) {
+		var out bytes.Buffer
+		code := run(context.Background(), args, getenv, strings.NewReader(""), &out, &out)
+		return code, out.String()
+	}
+	if code, out := runCmd("salon", "create", "--slug", "set", "--name", "Set", "--tz", "Europe/Moscow"); code != 0 {
+		t.Fatal(out)
+	}
+	var zb bytes.Buffer
+	zw := zip.NewWriter(&zb)
+	for name, body := range map[string]string{
+		"masters.csv":  "name;phone;services\nАнна;;Стрижка\n",
+		"services.csv": "name;duration_min;price\nСтрижка;60;2500\n",
+		"photo.jpg":    "not a file of the set",
+	} {
+		w, _ := zw.Create(name)
+		_, _ = io.WriteString(w, body)
+	}
+	_ = zw.Close()
+	p := filepath.Join(t.TempDir(), "salon.zip")
+	if err := os.WriteFile(p, zb.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := runCmd("import", "all", p, "--salon", "set", "--dry-run")
+	if code != 0 || !strings.Contains(out, "services.csv: services: read 1, created 1") || !strings.Contains(out, "masters.csv: masters: read 1, created 1") {
+		t.Fatalf("the dry run of the set: %d %s", code, out)
+	}
+	var n int
+	if err := bookingtest.PoolFor(t, getenv("DATABASE_URL")).QueryRow(context.Background(),
+		`SELECT count(*) FROM masters m JOIN salons s ON s.id = m.salon_id WHERE s.slug = 'set'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the dry run wrote %d masters (%v)", n, err)
+	}
+	if code, out := runCmd("import", "all", p, "--salon", "set"); code != 0 || !strings.Contains(out, "masters: read 1, created 1") {
+		t.Fatalf("the set: %d %s", code, out)
 	}
 }

@@ -52,6 +52,8 @@ commands:
                                         a one-time code with which the master links Telegram (/link CODE)
   import KIND FILE --salon SLUG [--dry-run] [--report FILE.csv|FILE.json]
                                         import services, masters, schedule, clients or bookings from CSV
+  import all FILE.csv...|FILE.zip --salon SLUG [--dry-run]
+                                        a salon's files, named by what they hold, in order (a dry run checks them as one)
   export KIND --salon SLUG [--out FILE] [--lang ru|en]
                                         export a kind in the import format
   client export|erase --salon SLUG --phone PHONE [--out FILE] [--yes]
