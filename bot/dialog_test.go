@@ -3,6 +3,8 @@ package bot_test
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +86,24 @@ func TestBookInRussianSharingTheContact(t *testing.T) {
 	w.tap(u, "17:00")
 	w.see(u, "Телефон: +79160001122")
 	w.allAnswered()
+	// Nothing the bot said or offered was in English, but the salon's own
+	// names (Studio, Haircut, Master).
+	latin := regexp.MustCompile(`[A-Za-z]{3,}`)
+	for _, m := range u.Messages() {
+		texts := []string{m.Text}
+		for _, row := range append(m.Inline, m.Reply...) {
+			for _, b := range row {
+				texts = append(texts, b.Text)
+			}
+		}
+		for _, s := range texts {
+			for _, word := range latin.FindAllString(s, -1) {
+				if !slices.Contains([]string{"Studio", "Haircut", "Anna", "Boris", "Telegram"}, word) {
+					t.Errorf("the Russian dialog shows %q in %q", word, s)
+				}
+			}
+		}
+	}
 }
 
 func TestMyCancelAndReschedule(t *testing.T) {
