@@ -88,7 +88,7 @@ func TestANewSalonGoesLiveFromThePanel(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`#template input[name=end_1]`), "20:00"),
 		chromedp.Click(chromedp.CSS(`#template button[data-fill-week]`)),
 		chromedp.Submit(chromedp.CSS(`#template input[name=start_1]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#shifts`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.notice`)), // saved: the page the form went to
 	)
 	step("the checklist is done", chromedp.Navigate(base+"/panel/"), chromedp.WaitVisible(chromedp.CSS(`#grid`)))
 	if n, _ := chromedp.Run(tab, chromedp.Evaluate[int](`document.querySelectorAll('#setup').length`)); n != 0 {
