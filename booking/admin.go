@@ -242,7 +242,7 @@ func (s *Service) DeleteUser(ctx context.Context, salonID, userID int64) error {
 		return err
 	}
 	if c := callerOf(ctx); c.kind == callerStaff && c.user.ID == userID {
-		return fmt.Errorf("you cannot remove yourself: %w", ErrConflict)
+		return conflict("you cannot remove yourself")
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		// Owners are locked so two owners removing each other cannot both win.
@@ -273,7 +273,7 @@ func (s *Service) DeleteUser(ctx context.Context, salonID, userID int64) error {
 			return fmt.Errorf("user %d: %w", userID, ErrNotFound)
 		}
 		if owners == 0 {
-			return fmt.Errorf("the salon's last owner cannot be removed: %w", ErrConflict)
+			return conflict("the salon's last owner cannot be removed")
 		}
 		_, err = tx.Exec(ctx, `DELETE FROM users WHERE salon_id = $1 AND id = $2`, salonID, userID)
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"salon/i18n"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -156,7 +157,7 @@ func (s *Service) staffPaymentAction(ctx context.Context, salonID, sessionID int
 		}
 		var after PaymentStatus
 		if err := tx.QueryRow(ctx, sql, sessionID, s.now()).Scan(&after); isNoRows(err) {
-			return fmt.Errorf("payment %d is %s: nothing to do: %w", sessionID, before, ErrConflict)
+			return conflict("payment %d is %s: nothing to do", sessionID, i18n.New(string(before)))
 		} else if err != nil {
 			return err
 		}

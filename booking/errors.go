@@ -89,6 +89,28 @@ func unknown(field, why string, args ...any) *ValidationError {
 	return &ValidationError{Fields: map[string]i18n.Text{field: i18n.New(why, args...)}, notFound: true}
 }
 
+// reasonError is an error kind (ErrConflict, ErrTooLate) with why, in
+// words i18n puts in the reader's language.
+type reasonError struct {
+	why  i18n.Text
+	kind error
+}
+
+func (e *reasonError) Error() string { return e.why.String() + ": " + e.kind.Error() }
+
+// Unwrap returns why and the kind.
+func (e *reasonError) Unwrap() []error { return []error{e.why, e.kind} }
+
+// conflict is ErrConflict because of why (an i18n key, with args).
+func conflict(why string, args ...any) error {
+	return &reasonError{why: i18n.New(why, args...), kind: ErrConflict}
+}
+
+// tooLate is ErrTooLate because of why (an i18n key, with args).
+func tooLate(why string, args ...any) error {
+	return &reasonError{why: i18n.New(why, args...), kind: ErrTooLate}
+}
+
 // fieldErrors collects field problems; err returns nil when there were none.
 type fieldErrors map[string]i18n.Text
 

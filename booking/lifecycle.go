@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"salon/i18n"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -264,9 +265,9 @@ func (s *Service) markOutcome(ctx context.Context, bookingID int64, to Status) (
 			out = b
 			return nil
 		case b.Status != StatusConfirmed:
-			return fmt.Errorf("booking %d is %s: %w", b.ID, b.Status, ErrConflict)
+			return conflict("booking %d is %s", b.ID, i18n.New(string(b.Status)))
 		case now.Before(b.StartsAt):
-			return fmt.Errorf("booking %d has not started yet: %w", b.ID, ErrConflict)
+			return conflict("booking %d has not started yet", b.ID)
 		}
 		out, err = setStatus(ctx, tx, b, to, "", caller.actor(b), string(to), nil)
 		return err
@@ -387,10 +388,10 @@ func readBooking(ctx context.Context, q querier, caller Caller, salonID, booking
 // be active, and clients are held to the salon's cutoff.
 func mayChange(b *Booking, salon *Salon, caller Caller, now time.Time) error {
 	if !b.Status.Active() {
-		return fmt.Errorf("booking %d is %s: %w", b.ID, b.Status, ErrConflict)
+		return conflict("booking %d is %s", b.ID, i18n.New(string(b.Status)))
 	}
 	if caller.client() && !now.Before(salon.ChangeableUntil(b)) {
-		return fmt.Errorf("changes close %d hours before the start: %w", salon.CutoffHours, ErrTooLate)
+		return tooLate("changes close %d hours before the start", salon.CutoffHours)
 	}
 	return nil
 }

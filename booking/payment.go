@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"salon/booking/psp"
+	"salon/i18n"
 )
 
 // Deposits are taken online as a saga: the booking holds its slot
@@ -203,7 +204,7 @@ func (s *Service) StartPayment(ctx context.Context, bookingID int64, back Return
 		if _, err := s.BookingView(ctx, 0, bookingID); err != nil {
 			return nil, err
 		}
-		return nil, fmt.Errorf("deposits are paid in the salon: %w", ErrConflict)
+		return nil, conflict("deposits are paid in the salon")
 	}
 	sess, pending, err := s.claim(ctx, caller, bookingID, back)
 	if err != nil {
@@ -242,7 +243,7 @@ func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, bac
 		switch {
 		case err == nil:
 			if cur.Amount != b.Deposit {
-				return fmt.Errorf("a payment of another amount is under way: %w", ErrConflict)
+				return conflict("a payment of another amount is under way")
 			}
 			out = cur
 			return nil
@@ -257,7 +258,7 @@ func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, bac
 				out = last
 				return nil
 			}
-			return fmt.Errorf("booking %d is %s and owes no deposit: %w", b.ID, b.Status, ErrConflict)
+			return conflict("booking %d is %s and owes no deposit", b.ID, i18n.New(string(b.Status)))
 		}
 		salon, err := getSalon(ctx, tx, b.SalonID)
 		if err != nil {
@@ -320,7 +321,7 @@ func (s *Service) register(ctx context.Context, sess *PaymentSession) (*PaymentS
 				Reason: "the payment provider refused the payment"}); cerr != nil {
 				s.log.Warn("payment: release the hold", "booking", sess.BookingID, "err", cerr)
 			}
-			return nil, fmt.Errorf("the payment provider refused the payment: %w", ErrConflict)
+			return nil, conflict("the payment provider refused the payment")
 		}
 		return nil, fmt.Errorf("the payment provider did not answer: %w", ErrUnavailable)
 	}
@@ -461,7 +462,7 @@ func (s *Service) CheckPayment(ctx context.Context, sessionID int64) (*PaymentSe
 
 func (s *Service) checkPayment(ctx context.Context, sessionID int64) (*PaymentSession, error) {
 	if s.psp == nil {
-		return nil, fmt.Errorf("no payment provider: %w", ErrConflict)
+		return nil, conflict("no payment provider")
 	}
 	var known *psp.Payment // the provider's answer to our last call, when it said
 	for range 4 {
@@ -509,7 +510,7 @@ func (s *Service) checkPayment(ctx context.Context, sessionID int64) (*PaymentSe
 			if terr != nil {
 				return nil, terr
 			}
-			return failed, fmt.Errorf("the payment provider refused the payment: %w", ErrConflict)
+			return failed, conflict("the payment provider refused the payment")
 		}
 		if err != nil {
 			return sess, s.checkFailed(ctx, sess, err)
@@ -722,7 +723,7 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 			return s.enqueueChange(ctx, tx, &changed, event, System, nil)
 		}
 		if p.Amount != 0 && p.Amount != int64(sess.Amount) {
-			return fmt.Errorf("the provider's payment %s is of %d, the session of %d: %w", p.ID, p.Amount, sess.Amount, ErrConflict)
+			return conflict("the provider's payment %s is of %d, the session of %d", p.ID, p.Amount, sess.Amount)
 		}
 		switch p.Status {
 		case psp.Pending:
@@ -976,7 +977,7 @@ func (s *Service) PayAgain(ctx context.Context, ref string, back ReturnLink) (*V
 		return nil, nil, err
 	}
 	if sess.URL == "" && sess.Status.Terminal() {
-		return nil, nil, fmt.Errorf("booking %d owes no deposit now: %w", bookingID, ErrConflict)
+		return nil, nil, conflict("booking %d owes no deposit now", bookingID)
 	}
 	v, err := s.BookingView(sys, 0, bookingID)
 	if err != nil {
@@ -1229,7 +1230,7 @@ func (s *Service) RefundDepositPart(ctx context.Context, salonID, bookingID int6
 		err = tx.QueryRow(ctx, `SELECT id, amount FROM payment_sessions WHERE booking_id = $1 AND status = 'completed' AND cancel_token IS NOT NULL
 			ORDER BY id DESC LIMIT 1 FOR UPDATE`, b.ID).Scan(&id, &paid)
 		if isNoRows(err) {
-			return fmt.Errorf("no paid deposit to refund: %w", ErrConflict)
+			return conflict("no paid deposit to refund")
 		}
 		if err != nil {
 			return err
@@ -1279,7 +1280,7 @@ func (s *Service) MarkDepositPaid(ctx context.Context, salonID, bookingID int64)
 			return err
 		}
 		if b.Status != StatusPending {
-			return fmt.Errorf("booking %d is %s: %w", b.ID, b.Status, ErrConflict)
+			return conflict("booking %d is %s", b.ID, i18n.New(string(b.Status)))
 		}
 		if out, err = setStatus(ctx, tx, b, StatusConfirmed, "", caller.actor(b), "deposit_paid_in_salon", nil); err != nil {
 			return err

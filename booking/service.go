@@ -179,7 +179,7 @@ func (s *Service) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	var busy *busyError
 	switch {
 	case errors.Is(err, errRetry):
-		return fmt.Errorf("the booking keeps changing under this request: %w", ErrConflict)
+		return conflict("the booking keeps changing under this request")
 	case errors.As(err, &busy):
 		return fmt.Errorf("%v: %w", err, ErrUnavailable)
 	}

@@ -406,7 +406,7 @@ func activeMaster(ctx context.Context, q querier, salonID, masterID int64) error
 	case err != nil:
 		return fmt.Errorf("master %d: %w", masterID, err)
 	case !active:
-		return fmt.Errorf("master %d is not active: %w", masterID, ErrConflict)
+		return conflict("master %d is not active", masterID)
 	}
 	return nil
 }

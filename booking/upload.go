@@ -240,7 +240,7 @@ func (s *Service) ClaimApply(ctx context.Context, id string) error {
 		if _, err := s.GetUpload(ctx, id); err != nil {
 			return err
 		}
-		return fmt.Errorf("the upload is not ready to apply: %w", ErrConflict)
+		return conflict("the upload is not ready to apply")
 	}
 	return nil
 }

@@ -242,7 +242,7 @@ func (s *Service) LinkMaster(ctx context.Context, code string) (*Master, error) 
 			salonID, id.Channel, id.ExternalID).Scan(&other)
 		switch {
 		case err == nil && other != masterID:
-			return fmt.Errorf("this account is linked to another master: %w", ErrConflict)
+			return conflict("this account is linked to another master")
 		case err != nil && !isNoRows(err):
 			return fmt.Errorf("link master: %w", err)
 		}

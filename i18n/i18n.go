@@ -8,6 +8,7 @@
 package i18n
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -77,15 +78,9 @@ func Keys(lang string) []string {
 // Of is the message err carries: the Text it is or wraps, or its English
 // text as a key of its own (which no language translates).
 func Of(err error) Text {
-	for e := err; e != nil; {
-		if t, ok := e.(Text); ok {
-			return t
-		}
-		u, ok := e.(interface{ Unwrap() error })
-		if !ok {
-			break
-		}
-		e = u.Unwrap()
+	var t Text
+	if errors.As(err, &t) {
+		return t
 	}
 	return Text{Key: err.Error()}
 }

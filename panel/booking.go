@@ -206,7 +206,7 @@ func (h *Handler) formError(c *fiber.Ctx, err error, msg *string, fields *map[st
 	case errors.Is(err, booking.ErrConflict) && !errors.Is(err, booking.ErrUnavailable):
 		status, m := h.classify(c, err)
 		c.Status(status)
-		*msg = l.T(m) + " " + detail(err)
+		*msg = l.T(m) + " " + detail(err, l)
 		return true
 	}
 	return false

@@ -3,10 +3,14 @@ package panel
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 var (
@@ -30,7 +34,7 @@ func (h *Handler) errors(c *fiber.Ctx) error {
 	status, msg := h.classify(c, err)
 	l := langOf(c)
 	c.Status(status)
-	return h.render(c, "error", l.T(msg), errorPage{Status: status, Message: l.T(msg), Detail: detail(err)})
+	return h.render(c, "error", l.T(msg), errorPage{Status: status, Message: l.T(msg), Detail: detail(err, l)})
 }
 
 type errorPage struct {
@@ -75,16 +79,27 @@ func (h *Handler) classify(c *fiber.Ctx, err error) (int, string) {
 
 // detail is what may be shown of an error kind to the user (never of an
 // internal error).
-func detail(err error) string {
+func detail(err error, l *lang) string {
 	var (
 		ve *booking.ValidationError
 		lb *booking.LostBookingsError
 	)
 	switch {
-	case errors.As(err, &ve), errors.As(err, &lb):
-		return err.Error()
+	case errors.As(err, &ve):
+		fields := l.Fields(ve.Fields)
+		parts := make([]string, 0, len(fields))
+		for _, k := range slices.Sorted(maps.Keys(fields)) {
+			parts = append(parts, k+": "+fields[k])
+		}
+		return strings.Join(parts, "; ")
+	case errors.As(err, &lb):
+		ids := make([]string, len(lb.Bookings))
+		for i, b := range lb.Bookings {
+			ids[i] = fmt.Sprintf("#%d %s", b.ID, b.StartsAt.Format("02.01 15:04"))
+		}
+		return i18n.New("bookings would be outside working hours: %s", strings.Join(ids, ", ")).In(l.Code)
 	case errors.Is(err, booking.ErrConflict), errors.Is(err, booking.ErrTooLate), errors.Is(err, booking.ErrForbidden):
-		return err.Error()
+		return l.Why(err) // the core's reason, in the page's language (its English when it gives none)
 	}
 	return ""
 }
