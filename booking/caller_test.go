@@ -57,12 +57,13 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 	e1 := func(_ any, err error) error { return err }
 	e2 := func(_, _ any, err error) error { return err }
 	cases := map[string]call{
-		"AllMasters":  {run: func(ctx context.Context) error { return e1(f.Svc.AllMasters(ctx, a)) }},
-		"AllServices": {run: func(ctx context.Context) error { return e1(f.Svc.AllServices(ctx, a)) }},
-		"ApplyWeek":   {run: func(ctx context.Context) error { return f.Svc.ApplyWeek(ctx, a, m, day, day.AddDays(6), week) }},
-		"AuditActors": {run: func(ctx context.Context) error { return e1(f.Svc.AuditActors(ctx, a)) }},
-		"AuditLog":    {run: func(ctx context.Context) error { return e1(f.Svc.AuditLog(ctx, a, booking.AuditFilter{})) }},
-		"Book":        {run: func(ctx context.Context) error { return e1(f.Svc.Book(ctx, f.req(f.masters[1], "12:00"))) }},
+		"AllMasters":     {run: func(ctx context.Context) error { return e1(f.Svc.AllMasters(ctx, a)) }},
+		"AllServices":    {run: func(ctx context.Context) error { return e1(f.Svc.AllServices(ctx, a)) }},
+		"ApplyWeek":      {run: func(ctx context.Context) error { return f.Svc.ApplyWeek(ctx, a, m, day, day.AddDays(6), week) }},
+		"ApplyWeekToAll": {run: func(ctx context.Context) error { return f.Svc.ApplyWeekToAll(ctx, a, day, day.AddDays(6), week) }},
+		"AuditActors":    {run: func(ctx context.Context) error { return e1(f.Svc.AuditActors(ctx, a)) }},
+		"AuditLog":       {run: func(ctx context.Context) error { return e1(f.Svc.AuditLog(ctx, a, booking.AuditFilter{})) }},
+		"Book":           {run: func(ctx context.Context) error { return e1(f.Svc.Book(ctx, f.req(f.masters[1], "12:00"))) }},
 		"BookingByCalendarToken": {run: func(ctx context.Context) error {
 			return e1(f.Svc.BookingByCalendarToken(ctx, "no-such-token"))
 		}},

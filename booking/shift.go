@@ -173,8 +173,25 @@ func (s *Service) SetSchedule(ctx context.Context, salonID, masterID int64, days
 	if err != nil {
 		return err
 	}
+	resolved, err := resolveDays(salon, days)
+	if err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := masterExists(ctx, tx, salonID, masterID); err != nil {
+			return err
+		}
+		if err := lockMasters(ctx, tx, masterID); err != nil {
+			return err
+		}
+		return replaceShifts(ctx, tx, salon, []int64{masterID}, days, resolved)
+	})
+}
+
+// resolveDays checks days and resolves each day's shifts to instants.
+func resolveDays(salon *Salon, days []DaySchedule) ([][]shift, error) {
 	if len(days) > MaxScheduleDays {
-		return Invalid("days", "at most %d days at once", MaxScheduleDays)
+		return nil, Invalid("days", "at most %d days at once", MaxScheduleDays)
 	}
 	loc := salon.Location()
 	resolved := make([][]shift, len(days))
@@ -185,36 +202,37 @@ func (s *Service) SetSchedule(ctx context.Context, salonID, masterID int64, days
 			prefix = ds.Date.String() + " "
 		}
 		if ds.Date.IsZero() {
-			return Invalid("date", "required")
+			return nil, Invalid("date", "required")
 		}
 		if seen[ds.Date] {
-			return Invalid(prefix+"date", "given twice")
+			return nil, Invalid(prefix+"date", "given twice")
 		}
 		seen[ds.Date] = true
 		shifts := make([]shift, len(ds.Shifts))
 		for i, x := range ds.Shifts {
 			sh, err := x.instants(ds.Date, loc)
 			if err != nil {
-				return invalidBy(fmt.Sprintf("%sshifts[%d]", prefix, i), err)
+				return nil, invalidBy(fmt.Sprintf("%sshifts[%d]", prefix, i), err)
 			}
 			shifts[i] = sh
 		}
 		slices.SortFunc(shifts, func(a, b shift) int { return a.start.Compare(b.start) })
 		for i := 1; i < len(shifts); i++ {
 			if shifts[i].start.Before(shifts[i-1].end) {
-				return Invalid(prefix+"shifts", "shifts of one day must not overlap")
+				return nil, Invalid(prefix+"shifts", "shifts of one day must not overlap")
 			}
 		}
 		resolved[d] = shifts
 	}
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := masterExists(ctx, tx, salonID, masterID); err != nil {
-			return err
-		}
-		if err := lockMasters(ctx, tx, masterID); err != nil {
-			return err
-		}
-		var lost []LostBooking
+	return resolved, nil
+}
+
+// replaceShifts replaces the masters' shifts on the days, all or nothing,
+// in tx under the masters' locks (taken by the caller): first every
+// booking the change would leave outside working hours, then the writes.
+func replaceShifts(ctx context.Context, tx pgx.Tx, salon *Salon, masters []int64, days []DaySchedule, resolved [][]shift) error {
+	var lost []LostBooking
+	for _, masterID := range masters {
 		for d, ds := range days {
 			old, err := dayShifts(ctx, tx, masterID, ds.Date)
 			if err != nil {
@@ -227,9 +245,11 @@ func (s *Service) SetSchedule(ctx context.Context, salonID, masterID int64, days
 				return err
 			}
 		}
-		if len(lost) > 0 {
-			return &LostBookingsError{Bookings: lost}
-		}
+	}
+	if len(lost) > 0 {
+		return &LostBookingsError{Bookings: lost}
+	}
+	for _, masterID := range masters {
 		for d, ds := range days {
 			if _, err := tx.Exec(ctx, `DELETE FROM shifts WHERE master_id = $1 AND work_date = $2`, masterID, ds.Date.dbDate()); err != nil {
 				return fmt.Errorf("set shifts: %w", err)
@@ -241,7 +261,7 @@ func (s *Service) SetSchedule(ctx context.Context, salonID, masterID int64, days
 				}
 				_, err := tx.Exec(ctx, `
 					INSERT INTO shifts (salon_id, master_id, work_date, starts_at, ends_at, break_starts_at, break_ends_at)
-					VALUES ($1, $2, $3, $4, $5, $6, $7)`, salonID, masterID, ds.Date.dbDate(), sh.start, sh.end, bs, be)
+					VALUES ($1, $2, $3, $4, $5, $6, $7)`, salon.ID, masterID, ds.Date.dbDate(), sh.start, sh.end, bs, be)
 				if pgCode(err) == pgExclusionViolation {
 					return Invalid("shifts", "%s: overlaps a shift of the day before or after", ds.Date.String())
 				}
@@ -250,26 +270,74 @@ func (s *Service) SetSchedule(ctx context.Context, salonID, masterID int64, days
 				}
 			}
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // ApplyWeek sets a master's shifts on every day from first to last
 // (inclusive) from a weekly template indexed by time.Weekday (an empty day
 // is a day off), all or nothing, as SetSchedule.
 func (s *Service) ApplyWeek(ctx context.Context, salonID, masterID int64, first, last Date, week [7][]ShiftInput) error {
+	days, err := weekDays(first, last, week)
+	if err != nil {
+		return err
+	}
+	return s.SetSchedule(ctx, salonID, masterID, days)
+}
+
+// ApplyWeekToAll sets the shifts of every active master of the salon from
+// one weekly template (the salon's hours, copied to each), all or nothing:
+// when a booking of any master would fall outside, nothing changes and the
+// error names every such booking. Admins and owners.
+func (s *Service) ApplyWeekToAll(ctx context.Context, salonID int64, first, last Date, week [7][]ShiftInput) error {
+	salon, err := s.salonAs(ctx, salonID, RoleAdmin)
+	if err != nil {
+		return err
+	}
+	days, err := weekDays(first, last, week)
+	if err != nil {
+		return err
+	}
+	resolved, err := resolveDays(salon, days)
+	if err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		var masters []int64
+		if err := eachRow(ctx, tx, func(r pgx.Row) error {
+			var id int64
+			err := r.Scan(&id)
+			masters = append(masters, id)
+			return err
+		}, `SELECT id FROM masters WHERE salon_id = $1 AND active ORDER BY id`, salonID); err != nil {
+			return fmt.Errorf("masters: %w", err)
+		}
+		if len(masters) == 0 {
+			return nil
+		}
+		// Every master's lock, in ascending order, in one statement.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || m, 0))
+			FROM unnest($1::bigint[]) m ORDER BY m`, masters); err != nil {
+			return fmt.Errorf("set shifts: %w", err)
+		}
+		return replaceShifts(ctx, tx, salon, masters, days, resolved)
+	})
+}
+
+// weekDays lays a weekly template (indexed by time.Weekday) over the days
+// from first to last, inclusive.
+func weekDays(first, last Date, week [7][]ShiftInput) ([]DaySchedule, error) {
 	if first.IsZero() || last.IsZero() || last.Before(first) {
-		return Invalid("to", "must not be before from")
+		return nil, Invalid("to", "must not be before from")
 	}
 	var days []DaySchedule
 	for d := first; !last.Before(d); d = d.AddDays(1) {
 		if len(days) == MaxScheduleDays {
-			return Invalid("to", "at most %d days at once", MaxScheduleDays)
+			return nil, Invalid("to", "at most %d days at once", MaxScheduleDays)
 		}
-		wd := d.dbDate().Weekday()
-		days = append(days, DaySchedule{Date: d, Shifts: week[wd]})
+		days = append(days, DaySchedule{Date: d, Shifts: week[d.dbDate().Weekday()]})
 	}
-	return s.SetSchedule(ctx, salonID, masterID, days)
+	return days, nil
 }
 
 // checkStillCovered refuses a schedule change that would leave outside

@@ -394,6 +394,14 @@ func (h *Handler) applyTemplate(c *fiber.Ctx) error {
 		d.Error, d.Fields = l.T("Some fields are invalid."), l.Fields(fe)
 		return h.showMaster(c, d)
 	}
+	if c.FormValue("all_masters") != "" {
+		// The salon's hours, copied to every active master at once.
+		err := h.svc.ApplyWeekToAll(c.UserContext(), u.SalonID, from, to, week)
+		if err == nil {
+			return done(c, "/panel/masters", "saved")
+		}
+		return h.afterMasterForm(c, id, d, err)
+	}
 	return h.afterMasterForm(c, id, d, h.svc.ApplyWeek(c.UserContext(), u.SalonID, id, from, to, week))
 }
 

@@ -211,7 +211,7 @@ var ru = map[string]string{
 	"The booking form links it before a client gives their name and phone (152-FZ).": "Форма записи показывает её, прежде чем клиент укажет имя и телефон (152-ФЗ).", "Getting started": "С чего начать", "Four steps, and clients can book online.": "Четыре шага — и клиенты смогут записываться онлайн.",
 	"Add your services": "Добавьте услуги", "Add your masters (each does every service unless you untick it)": "Добавьте мастеров (каждый делает все услуги, пока вы не снимете отметку)",
 	"Set the working hours": "Задайте рабочие часы", "Share the booking link": "Поделитесь ссылкой для записи",
-	"Copy the first day to every day": "Скопировать первый день на все дни", "For every master": "Для всех мастеров", "Booking link": "Ссылка для записи",
+	"Copy the first day to every day": "Скопировать первый день на все дни", "For every master (the salon's hours)": "Для всех мастеров (часы работы салона)", "Booking link": "Ссылка для записи",
 	"Send it to clients, put it in your social profiles and maps.": "Отправляйте её клиентам, добавьте в соцсети и на карты.",
 	"The link": "Ссылка", "Copied": "Скопировано", "Copy the link": "Скопировать ссылку", "On your website": "На вашем сайте",
 	"Paste this where the booking form should appear on your site.": "Вставьте этот код туда, где на сайте должна быть форма записи.",

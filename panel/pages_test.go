@@ -735,3 +735,41 @@ func TestImportPageTemplatesAndExports(t *testing.T) {
 		t.Errorf("an admin's export of the clients: %d", a.status)
 	}
 }
+
+// The weekly template for every master: the salon's hours copied to each
+// active master at once; refused whole when a booking of any master would
+// fall outside (naming it), and then nobody's hours change.
+func TestTemplateForEveryMaster(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.user(w.salon.ID, "desk@demo.test", booking.RoleAdmin)
+	m := scalar[int64](t, w, `SELECT id FROM masters WHERE salon_id = $1 ORDER BY id LIMIT 1`, w.salon.ID)
+	far := w.today().AddDays(60)
+	form := url.Values{"from": {far.String()}, "to": {far.AddDays(6).String()}, "all_masters": {"1"}}
+	for d := range 7 {
+		form.Set(fmt.Sprintf("start_%d", d), "09:00")
+		form.Set(fmt.Sprintf("end_%d", d), "21:00")
+	}
+	if a := b.post(fmt.Sprintf("/panel/masters/%d/template", m), form); a.status >= 400 {
+		t.Fatalf("every master: %d %s", a.status, fieldErrorsOf(a.body))
+	}
+	active := scalar[int64](t, w, `SELECT count(*) FROM masters WHERE salon_id = $1 AND active`, w.salon.ID)
+	if got := scalar[int64](t, w, `SELECT count(*) FROM shifts WHERE salon_id = $1 AND work_date BETWEEN $2 AND $3`,
+		w.salon.ID, far.String(), far.AddDays(6).String()); got != active*7 {
+		t.Fatalf("%d shifts, want 7 for each of %d masters", got, active)
+	}
+	// Over the demo's bookings of today and tomorrow: refused whole.
+	before := snapshot(t, w, w.salon.ID)
+	form.Set("from", w.today().String())
+	form.Set("to", w.today().AddDays(6).String())
+	for d := range 7 {
+		form.Set(fmt.Sprintf("start_%d", d), "10:00")
+		form.Set(fmt.Sprintf("end_%d", d), "11:00")
+	}
+	if a := b.post(fmt.Sprintf("/panel/masters/%d/template", m), form); a.status != http.StatusConflict || !strings.Contains(a.body, `id="lost"`) {
+		t.Fatalf("every master over bookings: %d", a.status)
+	}
+	if snapshot(t, w, w.salon.ID) != before {
+		t.Error("a refused template for every master changed the salon")
+	}
+}
