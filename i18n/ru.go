@@ -186,4 +186,13 @@ var ru = map[string]string{
 	"master %d is not active":                               "мастер №%d не работает в салоне",
 	"the upload is not ready to apply":                      "файл ещё не готов к применению",
 	"this account is linked to another master":              "этот аккаунт привязан к другому мастеру",
+
+	// Importing a set of files.
+	"a set is 1 to %d files, not %d": "в наборе от 1 до %d файлов, а не %d",
+	"%s: cannot tell what it holds; name it services, masters, schedule, clients or bookings (.csv)": "%s: непонятно, что в файле; назовите его services, masters, schedule, clients, bookings (или услуги, мастера, расписание, клиенты, записи) .csv",
+	"%s and %s both hold %s":            "%s и %s — оба про «%s»",
+	"not a zip archive":                 "это не архив .zip",
+	"more than %d files in the archive": "в архиве больше %d файлов",
+	"%s: larger than %d MiB":            "%s: больше %d МиБ",
+	"no CSV files in the archive":       "в архиве нет CSV-файлов",
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 // File is one file of a set to import: its name and content, and its kind
@@ -65,19 +66,19 @@ func KindOfName(name string) (Kind, bool) {
 // the set before anything is read.
 func ImportSet(ctx context.Context, svc *booking.Service, files []File, opt Options) ([]Result, error) {
 	if len(files) == 0 || len(files) > MaxSetFiles {
-		return nil, fmt.Errorf("a set is 1 to %d files, not %d: %w", MaxSetFiles, len(files), booking.ErrInvalid)
+		return nil, invalidSet("a set is 1 to %d files, not %d", MaxSetFiles, len(files))
 	}
 	seen := map[Kind]string{}
 	for i, f := range files {
 		if f.Kind == "" {
 			k, ok := KindOfName(f.Name)
 			if !ok {
-				return nil, fmt.Errorf("%s: cannot tell what it holds; name it services, masters, schedule, clients or bookings (.csv): %w", f.Name, booking.ErrInvalid)
+				return nil, invalidSet("%s: cannot tell what it holds; name it services, masters, schedule, clients or bookings (.csv)", f.Name)
 			}
 			files[i].Kind = k
 		}
 		if other, ok := seen[files[i].Kind]; ok {
-			return nil, fmt.Errorf("%s and %s both hold %s: %w", other, f.Name, files[i].Kind, booking.ErrInvalid)
+			return nil, invalidSet("%s and %s both hold %s", other, f.Name, string(files[i].Kind))
 		}
 		seen[files[i].Kind] = f.Name
 	}
@@ -126,7 +127,7 @@ func isFileProblem(err error) bool {
 func ZipFiles(r io.ReaderAt, size, limit int64) ([]File, error) {
 	z, err := zip.NewReader(r, size)
 	if err != nil {
-		return nil, fmt.Errorf("not a zip archive: %w", booking.ErrInvalid)
+		return nil, invalidSet("not a zip archive")
 	}
 	var out []File
 	for _, f := range z.File {
@@ -134,10 +135,10 @@ func ZipFiles(r io.ReaderAt, size, limit int64) ([]File, error) {
 			continue
 		}
 		if len(out) == MaxSetFiles {
-			return nil, fmt.Errorf("more than %d files in the archive: %w", MaxSetFiles, booking.ErrInvalid)
+			return nil, invalidSet("more than %d files in the archive", MaxSetFiles)
 		}
 		if f.UncompressedSize64 > uint64(limit) {
-			return nil, fmt.Errorf("%s: larger than %d MiB: %w", f.Name, limit>>20, booking.ErrInvalid)
+			return nil, invalidSet("%s: larger than %d MiB", f.Name, limit>>20)
 		}
 		rc, err := f.Open()
 		if err != nil {
@@ -149,12 +150,18 @@ func ZipFiles(r io.ReaderAt, size, limit int64) ([]File, error) {
 			return nil, fmt.Errorf("%s: %w", f.Name, err)
 		}
 		if int64(len(b)) > limit {
-			return nil, fmt.Errorf("%s: larger than %d MiB: %w", f.Name, limit>>20, booking.ErrInvalid)
+			return nil, invalidSet("%s: larger than %d MiB", f.Name, limit>>20)
 		}
 		out = append(out, File{Name: path.Base(f.Name), R: strings.NewReader(string(b))})
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no CSV files in the archive: %w", booking.ErrInvalid)
+		return nil, invalidSet("no CSV files in the archive")
 	}
 	return out, nil
+}
+
+// invalidSet refuses a set: why, in words i18n translates, and
+// booking.ErrInvalid.
+func invalidSet(why string, args ...any) error {
+	return fmt.Errorf("%w: %w", i18n.New(why, args...), booking.ErrInvalid)
 }

@@ -2,6 +2,7 @@ package panel
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"salon/booking"
+	"salon/i18n"
 	"salon/importer"
 	"salon/internal/bodylimit"
 )
@@ -184,6 +186,9 @@ func (h *Handler) upload(c *fiber.Ctx) error {
 				return errCSRF
 			}
 			kind, err := importer.ParseKind(kindName)
+			if kindName == string(setKind) && u.Role == booking.RoleOwner {
+				kind, err = setKind, nil
+			}
 			if err != nil {
 				return refuse(fiber.StatusUnprocessableEntity, l.T("Choose what the file holds."))
 			}
@@ -204,6 +209,52 @@ func (h *Handler) upload(c *fiber.Ctx) error {
 	}
 }
 
+// setKind is an upload of several kinds at once: a zip of the salon's
+// files, each named by what it holds (owners).
+const setKind importer.Kind = "all"
+
+// runSet checks (dry) or imports a zip of files as one set, in the order a
+// salon is built: a dry run is one rehearsal, in which each file sees what
+// the files before it would write. The set's summary adds its files' up;
+// each line names its file.
+func (h *Handler) runSet(ctx context.Context, id string, u booking.User, salon *booking.Salon, name string, dry bool) (*importer.Summary, []importer.Line, error) {
+	file, err := h.svc.UploadFile(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(file, MaxUpload+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err := importer.ZipFiles(bytes.NewReader(b), int64(len(b)), MaxUpload)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := importer.ImportSet(ctx, h.svc, files, importer.Options{Salon: salon, DryRun: dry, Lang: u.Lang, User: &u})
+	if err != nil {
+		return nil, nil, err
+	}
+	sum := &importer.Summary{DryRun: dry, Encoding: "zip"}
+	var lines []importer.Line
+	for _, r := range res {
+		if r.Err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", r.File, r.Err)
+		}
+		sum.Read += r.Summary.Read
+		sum.Created += r.Summary.Created
+		sum.Updated += r.Summary.Updated
+		sum.Unchanged += r.Summary.Unchanged
+		sum.Rejected += r.Summary.Rejected
+		for _, l := range r.Lines {
+			if len(lines) < 4*maxShown {
+				l.Key = r.File + ": " + l.Key
+				lines = append(lines, l)
+			}
+		}
+	}
+	return sum, lines, nil
+}
+
 // formField reads a small field of a streamed form.
 func formField(r io.Reader) string {
 	b, _ := io.ReadAll(io.LimitReader(r, 1<<10))
@@ -220,7 +271,9 @@ func (h *Handler) runImport(id string, u booking.User, kind importer.Kind, name 
 	var lines []importer.Line
 	var sum *importer.Summary
 	salon, err := h.svc.Salon(ctx, u.SalonID)
-	if err == nil {
+	if err == nil && kind == setKind {
+		sum, lines, err = h.runSet(ctx, id, u, salon, name, dry)
+	} else if err == nil {
 		var file io.Reader
 		if file, err = h.svc.UploadFile(ctx, id); err == nil {
 			sum, err = importer.Import(ctx, h.svc, file, importer.Options{
@@ -241,6 +294,8 @@ func (h *Handler) runImport(id string, u booking.User, kind importer.Kind, name 
 		phase, failure = "failed", "only the salon's owner may import "+string(kind)
 	case errors.As(err, new(*importer.FileError)):
 		phase, failure = "failed", err.Error() // in the user's language
+	case kind == setKind && errors.Is(err, booking.ErrInvalid):
+		phase, failure = "failed", i18n.Of(err).In(cmp.Or(u.Lang, salonLang(salon)))
 	case err != nil:
 		phase, failure = "failed", err.Error()
 		if !strings.Contains(err.Error(), "header") && !strings.Contains(err.Error(), "empty") {
@@ -319,4 +374,12 @@ func (h *Handler) applyImport(c *fiber.Ctx) error {
 	}
 	go h.runImport(id, *u, importer.Kind(up.Kind), up.Name, false)
 	return c.Redirect("/panel/import/"+id, fiber.StatusSeeOther)
+}
+
+// salonLang is the salon's language ("" for no salon).
+func salonLang(s *booking.Salon) string {
+	if s == nil {
+		return ""
+	}
+	return s.Locale
 }

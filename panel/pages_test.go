@@ -1,6 +1,7 @@
 package panel_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"fmt"
@@ -771,5 +772,40 @@ func TestTemplateForEveryMaster(t *testing.T) {
 	}
 	if snapshot(t, w, w.salon.ID) != before {
 		t.Error("a refused template for every master changed the salon")
+	}
+}
+
+// An owner uploads a zip of several kinds: it is checked as one (the
+// masters find the services the same zip creates), then applied.
+func TestUploadASetAsAZip(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	var zb bytes.Buffer
+	zw := zip.NewWriter(&zb)
+	for name, body := range map[string]string{
+		"мастера.csv": "мастер;телефон;услуги\nНовый мастер;;Новая услуга\n",
+		"услуги.csv":  "название;длительность;цена\nНовая услуга;45;1 800\n",
+	} {
+		f, _ := zw.Create(name)
+		_, _ = io.WriteString(f, body)
+	}
+	_ = zw.Close()
+	a := b.upload("all", "salon.zip", zb.String())
+	if !strings.Contains(a.body, `id="apply"`) || !strings.Contains(a.body, `id="created">2<`) || !strings.Contains(a.body, `id="rejected">0<`) {
+		t.Fatalf("the set's dry run: %.2000s", a.body[strings.Index(a.body, `id="job"`):])
+	}
+	if n := scalar[int64](t, w, `SELECT count(*) FROM masters WHERE name = 'Новый мастер'`); n != 0 {
+		t.Fatal("the dry run wrote")
+	}
+	job := regexp.MustCompile(`/panel/import/([0-9a-f]+)/apply`).FindStringSubmatch(a.body)
+	b.post("/panel/import/"+job[1]+"/apply", nil)
+	bookingtest.WaitFor(t, 20*time.Second, "the set to be applied", func() bool {
+		return scalar[int64](t, w, `SELECT count(*) FROM master_services ms JOIN masters m ON m.id = ms.master_id
+			JOIN services s ON s.id = ms.service_id WHERE m.name = 'Новый мастер' AND s.name = 'Новая услуга'`) == 1
+	})
+	// Not a zip: a clear refusal, in Russian.
+	if a := b.upload("all", "salon.zip", "name\nx\n"); !strings.Contains(a.body, "это не архив .zip") {
+		t.Errorf("a set that is not a zip: %.800s", a.body[strings.Index(a.body, `id="job"`):])
 	}
 }
