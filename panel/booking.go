@@ -306,7 +306,10 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	if all, err := h.masterNames(c); err == nil {
 		names = all
 	}
-	p.Lines = historyLines(p.History, names, loc, langOf(c))
+	// The booking's row says who made it; the events are what came after.
+	l := langOf(c)
+	p.Lines = append([]historyLine{{At: v.CreatedAt.In(loc).Format("02.01.2006 15:04"), Text: l.T("Booked"),
+		Who: l.Source(v.Source)}}, historyLines(p.History, names, loc, l)...)
 	p.V = v
 	p.Start = v.StartsAt.In(loc).Format("2006-01-02 15:04")
 	p.End = v.EndsAt().In(loc).Format("15:04")

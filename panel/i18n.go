@@ -197,7 +197,7 @@ var ru = map[string]string{
 	"Source":            "Источник",
 	"Telegram bot":      "Telegram-бот", "online booking": "онлайн-запись", "the panel": "панель", "an import": "импорт",
 	"a client of the salon": "клиент салона", "Schedule": "График", "Actions": "Действия",
-	"Online booking": "Онлайн-запись", "several kinds: a .zip of the files": "несколько видов: .zip с файлами",
+	"Online booking": "Онлайн-запись", "Changed by an import": "Изменена импортом", "several kinds: a .zip of the files": "несколько видов: .zip с файлами",
 	"A .zip of the salon's files (services.csv, masters.csv, schedule.csv, clients.csv, bookings.csv, or in Russian) is checked as one: each file sees what the files before it would create.": "Архив .zip с файлами салона (services.csv, masters.csv, schedule.csv, clients.csv, bookings.csv или по-русски: услуги.csv, мастера.csv …) проверяется целиком: каждый файл видит то, что создадут файлы перед ним.", "The salon's panel: the day, bookings, clients, masters and services.": "Панель салона: день, записи, клиенты, мастера и услуги.", "What each file holds": "Что в каждом файле", "Required": "Обязательна", "Example": "Пример",
 	"Import in this order: services, masters, schedule, clients, bookings. A template is a file to fill in, with example rows; an export is your data in the same format.": "Импортируйте по порядку: услуги, мастера, расписание, клиенты, записи. Шаблон — файл для заполнения с примерами строк; выгрузка — ваши данные в том же формате.",
 	"Download the template": "Скачать шаблон", "Export the salon's data": "Выгрузить данные салона", "Days": "Дни", "Sections": "Разделы", "Cancelled": "Отменена", "Deposit paid": "Предоплата внесена", "service": "услуга",

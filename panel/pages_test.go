@@ -691,7 +691,8 @@ func TestHistoryAndAuditReadAsSentences(t *testing.T) {
 		t.Fatalf("move: %d %s", a.status, fieldErrorsOf(a.body))
 	}
 	page := html.UnescapeString(b.get(fmt.Sprintf("/panel/bookings/%d", bk.ID)).body)
-	if !strings.Contains(page, "Перенесена: Дмитрий Волков "+day.String()[8:10]+"."+day.String()[5:7]+" 12:15 → Анна Смирнова ") {
+	if !strings.Contains(page, "Перенесена: Дмитрий Волков "+day.String()[8:10]+"."+day.String()[5:7]+" 12:15 → Анна Смирнова ") ||
+		!strings.Contains(page, "<b>Создана</b> · онлайн-запись") {
 		i := strings.Index(page, `class="history"`)
 		t.Errorf("history: %s", page[i:min(len(page), i+800)])
 	}
