@@ -31,7 +31,8 @@ type bookingForm struct {
 	Fields    map[string]string
 	Taken     bool
 	Alts      []altChoice
-	Durations map[int64]string // by service: 60, or 45–90 when masters differ
+	Durations map[int64]string // by service: the chosen master's minutes, else 60 or 45–90 when masters differ
+	Terms     map[int64]string // by service: each master's minutes, "masterID=min ...", for the script
 	Known     *booking.Client  // the client of the phone typed, when the salon knows them
 	Swap      bool             // an htmx answer that also fills in the known client's name
 }
@@ -119,12 +120,22 @@ func (h *Handler) showBookingForm(c *fiber.Ctx, f *bookingForm) error {
 		return err
 	}
 	ranges := booking.TermRanges(f.Masters)
-	f.Durations = map[int64]string{}
+	f.Durations, f.Terms = map[int64]string{}, map[int64]string{}
 	for _, sv := range f.Services {
 		f.Durations[sv.ID] = strconv.Itoa(sv.DurationMin)
 		if r, ok := ranges[sv.ID]; ok {
 			f.Durations[sv.ID] = r.Durations()
 		}
+		var terms []string
+		for _, m := range f.Masters {
+			if o, ok := m.TermsOf(sv.ID); ok {
+				terms = append(terms, fmt.Sprintf("%d=%d", m.ID, o.DurationMin))
+				if m.ID == f.MasterID {
+					f.Durations[sv.ID] = strconv.Itoa(o.DurationMin) // the chosen master's own
+				}
+			}
+		}
+		f.Terms[sv.ID] = strings.Join(terms, " ")
 	}
 	if f.Phone != "" && f.Known == nil {
 		f.Known, _ = h.svc.ClientByPhone(c.UserContext(), u.SalonID, f.Phone) // a hint: none is fine

@@ -810,3 +810,28 @@ func TestUploadASetAsAZip(t *testing.T) {
 		t.Errorf("a set that is not a zip: %.800s", a.body[strings.Index(a.body, `id="job"`):])
 	}
 }
+
+// The new booking form's services say how long they take with the chosen
+// master: their own duration.
+func TestNewBookingShowsTheMastersOwnDuration(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	ctx := bookingtest.System()
+	sv := w.Service(t, w.salon, booking.SalonService{Name: "Долгая укладка", DurationMin: 60})
+	slow, err := w.Svc.CreateMaster(ctx, w.salon.ID, booking.Master{Name: "Неспешная"}, booking.Offer{ServiceID: sv.ID, DurationMin: 90})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.CreateMaster(ctx, w.salon.ID, booking.Master{Name: "Быстрая"}, booking.Offer{ServiceID: sv.ID}); err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(b.get(fmt.Sprintf("/panel/bookings/new?master=%d", slow.ID)).body)
+	if !strings.Contains(page, ">Долгая укладка · 90 мин<") {
+		t.Errorf("with the slow master chosen the service does not say 90 min")
+	}
+	if page := html.UnescapeString(b.get("/panel/bookings/new").body); !strings.Contains(page, ">Долгая укладка · 60–90 мин<") ||
+		!strings.Contains(page, fmt.Sprintf(`data-terms="%d=90`, slow.ID)) && !strings.Contains(page, fmt.Sprintf(` %d=90`, slow.ID)) {
+		t.Errorf("without a master the service does not give its range and each master's minutes")
+	}
+}

@@ -20,6 +20,17 @@
   document.addEventListener('DOMContentLoaded', showCol);
   document.body && showCol();
   document.addEventListener('htmx:afterSwap', showCol);
+  // The new booking form: the services say how long they take with the
+  // chosen master (their own duration), as the master changes.
+  function durations(m) {
+    if (m.name !== 'master' || !m.form || !m.form.querySelector('select[name=service]')) return;
+    m.form.querySelectorAll('select[name=service] option[data-terms]').forEach(function (o) {
+      var own = (' ' + o.dataset.terms).split(' ' + m.value + '=')[1];
+      if (own) o.textContent = o.dataset.name + ' · ' + parseInt(own, 10) + ' ' + o.dataset.min;
+    });
+  }
+  document.addEventListener('change', function (ev) { durations(ev.target); });
+  document.querySelectorAll('select[name=master]').forEach(durations);
   document.addEventListener('click', function (ev) {
     var sc = ev.target.closest('[data-show-col]');
     if (sc) {
