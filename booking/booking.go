@@ -64,6 +64,9 @@ type Booking struct {
 	// ContactName is the name given with the booking (the client record
 	// keeps its own).
 	ContactName string
+	// ContactEmail is the e-mail given with the booking ("" for none):
+	// where its messages go. The booking's own, never the client record's.
+	ContactEmail string
 	// Origin is the chat identity that made the booking (zero for the web,
 	// the panel and imports): it may see and change the booking.
 	Origin    Identity
@@ -389,7 +392,7 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 		SalonID: r.SalonID, MasterID: r.MasterID, ServiceID: r.ServiceID,
 		StartsAt: r.StartsAt, DurationMin: bc.durationMin, BufferMin: bc.svc.BufferMin,
 		Status: StatusConfirmed, Source: r.Source, Price: bc.price, Deposit: bc.svc.Deposit, Notes: r.Notes,
-		ContactName: r.Client.Name,
+		ContactName: r.Client.Name, ContactEmail: r.Client.Email,
 	}
 	if r.caller.kind == callerIdentity {
 		b.Origin = r.caller.identity
@@ -651,7 +654,7 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clien
 		"name": c.Name, "phone": c.Phone, "contact": b.ContactName, "origin_ch": originCh, "origin_ref": originRef,
 		"actor_kind": actor.Kind, "actor_id": actor.ID, "job_kind": NotifyArgs{}.Kind(), "notify": notify,
 		"by_ch": string(actor.Identity.Channel), "by_ref": actor.Identity.ExternalID, "from_master": int64(0),
-		"client": known.id,
+		"client": known.id, "email": b.ContactEmail,
 	}
 	if c.Verified && !caller.IsZero() {
 		// The channel vouched that the phone is the caller's own: the
@@ -669,10 +672,10 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clien
 		    INSERT INTO bookings (salon_id, master_id, service_id, client_id, starts_at, duration_min,
 		                          buffer_min, status, source, price, deposit, hold_expires_at,
 		                          manage_token_hash, notes, contact_name, origin_channel, origin_ref,
-		                          created_by_kind, created_by_id)
+		                          created_by_kind, created_by_id, contact_email)
 		    SELECT @salon, @master, @service, c.id, @starts, @dur, @buffer, @status, @source, @price,
 		           @deposit, @hold, @token, @notes, @contact, @origin_ch, @origin_ref, @actor_kind,
-		           CASE WHEN @actor_kind = 'client' THEN c.id ELSE NULLIF(@actor_id, 0) END
+		           CASE WHEN @actor_kind = 'client' THEN c.id ELSE NULLIF(@actor_id, 0) END, @email
 		    FROM c
 		    RETURNING id, client_id, created_at
 		)`
@@ -711,7 +714,7 @@ func tokenHash(token string) []byte {
 
 const bookingColumns = `id, salon_id, master_id, service_id, client_id, starts_at, duration_min, buffer_min,
 	status, source, price, deposit, hold_expires_at, notes, cancel_reason, contact_name, origin_channel, origin_ref,
-	created_at, updated_at`
+	created_at, updated_at, contact_email`
 
 func scanBooking(row pgx.Row) (*Booking, error) {
 	var b Booking
@@ -719,7 +722,7 @@ func scanBooking(row pgx.Row) (*Booking, error) {
 	var originCh, originRef *string
 	err := row.Scan(&b.ID, &b.SalonID, &b.MasterID, &b.ServiceID, &b.ClientID, &b.StartsAt, &b.DurationMin,
 		&b.BufferMin, &b.Status, &b.Source, &b.Price, &b.Deposit, &hold, &b.Notes, &b.CancelReason,
-		&b.ContactName, &originCh, &originRef, &b.CreatedAt, &b.UpdatedAt)
+		&b.ContactName, &originCh, &originRef, &b.CreatedAt, &b.UpdatedAt, &b.ContactEmail)
 	if err != nil {
 		return nil, err
 	}

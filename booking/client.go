@@ -3,6 +3,8 @@ package booking
 import (
 	"context"
 	"fmt"
+	"net/mail"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -23,6 +25,9 @@ type Client struct {
 type ClientInput struct {
 	Name  string
 	Phone string
+	// Email is optional: where this booking's messages go (see
+	// Booking.ContactEmail).
+	Email string
 	// Verified says the caller's chat channel vouched that Phone is the
 	// caller's own (a Telegram contact shared by its owner). Only then does
 	// the caller's identity join the client record: from then on it sees
@@ -43,7 +48,15 @@ func (c *ClientInput) normalize(fe fieldErrors, prefix, region string) {
 		fe.addErr(prefix+"phone", err)
 	}
 	c.Phone = p
+	if c.Email = strings.ToLower(strings.TrimSpace(c.Email)); c.Email != "" {
+		if a, err := mail.ParseAddress(c.Email); err != nil || a.Address != c.Email || len(c.Email) > MaxEmailLen {
+			fe.add(prefix+"email", "not an email address")
+		}
+	}
 }
+
+// MaxEmailLen is the longest e-mail address (RFC 5321's path).
+const MaxEmailLen = 254
 
 // Client returns a client of the salon, to its staff. Errors: ErrNotFound,
 // ErrForbidden (not staff).

@@ -35,6 +35,7 @@ type ClientBooking struct {
 	Price        Money            `json:"price"`
 	Deposit      Money            `json:"deposit"`
 	ContactName  string           `json:"contact_name"`
+	ContactEmail string           `json:"contact_email,omitempty"`
 	Notes        string           `json:"notes"`
 	CancelReason string           `json:"cancel_reason"`
 	Origin       string           `json:"origin,omitempty"`
@@ -78,7 +79,7 @@ func (s *Service) ExportClient(ctx context.Context, salonID int64, phone string,
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, `SELECT b.id, b.starts_at, b.duration_min, sv.name, m.name, b.status, b.source, b.price, b.deposit,
-		b.contact_name, b.notes, b.cancel_reason, COALESCE(b.origin_channel || ':' || b.origin_ref, ''),
+		b.contact_name, b.contact_email, b.notes, b.cancel_reason, COALESCE(b.origin_channel || ':' || b.origin_ref, ''),
 		COALESCE((SELECT jsonb_agg(jsonb_build_object('action', e.action, 'by', e.actor_kind, 'channel', e.channel, 'at', e.at,
 		    'details', e.details) ORDER BY e.id) FROM booking_events e WHERE e.booking_id = b.id), '[]')
 		FROM bookings b JOIN services sv ON sv.id = b.service_id JOIN masters m ON m.id = b.master_id
@@ -90,7 +91,7 @@ func (s *Service) ExportClient(ctx context.Context, salonID int64, phone string,
 		var b ClientBooking
 		var events []byte
 		err := r.Scan(&b.ID, &b.StartsAt, &b.DurationMin, &b.Service, &b.Master, &b.Status, &b.Source, &b.Price, &b.Deposit,
-			&b.ContactName, &b.Notes, &b.CancelReason, &b.Origin, &events)
+			&b.ContactName, &b.ContactEmail, &b.Notes, &b.CancelReason, &b.Origin, &events)
 		if err == nil {
 			err = json.Unmarshal(events, &b.Events)
 		}
@@ -183,7 +184,7 @@ func (s *Service) EraseClient(ctx context.Context, salonID int64, phone string, 
 		batch.Queue(`DELETE FROM client_identities WHERE salon_id = $1 AND client_id = $2`, salonID, clientID)
 		batch.Queue(`UPDATE clients SET name = 'Erased client', phone = NULL, notes = '' WHERE salon_id = $1 AND id = $2`, salonID, clientID)
 		batch.Queue(`WITH b AS (
-			    UPDATE bookings SET contact_name = '', notes = '', cancel_reason = '', origin_channel = NULL, origin_ref = NULL,
+			    UPDATE bookings SET contact_name = '', contact_email = '', notes = '', cancel_reason = '', origin_channel = NULL, origin_ref = NULL,
 			           manage_token_hash = NULL, calendar_token_hash = NULL
 			    WHERE salon_id = $1 AND client_id = $2 RETURNING id
 			), e AS (
@@ -191,8 +192,8 @@ func (s *Service) EraseClient(ctx context.Context, salonID int64, phone string, 
 			)
 			SELECT count(*) FROM b`, salonID, clientID).QueryRow(func(r pgx.Row) error { return r.Scan(&kept) })
 		// What the audit log kept of them.
-		batch.Queue(`UPDATE audit_log SET old = CASE WHEN old IS NULL THEN NULL ELSE old - 'name' - 'phone' - 'notes' - 'contact_name' - 'origin_ref' - 'cancel_reason' END,
-			new = CASE WHEN new IS NULL THEN NULL ELSE new - 'name' - 'phone' - 'notes' - 'contact_name' - 'origin_ref' - 'cancel_reason' END
+		batch.Queue(`UPDATE audit_log SET old = CASE WHEN old IS NULL THEN NULL ELSE old - 'name' - 'phone' - 'notes' - 'contact_name' - 'contact_email' - 'origin_ref' - 'cancel_reason' END,
+			new = CASE WHEN new IS NULL THEN NULL ELSE new - 'name' - 'phone' - 'notes' - 'contact_name' - 'contact_email' - 'origin_ref' - 'cancel_reason' END
 			WHERE salon_id = $1 AND ((entity = 'client' AND entity_id = $2)
 			   OR (entity = 'booking' AND entity_id IN (SELECT id FROM bookings WHERE client_id = $2)))`, salonID, clientID)
 		// Uploaded files and their reports may hold them too; uploads are

@@ -30,7 +30,7 @@ func TestClientExportAndErase(t *testing.T) {
 	staff := booking.As(ctx, booking.ByStaff(*owner))
 	const phone = "+79995557788"
 	b, err := e.Svc.Book(booking.As(ctx, booking.ByStaff(*owner)), booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: bookingtest.At(salon, day, "11:00"),
-		Client: booking.ClientInput{Name: "Zinaida Secretova", Phone: phone}, Notes: "allergic to everything"})
+		Client: booking.ClientInput{Name: "Zinaida Secretova", Phone: phone, Email: "zinaida@secret.example"}, Notes: "allergic to everything"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestClientExportAndErase(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, _ := json.Marshal(rec)
-	for _, want := range []string{"Zinaida Secretova", phone, "VIP, lives nearby", "allergic to everything", `"events"`} {
+	for _, want := range []string{"Zinaida Secretova", phone, "VIP, lives nearby", "allergic to everything", `"events"`, "zinaida@secret.example"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the export lacks %q: %s", want, out)
 		}
@@ -68,7 +68,7 @@ func TestClientExportAndErase(t *testing.T) {
 		(SELECT string_agg(to_jsonb(a)::text, ',') FROM audit_log a))`).Scan(&dump); err != nil {
 		t.Fatal(err)
 	}
-	for _, gone := range []string{"Zinaida", "Secretova", "79995557788", "VIP", "allergic"} {
+	for _, gone := range []string{"Zinaida", "zinaida", "Secretova", "79995557788", "VIP", "allergic", "secret.example"} {
 		if strings.Contains(dump, gone) {
 			t.Errorf("%q is still stored", gone)
 		}

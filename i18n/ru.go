@@ -7,7 +7,7 @@ var catalogue = map[string]map[string]string{"ru": ru}
 // of the catalogue.
 var fields = map[string]string{
 	"amount": "Amount", "body": "Request", "break_end": "Break end", "break_start": "Break start",
-	"buffer_min": "Buffer", "caller": "Who asks", "client": "Client", "client.name": "Name", "client.phone": "Phone",
+	"buffer_min": "Buffer", "caller": "Who asks", "client": "Client", "client.name": "Name", "client.phone": "Phone", "client.email": "Email",
 	"country": "Country", "currency": "Currency", "date": "Date", "days": "Days", "deposit": "Deposit",
 	"deposit_fallback": "When payments are down", "duration_min": "Duration", "email": "Email", "end": "End",
 	"file": "File", "from": "From", "hold_min": "Deposit payment time", "horizon_days": "Booking window",

@@ -77,6 +77,7 @@ type createBody struct {
 	Client    *struct {
 		Name  *string `json:"name"`
 		Phone *string `json:"phone"`
+		Email *string `json:"email"`
 	} `json:"client"`
 }
 
@@ -108,6 +109,9 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 		}
 		if body.Client.Phone != nil {
 			r.Client.Phone = *body.Client.Phone
+		}
+		if body.Client.Email != nil {
+			r.Client.Email = *body.Client.Email
 		}
 	}
 	if len(fields) > 0 {

@@ -1,6 +1,7 @@
 package widget_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"html"
@@ -138,5 +139,33 @@ func TestStaticFilesAreCompressedAndCached(t *testing.T) {
 	resp, err = (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Get(s.base + "/favicon.ico")
 	if err != nil || resp.StatusCode != 301 || !strings.HasPrefix(resp.Header.Get("Location"), "/static/favicon.svg?v=") {
 		t.Errorf("favicon: %v %v", resp, err)
+	}
+}
+
+// An e-mail given with a booking is the booking's (where its messages go),
+// checked, and never the client record's: another booking with the same
+// phone and another e-mail does not move the first one's.
+func TestAnEmailGivenWithABooking(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	body := s.newBooking(s.masters[0], "12:00")
+	body["client"] = map[string]any{"name": "Мария", "phone": "+79161234567", "email": "  Maria@Example.com "}
+	r := s.do("POST", "/api/v1/salons/studio/bookings", body)
+	if r.status != 201 {
+		t.Fatalf("%d %s", r.status, r.raw)
+	}
+	other := s.newBooking(s.masters[1], "12:00")
+	other["client"] = map[string]any{"name": "Не Мария", "phone": "+79161234567", "email": "intruder@example.com"}
+	if r := s.do("POST", "/api/v1/salons/studio/bookings", other); r.status != 201 {
+		t.Fatalf("%d %s", r.status, r.raw)
+	}
+	var email string
+	if err := s.Pool.QueryRow(context.Background(), `SELECT contact_email FROM bookings WHERE id = $1`, r.id()).Scan(&email); err != nil || email != "maria@example.com" {
+		t.Fatalf("the booking's e-mail: %q %v", email, err)
+	}
+	bad := s.newBooking(s.masters[2], "12:00")
+	bad["client"] = map[string]any{"name": "X", "phone": bookingtest.Phone(), "email": "not-an-address"}
+	if r := s.do("POST", "/api/v1/salons/studio/bookings", bad, "Accept-Language", "ru"); r.status != 422 || r.fields()["client.email"] != "это не адрес эл. почты" {
+		t.Errorf("a bad e-mail: %d %s", r.status, r.raw)
 	}
 }

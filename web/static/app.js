@@ -250,7 +250,7 @@
     req.then(function (r) {
       if (r.status === 201 || r.status === 200) return mode === 'manage' ? moved(r.body) : booked(r.body);
       if (r.status === 409 && r.body.error === 'slot_taken') return offerAlternatives(r.body.alternatives || []);
-      if (r.status === 422 && r.body.fields && mode !== 'manage' && (r.body.fields['client.name'] || r.body.fields['client.phone'])) {
+      if (r.status === 422 && r.body.fields && mode !== 'manage' && (r.body.fields['client.name'] || r.body.fields['client.phone'] || r.body.fields['client.email'])) {
         fieldErrors(r.body.fields);
         return show('contact');
       }
@@ -294,11 +294,14 @@
       ev.preventDefault();
       var name = $('client-name').value.trim();
       var phone = $('client-phone').value.trim();
+      var email = $('client-email').value.trim();
       var errs = {};
       if (!name) errs['client.name'] = T.err_name;
       if (!/^[+()\d\s.-]{7,}$/.test(phone)) errs['client.phone'] = phone ? T.err_phone : T.err_phone_empty;
+      if (email && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) errs['client.email'] = T.err_email;
       if (fieldErrors(errs)) return;
       state.client = { name: name, phone: phone };
+      if (email) state.client.email = email;
       confirmStep();
     });
     $('again').addEventListener('click', function () {
@@ -310,7 +313,7 @@
   }
   function fieldErrors(fields) {
     var any = false;
-    [['client.name', 'client-name', 'err-name'], ['client.phone', 'client-phone', 'err-phone']].forEach(function (f) {
+    [['client.name', 'client-name', 'err-name'], ['client.phone', 'client-phone', 'err-phone'], ['client.email', 'client-email', 'err-email']].forEach(function (f) {
       var msg = fields[f[0]] || '';
       $(f[2]).textContent = msg;
       $(f[1]).setAttribute('aria-invalid', msg ? 'true' : 'false');
