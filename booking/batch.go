@@ -546,10 +546,7 @@ func (s *Service) ImportSchedule(ctx context.Context, salonID int64, days []DayR
 		if len(todo) == 0 {
 			return nil
 		}
-		// Every master's lock, in ascending order, one statement.
-		slices.Sort(lockIDs)
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || m, 0))
-			FROM unnest($1::bigint[]) m ORDER BY m`, lockIDs); err != nil {
+		if err := lockManyMasters(ctx, tx, lockIDs); err != nil {
 			return fmt.Errorf("import schedule: %w", err)
 		}
 		ms, ds := make([]int64, len(todo)), make([]time.Time, len(todo))
@@ -833,10 +830,7 @@ func (s *Service) ImportBookings(ctx context.Context, salonID int64, rows []Book
 		// alternatives as the real run would find them (seeing the
 		// rehearsed rows).
 		err := s.batchTx(ctx, true, func(tx pgx.Tx) error {
-			sorted := slices.Clone(order)
-			slices.Sort(sorted)
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || m, 0))
-				FROM unnest($1::bigint[]) m ORDER BY m`, sorted); err != nil {
+			if err := lockManyMasters(ctx, tx, order); err != nil {
 				return fmt.Errorf("import bookings: %w", err)
 			}
 			for _, m := range order {

@@ -216,6 +216,16 @@ func (s *Service) txOnce(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return nil
 }
 
+// lockManyMasters takes the locks of many masters (a batch, a salon's
+// schedule) in one statement, in ascending order, as lockMasters does for
+// one or two; each wait is bounded by the transaction's lock_timeout.
+func lockManyMasters(ctx context.Context, tx pgx.Tx, ids []int64) error {
+	ids = slices.Sorted(slices.Values(ids)) // and the statement's ORDER BY: the order never depends on a plan
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || m, 0))
+		FROM unnest($1::bigint[]) m ORDER BY m`, ids)
+	return err
+}
+
 // lockMasters takes the per-master advisory transaction locks that serialise
 // writes to one master's calendar, all at once and in ascending id order, so
 // that paths which touch two masters never deadlock. The key is namespaced

@@ -315,9 +315,7 @@ func (s *Service) ApplyWeekToAll(ctx context.Context, salonID int64, first, last
 		if len(masters) == 0 {
 			return nil
 		}
-		// Every master's lock, in ascending order, in one statement.
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || m, 0))
-			FROM unnest($1::bigint[]) m ORDER BY m`, masters); err != nil {
+		if err := lockManyMasters(ctx, tx, masters); err != nil {
 			return fmt.Errorf("set shifts: %w", err)
 		}
 		return replaceShifts(ctx, tx, salon, masters, days, resolved)
