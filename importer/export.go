@@ -27,21 +27,12 @@ func Export(ctx context.Context, svc *booking.Service, w io.Writer, kind Kind, s
 	if lang == "" {
 		lang = salon.Locale
 	}
-	if lang == "ru" {
-		if _, err := io.WriteString(w, "\ufeff"); err != nil {
-			return err
-		}
-	}
-	cw := &cellWriter{csv.NewWriter(w)}
-	if lang == "ru" {
-		cw.Comma = ';'
-	}
-	if err := cw.Write(exportHeader(kind, lang)); err != nil {
+	cw, err := newSheet(w, kind, lang)
+	if err != nil {
 		return err
 	}
 	loc := salon.Location()
 	hm := func(t interface{ Format(string) string }) string { return t.Format("15:04") }
-	var err error
 	switch kind {
 	case Services:
 		var list []booking.SalonService
@@ -112,6 +103,21 @@ func Export(ctx context.Context, svc *booking.Service, w io.Writer, kind Kind, s
 // midnight that ends its day, 26:00 for 02:00 of the next (not +02:00,
 // which a spreadsheet would take for a formula).
 func endClock(c booking.Clock) string { return fmt.Sprintf("%02d:%02d", int(c)/60, int(c)%60) }
+
+// newSheet starts a file of the kind in lang, its header written: for ru
+// a BOM and semicolons, as a Russian Excel opens and saves a CSV.
+func newSheet(w io.Writer, kind Kind, lang string) (*cellWriter, error) {
+	if lang == "ru" {
+		if _, err := io.WriteString(w, "\ufeff"); err != nil {
+			return nil, err
+		}
+	}
+	cw := &cellWriter{csv.NewWriter(w)}
+	if lang == "ru" {
+		cw.Comma = ';'
+	}
+	return cw, cw.Write(exportHeader(kind, lang))
+}
 
 // cellWriter writes rows whose cells are neutralized (see Export).
 type cellWriter struct{ *csv.Writer }

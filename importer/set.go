@@ -2,6 +2,7 @@ package importer
 
 import (
 	"archive/zip"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -152,7 +153,7 @@ func ZipFiles(r io.ReaderAt, size, limit int64) ([]File, error) {
 		if int64(len(b)) > limit {
 			return nil, invalidSet("%s: larger than %d MiB", f.Name, limit>>20)
 		}
-		out = append(out, File{Name: path.Base(f.Name), R: strings.NewReader(string(b))})
+		out = append(out, File{Name: path.Base(f.Name), R: bytes.NewReader(b)})
 	}
 	if len(out) == 0 {
 		return nil, invalidSet("no CSV files in the archive")

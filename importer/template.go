@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"encoding/csv"
 	"io"
 )
 
@@ -34,16 +33,8 @@ func Columns(kind Kind, lang string) []ColumnDoc {
 // the header and example rows, as an export of lang writes them (for ru,
 // a BOM and semicolons, as a Russian Excel opens and saves a CSV).
 func Template(w io.Writer, kind Kind, lang string) error {
-	if lang == "ru" {
-		if _, err := io.WriteString(w, "\ufeff"); err != nil {
-			return err
-		}
-	}
-	cw := &cellWriter{csv.NewWriter(w)}
-	if lang == "ru" {
-		cw.Comma = ';'
-	}
-	if err := cw.Write(exportHeader(kind, lang)); err != nil {
+	cw, err := newSheet(w, kind, lang)
+	if err != nil {
 		return err
 	}
 	for _, row := range examples[kind][lang] {
