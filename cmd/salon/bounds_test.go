@@ -36,7 +36,7 @@ type process struct {
 // killed) when t ends.
 func startProcess(t *testing.T, dbURL string, kv ...string) *process {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := bookingtest.FreeAddr(t)
 	p := &process{base: "http://" + addr, logs: &syncBuffer{}}
 	p.cmd = child(t, append([]string{"DATABASE_URL=" + dbURL, "SALON_HTTP_ADDR=" + addr, "SALON_PUBLIC_URL=" + p.base,
 		"PAYMENT_PROVIDER=sandbox"}, kv...), "serve")

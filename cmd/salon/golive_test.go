@@ -24,12 +24,7 @@ func TestANewSalonGoesLiveFromThePanel(t *testing.T) {
 		"--email", "owner@anna.test", "--password-stdin"}, envOf("DATABASE_URL", url), strings.NewReader("anna-secret\n"), &out, &out); code != 0 {
 		t.Fatalf("init: %s", out.String())
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := bookingtest.FreeAddr(t)
 	base := "http://" + addr
 	tg := tgtest.NewServer(t)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"mime/multipart"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -53,16 +52,6 @@ func child(t *testing.T, env []string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // TestThreeReplicas runs three salon serve processes on one PostgreSQL and
 // drives 10,000 mixed operations at all of them: widget bookings (with and
 // without deposits), slots, cancellations, Telegram updates to any
@@ -96,7 +85,7 @@ func TestThreeReplicas(t *testing.T) {
 	const secret = "replica-webhook-secret"
 	var bases []string
 	for i := range 3 {
-		addr := freeAddr(t)
+		addr := bookingtest.FreeAddr(t)
 		base := "http://" + addr
 		bases = append(bases, base)
 		logs := &syncBuffer{}

@@ -6,11 +6,11 @@ package mailtest
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"salon/booking/bookingtest"
 	"sync"
 	"testing"
 	"time"
@@ -46,16 +46,6 @@ func mailpit() (string, error) {
 	return binary, buildErr
 }
 
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // Start runs a Mailpit for the test, accepting any login (and PLAIN over
 // plain text, as a local relay would), and stops it at the end.
 func Start(t testing.TB) *Server {
@@ -64,27 +54,22 @@ func Start(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{SMTP: freeAddr(t), API: "http://" + freeAddr(t)}
+	s := &Server{SMTP: bookingtest.FreeAddr(t), API: "http://" + bookingtest.FreeAddr(t)}
 	cmd := exec.Command(bin, "--quiet", "--smtp", s.SMTP, "--listen", s.API[len("http://"):],
 		"--database", filepath.Join(t.TempDir(), "mailpit.db"), "--smtp-auth-accept-any", "--smtp-auth-allow-insecure")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	bookingtest.WaitFor(t, 30*time.Second, "mailpit to answer", func() bool {
 		resp, err := http.Get(s.API + "/api/v1/info")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return s
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mailpit did not answer: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond) // polling a starting process, under the deadline above
-	}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	return s
 }
 
 // Message is a received e-mail as Mailpit parsed it.
