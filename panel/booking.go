@@ -225,12 +225,7 @@ func (h *Handler) formError(c *fiber.Ctx, err error, msg *string, fields *map[st
 
 func (h *Handler) choices(c *fiber.Ctx, slots []booking.Slot) []altChoice {
 	loc := salonOf(c).Location()
-	names := map[int64]string{}
-	if ms, err := h.svc.Masters(c.UserContext(), user(c).SalonID, 0); err == nil {
-		for _, m := range ms {
-			names[m.ID] = m.Name
-		}
-	}
+	names, _ := h.masterNames(c) // a label: an alternative without one is still bookable
 	out := make([]altChoice, 0, len(slots))
 	for _, sl := range slots {
 		t := sl.Start.In(loc)
@@ -310,12 +305,9 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 		p.Payments[i].At = p.Payments[i].At.In(loc)
 	}
 	v.StartsAt, v.HoldExpiresAt = v.StartsAt.In(loc), v.HoldExpiresAt.In(loc)
-	names := map[int64]string{}
-	for _, m := range p.Masters {
-		names[m.ID] = m.Name
-	}
-	if all, err := h.masterNames(c); err == nil {
-		names = all
+	names, err := h.masterNames(c) // the inactive too: the history names who it was
+	if err != nil {
+		return err
 	}
 	// The booking's row says who made it; the events are what came after.
 	l := langOf(c)

@@ -217,11 +217,18 @@ func (h *Handler) setOffers(c *fiber.Ctx) error {
 	}
 	var offers []booking.Offer
 	fe := map[string]i18n.Text{}
-	names := map[int64]string{}
-	if list, err := h.svc.Services(c.UserContext(), u.SalonID); err == nil {
-		for _, sv := range list {
-			names[sv.ID] = sv.Name
+	// The services' names label what is refused: read only then.
+	var names map[int64]string
+	name := func(sid int64) string {
+		if names == nil {
+			names = map[int64]string{}
+			if list, err := h.svc.Services(c.UserContext(), u.SalonID); err == nil {
+				for _, sv := range list {
+					names[sv.ID] = sv.Name
+				}
+			}
 		}
+		return names[sid]
 	}
 	c.Request().PostArgs().VisitAll(func(k, v []byte) {
 		key := string(k)
@@ -235,12 +242,12 @@ func (h *Handler) setOffers(c *fiber.Ctx) error {
 		o := booking.Offer{ServiceID: sid}
 		if s := strings.TrimSpace(c.FormValue(fmt.Sprintf("dur_%d", sid))); s != "" {
 			if o.DurationMin, perr = strconv.Atoi(s); perr != nil {
-				fe[names[sid]+" duration_min"] = i18n.New("not a whole number of minutes")
+				fe[name(sid)+" duration_min"] = i18n.New("not a whole number of minutes")
 			}
 		}
 		if s := strings.TrimSpace(c.FormValue(fmt.Sprintf("price_%d", sid))); s != "" {
 			if o.Price, perr = booking.ParseMoney(s); perr != nil {
-				fe[names[sid]+" price"] = i18n.Of(perr)
+				fe[name(sid)+" price"] = i18n.Of(perr)
 			}
 		}
 		offers = append(offers, o)
