@@ -932,7 +932,7 @@ func writeGroup(ctx context.Context, tx pgx.Tx, masterID int64, idx []int, prepa
 				out[i].Outcome = Updated
 			default:
 				batch.Queue(`SAVEPOINT row`)
-				queueInsertBooking(batch, b, clients[i], clientRecord{}, Identity{}, "", actor, nil, nil, nil)
+				queueInsertBooking(batch, b, clients[i], clientRecord{}, Identity{}, "", actor, nil, nil, nil, false)
 				batch.Queue(`SELECT`).Exec(func(pgconn.CommandTag) error { written[i] = true; return nil })
 				out[i].Outcome = Created
 			}

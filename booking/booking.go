@@ -67,6 +67,13 @@ type Booking struct {
 	// ContactEmail is the e-mail given with the booking ("" for none):
 	// where its messages go. The booking's own, never the client record's.
 	ContactEmail string
+	// Lang is the language the client booked in ("ru", "en"; "" for the
+	// salon's): their messages are written in it.
+	Lang string
+	// ConfirmedAt and ConfirmedVia are the client's first confirmation that
+	// they will come (a tap in a reminder), and its channel.
+	ConfirmedAt  time.Time
+	ConfirmedVia Channel
 	// Origin is the chat identity that made the booking (zero for the web,
 	// the panel and imports): it may see and change the booking.
 	Origin    Identity
@@ -172,6 +179,8 @@ type bookContext struct {
 	// listeners: the master is reachable on a chat channel, or some client
 	// of the salon is (then the job's own check decides, for this client).
 	listeners bool
+	// emailOn, smsOn: the salon sends messages on these paid channels.
+	emailOn, smsOn bool
 }
 
 // Book books the client with the master for the service at StartsAt, for
@@ -392,7 +401,7 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 		SalonID: r.SalonID, MasterID: r.MasterID, ServiceID: r.ServiceID,
 		StartsAt: r.StartsAt, DurationMin: bc.durationMin, BufferMin: bc.svc.BufferMin,
 		Status: StatusConfirmed, Source: r.Source, Price: bc.price, Deposit: bc.svc.Deposit, Notes: r.Notes,
-		ContactName: r.Client.Name, ContactEmail: r.Client.Email,
+		ContactName: r.Client.Name, ContactEmail: r.Client.Email, Lang: r.Client.Lang,
 	}
 	if r.caller.kind == callerIdentity {
 		b.Origin = r.caller.identity
@@ -424,7 +433,9 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 		actor.Channel = ChannelImport
 	}
 	var notify []byte // nobody to tell: no job, and no check for one
-	if bc.listeners {
+	// A paid channel (e-mail, SMS) the salon sends on reaches this client.
+	paid := bc.emailOn && s.couriers[ChannelEmail] != nil && b.ContactEmail != "" || bc.smsOn && s.couriers[ChannelSMS] != nil
+	if bc.listeners || paid {
 		if notify, err = json.Marshal(notifyArgs(b, EventCreated, actor, nil)); err != nil {
 			return nil, fmt.Errorf("book: %w", err)
 		}
@@ -434,7 +445,7 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 		batch.Queue(`SELECT set_config('salon.actor', $1, true)`, who)
 	}
 	batch.Queue(`SAVEPOINT book`)
-	queueInsertBooking(batch, b, r.Client, bc.client, r.caller.identity, token, actor, claim, salt, notify)
+	queueInsertBooking(batch, b, r.Client, bc.client, r.caller.identity, token, actor, claim, salt, notify, paid)
 	batch.Queue(`COMMIT`)
 	err = conn.SendBatch(ctx, batch).Close()
 	if (bc.client.id == 0 && violated(err, "clients_phone")) || (bc.client.id != 0 && isNoRows(err)) {
@@ -564,6 +575,7 @@ func (s *Service) resolve(ctx context.Context, q querier, bc *bookContext, salon
 	bc.svc, bc.serviceOK = sv, ok && sv.Active
 	bc.masterOK = c.masters[masterID]
 	bc.listeners = c.linked[masterID] || c.chatClients
+	bc.emailOn, bc.smsOn = c.emailOn, c.smsOn
 	o, ok := c.offers[[2]int64{masterID, serviceID}]
 	bc.offered, bc.durationMin, bc.price = ok, o.durationMin, o.price
 	return nil
@@ -607,7 +619,7 @@ func (bc *bookContext) check(at time.Time, src Source, client bool, now time.Tim
 // idempotency key (when claim is not nil). Reading the batch fills b's ID, ClientID and
 // CreatedAt.
 func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clientRecord, caller Identity, token string, actor Actor,
-	claim *keyClaim, salt, notify []byte) {
+	claim *keyClaim, salt, notify []byte, paid bool) {
 	var hold *time.Time
 	if !b.HoldExpiresAt.IsZero() {
 		hold = &b.HoldExpiresAt
@@ -654,7 +666,7 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clien
 		"name": c.Name, "phone": c.Phone, "contact": b.ContactName, "origin_ch": originCh, "origin_ref": originRef,
 		"actor_kind": actor.Kind, "actor_id": actor.ID, "job_kind": NotifyArgs{}.Kind(), "notify": notify,
 		"by_ch": string(actor.Identity.Channel), "by_ref": actor.Identity.ExternalID, "from_master": int64(0),
-		"client": known.id, "email": b.ContactEmail,
+		"client": known.id, "email": b.ContactEmail, "lang": b.Lang, "paid": paid,
 	}
 	if c.Verified && !caller.IsZero() {
 		// The channel vouched that the phone is the caller's own: the
@@ -672,12 +684,12 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clien
 		    INSERT INTO bookings (salon_id, master_id, service_id, client_id, starts_at, duration_min,
 		                          buffer_min, status, source, price, deposit, hold_expires_at,
 		                          manage_token_hash, notes, contact_name, origin_channel, origin_ref,
-		                          created_by_kind, created_by_id, contact_email)
+		                          created_by_kind, created_by_id, contact_email, lang)
 		    SELECT @salon, @master, @service, c.id, @starts, @dur, @buffer, @status, @source, @price,
 		           @deposit, @hold, @token, @notes, @contact, @origin_ch, @origin_ref, @actor_kind,
-		           CASE WHEN @actor_kind = 'client' THEN c.id ELSE NULLIF(@actor_id, 0) END, @email
+		           CASE WHEN @actor_kind = 'client' THEN c.id ELSE NULLIF(@actor_id, 0) END, @email, @lang
 		    FROM c
-		    RETURNING id, client_id, created_at
+		    RETURNING id, client_id, created_at, @paid::boolean AS paid
 		)`
 	if notify != nil {
 		// Someone can be told: the notification job (with its own check,
@@ -714,17 +726,22 @@ func tokenHash(token string) []byte {
 
 const bookingColumns = `id, salon_id, master_id, service_id, client_id, starts_at, duration_min, buffer_min,
 	status, source, price, deposit, hold_expires_at, notes, cancel_reason, contact_name, origin_channel, origin_ref,
-	created_at, updated_at, contact_email`
+	created_at, updated_at, contact_email, lang, client_confirmed_at, client_confirmed_via`
 
 func scanBooking(row pgx.Row) (*Booking, error) {
 	var b Booking
 	var hold *time.Time
 	var originCh, originRef *string
+	var confirmed *time.Time
+	var via *string
 	err := row.Scan(&b.ID, &b.SalonID, &b.MasterID, &b.ServiceID, &b.ClientID, &b.StartsAt, &b.DurationMin,
 		&b.BufferMin, &b.Status, &b.Source, &b.Price, &b.Deposit, &hold, &b.Notes, &b.CancelReason,
-		&b.ContactName, &originCh, &originRef, &b.CreatedAt, &b.UpdatedAt, &b.ContactEmail)
+		&b.ContactName, &originCh, &originRef, &b.CreatedAt, &b.UpdatedAt, &b.ContactEmail, &b.Lang, &confirmed, &via)
 	if err != nil {
 		return nil, err
+	}
+	if confirmed != nil && via != nil {
+		b.ConfirmedAt, b.ConfirmedVia = *confirmed, Channel(*via)
 	}
 	if originCh != nil && originRef != nil {
 		b.Origin = Identity{Channel: Channel(*originCh), ExternalID: *originRef}

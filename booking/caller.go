@@ -68,6 +68,7 @@ const (
 	callerStaff               // a panel user of a salon
 	callerSystem              // the platform itself (jobs, the command line)
 	callerImport              // an import of a file into one salon
+	callerLink                // a one-tap link of a message, for its booking (UseLink)
 )
 
 // Caller is who asks, with the credential they present. Every method of
@@ -97,6 +98,14 @@ type Caller struct {
 	identity Identity
 	user     User
 	file     string // of an import
+	link     linkGrant
+}
+
+// linkGrant is what a one-tap link lets its holder do: act on one booking,
+// through the channel that carried the link.
+type linkGrant struct {
+	bookingID int64
+	channel   Channel
 }
 
 // Visitor is an anonymous visitor of the web widget (or of the panel's
@@ -134,7 +143,7 @@ func (c Caller) Identity() Identity { return c.identity }
 // client reports whether the caller is a client (held to the salon's
 // client rules: grid, notice, horizon, cutoff).
 func (c Caller) client() bool {
-	return c.kind == callerVisitor || c.kind == callerToken || c.kind == callerIdentity
+	return c.kind == callerVisitor || c.kind == callerToken || c.kind == callerIdentity || c.kind == callerLink
 }
 
 // check validates the caller itself.
@@ -155,6 +164,11 @@ func (c Caller) check() error {
 	case callerStaff:
 		if c.user.ID <= 0 || c.user.SalonID <= 0 || (c.user.Role != RoleOwner && c.user.Role != RoleAdmin) {
 			return Invalid("caller", "not a panel user")
+		}
+		return nil
+	case callerLink:
+		if c.link.bookingID <= 0 {
+			return fmt.Errorf("no link: %w", ErrNotFound)
 		}
 		return nil
 	case callerImport:
@@ -233,6 +247,8 @@ func (c Caller) channel() Channel {
 		return ChannelWeb
 	case callerIdentity:
 		return c.identity.Channel
+	case callerLink:
+		return c.link.channel
 	case callerStaff:
 		return ChannelPanel
 	case callerImport:
@@ -244,6 +260,7 @@ func (c Caller) channel() Channel {
 // grants is what a booking carries that callers may hold.
 type grants struct {
 	tokenHash []byte   // of the manage token, if one was issued
+	link      bool     // the caller's token is a live manage link of a message
 	origin    Identity // the chat identity that made the booking
 	verified  bool     // the caller's identity is a proven identity of the booking's client
 }
@@ -256,7 +273,9 @@ func (c Caller) may(b *Booking, g grants) bool {
 	case callerStaff, callerImport:
 		return c.user.SalonID == b.SalonID
 	case callerToken:
-		return len(g.tokenHash) > 0 && subtle.ConstantTimeCompare(g.tokenHash, tokenHash(c.token)) == 1
+		return g.link || len(g.tokenHash) > 0 && subtle.ConstantTimeCompare(g.tokenHash, tokenHash(c.token)) == 1
+	case callerLink:
+		return c.link.bookingID == b.ID
 	case callerIdentity:
 		return (!g.origin.IsZero() && g.origin == c.identity) || g.verified
 	}

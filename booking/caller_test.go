@@ -239,6 +239,27 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"UploadFile":     {run: func(ctx context.Context) error { return e1(f.Svc.UploadFile(ctx, upload)) }},
 		"UploadProgress": {run: func(ctx context.Context) error { return f.Svc.UploadProgress(ctx, upload, 1, 1) }},
 		"Users":          {run: func(ctx context.Context) error { return e1(f.Svc.Users(ctx, a)) }},
+		// The message layer: a link's token is its credential; a chat
+		// claims a deep link; only a client confirms they will come.
+		"ClaimTelegramLink": {run: func(ctx context.Context) error { return e1(f.Svc.ClaimTelegramLink(ctx, "no-such-token")) }, foreign: booking.ErrForbidden},
+		"ConfirmAttendance": {run: func(ctx context.Context) error {
+			_, _, err := f.Svc.ConfirmAttendance(ctx, a, b.ID)
+			return err
+		}, foreign: booking.ErrForbidden},
+		"FailedMessages":    {run: func(ctx context.Context) error { return e1(f.Svc.FailedMessages(ctx, a, 10)) }},
+		"MessageSettingsOf": {run: func(ctx context.Context) error { return e1(f.Svc.MessageSettingsOf(ctx, a)) }},
+		"MessagesOf":        {run: func(ctx context.Context) error { return e1(f.Svc.MessagesOf(ctx, a, b.ID)) }},
+		"OpenLink":          {run: func(ctx context.Context) error { return e1(f.Svc.OpenLink(ctx, "no-such-token")) }},
+		"Outbox":            {run: func(ctx context.Context) error { return e1(f.Svc.Outbox(ctx, 10)) }, foreign: booking.ErrForbidden},
+		"RetryMessage":      {run: func(ctx context.Context) error { return f.Svc.RetryMessage(ctx, a, 1) }},
+		"SendMessages":      {run: func(ctx context.Context) error { return e1(f.Svc.SendMessages(ctx)) }, foreign: booking.ErrForbidden},
+		"RunMessages":       {run: func(ctx context.Context) error { return f.Svc.RunMessages(ctx, time.Second) }, foreign: booking.ErrForbidden},
+		"TelegramLink":      {run: func(ctx context.Context) error { return e1(f.Svc.TelegramLink(ctx, a, b.ID)) }},
+		"TrackDeliveries":   {run: func(ctx context.Context) error { return e1(f.Svc.TrackDeliveries(ctx)) }, foreign: booking.ErrForbidden},
+		"UpdateMessageSettings": {run: func(ctx context.Context) error {
+			return e1(f.Svc.UpdateMessageSettings(ctx, a, booking.MessageSettings{QuietFrom: "22:00", QuietTo: "08:00"}))
+		}},
+		"UseLink": {run: func(ctx context.Context) error { return e1(f.Svc.UseLink(ctx, "no-such-token")) }},
 	}
 	// Where the stranger gets nothing but ErrNotFound was not said above,
 	// it is the rule.

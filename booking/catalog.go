@@ -109,7 +109,9 @@ type catalog struct {
 	linked   map[int64]bool // masters reachable on a chat channel
 	// chatClients: some client of the salon is reachable on a chat channel
 	chatClients bool
-	offers      map[[2]int64]offerTerms // (master, service) -> terms
+	// emailOn, smsOn: the salon sends messages by e-mail, by SMS.
+	emailOn, smsOn bool
+	offers         map[[2]int64]offerTerms // (master, service) -> terms
 }
 
 // catalogAt returns the salon's catalog at version (or newer), from the
@@ -176,7 +178,8 @@ func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error
 		       sv.ids, sv.names, sv.durs, sv.bufs, sv.prices, sv.deposits, sv.active,
 		       m.ids, m.active, o.masters, o.services, o.durs, o.prices,
 		       ARRAY(SELECT DISTINCT master_id FROM master_identities WHERE salon_id = s.id),
-		       EXISTS (SELECT 1 FROM client_identities WHERE salon_id = s.id)
+		       EXISTS (SELECT 1 FROM client_identities WHERE salon_id = s.id),
+		       cardinality(s.email_kinds) > 0, cardinality(s.sms_kinds) > 0
 		FROM salons s,
 		LATERAL (SELECT COALESCE(array_agg(id), '{}') ids, COALESCE(array_agg(name), '{}') names,
 		                COALESCE(array_agg(duration_min::bigint), '{}') durs, COALESCE(array_agg(buffer_min::bigint), '{}') bufs,
@@ -191,7 +194,7 @@ func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error
 		         FROM master_services ms JOIN services x ON x.id = ms.service_id WHERE ms.salon_id = s.id) o
 		WHERE s.id = $1`, salonID), []any{&c.version,
 		&svIDs, &svNames, &svDur, &svBuf, &svPrice, &svDeposit, &svActive,
-		&mIDs, &mActive, &oMaster, &oService, &oDur, &oPrice, &linked, &c.chatClients}})
+		&mIDs, &mActive, &oMaster, &oService, &oDur, &oPrice, &linked, &c.chatClients, &c.emailOn, &c.smsOn}})
 	if isNoRows(err) {
 		return nil, fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
 	}

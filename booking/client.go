@@ -28,6 +28,9 @@ type ClientInput struct {
 	// Email is optional: where this booking's messages go (see
 	// Booking.ContactEmail).
 	Email string
+	// Lang is the language the client writes in ("ru" or "en"; anything
+	// else: the salon's): the booking's messages are in it.
+	Lang string
 	// Verified says the caller's chat channel vouched that Phone is the
 	// caller's own (a Telegram contact shared by its owner). Only then does
 	// the caller's identity join the client record: from then on it sees
@@ -52,6 +55,9 @@ func (c *ClientInput) normalize(fe fieldErrors, prefix, region string) {
 		if a, err := mail.ParseAddress(c.Email); err != nil || a.Address != c.Email || len(c.Email) > MaxEmailLen {
 			fe.add(prefix+"email", "not an email address")
 		}
+	}
+	if c.Lang != "ru" && c.Lang != "en" {
+		c.Lang = ""
 	}
 }
 

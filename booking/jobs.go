@@ -56,9 +56,6 @@ type NotifyArgs struct {
 // Kind implements river.JobArgs.
 func (NotifyArgs) Kind() string { return "booking_notify" }
 
-// ReminderLeads are how long before a booking its client is reminded.
-var ReminderLeads = []time.Duration{24 * time.Hour, 2 * time.Hour}
-
 // Recipient is who a notice is for: a chat identity, of the booking's
 // client or of its master.
 type Recipient struct {
@@ -78,6 +75,9 @@ type Notice struct {
 	// Key is unique for this notice: a retried job makes the same keys,
 	// and a notifier queues a key once.
 	Key string
+	// Message is the notice's row of messages (0 for none): the
+	// notifier's sender reports its outcome there.
+	Message int64
 }
 
 // Notifier delivers the notices of one chat channel. Notify queues the
@@ -96,7 +96,9 @@ type Notifier interface {
 // interval. A change nobody can be told about (no chat identity of the
 // client other than the one that made it, none of the masters) writes none.
 //
-// notifyJobSQL reads the changed booking from a relation b (id, client_id)
+// notifyJobSQL reads the changed booking from a relation b (id, client_id,
+// paid: whether a paid channel, e-mail or SMS, carries the salon's messages
+// to its client)
 // and the named arguments salon, master, from_master, origin_ch, origin_ref,
 // by_ch, by_ref, job_kind and notify (the job's arguments but the booking id).
 const notifyJobSQL = `INSERT INTO river_job (kind, args)
@@ -104,7 +106,8 @@ const notifyJobSQL = `INSERT INTO river_job (kind, args)
 	WHERE (@origin_ref::text IS NOT NULL AND (@origin_ch::text, @origin_ref::text) IS DISTINCT FROM (@by_ch::text, @by_ref::text))
 	   OR EXISTS (SELECT 1 FROM client_identities ci WHERE ci.salon_id = @salon AND ci.client_id = b.client_id
 	              AND (ci.channel, ci.external_id) IS DISTINCT FROM (@by_ch::text, @by_ref::text))
-	   OR EXISTS (SELECT 1 FROM master_identities mi WHERE mi.salon_id = @salon AND mi.master_id IN (@master, @from_master))`
+	   OR EXISTS (SELECT 1 FROM master_identities mi WHERE mi.salon_id = @salon AND mi.master_id IN (@master, @from_master))
+	   OR b.paid`
 
 // notifyArgs are the arguments of the notification of a change of b.
 func notifyArgs(b *Booking, event string, actor Actor, from *Booking) NotifyArgs {
@@ -128,10 +131,12 @@ func (s *Service) enqueueChange(ctx context.Context, tx pgx.Tx, b *Booking, even
 		ch, ref := string(b.Origin.Channel), b.Origin.ExternalID
 		originCh, originRef = &ch, &ref
 	}
-	text, vals := positional(`WITH b AS (SELECT @booking::bigint AS id, @client::bigint AS client_id) `+notifyJobSQL, map[string]any{
+	text, vals := positional(`WITH b AS (SELECT @booking::bigint AS id, @client::bigint AS client_id,
+		    EXISTS (SELECT 1 FROM bookings bk JOIN salons s ON s.id = bk.salon_id WHERE bk.id = @booking
+		            AND ((bk.contact_email <> '' AND cardinality(s.email_kinds) > 0 AND @email_on) OR (cardinality(s.sms_kinds) > 0 AND @sms_on))) AS paid) `+notifyJobSQL, map[string]any{
 		"booking": b.ID, "client": b.ClientID, "salon": b.SalonID, "master": b.MasterID, "from_master": n.FromMasterID,
 		"origin_ch": originCh, "origin_ref": originRef, "by_ch": string(actor.Identity.Channel), "by_ref": actor.Identity.ExternalID,
-		"job_kind": n.Kind(), "notify": args,
+		"job_kind": n.Kind(), "notify": args, "email_on": s.couriers[ChannelEmail] != nil, "sms_on": s.couriers[ChannelSMS] != nil,
 	})
 	if _, err := tx.Exec(ctx, text, vals...); err != nil {
 		return fmt.Errorf("enqueue %s: %w", event, err)
@@ -174,18 +179,6 @@ func recipients(ctx context.Context, q querier, b *Booking, masters bool, master
 	return append(out, ms...), nil
 }
 
-// deliver hands the notices to their channels' notifiers and completes the
-// work (the job, the reminder's record), in one transaction.
-func (s *Service) deliver(ctx context.Context, notices []Notice, complete func(pgx.Tx) error) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := s.notifyAll(ctx, tx, notices); err != nil {
-			return err
-		}
-		return complete(tx)
-	})
-	return dbErr(err)
-}
-
 // notifyAll hands notices to their channels' notifiers, in tx. A channel
 // this process has no notifier for fails the work, which is tried again
 // (by another replica, or after a restart): a notice is never dropped.
@@ -212,98 +205,155 @@ type notifyWorker struct {
 	s *Service
 }
 
-// Work tells the client (on each identity except the one that made the
-// change) and the masters concerned about a change.
+// Work plans the messages a change owes: to the client, on every channel
+// they are reachable on but the chat identity that made the change, and to
+// the masters concerned; it writes them with the job's completion, in one
+// transaction, and sends those due now.
 func (w *notifyWorker) Work(ctx context.Context, job *river.Job[NotifyArgs]) error {
 	a := job.Args
-	v, err := w.s.view(ctx, a.SalonID, a.BookingID)
+	s := w.s
+	v, err := s.view(ctx, a.SalonID, a.BookingID)
 	if errors.Is(err, ErrNotFound) {
 		return nil // gone: nothing to tell
 	}
 	if err != nil {
 		return err
 	}
-	to, err := recipients(ctx, w.s.pool, &v.Booking, true, a.FromMasterID)
+	set, err := readMessageSettings(ctx, s.pool, a.SalonID)
 	if err != nil {
 		return err
 	}
-	var notices []Notice
-	for i, rc := range to {
-		if !rc.Master && rc.Identity == a.By {
-			continue
+	now := s.now()
+	each := fmt.Sprintf("job:%d", job.ID)
+	var plans []plan
+	if kind, once := clientKind(a.Event, v.Status); kind != "" {
+		ref := each
+		if once {
+			ref = ""
 		}
-		notices = append(notices, Notice{To: rc, Event: a.Event, Booking: v, Change: a, Key: fmt.Sprintf("job:%d:%d", job.ID, i)})
+		if plans, err = s.clientPlans(ctx, s.pool, v, set, kind, ref, now, set.morning(now, v.Salon.Location()), a.By); err != nil {
+			return err
+		}
 	}
-	return w.s.deliver(ctx, notices, func(tx pgx.Tx) error {
+	ms, err := s.masterPlans(ctx, s.pool, &v.Booking, masterKind(a.Event), each, a.FromMasterID, now)
+	if err != nil {
+		return err
+	}
+	plans = append(plans, ms...)
+	for i := range plans {
+		plans[i].change = &a
+	}
+	var ids []int64
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if ids, err = writePlans(ctx, tx, &v.Booking, plans); err != nil {
+			return err
+		}
 		_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
 		return err
 	})
+	if err != nil {
+		return dbErr(err)
+	}
+	s.sendNow(As(ctx, BySystem()), ids)
+	return nil
 }
 
-// Remind sends the reminders that are due: for each lead in ReminderLeads,
-// to the clients of active bookings that start within that lead (but not
-// within half of it: a reminder that late would say the wrong thing), on
-// every chat identity they are reachable on. Each reminder is recorded with
-// its message, so it goes once per booking, start and lead, whichever
-// replica sweeps. It returns how many bookings were reminded. Only the
-// platform asks (ErrForbidden).
+// reminderPlanAhead is how long before its time a reminder is planned: a
+// reminder due in the salon's night goes to chats and SMS at the morning
+// edge, or, when that would be too late (past half its lead), at the
+// evening edge before.
+const reminderPlanAhead = 13 * time.Hour
+
+// Remind plans the reminders that come due within reminderPlanAhead: for
+// each of its salon's offsets, to the client of every confirmed booking
+// that starts within that offset (but not within half of it: a reminder
+// that late would say the wrong thing) on every channel they are reachable
+// on, as messages, each once per booking, start and offset, whichever
+// replica sweeps; it sends those due now. It returns how many reminders
+// (bookings and offsets) it planned. Only the platform asks (ErrForbidden).
 func (s *Service) Remind(ctx context.Context) (int, error) {
 	if err := onlySystem(ctx); err != nil {
 		return 0, err
 	}
 	now := s.now()
-	sent := 0
-	for _, lead := range ReminderLeads {
-		rows, err := s.pool.Query(ctx, `
-			SELECT b.id, b.salon_id FROM salons s CROSS JOIN LATERAL (
-			    SELECT id, salon_id, client_id, origin_ref, starts_at FROM bookings
-			    WHERE salon_id = s.id AND starts_at > $1 AND starts_at <= $2 AND status IN ('pending', 'confirmed')
-			) b
-			WHERE (b.origin_ref IS NOT NULL OR EXISTS (SELECT 1 FROM client_identities ci WHERE ci.client_id = b.client_id))
-			  AND NOT EXISTS (SELECT 1 FROM booking_reminders r WHERE r.booking_id = b.id AND r.starts_at = b.starts_at AND r.lead_min = $3)
-			ORDER BY b.starts_at LIMIT 500`, now.Add(lead/2), now.Add(lead), int(lead.Minutes()))
-		if err != nil {
-			return sent, fmt.Errorf("reminders: %w", dbErr(err))
-		}
-		due, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]int64, error) {
-			var x [2]int64
-			err := r.Scan(&x[0], &x[1])
-			return x, err
-		})
-		if err != nil {
-			return sent, fmt.Errorf("reminders: %w", dbErr(err))
-		}
-		for _, d := range due {
-			ok, err := s.remind(ctx, d[1], d[0], lead)
-			if err != nil {
-				return sent, err
+	type due struct {
+		salon, booking int64
+		lead           time.Duration
+	}
+	var list []due
+	err := eachRow(ctx, s.pool, func(r pgx.Row) error {
+		var d due
+		var lead int
+		err := r.Scan(&d.salon, &d.booking, &lead)
+		d.lead = time.Duration(lead) * time.Minute
+		list = append(list, d)
+		return err
+	}, `SELECT b.salon_id, b.id, o.lead FROM salons s
+		CROSS JOIN LATERAL unnest(s.reminder_offsets_min) o(lead)
+		CROSS JOIN LATERAL (
+		    SELECT id, salon_id, starts_at FROM bookings
+		    WHERE salon_id = s.id AND status = 'confirmed'
+		      AND starts_at > $1::timestamptz + make_interval(mins => o.lead / 2)
+		      AND starts_at <= $1::timestamptz + make_interval(mins => o.lead) + $2::interval
+		) b
+		WHERE NOT EXISTS (SELECT 1 FROM booking_reminders r WHERE r.booking_id = b.id AND r.starts_at = b.starts_at AND r.lead_min = o.lead)
+		ORDER BY b.starts_at LIMIT 5000`, now, reminderPlanAhead)
+	if err != nil {
+		return 0, fmt.Errorf("reminders: %w", dbErr(err))
+	}
+	planned := 0
+	var ids []int64
+	sets := map[int64]*MessageSettings{}
+	for _, d := range list {
+		set := sets[d.salon]
+		if set == nil {
+			if set, err = readMessageSettings(ctx, s.pool, d.salon); err != nil {
+				return planned, err
 			}
-			if ok {
-				sent++
-			}
+			sets[d.salon] = set
+		}
+		got, ok, err := s.planReminder(ctx, set, d.salon, d.booking, d.lead, now)
+		if err != nil {
+			return planned, err
+		}
+		if ok {
+			planned++
+			ids = append(ids, got...)
 		}
 	}
-	return sent, nil
+	s.sendNow(ctx, ids)
+	return planned, nil
 }
 
-// remind sends one booking's reminder for lead, unless it was sent.
-func (s *Service) remind(ctx context.Context, salonID, bookingID int64, lead time.Duration) (bool, error) {
+// planReminder writes one booking's reminder for lead, on its client's
+// channels, unless it was planned.
+func (s *Service) planReminder(ctx context.Context, set *MessageSettings, salonID, bookingID int64, lead time.Duration,
+	now time.Time) ([]int64, bool, error) {
 	v, err := s.view(ctx, salonID, bookingID)
 	if errors.Is(err, ErrNotFound) {
-		return false, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
-	to, err := recipients(ctx, s.pool, &v.Booking, false, 0)
+	loc := v.Salon.Location()
+	at := v.StartsAt.Add(-lead)
+	chat := at
+	if night, morning := set.quiet(at, loc); night {
+		chat = morning
+		if morning.After(v.StartsAt.Add(-lead / 2)) {
+			chat = set.eveningBefore(at, loc)
+		}
+	}
+	ref := fmt.Sprintf("%d:%d", int(lead.Minutes()), v.StartsAt.Unix())
+	plans, err := s.clientPlans(ctx, s.pool, v, set, KindReminder, ref, later(at, now), later(chat, now), Identity{})
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
-	var notices []Notice
-	for i, rc := range to {
-		notices = append(notices, Notice{To: rc, Event: EventReminder, Booking: v, Lead: lead,
-			Key: fmt.Sprintf("reminder:%d:%d:%d:%d", v.ID, v.StartsAt.Unix(), int(lead.Minutes()), i)})
+	for i := range plans {
+		plans[i].lead, plans[i].startsAt = lead, v.StartsAt
 	}
+	var ids []int64
 	first := false
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `INSERT INTO booking_reminders (booking_id, starts_at, lead_min) VALUES ($1, $2, $3)
@@ -312,11 +362,20 @@ func (s *Service) remind(ctx context.Context, salonID, bookingID int64, lead tim
 			return err
 		}
 		if first = tag.RowsAffected() == 1; !first {
-			return nil // another sweep sent it
+			return nil // another sweep planned it
 		}
-		return s.notifyAll(ctx, tx, notices)
+		ids, err = writePlans(ctx, tx, &v.Booking, plans)
+		return err
 	})
-	return first, dbErr(err)
+	return ids, first, dbErr(err)
+}
+
+// later returns the later of two times.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // RemindArgs is the periodic job that sends due reminders.

@@ -322,11 +322,27 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 }
 
 // grantsSQL reads, for booking b, what callers may hold: the hash of its
-// manage token, and whether the identity ($ch, $ref) was proven to be its
-// client's.
+// manage token, whether the identity (@ch, @ref) was proven to be its
+// client's, and whether @tok is the hash of a live manage link of one of
+// its messages (grantArgs names them).
 const grantsSQL = `b.manage_token_hash,
 	EXISTS (SELECT 1 FROM client_identities ci WHERE ci.salon_id = b.salon_id AND ci.client_id = b.client_id
-	        AND ci.channel = @ch AND ci.external_id = @ref)`
+	        AND ci.channel = @ch AND ci.external_id = @ref),
+	EXISTS (SELECT 1 FROM booking_links l WHERE l.token_hash = @tok AND l.booking_id = b.id
+	        AND l.action = 'manage' AND l.expires_at > now())`
+
+// grantArgs are grantsSQL's arguments for the caller, with args.
+func grantArgs(caller Caller, args pgx.NamedArgs) pgx.NamedArgs {
+	args["ch"], args["ref"] = caller.identity.Channel, caller.identity.ExternalID
+	args["tok"] = nil
+	if caller.kind == callerToken {
+		args["tok"] = tokenHash(caller.token)
+	}
+	return args
+}
+
+// dest is where grantsSQL's columns scan to.
+func (g *grants) dest() []any { return []any{&g.tokenHash, &g.verified, &g.link} }
 
 // lockBooking finds a booking the caller may change, takes the lock of its
 // master (and of extraMaster, when not 0: both at once, ascending), and
@@ -372,8 +388,7 @@ func readBooking(ctx context.Context, q querier, caller Caller, salonID, booking
 	var g grants
 	b, err := scanBooking(scanPrefix{q.QueryRow(ctx, `SELECT `+prefixed("b.", bookingColumns)+`, `+grantsSQL+`
 		FROM bookings b WHERE b.id = @id AND (@salon = 0 OR b.salon_id = @salon) `+lock,
-		pgx.NamedArgs{"id": bookingID, "salon": salonID, "ch": caller.identity.Channel, "ref": caller.identity.ExternalID}),
-		[]any{&g.tokenHash, &g.verified}})
+		grantArgs(caller, pgx.NamedArgs{"id": bookingID, "salon": salonID})), g.dest()})
 	if isNoRows(err) {
 		return nil, g, fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
 	}

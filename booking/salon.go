@@ -233,11 +233,13 @@ func (s *Service) CreateSalonWithOwner(ctx context.Context, in Salon, email, pas
 func (s *Salon) insert(ctx context.Context, tx pgx.Tx) error {
 	err := tx.QueryRow(ctx, `
 		INSERT INTO salons (slug, name, timezone, currency, locale, slot_step_min, min_notice_min,
-		                    hold_min, cutoff_hours, horizon_days, refund_policy, country, deposit_fallback)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+		                    hold_min, cutoff_hours, horizon_days, refund_policy, country, deposit_fallback,
+		                    address, phone, about, privacy_url)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 		RETURNING id`,
 		s.Slug, s.Name, s.Timezone, s.Currency, s.Locale, s.SlotStepMin, s.MinNoticeMin,
-		s.HoldMin, s.CutoffHours, s.HorizonDays, s.RefundPolicy, s.Country, s.DepositFallback).Scan(&s.ID)
+		s.HoldMin, s.CutoffHours, s.HorizonDays, s.RefundPolicy, s.Country, s.DepositFallback,
+		s.Address, s.Phone, s.About, s.PrivacyURL).Scan(&s.ID)
 	if pgCode(err) == pgUniqueViolation {
 		return Invalid("slug", "already taken")
 	}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -21,19 +23,22 @@ import (
 // changes a salon's calendar only through its methods. It is safe for
 // concurrent use; run as many replicas as you like against one database.
 type Service struct {
-	pool      *pgxpool.Pool
-	now       func() time.Time
-	log       *slog.Logger
-	catalogs  sync.Map // salon id -> *catalog
-	deposits  bool     // take deposits online: bookings wait for payment
-	psp       psp.Provider
-	receipts  bool // fiscal receipts with payments, refunds and settlements
-	health    providerHealth
-	observe   func(Observation)
-	notifiers map[Channel]Notifier
-	lockWait  time.Duration      // the longest wait for a master's lock
-	alts      singleflight.Group // losers of one slot share one search for alternatives
-	passwords *passwordChecks    // bounds password hashing
+	pool       *pgxpool.Pool
+	now        func() time.Time
+	log        *slog.Logger
+	catalogs   sync.Map // salon id -> *catalog
+	deposits   bool     // take deposits online: bookings wait for payment
+	psp        psp.Provider
+	receipts   bool // fiscal receipts with payments, refunds and settlements
+	health     providerHealth
+	observe    func(Observation)
+	notifiers  map[Channel]Notifier
+	couriers   map[Channel]Courier
+	rates      map[Channel]*rate.Limiter // of the couriers' providers
+	observeMsg func(Channel, string)
+	lockWait   time.Duration      // the longest wait for a master's lock
+	alts       singleflight.Group // losers of one slot share one search for alternatives
+	passwords  *passwordChecks    // bounds password hashing
 	// masterGates bound the requests that wait for a busy master's lock;
 	// loginGates those that wait for a login throttle key's.
 	masterGates gates[int64]
@@ -88,7 +93,7 @@ const DefaultLockWait = 5 * time.Second
 // in their transactions whether or not this process runs workers (see
 // AddWorkers).
 func New(pool *pgxpool.Pool, opts ...Option) *Service {
-	s := &Service{pool: pool, now: time.Now, log: slog.Default(), notifiers: map[Channel]Notifier{}, lockWait: DefaultLockWait,
+	s := &Service{pool: pool, now: time.Now, log: slog.Default(), notifiers: map[Channel]Notifier{}, couriers: map[Channel]Courier{}, rates: map[Channel]*rate.Limiter{}, lockWait: DefaultLockWait,
 		passwords:   newPasswordChecks(DefaultPasswordChecks, DefaultPasswordChecksQueue, PasswordCheckWait),
 		masterGates: gates[int64]{what: "master"}, loginGates: gates[string]{what: "login"}}
 	for _, o := range opts {

@@ -48,8 +48,7 @@ func (s *Service) BookingView(ctx context.Context, salonID, bookingID int64) (*V
 	var g grants
 	v, err := scanViewRow(scanPrefix{s.pool.QueryRow(ctx, `SELECT `+prefixed("b.", bookingColumns)+`, `+viewColumns+`, `+
 		prefixed("s.", salonColumns)+`, `+grantsSQL+viewFrom+` WHERE b.id = @id AND (@salon = 0 OR b.salon_id = @salon)`,
-		pgx.NamedArgs{"id": bookingID, "salon": salonID, "ch": caller.identity.Channel, "ref": caller.identity.ExternalID}),
-		[]any{&g.tokenHash, &g.verified}})
+		grantArgs(caller, pgx.NamedArgs{"id": bookingID, "salon": salonID})), g.dest()})
 	if isNoRows(err) {
 		return nil, fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
 	}

@@ -16,6 +16,9 @@ func (t *turn) onCommand(text string) error {
 		if arg == "" {
 			return t.startBooking("")
 		}
+		if token, ok := strings.CutPrefix(arg, DeepLinkPrefix); ok {
+			return t.claimBooking(token)
+		}
 		s, err := t.b.svc.SalonBySlug(t.ctx, arg)
 		if errors.Is(err, booking.ErrNotFound) {
 			return t.salons(t.tr("unknown_salon", arg))
@@ -81,4 +84,25 @@ func (t *turn) salon() (*booking.Salon, error) {
 		t.salonC = s
 	}
 	return t.salonC, nil
+}
+
+// DeepLinkPrefix starts the /start payload of a booking's deep link
+// (t.me/BOT?start=b_TOKEN, the widget's "get updates in Telegram").
+const DeepLinkPrefix = "b_"
+
+// claimBooking links this chat to the booking of a deep link: from now on
+// it hears of the booking and can change it here.
+func (t *turn) claimBooking(token string) error {
+	v, err := t.b.svc.ClaimTelegramLink(t.ctx, token)
+	switch {
+	case errors.Is(err, booking.ErrNotFound), errors.Is(err, booking.ErrLinkExpired), errors.Is(err, booking.ErrLinkUsed):
+		t.say(t.tr("link_stale"))
+		return nil
+	case err != nil:
+		return t.explain(err)
+	}
+	t.c.SalonID, t.salonC = v.SalonID, nil
+	t.c.D = t.c.D.keep()
+	t.say(t.tr("link_claimed") + "\n" + t.summary(v.ServiceName, v.MasterName, v.StartsAt, v.Price))
+	return nil
 }

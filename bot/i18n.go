@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 // texts are the bot's words in each language.
@@ -95,6 +96,14 @@ var texts = map[string]map[string]string{
 		"n_reminder_24h":   "⏰ Reminder: tomorrow you are booked",
 		"n_reminder_2h":    "⏰ Reminder: in two hours you are booked",
 		"n_was":            "was",
+		"n_reminder_in":    "⏰ Reminder: you are booked in %s",
+		"link_claimed":     "🔔 Done: updates about this booking come here. /my shows your bookings.",
+		"link_stale":       "This link has expired or was used. Book with /book, or see your bookings with /my.",
+		"b_will_come":      "✅ I will come",
+		"b_move":           "Move",
+		"b_cancel":         "Cancel",
+		"n_confirmed":      "✅ Thank you! The salon knows you will come.",
+		"n_confirmed_was":  "You have confirmed already. See you!",
 		"client":           "Client",
 		"min":              "min",
 	},
@@ -183,6 +192,14 @@ var texts = map[string]map[string]string{
 		"n_reminder_24h":   "⏰ Напоминаем: завтра вы записаны",
 		"n_reminder_2h":    "⏰ Напоминаем: через два часа вы записаны",
 		"n_was":            "было",
+		"n_reminder_in":    "⏰ Напоминаем: вы записаны через %s",
+		"link_claimed":     "🔔 Готово: новости об этой записи будут приходить сюда. /my — ваши записи.",
+		"link_stale":       "Ссылка устарела или уже использована. Записаться — /book, ваши записи — /my.",
+		"b_will_come":      "✅ Я приду",
+		"b_move":           "Перенести",
+		"b_cancel":         "Отменить",
+		"n_confirmed":      "✅ Спасибо! Салон знает, что вы придёте.",
+		"n_confirmed_was":  "Вы уже подтвердили визит. До встречи!",
 		"client":           "Клиент",
 		"min":              "мин",
 	},
@@ -211,25 +228,12 @@ func langOf(code string) string {
 	return "en"
 }
 
-var (
-	weekdays = map[string][7]string{
-		"en": {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"},
-		"ru": {"вс", "пн", "вт", "ср", "чт", "пт", "сб"},
-	}
-	months = map[string][12]string{
-		"en": {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"},
-		"ru": {"янв", "фев", "мар", "апр", "мая", "июн", "июл", "авг", "сен", "окт", "ноя", "дек"},
-	}
-)
-
 // dayLabel is "Tue 3 Mar" / "вт 3 мар".
 func dayLabel(lang string, d booking.Date) string {
-	t := time.Date(d.Year, d.Month, d.Day, 12, 0, 0, 0, time.UTC)
-	return fmt.Sprintf("%s %d %s", weekdays[lang][t.Weekday()], d.Day, months[lang][d.Month-1])
+	return i18n.Day(lang, d.Year, d.Month, d.Day)
 }
 
 // when is "Tue 3 Mar, 11:00" in the salon's zone.
 func when(lang string, t time.Time, loc *time.Location) string {
-	t = t.In(loc)
-	return dayLabel(lang, booking.DateOf(t)) + ", " + t.Format("15:04")
+	return i18n.When(lang, t, loc)
 }

@@ -86,6 +86,9 @@ func (k *keyboard) back(to step) { k.row(k.btn(k.t.tr("back"), action{Verb: doBa
 // onTap performs the action of a tapped button, if it is a button of the
 // keyboard on screen.
 func (t *turn) onTap(data string) error {
+	if rest, ok := strings.CutPrefix(data, "r:"); ok {
+		return t.onNoticeTap(rest)
+	}
 	nonce, idx, ok := strings.Cut(data, ":")
 	i, err := strconv.Atoi(idx)
 	if !ok || err != nil || nonce == "" || nonce != t.c.D.Nonce || i < 0 || i >= len(t.c.D.Actions) {
@@ -156,4 +159,40 @@ func (t *turn) back(to step) error {
 		return t.my()
 	}
 	return t.startBooking("")
+}
+
+// onNoticeTap answers a button of a notice (a reminder's Confirm, Move,
+// Cancel): "c:salon:booking" and the like. The chat's identity is the
+// credential; a booking that is not its own is not found.
+func (t *turn) onNoticeTap(data string) error {
+	parts := strings.Split(data, ":")
+	if len(parts) != 3 {
+		t.notice = t.tr("stale")
+		return nil
+	}
+	salonID, err1 := strconv.ParseInt(parts[1], 10, 64)
+	bookingID, err2 := strconv.ParseInt(parts[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		t.notice = t.tr("stale")
+		return nil
+	}
+	switch parts[0] {
+	case "c":
+		_, first, err := t.b.svc.ConfirmAttendance(t.ctx, salonID, bookingID)
+		if err != nil {
+			return t.explain(err)
+		}
+		t.notice = t.tr("n_confirmed")
+		if !first {
+			t.notice = t.tr("n_confirmed_was")
+		}
+		t.out = append(t.out, outMsg{Op: opSend, ChatID: t.c.ID, Text: t.notice})
+		return nil
+	case "m":
+		return t.moveStart(salonID, bookingID)
+	case "x":
+		return t.cancelQuestion(salonID, bookingID)
+	}
+	t.notice = t.tr("stale")
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 // Notifier delivers the core's notices on Telegram: it writes each as a
@@ -41,17 +42,41 @@ func (Notifier) Notify(ctx context.Context, tx pgx.Tx, n booking.Notice) error {
 	if key == "" {
 		return nil
 	}
-	msg := outMsg{Op: opSend, ChatID: chat, Text: describe(lang, tr(lang, key), n), Key: n.Key}
+	title := tr(lang, key)
+	if key == "n_reminder_in" {
+		title = tr(lang, key, i18n.New("%d h", int(n.Lead.Hours())).In(lang))
+		if n.Lead%time.Hour != 0 {
+			title = tr(lang, key, i18n.New("%d min", int(n.Lead.Minutes())).In(lang))
+		}
+	}
+	msg := outMsg{Op: opSend, ChatID: chat, Text: describe(lang, title, n), Key: n.Key}
+	if n.Event == booking.EventReminder && !n.To.Master && v.ConfirmedAt.IsZero() {
+		// One tap: confirm, move or cancel, with the chat's identity as the
+		// credential (the core decides), whatever dialog the chat is in.
+		ref := fmt.Sprintf("%d:%d", v.SalonID, v.ID)
+		msg.Inline = [][]button{{{Text: tr(lang, "b_will_come"), Data: tapConfirm + ref}},
+			{{Text: tr(lang, "b_move"), Data: tapMove + ref}, {Text: tr(lang, "b_cancel"), Data: tapCancel + ref}}}
+	}
 	return queue(ctx, tx, []outMsg{msg})
 }
+
+// The callback data of a notice's buttons: a prefix and "salon:booking".
+const (
+	tapConfirm = "r:c:"
+	tapMove    = "r:m:"
+	tapCancel  = "r:x:"
+)
 
 // noticeKey is the text that heads a notice, or "" for none.
 func noticeKey(n booking.Notice) string {
 	if n.Event == booking.EventReminder {
-		if n.Lead >= 12*time.Hour {
+		switch {
+		case n.Lead >= 20*time.Hour && n.Lead <= 28*time.Hour:
 			return "n_reminder_24h"
+		case n.Lead >= 90*time.Minute && n.Lead <= 150*time.Minute:
+			return "n_reminder_2h"
 		}
-		return "n_reminder_2h"
+		return "n_reminder_in"
 	}
 	if n.To.Master {
 		return map[string]string{booking.EventCreated: "n_new_booking", booking.EventCancelled: "n_cancelled",

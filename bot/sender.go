@@ -207,6 +207,14 @@ func (b *Bot) collect(rows pgx.Rows, known map[int64]bool, queues map[int64][]*p
 	return rows.Err()
 }
 
+// settleMessage completes a statement that settled an outbox row o: the
+// message of the core's that it carried (its key is msg:ID) takes state
+// (and the columns set after it).
+func settleMessage(state string) string {
+	return ` UPDATE messages SET sending_at = NULL, state = ` + state + ` FROM o
+		WHERE o.dedupe_key LIKE 'msg:%' AND messages.id = substr(o.dedupe_key, 5)::bigint AND messages.state = 'queued'`
+}
+
 // settle records the result of a call; it reports whether the message is
 // done with (sent, or failed for good) rather than to be tried again.
 func (b *Bot) settle(ctx context.Context, r result) bool {
@@ -217,7 +225,9 @@ func (b *Bot) settle(ctx context.Context, r result) bool {
 	switch {
 	case r.err == nil:
 		sentTotal.WithLabelValues(p.msg.Op, "ok").Inc()
-		if _, err := b.pool.Exec(ctx, `UPDATE tg_outbox SET state = 'sent', sent_at = now(), attempts = attempts + 1 WHERE id = $1`, p.id); err != nil {
+		if _, err := b.pool.Exec(ctx, `WITH o AS (
+			    UPDATE tg_outbox SET state = 'sent', sent_at = now(), attempts = attempts + 1 WHERE id = $1 RETURNING dedupe_key, payload
+			)`+settleMessage(`'sent', sent_at = now(), body = o.payload->>'text'`), p.id); err != nil {
 			// Sent but not recorded: a restart would send it again.
 			b.log.Error("bot: outbox: sent message not recorded", "id", p.id, "err", err)
 		}
@@ -233,7 +243,9 @@ func (b *Bot) settle(ctx context.Context, r result) bool {
 	case permanent(r.err) || p.attempts+1 >= maxSendAttempts:
 		sentTotal.WithLabelValues(p.msg.Op, "failed").Inc()
 		b.log.Warn("bot: message dropped", "id", p.id, "chat", p.msg.ChatID, "op", p.msg.Op, "err", r.err)
-		_, _ = b.pool.Exec(ctx, `UPDATE tg_outbox SET state = 'failed', attempts = attempts + 1, last_error = $2 WHERE id = $1`, p.id, r.err.Error())
+		_, _ = b.pool.Exec(ctx, `WITH o AS (
+			    UPDATE tg_outbox SET state = 'failed', attempts = attempts + 1, last_error = $2 WHERE id = $1 RETURNING dedupe_key, payload
+			)`+settleMessage(`'failed', error = $2, body = o.payload->>'text'`), p.id, r.err.Error())
 		return true
 	default:
 		sentTotal.WithLabelValues(p.msg.Op, "retry").Inc()

@@ -16,7 +16,7 @@ import (
 // the catalogue: why a field was refused (the core's constructors) and
 // what the front ends say through it.
 var reasonCalls = map[string]int{
-	"Invalid": 1, "invalid": 1, "unknown": 1, "rejected": 1, "add": 1, "New": 0, "tr": 0, "conflict": 0, "tooLate": 0, "invalidSet": 0,
+	"Invalid": 1, "invalid": 1, "unknown": 1, "rejected": 1, "add": 1, "New": 0, "tr": 0, "conflict": 0, "tooLate": 0, "invalidSet": 0, "t": 0,
 }
 
 // Every key the code writes has Russian words: a missing translation fails

@@ -78,6 +78,7 @@ type createBody struct {
 		Name  *string `json:"name"`
 		Phone *string `json:"phone"`
 		Email *string `json:"email"`
+		Lang  *string `json:"lang"`
 	} `json:"client"`
 }
 
@@ -112,6 +113,11 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 		}
 		if body.Client.Email != nil {
 			r.Client.Email = *body.Client.Email
+		}
+		if body.Client.Lang != nil {
+			r.Client.Lang = *body.Client.Lang
+		} else if l, ok := acceptedLang(c); ok {
+			r.Client.Lang = l
 		}
 	}
 	if len(fields) > 0 {
@@ -280,6 +286,27 @@ func (h *Handler) cancelBooking(c *fiber.Ctx) error {
 	}
 	return h.answer(c, id)
 }
+
+// telegramLink makes the booking's deep link into the salon's bot: opening
+// it in Telegram has that chat hear of the booking (404 without a bot).
+func (h *Handler) telegramLink(c *fiber.Ctx) error {
+	id, err := bookingParams(c)
+	if err != nil {
+		return err
+	}
+	if h.cfg.botUsername() == "" {
+		return booking.ErrNotFound
+	}
+	token, err := h.svc.TelegramLink(c.UserContext(), 0, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(map[string]string{"url": "https://t.me/" + h.cfg.botUsername() + "?start=" + DeepLinkPrefix + token})
+}
+
+// DeepLinkPrefix starts a booking's /start payload (the bot's
+// bot.DeepLinkPrefix: the front ends do not import each other).
+const DeepLinkPrefix = "b_"
 
 // payBooking starts the deposit's payment of a pending booking again, as
 // the client asks after a payment was declined (a new payment while the

@@ -45,9 +45,12 @@ type pageConfig struct {
 	ReturnRef string        `json:"returnRef,omitempty"`
 	// OnlinePay says deposits are paid online right after booking, the
 	// time held for HoldMin minutes meanwhile.
-	OnlinePay bool              `json:"onlinePay"`
-	HoldMin   int               `json:"holdMin"`
-	I18n      map[string]string `json:"i18n"`
+	OnlinePay bool `json:"onlinePay"`
+	// Telegram: the salon has a bot, so the done page offers its updates
+	// there.
+	Telegram bool              `json:"telegram"`
+	HoldMin  int               `json:"holdMin"`
+	I18n     map[string]string `json:"i18n"`
 }
 
 type pageData struct {
@@ -159,7 +162,8 @@ func (h *Handler) page(c *fiber.Ctx, mode string) error {
 	}
 	d.Config = pageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, Timezone: s.Timezone, Today: first.String(),
 		Services: d.Services, BookingID: bookingID, ReturnRef: ref, OnlinePay: h.svc.Provider() != nil, HoldMin: s.HoldMin,
-		I18n: messages[lang]}
+		Telegram: h.cfg.botUsername() != "",
+		I18n:     messages[lang]}
 	if d.Config.Services == nil {
 		d.Config.Services = []pageService{}
 	}

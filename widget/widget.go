@@ -38,6 +38,9 @@ type Config struct {
 	Log *slog.Logger
 	// PublicURL is the server's public base URL (payment return links).
 	PublicURL string
+	// BotUsername tells the salon bot's username once the bot knows it
+	// ("" or nil: no Telegram link on the done page).
+	BotUsername func() string
 }
 
 // DefaultRateLimit is SALON_BOOKING_RATE_LIMIT's default.
@@ -46,6 +49,14 @@ const DefaultRateLimit = 30
 // DefaultRequestTimeout bounds each request: a request that runs out of
 // time writes nothing and answers 503 with Retry-After.
 const DefaultRequestTimeout = 10 * time.Second
+
+// botUsername is the bot's username, "" for none (yet).
+func (c Config) botUsername() string {
+	if c.BotUsername == nil {
+		return ""
+	}
+	return c.BotUsername()
+}
 
 // Handler serves the API and the widget pages.
 type Handler struct {
@@ -90,12 +101,14 @@ func (h *Handler) Register(app *fiber.App) {
 	api.Post("/bookings/:id/cancel", h.rateLimited(h.changes), h.cancelBooking)
 	api.Post("/bookings/:id/payment", h.rateLimited(h.changes), h.payBooking)
 	api.Post("/bookings/:id/reschedule", h.rateLimited(h.changes), h.rescheduleBooking)
+	api.Post("/bookings/:id/telegram", h.rateLimited(h.changes), h.telegramLink)
 	api.Get("/returns/:ref", h.paymentReturn)
 	api.Post("/returns/:ref/payment", h.rateLimited(h.changes), h.payAgain)
 	api.Use(func(c *fiber.Ctx) error { return errNoRoute })
 
 	h.registerPages(app)
 	h.registerPayments(app)
+	h.registerActions(app)
 }
 
 // apiErrors is the API's error handler: whatever a handler under it

@@ -6,12 +6,15 @@
 package mail
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
+	netmail "net/mail"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	gomail "github.com/wneessen/go-mail"
@@ -19,16 +22,38 @@ import (
 
 // Message is one e-mail.
 type Message struct {
+	// ID is the Message-ID's left part ("" for a random one): a message
+	// sent twice keeps its id, so mail clients show it once.
+	ID          string
 	To          string
 	Subject     string
 	Text        string // the plain-text part
 	HTML        string // the HTML part, the same words
 	Unsubscribe string // the https link that stops this channel for this client at this salon
+	Attachments []Attachment
 }
+
+// Attachment is a file sent with a message.
+type Attachment struct {
+	Name string
+	Type string // its content type, e.g. text/calendar
+	Data []byte
+}
+
+// Errors of Send, besides a plain one (nothing was taken: sending again is
+// safe).
+var (
+	// ErrRefused: the server refused the message for good (5xx).
+	ErrRefused = errors.New("mail: refused")
+	// ErrUnknown: the connection failed after the message was written, so
+	// it may have been taken.
+	ErrUnknown = errors.New("mail: outcome unknown")
+)
 
 // Sender sends e-mail from one address through one SMTP server.
 type Sender struct {
 	from   string
+	domain string // of from: the right part of our Message-IDs
 	client *gomail.Client
 }
 
@@ -74,7 +99,12 @@ func New(rawURL, from string) (*Sender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
-	s := &Sender{from: from, client: c}
+	s := &Sender{from: from, client: c, domain: "localhost"}
+	if a, err := netmail.ParseAddress(from); err == nil {
+		if at := strings.LastIndexByte(a.Address, '@'); at >= 0 {
+			s.domain = a.Address[at+1:]
+		}
+	}
 	if _, err := s.build(Message{To: "check@example.com", Subject: "x", Text: "x"}); err != nil {
 		return nil, fmt.Errorf("%w: SALON_MAIL_FROM %q: %v", ErrConfig, from, err)
 	}
@@ -88,9 +118,31 @@ func (s *Sender) Send(ctx context.Context, m Message) (string, error) {
 		return "", err
 	}
 	if err := s.client.DialAndSendWithContext(ctx, msg); err != nil {
-		return "", fmt.Errorf("mail to %s: %w", m.To, err)
+		return "", fmt.Errorf("mail to %s: %w", m.To, classify(ctx, err))
 	}
 	return msg.GetMessageID(), nil
+}
+
+// classify says what an error of sending means: a server's 5xx is
+// ErrRefused, a 4xx nothing taken; a failure while or after the message was
+// written, or a deadline passed mid-session, ErrUnknown; anything else
+// (dialing, greeting, authentication) nothing taken.
+func classify(ctx context.Context, err error) error {
+	var se *gomail.SendError
+	if errors.As(err, &se) {
+		switch code := se.ErrorCode(); {
+		case code >= 500:
+			return fmt.Errorf("%w: %w", ErrRefused, err)
+		case code >= 400:
+			return err
+		case se.Reason == gomail.ErrWriteContent || se.Reason == gomail.ErrSMTPDataClose:
+			return fmt.Errorf("%w: %w", ErrUnknown, err)
+		}
+	}
+	if op := (*net.OpError)(nil); ctx.Err() != nil && !(errors.As(err, &op) && op.Op == "dial") {
+		return fmt.Errorf("%w: %w", ErrUnknown, err)
+	}
+	return err
 }
 
 func (s *Sender) build(m Message) (*gomail.Msg, error) {
@@ -102,7 +154,11 @@ func (s *Sender) build(m Message) (*gomail.Msg, error) {
 		return nil, fmt.Errorf("mail to %q: %w", m.To, err)
 	}
 	msg.Subject(m.Subject)
-	msg.SetMessageID()
+	if m.ID != "" {
+		msg.SetMessageIDWithValue(m.ID + "@" + s.domain)
+	} else {
+		msg.SetMessageID()
+	}
 	msg.SetDate()
 	msg.SetBodyString(gomail.TypeTextPlain, m.Text)
 	if m.HTML != "" {
@@ -111,6 +167,11 @@ func (s *Sender) build(m Message) (*gomail.Msg, error) {
 	if m.Unsubscribe != "" {
 		msg.SetGenHeader(gomail.HeaderListUnsubscribe, "<"+m.Unsubscribe+">")
 		msg.SetGenHeader(gomail.HeaderListUnsubscribePost, "List-Unsubscribe=One-Click")
+	}
+	for _, a := range m.Attachments {
+		if err := msg.AttachReader(a.Name, bytes.NewReader(a.Data), gomail.WithFileContentType(gomail.ContentType(a.Type))); err != nil {
+			return nil, fmt.Errorf("mail attachment %q: %w", a.Name, err)
+		}
 	}
 	return msg, nil
 }

@@ -4,9 +4,11 @@
 //
 // Providers: SMSRU (SMS.ru's HTTP API, https://sms.ru/api) and Log, which
 // writes what it would send (development). Errors say whether the outcome
-// is known: ErrUnknown (a timeout, a lost answer, a 5xx: the text may or
-// may not have gone; the caller decides, and never sends it twice blindly)
-// or a *RejectedError (the provider refused: a bad number, no money).
+// is known: ErrNotSent (the provider could not be reached, or answered that
+// it could not take the text now: sending again is safe), ErrUnknown (a
+// timeout, a lost or unreadable answer: the text may or may not have gone;
+// the caller decides, and never sends it twice blindly) or a
+// *RejectedError (the provider refused: a bad number, no money).
 package sms
 
 import (
@@ -38,9 +40,13 @@ const (
 	Undelivered Delivery = "undelivered" // expired, refused by the operator, unreachable
 )
 
-// ErrUnknown: the provider did not say what happened (a timeout, a 5xx, an
-// answer that did not parse).
+// ErrUnknown: the provider did not say what happened (a timeout, a lost
+// connection, an answer that did not parse).
 var ErrUnknown = errors.New("sms provider: outcome unknown")
+
+// ErrNotSent: the provider took nothing (it could not be reached, or
+// answered 5xx or 429): sending again is safe.
+var ErrNotSent = errors.New("sms provider: not sent")
 
 // RejectedError is a provider's refusal: sending again will not help.
 type RejectedError struct {

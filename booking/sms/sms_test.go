@@ -37,12 +37,26 @@ func TestSMSRUSendsAndReports(t *testing.T) {
 	if _, err := bad.Send(ctx, "+79161234567", "x"); !errors.As(err, &rej) || rej.Code != 200 {
 		t.Errorf("a wrong api_id: %v", err)
 	}
+	// A 502 took nothing: safe to send again. An answer lost after the
+	// text went is unknown: it went, and must not go again.
 	fake.Fail(func(string) int { return 502 })
-	if _, err := p.Send(ctx, "+79161234567", "x"); !errors.Is(err, sms.ErrUnknown) {
+	if _, err := p.Send(ctx, "+79161234567", "x"); !errors.Is(err, sms.ErrNotSent) {
 		t.Errorf("a 502: %v", err)
 	}
 	if len(fake.Sent()) != 1 {
 		t.Errorf("the fake took %d messages", len(fake.Sent()))
+	}
+	fake.Fail(func(string) int { return smstest.LoseAnswer })
+	if _, err := p.Send(ctx, "+79161234567", "x"); !errors.Is(err, sms.ErrUnknown) {
+		t.Errorf("a lost answer: %v", err)
+	}
+	if len(fake.Sent()) != 2 {
+		t.Errorf("the fake took %d messages", len(fake.Sent()))
+	}
+	stopped := smstest.New(t)
+	stopped.Close()
+	if _, err := (&sms.SMSRU{APIID: "x", BaseURL: stopped.URL}).Send(ctx, "+79161234567", "x"); !errors.Is(err, sms.ErrNotSent) {
+		t.Errorf("nobody listening: %v", err)
 	}
 }
 

@@ -3,8 +3,10 @@ package sms
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -84,7 +86,8 @@ func (p *SMSRU) Status(ctx context.Context, id string) (Delivery, error) {
 }
 
 // call posts the form and reads the answer; a refused request is a
-// *RejectedError, anything unread ErrUnknown.
+// *RejectedError, one SMS.ru did not take (unreachable, 5xx, 429)
+// ErrNotSent, anything unread ErrUnknown.
 func (p *SMSRU) call(ctx context.Context, path string, form url.Values) (*smsruAnswer, error) {
 	base := p.BaseURL
 	if base == "" {
@@ -101,11 +104,17 @@ func (p *SMSRU) call(ctx context.Context, path string, form url.Values) (*smsruA
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := client.Do(req)
 	if err != nil {
+		if op := (*net.OpError)(nil); errors.As(err, &op) && op.Op == "dial" {
+			return nil, fmt.Errorf("sms.ru %s: %v: %w", path, err, ErrNotSent)
+		}
 		return nil, fmt.Errorf("sms.ru %s: %v: %w", path, err, ErrUnknown)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil || resp.StatusCode >= 500 {
+	switch {
+	case resp.StatusCode >= 500, resp.StatusCode == http.StatusTooManyRequests:
+		return nil, fmt.Errorf("sms.ru %s: %s: %w", path, resp.Status, ErrNotSent)
+	case err != nil:
 		return nil, fmt.Errorf("sms.ru %s: %d %v: %w", path, resp.StatusCode, err, ErrUnknown)
 	}
 	var a smsruAnswer

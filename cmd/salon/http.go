@@ -119,7 +119,14 @@ func (s *server) mount(getenv env, b *bot.Bot) error {
 		return usagef("SALON_TRUSTED_PROXIES: %v", err)
 	}
 	cfg.TrustedProxies = proxies
-	widget.New(s.svc, cfg).Register(s.app)
+	if b != nil {
+		cfg.BotUsername = b.Username
+	}
+	wh := widget.New(s.svc, cfg)
+	wh.Register(s.app)
+	if getenv("SALON_DEV_OUTBOX") == "on" {
+		wh.RegisterOutbox(s.app)
+	}
 	pcfg := panel.Config{
 		Secure:         strings.HasPrefix(strings.ToLower(getenv("SALON_PUBLIC_URL")), "https://"),
 		PublicURL:      publicOrigin(getenv("SALON_PUBLIC_URL")),

@@ -15,6 +15,7 @@ type bookingMetrics struct {
 	total        *prometheus.CounterVec
 	seconds      *prometheus.HistogramVec
 	alternatives prometheus.Histogram
+	messages     *prometheus.CounterVec
 }
 
 func newBookingMetrics() *bookingMetrics {
@@ -31,11 +32,18 @@ func newBookingMetrics() *bookingMetrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 		}, []string{"outcome"}),
 		alternatives: alts,
+		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "salon_messages_total", Help: "Messages to clients by e-mail and SMS, by channel and outcome (sent, failed, retry, delivered, undelivered).",
+		}, []string{"channel", "outcome"}),
 	}
 }
 
+func (m *bookingMetrics) observeMessage(ch booking.Channel, outcome string) {
+	m.messages.WithLabelValues(string(ch), outcome).Inc()
+}
+
 func (m *bookingMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.total, m.seconds, m.alternatives}
+	return []prometheus.Collector{m.total, m.seconds, m.alternatives, m.messages}
 }
 
 func (m *bookingMetrics) observe(o booking.Observation) {

@@ -16,8 +16,11 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"salon/booking"
+	"salon/booking/mail"
 	"salon/booking/psp"
+	"salon/booking/sms"
 	"salon/bot"
+	"salon/internal/courier"
 	"salon/widget"
 )
 
@@ -29,6 +32,9 @@ type platform struct {
 	bot  *bot.Bot
 	srv  *server
 	log  *slog.Logger
+	// outbox: messages of an unconfigured channel go to the development
+	// outbox page (salon dev).
+	outbox bool
 }
 
 // newPlatform wires the parts in the order they depend on each other: the
@@ -59,8 +65,14 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 	// by whichever replica runs the job, with a bot or without; a replica
 	// with a bot sends them, once.
 	opts = append(opts, booking.WithNotifier(booking.ChannelTelegram, bot.Notifier{}))
+	couriers, outbox, err := messageCouriers(getenv, public, log)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, couriers...)
+	opts = append(opts, booking.WithMessageObserver(metrics.observeMessage))
 	token := getenv("TELEGRAM_BOT_TOKEN")
-	p := &platform{log: log, svc: booking.New(pool, opts...)}
+	p := &platform{log: log, svc: booking.New(pool, opts...), outbox: outbox}
 	if sb, ok := provider.(*psp.Sandbox); ok {
 		sb.Notify = widget.SandboxNotifier(p.svc)
 	}
@@ -100,6 +112,65 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 	return p, nil
 }
 
+// messageCouriers are the couriers of e-mail (SALON_SMTP_URL) and SMS
+// (SMS_PROVIDER); with dev's SALON_DEV_OUTBOX=on, a channel left
+// unconfigured goes to the development outbox page (outbox is true then).
+// A channel without a courier carries nothing.
+func messageCouriers(getenv env, public string, log *slog.Logger) ([]booking.Option, bool, error) {
+	var opts []booking.Option
+	dev := getenv("SALON_DEV_OUTBOX") == "on"
+	outbox := false
+	rateOf := func(key string, def float64) (float64, error) {
+		v := getenv(key)
+		if v == "" {
+			return def, nil
+		}
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r <= 0 {
+			return 0, usagef("%s must be a number of messages a second, like 10, not %q", key, v)
+		}
+		return r, nil
+	}
+	switch u := getenv("SALON_SMTP_URL"); {
+	case u != "":
+		sender, err := mail.New(u, getenv("SALON_MAIL_FROM"))
+		if err != nil {
+			return nil, false, usagef("%v", err)
+		}
+		r, err := rateOf("SALON_MAIL_RATE", 10)
+		if err != nil {
+			return nil, false, err
+		}
+		opts = append(opts, booking.WithCourier(booking.ChannelEmail, &courier.Email{Mail: sender, Base: public}, r))
+	case dev:
+		outbox = true
+		opts = append(opts, booking.WithCourier(booking.ChannelEmail, &courier.Outbox{Base: public, Channel: booking.ChannelEmail}, 0))
+	}
+	r, err := rateOf("SALON_SMS_RATE", 10)
+	if err != nil {
+		return nil, false, err
+	}
+	switch name := getenv("SMS_PROVIDER"); name {
+	case "smsru":
+		id := getenv("SMSRU_API_ID")
+		if id == "" {
+			return nil, false, usagef("SMS_PROVIDER=smsru needs SMSRU_API_ID")
+		}
+		p := &sms.SMSRU{APIID: id, BaseURL: orDefault(getenv("SMSRU_API_URL"), sms.DefaultSMSRUURL)}
+		opts = append(opts, booking.WithCourier(booking.ChannelSMS, &courier.SMS{Provider: p, Base: public}, r))
+	case "log":
+		opts = append(opts, booking.WithCourier(booking.ChannelSMS, &courier.SMS{Provider: &sms.Log{Logger: log}, Base: public}, r))
+	case "":
+		if dev {
+			outbox = true
+			opts = append(opts, booking.WithCourier(booking.ChannelSMS, &courier.Outbox{Base: public, Channel: booking.ChannelSMS}, 0))
+		}
+	default:
+		return nil, false, usagef("SMS_PROVIDER must be smsru or log, not %q", name)
+	}
+	return opts, outbox, nil
+}
+
 // paymentProvider is PAYMENT_PROVIDER's provider: the built-in sandbox, or
 // YooKassa with its credentials (dev defaults to the sandbox; serve asks
 // for one by name).
@@ -133,6 +204,9 @@ func paymentProvider(getenv env, pool *pgxpool.Pool, public string) (psp.Provide
 	}
 }
 
+// messageEvery is how often a replica looks for messages that came due.
+const messageEvery = 2 * time.Second
+
 // stopTime bounds how long the background work (jobs, the bot's sender)
 // may take to stop; it runs beside the HTTP drain, so a SIGTERM ends the
 // process within about max(drainTime, stopTime).
@@ -156,6 +230,8 @@ func (p *platform) run(ctx context.Context, ln net.Listener) error {
 			}
 		})
 	}
+	// Every replica sends the messages that come due (each claimed by one).
+	wg.Go(func() { _ = p.svc.RunMessages(booking.As(botCtx, booking.BySystem()), messageEvery) })
 	errc := make(chan error, 1)
 	go func() { errc <- p.srv.serve(ctx, ln) }()
 	var err error

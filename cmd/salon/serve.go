@@ -99,13 +99,17 @@ Salon is running with demo data.
             (set it for the other commands: salon init, import, admin ...)
 Press Ctrl-C to stop.
 `, base, salon.Slug, demo.Email, demo.Password, url)
-	p, err := newPlatform(pool, withDefault(withDefault(getenv, "SALON_PUBLIC_URL", base), "PAYMENT_PROVIDER", "sandbox"), ln, log)
+	p, err := newPlatform(pool, withDefault(withDefault(withDefault(getenv, "SALON_PUBLIC_URL", base), "PAYMENT_PROVIDER", "sandbox"),
+		"SALON_DEV_OUTBOX", "on"), ln, log)
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	if p.bot != nil {
 		fmt.Fprintln(stdout, "  Telegram bot: on")
+	}
+	if p.outbox {
+		fmt.Fprintf(stdout, "  messages: %s/dev/outbox   (e-mail and SMS without SALON_SMTP_URL or SMS_PROVIDER)\n", base)
 	}
 	return p.run(ctx, ln)
 }

@@ -332,6 +332,16 @@
     $('done-text').textContent = held ? T.held_text : T.done_text;
     state.booking = b;
     state.token = b.manage_token;
+    $('tg-offer').hidden = true;
+    if (cfg.telegram) {
+      // The deep link carries a one-time token of this booking: opening it
+      // in Telegram links that chat to the booking, no phone typed.
+      api('POST', '/bookings/' + b.id + '/telegram', {}, { 'X-Manage-Token': b.manage_token }).then(function (r) {
+        if (r.status !== 200 || state.booking !== b) return;
+        $('tg-link').href = r.body.url;
+        $('tg-offer').hidden = false;
+      }).catch(function () {});
+    }
     show('done');
     paymentInto('done', b);
     calendarLink($('ics-link'), b.id, b.manage_token);
@@ -434,6 +444,8 @@
       if (rs[0].status !== 200) throw rs[0];
       state.masters = rs[1].status === 200 ? rs[1].body : [];
       renderBooking(rs[0].body);
+      // From a message's Move link: straight to the free times.
+      if (/(^#|&)move=1/.test(location.hash) && !$('manage-actions').hidden) $('reschedule').click();
     }).catch(failed);
     $('cancel').addEventListener('click', function () { $('manage-actions').hidden = true; $('cancel-confirm').hidden = false; $('cancel-yes').focus(); });
     $('cancel-no').addEventListener('click', function () { $('cancel-confirm').hidden = true; $('manage-actions').hidden = false; });

@@ -6,6 +6,7 @@ package mailtest
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -80,10 +81,42 @@ type Message struct {
 	HTML    string                     `json:"HTML"`
 	To      []struct{ Address string } `json:"To"`
 	From    struct{ Address string }   `json:"From"`
-	Headers map[string][]string        `json:"-"`
+	// Attachments are the files sent with it.
+	Attachments []struct {
+		FileName    string `json:"FileName"`
+		ContentType string `json:"ContentType"`
+		PartID      string `json:"PartID"`
+	} `json:"Attachments"`
+	Headers map[string][]string `json:"-"`
 }
 
-// Messages lists what Mailpit received, newest first, each read whole.
+// Count is how many messages Mailpit holds.
+func (s *Server) Count(t testing.TB) int {
+	t.Helper()
+	var list struct {
+		Total int `json:"total"`
+	}
+	s.get(t, "/api/v1/messages?limit=1", &list)
+	return list.Total
+}
+
+// Part reads an attachment of a message whole.
+func (s *Server) Part(t testing.TB, id, part string) []byte {
+	t.Helper()
+	resp, err := http.Get(s.API + "/api/v1/message/" + id + "/part/" + part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("mailpit part %s/%s: %d %v", id, part, resp.StatusCode, err)
+	}
+	return b
+}
+
+// Messages lists what Mailpit received (the newest 500), newest first,
+// each read whole.
 func (s *Server) Messages(t testing.TB) []Message {
 	t.Helper()
 	var list struct {
@@ -91,7 +124,7 @@ func (s *Server) Messages(t testing.TB) []Message {
 			ID string `json:"ID"`
 		} `json:"messages"`
 	}
-	s.get(t, "/api/v1/messages", &list)
+	s.get(t, "/api/v1/messages?limit=500", &list)
 	out := make([]Message, 0, len(list.Messages))
 	for _, m := range list.Messages {
 		var full Message

@@ -29,7 +29,13 @@ type Server struct {
 	statuses map[string]int // sms_id -> SMS.ru's status code
 	fail     func(path string) int
 	n        int
+	close    func()
 }
+
+// LoseAnswer, returned by a Fail function, has the fake do the call (send
+// the text) and then drop the connection without answering: the caller
+// cannot know the text went.
+const LoseAnswer = -1
 
 var digits = regexp.MustCompile(`^[0-9]{10,15}$`)
 
@@ -38,12 +44,16 @@ func New(t testing.TB) *Server {
 	s := &Server{APIID: "TEST-API-ID", statuses: map[string]int{}}
 	srv := httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(srv.Close)
-	s.URL = srv.URL
+	s.URL, s.close = srv.URL, srv.Close
 	return s
 }
 
+// Close stops the fake: calls find nobody listening.
+func (s *Server) Close() { s.close() }
+
 // Fail makes the fake answer the HTTP status fn returns for a call to path
-// (0: answer normally).
+// (0: answer normally; LoseAnswer: act, then drop the connection), before
+// it acts.
 func (s *Server) Fail(fn func(path string) int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -69,7 +79,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fail != nil {
-		if code := s.fail(r.URL.Path); code != 0 {
+		switch code := s.fail(r.URL.Path); {
+		case code == LoseAnswer:
+			w = lost{w}
+		case code != 0:
 			w.WriteHeader(code)
 			return
 		}
@@ -124,4 +137,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// lost is a response the fake drops: it writes nothing, and at the first
+// write closes the connection.
+type lost struct{ http.ResponseWriter }
+
+func (l lost) Header() http.Header { return http.Header{} }
+func (l lost) WriteHeader(int)     {}
+func (l lost) Write([]byte) (int, error) {
+	if hj, ok := l.ResponseWriter.(http.Hijacker); ok {
+		if c, _, err := hj.Hijack(); err == nil {
+			_ = c.Close()
+		}
+	}
+	return 0, http.ErrHijacked
 }

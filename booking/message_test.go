@@ -1,0 +1,545 @@
+package booking_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+	"salon/booking/mail"
+	"salon/booking/mail/mailtest"
+	"salon/booking/sms"
+	"salon/booking/sms/smstest"
+	"salon/internal/courier"
+)
+
+// msgWorld is a salon whose clients hear by e-mail (a real SMTP server,
+// Mailpit) and SMS (a fake SMS.ru), served by one or more replicas of the
+// core on one database.
+type msgWorld struct {
+	*bookingtest.Env
+	t        *testing.T
+	replicas []*booking.Service
+	mail     *mailtest.Server
+	sms      *smstest.Server
+	salon    *booking.Salon
+	haircut  *booking.SalonService
+	anna     *booking.Master
+	night    *booking.Master // works round the clock
+	day      booking.Date    // the day after the clock's
+}
+
+const msgBase = "https://booking.example"
+
+func newMsgWorld(t *testing.T, replicas int, opts ...booking.Option) *msgWorld {
+	t.Helper()
+	mp := mailtest.Start(t)
+	fake := smstest.New(t)
+	sender, err := mail.New("smtp://salon:secret@"+mp.SMTP, "Studio <booking@studio.example>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	couriers := func() []booking.Option {
+		return append([]booking.Option{
+			booking.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+			booking.WithCourier(booking.ChannelEmail, &courier.Email{Mail: sender, Base: msgBase}, 0),
+			booking.WithCourier(booking.ChannelSMS, &courier.SMS{Provider: &sms.SMSRU{APIID: fake.APIID, BaseURL: fake.URL}, Base: msgBase}, 0),
+		}, opts...)
+	}
+	e := bookingtest.New(t, couriers()...)
+	w := &msgWorld{Env: e, t: t, mail: mp, sms: fake, replicas: []*booking.Service{e.Svc}}
+	for range replicas - 1 {
+		w.replicas = append(w.replicas, booking.New(e.Pool, append(couriers(), booking.WithClock(e.Clock.Now))...))
+	}
+	w.salon = e.Salon(t, booking.Salon{Name: "Studio", Address: "Tverskaya 1", Phone: "+74951234567", CutoffHours: 3, Locale: "ru"})
+	if _, err := e.Svc.UpdateMessageSettings(bookingtest.System(), w.salon.ID, booking.MessageSettings{
+		QuietFrom: "21:00", QuietTo: "09:00", ReminderOffsets: []time.Duration{24 * time.Hour, 2 * time.Hour},
+		EmailKinds: booking.ClientKinds,
+		SMSKinds:   []booking.MessageKind{booking.KindConfirmation, booking.KindChanged, booking.KindCancelled, booking.KindReminder},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w.haircut = e.Service(t, w.salon, booking.SalonService{Name: "Стрижка", DurationMin: 60})
+	w.anna = e.Master(t, w.salon, w.haircut)
+	w.night = e.Master(t, w.salon, w.haircut)
+	w.day = booking.DateOf(e.Clock.Now().In(w.salon.Location())).AddDays(1)
+	e.Shift(t, w.salon, w.anna, w.day.AddDays(-1), 4, "10:00", "20:00")
+	e.AllDay(t, w.salon, w.night, w.day.AddDays(-1), 4)
+	return w
+}
+
+// book books as a visitor of the widget would, with an e-mail and a phone.
+func (w *msgWorld) book(m *booking.Master, day booking.Date, at, email string) *booking.Booking {
+	w.t.Helper()
+	b, err := w.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID,
+		ServiceID: w.haircut.ID, MasterID: m.ID, StartsAt: bookingtest.At(w.salon, day, at),
+		Client: booking.ClientInput{Name: "Мария", Phone: bookingtest.Phone(), Email: email, Lang: "ru"}})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return b
+}
+
+// jobs runs River's workers on every replica, as salon serve does.
+func (w *msgWorld) jobs() {
+	w.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stops []func()
+	for _, svc := range w.replicas {
+		workers := river.NewWorkers()
+		booking.AddWorkers(workers, svc)
+		c, err := river.NewClient(riverpgxv5.New(w.Pool), &river.Config{
+			Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}}, Workers: workers,
+			FetchPollInterval: 50 * time.Millisecond, FetchCooldown: 10 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		})
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		if err := c.Start(ctx); err != nil {
+			w.t.Fatal(err)
+		}
+		stops = append(stops, func() {
+			sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer scancel()
+			_ = c.Stop(sctx)
+		})
+	}
+	w.t.Cleanup(func() {
+		cancel()
+		for _, s := range stops {
+			s()
+		}
+	})
+}
+
+// sendAll has every replica send due messages at once, until none is due.
+func (w *msgWorld) sendAll() {
+	w.t.Helper()
+	var wg sync.WaitGroup
+	for _, svc := range w.replicas {
+		wg.Go(func() {
+			if _, err := svc.SendMessages(bookingtest.System()); err != nil {
+				w.t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// messages are the booking's rows, as the panel lists them.
+func (w *msgWorld) messages(id int64) []booking.Message {
+	w.t.Helper()
+	list, err := w.Svc.MessagesOf(bookingtest.System(), w.salon.ID, id)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return list
+}
+
+// smsTo lists the texts the fake SMS.ru took for a phone.
+func (w *msgWorld) smsTo(phone string) []smstest.Message {
+	var out []smstest.Message
+	for _, m := range w.sms.Sent() {
+		if m.To == strings.TrimPrefix(phone, "+") {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (w *msgWorld) phoneOf(b *booking.Booking) string {
+	w.t.Helper()
+	var phone string
+	if err := w.Pool.QueryRow(context.Background(), `SELECT phone FROM clients WHERE id = $1`, b.ClientID).Scan(&phone); err != nil {
+		w.t.Fatal(err)
+	}
+	return phone
+}
+
+var linkRE = regexp.MustCompile(msgBase + `/a/([A-Za-z0-9_-]{22})`)
+
+// A widget booking with an e-mail and a phone, made while three replicas
+// run the jobs and send: one confirmation in the mailbox (both parts, the
+// .ics, the salon's address, the manage link, List-Unsubscribe) and one
+// SMS (its parts counted), whichever replica sent them.
+func TestConfirmationOncePerChannelAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	w := newMsgWorld(t, 3)
+	w.jobs()
+	ctx, cancel := context.WithCancel(bookingtest.System())
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for _, svc := range w.replicas {
+		wg.Go(func() { _ = svc.RunMessages(ctx, 20*time.Millisecond) })
+	}
+	defer cancel()
+	b := w.book(w.anna, w.day, "12:00", "maria@example.com")
+	phone := w.phoneOf(b)
+	bookingtest.WaitFor(t, 30*time.Second, "the confirmation on both channels", func() bool {
+		list := w.messages(b.ID)
+		if len(list) != 2 {
+			return false
+		}
+		for _, m := range list {
+			if m.State != booking.MessageSent {
+				return false
+			}
+		}
+		return true
+	})
+	cancel()
+	wg.Wait()
+	if n := w.mail.Count(t); n != 1 {
+		t.Fatalf("%d e-mails in the mailbox, want 1", n)
+	}
+	if got := w.smsTo(phone); len(got) != 1 {
+		t.Fatalf("%d SMS to %s, want 1: %v", len(got), phone, got)
+	}
+	m := w.mail.Messages(t)[0]
+	if !strings.HasPrefix(m.Subject, "Вы записаны: Стрижка, ") || !strings.Contains(m.Subject, "12:00") || m.To[0].Address != "maria@example.com" {
+		t.Errorf("subject %q to %v", m.Subject, m.To)
+	}
+	manage := fmt.Sprintf("%s/w/%s/manage/%d?lang=ru#t=", msgBase, w.salon.Slug, b.ID)
+	for _, part := range []string{m.Text, m.HTML} {
+		for _, want := range []string{"Здравствуйте, Мария!", "Tverskaya 1", "7 495 123-45-67", "Я приду", "Отменить", "Перенести"} {
+			if !strings.Contains(part, want) {
+				t.Errorf("the e-mail lacks %q:\n%s", want, part)
+			}
+		}
+	}
+	if !strings.Contains(m.Text, manage) || !strings.Contains(m.HTML, strings.ReplaceAll(manage, "&", "&amp;")) {
+		t.Errorf("no manage link %s in:\n%s", manage, m.Text)
+	}
+	if len(m.Attachments) != 1 || m.Attachments[0].FileName != fmt.Sprintf("booking-%d.ics", b.ID) {
+		t.Errorf("attachments: %+v", m.Attachments)
+	} else if ics := string(w.mail.Part(t, m.ID, m.Attachments[0].PartID)); !strings.Contains(ics, "BEGIN:VEVENT") || !strings.Contains(ics, "Tverskaya 1") {
+		t.Errorf(".ics: %s", ics)
+	}
+	if u := m.Headers["List-Unsubscribe"]; len(u) != 1 || !linkRE.MatchString(u[0]) {
+		t.Errorf("List-Unsubscribe: %v", u)
+	}
+	for _, row := range w.messages(b.ID) {
+		if row.Kind != booking.KindConfirmation {
+			t.Errorf("a %s message", row.Kind)
+		}
+		if row.Channel == booking.ChannelSMS && (row.Segments < 2 || row.ProviderID == "") {
+			t.Errorf("the SMS row: %+v", row)
+		}
+	}
+	sent := w.smsTo(phone)[0].Text
+	if !strings.Contains(sent, "Вы записаны: Стрижка") || len(linkRE.FindAllString(sent, -1)) != 2 {
+		t.Errorf("the SMS: %q", sent)
+	}
+	if parts, ucs2 := sms.Segments(sent); !ucs2 || parts < 2 {
+		t.Errorf("the SMS is %d parts (ucs2 %v): %q", parts, ucs2, sent)
+	}
+}
+
+// Reminders are planned ahead and rebuilt when sent: a booking cancelled
+// before its reminder gets none, a moved one hears of its new time, the
+// night holds SMS back to the morning edge (or to the evening before, when
+// the morning is too late), e-mail goes at once, and an unsubscribed
+// address hears no more.
+func TestRemindersFollowTheBooking(t *testing.T) {
+	t.Parallel()
+	w := newMsgWorld(t, 1)
+	sys := bookingtest.System()
+	loc := w.salon.Location()
+	a := w.book(w.anna, w.day, "12:00", "a@example.com")
+	moved := w.book(w.anna, w.day, "14:00", "moved@example.com")
+	early := w.book(w.anna, w.day, "16:00", "early@example.com")
+	late := w.book(w.night, w.day, "23:00", "late@example.com")
+	evening := w.book(w.night, w.day, "21:00", "evening@example.com")
+	if _, err := w.Svc.Cancel(sys, booking.CancelRequest{SalonID: w.salon.ID, BookingID: early.ID}); err != nil {
+		t.Fatal(err)
+	}
+	// At 09:00 the day before, the sweep plans what comes due within 13
+	// hours; nothing is due yet.
+	if _, err := w.Svc.Remind(sys); err != nil {
+		t.Fatal(err)
+	}
+	w.sendAll()
+	if n := len(w.sms.Sent()) + w.mail.Count(t); n != 0 {
+		t.Fatalf("%d messages sent before they were due", n)
+	}
+	// The 14:00 booking moves to 15:00 before its reminder's time.
+	if _, err := w.Svc.Reschedule(sys, booking.RescheduleRequest{SalonID: w.salon.ID, BookingID: moved.ID,
+		StartsAt: bookingtest.At(w.salon, w.day, "15:00")}); err != nil {
+		t.Fatal(err)
+	}
+	at := func(day booking.Date, hhmm string) {
+		w.Clock.Set(bookingtest.At(w.salon, day, hhmm))
+		if _, err := w.Svc.Remind(sys); err != nil {
+			t.Fatal(err)
+		}
+		w.sendAll()
+	}
+	at(w.day.AddDays(-1), "12:00")
+	if got := w.smsTo(w.phoneOf(a)); len(got) != 1 || !strings.Contains(got[0].Text, "Напоминание: Стрижка") || !strings.Contains(got[0].Text, "12:00") {
+		t.Fatalf("the 12:00 booking's reminder: %v", got)
+	}
+	at(w.day.AddDays(-1), "14:00")
+	if got := w.smsTo(w.phoneOf(moved)); len(got) != 0 {
+		t.Fatalf("a reminder of the old time: %v", got)
+	}
+	for _, m := range w.messages(moved.ID) {
+		if m.Kind == booking.KindReminder && m.StartsAt.Equal(moved.StartsAt) && m.State != booking.MessageDropped {
+			t.Errorf("the old time's reminder is %s", m.State)
+		}
+	}
+	at(w.day.AddDays(-1), "15:00")
+	if got := w.smsTo(w.phoneOf(moved)); len(got) != 1 || !strings.Contains(got[0].Text, "15:00") {
+		t.Fatalf("the moved booking's reminder: %v", got)
+	}
+	at(w.day.AddDays(-1), "16:00")
+	if got := w.smsTo(w.phoneOf(early)); len(got) != 0 {
+		t.Fatalf("a reminder of a cancelled booking: %v", got)
+	}
+	// 21:00 is the night: the 21:00 booking's day-before reminder waits for
+	// the morning edge; the 23:00 one's too; their e-mails go now.
+	at(w.day.AddDays(-1), "23:00")
+	if got := w.smsTo(w.phoneOf(late)); len(got) != 0 {
+		t.Fatalf("an SMS at 23:00: %v", got)
+	}
+	if !w.mailTo("late@example.com", "Напоминание") || !w.mailTo("evening@example.com", "Напоминание") {
+		t.Fatal("the e-mail reminders did not go at their time")
+	}
+	// Unsubscribe from the 12:00 booking's reminder e-mail: its 2-hour
+	// reminder (planned already) comes by SMS only.
+	var token string
+	for _, m := range w.mail.Messages(t) {
+		if m.To[0].Address == "a@example.com" {
+			token = linkRE.FindStringSubmatch(m.Headers["List-Unsubscribe"][0])[1]
+		}
+	}
+	visitor := booking.As(context.Background(), booking.Visitor())
+	if l, err := w.Svc.OpenLink(visitor, token); err != nil || l.Action != booking.LinkUnsubscribe || l.Address != "a@example.com" {
+		t.Fatalf("open the unsubscribe link: %+v %v", l, err)
+	}
+	if r, err := w.Svc.UseLink(visitor, token); err != nil || r.Already {
+		t.Fatalf("unsubscribe: %+v %v", r, err)
+	}
+	at(w.day, "08:59")
+	if got := w.smsTo(w.phoneOf(late)); len(got) != 0 {
+		t.Fatalf("an SMS before the morning edge: %v", got)
+	}
+	at(w.day, "09:00")
+	for _, b := range []*booking.Booking{late, evening} {
+		got := w.smsTo(w.phoneOf(b))
+		if len(got) != 1 {
+			t.Fatalf("at the morning edge: %v", got)
+		}
+		for _, m := range w.messages(b.ID) {
+			if m.Channel == booking.ChannelSMS && m.Lead == 24*time.Hour && m.SentAt.In(loc).Format("15:04") != "09:00" {
+				t.Errorf("sent at %s", m.SentAt.In(loc))
+			}
+		}
+	}
+	at(w.day, "10:00")
+	if got := w.smsTo(w.phoneOf(a)); len(got) != 2 || !strings.Contains(got[1].Text, "12:00") {
+		t.Errorf("the 2-hour SMS: %v", got)
+	}
+	n := 0
+	for _, m := range w.mail.Messages(t) {
+		if m.To[0].Address == "a@example.com" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d e-mails to the unsubscribed address, want the 1 before", n)
+	}
+	// The 21:00 booking's 2-hour reminder is due at 19:00; the 23:00 one's
+	// at 21:00, in the night, and the morning is after it: it goes at the
+	// evening edge, 20:59.
+	at(w.day, "19:00")
+	if got := w.smsTo(w.phoneOf(evening)); len(got) != 2 {
+		t.Fatalf("the 2-hour reminder at 19:00: %v", got)
+	}
+	at(w.day, "20:58")
+	if got := w.smsTo(w.phoneOf(late)); len(got) != 1 {
+		t.Fatalf("too early: %v", got)
+	}
+	at(w.day, "20:59")
+	if got := w.smsTo(w.phoneOf(late)); len(got) != 2 || !strings.Contains(got[1].Text, "23:00") {
+		t.Fatalf("the 2-hour reminder of the 23:00 booking at the evening edge: %v", got)
+	}
+}
+
+// mailTo reports whether the mailbox has a message to addr whose subject
+// starts with prefix.
+func (w *msgWorld) mailTo(addr, prefix string) bool {
+	for _, m := range w.mail.Messages(w.t) {
+		if m.To[0].Address == addr && strings.HasPrefix(m.Subject, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// One tap: the confirm links of an e-mail and of an SMS confirm once
+// (through their channel), a GET of any link changes nothing, a used or
+// expired link says so, and a cancellation past the cutoff is refused.
+func TestOneTapLinks(t *testing.T) {
+	t.Parallel()
+	w := newMsgWorld(t, 1)
+	sys := bookingtest.System()
+	visitor := booking.As(context.Background(), booking.Visitor())
+	a := w.book(w.anna, w.day, "12:00", "a@example.com")
+	b := w.book(w.anna, w.day, "15:00", "b@example.com")
+	w.Clock.Set(bookingtest.At(w.salon, w.day.AddDays(-1), "15:00"))
+	if _, err := w.Svc.Remind(sys); err != nil {
+		t.Fatal(err)
+	}
+	w.sendAll()
+	links := func(addr string) []string {
+		for _, m := range w.mail.Messages(t) {
+			if m.To[0].Address == addr {
+				var out []string
+				for _, x := range linkRE.FindAllStringSubmatch(m.Text, -1) {
+					out = append(out, x[1])
+				}
+				return out // confirm, move, cancel
+			}
+		}
+		t.Fatalf("no e-mail to %s", addr)
+		return nil
+	}
+	la := links("a@example.com")
+	if len(la) != 3 {
+		t.Fatalf("links: %v", la)
+	}
+	// A mail scanner opens every link: nothing changes.
+	for _, tok := range la {
+		if _, err := w.Svc.OpenLink(visitor, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := w.Svc.BookingView(sys, w.salon.ID, a.ID)
+	if err != nil || v.Status != booking.StatusConfirmed || !v.ConfirmedAt.IsZero() {
+		t.Fatalf("after the GETs: %+v %v", v, err)
+	}
+	r, err := w.Svc.UseLink(visitor, la[0])
+	if err != nil || r.Action != booking.LinkConfirm || r.Already {
+		t.Fatalf("confirm: %+v %v", r, err)
+	}
+	if again, err := w.Svc.UseLink(visitor, la[0]); err != nil || !again.Already {
+		t.Fatalf("confirm again: %+v %v", again, err)
+	}
+	if v, _ := w.Svc.BookingView(sys, w.salon.ID, a.ID); v.ConfirmedAt.IsZero() || v.ConfirmedVia != booking.ChannelEmail {
+		t.Errorf("confirmed %v via %q", v.ConfirmedAt, v.ConfirmedVia)
+	}
+	// The SMS of b: its confirm link.
+	sent := w.smsTo(w.phoneOf(b))
+	if len(sent) != 1 {
+		t.Fatalf("SMS: %v", sent)
+	}
+	lb := linkRE.FindAllStringSubmatch(sent[0].Text, -1)
+	if _, err := w.Svc.UseLink(visitor, lb[0][1]); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := w.Svc.BookingView(sys, w.salon.ID, b.ID); v.ConfirmedVia != booking.ChannelSMS {
+		t.Errorf("b confirmed via %q", v.ConfirmedVia)
+	}
+	// Cancel b by its e-mail link, before the cutoff; the link is then used.
+	lbm := links("b@example.com")
+	if c, err := w.Svc.UseLink(visitor, lbm[2]); err != nil || c.Booking.Status != booking.StatusCancelled {
+		t.Fatalf("cancel: %+v %v", c, err)
+	}
+	if _, err := w.Svc.UseLink(visitor, lbm[2]); !errors.Is(err, booking.ErrLinkUsed) {
+		t.Errorf("a used cancel link: %v", err)
+	}
+	// Two hours before a (cutoff 3 h): too late to cancel online.
+	w.Clock.Set(bookingtest.At(w.salon, w.day, "10:00"))
+	if _, err := w.Svc.UseLink(visitor, la[2]); !errors.Is(err, booking.ErrTooLate) {
+		t.Errorf("a cancel past the cutoff: %v", err)
+	}
+	if v, _ := w.Svc.BookingView(sys, w.salon.ID, a.ID); v.Status != booking.StatusConfirmed {
+		t.Errorf("a is %s", v.Status)
+	}
+	// After the start, the links have expired.
+	w.Clock.Set(bookingtest.At(w.salon, w.day, "12:30"))
+	if l, err := w.Svc.OpenLink(visitor, la[1]); err != nil || l.State != booking.LinkExpired {
+		t.Errorf("an old move link: %+v %v", l, err)
+	}
+	if _, err := w.Svc.UseLink(visitor, la[1]); !errors.Is(err, booking.ErrLinkExpired) {
+		t.Errorf("an expired link: %v", err)
+	}
+	if _, err := w.Svc.OpenLink(visitor, "AAAAAAAAAAAAAAAAAAAAAA"); !errors.Is(err, booking.ErrNotFound) {
+		t.Errorf("a made-up link: %v", err)
+	}
+}
+
+// A provider failing half its calls, with 500s (nothing taken) and lost
+// answers (taken, the caller never told): every message is sent once or
+// failed with its reason, none twice, with three replicas sending.
+func TestFailingProviderSendsNothingTwice(t *testing.T) {
+	t.Parallel()
+	w := newMsgWorld(t, 3)
+	var mu sync.Mutex
+	calls := 0
+	w.sms.Fail(func(path string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		switch calls % 4 {
+		case 0:
+			return 500
+		case 1:
+			return smstest.LoseAnswer
+		}
+		return 0
+	})
+	var list []*booking.Booking
+	for i := range 8 {
+		list = append(list, w.book(w.anna, w.day, fmt.Sprintf("%02d:00", 10+i), ""))
+		list = append(list, w.book(w.night, w.day, fmt.Sprintf("%02d:00", 10+i), ""))
+	}
+	w.Clock.Set(bookingtest.At(w.salon, w.day.AddDays(-1), "18:00"))
+	if _, err := w.Svc.Remind(bookingtest.System()); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 { // each round after the longest backoff
+		w.sendAll()
+		w.Clock.Advance(17 * time.Minute)
+	}
+	sent, failed := 0, 0
+	for _, b := range list {
+		texts := w.smsTo(w.phoneOf(b))
+		for _, m := range w.messages(b.ID) {
+			if m.Kind != booking.KindReminder || m.Lead != 24*time.Hour {
+				continue
+			}
+			switch m.State {
+			case booking.MessageSent:
+				sent++
+				if len(texts) != 1 {
+					t.Errorf("booking %d: sent, and the provider took %d texts", b.ID, len(texts))
+				}
+			case booking.MessageFailed:
+				failed++
+				if !strings.Contains(m.Error, "may or may not have gone") || len(texts) > 1 {
+					t.Errorf("booking %d: failed with %q, %d texts", b.ID, m.Error, len(texts))
+				}
+			default:
+				t.Errorf("booking %d: %s", b.ID, m.State)
+			}
+		}
+	}
+	t.Logf("%d reminders sent once, %d failed (their answers lost), %d provider calls", sent, failed, calls)
+	if sent+failed != len(list) || sent == 0 || failed == 0 {
+		t.Errorf("%d sent, %d failed of %d", sent, failed, len(list))
+	}
+}

@@ -1,0 +1,142 @@
+// Package courier writes the core's messages in words, in the client's
+// language, and hands them to a provider: e-mail (a plain-text and an HTML
+// part of the same words, the booking's .ics with a confirmation, the
+// unsubscribe headers), SMS (short, its links one tap each), or, in
+// development, the outbox page. Each is the booking.Courier of its channel;
+// it says what a provider's failure means (refused, not sent, unknown),
+// and the core decides what to do.
+package courier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"salon/booking"
+	"salon/booking/mail"
+	"salon/booking/sms"
+	"salon/internal/ical"
+)
+
+// Mailer sends e-mail (a *mail.Sender).
+type Mailer interface {
+	Send(ctx context.Context, m mail.Message) (string, error)
+}
+
+// Email is the e-mail courier.
+type Email struct {
+	Mail Mailer
+	Base string // the server's public URL, where links point
+	Now  func() time.Time
+}
+
+var _ booking.Courier = (*Email)(nil)
+
+// Deliver implements booking.Courier.
+func (e *Email) Deliver(ctx context.Context, o *booking.Outgoing) (booking.Sent, error) {
+	m, err := e.Message(o)
+	if err != nil {
+		return booking.Sent{}, fmt.Errorf("%w: %v", booking.ErrDeliveryRefused, err)
+	}
+	sent := booking.Sent{Subject: m.Subject, Body: m.Text}
+	id, err := e.Mail.Send(ctx, m)
+	switch {
+	case errors.Is(err, mail.ErrRefused):
+		return sent, fmt.Errorf("%w: %w", booking.ErrDeliveryRefused, err)
+	case errors.Is(err, mail.ErrUnknown):
+		return sent, fmt.Errorf("%w: %w", booking.ErrDeliveryUnknown, err)
+	case err != nil:
+		return sent, err
+	}
+	sent.ProviderID = id
+	return sent, nil
+}
+
+// Message is the e-mail of o.
+func (e *Email) Message(o *booking.Outgoing) (mail.Message, error) {
+	w := Compose(o, e.Base)
+	var unsub string
+	if o.Links.Unsubscribe != "" {
+		unsub = e.Base + "/a/" + o.Links.Unsubscribe
+	}
+	html, err := w.HTML(o.Lang, unsub)
+	if err != nil {
+		return mail.Message{}, err
+	}
+	m := mail.Message{ID: "message-" + strconv.FormatInt(o.ID, 10), To: o.Recipient, Subject: w.Subject, Text: w.Text(), HTML: html,
+		Unsubscribe: unsub}
+	switch o.Kind {
+	case booking.KindConfirmation, booking.KindPaid, booking.KindChanged:
+		now := time.Now
+		if e.Now != nil {
+			now = e.Now
+		}
+		m.Attachments = append(m.Attachments, mail.Attachment{Name: fmt.Sprintf("booking-%d.ics", o.BookingID),
+			Type: "text/calendar", Data: []byte(ical.Booking(o.Booking, e.Base, now()))})
+	}
+	return m, nil
+}
+
+// SMS is the SMS courier.
+type SMS struct {
+	Provider sms.Provider
+	Base     string
+}
+
+var (
+	_ booking.Courier = (*SMS)(nil)
+	_ booking.Tracker = (*SMS)(nil)
+)
+
+// Deliver implements booking.Courier.
+func (s *SMS) Deliver(ctx context.Context, o *booking.Outgoing) (booking.Sent, error) {
+	text := Short(o, s.Base)
+	parts, _ := sms.Segments(text)
+	sent := booking.Sent{Body: text, Segments: parts}
+	id, err := s.Provider.Send(ctx, o.Recipient, text)
+	switch {
+	case sms.IsRejected(err):
+		return sent, fmt.Errorf("%w: %w", booking.ErrDeliveryRefused, err)
+	case errors.Is(err, sms.ErrUnknown):
+		return sent, fmt.Errorf("%w: %w", booking.ErrDeliveryUnknown, err)
+	case err != nil:
+		return sent, err
+	}
+	sent.ProviderID = id
+	return sent, nil
+}
+
+// Track implements booking.Tracker.
+func (s *SMS) Track(ctx context.Context, id string) (bool, string, error) {
+	d, err := s.Provider.Status(ctx, id)
+	switch {
+	case sms.IsRejected(err):
+		return false, err.Error(), nil
+	case err != nil:
+		return false, "", err
+	case d == sms.Undelivered:
+		return false, "the operator did not deliver it", nil
+	}
+	return d == sms.Delivered, "", nil
+}
+
+// Outbox is the development courier: it writes the message in words and
+// sends it nowhere; the message's row keeps the words, and the outbox page
+// shows them.
+type Outbox struct {
+	Base    string
+	Channel booking.Channel
+}
+
+// Deliver implements booking.Courier.
+func (x *Outbox) Deliver(_ context.Context, o *booking.Outgoing) (booking.Sent, error) {
+	if x.Channel == booking.ChannelSMS {
+		text := Short(o, x.Base)
+		parts, _ := sms.Segments(text)
+		return booking.Sent{ProviderID: "outbox", Body: text, Segments: parts}, nil
+	}
+	w := Compose(o, x.Base)
+	return booking.Sent{ProviderID: "outbox", Subject: w.Subject, Body: w.Text()}, nil
+}

@@ -1,0 +1,194 @@
+package courier
+
+import (
+	"fmt"
+	"html/template"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"salon/booking"
+	"salon/i18n"
+)
+
+// Words are a message written out: a subject and the lines of its body,
+// each line a sentence or a labelled detail, and its links.
+type Words struct {
+	Subject  string
+	Greeting string
+	Lead     string   // what happened, in one sentence
+	Details  []detail // when, what, with whom, where
+	Actions  []action // one-tap links
+	Footer   []string
+}
+
+type detail struct{ Label, Value string }
+
+type action struct {
+	Label, URL string
+	Primary    bool
+}
+
+// headline is a message's subject (of what and when) and its lead
+// sentence, by kind.
+func headline(t func(string, ...any) string, kind booking.MessageKind, what, when string) (string, string) {
+	switch kind {
+	case booking.KindConfirmation:
+		return t("You are booked: %s, %s", what, when), t("Your booking is confirmed.")
+	case booking.KindPaid:
+		return t("Deposit received: %s, %s", what, when), t("We received your deposit: your booking is confirmed.")
+	case booking.KindPaymentDue:
+		return t("Pay the deposit to keep %s, %s", what, when), t("Your time is held until the deposit is paid.")
+	case booking.KindChanged:
+		return t("Your booking moved: %s, %s", what, when), t("Your booking has a new time.")
+	case booking.KindCancelled:
+		return t("Booking cancelled: %s, %s", what, when), t("Your booking is cancelled.")
+	case booking.KindHoldExpired:
+		return t("Not booked: %s, %s", what, when), t("The deposit did not arrive in time, so the time was released.")
+	case booking.KindRefunded:
+		return t("Your deposit is on its way back: %s, %s", what, when), t("Your deposit is being returned to your card.")
+	case booking.KindReminder:
+		return t("Reminder: %s, %s", what, when), t("We are looking forward to seeing you.")
+	}
+	return what + ", " + when, ""
+}
+
+// Compose writes message o in its language, its links under base (the
+// public URL of this server).
+func Compose(o *booking.Outgoing, base string) Words {
+	lang := o.Lang
+	t := func(key string, args ...any) string { return i18n.New(key, args...).In(lang) }
+	v := o.Booking
+	loc := v.Salon.Location()
+	at := i18n.When(lang, v.StartsAt, loc)
+	subject, lead := headline(t, o.Kind, v.ServiceName, at)
+	w := Words{Subject: subject + " · " + v.Salon.Name, Lead: lead}
+	if o.Kind == booking.KindReminder {
+		w.Lead = t("Your visit is in %s.", span(lang, o.Lead))
+	}
+	if name := v.ContactName; name != "" {
+		w.Greeting = t("Hello, %s!", name)
+	}
+	w.Details = append(w.Details, detail{t("When"), at}, detail{t("Service"), v.ServiceName}, detail{t("Master"), v.MasterName},
+		detail{t("Salon"), v.Salon.Name})
+	if v.Salon.Address != "" {
+		w.Details = append(w.Details, detail{t("Address"), v.Salon.Address})
+	}
+	if v.Salon.Phone != "" {
+		w.Details = append(w.Details, detail{t("Salon's phone"), booking.DisplayPhone(v.Salon.Phone)})
+	}
+	if o.Kind == booking.KindChanged && !o.Change.FromStartsAt.IsZero() {
+		w.Details = append(w.Details, detail{t("Was"), i18n.When(lang, o.Change.FromStartsAt, loc)})
+	}
+	if v.Deposit > 0 && (o.Kind == booking.KindPaid || o.Kind == booking.KindRefunded || o.Kind == booking.KindPaymentDue) {
+		w.Details = append(w.Details, detail{t("Deposit"), v.Deposit.Format(v.Salon.Currency, lang)})
+	}
+	l := o.Links
+	if l.Confirm != "" && v.ConfirmedAt.IsZero() {
+		w.Actions = append(w.Actions, action{t("I will come"), base + "/a/" + l.Confirm, true})
+	}
+	if l.Move != "" {
+		w.Actions = append(w.Actions, action{t("Move"), base + "/a/" + l.Move, false})
+	}
+	if l.Cancel != "" {
+		w.Actions = append(w.Actions, action{t("Cancel"), base + "/a/" + l.Cancel, false})
+	}
+	if l.Manage != "" {
+		w.Actions = append(w.Actions, action{t("Open the booking"), ManageURL(base, v, lang, l.Manage), false})
+	}
+	if v.Salon.CutoffHours > 0 && (l.Move != "" || l.Cancel != "") {
+		w.Footer = append(w.Footer, t("Changes close %d hours before the start.", v.Salon.CutoffHours))
+	}
+	if l.Unsubscribe != "" {
+		w.Footer = append(w.Footer, t("You get this e-mail because you booked at %s.", v.Salon.Name))
+	}
+	return w
+}
+
+// ManageURL is the widget's page of a booking, with a manage token in the
+// fragment (which browsers never send to a server).
+func ManageURL(base string, v *booking.View, lang, token string) string {
+	return base + "/w/" + url.PathEscape(v.Salon.Slug) + "/manage/" + strconv.FormatInt(v.ID, 10) + "?lang=" + lang + "#t=" + token
+}
+
+// span is a reminder's lead in words: "24 hours", "2 hours", "30 minutes".
+func span(lang string, d interface{ Minutes() float64 }) string {
+	m := int(d.Minutes())
+	if m%60 == 0 {
+		return i18n.New("%d h", m/60).In(lang)
+	}
+	return i18n.New("%d min", m).In(lang)
+}
+
+// Text is the plain-text body.
+func (w Words) Text() string {
+	var b strings.Builder
+	if w.Greeting != "" {
+		b.WriteString(w.Greeting + "\n\n")
+	}
+	if w.Lead != "" {
+		b.WriteString(w.Lead + "\n\n")
+	}
+	for _, d := range w.Details {
+		fmt.Fprintf(&b, "%s: %s\n", d.Label, d.Value)
+	}
+	if len(w.Actions) > 0 {
+		b.WriteString("\n")
+		for _, a := range w.Actions {
+			fmt.Fprintf(&b, "%s: %s\n", a.Label, a.URL)
+		}
+	}
+	if len(w.Footer) > 0 {
+		b.WriteString("\n" + strings.Join(w.Footer, "\n") + "\n")
+	}
+	return b.String()
+}
+
+var page = template.Must(template.New("mail").Parse(`<!doctype html>
+<html lang="{{.Lang}}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>{{.W.Subject}}</title></head>
+<body style="margin:0;padding:0;background:#f4f1ee;font-family:-apple-system,Segoe UI,Roboto,Arial,sans-serif;color:#1f1a17">
+<table role="presentation" width="100%" cellpadding="0" cellspacing="0"><tr><td align="center" style="padding:24px 12px">
+<table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="max-width:520px;background:#ffffff;border-radius:12px">
+<tr><td style="padding:24px 24px 8px">
+{{if .W.Greeting}}<p style="margin:0 0 12px;font-size:16px">{{.W.Greeting}}</p>{{end}}
+{{if .W.Lead}}<p style="margin:0 0 16px;font-size:18px;font-weight:600">{{.W.Lead}}</p>{{end}}
+<table role="presentation" cellpadding="0" cellspacing="0" style="font-size:15px;line-height:1.5">
+{{range .W.Details}}<tr><td style="padding:2px 12px 2px 0;color:#6b625c;vertical-align:top">{{.Label}}</td><td style="padding:2px 0">{{.Value}}</td></tr>
+{{end}}</table></td></tr>
+{{if .W.Actions}}<tr><td style="padding:16px 24px">
+{{range .W.Actions}}<a href="{{.URL}}" style="display:inline-block;margin:0 8px 8px 0;padding:12px 18px;border-radius:8px;font-size:15px;text-decoration:none;{{if .Primary}}background:#7a3e2f;color:#ffffff{{else}}background:#f4f1ee;color:#1f1a17{{end}}">{{.Label}}</a>
+{{end}}</td></tr>{{end}}
+{{if .W.Footer}}<tr><td style="padding:8px 24px 24px;font-size:13px;color:#6b625c">{{range .W.Footer}}<p style="margin:0 0 6px">{{.}}</p>{{end}}
+{{if .Unsubscribe}}<p style="margin:0"><a href="{{.Unsubscribe}}" style="color:#6b625c">{{.UnsubscribeLabel}}</a></p>{{end}}</td></tr>{{end}}
+</table></td></tr></table></body></html>`))
+
+// HTML is the HTML body: the same words, laid out for mail clients (inline
+// styles, one column, buttons for the links).
+func (w Words) HTML(lang, unsubscribe string) (string, error) {
+	var b strings.Builder
+	err := page.Execute(&b, map[string]any{"W": w, "Lang": lang, "Unsubscribe": unsubscribe,
+		"UnsubscribeLabel": i18n.New("Unsubscribe from these e-mails").In(lang)})
+	return b.String(), err
+}
+
+// Short is an SMS: the subject's facts, the salon, and the confirm and
+// cancel links, as few characters as reads well (Cyrillic SMS parts hold
+// 70).
+func Short(o *booking.Outgoing, base string) string {
+	lang := o.Lang
+	t := func(key string, args ...any) string { return i18n.New(key, args...).In(lang) }
+	v := o.Booking
+	subject, _ := headline(t, o.Kind, v.ServiceName, i18n.When(lang, v.StartsAt, v.Salon.Location()))
+	parts := []string{subject + ". " + v.Salon.Name}
+	if v.Salon.Address != "" && (o.Kind == booking.KindReminder || o.Kind == booking.KindConfirmation) {
+		parts[0] += ", " + v.Salon.Address
+	}
+	if o.Links.Confirm != "" && v.ConfirmedAt.IsZero() {
+		parts = append(parts, t("Confirm")+": "+base+"/a/"+o.Links.Confirm)
+	}
+	if o.Links.Cancel != "" {
+		parts = append(parts, t("Cancel")+": "+base+"/a/"+o.Links.Cancel)
+	}
+	return strings.Join(parts, "\n")
+}

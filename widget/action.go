@@ -1,0 +1,177 @@
+package widget
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"salon/booking"
+	"salon/i18n"
+	"salon/internal/courier"
+)
+
+// One-tap links of messages: GET /a/{token} shows what the link does and
+// changes nothing (mail scanners and link previews open links); POST acts.
+// The token is the credential: the page keeps it out of referrers and
+// caches.
+
+func (h *Handler) registerActions(app *fiber.App) {
+	app.Get("/a/:token", h.deadline, h.actionPage)
+	app.Post("/a/:token", h.rateLimited(h.changes), h.deadline, h.actionPost)
+}
+
+type actionPage struct {
+	Salon      *booking.Salon
+	SalonPhone string
+	Lang       string
+	OtherLang  string
+	T          map[string]string
+	Booking    *booking.View
+	When       string
+	Status     string
+	Title      string
+	Question   string
+	Button     string
+	Action     string
+	Result     string
+	Problem    string
+}
+
+func (h *Handler) actionPage(c *fiber.Ctx) error {
+	token := strings.Clone(c.Params("token"))
+	l, err := h.svc.OpenLink(c.UserContext(), token)
+	if err != nil {
+		return h.actionError(c, err)
+	}
+	p := h.actionData(c, l)
+	switch l.State {
+	case booking.LinkExpired:
+		p.Problem = p.T["a_expired"]
+	case booking.LinkUsed:
+		p.Problem = p.T["a_used"]
+	default:
+		h.ask(p, l)
+	}
+	return h.renderAction(c, fiber.StatusOK, p)
+}
+
+// ask fills in the question and the button of a live link.
+func (h *Handler) ask(p *actionPage, l *booking.Link) {
+	a := string(l.Action)
+	p.Title, p.Question, p.Button = p.T["a_"+a+"_title"], p.T["a_"+a+"_question"], p.T["a_"+a+"_button"]
+	switch {
+	case l.Action == booking.LinkUnsubscribe:
+		p.Question = fmt.Sprintf(p.Question, l.Booking.Salon.Name, l.Address)
+	case l.Action == booking.LinkConfirm && l.Confirmed:
+		p.Question, p.Result = "", p.T["a_confirm_already"]
+	case !l.Booking.Status.Active():
+		p.Question, p.Problem = "", p.T["a_inactive"]
+	case l.Action != booking.LinkConfirm && !l.Booking.Changeable:
+		p.Question, p.Problem = "", p.T["a_too_late"]
+	}
+}
+
+func (h *Handler) actionPost(c *fiber.Ctx) error {
+	token := strings.Clone(c.Params("token"))
+	r, err := h.svc.UseLink(c.UserContext(), token)
+	if err == nil && r.Action == booking.LinkMove {
+		lang := c.Query("lang")
+		if lang != "ru" && lang != "en" {
+			lang = r.Booking.Salon.Locale
+			if r.Booking.Lang != "" {
+				lang = r.Booking.Lang
+			}
+		}
+		return c.Redirect(courier.ManageURL("", r.Booking, lang, r.ManageToken)+"&move=1", fiber.StatusSeeOther)
+	}
+	if err != nil {
+		l, lerr := h.svc.OpenLink(c.UserContext(), token)
+		if lerr != nil {
+			return h.actionError(c, lerr)
+		}
+		p := h.actionData(c, l)
+		p.Title = p.T["a_"+string(l.Action)+"_title"]
+		switch {
+		case errors.Is(err, booking.ErrLinkExpired):
+			p.Problem = p.T["a_expired"]
+		case errors.Is(err, booking.ErrLinkUsed):
+			p.Problem = p.T["a_used"]
+		case errors.Is(err, booking.ErrTooLate):
+			p.Problem = p.T["a_too_late"]
+		case errors.Is(err, booking.ErrConflict):
+			p.Problem = p.T["a_inactive"]
+		default:
+			return h.actionError(c, err)
+		}
+		return h.renderAction(c, fiber.StatusConflict, p)
+	}
+	p := h.actionData(c, &r.Link)
+	p.Title = p.T["a_"+string(r.Action)+"_title"]
+	switch r.Action {
+	case booking.LinkConfirm:
+		p.Result = p.T["a_confirm_done"]
+		if r.Already {
+			p.Result = p.T["a_confirm_already"]
+		}
+	case booking.LinkCancel:
+		p.Result = p.T["a_cancel_done"]
+	case booking.LinkUnsubscribe:
+		p.Result = fmt.Sprintf(p.T["a_unsubscribe_done"], r.Booking.Salon.Name, r.Address)
+	}
+	return h.renderAction(c, fiber.StatusOK, p)
+}
+
+// actionData is what every one-tap page shows: the salon and the booking,
+// in the booking's language (or ?lang).
+func (h *Handler) actionData(c *fiber.Ctx, l *booking.Link) *actionPage {
+	v := l.Booking
+	lang := v.Salon.Locale
+	if v.Lang != "" {
+		lang = v.Lang
+	}
+	if q := c.Query("lang"); q == "ru" || q == "en" {
+		lang = q
+	}
+	other := "en"
+	if lang == "en" {
+		other = "ru"
+	}
+	t := messages[lang]
+	status := t["status_"+string(v.Status)]
+	if !v.ConfirmedAt.IsZero() && v.Status == booking.StatusConfirmed {
+		status = i18n.New("confirmed by you").In(lang)
+	}
+	return &actionPage{Salon: &v.Salon, SalonPhone: booking.DisplayPhone(v.Salon.Phone), Lang: lang, OtherLang: other, T: t,
+		Booking: v, When: i18n.When(lang, v.StartsAt, v.Salon.Location()), Status: status,
+		Action: "/a/" + c.Params("token") + "?lang=" + lang}
+}
+
+func (h *Handler) renderAction(c *fiber.Ctx, status int, p *actionPage) error {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set("Referrer-Policy", "no-referrer")
+	c.Set("X-Robots-Tag", "noindex")
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	var b strings.Builder
+	if err := pages.ExecuteTemplate(&b, "action.html", p); err != nil {
+		return h.pageError(c, err)
+	}
+	return c.Status(status).SendString(b.String())
+}
+
+// actionError is the page of a link that is not there (or a failure).
+func (h *Handler) actionError(c *fiber.Ctx, err error) error {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set("Referrer-Policy", "no-referrer")
+	if errors.Is(err, booking.ErrNotFound) {
+		lang := pageLang(c, "ru")
+		t := messages[lang]
+		c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+		return c.Status(fiber.StatusNotFound).SendString(`<!doctype html><html lang="` + lang + `"><meta charset=utf-8>` +
+			`<meta name=viewport content="width=device-width, initial-scale=1"><title>` + t["a_not_found_title"] + `</title>` +
+			`<link rel="stylesheet" href="/static/widget.css"><main id="app"><h1>` + t["a_not_found_title"] + `</h1><p>` +
+			t["a_not_found"] + `</p></main></html>`)
+	}
+	return h.pageError(c, err)
+}

@@ -1,0 +1,31 @@
+package widget
+
+import (
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"salon/booking"
+)
+
+// OutboxPath is the development outbox page (salon dev): the e-mail and
+// SMS a server without SMTP or an SMS provider would have sent.
+const OutboxPath = "/dev/outbox"
+
+// RegisterOutbox serves the development outbox page. Only salon dev
+// registers it: it shows every salon's messages to whoever asks.
+func (h *Handler) RegisterOutbox(app *fiber.App) {
+	app.Get(OutboxPath, h.deadline, func(c *fiber.Ctx) error {
+		list, err := h.svc.Outbox(booking.As(c.UserContext(), booking.BySystem()), 100)
+		if err != nil {
+			return h.pageError(c, err)
+		}
+		var b strings.Builder
+		if err := pages.ExecuteTemplate(&b, "outbox.html", list); err != nil {
+			return h.pageError(c, err)
+		}
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+		return c.SendString(b.String())
+	})
+}
