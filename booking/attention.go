@@ -137,7 +137,7 @@ func (s *Service) ReleasePayment(ctx context.Context, salonID, sessionID int64) 
 // the session, $2 now, RETURNING its status), with its follow-up job and
 // an audit row naming who asked. Nothing to change is ErrConflict.
 func (s *Service) staffPaymentAction(ctx context.Context, salonID, sessionID int64, action, sql string) error {
-	caller, err := asked(ctx)
+	caller, err := s.asked(ctx)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"time"
 )
 
 // Channel is a way a change reaches the salon: its own surfaces (the web
@@ -99,6 +100,9 @@ type Caller struct {
 	user     User
 	file     string // of an import
 	link     linkGrant
+	// now is the service's clock when it read the caller (Service.asked):
+	// when a time-limited credential (a manage link) is checked.
+	now time.Time
 }
 
 // linkGrant is what a one-tap link lets its holder do: act on one booking,
@@ -199,6 +203,13 @@ func callerOf(ctx context.Context) Caller {
 func asked(ctx context.Context) (Caller, error) {
 	c := callerOf(ctx)
 	return c, c.check()
+}
+
+// asked is asked with the service's clock in the caller.
+func (s *Service) asked(ctx context.Context) (Caller, error) {
+	c, err := asked(ctx)
+	c.now = s.now()
+	return c, err
 }
 
 // onlySystem refuses every caller but the platform itself (ErrForbidden).

@@ -27,7 +27,7 @@ type CancelRequest struct {
 // ErrInvalid, ErrTooLate (past the cutoff), ErrConflict (completed or
 // no-show), ErrUnavailable.
 func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error) {
-	caller, err := asked(ctx)
+	caller, err := s.asked(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ type RescheduleRequest struct {
 // Errors: ErrNotFound, ErrInvalid, ErrTooLate, ErrConflict (not active),
 // *SlotTakenError, ErrUnavailable.
 func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking, error) {
-	caller, err := asked(ctx)
+	caller, err := s.asked(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +247,7 @@ func (s *Service) MarkNoShow(ctx context.Context, bookingID int64) (*Booking, er
 }
 
 func (s *Service) markOutcome(ctx context.Context, bookingID int64, to Status) (*Booking, error) {
-	caller, err := asked(ctx)
+	caller, err := s.asked(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -329,12 +329,15 @@ const grantsSQL = `b.manage_token_hash,
 	EXISTS (SELECT 1 FROM client_identities ci WHERE ci.salon_id = b.salon_id AND ci.client_id = b.client_id
 	        AND ci.channel = @ch AND ci.external_id = @ref),
 	EXISTS (SELECT 1 FROM booking_links l WHERE l.token_hash = @tok AND l.booking_id = b.id
-	        AND l.action = 'manage' AND l.expires_at > now())`
+	        AND l.action = 'manage' AND l.expires_at > @now)`
 
 // grantArgs are grantsSQL's arguments for the caller, with args.
 func grantArgs(caller Caller, args pgx.NamedArgs) pgx.NamedArgs {
 	args["ch"], args["ref"] = caller.identity.Channel, caller.identity.ExternalID
-	args["tok"] = nil
+	args["tok"], args["now"] = nil, caller.now
+	if caller.now.IsZero() {
+		args["now"] = time.Now()
+	}
 	if caller.kind == callerToken {
 		args["tok"] = tokenHash(caller.token)
 	}

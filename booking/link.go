@@ -249,7 +249,7 @@ func (s *Service) UseLink(ctx context.Context, token string) (*LinkResult, error
 // (first is false). Clients only. Errors: ErrNotFound, ErrConflict (the
 // booking is not confirmed, or has begun).
 func (s *Service) ConfirmAttendance(ctx context.Context, salonID, bookingID int64) (*Booking, bool, error) {
-	caller, err := asked(ctx)
+	caller, err := s.asked(ctx)
 	if err != nil {
 		return nil, false, err
 	}

@@ -196,7 +196,7 @@ const ReturnRefTTL = 24 * time.Hour
 // registers the payment). Errors: ErrNotFound, ErrConflict (not pending,
 // or no deposit), ErrUnavailable.
 func (s *Service) StartPayment(ctx context.Context, bookingID int64, back ReturnLink) (*PaymentSession, error) {
-	caller, err := asked(ctx)
+	caller, err := s.asked(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -1207,7 +1207,7 @@ func (s *Service) RefundDeposit(ctx context.Context, salonID, bookingID int64) (
 // it), as staff decide; once per payment. Errors: as RefundDeposit, and
 // ErrInvalid (more than was paid).
 func (s *Service) RefundDepositPart(ctx context.Context, salonID, bookingID int64, amount Money) (*PaymentSession, error) {
-	caller, err := asked(ctx)
+	caller, err := s.asked(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -1265,7 +1265,7 @@ func (s *Service) RefundDepositPart(ctx context.Context, salonID, bookingID int6
 // after all, nothing is charged). Admins and owners. Errors: ErrNotFound,
 // ErrConflict (not pending).
 func (s *Service) MarkDepositPaid(ctx context.Context, salonID, bookingID int64) (*Booking, error) {
-	caller, err := asked(ctx)
+	caller, err := s.asked(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -299,7 +299,7 @@ func loadLocation(name string) (*time.Location, error) {
 // SalonBySlug returns the salon with that slug, to a caller who may read it
 // (see mayRead). Errors: ErrNotFound, ErrForbidden (nobody asks).
 func (s *Service) SalonBySlug(ctx context.Context, slug string) (*Salon, error) {
-	c, err := asked(ctx)
+	c, err := s.asked(ctx)
 	if err != nil {
 		return nil, err
 	}

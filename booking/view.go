@@ -41,7 +41,7 @@ var viewFrom = `
 // salonID, when not 0). Errors: ErrNotFound (no such booking, or not one the
 // caller may see: the two are not told apart), ErrUnavailable.
 func (s *Service) BookingView(ctx context.Context, salonID, bookingID int64) (*View, error) {
-	caller, err := asked(ctx)
+	caller, err := s.asked(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ const MaxUpcoming = 20
 // made and those of the clients it was proven to be. Other callers have no
 // such list (ErrForbidden).
 func (s *Service) UpcomingBookings(ctx context.Context, since time.Time) ([]View, error) {
-	caller, err := asked(ctx)
+	caller, err := s.asked(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func scanViewRow(row pgx.Row) (*View, error) {
 // Salons lists salons by name, at most limit: the directory a client
 // chooses from (staff have their own salon: ErrForbidden).
 func (s *Service) Salons(ctx context.Context, limit int) ([]Salon, error) {
-	c, err := asked(ctx)
+	c, err := s.asked(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -123,3 +123,54 @@ func TestReminders(t *testing.T) {
 }
 
 var _ = tgtest.MaxPerWindow
+
+// A reminder in Telegram carries Confirm, Move and Cancel: a tap on
+// Confirm records the confirmation (through Telegram) once; a second tap
+// says it was done; a stranger's forged tap on the booking finds nothing.
+func TestReminderConfirmsWithOneTap(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := bookingtest.System()
+	client := w.tg.NewUser("Forgetful", "en")
+	client.Send("/help")
+	w.see(client, "/help")
+	w.Clock.Set(bookingtest.At(w.salon, testDay, "09:00"))
+	b, err := w.Svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
+		StartsAt: bookingtest.At(w.salon, testDay, "11:00"), Client: booking.ClientInput{Name: "Forgetful", Phone: "+79990000778"}})
+	w.must(err)
+	_, err = w.Pool.Exec(ctx, `INSERT INTO client_identities (salon_id, client_id, channel, external_id, verified_by)
+		VALUES ($1, $2, 'telegram', $3, 'admin')`, w.salon.ID, b.ClientID, fmt.Sprint(client.ID))
+	w.must(err)
+	if _, err := w.Svc.Remind(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.see(client, "⏰ Reminder: in two hours you are booked")
+	if _, err := client.Tap("✅ I will come"); err != nil {
+		t.Fatal(err)
+	}
+	w.see(client, "✅ Thank you! The salon knows you will come.")
+	v, err := w.Svc.BookingView(ctx, w.salon.ID, b.ID)
+	if err != nil || v.ConfirmedAt.IsZero() || v.ConfirmedVia != booking.ChannelTelegram {
+		t.Fatalf("confirmed %v via %q: %v", v.ConfirmedAt, v.ConfirmedVia, err)
+	}
+	first := v.ConfirmedAt
+	if _, err := client.Tap("✅ I will come"); err != nil {
+		t.Fatal(err)
+	}
+	w.see(client, "You have confirmed already")
+	if v, _ := w.Svc.BookingView(ctx, w.salon.ID, b.ID); !v.ConfirmedAt.Equal(first) {
+		t.Errorf("a second tap moved the confirmation: %v -> %v", first, v.ConfirmedAt)
+	}
+	// Someone else forges the tap for this booking: not theirs.
+	stranger := w.tg.NewUser("Stranger", "en")
+	stranger.Send("/help")
+	help := w.see(stranger, "/help")
+	stranger.TapData(help, fmt.Sprintf("r:x:%d:%d", w.salon.ID, b.ID))
+	w.jobsDone()
+	if v, _ := w.Svc.BookingView(ctx, w.salon.ID, b.ID); v.Status != booking.StatusConfirmed {
+		t.Errorf("a stranger's tap: %s", v.Status)
+	}
+	if countText(stranger, "Cancel this booking") != 0 {
+		t.Errorf("the stranger was offered the booking:%s", stranger.Dump())
+	}
+}

@@ -70,7 +70,7 @@ var eventNames = map[string]string{
 	"created": "Booked", "rescheduled": "Moved", "cancelled": "Cancelled", "completed": "Visit took place",
 	"no_show": "The client did not come", "hold_expired": "Not paid in time: the time was released",
 	"confirmed": "Deposit paid: confirmed", "paid": "Deposit paid", "refunded": "Deposit refunded",
-	"imported": "Changed by an import",
+	"imported": "Changed by an import", "client_confirmed": "The client confirmed they will come",
 }
 
 var actorNames = map[string]string{"admin": "the salon", "client": "the client", "system": "automatically", "import": "an import"}

@@ -269,6 +269,12 @@ type bookingPage struct {
 	Active     bool
 	Started    bool
 	Confirmed  bool
+	Messages   []messageLine
+	// Attend says whether the client said they will come (ConfirmedAt,
+	// through AttendVia); Unconfirmed marks it not done with 2 hours to go.
+	AttendAt    string
+	AttendVia   string
+	Unconfirmed bool
 }
 
 func (h *Handler) bookingPage(c *fiber.Ctx) error { return h.showBooking(c, &bookingPage{}) }
@@ -301,6 +307,16 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	}
 	p.DepositDue = v.Status == booking.StatusPending && v.Deposit > 0
 	loc := v.Salon.Location()
+	msgs, err := h.svc.MessagesOf(ctx, u.SalonID, id)
+	if err != nil {
+		return err
+	}
+	p.Messages = messageLines(msgs, &v.Salon, langOf(c))
+	if !v.ConfirmedAt.IsZero() {
+		p.AttendAt, p.AttendVia = v.ConfirmedAt.In(loc).Format("02.01.2006 15:04"), langOf(c).T(channelNames[string(v.ConfirmedVia)])
+	} else if now := h.svc.Now(); v.Status == booking.StatusConfirmed && !now.Before(v.StartsAt.Add(-UnconfirmedMark)) && now.Before(v.StartsAt) {
+		p.Unconfirmed = true
+	}
 	for i := range p.Payments {
 		p.Payments[i].At = p.Payments[i].At.In(loc)
 	}

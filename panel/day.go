@@ -54,7 +54,11 @@ type cell struct {
 	Master  string
 	Status  booking.Status
 	Deposit string // "", "deposit", "deposit due"
-	Covered bool   // inside another cell's rowspan: not rendered
+	// Attend is whether the client said they will come: "confirmed"
+	// (a tap in a reminder), "unconfirmed" (not, with 2 hours to go), "".
+	Attend      string
+	AttendLabel string
+	Covered     bool // inside another cell's rowspan: not rendered
 	// Precomputed for the template (a reflective call per cell costs
 	// more than the rest of the view).
 	IsBooking, IsFree bool
@@ -124,7 +128,7 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 			if start >= n {
 				continue
 			}
-			c := bookingCell(b, loc, l)
+			c := bookingCell(b, loc, now, l)
 			c.Span = end - start
 			g.Rows[start].Cells[j] = *c
 			for i := start + 1; i < end; i++ {
@@ -164,7 +168,7 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 	}
 	for _, b := range cal.Bookings {
 		if b.Status == booking.StatusCancelled {
-			g.Removed = append(g.Removed, bookingCell(b, loc, l))
+			g.Removed = append(g.Removed, bookingCell(b, loc, now, l))
 		}
 	}
 	g.Body = g.body()
@@ -200,6 +204,9 @@ func (g *grid) body() template.HTML {
 				if c.Deposit != "" {
 					b.WriteString(` <span class="dep">` + esc(c.Deposit) + `</span>`)
 				}
+				if c.Attend != "" {
+					b.WriteString(` <span class="attend ` + esc(c.Attend) + `">` + esc(c.AttendLabel) + `</span>`)
+				}
 				if c.Notes != "" {
 					b.WriteString(`<span class="notes" title="` + esc(c.Notes) + `">⚠ ` + esc(shorten(c.Notes, 60)) + `</span>`)
 				}
@@ -213,7 +220,11 @@ func (g *grid) body() template.HTML {
 	return template.HTML(b.String()) //nolint:gosec // every value above is escaped
 }
 
-func bookingCell(b booking.Listing, loc *time.Location, l *lang) *cell {
+// UnconfirmedMark is how long before its start a booking its client has
+// not confirmed is marked for the admin.
+const UnconfirmedMark = 2 * time.Hour
+
+func bookingCell(b booking.Listing, loc *time.Location, now time.Time, l *lang) *cell {
 	c := &cell{
 		Kind: "booking", Href: fmt.Sprintf("/panel/bookings/%d", b.ID),
 		Time:   b.StartsAt.In(loc).Format("15:04") + "–" + b.EndsAt().In(loc).Format("15:04"),
@@ -228,6 +239,13 @@ func bookingCell(b booking.Listing, loc *time.Location, l *lang) *cell {
 		c.Deposit = l.T("deposit due")
 	case b.Deposit > 0:
 		c.Deposit = l.T("deposit")
+	}
+	switch {
+	case !b.Status.Active():
+	case !b.ConfirmedAt.IsZero():
+		c.Attend, c.AttendLabel = "confirmed", "✓ "+l.T("the client confirmed")
+	case b.Status == booking.StatusConfirmed && !now.Before(b.StartsAt.Add(-UnconfirmedMark)) && now.Before(b.StartsAt):
+		c.Attend, c.AttendLabel = "unconfirmed", "? "+l.T("not confirmed by the client")
 	}
 	return c
 }

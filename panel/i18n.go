@@ -112,6 +112,26 @@ func langOf(c *fiber.Ctx) *lang {
 
 // ru is the Russian for every text of the panel.
 var ru = map[string]string{
+	// Messages to clients.
+	"the client confirmed": "клиент подтвердил", "not confirmed by the client": "клиент не подтвердил",
+	"The client confirmed": "Клиент подтвердил", "Not yet, and the visit is in less than 2 hours: call the client?": "Ещё нет, а до визита меньше 2 часов: позвонить клиенту?",
+	"Messages": "Сообщения", "Message": "Сообщение", "Channel": "Канал", "State": "Состояние", "%d SMS parts": "%d SMS",
+	"Send again": "Отправить снова", "No messages: the client left no e-mail, and is not on Telegram or SMS here.": "Сообщений нет: клиент не оставил эл. почту и не подключён к Telegram или SMS.",
+	"confirmation": "подтверждение", "change": "перенос", "cancellation": "отмена", "deposit not paid in time": "предоплата не пришла вовремя",
+	"deposit received": "предоплата получена", "refund": "возврат", "reminder": "напоминание", "waitlist offer": "предложение из листа ожидания",
+	"new booking": "новая запись", "reminder %s before": "напоминание за %s", "to the master": "мастеру",
+	"queued": "в очереди", "sent": "отправлено", "delivered": "доставлено", "failed": "не отправлено",
+	"not sent: no longer applied": "не отправлено: уже не актуально", "%d h": "%d ч", "%d min": "%d мин",
+	"Messages that did not go": "Сообщения, которые не ушли",
+	"A provider refused them, or did not say whether it took them (then they are not sent again by themselves, so that nobody gets one twice). Send one again once the reason is fixed.": "Сервис отправки отказал или не ответил, принял ли их (тогда они не отправляются повторно сами, чтобы никто не получил сообщение дважды). Отправьте снова, когда причина устранена.",
+	"Every message went.": "Все сообщения ушли.",
+	"The message is queued again: it is rebuilt from the booking and sent now.": "Сообщение снова в очереди: оно собирается заново по записи и уходит сейчас.",
+	"Messages to clients": "Сообщения клиентам",
+	"Telegram carries every message, free. E-mail and SMS carry what is ticked below (SMS costs money at the provider).": "В Telegram уходят все сообщения, бесплатно. По эл. почте и SMS — отмеченные ниже (SMS платные у провайдера).",
+	"Reminders before the visit": "Напоминания до визита",
+	"Quiet hours: no SMS or Telegram message to clients, it waits for the morning": "Тихие часы: SMS и сообщения в Telegram клиентам ждут утра",
+	"from": "с", "to": "до", "Write them like 24 h, 2 h": "Напишите так: 24 ч, 2 ч",
+	"The client confirmed they will come": "Клиент подтвердил, что придёт",
 	// layout and navigation
 	"Salon panel":     "Панель салона",
 	"Day":             "День",

@@ -114,6 +114,7 @@ func (h *Handler) Register(app *fiber.App) {
 	a.Get("/attention", h.attention)
 	a.Post("/attention/:id/retry", h.retryPayment)
 	a.Post("/attention/:id/release", h.releasePayment)
+	a.Post("/messages/:id/retry", h.retryMessage)
 
 	a.Get("/clients", h.clients)
 	a.Get("/clients/by-phone", h.knownClient)
@@ -141,6 +142,7 @@ func (h *Handler) Register(app *fiber.App) {
 	a.Get("/settings", h.settings)
 	a.Post("/settings", h.updateSettings)
 	a.Post("/settings/receipts", h.updateReceipts)
+	a.Post("/settings/messages", h.updateMessages)
 	a.Get("/users", h.users)
 	a.Post("/users", h.createUser)
 	a.Post("/users/:id/delete", h.deleteUser)

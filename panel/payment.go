@@ -54,6 +54,7 @@ func (h *Handler) payments(c *fiber.Ctx) error {
 
 type attentionData struct {
 	Items    []booking.AttentionItem
+	Failed   []messageLine // messages that did not go
 	Currency string
 	Now      time.Time
 }
@@ -71,7 +72,12 @@ func (h *Handler) attention(c *fiber.Ctx) error {
 	for i := range items {
 		items[i].StartsAt, items[i].Since = items[i].StartsAt.In(loc), items[i].Since.In(loc)
 	}
-	return h.render(c, "attention", langOf(c).T("Needs attention"), attentionData{Items: items, Currency: s.Currency, Now: h.svc.Now()})
+	failed, err := h.svc.FailedMessages(c.UserContext(), u.SalonID, 100)
+	if err != nil {
+		return err
+	}
+	return h.render(c, "attention", langOf(c).T("Needs attention"), attentionData{Items: items, Currency: s.Currency, Now: h.svc.Now(),
+		Failed: messageLines(failed, s, langOf(c))})
 }
 
 func (h *Handler) retryPayment(c *fiber.Ctx) error {

@@ -140,6 +140,7 @@ var notices = map[string]string{
 	"released":    "The money is being released.",
 	"nothing":     "Nothing to do: it had already moved on.",
 	"erased":      "The client's personal data is erased.",
+	"resent":      "The message is queued again: it is rebuilt from the booking and sent now.",
 }
 
 // done redirects (303) to path with a confirmation.

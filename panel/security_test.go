@@ -31,6 +31,7 @@ func snapshot(t *testing.T, w *world, salonID int64) string {
 		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM users x WHERE salon_id = $1),
 		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM booking_events x WHERE salon_id = $1),
 		(SELECT count(*) FROM master_link_codes WHERE salon_id = $1),
+		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM messages x WHERE salon_id = $1),
 		(SELECT to_jsonb(x)::text FROM salons x WHERE id = $1)))`, salonID)
 }
 
@@ -44,6 +45,7 @@ type other struct {
 	service int64
 	user    int64
 	session int64 // a payment session
+	message int64 // a failed message
 }
 
 func (w *world) otherSalon(t *testing.T) other {
@@ -69,7 +71,13 @@ func (w *world) otherSalon(t *testing.T) other {
 		s.ID, b.ID).Scan(&session); err != nil {
 		t.Fatal(err)
 	}
-	return other{salon: s, booking: b.ID, client: b.ClientID, master: m.ID, service: sv.ID, user: u.ID, session: session}
+	// A message of B's that failed.
+	var message int64
+	if err := w.Pool.QueryRow(ctx, `INSERT INTO messages (salon_id, booking_id, kind, channel, recipient, state, error)
+		VALUES ($1, $2, 'confirmation', 'email', 'rival@example.com', 'failed', 'refused') RETURNING id`, s.ID, b.ID).Scan(&message); err != nil {
+		t.Fatal(err)
+	}
+	return other{salon: s, booking: b.ID, client: b.ClientID, master: m.ID, service: sv.ID, user: u.ID, session: session, message: message}
 }
 
 // TestAnotherSalonsIDsAreNotFound: for every panel route that takes an id,
@@ -110,6 +118,7 @@ func TestAnotherSalonsIDsAreNotFound(t *testing.T) {
 		"/panel/masters/:id/week/:date/grid": {fmt.Sprintf("/panel/masters/%d/week/%s/grid", o.master, day)},
 		"/panel/services/:id":                {fmt.Sprintf("/panel/services/%d", o.service)},
 		"/panel/users/:id/delete":            {fmt.Sprintf("/panel/users/%d/delete", o.user)},
+		"/panel/messages/:id/retry":          {fmt.Sprintf("/panel/messages/%d/retry", o.message)},
 	}
 	// Ids in queries and forms: a new booking for another salon's client,
 	// master or service.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -16,8 +17,101 @@ type settingsData struct {
 	S        booking.Salon
 	Policies []booking.RefundPolicy
 	Receipts booking.ReceiptSettings
+	Messages messageForm
 	Error    string
 	Fields   map[string]string
+}
+
+// messageForm is the salon's message settings as the form shows them.
+type messageForm struct {
+	QuietFrom, QuietTo string
+	Offsets            string // "24 h, 2 h"
+	Kinds              []kindRow
+}
+
+// kindRow is one kind of message, and the paid channels that carry it.
+type kindRow struct {
+	Kind       booking.MessageKind
+	Label      string
+	Email, SMS bool
+}
+
+func messageFormOf(m *booking.MessageSettings, l *lang) messageForm {
+	f := messageForm{QuietFrom: m.QuietFrom, QuietTo: m.QuietTo}
+	var offs []string
+	for _, o := range m.ReminderOffsets {
+		offs = append(offs, leadWords(o, l))
+	}
+	f.Offsets = strings.Join(offs, ", ")
+	for _, k := range booking.ClientKinds {
+		f.Kinds = append(f.Kinds, kindRow{Kind: k, Label: l.T(kindNames[k]), Email: m.Carries(booking.ChannelEmail, k), SMS: m.Carries(booking.ChannelSMS, k)})
+	}
+	return f
+}
+
+// parseOffsets reads "24 h, 2 h, 30 min" (or "24ч 2ч", or bare hours).
+func parseOffsets(s string) ([]time.Duration, bool) {
+	var out []time.Duration
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ';' }) {
+		part = strings.ToLower(strings.TrimSpace(part))
+		if part == "" {
+			continue
+		}
+		unit := time.Hour
+		for _, suffix := range []struct {
+			s string
+			u time.Duration
+		}{{"min", time.Minute}, {"мин", time.Minute}, {"m", time.Minute}, {"м", time.Minute}, {"h", time.Hour}, {"ч", time.Hour}} {
+			if n, ok := strings.CutSuffix(part, suffix.s); ok {
+				part, unit = strings.TrimSpace(n), suffix.u
+				break
+			}
+		}
+		n, err := strconv.Atoi(part)
+		if err != nil || n <= 0 {
+			return nil, false
+		}
+		out = append(out, time.Duration(n)*unit)
+	}
+	return out, true
+}
+
+// updateMessages saves what the salon's clients hear, when and on which
+// paid channels (owners; the core checks).
+func (h *Handler) updateMessages(c *fiber.Ctx) error {
+	d := settingsData{Policies: policies}
+	if err := h.settingsInto(c, &d); err != nil {
+		return err
+	}
+	l := langOf(c)
+	in := booking.MessageSettings{QuietFrom: strings.Clone(c.FormValue("quiet_from")), QuietTo: strings.Clone(c.FormValue("quiet_to"))}
+	offsets, ok := parseOffsets(c.FormValue("reminder_offsets"))
+	for _, k := range booking.ClientKinds {
+		if c.FormValue("email_"+string(k)) != "" {
+			in.EmailKinds = append(in.EmailKinds, k)
+		}
+		if c.FormValue("sms_"+string(k)) != "" {
+			in.SMSKinds = append(in.SMSKinds, k)
+		}
+	}
+	in.ReminderOffsets = offsets
+	if !ok {
+		c.Status(fiber.StatusUnprocessableEntity)
+		d.Messages = messageFormOf(&in, l)
+		d.Messages.Offsets = strings.Clone(c.FormValue("reminder_offsets"))
+		d.Error = l.T("Some fields are invalid.")
+		d.Fields = map[string]string{"reminder_offsets": l.T("Write them like 24 h, 2 h")}
+		return h.render(c, "settings", l.T("Settings"), d)
+	}
+	_, err := h.svc.UpdateMessageSettings(c.UserContext(), user(c).SalonID, in)
+	if err == nil {
+		return done(c, "/panel/settings", "saved")
+	}
+	d.Messages = messageFormOf(&in, l)
+	if !h.fieldError(c, err, &d.Error, &d.Fields) {
+		return err
+	}
+	return h.render(c, "settings", l.T("Settings"), d)
 }
 
 func (h *Handler) settings(c *fiber.Ctx) error {
@@ -38,7 +132,11 @@ func (h *Handler) settingsInto(c *fiber.Ctx, d *settingsData) error {
 	if err != nil {
 		return err
 	}
-	d.S, d.Receipts = *s, *r
+	m, err := h.svc.MessageSettingsOf(c.UserContext(), user(c).SalonID)
+	if err != nil {
+		return err
+	}
+	d.S, d.Receipts, d.Messages = *s, *r, messageFormOf(m, langOf(c))
 	return nil
 }
 

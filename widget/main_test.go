@@ -45,7 +45,12 @@ type siteOption func(*widget.Config)
 
 func newSite(t *testing.T, opts ...siteOption) *site {
 	t.Helper()
-	e := bookingtest.New(t)
+	return newSiteOn(t, bookingtest.New(t), opts...)
+}
+
+// newSiteOn is newSite on an Env of the test's own (a core with couriers).
+func newSiteOn(t *testing.T, e *bookingtest.Env, opts ...siteOption) *site {
+	t.Helper()
 	s := &site{Env: e, t: t, client: &http.Client{Timeout: 30 * time.Second}}
 	s.salon = e.Salon(t, booking.Salon{Slug: "studio", Name: "Studio", CutoffHours: 3})
 	s.svc = e.Service(t, s.salon, booking.SalonService{Name: "Haircut", DurationMin: 60, Price: 250000})

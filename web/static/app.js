@@ -444,8 +444,17 @@
       if (rs[0].status !== 200) throw rs[0];
       state.masters = rs[1].status === 200 ? rs[1].body : [];
       renderBooking(rs[0].body);
-      // From a message's Move link: straight to the free times.
-      if (/(^#|&)move=1/.test(location.hash) && !$('manage-actions').hidden) $('reschedule').click();
+      // From a message's Move link: straight to the free times nearest the
+      // booking's own (its day, else the first day with any).
+      if (/(^#|&)move=1/.test(location.hash) && !$('manage-actions').hidden) {
+        state.service = state.booking.service_id;
+        state.master = state.booking.master_id;
+        loadSlots().then(function () {
+          var b = document.querySelector('#days button[data-date="' + dateOf(state.booking.starts_at) + '"]:not([disabled])') ||
+            document.querySelector('#days button:not([disabled])');
+          if (b) b.click();
+        });
+      }
     }).catch(failed);
     $('cancel').addEventListener('click', function () { $('manage-actions').hidden = true; $('cancel-confirm').hidden = false; $('cancel-yes').focus(); });
     $('cancel-no').addEventListener('click', function () { $('cancel-confirm').hidden = true; $('manage-actions').hidden = false; });

@@ -1,0 +1,248 @@
+package widget_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+	"salon/internal/browsertest"
+	"salon/internal/courier"
+	"salon/widget"
+)
+
+// linkSite is a site whose core writes e-mail and SMS to the development
+// outbox (each message's words kept in its row), with links to the site.
+func linkSite(t *testing.T, opts ...siteOption) *site {
+	t.Helper()
+	var base string
+	e := bookingtest.New(t,
+		booking.WithCourier(booking.ChannelEmail, &lateBase{ch: booking.ChannelEmail, base: &base}, 0),
+		booking.WithCourier(booking.ChannelSMS, &lateBase{ch: booking.ChannelSMS, base: &base}, 0))
+	s := newSiteOn(t, e, opts...)
+	base = s.base
+	return s
+}
+
+// lateBase is the outbox courier with the site's address, known only once
+// it listens.
+type lateBase struct {
+	ch   booking.Channel
+	base *string
+}
+
+func (l *lateBase) Deliver(ctx context.Context, o *booking.Outgoing) (booking.Sent, error) {
+	return (&courier.Outbox{Base: *l.base, Channel: l.ch}).Deliver(ctx, o)
+}
+
+var actionRE = regexp.MustCompile(`/a/([A-Za-z0-9_-]{22})`)
+
+// remindedLinks books at 12:00 on the test day with an e-mail, sends its
+// day-before reminder, and returns the reminder e-mail's links: confirm,
+// move, cancel.
+func remindedLinks(t *testing.T, s *site, lang, hhmm string) (*booking.Booking, [3]string) {
+	t.Helper()
+	ctx := bookingtest.System()
+	b, err := s.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: s.salon.ID, ServiceID: s.svc.ID,
+		MasterID: s.masters[0].ID, StartsAt: bookingtest.At(s.salon, testDay, hhmm),
+		Client: booking.ClientInput{Name: "Maria", Phone: bookingtest.Phone(), Email: "maria@example.com", Lang: lang}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Clock.Set(bookingtest.At(s.salon, testDay.AddDays(-1), hhmm))
+	if _, err := s.Svc.Remind(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Svc.SendMessages(ctx); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.Svc.MessagesOf(ctx, s.salon.ID, b.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range list {
+		if m.Channel == booking.ChannelEmail && m.Kind == booking.KindReminder && m.State == booking.MessageSent {
+			found := actionRE.FindAllStringSubmatch(m.Body, -1)
+			if len(found) < 3 {
+				t.Fatalf("links in %q", m.Body)
+			}
+			return b, [3]string{found[0][1], found[1][1], found[2][1]}
+		}
+	}
+	t.Fatalf("no reminder e-mail was sent: %+v", list)
+	return nil, [3]string{}
+}
+
+// page fetches a one-tap page without following redirects.
+func (s *site) page(method, path string) (int, string, http.Header) {
+	s.t.Helper()
+	req, err := http.NewRequest(method, s.base+path, nil)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), resp.Header
+}
+
+// A GET of a link (a mail scanner, a preview) changes nothing; a POST acts;
+// the pages keep their token out of caches and referrers; an unknown link
+// is a 404 page.
+func TestOneTapPagesChangeNothingOnGet(t *testing.T) {
+	t.Parallel()
+	s := linkSite(t)
+	b, links := remindedLinks(t, s, "ru", "12:00")
+	for _, tok := range links {
+		code, body, h := s.page("GET", "/a/"+tok)
+		if code != 200 || !strings.Contains(body, `id="action-do"`) || h.Get("Referrer-Policy") != "no-referrer" || h.Get("Cache-Control") != "no-store" {
+			t.Errorf("GET %s: %d %v", tok, code, h)
+		}
+	}
+	if v, _ := s.Svc.BookingView(bookingtest.System(), s.salon.ID, b.ID); v.Status != booking.StatusConfirmed || !v.ConfirmedAt.IsZero() {
+		t.Fatalf("the GETs changed the booking: %s %v", v.Status, v.ConfirmedAt)
+	}
+	code, body, _ := s.page("POST", "/a/"+links[0])
+	if code != 200 || !strings.Contains(body, "Спасибо! Салон знает, что вы придёте.") {
+		t.Errorf("confirm: %d %s", code, body)
+	}
+	if _, body, _ := s.page("POST", "/a/"+links[0]); !strings.Contains(body, "Вы уже подтвердили визит") {
+		t.Errorf("confirm again: %s", body)
+	}
+	if _, body, _ := s.page("GET", "/a/"+links[0]+"?lang=en"); !strings.Contains(body, "You have confirmed already") || strings.Contains(body, `id="action-do"`) {
+		t.Errorf("the confirm page after: %s", body)
+	}
+	code, _, h := s.page("POST", "/a/"+links[1])
+	loc, _ := url.Parse(h.Get("Location"))
+	if code != 303 || loc.Path != fmt.Sprintf("/w/studio/manage/%d", b.ID) || !strings.HasPrefix(loc.Fragment, "t=") || !strings.HasSuffix(loc.Fragment, "&move=1") {
+		t.Errorf("move: %d %s", code, h.Get("Location"))
+	}
+	// The manage token the move made opens the booking, as the widget asks.
+	token := strings.TrimSuffix(strings.TrimPrefix(loc.Fragment, "t="), "&move=1")
+	if r := s.do("GET", fmt.Sprintf("/api/v1/bookings/%d", b.ID), nil, "X-Manage-Token", token); r.status != 200 {
+		t.Errorf("the move's manage token: %d", r.status)
+	}
+	if code, body, _ := s.page("GET", "/a/AAAAAAAAAAAAAAAAAAAAAA"); code != 404 || !strings.Contains(body, "Ссылка не найдена") {
+		t.Errorf("an unknown link: %d", code)
+	}
+	if code, _, _ := s.page("POST", "/a/AAAAAAAAAAAAAAAAAAAAAA"); code != 404 {
+		t.Errorf("POST of an unknown link: %d", code)
+	}
+	// Past the cutoff (3 h) the cancel link says to call the salon; after
+	// the start every link has expired.
+	s.Clock.Set(bookingtest.At(s.salon, testDay, "10:00"))
+	if code, body, _ := s.page("POST", "/a/"+links[2]); code != 409 || !strings.Contains(body, "Позвоните в салон") {
+		t.Errorf("cancel past the cutoff: %d %s", code, body)
+	}
+	s.Clock.Set(bookingtest.At(s.salon, testDay, "12:01"))
+	if _, body, _ := s.page("GET", "/a/"+links[2]); !strings.Contains(body, "Срок действия ссылки истёк") {
+		t.Errorf("an expired link: %s", body)
+	}
+}
+
+// The one-tap pages as a client sees them on a phone and a desktop, in
+// Russian and English: axe-core finds nothing, nothing is wider than the
+// screen, and each button does what it says. Screenshots are saved in the
+// test's artifact directory.
+func TestBrowserOneTapPages(t *testing.T) {
+	s := linkSite(t)
+	dir := t.ArtifactDir()
+	for i, lang := range []string{"ru", "en"} {
+		for j, size := range []int64{390, 1280} {
+			s.Clock.Set(bookingtest.DefaultNow)
+			b, links := remindedLinks(t, s, lang, fmt.Sprintf("%02d:00", 12+2*i+j))
+			ctx := browsertest.Tab(t, size, 844)
+			tag := fmt.Sprintf("%s-%d", lang, size)
+			check := func(state string) {
+				t.Helper()
+				browsertest.Axe(t, ctx, state+" "+tag)
+				wide, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`))
+				if err != nil || wide > 0 {
+					t.Errorf("%s %s is %d px wider than the screen (%v)", state, tag, wide, err)
+				}
+				png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "a-"+strings.ReplaceAll(state, " ", "-")+"-"+tag+".png"), png, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if code, body, _ := s.page("GET", "/a/"+links[0]); code != 200 {
+				t.Fatalf("GET: %d %s", code, body)
+			}
+			run(t, ctx, chromedp.Navigate(s.base+"/a/"+links[0]), chromedp.WaitVisible(css("#action-do")))
+			if lang == "en" { // the booking was made in English: the page is
+				if got := text(t, ctx, "#h-action"); got != "Will you come?" {
+					t.Errorf("the confirm page's title: %q", got)
+				}
+			}
+			check("confirm")
+			run(t, ctx, chromedp.Click(css("#action-do")), chromedp.WaitVisible(css("#action-result")))
+			check("confirmed")
+			run(t, ctx, chromedp.Navigate(s.base+"/a/"+links[2]), chromedp.WaitVisible(css("#action-do")))
+			check("cancel")
+			run(t, ctx, chromedp.Navigate(s.base+"/a/"+links[1]), chromedp.WaitVisible(css("#action-do")))
+			check("move")
+			// Move opens the widget's reschedule with the free times.
+			run(t, ctx, chromedp.Click(css("#action-do")), chromedp.WaitVisible(css(`#times button`)))
+			check("move, the free times")
+			run(t, ctx, chromedp.Navigate(s.base+"/a/"+links[2]), chromedp.WaitVisible(css("#action-do")),
+				chromedp.Click(css("#action-do")), chromedp.WaitVisible(css("#action-result")))
+			check("cancelled")
+			if v, _ := s.Svc.BookingView(bookingtest.System(), s.salon.ID, b.ID); v.Status != booking.StatusCancelled || v.ConfirmedVia != booking.ChannelEmail {
+				t.Errorf("%s: %s, confirmed via %q", tag, v.Status, v.ConfirmedVia)
+			}
+		}
+	}
+}
+
+// The done page offers the salon's updates in Telegram: a t.me deep link
+// carrying a one-time token of this booking; opening it in the bot links
+// that chat to the booking, with no phone typed.
+func TestBrowserDonePageOffersTelegram(t *testing.T) {
+	s := newSite(t, func(c *widget.Config) { c.BotUsername = func() string { return "studio_bot" } })
+	ctx := browser(t)
+	m := s.masters[1]
+	steps := append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(s.base + "/w/studio?lang=en"),
+		chromedp.WaitVisible(css(`button[data-service-id]`))}, throughTime(s, m.ID, "13:00")...)
+	steps = append(steps, contact("Telegram Fan", "+7 999 555-44-33")...)
+	steps = append(steps, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css("#tg-link")))
+	run(t, ctx, steps...)
+	href, err := chromedp.Run(ctx, chromedp.AttributeValue(css("#tg-link"), "href"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, ok := strings.CutPrefix(href.Value, "https://t.me/studio_bot?start="+widget.DeepLinkPrefix)
+	if !ok || len(token) != 22 {
+		t.Fatalf("the Telegram link: %q", href.Value)
+	}
+	browsertest.Axe(t, ctx, "done, with the Telegram link")
+	chat := booking.As(context.Background(), booking.ByIdentity(booking.TelegramUser(424242)))
+	v, err := s.Svc.ClaimTelegramLink(chat, token)
+	if err != nil || v.ContactName != "Telegram Fan" {
+		t.Fatalf("claim: %+v %v", v, err)
+	}
+	if _, err := s.Svc.ClaimTelegramLink(booking.As(context.Background(), booking.ByIdentity(booking.TelegramUser(7))), token); err == nil {
+		t.Error("the link worked twice")
+	}
+	// The chat now sees the booking as its own.
+	if _, err := s.Svc.BookingView(chat, s.salon.ID, v.ID); err != nil {
+		t.Errorf("the chat does not see its booking: %v", err)
+	}
+}
