@@ -12,6 +12,7 @@ import (
 
 	"salon/booking"
 	"salon/booking/bookingtest"
+	"salon/internal/courier"
 )
 
 // BenchmarkBook compares Book's throughput with a raw pgx loop doing only
@@ -252,4 +253,90 @@ func percentile(d []time.Duration, p float64) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[min(len(s)-1, int(float64(len(s))*p))]
+}
+
+// BenchmarkBookWithMessages compares Book when the salon's clients hear by
+// e-mail (each booking writes its confirmation's row of messages, in the
+// same statement) with Book for a salon that sends nothing, on the same database in the same run, 16 goroutines on
+// 16 masters each, rounds interleaved and rotated. Reported: the median
+// over rounds of with/without (goal: at least 0.9).
+//
+//	go test ./booking -run '^$' -bench BookWithMessages -benchtime 9x
+func BenchmarkBookWithMessages(b *testing.B) {
+	const workers = 16
+	const perWorker = 40
+	e := bookingtest.New(b)
+	ctx := bookingtest.System()
+	// The same core, one with an e-mail courier (it never runs: the
+	// benchmark measures the booking, not the sending).
+	mailing := booking.New(e.Pool, booking.WithClock(e.Clock.Now),
+		booking.WithCourier(booking.ChannelEmail, &courier.Outbox{Channel: booking.ChannelEmail}, 0))
+	quiet := e.Salon(b, booking.Salon{HorizonDays: 366})
+	loud := e.Salon(b, booking.Salon{HorizonDays: 366})
+	if _, err := e.Svc.UpdateMessageSettings(ctx, quiet.ID, booking.MessageSettings{QuietFrom: "21:00", QuietTo: "09:00"}); err != nil {
+		b.Fatal(err) // no e-mail, no SMS: nothing to tell
+	}
+	days := (b.N*perWorker)/48 + 2
+	type side struct {
+		svc     *booking.Service
+		salon   *booking.Salon
+		service *booking.SalonService
+		masters []*booking.Master
+	}
+	sides := [2]side{{svc: e.Svc, salon: quiet}, {svc: mailing, salon: loud}}
+	for i := range sides {
+		sides[i].service = e.Service(b, sides[i].salon, booking.SalonService{Name: "Cut", DurationMin: 30})
+		sides[i].masters = e.RoundTheClock(b, sides[i].salon, workers, testDay, days, sides[i].service)
+	}
+	if _, err := e.Pool.Exec(ctx, `ANALYZE`); err != nil {
+		b.Fatal(err)
+	}
+	first := testDay.Start(quiet.Location())
+	phase := func(s side, email string) func(int) error {
+		return func(round int) error {
+			return parallel(workers, func(w int) error {
+				for i := range perWorker {
+					n := round*perWorker + i
+					_, err := s.svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: s.salon.ID, ServiceID: s.service.ID,
+						MasterID: s.masters[w].ID, StartsAt: first.Add(time.Duration(n) * 30 * time.Minute),
+						Client: booking.ClientInput{Name: "Bench", Phone: fmt.Sprintf("+7905%02d%05d", w, n%100000), Email: email}})
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
+	}
+	phases := []func(int) error{phase(sides[0], ""), phase(sides[1], "bench@example.com")}
+	var ratios []float64
+	b.ResetTimer()
+	for round := range b.N {
+		var took [2]time.Duration
+		for k := range phases {
+			p := (round + k) % len(phases)
+			start := time.Now()
+			if err := phases[p](round); err != nil {
+				b.Fatal(err)
+			}
+			took[p] = time.Since(start)
+		}
+		b.StopTimer()
+		if _, err := e.Pool.Exec(ctx, `ANALYZE`); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		ratios = append(ratios, took[0].Seconds()/took[1].Seconds())
+	}
+	b.StopTimer()
+	var queued int
+	if err := e.Pool.QueryRow(ctx, `SELECT count(*) FROM booking_outbox`).Scan(&queued); err != nil {
+		b.Fatal(err)
+	}
+	if want := b.N * workers * perWorker; queued != want {
+		b.Fatalf("%d confirmations queued, want %d (one per booking that e-mails)", queued, want)
+	}
+	slices.Sort(ratios)
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(ratios[len(ratios)/2], "with/without")
 }

@@ -179,8 +179,8 @@ type bookContext struct {
 	// listeners: the master is reachable on a chat channel, or some client
 	// of the salon is (then the job's own check decides, for this client).
 	listeners bool
-	// emailOn, smsOn: the salon sends messages on these paid channels.
-	emailOn, smsOn bool
+	// messages: what the salon sends on which channel, when.
+	messages *MessageSettings
 }
 
 // Book books the client with the master for the service at StartsAt, for
@@ -264,6 +264,7 @@ func (s *Service) bookUnobserved(ctx context.Context, r BookRequest) (*Booking, 
 	if err != nil {
 		return nil, dbErr(err)
 	}
+	s.wakeMessages() // its confirmation, if it has one, is due now
 	return b, nil
 }
 
@@ -433,9 +434,7 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 		actor.Channel = ChannelImport
 	}
 	var notify []byte // nobody to tell: no job, and no check for one
-	// A paid channel (e-mail, SMS) the salon sends on reaches this client.
-	paid := bc.emailOn && s.couriers[ChannelEmail] != nil && b.ContactEmail != "" || bc.smsOn && s.couriers[ChannelSMS] != nil
-	if bc.listeners || paid {
+	if bc.listeners {
 		if notify, err = json.Marshal(notifyArgs(b, EventCreated, actor, nil)); err != nil {
 			return nil, fmt.Errorf("book: %w", err)
 		}
@@ -445,7 +444,8 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 		batch.Queue(`SELECT set_config('salon.actor', $1, true)`, who)
 	}
 	batch.Queue(`SAVEPOINT book`)
-	queueInsertBooking(batch, b, r.Client, bc.client, r.caller.identity, token, actor, claim, salt, notify, paid)
+	queueInsertBooking(batch, b, r.Client, bc.client, r.caller.identity, token, actor, claim, salt, notify,
+		len(s.confirmations(b, r.Client.Phone, bc)) > 0)
 	batch.Queue(`COMMIT`)
 	err = conn.SendBatch(ctx, batch).Close()
 	if (bc.client.id == 0 && violated(err, "clients_phone")) || (bc.client.id != 0 && isNoRows(err)) {
@@ -575,7 +575,7 @@ func (s *Service) resolve(ctx context.Context, q querier, bc *bookContext, salon
 	bc.svc, bc.serviceOK = sv, ok && sv.Active
 	bc.masterOK = c.masters[masterID]
 	bc.listeners = c.linked[masterID] || c.chatClients
-	bc.emailOn, bc.smsOn = c.emailOn, c.smsOn
+	bc.messages = &c.messages
 	o, ok := c.offers[[2]int64{masterID, serviceID}]
 	bc.offered, bc.durationMin, bc.price = ok, o.durationMin, o.price
 	return nil
@@ -619,7 +619,7 @@ func (bc *bookContext) check(at time.Time, src Source, client bool, now time.Tim
 // idempotency key (when claim is not nil). Reading the batch fills b's ID, ClientID and
 // CreatedAt.
 func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clientRecord, caller Identity, token string, actor Actor,
-	claim *keyClaim, salt, notify []byte, paid bool) {
+	claim *keyClaim, salt, notify []byte, confirm bool) {
 	var hold *time.Time
 	if !b.HoldExpiresAt.IsZero() {
 		hold = &b.HoldExpiresAt
@@ -666,7 +666,7 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clien
 		"name": c.Name, "phone": c.Phone, "contact": b.ContactName, "origin_ch": originCh, "origin_ref": originRef,
 		"actor_kind": actor.Kind, "actor_id": actor.ID, "job_kind": NotifyArgs{}.Kind(), "notify": notify,
 		"by_ch": string(actor.Identity.Channel), "by_ref": actor.Identity.ExternalID, "from_master": int64(0),
-		"client": known.id, "email": b.ContactEmail, "lang": b.Lang, "paid": paid,
+		"client": known.id, "email": b.ContactEmail, "lang": b.Lang,
 	}
 	if c.Verified && !caller.IsZero() {
 		// The channel vouched that the phone is the caller's own: the
@@ -689,8 +689,13 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clien
 		           @deposit, @hold, @token, @notes, @contact, @origin_ch, @origin_ref, @actor_kind,
 		           CASE WHEN @actor_kind = 'client' THEN c.id ELSE NULLIF(@actor_id, 0) END, @email, @lang
 		    FROM c
-		    RETURNING id, client_id, created_at, @paid::boolean AS paid
+		    RETURNING id, client_id, created_at
 		)`
+	if confirm {
+		// The client is owed a confirmation by e-mail or SMS: the
+		// outbox's row (the sender plans the messages from the booking).
+		sql += `, o AS (INSERT INTO booking_outbox (booking_id) SELECT id FROM b)`
+	}
 	if notify != nil {
 		// Someone can be told: the notification job (with its own check,
 		// in this statement's snapshot, of who listens).

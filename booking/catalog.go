@@ -109,9 +109,9 @@ type catalog struct {
 	linked   map[int64]bool // masters reachable on a chat channel
 	// chatClients: some client of the salon is reachable on a chat channel
 	chatClients bool
-	// emailOn, smsOn: the salon sends messages by e-mail, by SMS.
-	emailOn, smsOn bool
-	offers         map[[2]int64]offerTerms // (master, service) -> terms
+	// messages: what the salon sends, when.
+	messages MessageSettings
+	offers   map[[2]int64]offerTerms // (master, service) -> terms
 }
 
 // catalogAt returns the salon's catalog at version (or newer), from the
@@ -172,6 +172,8 @@ func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error
 		oMaster, oService   []int64
 		oDur                []int64
 		oPrice              []Money
+		emailKinds          []string
+		smsKinds            []string
 	)
 	sal, err := scanSalon(scanPrefix{q.QueryRow(ctx, `
 		SELECT `+salonColumns+`, catalog_version,
@@ -179,7 +181,7 @@ func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error
 		       m.ids, m.active, o.masters, o.services, o.durs, o.prices,
 		       ARRAY(SELECT DISTINCT master_id FROM master_identities WHERE salon_id = s.id),
 		       EXISTS (SELECT 1 FROM client_identities WHERE salon_id = s.id),
-		       cardinality(s.email_kinds) > 0, cardinality(s.sms_kinds) > 0
+		       to_char(s.quiet_from, 'HH24:MI'), to_char(s.quiet_to, 'HH24:MI'), s.email_kinds, s.sms_kinds
 		FROM salons s,
 		LATERAL (SELECT COALESCE(array_agg(id), '{}') ids, COALESCE(array_agg(name), '{}') names,
 		                COALESCE(array_agg(duration_min::bigint), '{}') durs, COALESCE(array_agg(buffer_min::bigint), '{}') bufs,
@@ -194,7 +196,8 @@ func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error
 		         FROM master_services ms JOIN services x ON x.id = ms.service_id WHERE ms.salon_id = s.id) o
 		WHERE s.id = $1`, salonID), []any{&c.version,
 		&svIDs, &svNames, &svDur, &svBuf, &svPrice, &svDeposit, &svActive,
-		&mIDs, &mActive, &oMaster, &oService, &oDur, &oPrice, &linked, &c.chatClients, &c.emailOn, &c.smsOn}})
+		&mIDs, &mActive, &oMaster, &oService, &oDur, &oPrice, &linked, &c.chatClients,
+		&c.messages.QuietFrom, &c.messages.QuietTo, &emailKinds, &smsKinds}})
 	if isNoRows(err) {
 		return nil, fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
 	}
@@ -202,6 +205,12 @@ func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error
 		return nil, fmt.Errorf("catalog of salon %d: %w", salonID, err)
 	}
 	c.salon = *sal
+	for _, k := range emailKinds {
+		c.messages.EmailKinds = append(c.messages.EmailKinds, MessageKind(k))
+	}
+	for _, k := range smsKinds {
+		c.messages.SMSKinds = append(c.messages.SMSKinds, MessageKind(k))
+	}
 	for i, id := range svIDs {
 		c.services[id] = SalonService{ID: id, SalonID: salonID, Name: svNames[i], DurationMin: int(svDur[i]),
 			BufferMin: int(svBuf[i]), Price: svPrice[i], Deposit: svDeposit[i], Active: svActive[i]}

@@ -96,9 +96,7 @@ type Notifier interface {
 // interval. A change nobody can be told about (no chat identity of the
 // client other than the one that made it, none of the masters) writes none.
 //
-// notifyJobSQL reads the changed booking from a relation b (id, client_id,
-// paid: whether a paid channel, e-mail or SMS, carries the salon's messages
-// to its client)
+// notifyJobSQL reads the changed booking from a relation b (id, client_id)
 // and the named arguments salon, master, from_master, origin_ch, origin_ref,
 // by_ch, by_ref, job_kind and notify (the job's arguments but the booking id).
 const notifyJobSQL = `INSERT INTO river_job (kind, args)
@@ -106,8 +104,7 @@ const notifyJobSQL = `INSERT INTO river_job (kind, args)
 	WHERE (@origin_ref::text IS NOT NULL AND (@origin_ch::text, @origin_ref::text) IS DISTINCT FROM (@by_ch::text, @by_ref::text))
 	   OR EXISTS (SELECT 1 FROM client_identities ci WHERE ci.salon_id = @salon AND ci.client_id = b.client_id
 	              AND (ci.channel, ci.external_id) IS DISTINCT FROM (@by_ch::text, @by_ref::text))
-	   OR EXISTS (SELECT 1 FROM master_identities mi WHERE mi.salon_id = @salon AND mi.master_id IN (@master, @from_master))
-	   OR b.paid`
+	   OR EXISTS (SELECT 1 FROM master_identities mi WHERE mi.salon_id = @salon AND mi.master_id IN (@master, @from_master))`
 
 // notifyArgs are the arguments of the notification of a change of b.
 func notifyArgs(b *Booking, event string, actor Actor, from *Booking) NotifyArgs {
@@ -133,7 +130,7 @@ func (s *Service) enqueueChange(ctx context.Context, tx pgx.Tx, b *Booking, even
 	}
 	text, vals := positional(`WITH b AS (SELECT @booking::bigint AS id, @client::bigint AS client_id,
 		    EXISTS (SELECT 1 FROM bookings bk JOIN salons s ON s.id = bk.salon_id WHERE bk.id = @booking
-		            AND ((bk.contact_email <> '' AND cardinality(s.email_kinds) > 0 AND @email_on) OR (cardinality(s.sms_kinds) > 0 AND @sms_on))) AS paid) `+notifyJobSQL, map[string]any{
+		            AND ((bk.contact_email <> '' AND cardinality(s.email_kinds) > 0 AND @email_on) OR (cardinality(s.sms_kinds) > 0 AND @sms_on))) AS paid) `+notifyJobSQL+` OR b.paid`, map[string]any{
 		"booking": b.ID, "client": b.ClientID, "salon": b.SalonID, "master": b.MasterID, "from_master": n.FromMasterID,
 		"origin_ch": originCh, "origin_ref": originRef, "by_ch": string(actor.Identity.Channel), "by_ref": actor.Identity.ExternalID,
 		"job_kind": n.Kind(), "notify": args, "email_on": s.couriers[ChannelEmail] != nil, "sms_on": s.couriers[ChannelSMS] != nil,
@@ -231,7 +228,7 @@ func (w *notifyWorker) Work(ctx context.Context, job *river.Job[NotifyArgs]) err
 		if once {
 			ref = ""
 		}
-		if plans, err = s.clientPlans(ctx, s.pool, v, set, kind, ref, now, set.morning(now, v.Salon.Location()), a.By); err != nil {
+		if plans, err = s.clientPlans(ctx, s.pool, v, set, kind, ref, now, set.morning(now, v.Salon.Location()), a.By, true); err != nil {
 			return err
 		}
 	}
@@ -346,7 +343,7 @@ func (s *Service) planReminder(ctx context.Context, set *MessageSettings, salonI
 		}
 	}
 	ref := fmt.Sprintf("%d:%d", int(lead.Minutes()), v.StartsAt.Unix())
-	plans, err := s.clientPlans(ctx, s.pool, v, set, KindReminder, ref, later(at, now), later(chat, now), Identity{})
+	plans, err := s.clientPlans(ctx, s.pool, v, set, KindReminder, ref, later(at, now), later(chat, now), Identity{}, true)
 	if err != nil {
 		return nil, false, err
 	}

@@ -378,12 +378,12 @@ func masterKind(event string) MessageKind {
 // clientPlans are the messages of kind the client of v is owed, on every
 // channel they are reachable on that carries it, not to by (who made the
 // change and saw it): e-mail at due, SMS and chats at chat (never in the
-// salon's night). A channel without a courier or notifier here is not
-// planned.
+// salon's night); chats only when chats is true. A channel without a
+// courier or notifier here is not planned.
 func (s *Service) clientPlans(ctx context.Context, q querier, v *View, set *MessageSettings, kind MessageKind, ref string,
-	due, chat time.Time, by Identity) ([]plan, error) {
+	due, chat time.Time, by Identity, chats bool) ([]plan, error) {
 	var out []plan
-	if _, ok := s.notifiers[ChannelTelegram]; ok {
+	if _, ok := s.notifiers[ChannelTelegram]; ok && chats {
 		ids, err := recipients(ctx, q, &v.Booking, false, 0)
 		if err != nil {
 			return nil, err
@@ -452,6 +452,93 @@ func (s *Service) masterPlans(ctx context.Context, q querier, b *Booking, kind M
 	return out, nil
 }
 
+// confirmations are the e-mail and SMS a new booking owes its client at
+// once (its confirmation; for a held one, the deposit due), on the
+// channels this service sends and the salon pays for: when there are any,
+// Book writes the booking's row of the outbox, which planOutbox makes
+// them of.
+func (s *Service) confirmations(b *Booking, phone string, bc *bookContext) []plan {
+	set := bc.messages
+	if set == nil || b.Source == SourceImport {
+		return nil
+	}
+	kind, _ := clientKind(EventCreated, b.Status)
+	now := s.now()
+	var out []plan
+	if b.ContactEmail != "" && s.couriers[ChannelEmail] != nil && set.Carries(ChannelEmail, kind) {
+		out = append(out, plan{kind: kind, channel: ChannelEmail, recipient: b.ContactEmail, notBefore: now})
+	}
+	if phone != "" && s.couriers[ChannelSMS] != nil && set.Carries(ChannelSMS, kind) {
+		out = append(out, plan{kind: kind, channel: ChannelSMS, recipient: phone, notBefore: set.morning(now, bc.salon.Location())})
+	}
+	return out
+}
+
+// planOutbox turns the rows of the booking outbox (new bookings whose
+// client is owed a confirmation by e-mail or SMS) into the confirmations'
+// messages, as they are owed now, deleting each row in the transaction
+// that writes its messages; rows another replica holds are left to it.
+func (s *Service) planOutbox(ctx context.Context) error {
+	for range 50 {
+		n := 0
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, `DELETE FROM booking_outbox WHERE booking_id IN (
+				    SELECT booking_id FROM booking_outbox ORDER BY booking_id LIMIT $1 FOR UPDATE SKIP LOCKED)
+				RETURNING booking_id`, sendBatch)
+			if err != nil {
+				return err
+			}
+			ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+			if err != nil {
+				return err
+			}
+			n = len(ids)
+			sets := map[int64]*MessageSettings{}
+			now := s.now()
+			for _, id := range ids {
+				v, err := s.view(ctx, 0, id)
+				if errors.Is(err, ErrNotFound) {
+					continue // erased since
+				}
+				if err != nil {
+					return err
+				}
+				set := sets[v.SalonID]
+				if set == nil {
+					if set, err = readMessageSettings(ctx, tx, v.SalonID); err != nil {
+						return err
+					}
+					sets[v.SalonID] = set
+				}
+				kind, _ := clientKind(EventCreated, v.Status)
+				plans, err := s.clientPlans(ctx, tx, v, set, kind, "", now, set.morning(now, v.Salon.Location()), Identity{}, false)
+				if err != nil {
+					return err
+				}
+				if _, err := writePlans(ctx, tx, &v.Booking, plans); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("booking outbox: %w", dbErr(err))
+		}
+		if n < sendBatch {
+			return nil
+		}
+	}
+	return nil
+}
+
+// wakeMessages tells this replica's sender that messages were written.
+func (s *Service) wakeMessages() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
 // writePlans writes planned messages of booking b in tx, each once (a
 // plan already written is skipped), and returns the ids of the new ones.
 func writePlans(ctx context.Context, tx pgx.Tx, b *Booking, plans []plan) ([]int64, error) {
@@ -497,6 +584,9 @@ func writePlans(ctx context.Context, tx pgx.Tx, b *Booking, plans []plan) ([]int
 // or dropped). Only the platform asks (ErrForbidden).
 func (s *Service) SendMessages(ctx context.Context) (int, error) {
 	if err := onlySystem(ctx); err != nil {
+		return 0, err
+	}
+	if err := s.planOutbox(ctx); err != nil {
 		return 0, err
 	}
 	if _, err := s.pool.Exec(ctx, `UPDATE messages SET state = 'failed', sending_at = NULL,
@@ -934,6 +1024,7 @@ func (s *Service) RunMessages(ctx context.Context, every time.Duration) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-s.wake:
 		}
 	}
 }

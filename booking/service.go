@@ -36,6 +36,7 @@ type Service struct {
 	couriers   map[Channel]Courier
 	rates      map[Channel]*rate.Limiter // of the couriers' providers
 	observeMsg func(Channel, string)
+	wake       chan struct{}      // messages were written: RunMessages looks now
 	lockWait   time.Duration      // the longest wait for a master's lock
 	alts       singleflight.Group // losers of one slot share one search for alternatives
 	passwords  *passwordChecks    // bounds password hashing
@@ -93,7 +94,7 @@ const DefaultLockWait = 5 * time.Second
 // in their transactions whether or not this process runs workers (see
 // AddWorkers).
 func New(pool *pgxpool.Pool, opts ...Option) *Service {
-	s := &Service{pool: pool, now: time.Now, log: slog.Default(), notifiers: map[Channel]Notifier{}, couriers: map[Channel]Courier{}, rates: map[Channel]*rate.Limiter{}, lockWait: DefaultLockWait,
+	s := &Service{pool: pool, now: time.Now, log: slog.Default(), notifiers: map[Channel]Notifier{}, couriers: map[Channel]Courier{}, wake: make(chan struct{}, 1), rates: map[Channel]*rate.Limiter{}, lockWait: DefaultLockWait,
 		passwords:   newPasswordChecks(DefaultPasswordChecks, DefaultPasswordChecksQueue, PasswordCheckWait),
 		masterGates: gates[int64]{what: "master"}, loginGates: gates[string]{what: "login"}}
 	for _, o := range opts {

@@ -26,7 +26,10 @@ ALTER TABLE bookings
 
 CREATE TABLE messages (
     id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    salon_id    bigint NOT NULL REFERENCES salons ON DELETE CASCADE,
+    -- the booking's salon (no key of its own on salons: a booking's
+    -- messages go with it, and checking the salon's row on every insert
+    -- would have every booking of a salon share a lock on it)
+    salon_id    bigint NOT NULL,
     booking_id  bigint NOT NULL REFERENCES bookings ON DELETE CASCADE,
     kind        text NOT NULL CHECK (kind IN ('confirmation', 'changed', 'cancelled', 'hold_expired', 'payment_due', 'paid',
                                               'refunded', 'reminder', 'waitlist_offer', 'new')),
@@ -55,9 +58,18 @@ CREATE TABLE messages (
     delivered_at timestamptz,
     UNIQUE (booking_id, kind, channel, recipient, ref)
 );
-CREATE INDEX messages_booking ON messages (booking_id, id);
+-- what is due to be sent (the unique key serves a booking's messages)
+CREATE INDEX messages_due ON messages (not_before, id) WHERE state = 'queued';
 CREATE INDEX messages_failed ON messages (salon_id, id) WHERE state = 'failed';
 CREATE INDEX messages_unreported ON messages (sent_at) WHERE state = 'sent' AND channel = 'sms';
+
+-- New bookings whose client is owed a confirmation by e-mail or SMS: one
+-- small row written with the booking (the transactional outbox, as cheap
+-- as a row can be), which the sender turns into the confirmation's
+-- messages, then deletes.
+CREATE TABLE booking_outbox (
+    booking_id bigint PRIMARY KEY
+);
 
 -- A channel a client stopped at a salon (an unsubscribe link, an SMS
 -- "STOP"): nothing more goes to that address there.
@@ -74,7 +86,7 @@ CREATE TABLE message_optouts (
 -- the token (the token itself is only ever in the message).
 CREATE TABLE booking_links (
     token_hash bytea PRIMARY KEY,
-    salon_id   bigint NOT NULL REFERENCES salons ON DELETE CASCADE,
+    salon_id   bigint NOT NULL,
     booking_id bigint NOT NULL REFERENCES bookings ON DELETE CASCADE,
     action     text NOT NULL CHECK (action IN ('confirm', 'cancel', 'move', 'manage', 'unsubscribe', 'telegram')),
     channel    text NOT NULL,
@@ -88,6 +100,7 @@ CREATE INDEX booking_links_booking ON booking_links (booking_id, action);
 CREATE INDEX booking_links_expired ON booking_links (expires_at);
 
 -- +goose Down
+DROP TABLE booking_outbox;
 DROP TABLE booking_links;
 DROP TABLE message_optouts;
 DROP TABLE messages;
