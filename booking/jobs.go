@@ -266,105 +266,211 @@ const reminderPlanAhead = 13 * time.Hour
 // that starts within that offset (but not within half of it: a reminder
 // that late would say the wrong thing) on every channel they are reachable
 // on, as messages, each once per booking, start and offset, whichever
-// replica sweeps; it sends those due now. It returns how many reminders
+// replica sweeps. The sweep is a few statements whatever the number due:
+// one reads what is due with everything planning needs, one marks it
+// planned and writes its messages. It returns how many reminders
 // (bookings and offsets) it planned. Only the platform asks (ErrForbidden).
 func (s *Service) Remind(ctx context.Context) (int, error) {
 	if err := onlySystem(ctx); err != nil {
 		return 0, err
 	}
 	now := s.now()
-	type due struct {
-		salon, booking int64
-		lead           time.Duration
+	due, err := s.dueReminders(ctx, now)
+	if err != nil || len(due) == 0 {
+		return 0, err
 	}
-	var list []due
-	err := eachRow(ctx, s.pool, func(r pgx.Row) error {
-		var d due
-		var lead int
-		err := r.Scan(&d.salon, &d.booking, &lead)
-		d.lead = time.Duration(lead) * time.Minute
-		list = append(list, d)
-		return err
-	}, `SELECT b.salon_id, b.id, o.lead FROM salons s
-		CROSS JOIN LATERAL unnest(s.reminder_offsets_min) o(lead)
-		CROSS JOIN LATERAL (
-		    SELECT id, salon_id, starts_at FROM bookings
-		    WHERE salon_id = s.id AND status = 'confirmed'
-		      AND starts_at > $1::timestamptz + make_interval(mins => o.lead / 2)
-		      AND starts_at <= $1::timestamptz + make_interval(mins => o.lead) + $2::interval
-		) b
-		WHERE NOT EXISTS (SELECT 1 FROM booking_reminders r WHERE r.booking_id = b.id AND r.starts_at = b.starts_at AND r.lead_min = o.lead)
-		ORDER BY b.starts_at LIMIT 5000`, now, reminderPlanAhead)
-	if err != nil {
-		return 0, fmt.Errorf("reminders: %w", dbErr(err))
-	}
-	planned := 0
-	var ids []int64
-	sets := map[int64]*MessageSettings{}
-	for _, d := range list {
-		set := sets[d.salon]
-		if set == nil {
-			if set, err = readMessageSettings(ctx, s.pool, d.salon); err != nil {
-				return planned, err
+	_, tg := s.notifiers[ChannelTelegram]
+	var plans []reminderPlan
+	for _, d := range due {
+		loc := d.salon.loc
+		at := d.startsAt.Add(-d.lead)
+		chat := at
+		if night, morning := d.set.quiet(at, loc); night {
+			chat = morning
+			if morning.After(d.startsAt.Add(-d.lead / 2)) {
+				chat = d.set.eveningBefore(at, loc)
 			}
-			sets[d.salon] = set
 		}
-		got, ok, err := s.planReminder(ctx, set, d.salon, d.booking, d.lead, now)
-		if err != nil {
-			return planned, err
+		p := plan{kind: KindReminder, ref: fmt.Sprintf("%d:%d", int(d.lead.Minutes()), d.startsAt.Unix()), lead: d.lead, startsAt: d.startsAt}
+		add := func(ch Channel, to string, when time.Time) {
+			q := p
+			q.channel, q.recipient, q.notBefore = ch, to, later(when, now)
+			plans = append(plans, reminderPlan{plan: q, booking: d.booking, salon: d.salon.id})
 		}
-		if ok {
-			planned++
-			ids = append(ids, got...)
+		if tg {
+			for _, id := range d.chats {
+				add(ChannelTelegram, id, chat)
+			}
 		}
-	}
-	s.sendNow(ctx, ids)
-	return planned, nil
-}
-
-// planReminder writes one booking's reminder for lead, on its client's
-// channels, unless it was planned.
-func (s *Service) planReminder(ctx context.Context, set *MessageSettings, salonID, bookingID int64, lead time.Duration,
-	now time.Time) ([]int64, bool, error) {
-	v, err := s.view(ctx, salonID, bookingID)
-	if errors.Is(err, ErrNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	loc := v.Salon.Location()
-	at := v.StartsAt.Add(-lead)
-	chat := at
-	if night, morning := set.quiet(at, loc); night {
-		chat = morning
-		if morning.After(v.StartsAt.Add(-lead / 2)) {
-			chat = set.eveningBefore(at, loc)
+		if d.email != "" && s.couriers[ChannelEmail] != nil && d.set.Carries(ChannelEmail, KindReminder) {
+			add(ChannelEmail, d.email, at)
+		}
+		if d.phone != "" && s.couriers[ChannelSMS] != nil && d.set.Carries(ChannelSMS, KindReminder) {
+			add(ChannelSMS, d.phone, chat)
 		}
 	}
-	ref := fmt.Sprintf("%d:%d", int(lead.Minutes()), v.StartsAt.Unix())
-	plans, err := s.clientPlans(ctx, s.pool, v, set, KindReminder, ref, later(at, now), later(chat, now), Identity{}, true)
-	if err != nil {
-		return nil, false, err
-	}
-	for i := range plans {
-		plans[i].lead, plans[i].startsAt = lead, v.StartsAt
-	}
-	var ids []int64
-	first := false
+	var n int
+	var sendable []int64
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO booking_reminders (booking_id, starts_at, lead_min) VALUES ($1, $2, $3)
-			ON CONFLICT DO NOTHING`, v.ID, v.StartsAt, int(lead.Minutes()))
+		// Marked first: a reminder another sweep marked meanwhile is its.
+		ids, starts, leads := make([]int64, len(due)), make([]time.Time, len(due)), make([]int32, len(due))
+		for i, d := range due {
+			ids[i], starts[i], leads[i] = d.booking, d.startsAt, int32(d.lead.Minutes())
+		}
+		mine := map[[2]int64]bool{}
+		err := eachRow(ctx, tx, func(r pgx.Row) error {
+			var id int64
+			var lead int32
+			err := r.Scan(&id, &lead)
+			mine[[2]int64{id, int64(lead)}] = true
+			return err
+		}, `INSERT INTO booking_reminders (booking_id, starts_at, lead_min)
+			SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::integer[])
+			ON CONFLICT DO NOTHING RETURNING booking_id, lead_min`, ids, starts, leads)
 		if err != nil {
 			return err
 		}
-		if first = tag.RowsAffected() == 1; !first {
-			return nil // another sweep planned it
+		n = len(mine)
+		var keep []reminderPlan
+		for _, p := range plans {
+			if mine[[2]int64{p.booking, int64(p.lead.Minutes())}] {
+				keep = append(keep, p)
+			}
 		}
-		ids, err = writePlans(ctx, tx, &v.Booking, plans)
+		sendable, err = insertReminders(ctx, tx, keep, now)
 		return err
 	})
-	return ids, first, dbErr(err)
+	if err != nil {
+		return 0, fmt.Errorf("reminders: %w", dbErr(err))
+	}
+	s.sendNow(ctx, sendable) // the first of those due now; the sender takes the rest
+	s.wakeMessages()
+	return n, nil
+}
+
+// reminderPlan is a planned reminder with its booking.
+type reminderPlan struct {
+	plan
+	booking, salon int64
+}
+
+// insertReminders writes planned reminders as messages, in one
+// statement, but to addresses their salon's clients stopped; it returns
+// the ids of those due by now.
+func insertReminders(ctx context.Context, tx pgx.Tx, plans []reminderPlan, now time.Time) ([]int64, error) {
+	if len(plans) == 0 {
+		return nil, nil
+	}
+	n := len(plans)
+	salons, bookings, chans, to, refs := make([]int64, n), make([]int64, n), make([]string, n), make([]string, n), make([]string, n)
+	at, starts, leads := make([]time.Time, n), make([]time.Time, n), make([]int32, n)
+	for i, p := range plans {
+		salons[i], bookings[i], chans[i], to[i], refs[i] = p.salon, p.booking, string(p.channel), p.recipient, p.ref
+		at[i], starts[i], leads[i] = p.notBefore, p.startsAt, int32(p.lead.Minutes())
+	}
+	var due []int64
+	err := eachRow(ctx, tx, func(r pgx.Row) error {
+		var id int64
+		var at time.Time
+		err := r.Scan(&id, &at)
+		if !at.After(now) && len(due) < sendBatch {
+			due = append(due, id)
+		}
+		return err
+	}, `INSERT INTO messages (salon_id, booking_id, kind, channel, recipient, ref, not_before, lead_min, starts_at)
+		SELECT x.salon, x.booking, 'reminder', x.channel, x.recipient, x.ref, x.at, x.lead, x.starts
+		FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::integer[], $8::timestamptz[])
+		     AS x(salon, booking, channel, recipient, ref, at, lead, starts)
+		WHERE x.channel = 'telegram' OR NOT EXISTS (SELECT 1 FROM message_optouts o
+		      WHERE o.salon_id = x.salon AND o.channel = x.channel AND o.address = x.recipient)
+		ON CONFLICT DO NOTHING RETURNING id, not_before`, salons, bookings, chans, to, refs, at, leads, starts)
+	return due, err
+}
+
+// dueReminder is a booking due a reminder, with what planning it needs.
+type dueReminder struct {
+	booking  int64
+	startsAt time.Time
+	lead     time.Duration
+	email    string
+	phone    string
+	chats    []string // the client's Telegram user ids (the booking's origin among them)
+	salon    *salonZone
+	set      *MessageSettings
+}
+
+type salonZone struct {
+	id  int64
+	loc *time.Location
+}
+
+// dueSQL finds the reminders due within the planning window: for each
+// salon and offset, its confirmed bookings in the window, by the salon's
+// time index (a range of the window's bookings, however many a salon has),
+// not yet planned; with the client's phone where the salon sends SMS
+// reminders and this replica SMS ($4), and their Telegram identities when
+// it runs Telegram ($5).
+const dueSQL = `
+	SELECT b.id, b.starts_at, o.lead, b.contact_email,
+	       CASE WHEN $4 AND 'reminder' = ANY(s.sms_kinds) THEN (SELECT COALESCE(c.phone, '') FROM clients c WHERE c.id = b.client_id) ELSE '' END,
+	       CASE WHEN $5 THEN ARRAY(SELECT DISTINCT x FROM unnest(ARRAY(SELECT ci.external_id FROM client_identities ci
+	                 WHERE ci.salon_id = b.salon_id AND ci.client_id = b.client_id AND ci.channel = 'telegram')
+	                 || CASE WHEN b.origin_channel = 'telegram' THEN ARRAY[b.origin_ref] ELSE '{}'::text[] END) x ORDER BY x)
+	            ELSE '{}'::text[] END,
+	       s.id, s.timezone, to_char(s.quiet_from, 'HH24:MI'), to_char(s.quiet_to, 'HH24:MI'), s.email_kinds, s.sms_kinds
+	FROM salons s
+	CROSS JOIN LATERAL unnest(s.reminder_offsets_min) o(lead)
+	CROSS JOIN LATERAL (
+	    SELECT id, salon_id, client_id, starts_at, contact_email, origin_channel, origin_ref FROM bookings
+	    WHERE salon_id = s.id AND status = 'confirmed'
+	      AND starts_at > $1::timestamptz + make_interval(mins => o.lead / 2)
+	      AND starts_at <= $1::timestamptz + make_interval(mins => o.lead) + $2::interval
+	) b
+	WHERE NOT EXISTS (SELECT 1 FROM booking_reminders r WHERE r.booking_id = b.id AND r.starts_at = b.starts_at AND r.lead_min = o.lead)
+	ORDER BY b.starts_at LIMIT $3`
+
+// dueLimit bounds one sweep; the next takes the rest.
+const dueLimit = 20000
+
+func (s *Service) dueReminders(ctx context.Context, now time.Time) ([]dueReminder, error) {
+	salons := map[int64]*salonZone{}
+	sets := map[int64]*MessageSettings{}
+	var out []dueReminder
+	err := eachRow(ctx, s.pool, func(r pgx.Row) error {
+		var d dueReminder
+		var lead int32
+		var salonID int64
+		var tz string
+		var set MessageSettings
+		var email, sms []string
+		if err := r.Scan(&d.booking, &d.startsAt, &lead, &d.email, &d.phone, &d.chats, &salonID, &tz, &set.QuietFrom, &set.QuietTo,
+			&email, &sms); err != nil {
+			return err
+		}
+		d.lead = time.Duration(lead) * time.Minute
+		if d.salon = salons[salonID]; d.salon == nil {
+			loc, err := loadLocation(tz)
+			if err != nil {
+				loc = time.UTC
+			}
+			d.salon = &salonZone{id: salonID, loc: loc}
+			salons[salonID] = d.salon
+			for _, k := range email {
+				set.EmailKinds = append(set.EmailKinds, MessageKind(k))
+			}
+			for _, k := range sms {
+				set.SMSKinds = append(set.SMSKinds, MessageKind(k))
+			}
+			sets[salonID] = &set
+		}
+		d.set = sets[salonID]
+		out = append(out, d)
+		return nil
+	}, dueSQL, now, reminderPlanAhead, dueLimit, s.couriers[ChannelSMS] != nil, s.notifiers[ChannelTelegram] != nil)
+	if err != nil {
+		return nil, fmt.Errorf("reminders: %w", dbErr(err))
+	}
+	return out, nil
 }
 
 // later returns the later of two times.

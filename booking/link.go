@@ -71,15 +71,18 @@ func insertLink(ctx context.Context, q querier, b *Booking, action LinkAction, c
 	return token, nil
 }
 
-// makeLinks makes the links message m carries, in tx: reminders and
-// confirmations confirm, move (e-mail) and cancel, with the booking's
-// page (e-mail); every e-mail its unsubscribe link.
+// makeLinks makes the links message m carries, in tx, in one statement:
+// reminders and confirmations confirm, move (e-mail) and cancel, with the
+// booking's page (e-mail); every e-mail its unsubscribe link.
 func makeLinks(ctx context.Context, tx pgx.Tx, m *Message, v *View, now time.Time) (Links, error) {
 	var l Links
-	var err error
-	add := func(to *string, a LinkAction, expires time.Time) {
-		if err == nil && expires.After(now) {
-			*to, err = insertLink(ctx, tx, &v.Booking, a, m.Channel, m.Recipient, m.ID, expires)
+	var hashes [][]byte
+	var actions []string
+	var expires []time.Time
+	add := func(to *string, a LinkAction, until time.Time) {
+		if until.After(now) {
+			*to = newLinkToken()
+			hashes, actions, expires = append(hashes, tokenHash(*to)), append(actions, string(a)), append(expires, until)
 		}
 	}
 	switch m.Kind {
@@ -94,7 +97,16 @@ func makeLinks(ctx context.Context, tx pgx.Tx, m *Message, v *View, now time.Tim
 	if m.Channel == ChannelEmail {
 		add(&l.Unsubscribe, LinkUnsubscribe, now.Add(unsubscribeLife))
 	}
-	return l, err
+	if len(hashes) == 0 {
+		return l, nil
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO booking_links (token_hash, salon_id, booking_id, action, channel, address, message_id, expires_at)
+		SELECT x.hash, $4, $5, x.action, $6, $7, $8, x.expires FROM unnest($1::bytea[], $2::text[], $3::timestamptz[]) AS x(hash, action, expires)`,
+		hashes, actions, expires, v.SalonID, v.ID, m.Channel, m.Recipient, m.ID)
+	if err != nil {
+		return Links{}, fmt.Errorf("links of message %d: %w", m.ID, err)
+	}
+	return l, nil
 }
 
 // LinkState says whether a link can still be used.

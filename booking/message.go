@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"golang.org/x/time/rate"
 )
 
 // The message layer. A change of a booking writes its notification job in
@@ -144,14 +143,43 @@ var (
 )
 
 // WithCourier delivers the messages of a channel (e-mail, SMS), at most
-// perSecond a second from this process (0: no bound). Messages are planned
-// only for the channels a service has couriers (or, for chats, notifiers)
-// for.
-func WithCourier(ch Channel, c Courier, perSecond float64) Option {
+// perSecond a second to its provider from all replicas together (0: no
+// bound). Messages are planned only for the channels a service has
+// couriers (or, for chats, notifiers) for.
+func WithCourier(ch Channel, c Courier, perSecond int) Option {
 	return func(s *Service) {
 		s.couriers[ch] = c
 		if perSecond > 0 {
-			s.rates[ch] = rate.NewLimiter(rate.Limit(perSecond), max(1, int(perSecond)))
+			s.limits[ch] = perSecond
+		}
+	}
+}
+
+// turn waits for the channel's provider to take one more message this
+// second, counted for all replicas in message_rate (the database's clock
+// decides the seconds), until ctx ends.
+func (s *Service) turn(ctx context.Context, ch Channel) error {
+	limit := s.limits[ch]
+	if limit == 0 {
+		return nil
+	}
+	for {
+		var second time.Time
+		err := s.pool.QueryRow(ctx, `INSERT INTO message_rate AS r (channel, second, n) VALUES ($1, date_trunc('second', clock_timestamp()), 1)
+			ON CONFLICT (channel, second) DO UPDATE SET n = r.n + 1 WHERE r.n < $2
+			RETURNING second`, ch, limit).Scan(&second)
+		if err == nil {
+			return nil
+		}
+		if !isNoRows(err) {
+			return fmt.Errorf("rate of %s: %w", ch, dbErr(err))
+		}
+		// This second is full: the next one.
+		wait := time.Second - time.Duration(time.Now().Nanosecond())
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
 		}
 	}
 }
@@ -589,6 +617,9 @@ func (s *Service) SendMessages(ctx context.Context) (int, error) {
 	if err := s.planOutbox(ctx); err != nil {
 		return 0, err
 	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM message_rate WHERE second < now() - interval '1 minute'`); err != nil {
+		return 0, fmt.Errorf("messages: %w", dbErr(err))
+	}
 	if _, err := s.pool.Exec(ctx, `UPDATE messages SET state = 'failed', sending_at = NULL,
 		error = 'the replica sending it stopped before the provider answered: it may or may not have gone, so it is not sent again'
 		WHERE state = 'queued' AND channel <> 'telegram' AND sending_at < $1`, s.now().Add(-sendingStale)); err != nil {
@@ -761,11 +792,9 @@ func (s *Service) deliver1(ctx context.Context, o *Outgoing) error {
 		s.releaseClaim(ctx, o.ID, fmt.Errorf("no courier for %s here", o.Channel))
 		return nil
 	}
-	if r := s.rates[o.Channel]; r != nil {
-		if err := r.Wait(ctx); err != nil {
-			s.releaseClaim(ctx, o.ID, err)
-			return fmt.Errorf("message %d: %w", o.ID, err)
-		}
+	if err := s.turn(ctx, o.Channel); err != nil {
+		s.releaseClaim(ctx, o.ID, err)
+		return fmt.Errorf("message %d: %w", o.ID, err)
 	}
 	sctx, cancel := context.WithTimeout(ctx, sendTimeout)
 	sent, err := c.Deliver(sctx, o)

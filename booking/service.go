@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -34,7 +32,7 @@ type Service struct {
 	observe    func(Observation)
 	notifiers  map[Channel]Notifier
 	couriers   map[Channel]Courier
-	rates      map[Channel]*rate.Limiter // of the couriers' providers
+	limits     map[Channel]int // messages a second the couriers' providers take, all replicas together
 	observeMsg func(Channel, string)
 	wake       chan struct{}      // messages were written: RunMessages looks now
 	lockWait   time.Duration      // the longest wait for a master's lock
@@ -94,7 +92,7 @@ const DefaultLockWait = 5 * time.Second
 // in their transactions whether or not this process runs workers (see
 // AddWorkers).
 func New(pool *pgxpool.Pool, opts ...Option) *Service {
-	s := &Service{pool: pool, now: time.Now, log: slog.Default(), notifiers: map[Channel]Notifier{}, couriers: map[Channel]Courier{}, wake: make(chan struct{}, 1), rates: map[Channel]*rate.Limiter{}, lockWait: DefaultLockWait,
+	s := &Service{pool: pool, now: time.Now, log: slog.Default(), notifiers: map[Channel]Notifier{}, couriers: map[Channel]Courier{}, wake: make(chan struct{}, 1), limits: map[Channel]int{}, lockWait: DefaultLockWait,
 		passwords:   newPasswordChecks(DefaultPasswordChecks, DefaultPasswordChecksQueue, PasswordCheckWait),
 		masterGates: gates[int64]{what: "master"}, loginGates: gates[string]{what: "login"}}
 	for _, o := range opts {

@@ -71,6 +71,15 @@ CREATE TABLE booking_outbox (
     booking_id bigint PRIMARY KEY
 );
 
+-- How many messages each channel's provider was handed in a second, by
+-- every replica together: a provider's rate limit is one for all of them.
+CREATE TABLE message_rate (
+    channel text NOT NULL,
+    second  timestamptz NOT NULL,
+    n       integer NOT NULL,
+    PRIMARY KEY (channel, second)
+);
+
 -- A channel a client stopped at a salon (an unsubscribe link, an SMS
 -- "STOP"): nothing more goes to that address there.
 CREATE TABLE message_optouts (
@@ -100,6 +109,7 @@ CREATE INDEX booking_links_booking ON booking_links (booking_id, action);
 CREATE INDEX booking_links_expired ON booking_links (expires_at);
 
 -- +goose Down
+DROP TABLE message_rate;
 DROP TABLE booking_outbox;
 DROP TABLE booking_links;
 DROP TABLE message_optouts;

@@ -120,14 +120,14 @@ func messageCouriers(getenv env, public string, log *slog.Logger) ([]booking.Opt
 	var opts []booking.Option
 	dev := getenv("SALON_DEV_OUTBOX") == "on"
 	outbox := false
-	rateOf := func(key string, def float64) (float64, error) {
+	rateOf := func(key string, def int) (int, error) {
 		v := getenv(key)
 		if v == "" {
 			return def, nil
 		}
-		r, err := strconv.ParseFloat(v, 64)
+		r, err := strconv.Atoi(v)
 		if err != nil || r <= 0 {
-			return 0, usagef("%s must be a number of messages a second, like 10, not %q", key, v)
+			return 0, usagef("%s must be a whole number of messages a second, like 10, not %q", key, v)
 		}
 		return r, nil
 	}

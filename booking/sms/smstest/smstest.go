@@ -12,11 +12,13 @@ import (
 	"regexp"
 	"sync"
 	"testing"
+	"time"
 )
 
-// Message is a text the fake took.
+// Message is a text the fake took, and when.
 type Message struct {
 	ID, To, Text, From string
+	At                 time.Time
 }
 
 // Server is the fake.
@@ -65,6 +67,21 @@ func (s *Server) Sent() []Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Message(nil), s.sent...)
+}
+
+// PeakPerSecond is the most texts the fake took within one second of the
+// clock (the provider's own count).
+func (s *Server) PeakPerSecond() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	per := map[int64]int{}
+	peak := 0
+	for _, m := range s.sent {
+		k := m.At.Unix()
+		per[k]++
+		peak = max(peak, per[k])
+	}
+	return peak
 }
 
 // SetStatus sets what /sms/status reports of a message (103 delivered,
@@ -122,7 +139,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			one["sms_id"] = id
 			s.statuses[id] = 100
 			if r.PostForm.Get("test") != "1" {
-				s.sent = append(s.sent, Message{ID: id, To: to, Text: msg, From: r.PostForm.Get("from")})
+				s.sent = append(s.sent, Message{ID: id, To: to, Text: msg, From: r.PostForm.Get("from"), At: time.Now()})
 			}
 		}
 		answer(map[string]any{"status": "OK", "status_code": 100, "sms": map[string]any{to: one}, "balance": 100.5})

@@ -1,0 +1,4 @@
+package booking
+
+// DueSQL is the reminder sweep's query, for the test of its cost.
+const DueSQL = dueSQL
