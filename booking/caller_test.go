@@ -259,7 +259,8 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"UpdateMessageSettings": {run: func(ctx context.Context) error {
 			return e1(f.Svc.UpdateMessageSettings(ctx, a, booking.MessageSettings{QuietFrom: "22:00", QuietTo: "08:00"}))
 		}},
-		"UseLink": {run: func(ctx context.Context) error { return e1(f.Svc.UseLink(ctx, "no-such-token")) }},
+		"UseLink":        {run: func(ctx context.Context) error { return e1(f.Svc.UseLink(ctx, "no-such-token")) }},
+		"ReminderEffect": {run: func(ctx context.Context) error { return e1(f.Svc.ReminderEffect(ctx, a, 3)) }},
 	}
 	// Where the stranger gets nothing but ErrNotFound was not said above,
 	// it is the rule.

@@ -78,6 +78,9 @@ type Notice struct {
 	// Message is the notice's row of messages (0 for none): the
 	// notifier's sender reports its outcome there.
 	Message int64
+	// Plain: a reminder of the salon's hold-out, without its one-tap
+	// answers.
+	Plain bool
 }
 
 // Notifier delivers the notices of one chat channel. Notify queues the

@@ -85,8 +85,9 @@ func makeLinks(ctx context.Context, tx pgx.Tx, m *Message, v *View, now time.Tim
 			hashes, actions, expires = append(hashes, tokenHash(*to)), append(actions, string(a)), append(expires, until)
 		}
 	}
-	switch m.Kind {
-	case KindReminder, KindConfirmation, KindPaid, KindChanged:
+	switch {
+	case m.Plain: // the hold-out: no answers
+	case m.Kind == KindReminder, m.Kind == KindConfirmation, m.Kind == KindPaid, m.Kind == KindChanged:
 		add(&l.Confirm, LinkConfirm, v.StartsAt)
 		add(&l.Cancel, LinkCancel, v.StartsAt)
 		if m.Channel == ChannelEmail {

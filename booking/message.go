@@ -89,6 +89,8 @@ type Message struct {
 	DeliveredAt time.Time
 	ProviderID  string
 	Segments    int // of an SMS
+	// Plain: a reminder of the salon's hold-out, without one-tap answers.
+	Plain bool
 	// Subject and Body are the words sent (for the booking page and the
 	// development outbox).
 	Subject string
@@ -211,6 +213,10 @@ type MessageSettings struct {
 	// EmailKinds and SMSKinds are what those channels carry (none: the
 	// channel is off). Telegram carries every kind.
 	EmailKinds, SMSKinds []MessageKind
+	// HoldoutPct (0 to 50) is the share of bookings whose reminders are
+	// plain, without one-tap answers: the group ReminderEffect compares
+	// the others with.
+	HoldoutPct int
 }
 
 // Carries reports whether the salon sends kind on the channel.
@@ -267,13 +273,13 @@ func (m *MessageSettings) eveningBefore(t time.Time, loc *time.Location) time.Ti
 }
 
 const messageSettingsSQL = `SELECT to_char(quiet_from, 'HH24:MI'), to_char(quiet_to, 'HH24:MI'), reminder_offsets_min,
-	email_kinds, sms_kinds FROM salons WHERE id = $1`
+	email_kinds, sms_kinds, reminder_holdout_pct FROM salons WHERE id = $1`
 
 func readMessageSettings(ctx context.Context, q querier, salonID int64) (*MessageSettings, error) {
 	var m MessageSettings
 	var offsets []int32
 	var email, sms []string
-	err := q.QueryRow(ctx, messageSettingsSQL, salonID).Scan(&m.QuietFrom, &m.QuietTo, &offsets, &email, &sms)
+	err := q.QueryRow(ctx, messageSettingsSQL, salonID).Scan(&m.QuietFrom, &m.QuietTo, &offsets, &email, &sms, &m.HoldoutPct)
 	if isNoRows(err) {
 		return nil, fmt.Errorf("salon %d: %w", salonID, ErrNotFound)
 	}
@@ -325,6 +331,9 @@ func (s *Service) UpdateMessageSettings(ctx context.Context, salonID int64, m Me
 	if len(offsets) > 4 {
 		fe.add("reminder_offsets", "at most 4 reminders")
 	}
+	if m.HoldoutPct < 0 || m.HoldoutPct > 50 {
+		fe.add("reminder_holdout_pct", "between %d and %d", 0, 50)
+	}
 	kinds := func(ks []MessageKind) []string {
 		out := []string{}
 		for _, k := range ks {
@@ -342,8 +351,8 @@ func (s *Service) UpdateMessageSettings(ctx context.Context, salonID int64, m Me
 	if offsets == nil {
 		offsets = []int32{}
 	}
-	_, err := s.pool.Exec(ctx, `UPDATE salons SET quiet_from = $2, quiet_to = $3, reminder_offsets_min = $4, email_kinds = $5, sms_kinds = $6
-		WHERE id = $1`, salonID, m.QuietFrom, m.QuietTo, offsets, kinds(m.EmailKinds), kinds(m.SMSKinds))
+	_, err := s.pool.Exec(ctx, `UPDATE salons SET quiet_from = $2, quiet_to = $3, reminder_offsets_min = $4, email_kinds = $5, sms_kinds = $6,
+		reminder_holdout_pct = $7 WHERE id = $1`, salonID, m.QuietFrom, m.QuietTo, offsets, kinds(m.EmailKinds), kinds(m.SMSKinds), m.HoldoutPct)
 	if err != nil {
 		return nil, fmt.Errorf("message settings: %w", dbErr(err))
 	}
@@ -749,6 +758,14 @@ func (s *Service) sendOne(ctx context.Context, id int64) error {
 			_, err := tx.Exec(ctx, `UPDATE messages SET state = 'dropped', error = $2, sending_at = NULL WHERE id = $1`, id, why)
 			return err
 		}
+		if m.Kind == KindReminder {
+			// A booking of the salon's hold-out (its id's hash: not a run
+			// of consecutive bookings) gets plain reminders.
+			if err := tx.QueryRow(ctx, `UPDATE messages SET plain = (SELECT mod(abs(hashint8($2::bigint)::bigint), 100) < reminder_holdout_pct FROM salons WHERE id = $3)
+				WHERE id = $1 RETURNING plain`, id, m.BookingID, m.SalonID).Scan(&m.Plain); err != nil {
+				return err
+			}
+		}
 		if m.Channel == ChannelTelegram {
 			// The bot's outbox has it now; its sender records the outcome.
 			return s.notifyAll(ctx, tx, []Notice{m.notice(v)})
@@ -880,12 +897,12 @@ func (m *Message) notice(v *View) Notice {
 		event = EventHoldExpired
 	}
 	return Notice{To: Recipient{Identity: Identity{Channel: m.Channel, ExternalID: m.Recipient}, Master: m.ToMaster},
-		Event: event, Booking: v, Change: m.Change, Lead: m.Lead, Key: fmt.Sprintf("msg:%d", m.ID), Message: m.ID}
+		Event: event, Booking: v, Change: m.Change, Lead: m.Lead, Key: fmt.Sprintf("msg:%d", m.ID), Message: m.ID, Plain: m.Plain}
 }
 
 const messageColumns = `id, salon_id, booking_id, kind, channel, recipient, to_master, state, COALESCE(error, ''), attempts,
 	COALESCE(lead_min, 0), COALESCE(starts_at, 'epoch'), change, not_before, created_at, COALESCE(sent_at, 'epoch'),
-	COALESCE(delivered_at, 'epoch'), COALESCE(provider_id, ''), COALESCE(segments, 0), COALESCE(subject, ''), COALESCE(body, '')`
+	COALESCE(delivered_at, 'epoch'), COALESCE(provider_id, ''), COALESCE(segments, 0), COALESCE(subject, ''), COALESCE(body, ''), plain`
 
 func scanMessage(r pgx.Row) (*Message, error) {
 	var m Message
@@ -893,7 +910,7 @@ func scanMessage(r pgx.Row) (*Message, error) {
 	var change []byte
 	err := r.Scan(&m.ID, &m.SalonID, &m.BookingID, &m.Kind, &m.Channel, &m.Recipient, &m.ToMaster, &m.State, &m.Error,
 		&m.Attempts, &lead, &m.StartsAt, &change, &m.NotBefore, &m.CreatedAt, &m.SentAt, &m.DeliveredAt, &m.ProviderID,
-		&m.Segments, &m.Subject, &m.Body)
+		&m.Segments, &m.Subject, &m.Body, &m.Plain)
 	if err != nil {
 		return nil, err
 	}

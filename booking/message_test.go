@@ -556,3 +556,95 @@ func TestFailingProviderSendsNothingTwice(t *testing.T) {
 		t.Errorf("%d sent, %d failed of %d", sent, failed, len(list))
 	}
 }
+
+// The reminders' effect, by month: of the reminded bookings, those
+// confirmed by a tap, those not, and the hold-out (plain reminders, no
+// answers), each with its no-shows and late cancellations.
+func TestReminderEffectByGroup(t *testing.T) {
+	t.Parallel()
+	w := newMsgWorld(t, 1)
+	sys := bookingtest.System()
+	if _, err := w.Svc.UpdateMessageSettings(sys, w.salon.ID, booking.MessageSettings{QuietFrom: "21:00", QuietTo: "09:00",
+		ReminderOffsets: []time.Duration{24 * time.Hour}, EmailKinds: booking.ClientKinds, HoldoutPct: 50}); err != nil {
+		t.Fatal(err)
+	}
+	var list []*booking.Booking
+	for i := range 8 {
+		list = append(list, w.book(w.night, w.day, fmt.Sprintf("%02d:00", 10+i), fmt.Sprintf("c%d@example.com", i)))
+	}
+	w.Clock.Set(bookingtest.At(w.salon, w.day.AddDays(-1), "18:00"))
+	if _, err := w.Svc.Remind(sys); err != nil {
+		t.Fatal(err)
+	}
+	w.sendAll()
+	plain := map[int64]bool{}
+	for _, b := range list {
+		for _, m := range w.messages(b.ID) {
+			if m.Kind == booking.KindReminder {
+				plain[b.ID] = m.Plain
+				if m.Plain == strings.Contains(m.Body, "Я приду") { // plain: no answers; else the confirm link
+					t.Errorf("booking %d: plain %v, yet %q", b.ID, m.Plain, m.Body)
+				}
+			}
+		}
+	}
+	// Of those with answers, two confirm; then one of them and one
+	// unconfirmed do not come, one of the hold-out cancels late.
+	visitor := booking.As(context.Background(), booking.Visitor())
+	var confirmed, unconfirmed, holdout []*booking.Booking
+	for _, b := range list {
+		switch {
+		case plain[b.ID]:
+			holdout = append(holdout, b)
+		case len(confirmed) < 2:
+			for _, m := range w.mail.Messages(t) {
+				if m.To[0].Address == b.ContactEmail && strings.HasPrefix(m.Subject, "Напоминание") {
+					if _, err := w.Svc.UseLink(visitor, linkRE.FindStringSubmatch(m.Text)[1]); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			confirmed = append(confirmed, b)
+		default:
+			unconfirmed = append(unconfirmed, b)
+		}
+	}
+	if len(confirmed) != 2 || len(unconfirmed) == 0 || len(holdout) == 0 {
+		t.Fatalf("groups %d/%d/%d", len(confirmed), len(unconfirmed), len(holdout))
+	}
+	w.Clock.Set(bookingtest.At(w.salon, w.day, "09:30")) // within the 3-hour cutoff of 10:00
+	if _, err := w.Svc.Cancel(sys, booking.CancelRequest{SalonID: w.salon.ID, BookingID: holdout[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	w.Clock.Set(bookingtest.At(w.salon, w.day.AddDays(1), "09:00"))
+	for _, b := range []*booking.Booking{confirmed[0], unconfirmed[0]} {
+		if _, err := w.Svc.MarkNoShow(sys, b.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Svc.CompletePast(sys); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := w.Svc.ReminderEffect(sys, w.salon.ID, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[booking.EffectGroup]booking.EffectRow{}
+	for _, r := range rows {
+		got[r.Group] = r
+	}
+	want := map[booking.EffectGroup][3]int{
+		booking.EffectConfirmed:   {2, 1, 0},
+		booking.EffectUnconfirmed: {len(unconfirmed), 1, 0},
+		booking.EffectHoldout:     {len(holdout), 0, 1},
+	}
+	for g, n := range want {
+		r := got[g]
+		if r.Bookings != n[0] || r.NoShows != n[1] || r.LateCancels != n[2] || r.Month != (booking.Date{Year: 2026, Month: 3, Day: 1}) {
+			t.Errorf("%s: %+v, want %v", g, r, n)
+		}
+	}
+	if r := got[booking.EffectConfirmed]; r.NoShowRate() != 0.5 {
+		t.Errorf("confirmed no-show rate %v", r.NoShowRate())
+	}
+}

@@ -50,7 +50,7 @@ func (Notifier) Notify(ctx context.Context, tx pgx.Tx, n booking.Notice) error {
 		}
 	}
 	msg := outMsg{Op: opSend, ChatID: chat, Text: describe(lang, title, n), Key: n.Key}
-	if n.Event == booking.EventReminder && !n.To.Master && v.ConfirmedAt.IsZero() {
+	if n.Event == booking.EventReminder && !n.To.Master && !n.Plain && v.ConfirmedAt.IsZero() {
 		// One tap: confirm, move or cancel, with the chat's identity as the
 		// credential (the core decides), whatever dialog the chat is in.
 		ref := fmt.Sprintf("%d:%d", v.SalonID, v.ID)

@@ -21,7 +21,7 @@ var fields = map[string]string{
 	"receipt_tax_system": "Tax system", "slot_step_min": "Time step", "vat_code": "VAT code", "tax_system": "Tax system",
 	"input": "Input", "receipt_item": "Receipt line", "address": "Address",
 	"description": "Description", "privacy_url": "Privacy policy", "about": "About the salon",
-	"quiet_from": "Quiet hours from", "quiet_to": "Quiet hours to", "reminder_offsets": "Reminders",
+	"quiet_from": "Quiet hours from", "quiet_to": "Quiet hours to", "reminder_offsets": "Reminders", "reminder_holdout_pct": "Hold-out",
 }
 
 var ru = map[string]string{
@@ -238,4 +238,6 @@ var ru = map[string]string{
 	"Quiet hours to":                                                "Тихие часы до",
 	"Reminders":                                                     "Напоминания",
 	"confirmed by you":                                              "подтверждена вами",
+	"between %d and %d":                                             "от %d до %d",
+	"Hold-out":                                                      "Контрольная группа",
 }

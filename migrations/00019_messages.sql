@@ -15,7 +15,10 @@ ALTER TABLE salons
     -- Which messages each paid channel carries ('{}': the channel is off).
     -- Telegram is free and carries every kind.
     ADD COLUMN email_kinds text[] NOT NULL DEFAULT '{confirmation,changed,cancelled,hold_expired,payment_due,paid,refunded,reminder,waitlist_offer}',
-    ADD COLUMN sms_kinds text[] NOT NULL DEFAULT '{}';
+    ADD COLUMN sms_kinds text[] NOT NULL DEFAULT '{}',
+    -- the share of bookings (percent) whose reminders are plain, with no
+    -- one-tap answers: the hold-out the reminders' effect is measured by
+    ADD COLUMN reminder_holdout_pct integer NOT NULL DEFAULT 0 CHECK (reminder_holdout_pct BETWEEN 0 AND 50);
 
 ALTER TABLE bookings
     -- the language the client booked in ('': the salon's)
@@ -51,6 +54,8 @@ CREATE TABLE messages (
     sending_at  timestamptz,
     provider_id text,
     segments    integer,
+    -- a hold-out reminder: sent without its one-tap answers
+    plain       boolean NOT NULL DEFAULT false,
     subject     text,
     body        text,
     created_at  timestamptz NOT NULL DEFAULT now(),
@@ -115,5 +120,5 @@ DROP TABLE booking_links;
 DROP TABLE message_optouts;
 DROP TABLE messages;
 ALTER TABLE bookings DROP COLUMN client_confirmed_via, DROP COLUMN client_confirmed_at, DROP COLUMN lang;
-ALTER TABLE salons DROP COLUMN sms_kinds, DROP COLUMN email_kinds, DROP COLUMN reminder_offsets_min,
+ALTER TABLE salons DROP COLUMN reminder_holdout_pct, DROP COLUMN sms_kinds, DROP COLUMN email_kinds, DROP COLUMN reminder_offsets_min,
     DROP COLUMN quiet_to, DROP COLUMN quiet_from;

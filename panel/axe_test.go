@@ -22,7 +22,7 @@ func TestAxeOnEveryPanelPage(t *testing.T) {
 	bk := scalar[int64](t, w, `SELECT id FROM bookings WHERE salon_id = $1 ORDER BY id LIMIT 1`, w.salon.ID)
 	day := w.today().String()
 	pages := []string{"/panel/", "/panel/day/" + day, fmt.Sprintf("/panel/masters/%d/week/%s", m, day), "/panel/bookings/new",
-		fmt.Sprintf("/panel/bookings/%d", bk), "/panel/payments", "/panel/attention", "/panel/clients", fmt.Sprintf("/panel/clients/%d", cl),
+		fmt.Sprintf("/panel/bookings/%d", bk), "/panel/payments", "/panel/attention", "/panel/reminders", "/panel/clients", fmt.Sprintf("/panel/clients/%d", cl),
 		"/panel/masters", fmt.Sprintf("/panel/masters/%d", m), "/panel/services", fmt.Sprintf("/panel/services/%d", sv),
 		"/panel/settings", "/panel/users", "/panel/import", "/panel/audit", "/panel/online", "/panel/bookings/999999"}
 	for i, size := range [][2]int64{{1280, 900}, {390, 844}} {

@@ -2,6 +2,7 @@ package panel
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -132,6 +133,12 @@ var ru = map[string]string{
 	"Quiet hours: no SMS or Telegram message to clients, it waits for the morning": "Тихие часы: SMS и сообщения в Telegram клиентам ждут утра",
 	"from": "с", "to": "до", "Write them like 24 h, 2 h": "Напишите так: 24 ч, 2 ч",
 	"The client confirmed they will come": "Клиент подтвердил, что придёт",
+	"Reminders":                           "Напоминания", "Group": "Группа", "Did not come": "Не пришли", "Cancelled late": "Поздно отменили",
+	"confirmed by a tap": "подтвердили нажатием", "reminded, not confirmed": "напомнили, не подтвердили",
+	"hold-out: plain reminders":             "контрольная группа: простые напоминания",
+	"No reminded bookings have passed yet.": "Пока нет прошедших записей с напоминаниями.",
+	"How clients came after their reminders: those who confirmed with a tap, those who did not, and the hold-out, reminded plainly with nothing to tap (%d%% of bookings; set it in the settings). Only bookings that were reminded and whose time has passed count.": "Как приходили клиенты после напоминаний: подтвердившие нажатием, не подтвердившие и контрольная группа, которой напоминали без кнопок (%d%% записей; задаётся в настройках). Считаются только записи с напоминанием, время которых прошло.",
+	"Hold-out: the share of bookings reminded plainly, with nothing to tap, to measure what the answers do (see Reminders), %":                                                                                                                                        "Контрольная группа: доля записей, которым напоминают без кнопок ответа, чтобы измерить их пользу (см. «Напоминания»), %",
 	// layout and navigation
 	"Salon panel":     "Панель салона",
 	"Day":             "День",
@@ -485,3 +492,14 @@ func (l *lang) Fields(fields map[string]i18n.Text) map[string]string {
 
 // Why is what err says (a parse error of the core), in the page's language.
 func (l *lang) Why(err error) string { return i18n.Of(err).In(l.Code) }
+
+// MonthYear is a month as a heading: "March 2026" / "Март 2026".
+func (l *lang) MonthYear(d booking.Date) string {
+	if l.Code == "ru" {
+		return monthNamesRU[d.Month] + " " + strconv.Itoa(d.Year)
+	}
+	return d.Month.String() + " " + strconv.Itoa(d.Year)
+}
+
+var monthNamesRU = []string{"", "Январь", "Февраль", "Март", "Апрель", "Май", "Июнь", "Июль", "Август", "Сентябрь",
+	"Октябрь", "Ноябрь", "Декабрь"}

@@ -80,3 +80,48 @@ func (h *Handler) retryMessage(c *fiber.Ctx) error {
 	}
 	return done(c, back, "resent")
 }
+
+// effectMonth is one month of the reminders' effect, its groups in order.
+type effectMonth struct {
+	Label  string
+	Groups []effectLine
+}
+
+type effectLine struct {
+	Label       string
+	Bookings    int
+	NoShow      string // a percentage
+	LateCancels string
+}
+
+// reminders shows, month by month, how the clients who confirmed by a tap,
+// those reminded who did not, and the hold-out (reminded plainly) came.
+func (h *Handler) reminders(c *fiber.Ctx) error {
+	l := langOf(c)
+	rows, err := h.svc.ReminderEffect(c.UserContext(), user(c).SalonID, 6)
+	if err != nil {
+		return err
+	}
+	set, err := h.svc.MessageSettingsOf(c.UserContext(), user(c).SalonID)
+	if err != nil {
+		return err
+	}
+	var months []effectMonth
+	pct := func(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) + "%" }
+	for _, r := range rows {
+		label := l.MonthYear(r.Month)
+		if len(months) == 0 || months[len(months)-1].Label != label {
+			months = append(months, effectMonth{Label: label})
+		}
+		m := &months[len(months)-1]
+		m.Groups = append(m.Groups, effectLine{Label: l.T(effectNames[r.Group]), Bookings: r.Bookings,
+			NoShow: pct(r.NoShowRate()), LateCancels: pct(r.LateCancelRate())})
+	}
+	return h.render(c, "reminders", l.T("Reminders"), map[string]any{"Months": months, "Holdout": set.HoldoutPct})
+}
+
+var effectNames = map[booking.EffectGroup]string{
+	booking.EffectConfirmed:   "confirmed by a tap",
+	booking.EffectUnconfirmed: "reminded, not confirmed",
+	booking.EffectHoldout:     "hold-out: plain reminders",
+}

@@ -107,4 +107,18 @@ func TestPanelShowsMessagesAndConfirmations(t *testing.T) {
 	if r := b.post("/panel/settings/messages", url.Values{"reminder_offsets": {"24 h"}, "quiet_from": {"25:00"}, "quiet_to": {"08:00"}}); r.status != 422 {
 		t.Errorf("a bad quiet hour: %d", r.status)
 	}
+	if r := b.post("/panel/settings/messages", url.Values{"reminder_offsets": {"24 h"}, "quiet_from": {"22:00"}, "quiet_to": {"08:00"},
+		"reminder_holdout_pct": {"80"}}); r.status != 422 || !strings.Contains(r.body, `name="reminder_holdout_pct" value="80" min="0" max="50" step="1" aria-invalid="true"`) {
+		t.Errorf("a hold-out of 80%%: %d", r.status)
+	}
+	if r := b.post("/panel/settings/messages", url.Values{"reminder_offsets": {"24 h"}, "quiet_from": {"22:00"}, "quiet_to": {"08:00"},
+		"reminder_holdout_pct": {"10"}}); r.status != 303 {
+		t.Errorf("a hold-out of 10%%: %d", r.status)
+	}
+	if m, _ := w.Svc.MessageSettingsOf(ctx, w.salon.ID); m.HoldoutPct != 10 {
+		t.Errorf("hold-out %d", m.HoldoutPct)
+	}
+	if p := b.get("/panel/reminders"); p.status != 200 || !strings.Contains(p.body, "10%") {
+		t.Errorf("the reminders page: %d", p.status)
+	}
 }

@@ -115,6 +115,7 @@ func (h *Handler) Register(app *fiber.App) {
 	a.Post("/attention/:id/retry", h.retryPayment)
 	a.Post("/attention/:id/release", h.releasePayment)
 	a.Post("/messages/:id/retry", h.retryMessage)
+	a.Get("/reminders", h.reminders)
 
 	a.Get("/clients", h.clients)
 	a.Get("/clients/by-phone", h.knownClient)

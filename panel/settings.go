@@ -26,6 +26,7 @@ type settingsData struct {
 type messageForm struct {
 	QuietFrom, QuietTo string
 	Offsets            string // "24 h, 2 h"
+	Holdout            int
 	Kinds              []kindRow
 }
 
@@ -37,7 +38,7 @@ type kindRow struct {
 }
 
 func messageFormOf(m *booking.MessageSettings, l *lang) messageForm {
-	f := messageForm{QuietFrom: m.QuietFrom, QuietTo: m.QuietTo}
+	f := messageForm{QuietFrom: m.QuietFrom, QuietTo: m.QuietTo, Holdout: m.HoldoutPct}
 	var offs []string
 	for _, o := range m.ReminderOffsets {
 		offs = append(offs, leadWords(o, l))
@@ -86,6 +87,11 @@ func (h *Handler) updateMessages(c *fiber.Ctx) error {
 	l := langOf(c)
 	in := booking.MessageSettings{QuietFrom: strings.Clone(c.FormValue("quiet_from")), QuietTo: strings.Clone(c.FormValue("quiet_to"))}
 	offsets, ok := parseOffsets(c.FormValue("reminder_offsets"))
+	holdout, err := strconv.Atoi(cmp.Or(strings.TrimSpace(c.FormValue("reminder_holdout_pct")), "0"))
+	if err != nil {
+		holdout = -1 // the core names the field
+	}
+	in.HoldoutPct = holdout
 	for _, k := range booking.ClientKinds {
 		if c.FormValue("email_"+string(k)) != "" {
 			in.EmailKinds = append(in.EmailKinds, k)
@@ -103,7 +109,7 @@ func (h *Handler) updateMessages(c *fiber.Ctx) error {
 		d.Fields = map[string]string{"reminder_offsets": l.T("Write them like 24 h, 2 h")}
 		return h.render(c, "settings", l.T("Settings"), d)
 	}
-	_, err := h.svc.UpdateMessageSettings(c.UserContext(), user(c).SalonID, in)
+	_, err = h.svc.UpdateMessageSettings(c.UserContext(), user(c).SalonID, in)
 	if err == nil {
 		return done(c, "/panel/settings", "saved")
 	}

@@ -47,7 +47,7 @@ func TestNoEnglishInTheRussianPanel(t *testing.T) {
 		bookings = append(bookings, id)
 	}
 	pages := []string{"/panel/", "/panel/day/" + day, fmt.Sprintf("/panel/masters/%d/week/%s", m, day), "/panel/bookings/new",
-		"/panel/payments", "/panel/attention", "/panel/clients", fmt.Sprintf("/panel/clients/%d", cl), "/panel/masters",
+		"/panel/payments", "/panel/attention", "/panel/reminders", "/panel/clients", fmt.Sprintf("/panel/clients/%d", cl), "/panel/masters",
 		fmt.Sprintf("/panel/masters/%d", m), "/panel/services", fmt.Sprintf("/panel/services/%d", sv), "/panel/settings",
 		"/panel/users", "/panel/import", "/panel/audit", "/panel/online", "/panel/bookings/999999", "/panel/nowhere"}
 	for _, id := range bookings {
