@@ -286,12 +286,15 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 	var plans []reminderPlan
 	for _, d := range due {
 		loc := d.salon.loc
-		at := d.startsAt.Add(-d.lead)
+		at := later(d.startsAt.Add(-d.lead), now) // when it is due, or now for one due already
 		chat := at
 		if night, morning := d.set.quiet(at, loc); night {
+			// Chats and SMS wait for the morning; when the morning is too
+			// late (past half the lead), they go at the evening edge
+			// before, if it is still to come.
 			chat = morning
-			if morning.After(d.startsAt.Add(-d.lead / 2)) {
-				chat = d.set.eveningBefore(at, loc)
+			if ev := d.set.eveningBefore(at, loc); morning.After(d.startsAt.Add(-d.lead/2)) && ev.After(now) {
+				chat = ev
 			}
 		}
 		p := plan{kind: KindReminder, ref: fmt.Sprintf("%d:%d", int(d.lead.Minutes()), d.startsAt.Unix()), lead: d.lead, startsAt: d.startsAt}

@@ -758,11 +758,21 @@ func (s *Service) sendOne(ctx context.Context, id int64) error {
 			_, err := tx.Exec(ctx, `UPDATE messages SET state = 'dropped', error = $2, sending_at = NULL WHERE id = $1`, id, why)
 			return err
 		}
-		if m.Kind == KindReminder {
-			// A booking of the salon's hold-out (its id's hash: not a run
-			// of consecutive bookings) gets plain reminders.
-			if err := tx.QueryRow(ctx, `UPDATE messages SET plain = (SELECT mod(abs(hashint8($2::bigint)::bigint), 100) < reminder_holdout_pct FROM salons WHERE id = $3)
-				WHERE id = $1 RETURNING plain`, id, m.BookingID, m.SalonID).Scan(&m.Plain); err != nil {
+		var set MessageSettings
+		if err := tx.QueryRow(ctx, `SELECT to_char(quiet_from, 'HH24:MI'), to_char(quiet_to, 'HH24:MI'), reminder_holdout_pct
+			FROM salons WHERE id = $1`, m.SalonID).Scan(&set.QuietFrom, &set.QuietTo, &set.HoldoutPct); err != nil {
+			return err
+		}
+		if night, morning := set.quiet(now, v.Salon.Location()); night && !m.ToMaster && m.Channel != ChannelEmail {
+			// A retry that came due in the night: in the morning.
+			_, err := tx.Exec(ctx, `UPDATE messages SET sending_at = NULL, not_before = $2 WHERE id = $1`, id, morning)
+			return err
+		}
+		// A booking of the salon's hold-out (its id's hash: not a run of
+		// consecutive bookings) gets plain reminders.
+		if m.Kind == KindReminder && set.HoldoutPct > 0 {
+			if err := tx.QueryRow(ctx, `UPDATE messages SET plain = mod(abs(hashint8($2::bigint)::bigint), 100) < $3
+				WHERE id = $1 RETURNING plain`, id, m.BookingID, set.HoldoutPct).Scan(&m.Plain); err != nil {
 				return err
 			}
 		}
@@ -869,12 +879,18 @@ func stale(m *Message, v *View, now time.Time) string {
 			return "too late to remind"
 		}
 	case KindConfirmation, KindChanged, KindPaid:
-		if !active {
+		switch {
+		case !active:
 			return "the booking is " + string(v.Status)
+		case !now.Before(v.StartsAt):
+			return "its time has passed"
 		}
 	case KindPaymentDue:
-		if v.Status != StatusPending {
+		switch {
+		case v.Status != StatusPending:
 			return "the booking is " + string(v.Status)
+		case !now.Before(v.StartsAt):
+			return "its time has passed"
 		}
 	case KindNew:
 		if !active {

@@ -648,3 +648,127 @@ func TestReminderEffectByGroup(t *testing.T) {
 		t.Errorf("confirmed no-show rate %v", r.NoShowRate())
 	}
 }
+
+// SMS.ru reports delivery: a text it delivered becomes delivered, one the
+// operator did not deliver fails with that reason (and shows among the
+// failed messages).
+func TestSMSDeliveryIsReported(t *testing.T) {
+	t.Parallel()
+	w := newMsgWorld(t, 1)
+	sys := bookingtest.System()
+	a := w.book(w.anna, w.day, "12:00", "")
+	b := w.book(w.anna, w.day, "14:00", "")
+	w.sendAll() // their confirmations
+	ids := map[int64]string{}
+	for _, bk := range []*booking.Booking{a, b} {
+		for _, m := range w.messages(bk.ID) {
+			if m.Channel == booking.ChannelSMS && m.State == booking.MessageSent {
+				ids[bk.ID] = m.ProviderID
+			}
+		}
+	}
+	if len(ids) != 2 {
+		t.Fatalf("sent: %v", ids)
+	}
+	w.sms.SetStatus(ids[a.ID], 103)
+	w.sms.SetStatus(ids[b.ID], 105)
+	w.Clock.Advance(time.Minute)
+	if n, err := w.Svc.TrackDeliveries(sys); err != nil || n != 2 {
+		t.Fatalf("tracked %d: %v", n, err)
+	}
+	states := func(id int64) booking.Message {
+		for _, m := range w.messages(id) {
+			if m.Channel == booking.ChannelSMS {
+				return m
+			}
+		}
+		return booking.Message{}
+	}
+	if m := states(a.ID); m.State != booking.MessageDelivered || m.DeliveredAt.IsZero() {
+		t.Errorf("a: %s", m.State)
+	}
+	if m := states(b.ID); m.State != booking.MessageFailed || !strings.Contains(m.Error, "did not deliver") {
+		t.Errorf("b: %s %q", m.State, m.Error)
+	}
+	failed, err := w.Svc.FailedMessages(sys, w.salon.ID, 10)
+	if err != nil || len(failed) != 1 || failed[0].BookingID != b.ID {
+		t.Errorf("failed: %+v %v", failed, err)
+	}
+	if n, err := w.Svc.TrackDeliveries(sys); err != nil || n != 0 {
+		t.Errorf("tracked again: %d %v", n, err)
+	}
+}
+
+// A booking made in the salon's night, for the next day: its confirmation
+// by SMS waits for the morning, and its day-before reminder (due already)
+// goes by e-mail at once, not by SMS at all (by the morning it would be
+// too late to be that reminder; the 2-hour one comes); a message retried
+// into the night waits for the morning too.
+func TestNothingByChatOrSMSAtNight(t *testing.T) {
+	t.Parallel()
+	w := newMsgWorld(t, 1)
+	sys := bookingtest.System()
+	w.Clock.Set(bookingtest.At(w.salon, w.day.AddDays(-1), "22:30"))
+	b := w.book(w.anna, w.day, "18:00", "late@example.com")
+	if _, err := w.Svc.Remind(sys); err != nil {
+		t.Fatal(err)
+	}
+	w.sendAll()
+	if got := w.smsTo(w.phoneOf(b)); len(got) != 0 {
+		t.Fatalf("SMS at 22:30: %v", got)
+	}
+	if !w.mailTo("late@example.com", "Вы записаны") || !w.mailTo("late@example.com", "Напоминание") {
+		t.Error("the e-mails did not go at once")
+	}
+	w.Clock.Set(bookingtest.At(w.salon, w.day, "08:59"))
+	w.sendAll()
+	if got := w.smsTo(w.phoneOf(b)); len(got) != 0 {
+		t.Fatalf("SMS at 08:59: %v", got)
+	}
+	w.Clock.Set(bookingtest.At(w.salon, w.day, "09:00"))
+	w.sendAll()
+	got := w.smsTo(w.phoneOf(b))
+	if len(got) != 1 || !strings.HasPrefix(got[0].Text, "Вы записаны") {
+		t.Fatalf("at the morning edge: %v", got)
+	}
+	for _, m := range w.messages(b.ID) {
+		if m.Channel == booking.ChannelSMS && m.Kind == booking.KindReminder && m.Lead == 24*time.Hour && m.State != booking.MessageDropped {
+			t.Errorf("the day-before SMS is %s", m.State)
+		}
+	}
+	// A failed SMS retried by the admin at 23:00 waits for the morning.
+	if _, err := w.Pool.Exec(sys, `UPDATE messages SET state = 'failed', error = 'x' WHERE booking_id = $1 AND channel = 'sms' AND kind = 'confirmation'`, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	w.Clock.Set(bookingtest.At(w.salon, w.day, "16:00"))
+	if _, err := w.Svc.Remind(sys); err != nil {
+		t.Fatal(err)
+	}
+	w.sendAll()
+	w.Clock.Set(bookingtest.At(w.salon, w.day, "23:00"))
+	var id int64
+	if err := w.Pool.QueryRow(sys, `SELECT id FROM messages WHERE booking_id = $1 AND channel = 'sms' AND kind = 'confirmation'`, b.ID).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Svc.RetryMessage(sys, w.salon.ID, id); err != nil {
+		t.Fatal(err)
+	}
+	w.sendAll()
+	if got := w.remindersTo(w.phoneOf(b)); len(got) != 1 { // the 2-hour reminder, at 16:00
+		t.Errorf("reminders: %v", got)
+	}
+	if got := w.smsTo(w.phoneOf(b)); len(got) != 2 {
+		t.Errorf("a retry went at 23:00: %v", got)
+	}
+	// By the morning the visit is past: the retried confirmation is
+	// dropped, not sent.
+	w.Clock.Set(bookingtest.At(w.salon, w.day.AddDays(1), "09:00"))
+	w.sendAll()
+	if got := w.smsTo(w.phoneOf(b)); len(got) != 2 {
+		t.Errorf("the retry in the morning: %v", got)
+	}
+	var state, why string
+	if err := w.Pool.QueryRow(sys, `SELECT state, error FROM messages WHERE id = $1`, id).Scan(&state, &why); err != nil || state != "dropped" || why != "its time has passed" {
+		t.Errorf("the retry: %s %q %v", state, why, err)
+	}
+}

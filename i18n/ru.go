@@ -228,7 +228,7 @@ var ru = map[string]string{
 	"Confirm":                                                       "Подтвердить",
 	"Open the booking":                                              "Открыть запись",
 	"Changes close %d hours before the start.":                      "Изменить или отменить запись можно не позже чем за %d ч до начала.",
-	"You get this e-mail because you booked at %s.":                 "Вы получили это письмо, потому что записались в «%s».",
+	"You get this e-mail because you booked at %s.":                 "Вы получили это письмо, потому что записались онлайн: %s.",
 	"Unsubscribe from these e-mails":                                "Отписаться от писем",
 	"a time like 21:00":                                             "время вида 21:00",
 	"between a minute and 7 days before":                            "от минуты до 7 дней до начала",
@@ -240,4 +240,5 @@ var ru = map[string]string{
 	"confirmed by you":                                              "подтверждена вами",
 	"between %d and %d":                                             "от %d до %d",
 	"Hold-out":                                                      "Контрольная группа",
+	"write them like 24 h, 2 h":                                     "напишите так: 24 ч, 2 ч",
 }

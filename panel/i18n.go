@@ -131,7 +131,7 @@ var ru = map[string]string{
 	"Telegram carries every message, free. E-mail and SMS carry what is ticked below (SMS costs money at the provider).": "В Telegram уходят все сообщения, бесплатно. По эл. почте и SMS — отмеченные ниже (SMS платные у провайдера).",
 	"Reminders before the visit": "Напоминания до визита",
 	"Quiet hours: no SMS or Telegram message to clients, it waits for the morning": "Тихие часы: SMS и сообщения в Telegram клиентам ждут утра",
-	"from": "с", "to": "до", "Write them like 24 h, 2 h": "Напишите так: 24 ч, 2 ч",
+	"from": "с", "to": "до",
 	"The client confirmed they will come": "Клиент подтвердил, что придёт",
 	"Reminders":                           "Напоминания", "Group": "Группа", "Did not come": "Не пришли", "Cancelled late": "Поздно отменили",
 	"confirmed by a tap": "подтвердили нажатием", "reminded, not confirmed": "напомнили, не подтвердили",

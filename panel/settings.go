@@ -106,7 +106,7 @@ func (h *Handler) updateMessages(c *fiber.Ctx) error {
 		d.Messages = messageFormOf(&in, l)
 		d.Messages.Offsets = strings.Clone(c.FormValue("reminder_offsets"))
 		d.Error = l.T("Some fields are invalid.")
-		d.Fields = map[string]string{"reminder_offsets": l.T("Write them like 24 h, 2 h")}
+		d.Fields = l.Fields(map[string]i18n.Text{"reminder_offsets": i18n.New("write them like 24 h, 2 h")})
 		return h.render(c, "settings", l.T("Settings"), d)
 	}
 	_, err = h.svc.UpdateMessageSettings(c.UserContext(), user(c).SalonID, in)

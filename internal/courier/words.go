@@ -172,16 +172,16 @@ func (w Words) HTML(lang, unsubscribe string) (string, error) {
 	return b.String(), err
 }
 
-// Short is an SMS: the subject's facts, the salon, and the confirm and
-// cancel links, as few characters as reads well (Cyrillic SMS parts hold
-// 70).
+// Short is an SMS: the subject's facts, the salon (with its address in a
+// confirmation), and the confirm and cancel links, as few characters as
+// reads well (Cyrillic SMS parts hold 70; each costs).
 func Short(o *booking.Outgoing, base string) string {
 	lang := o.Lang
 	t := func(key string, args ...any) string { return i18n.New(key, args...).In(lang) }
 	v := o.Booking
 	subject, _ := headline(t, o.Kind, v.ServiceName, i18n.When(lang, v.StartsAt, v.Salon.Location()))
 	parts := []string{subject + ". " + v.Salon.Name}
-	if v.Salon.Address != "" && (o.Kind == booking.KindReminder || o.Kind == booking.KindConfirmation) {
+	if v.Salon.Address != "" && o.Kind == booking.KindConfirmation {
 		parts[0] += ", " + v.Salon.Address
 	}
 	if o.Links.Confirm != "" && v.ConfirmedAt.IsZero() {

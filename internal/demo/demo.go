@@ -106,9 +106,17 @@ func create(ctx context.Context, svc *booking.Service) (*booking.Salon, error) {
 	salon, err := svc.CreateSalon(ctx, booking.Salon{
 		Slug: Slug, Name: "Салон «Демо»", Timezone: "Europe/Moscow", Currency: "RUB", Locale: "ru",
 		MinNoticeMin: booking.DefaultMinNoticeMin, CutoffHours: booking.DefaultCutoffHours,
+		Address: "Москва, Тверская ул., 1", Phone: "+74951234567",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("demo salon: %w", err)
+	}
+	// The demo sends SMS too (confirmations and reminders), so a newcomer
+	// sees one on the development outbox page.
+	if _, err := svc.UpdateMessageSettings(ctx, salon.ID, booking.MessageSettings{QuietFrom: "21:00", QuietTo: "09:00",
+		ReminderOffsets: []time.Duration{24 * time.Hour, 2 * time.Hour}, EmailKinds: booking.ClientKinds,
+		SMSKinds: []booking.MessageKind{booking.KindConfirmation, booking.KindChanged, booking.KindCancelled, booking.KindReminder}}); err != nil {
+		return nil, fmt.Errorf("demo messages: %w", err)
 	}
 	ids := map[string]int64{}
 	for _, s := range services {
