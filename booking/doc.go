@@ -83,17 +83,26 @@
 // stored; a login attempt is counted before its password is hashed, and
 // hashing runs a few at a time in a bounded queue (WithPasswordChecks).
 //
-// # Notifications
+// # Messages
 //
-// A change that someone can be told about (a chat identity of the client
-// other than the one that made the change, the identity that made the
-// booking, a linked master) writes its notification job in its own
-// transaction, whether or not a bot runs anywhere yet; the job carries the
-// channel and the identity of the change, and the worker tells everyone
-// else, through each channel's Notifier (a process without the notifier of a
-// channel fails the job, which runs again: a notice is never dropped).
-// Reminders are a periodic sweep (Remind) recorded per booking, start and
-// lead, so each goes once. Confirmed bookings become completed once their
+// Messages are effects of state, sent once. A change that someone can be
+// told about writes, in its own transaction, its notification job (a chat
+// identity of the client other than the one that made the change, a linked
+// master) or, for a new booking whose client is owed an e-mail or SMS, one
+// row of booking_outbox; the job, the outbox's reader (planOutbox) and the
+// reminder sweep (Remind, planning 13 hours ahead by the salon's offsets)
+// write rows of messages, one per (booking, kind, channel, recipient, and a
+// reminder's offset and start or a change's job). Whichever replica claims a
+// row (sending_at) rebuilds it from the booking as it is then and drops it
+// when it no longer applies; it goes to the bot's outbox (Telegram, whose
+// sender reports back) or through the channel's Courier (e-mail, SMS), at
+// the provider's rate for all replicas together (message_rate). An answer
+// "not now" is asked again with a backoff; a refusal, or an answer lost
+// after the text may have gone, fails the message with its reason and is
+// never sent again by itself. Quiet hours hold SMS and chats for the
+// morning. Links in messages are single-purpose tokens stored hashed, and
+// GET-safe: OpenLink shows, UseLink (a POST) acts, as the client through the
+// link's channel. Confirmed bookings become completed once their
 // salon-local day has ended (CompletePast, a periodic job), unless staff
 // marked them no-show.
 //
