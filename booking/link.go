@@ -73,7 +73,8 @@ func insertLink(ctx context.Context, q querier, b *Booking, action LinkAction, c
 
 // makeLinks makes the links message m carries, in tx, in one statement:
 // reminders and confirmations confirm, move (e-mail) and cancel, with the
-// booking's page (e-mail); every e-mail its unsubscribe link.
+// booking's page (e-mail); a deposit due by e-mail the booking's page
+// (which pays it); every e-mail its unsubscribe link.
 func makeLinks(ctx context.Context, tx pgx.Tx, m *Message, v *View, now time.Time) (Links, error) {
 	var l Links
 	var hashes [][]byte
@@ -94,6 +95,8 @@ func makeLinks(ctx context.Context, tx pgx.Tx, m *Message, v *View, now time.Tim
 			add(&l.Move, LinkMove, v.StartsAt)
 			add(&l.Manage, LinkManage, v.StartsAt.Add(manageLinkAfter))
 		}
+	case m.Kind == KindPaymentDue && m.Channel == ChannelEmail:
+		add(&l.Manage, LinkManage, v.StartsAt) // its page pays the deposit
 	}
 	if m.Channel == ChannelEmail {
 		add(&l.Unsubscribe, LinkUnsubscribe, now.Add(unsubscribeLife))

@@ -95,6 +95,7 @@ type Message struct {
 	// development outbox).
 	Subject string
 	Body    string
+	sends   int // how many times a replica claimed it to send it
 }
 
 // Outgoing is a message about to go: its row, the booking as it is now, the
@@ -634,15 +635,21 @@ func (s *Service) SendMessages(ctx context.Context) (int, error) {
 		WHERE state = 'queued' AND channel <> 'telegram' AND sending_at < $1`, s.now().Add(-sendingStale)); err != nil {
 		return 0, fmt.Errorf("messages: %w", dbErr(err))
 	}
-	done := 0
+	done, empty := 0, 0
 	for range 50 {
 		ids, err := s.claimMessages(ctx, nil)
 		if err != nil {
 			return done, err
 		}
 		if len(ids) == 0 {
-			return done, nil
+			// Another replica may have held the first due ones at that
+			// moment: a second look before calling it done.
+			if empty++; empty > 2 {
+				return done, nil
+			}
+			continue
 		}
+		empty = 0
 		n, err := s.sendClaimed(ctx, ids)
 		done += n
 		if err != nil {
@@ -662,10 +669,18 @@ func (s *Service) claimMessages(ctx context.Context, ids []int64) ([]int64, erro
 	if _, ok := s.notifiers[ChannelTelegram]; ok {
 		chans = append(chans, string(ChannelTelegram))
 	}
-	rows, err := s.pool.Query(ctx, `UPDATE messages SET sending_at = $1, attempts = attempts + 1 WHERE id IN (
-		    SELECT id FROM messages WHERE state = 'queued' AND sending_at IS NULL AND not_before <= $1 AND channel = ANY($2)
-		      AND ($3::bigint[] IS NULL OR id = ANY($3))
-		    ORDER BY not_before, id LIMIT $4 FOR UPDATE SKIP LOCKED)
+	// Fair across salons: one salon's backlog (its 10,000 reminders) goes
+	// a few at a time between the other salons' messages, and whatever is
+	// not a reminder (a confirmation, a cancellation) before any reminder.
+	rows, err := s.pool.Query(ctx, `UPDATE messages SET sending_at = $1, attempts = attempts + 1, sends = sends + 1 WHERE id IN (
+		    SELECT id FROM messages WHERE id IN (
+		        SELECT id FROM (
+		            SELECT id, kind, not_before, row_number() OVER (PARTITION BY salon_id ORDER BY not_before, id) AS turn
+		            FROM messages WHERE state = 'queued' AND sending_at IS NULL AND not_before <= $1 AND channel = ANY($2)
+		              AND ($3::bigint[] IS NULL OR id = ANY($3))
+		        ) due ORDER BY kind = 'reminder', turn, not_before LIMIT $4)
+		      AND state = 'queued' AND sending_at IS NULL -- checked again on the row locked: another replica's claim may have come first
+		    FOR UPDATE SKIP LOCKED)
 		RETURNING id`, s.now(), chans, ids, sendBatch)
 	if err != nil {
 		return nil, fmt.Errorf("claim messages: %w", dbErr(err))
@@ -904,7 +919,8 @@ func stale(m *Message, v *View, now time.Time) string {
 	return ""
 }
 
-// notice is a chat message as the channel's notifier takes it.
+// notice is a chat message as the channel's notifier takes it, keyed by
+// the message and its claim (a retry an admin asks for is a new send).
 func (m *Message) notice(v *View) Notice {
 	event := map[MessageKind]string{KindConfirmation: EventCreated, KindPaymentDue: EventCreated, KindNew: EventCreated,
 		KindCancelled: EventCancelled, KindChanged: EventRescheduled, KindHoldExpired: EventHoldExpired, KindPaid: EventPaid,
@@ -913,12 +929,12 @@ func (m *Message) notice(v *View) Notice {
 		event = EventHoldExpired
 	}
 	return Notice{To: Recipient{Identity: Identity{Channel: m.Channel, ExternalID: m.Recipient}, Master: m.ToMaster},
-		Event: event, Booking: v, Change: m.Change, Lead: m.Lead, Key: fmt.Sprintf("msg:%d", m.ID), Message: m.ID, Plain: m.Plain}
+		Event: event, Booking: v, Change: m.Change, Lead: m.Lead, Key: fmt.Sprintf("msg:%d:%d", m.ID, m.sends), Message: m.ID, Plain: m.Plain}
 }
 
 const messageColumns = `id, salon_id, booking_id, kind, channel, recipient, to_master, state, COALESCE(error, ''), attempts,
 	COALESCE(lead_min, 0), COALESCE(starts_at, 'epoch'), change, not_before, created_at, COALESCE(sent_at, 'epoch'),
-	COALESCE(delivered_at, 'epoch'), COALESCE(provider_id, ''), COALESCE(segments, 0), COALESCE(subject, ''), COALESCE(body, ''), plain`
+	COALESCE(delivered_at, 'epoch'), COALESCE(provider_id, ''), COALESCE(segments, 0), COALESCE(subject, ''), COALESCE(body, ''), plain, sends`
 
 func scanMessage(r pgx.Row) (*Message, error) {
 	var m Message
@@ -926,7 +942,7 @@ func scanMessage(r pgx.Row) (*Message, error) {
 	var change []byte
 	err := r.Scan(&m.ID, &m.SalonID, &m.BookingID, &m.Kind, &m.Channel, &m.Recipient, &m.ToMaster, &m.State, &m.Error,
 		&m.Attempts, &lead, &m.StartsAt, &change, &m.NotBefore, &m.CreatedAt, &m.SentAt, &m.DeliveredAt, &m.ProviderID,
-		&m.Segments, &m.Subject, &m.Body, &m.Plain)
+		&m.Segments, &m.Subject, &m.Body, &m.Plain, &m.sends)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"salon/booking"
 	"salon/booking/bookingtest"
@@ -173,4 +174,40 @@ func TestReminderConfirmsWithOneTap(t *testing.T) {
 	if countText(stranger, "Cancel this booking") != 0 {
 		t.Errorf("the stranger was offered the booking:%s", stranger.Dump())
 	}
+}
+
+// A Telegram message the admin sends again goes again (a new call of the
+// bot's outbox, not the first one's key), and its row says sent.
+func TestRetriedMessageGoesAgainInTelegram(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := bookingtest.System()
+	client := w.tg.NewUser("Again", "en")
+	client.Send("/help")
+	w.see(client, "/help")
+	w.Clock.Set(bookingtest.At(w.salon, testDay, "09:00"))
+	b, err := w.Svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
+		StartsAt: bookingtest.At(w.salon, testDay, "11:00"), Client: booking.ClientInput{Name: "Again", Phone: "+79990000779"}})
+	w.must(err)
+	_, err = w.Pool.Exec(ctx, `INSERT INTO client_identities (salon_id, client_id, channel, external_id, verified_by)
+		VALUES ($1, $2, 'telegram', $3, 'admin')`, w.salon.ID, b.ClientID, fmt.Sprint(client.ID))
+	w.must(err)
+	_, err = w.Svc.Remind(ctx)
+	w.must(err)
+	w.see(client, "⏰ Reminder")
+	var id int64
+	bookingtest.WaitFor(t, 10*time.Second, "the reminder's row to say sent", func() bool {
+		err := w.Pool.QueryRow(ctx, `SELECT id FROM messages WHERE booking_id = $1 AND kind = 'reminder' AND state = 'sent'`, b.ID).Scan(&id)
+		return err == nil
+	})
+	// As if Telegram had refused it.
+	_, err = w.Pool.Exec(ctx, `UPDATE messages SET state = 'failed', error = 'Forbidden: bot was blocked by the user' WHERE id = $1`, id)
+	w.must(err)
+	w.must(w.Svc.RetryMessage(ctx, w.salon.ID, id))
+	bookingtest.WaitFor(t, 10*time.Second, "the reminder again", func() bool { return countText(client, "⏰ Reminder") == 2 })
+	bookingtest.WaitFor(t, 10*time.Second, "the row to say sent again", func() bool {
+		var state string
+		_ = w.Pool.QueryRow(ctx, `SELECT state FROM messages WHERE id = $1`, id).Scan(&state)
+		return state == "sent"
+	})
 }

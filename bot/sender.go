@@ -209,10 +209,10 @@ func (b *Bot) collect(rows pgx.Rows, known map[int64]bool, queues map[int64][]*p
 
 // settleMessage completes a statement that settled an outbox row o: the
 // message of the core's that it carried (its key is msg:ID) takes state
-// (and the columns set after it).
+// (and the columns set after it); the key is msg:ID:SEND.
 func settleMessage(state string) string {
 	return ` UPDATE messages SET sending_at = NULL, state = ` + state + ` FROM o
-		WHERE o.dedupe_key LIKE 'msg:%' AND messages.id = substr(o.dedupe_key, 5)::bigint AND messages.state = 'queued'`
+		WHERE o.dedupe_key LIKE 'msg:%' AND messages.id = split_part(o.dedupe_key, ':', 2)::bigint AND messages.state = 'queued'`
 }
 
 // settle records the result of a call; it reports whether the message is

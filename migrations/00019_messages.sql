@@ -48,7 +48,8 @@ CREATE TABLE messages (
     change      jsonb,
     state       text NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'sent', 'delivered', 'failed', 'dropped')),
     error       text,
-    attempts    integer NOT NULL DEFAULT 0,
+    attempts    integer NOT NULL DEFAULT 0, -- since it was (re)queued: the backoff's count
+    sends       integer NOT NULL DEFAULT 0, -- claims ever: a retried chat message's new key
     not_before  timestamptz NOT NULL DEFAULT now(),
     -- a send in flight: the provider was called and has not answered yet
     sending_at  timestamptz,

@@ -462,6 +462,12 @@ func TestNoticesOutliveAReplicaWithoutABot(t *testing.T) {
 	svc := booking.New(pool)
 	e := &bookingtest.Env{Pool: pool, Svc: svc, Clock: bookingtest.NewClock(time.Now())}
 	s := e.Salon(t, booking.Salon{Slug: "notices", Locale: "en", MinNoticeMin: 0})
+	// The test runs on the real clock: a salon without quiet hours, so the
+	// notice is due now whatever the hour.
+	if _, err := svc.UpdateMessageSettings(bookingtest.System(), s.ID, booking.MessageSettings{QuietFrom: "00:00", QuietTo: "00:00",
+		ReminderOffsets: []time.Duration{24 * time.Hour}}); err != nil {
+		t.Fatal(err)
+	}
 	sv := e.Service(t, s, booking.SalonService{Name: "Cut", DurationMin: 30})
 	m := e.Master(t, s, sv)
 	day := s.Today(time.Now()).AddDays(2)
