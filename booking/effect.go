@@ -75,8 +75,8 @@ func (s *Service) ReminderEffect(ctx context.Context, salonID int64, months int)
 	}, `
 		WITH b AS (
 		    SELECT b.id, b.status, b.starts_at, date_trunc('month', b.starts_at AT TIME ZONE $4) AS month,
-		           CASE WHEN b.client_confirmed_at IS NOT NULL THEN 'confirmed'
-		                WHEN bool_or(m.plain) THEN 'holdout'
+		           CASE WHEN bool_or(m.plain) THEN 'holdout'
+		                WHEN b.client_confirmed_at IS NOT NULL THEN 'confirmed'
 		                ELSE 'unconfirmed' END AS grp,
 		           b.status = 'cancelled' AND (SELECT max(e.at) FROM booking_events e WHERE e.booking_id = b.id AND e.action = 'cancelled')
 		               >= b.starts_at - make_interval(hours => $5) AS late

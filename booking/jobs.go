@@ -81,6 +81,8 @@ type Notice struct {
 	// Plain: a reminder of the salon's hold-out, without its one-tap
 	// answers.
 	Plain bool
+	// At is when it goes (a reminder's words say how long is left).
+	At time.Time
 }
 
 // Notifier delivers the notices of one chat channel. Notify queues the

@@ -87,7 +87,10 @@ func makeLinks(ctx context.Context, tx pgx.Tx, m *Message, v *View, now time.Tim
 		}
 	}
 	switch {
-	case m.Plain: // the hold-out: no answers
+	case m.Plain: // the hold-out: nothing to tap, but the booking's page
+		if m.Channel == ChannelEmail && m.Kind != KindCancelled && m.Kind != KindHoldExpired {
+			add(&l.Manage, LinkManage, v.StartsAt.Add(manageLinkAfter))
+		}
 	case m.Kind == KindReminder, m.Kind == KindConfirmation, m.Kind == KindPaid, m.Kind == KindChanged:
 		add(&l.Confirm, LinkConfirm, v.StartsAt)
 		add(&l.Cancel, LinkCancel, v.StartsAt)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sync"
 	"time"
@@ -197,9 +198,12 @@ const (
 	// sendingStale is how long a claimed send may stay unanswered before
 	// the sweep takes its replica for dead and fails it (it may have gone).
 	sendingStale = 5 * time.Minute
-	// sendBatch is how many due messages one sweep claims at a time, and
-	// sendParallel how many of them it sends at once.
+	// sendBatch is how many rows of the outbox one transaction plans;
+	// claimBatch how many due messages a replica claims at a time (a claim
+	// is sent within a provider's timeout or two: long before the claim is
+	// taken for dead), and sendParallel how many it sends at once.
 	sendBatch    = 100
+	claimBatch   = 16
 	sendParallel = 8
 )
 
@@ -240,7 +244,13 @@ func (m *MessageSettings) quiet(t time.Time, loc *time.Location) (bool, time.Tim
 	}
 	local := t.In(loc)
 	clock := func(day time.Time, c time.Time) time.Time {
-		return time.Date(day.Year(), day.Month(), day.Day(), c.Hour(), c.Minute(), 0, 0, loc)
+		edge := time.Date(day.Year(), day.Month(), day.Day(), c.Hour(), c.Minute(), 0, 0, loc)
+		if !edge.After(t) {
+			// The edge fell in a clock change's gap and went back: an
+			// hour on, past the gap.
+			edge = edge.Add(time.Hour)
+		}
+		return edge
 	}
 	mins := local.Hour()*60 + local.Minute()
 	f, e := from.Hour()*60+from.Minute(), to.Hour()*60+to.Minute()
@@ -352,8 +362,11 @@ func (s *Service) UpdateMessageSettings(ctx context.Context, salonID int64, m Me
 	if offsets == nil {
 		offsets = []int32{}
 	}
-	_, err := s.pool.Exec(ctx, `UPDATE salons SET quiet_from = $2, quiet_to = $3, reminder_offsets_min = $4, email_kinds = $5, sms_kinds = $6,
-		reminder_holdout_pct = $7 WHERE id = $1`, salonID, m.QuietFrom, m.QuietTo, offsets, kinds(m.EmailKinds), kinds(m.SMSKinds), m.HoldoutPct)
+	err := s.inTx(ctx, func(tx pgx.Tx) error { // audited as its asker's
+		_, err := tx.Exec(ctx, `UPDATE salons SET quiet_from = $2, quiet_to = $3, reminder_offsets_min = $4, email_kinds = $5, sms_kinds = $6,
+			reminder_holdout_pct = $7 WHERE id = $1`, salonID, m.QuietFrom, m.QuietTo, offsets, kinds(m.EmailKinds), kinds(m.SMSKinds), m.HoldoutPct)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("message settings: %w", dbErr(err))
 	}
@@ -671,17 +684,28 @@ func (s *Service) claimMessages(ctx context.Context, ids []int64) ([]int64, erro
 	}
 	// Fair across salons: one salon's backlog (its 10,000 reminders) goes
 	// a few at a time between the other salons' messages, and whatever is
-	// not a reminder (a confirmation, a cancellation) before any reminder.
+	// not a reminder (a confirmation, a cancellation) before any reminder;
+	// the turns are counted among the oldest due of each sort (the due
+	// index's first rows), so a backlog costs each claim no more.
 	rows, err := s.pool.Query(ctx, `UPDATE messages SET sending_at = $1, attempts = attempts + 1, sends = sends + 1 WHERE id IN (
 		    SELECT id FROM messages WHERE id IN (
 		        SELECT id FROM (
 		            SELECT id, kind, not_before, row_number() OVER (PARTITION BY salon_id ORDER BY not_before, id) AS turn
-		            FROM messages WHERE state = 'queued' AND sending_at IS NULL AND not_before <= $1 AND channel = ANY($2)
-		              AND ($3::bigint[] IS NULL OR id = ANY($3))
+		            FROM (
+		                (SELECT id, salon_id, kind, not_before FROM messages
+		                 WHERE state = 'queued' AND sending_at IS NULL AND not_before <= $1 AND channel = ANY($2)
+		                   AND ($3::bigint[] IS NULL OR id = ANY($3)) AND kind <> 'reminder'
+		                 ORDER BY not_before, id LIMIT 500)
+		                UNION ALL
+		                (SELECT id, salon_id, kind, not_before FROM messages
+		                 WHERE state = 'queued' AND sending_at IS NULL AND not_before <= $1 AND channel = ANY($2)
+		                   AND ($3::bigint[] IS NULL OR id = ANY($3)) AND kind = 'reminder'
+		                 ORDER BY not_before, id LIMIT 2000)
+		            ) candidates
 		        ) due ORDER BY kind = 'reminder', turn, not_before LIMIT $4)
 		      AND state = 'queued' AND sending_at IS NULL -- checked again on the row locked: another replica's claim may have come first
 		    FOR UPDATE SKIP LOCKED)
-		RETURNING id`, s.now(), chans, ids, sendBatch)
+		RETURNING id`, s.now(), chans, ids, claimBatch)
 	if err != nil {
 		return nil, fmt.Errorf("claim messages: %w", dbErr(err))
 	}
@@ -759,14 +783,22 @@ func (s *Service) sendOne(ctx context.Context, id int64) error {
 		}
 		now := s.now()
 		why := stale(m, v, now)
-		if why == "" && (m.Channel == ChannelEmail || m.Channel == ChannelSMS) {
+		if why == "" && !m.ToMaster && (m.Channel == ChannelEmail || m.Channel == ChannelSMS) {
+			// Still theirs, and still wanted: not unsubscribed, and the
+			// booking's e-mail, the client's phone still the address.
 			var stopped bool
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM message_optouts WHERE salon_id = $1 AND channel = $2 AND address = $3)`,
-				m.SalonID, m.Channel, m.Recipient).Scan(&stopped); err != nil {
+			var phone string
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM message_optouts WHERE salon_id = $1 AND channel = $2 AND address = $3),
+				COALESCE((SELECT phone FROM clients WHERE id = $4), '')`, m.SalonID, m.Channel, m.Recipient, v.ClientID).Scan(&stopped, &phone); err != nil {
 				return err
 			}
-			if stopped {
+			switch {
+			case stopped:
 				why = "the client unsubscribed"
+			case m.Channel == ChannelEmail && m.Recipient != v.ContactEmail:
+				why = "the booking's e-mail is no longer this one"
+			case m.Channel == ChannelSMS && m.Recipient != phone:
+				why = "the client's phone is no longer this one"
 			}
 		}
 		if why != "" {
@@ -784,8 +816,8 @@ func (s *Service) sendOne(ctx context.Context, id int64) error {
 			return err
 		}
 		// A booking of the salon's hold-out (its id's hash: not a run of
-		// consecutive bookings) gets plain reminders.
-		if m.Kind == KindReminder && set.HoldoutPct > 0 {
+		// consecutive bookings) gets plain messages: nothing to tap.
+		if !m.ToMaster && set.HoldoutPct > 0 {
 			if err := tx.QueryRow(ctx, `UPDATE messages SET plain = mod(abs(hashint8($2::bigint)::bigint), 100) < $3
 				WHERE id = $1 RETURNING plain`, id, m.BookingID, set.HoldoutPct).Scan(&m.Plain); err != nil {
 				return err
@@ -793,7 +825,7 @@ func (s *Service) sendOne(ctx context.Context, id int64) error {
 		}
 		if m.Channel == ChannelTelegram {
 			// The bot's outbox has it now; its sender records the outcome.
-			return s.notifyAll(ctx, tx, []Notice{m.notice(v)})
+			return s.notifyAll(ctx, tx, []Notice{m.notice(v, now)})
 		}
 		out = &Outgoing{Message: *m, Booking: v, Lang: v.Salon.Locale}
 		if v.Lang != "" {
@@ -838,27 +870,40 @@ func (s *Service) deliver1(ctx context.Context, o *Outgoing) error {
 		s.releaseClaim(ctx, o.ID, err)
 		return fmt.Errorf("message %d: %w", o.ID, err)
 	}
+	// The claim is still this send's (not failed as dead, not queued
+	// again), and its clock starts now: the provider is called.
+	tag, err := s.pool.Exec(ctx, `UPDATE messages SET sending_at = $2 WHERE id = $1 AND state = 'queued' AND sends = $3`, o.ID, s.now(), o.sends)
+	if err != nil {
+		s.releaseClaim(ctx, o.ID, err)
+		return fmt.Errorf("message %d: %w", o.ID, dbErr(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return nil
+	}
 	sctx, cancel := context.WithTimeout(ctx, sendTimeout)
 	sent, err := c.Deliver(sctx, o)
 	timedOut := sctx.Err() != nil // the provider did not answer in time: it may have taken it
 	cancel()
 	rctx := context.WithoutCancel(ctx)
+	// The words are kept for the booking's page, their links' tokens not:
+	// the database keeps nothing that acts.
+	sent.Body = RedactLinks(sent.Body)
 	switch {
 	case err == nil:
 		_, err = s.pool.Exec(rctx, `UPDATE messages SET state = 'sent', sent_at = $2, sending_at = NULL, error = NULL,
-			provider_id = NULLIF($3, ''), subject = $4, body = $5, segments = NULLIF($6, 0) WHERE id = $1`,
-			o.ID, s.now(), sent.ProviderID, sent.Subject, sent.Body, sent.Segments)
+			provider_id = NULLIF($3, ''), subject = $4, body = $5, segments = NULLIF($6, 0) WHERE id = $1 AND sends = $7`,
+			o.ID, s.now(), sent.ProviderID, sent.Subject, sent.Body, sent.Segments, o.sends)
 		s.observeMessage(o, "sent")
 	case errors.Is(err, ErrDeliveryRefused), errors.Is(err, ErrDeliveryUnknown), timedOut, o.Attempts >= messageAttempts:
 		s.log.Warn("messages: failed", "message", o.ID, "channel", o.Channel, "kind", o.Kind, "err", err)
-		_, err = s.pool.Exec(rctx, `UPDATE messages SET state = 'failed', sending_at = NULL, error = $2, subject = $3, body = $4 WHERE id = $1`,
-			o.ID, err.Error(), sent.Subject, sent.Body)
+		_, err = s.pool.Exec(rctx, `UPDATE messages SET state = 'failed', sending_at = NULL, error = $2, subject = $3, body = $4
+			WHERE id = $1 AND sends = $5`, o.ID, err.Error(), sent.Subject, sent.Body, o.sends)
 		s.observeMessage(o, "failed")
 	default:
 		// Nothing went: again later, backing off.
 		backoff := time.Duration(1<<min(o.Attempts, 6)) * 15 * time.Second
-		_, err = s.pool.Exec(rctx, `UPDATE messages SET sending_at = NULL, not_before = $2, error = $3 WHERE id = $1`,
-			o.ID, s.now().Add(backoff), err.Error())
+		_, err = s.pool.Exec(rctx, `UPDATE messages SET sending_at = NULL, not_before = $2, error = $3 WHERE id = $1 AND sends = $4`,
+			o.ID, s.now().Add(backoff), err.Error(), o.sends)
 		s.observeMessage(o, "retry")
 	}
 	if err != nil {
@@ -866,6 +911,14 @@ func (s *Service) deliver1(ctx context.Context, o *Outgoing) error {
 	}
 	return nil
 }
+
+// linkTokenRE finds the tokens of a message's links: one-tap links
+// (/a/TOKEN) and manage links (#t=TOKEN).
+var linkTokenRE = regexp.MustCompile(`(/a/)[A-Za-z0-9_-]{22}|(#t=)[A-Za-z0-9_-]{16,}`)
+
+// RedactLinks is text with its links' tokens replaced by "…": what may be
+// stored or logged of a message.
+func RedactLinks(text string) string { return linkTokenRE.ReplaceAllString(text, "${1}${2}…") }
 
 // observeMessage reports a send's outcome to the metrics.
 func (s *Service) observeMessage(o *Outgoing, outcome string) {
@@ -921,7 +974,7 @@ func stale(m *Message, v *View, now time.Time) string {
 
 // notice is a chat message as the channel's notifier takes it, keyed by
 // the message and its claim (a retry an admin asks for is a new send).
-func (m *Message) notice(v *View) Notice {
+func (m *Message) notice(v *View, at time.Time) Notice {
 	event := map[MessageKind]string{KindConfirmation: EventCreated, KindPaymentDue: EventCreated, KindNew: EventCreated,
 		KindCancelled: EventCancelled, KindChanged: EventRescheduled, KindHoldExpired: EventHoldExpired, KindPaid: EventPaid,
 		KindRefunded: EventRefunded, KindReminder: EventReminder}[m.Kind]
@@ -929,7 +982,7 @@ func (m *Message) notice(v *View) Notice {
 		event = EventHoldExpired
 	}
 	return Notice{To: Recipient{Identity: Identity{Channel: m.Channel, ExternalID: m.Recipient}, Master: m.ToMaster},
-		Event: event, Booking: v, Change: m.Change, Lead: m.Lead, Key: fmt.Sprintf("msg:%d:%d", m.ID, m.sends), Message: m.ID, Plain: m.Plain}
+		Event: event, Booking: v, Change: m.Change, Lead: m.Lead, Key: fmt.Sprintf("msg:%d:%d", m.ID, m.sends), Message: m.ID, Plain: m.Plain, At: at}
 }
 
 const messageColumns = `id, salon_id, booking_id, kind, channel, recipient, to_master, state, COALESCE(error, ''), attempts,
@@ -1050,7 +1103,7 @@ func (s *Service) TrackDeliveries(ctx context.Context) (int, error) {
 		}
 		var due []Message
 		due, err := s.messages(ctx, `WHERE state = 'sent' AND channel = $1 AND provider_id IS NOT NULL AND sent_at > $2 AND sent_at < $3
-			ORDER BY sent_at LIMIT 200`, ch, s.now().Add(-48*time.Hour), s.now().Add(-10*time.Second))
+			ORDER BY sent_at DESC LIMIT 100`, ch, s.now().Add(-48*time.Hour), s.now().Add(-10*time.Second))
 		if err != nil {
 			return n, err
 		}
@@ -1087,16 +1140,31 @@ func (s *Service) RunMessages(ctx context.Context, every time.Duration) error {
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
-	tracked := time.Time{}
-	for {
-		if _, err := s.SendMessages(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("messages: sweep", "err", err)
-		}
-		if time.Since(tracked) > time.Minute {
-			tracked = time.Now()
+	// Delivery reports and pruning, once a minute, beside the sending (a
+	// slow provider's reports never hold a message back).
+	done := make(chan struct{})
+	defer func() { <-done }()
+	go func() {
+		defer close(done)
+		minute := time.NewTicker(time.Minute)
+		defer minute.Stop()
+		for {
 			if _, err := s.TrackDeliveries(ctx); err != nil && ctx.Err() == nil {
 				s.log.Warn("messages: delivery reports", "err", err)
 			}
+			if _, err := s.pool.Exec(ctx, `DELETE FROM booking_links WHERE expires_at < $1`, s.now().Add(-7*24*time.Hour)); err != nil && ctx.Err() == nil {
+				s.log.Warn("messages: pruning links", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-minute.C:
+			}
+		}
+	}()
+	for {
+		if _, err := s.SendMessages(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("messages: sweep", "err", err)
 		}
 		select {
 		case <-ctx.Done():

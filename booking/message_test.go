@@ -495,7 +495,7 @@ func TestOneTapLinks(t *testing.T) {
 	}
 }
 
-// A provider failing half its calls, with 500s (nothing taken) and lost
+// A provider failing half its calls, with 503s (nothing taken) and lost
 // answers (taken, the caller never told): every message is sent once or
 // failed with its reason, none twice, with three replicas sending.
 func TestFailingProviderSendsNothingTwice(t *testing.T) {
@@ -509,7 +509,7 @@ func TestFailingProviderSendsNothingTwice(t *testing.T) {
 		calls++
 		switch calls % 4 {
 		case 0:
-			return 500
+			return 503 // not now: tried again
 		case 1:
 			return smstest.LoseAnswer
 		}
@@ -770,5 +770,46 @@ func TestNothingByChatOrSMSAtNight(t *testing.T) {
 	var state, why string
 	if err := w.Pool.QueryRow(sys, `SELECT state, error FROM messages WHERE id = $1`, id).Scan(&state, &why); err != nil || state != "dropped" || why != "its time has passed" {
 		t.Errorf("the retry: %s %q %v", state, why, err)
+	}
+}
+
+// Erasing a client erases their messages too: the addresses and words go,
+// the links in what was sent stop working, and what was still queued is
+// not sent.
+func TestErasureReachesMessages(t *testing.T) {
+	t.Parallel()
+	w := newMsgWorld(t, 1)
+	sys := bookingtest.System()
+	b := w.book(w.anna, w.day, "12:00", "gone@example.com")
+	w.sendAll() // the confirmation, by e-mail and SMS
+	if _, err := w.Svc.Remind(sys); err != nil {
+		t.Fatal(err)
+	}
+	var link string
+	for _, m := range w.mail.Messages(t) {
+		if m.To[0].Address == "gone@example.com" {
+			link = linkRE.FindStringSubmatch(m.Text)[1]
+		}
+	}
+	visitor := booking.As(context.Background(), booking.Visitor())
+	if _, err := w.Svc.OpenLink(visitor, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.EraseClient(sys, w.salon.ID, "", b.ClientID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.OpenLink(visitor, link); !errors.Is(err, booking.ErrNotFound) {
+		t.Errorf("a link of the erased client's booking: %v", err)
+	}
+	for _, m := range w.messages(b.ID) {
+		if m.Recipient != "" || m.Body != "" || m.State == booking.MessageQueued {
+			t.Errorf("a message kept: %+v", m)
+		}
+	}
+	before := len(w.sms.Sent()) + w.mail.Count(t)
+	w.Clock.Set(bookingtest.At(w.salon, w.day.AddDays(-1), "12:00")) // the reminder's time
+	w.sendAll()
+	if after := len(w.sms.Sent()) + w.mail.Count(t); after != before {
+		t.Errorf("%d more messages after the erasure", after-before)
 	}
 }

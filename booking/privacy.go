@@ -191,6 +191,14 @@ func (s *Service) EraseClient(ctx context.Context, salonID int64, phone string, 
 			    UPDATE booking_events SET details = details - 'by' - 'reason' WHERE booking_id IN (SELECT id FROM b)
 			)
 			SELECT count(*) FROM b`, salonID, clientID).QueryRow(func(r pgx.Row) error { return r.Scan(&kept) })
+		// Their messages: the addresses and words go, the links die, and
+		// nothing still queued is sent (to an address they took back).
+		batch.Queue(`DELETE FROM booking_links WHERE booking_id IN (SELECT id FROM bookings WHERE salon_id = $1 AND client_id = $2)`, salonID, clientID)
+		batch.Queue(`UPDATE messages SET recipient = '', subject = NULL, body = NULL,
+			    state = CASE WHEN state = 'queued' THEN 'dropped' ELSE state END,
+			    error = CASE WHEN state = 'queued' THEN 'the client''s data was erased' ELSE error END
+			WHERE booking_id IN (SELECT id FROM bookings WHERE salon_id = $1 AND client_id = $2) AND NOT to_master`, salonID, clientID)
+		batch.Queue(`DELETE FROM booking_outbox WHERE booking_id IN (SELECT id FROM bookings WHERE salon_id = $1 AND client_id = $2)`, salonID, clientID)
 		// What the audit log kept of them.
 		batch.Queue(`UPDATE audit_log SET old = CASE WHEN old IS NULL THEN NULL ELSE old - 'name' - 'phone' - 'notes' - 'contact_name' - 'contact_email' - 'origin_ref' - 'cancel_reason' END,
 			new = CASE WHEN new IS NULL THEN NULL ELSE new - 'name' - 'phone' - 'notes' - 'contact_name' - 'contact_email' - 'origin_ref' - 'cancel_reason' END

@@ -44,15 +44,19 @@ func (Notifier) Notify(ctx context.Context, tx pgx.Tx, n booking.Notice) error {
 	}
 	title := tr(lang, key)
 	if key == "n_reminder_in" {
-		title = tr(lang, key, i18n.New("%d h", int(n.Lead.Hours())).In(lang))
-		if n.Lead%time.Hour != 0 {
-			title = tr(lang, key, i18n.New("%d min", int(n.Lead.Minutes())).In(lang))
+		left := n.Booking.StartsAt.Sub(n.At).Round(time.Minute)
+		if left >= time.Hour {
+			title = tr(lang, key, i18n.New("%d h", int(left.Round(time.Hour).Hours())).In(lang))
+		} else {
+			title = tr(lang, key, i18n.New("%d min", int(left.Minutes())).In(lang))
 		}
 	}
 	msg := outMsg{Op: opSend, ChatID: chat, Text: describe(lang, title, n), Key: n.Key}
-	if n.Event == booking.EventReminder && !n.To.Master && !n.Plain && v.ConfirmedAt.IsZero() {
-		// One tap: confirm, move or cancel, with the chat's identity as the
-		// credential (the core decides), whatever dialog the chat is in.
+	answers := n.Event == booking.EventReminder || n.Event == booking.EventPaid || n.Event == booking.EventCreated && v.Status == booking.StatusConfirmed
+	if answers && !n.To.Master && !n.Plain && v.ConfirmedAt.IsZero() && v.Status.Active() {
+		// One tap, on reminders and confirmations: confirm, move or
+		// cancel, with the chat's identity as the credential (the core
+		// decides), whatever dialog the chat is in.
 		ref := fmt.Sprintf("%d:%d", v.SalonID, v.ID)
 		msg.Inline = [][]button{{{Text: tr(lang, "b_will_come"), Data: tapConfirm + ref}},
 			{{Text: tr(lang, "b_move"), Data: tapMove + ref}, {Text: tr(lang, "b_cancel"), Data: tapCancel + ref}}}
@@ -70,10 +74,15 @@ const (
 // noticeKey is the text that heads a notice, or "" for none.
 func noticeKey(n booking.Notice) string {
 	if n.Event == booking.EventReminder {
+		// Said as it is when it goes: "tomorrow" only on the day before,
+		// "in two hours" only two hours before (a reminder held back by
+		// the night says how long is left).
+		loc := n.Booking.Salon.Location()
+		left := n.Booking.StartsAt.Sub(n.At)
 		switch {
-		case n.Lead >= 20*time.Hour && n.Lead <= 28*time.Hour:
+		case n.Lead >= 20*time.Hour && n.Lead <= 28*time.Hour && booking.DateOf(n.At.In(loc)).AddDays(1) == booking.DateOf(n.Booking.StartsAt.In(loc)):
 			return "n_reminder_24h"
-		case n.Lead >= 90*time.Minute && n.Lead <= 150*time.Minute:
+		case n.Lead >= 90*time.Minute && n.Lead <= 150*time.Minute && left >= 90*time.Minute && left <= 150*time.Minute:
 			return "n_reminder_2h"
 		}
 		return "n_reminder_in"

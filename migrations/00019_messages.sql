@@ -66,6 +66,8 @@ CREATE TABLE messages (
 );
 -- what is due to be sent (the unique key serves a booking's messages)
 CREATE INDEX messages_due ON messages (not_before, id) WHERE state = 'queued';
+-- sends in flight (the sweep fails those of a dead replica)
+CREATE INDEX messages_sending ON messages (sending_at) WHERE state = 'queued' AND sending_at IS NOT NULL;
 CREATE INDEX messages_failed ON messages (salon_id, id) WHERE state = 'failed';
 CREATE INDEX messages_unreported ON messages (sent_at) WHERE state = 'sent' AND channel = 'sms';
 

@@ -203,8 +203,9 @@ func ErrorHandler(log *slog.Logger) fiber.ErrorHandler {
 }
 
 // secretParams are the route parameters that grant access (a calendar
-// feed's file name, a payment's return reference).
-var secretParams = []string{":file", ":ref"}
+// feed's file name, a payment's return reference, a message's one-tap
+// link).
+var secretParams = []string{":file", ":ref", ":token"}
 
 // LoggedPath is what a log shows of a request's path: the path, or the
 // route if the path grants access, so that a log grants nothing.

@@ -39,6 +39,9 @@ type site struct {
 	masters []*booking.Master
 	client  *http.Client
 	router  routers.Router
+	// outbox gives a message whole, links live (a site with the
+	// development outbox's couriers: linkSite)
+	outbox func(id int64) (string, bool)
 }
 
 type siteOption func(*widget.Config)

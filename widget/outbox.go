@@ -13,12 +13,19 @@ import (
 const OutboxPath = "/dev/outbox"
 
 // RegisterOutbox serves the development outbox page. Only salon dev
-// registers it: it shows every salon's messages to whoever asks.
-func (h *Handler) RegisterOutbox(app *fiber.App) {
+// registers it: it shows every salon's messages to whoever asks. whole
+// gives a message's words with their links live, when this process sent
+// it (the database keeps them without their tokens).
+func (h *Handler) RegisterOutbox(app *fiber.App, whole func(id int64) (string, bool)) {
 	app.Get(OutboxPath, h.deadline, func(c *fiber.Ctx) error {
 		list, err := h.svc.Outbox(booking.As(c.UserContext(), booking.BySystem()), 100)
 		if err != nil {
 			return h.pageError(c, err)
+		}
+		for i := range list {
+			if t, ok := whole(list[i].ID); ok {
+				list[i].Body = t
+			}
 		}
 		var b strings.Builder
 		if err := pages.ExecuteTemplate(&b, "outbox.html", list); err != nil {

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
@@ -45,7 +46,7 @@ const (
 var ErrUnknown = errors.New("sms provider: outcome unknown")
 
 // ErrNotSent: the provider took nothing (it could not be reached, or
-// answered 5xx or 429): sending again is safe.
+// answered 503 or 429): sending again is safe.
 var ErrNotSent = errors.New("sms provider: not sent")
 
 // RejectedError is a provider's refusal: sending again will not help.
@@ -115,12 +116,15 @@ type Log struct {
 	n      atomic.Int64
 }
 
-// Send logs the text.
+// Send logs the text, its links' tokens hidden (a log grants nothing).
 func (l *Log) Send(_ context.Context, phone, text string) (string, error) {
 	parts, _ := Segments(text)
-	l.Logger.Info("sms (not sent: SMS_PROVIDER=log)", "to", phone, "parts", parts, "text", text)
+	l.Logger.Info("sms (not sent: SMS_PROVIDER=log)", "to", phone, "parts", parts, "text", tokenRE.ReplaceAllString(text, "$1…"))
 	return fmt.Sprintf("log-%d", l.n.Add(1)), nil
 }
+
+// tokenRE finds the token of a one-tap link in a text.
+var tokenRE = regexp.MustCompile(`(/a/)[A-Za-z0-9_-]{22}`)
 
 // Status says delivered.
 func (l *Log) Status(context.Context, string) (Delivery, error) { return Delivered, nil }

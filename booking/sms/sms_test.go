@@ -37,10 +37,15 @@ func TestSMSRUSendsAndReports(t *testing.T) {
 	if _, err := bad.Send(ctx, "+79161234567", "x"); !errors.As(err, &rej) || rej.Code != 200 {
 		t.Errorf("a wrong api_id: %v", err)
 	}
-	// A 502 took nothing: safe to send again. An answer lost after the
-	// text went is unknown: it went, and must not go again.
-	fake.Fail(func(string) int { return 502 })
+	// A 503 took nothing: safe to send again. A 502 (a gateway's) and an
+	// answer lost after the text went are unknown: it may have gone, and
+	// must not go again.
+	fake.Fail(func(string) int { return 503 })
 	if _, err := p.Send(ctx, "+79161234567", "x"); !errors.Is(err, sms.ErrNotSent) {
+		t.Errorf("a 503: %v", err)
+	}
+	fake.Fail(func(string) int { return 502 })
+	if _, err := p.Send(ctx, "+79161234567", "x"); !errors.Is(err, sms.ErrUnknown) {
 		t.Errorf("a 502: %v", err)
 	}
 	if len(fake.Sent()) != 1 {

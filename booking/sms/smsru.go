@@ -86,8 +86,9 @@ func (p *SMSRU) Status(ctx context.Context, id string) (Delivery, error) {
 }
 
 // call posts the form and reads the answer; a refused request is a
-// *RejectedError, one SMS.ru did not take (unreachable, 5xx, 429)
-// ErrNotSent, anything unread ErrUnknown.
+// *RejectedError, one SMS.ru did not take (unreachable, 503, 429)
+// ErrNotSent, anything else unread (another 5xx, a lost answer)
+// ErrUnknown.
 func (p *SMSRU) call(ctx context.Context, path string, form url.Values) (*smsruAnswer, error) {
 	base := p.BaseURL
 	if base == "" {
@@ -112,8 +113,12 @@ func (p *SMSRU) call(ctx context.Context, path string, form url.Values) (*smsruA
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	switch {
-	case resp.StatusCode >= 500, resp.StatusCode == http.StatusTooManyRequests:
+	case resp.StatusCode == http.StatusServiceUnavailable, resp.StatusCode == http.StatusTooManyRequests:
+		// "Not now": nothing was taken.
 		return nil, fmt.Errorf("sms.ru %s: %s: %w", path, resp.Status, ErrNotSent)
+	case resp.StatusCode >= 500:
+		// A gateway's 502 or 504 may come after SMS.ru took the text.
+		return nil, fmt.Errorf("sms.ru %s: %s: %w", path, resp.Status, ErrUnknown)
 	case err != nil:
 		return nil, fmt.Errorf("sms.ru %s: %d %v: %w", path, resp.StatusCode, err, ErrUnknown)
 	}

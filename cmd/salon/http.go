@@ -42,6 +42,8 @@ type server struct {
 	svc         *booking.Service
 	log         *slog.Logger
 	reg         *prometheus.Registry
+	// outbox gives a message of the development outbox whole (salon dev).
+	outbox func(id int64) (string, bool)
 }
 
 func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger, metricsAddr string) *server {
@@ -124,8 +126,8 @@ func (s *server) mount(getenv env, b *bot.Bot) error {
 	}
 	wh := widget.New(s.svc, cfg)
 	wh.Register(s.app)
-	if getenv("SALON_DEV_OUTBOX") == "on" {
-		wh.RegisterOutbox(s.app)
+	if getenv("SALON_DEV_OUTBOX") == "on" && s.outbox != nil {
+		wh.RegisterOutbox(s.app, s.outbox)
 	}
 	pcfg := panel.Config{
 		Secure:         strings.HasPrefix(strings.ToLower(getenv("SALON_PUBLIC_URL")), "https://"),

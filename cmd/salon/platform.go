@@ -65,14 +65,14 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 	// by whichever replica runs the job, with a bot or without; a replica
 	// with a bot sends them, once.
 	opts = append(opts, booking.WithNotifier(booking.ChannelTelegram, bot.Notifier{}))
-	couriers, outbox, err := messageCouriers(getenv, public, log)
+	couriers, outboxes, err := messageCouriers(getenv, public, log)
 	if err != nil {
 		return nil, err
 	}
 	opts = append(opts, couriers...)
 	opts = append(opts, booking.WithMessageObserver(metrics.observeMessage))
 	token := getenv("TELEGRAM_BOT_TOKEN")
-	p := &platform{log: log, svc: booking.New(pool, opts...), outbox: outbox}
+	p := &platform{log: log, svc: booking.New(pool, opts...), outbox: len(outboxes) > 0}
 	if sb, ok := provider.(*psp.Sandbox); ok {
 		sb.Notify = widget.SandboxNotifier(p.svc)
 	}
@@ -97,6 +97,14 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 	}
 	p.jobs = jobs
 	p.srv = newServer(pool, p.svc, log, getenv("SALON_METRICS_ADDR"))
+	p.srv.outbox = func(id int64) (string, bool) {
+		for _, x := range outboxes {
+			if t, ok := x.Text(id); ok {
+				return t, true
+			}
+		}
+		return "", false
+	}
 	p.srv.reg.MustRegister(metrics.collectors()...)
 	p.srv.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "salon_payments_down",
 		Help: "1 while this replica found the payment provider not answering (new deposit bookings follow the salon's fallback), else 0."},
@@ -114,12 +122,12 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 
 // messageCouriers are the couriers of e-mail (SALON_SMTP_URL) and SMS
 // (SMS_PROVIDER); with dev's SALON_DEV_OUTBOX=on, a channel left
-// unconfigured goes to the development outbox page (outbox is true then).
-// A channel without a courier carries nothing.
-func messageCouriers(getenv env, public string, log *slog.Logger) ([]booking.Option, bool, error) {
+// unconfigured goes to the development outbox page (through the outboxes
+// returned). A channel without a courier carries nothing.
+func messageCouriers(getenv env, public string, log *slog.Logger) ([]booking.Option, []*courier.Outbox, error) {
 	var opts []booking.Option
 	dev := getenv("SALON_DEV_OUTBOX") == "on"
-	outbox := false
+	var outboxes []*courier.Outbox
 	rateOf := func(key string, def int) (int, error) {
 		v := getenv(key)
 		if v == "" {
@@ -135,26 +143,27 @@ func messageCouriers(getenv env, public string, log *slog.Logger) ([]booking.Opt
 	case u != "":
 		sender, err := mail.New(u, getenv("SALON_MAIL_FROM"))
 		if err != nil {
-			return nil, false, usagef("%v", err)
+			return nil, nil, usagef("%v", err)
 		}
 		r, err := rateOf("SALON_MAIL_RATE", 10)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 		opts = append(opts, booking.WithCourier(booking.ChannelEmail, &courier.Email{Mail: sender, Base: public}, r))
 	case dev:
-		outbox = true
-		opts = append(opts, booking.WithCourier(booking.ChannelEmail, &courier.Outbox{Base: public, Channel: booking.ChannelEmail}, 0))
+		x := &courier.Outbox{Base: public, Channel: booking.ChannelEmail}
+		outboxes = append(outboxes, x)
+		opts = append(opts, booking.WithCourier(booking.ChannelEmail, x, 0))
 	}
 	r, err := rateOf("SALON_SMS_RATE", 10)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	switch name := getenv("SMS_PROVIDER"); name {
 	case "smsru":
 		id := getenv("SMSRU_API_ID")
 		if id == "" {
-			return nil, false, usagef("SMS_PROVIDER=smsru needs SMSRU_API_ID")
+			return nil, nil, usagef("SMS_PROVIDER=smsru needs SMSRU_API_ID")
 		}
 		p := &sms.SMSRU{APIID: id, BaseURL: orDefault(getenv("SMSRU_API_URL"), sms.DefaultSMSRUURL)}
 		opts = append(opts, booking.WithCourier(booking.ChannelSMS, &courier.SMS{Provider: p, Base: public}, r))
@@ -162,13 +171,14 @@ func messageCouriers(getenv env, public string, log *slog.Logger) ([]booking.Opt
 		opts = append(opts, booking.WithCourier(booking.ChannelSMS, &courier.SMS{Provider: &sms.Log{Logger: log}, Base: public}, r))
 	case "":
 		if dev {
-			outbox = true
-			opts = append(opts, booking.WithCourier(booking.ChannelSMS, &courier.Outbox{Base: public, Channel: booking.ChannelSMS}, 0))
+			x := &courier.Outbox{Base: public, Channel: booking.ChannelSMS}
+			outboxes = append(outboxes, x)
+			opts = append(opts, booking.WithCourier(booking.ChannelSMS, x, 0))
 		}
 	default:
-		return nil, false, usagef("SMS_PROVIDER must be smsru or log, not %q", name)
+		return nil, nil, usagef("SMS_PROVIDER must be smsru or log, not %q", name)
 	}
-	return opts, outbox, nil
+	return opts, outboxes, nil
 }
 
 // paymentProvider is PAYMENT_PROVIDER's provider: the built-in sandbox, or

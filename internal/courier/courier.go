@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"salon/booking"
@@ -123,20 +124,54 @@ func (s *SMS) Track(ctx context.Context, id string) (bool, string, error) {
 }
 
 // Outbox is the development courier: it writes the message in words and
-// sends it nowhere; the message's row keeps the words, and the outbox page
-// shows them.
+// sends it nowhere. The message's row keeps the words without their links'
+// tokens; the outbox keeps the last messages whole, in this process's
+// memory only, so the development outbox page can offer their links to
+// tap.
 type Outbox struct {
 	Base    string
 	Channel booking.Channel
+
+	mu    sync.Mutex
+	whole map[int64]string
+	order []int64
 }
+
+// outboxKeeps is how many whole messages an Outbox remembers.
+const outboxKeeps = 200
 
 // Deliver implements booking.Courier.
 func (x *Outbox) Deliver(_ context.Context, o *booking.Outgoing) (booking.Sent, error) {
+	sent := booking.Sent{ProviderID: "outbox"}
 	if x.Channel == booking.ChannelSMS {
-		text := Short(o, x.Base)
-		parts, _ := sms.Segments(text)
-		return booking.Sent{ProviderID: "outbox", Body: text, Segments: parts}, nil
+		sent.Body = Short(o, x.Base)
+		sent.Segments, _ = sms.Segments(sent.Body)
+	} else {
+		w := Compose(o, x.Base)
+		sent.Subject, sent.Body = w.Subject, w.Text()
 	}
-	w := Compose(o, x.Base)
-	return booking.Sent{ProviderID: "outbox", Subject: w.Subject, Body: w.Text()}, nil
+	x.keep(o.ID, sent.Body)
+	return sent, nil
+}
+
+func (x *Outbox) keep(id int64, text string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.whole == nil {
+		x.whole = map[int64]string{}
+	}
+	x.whole[id] = text
+	x.order = append(x.order, id)
+	if len(x.order) > outboxKeeps {
+		delete(x.whole, x.order[0])
+		x.order = x.order[1:]
+	}
+}
+
+// Text is a message this outbox took, whole (its links live).
+func (x *Outbox) Text(id int64) (string, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	t, ok := x.whole[id]
+	return t, ok
 }
