@@ -261,6 +261,10 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		}},
 		"UseLink":        {run: func(ctx context.Context) error { return e1(f.Svc.UseLink(ctx, "no-such-token")) }},
 		"ReminderEffect": {run: func(ctx context.Context) error { return e1(f.Svc.ReminderEffect(ctx, a, 3)) }},
+		"ChannelsOf":     {run: func(ctx context.Context) error { return e1(f.Svc.ChannelsOf(ctx, a, b.ClientID)) }},
+		"SetClientChannels": {run: func(ctx context.Context) error {
+			return f.Svc.SetClientChannels(ctx, a, b.ClientID, true, true)
+		}},
 	}
 	// Where the stranger gets nothing but ErrNotFound was not said above,
 	// it is the rule.

@@ -22,6 +22,7 @@ var fields = map[string]string{
 	"input": "Input", "receipt_item": "Receipt line", "address": "Address",
 	"description": "Description", "privacy_url": "Privacy policy", "about": "About the salon",
 	"quiet_from": "Quiet hours from", "quiet_to": "Quiet hours to", "reminder_offsets": "Reminders", "reminder_holdout_pct": "Hold-out",
+	"no_sms": "No SMS", "no_email": "No e-mail",
 }
 
 var ru = map[string]string{
@@ -241,4 +242,6 @@ var ru = map[string]string{
 	"between %d and %d":                                             "от %d до %d",
 	"Hold-out":                                                      "Контрольная группа",
 	"write them like 24 h, 2 h":                                     "напишите так: 24 ч, 2 ч",
+	"No SMS":                                                        "Без SMS",
+	"No e-mail":                                                     "Без писем",
 }

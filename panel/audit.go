@@ -158,7 +158,7 @@ var auditActions = map[string]string{"create": "Created", "update": "Changed", "
 	"confirmed": "Confirmed"}
 
 var entityNames = map[string]string{"booking": "booking", "client": "client", "master": "master", "master_service": "master's service",
-	"service": "service", "shift": "shift", "salon": "salon", "user": "user"}
+	"service": "service", "shift": "shift", "salon": "salon", "user": "user", "client_channels": "client's messages"}
 
 // auditValue is a column's value as people read it: times on the salon's
 // clock, masters by name, yes/no, "—" for none.

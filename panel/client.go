@@ -26,6 +26,7 @@ func (h *Handler) clients(c *fiber.Ctx) error {
 
 type clientData struct {
 	Client   *booking.Client
+	Channels *booking.ClientChannels
 	Bookings []booking.View
 	NoShows  int
 	Error    string
@@ -48,6 +49,9 @@ func (h *Handler) showClient(c *fiber.Ctx, d *clientData) error {
 		d.Client = cl
 	}
 	if d.Bookings, err = h.svc.ClientBookings(c.UserContext(), u.SalonID, id); err != nil {
+		return err
+	}
+	if d.Channels, err = h.svc.ChannelsOf(c.UserContext(), u.SalonID, id); err != nil {
 		return err
 	}
 	for _, b := range d.Bookings {
@@ -118,4 +122,17 @@ func (h *Handler) eraseClient(c *fiber.Ctx) error {
 		return err
 	}
 	return done(c, fmt.Sprintf("/panel/clients/%d", id), "erased")
+}
+
+// setChannels stops or restarts SMS and e-mail to the client, as they
+// asked the salon.
+func (h *Handler) setChannels(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if err := h.svc.SetClientChannels(c.UserContext(), user(c).SalonID, id, c.FormValue("no_sms") != "", c.FormValue("no_email") != ""); err != nil {
+		return err
+	}
+	return done(c, fmt.Sprintf("/panel/clients/%d", id), "saved")
 }

@@ -123,4 +123,27 @@ func TestPanelShowsMessagesAndConfirmations(t *testing.T) {
 	if p := b.get("/panel/reminders"); p.status != 200 || !strings.Contains(p.body, "10%") {
 		t.Errorf("the reminders page: %d", p.status)
 	}
+	// The client asks for no SMS (SMS.ru carries no replies): the admin
+	// stops them on the client's page.
+	page = b.get(fmt.Sprintf("/panel/clients/%d", sure.ClientID)).body
+	if !strings.Contains(page, `id="client-channels"`) || !strings.Contains(page, "maria@example.com") {
+		t.Fatal("the client page has no message settings")
+	}
+	if r := b.post(fmt.Sprintf("/panel/clients/%d/channels", sure.ClientID), url.Values{"no_sms": {"on"}}); r.status != 303 {
+		t.Fatalf("stop SMS: %d", r.status)
+	}
+	ch, err := w.Svc.ChannelsOf(ctx, w.salon.ID, sure.ClientID)
+	if err != nil || !ch.NoSMS || ch.NoEmail {
+		t.Errorf("channels: %+v %v", ch, err)
+	}
+	var stopped int
+	if err := w.Pool.QueryRow(ctx, `SELECT count(*) FROM message_optouts WHERE salon_id = $1 AND channel = 'sms' AND address = $2`, w.salon.ID, ch.Phone).Scan(&stopped); err != nil || stopped != 1 {
+		t.Errorf("opt-outs: %d %v", stopped, err)
+	}
+	if r := b.post(fmt.Sprintf("/panel/clients/%d/channels", sure.ClientID), url.Values{}); r.status != 303 {
+		t.Fatalf("restart SMS: %d", r.status)
+	}
+	if ch, _ := w.Svc.ChannelsOf(ctx, w.salon.ID, sure.ClientID); ch.NoSMS {
+		t.Error("SMS still stopped")
+	}
 }

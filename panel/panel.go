@@ -123,6 +123,7 @@ func (h *Handler) Register(app *fiber.App) {
 	a.Post("/clients/:id", h.updateClient)
 	a.Get("/clients/:id/export", h.exportClient)
 	a.Post("/clients/:id/erase", h.eraseClient)
+	a.Post("/clients/:id/channels", h.setChannels)
 
 	a.Get("/masters", h.masters)
 	a.Post("/masters", h.createMaster)

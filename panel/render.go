@@ -38,6 +38,7 @@ var funcs = template.FuncMap{
 	"hm":   func(t time.Time) string { return t.Format("15:04") },
 	"date": func(t time.Time) string { return t.Format("2006-01-02") },
 	"dt":   func(t time.Time) string { return t.Format("2006-01-02 15:04") },
+	"join": strings.Join,
 	// YooKassa's codes for a receipt's VAT and the seller's tax system.
 	"vatCodes": func() map[int]string {
 		return map[int]string{1: "no VAT", 2: "VAT 0%", 3: "VAT 10%", 4: "VAT 20%", 5: "VAT 10/110", 6: "VAT 20/120"}

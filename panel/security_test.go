@@ -106,6 +106,7 @@ func TestAnotherSalonsIDsAreNotFound(t *testing.T) {
 		"/panel/attention/:id/release":       {fmt.Sprintf("/panel/attention/%d/release", o.session)},
 		"/panel/clients/:id/export":          {fmt.Sprintf("/panel/clients/%d/export", o.client)},
 		"/panel/clients/:id/erase":           {fmt.Sprintf("/panel/clients/%d/erase", o.client)},
+		"/panel/clients/:id/channels":        {fmt.Sprintf("/panel/clients/%d/channels", o.client)},
 		"/panel/clients/:id":                 {fmt.Sprintf("/panel/clients/%d", o.client)},
 		"/panel/masters/:id":                 {fmt.Sprintf("/panel/masters/%d", o.master)},
 		"/panel/masters/:id/offers":          {fmt.Sprintf("/panel/masters/%d/offers", o.master)},
