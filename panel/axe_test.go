@@ -2,10 +2,13 @@ package panel_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
+	"salon/booking/bookingtest"
 	"salon/internal/browsertest"
 	"salon/internal/demo"
 )
@@ -21,6 +24,19 @@ func TestAxeOnEveryPanelPage(t *testing.T) {
 	cl := scalar[int64](t, w, `SELECT id FROM clients WHERE salon_id = $1 ORDER BY id LIMIT 1`, w.salon.ID)
 	bk := scalar[int64](t, w, `SELECT id FROM bookings WHERE salon_id = $1 ORDER BY id LIMIT 1`, w.salon.ID)
 	day := w.today().String()
+	// The booking has messages, one of them failed, and its client's
+	// confirmation: the tables the booking and attention pages show.
+	if _, err := w.Pool.Exec(bookingtest.System(), `INSERT INTO messages (salon_id, booking_id, kind, channel, recipient, state, error, segments, sent_at)
+		VALUES ($1, $2, 'confirmation', 'email', 'client@example.com', 'sent', NULL, NULL, now()),
+		       ($1, $2, 'reminder', 'sms', '+79990000001', 'failed', 'sms provider refused (207): На этот номер нельзя отправлять сообщения', 2, NULL)`,
+		w.salon.ID, bk); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Pool.Exec(bookingtest.System(), `UPDATE bookings SET client_confirmed_at = now(), client_confirmed_via = 'sms' WHERE id = $1`, bk); err != nil {
+		t.Fatal(err)
+	}
+	shots := map[string]string{fmt.Sprintf("/panel/bookings/%d", bk): "booking", "/panel/attention": "attention", "/panel/settings": "settings",
+		"/panel/reminders": "reminders", fmt.Sprintf("/panel/clients/%d", cl): "client"}
 	pages := []string{"/panel/", "/panel/day/" + day, fmt.Sprintf("/panel/masters/%d/week/%s", m, day), "/panel/bookings/new",
 		fmt.Sprintf("/panel/bookings/%d", bk), "/panel/payments", "/panel/attention", "/panel/reminders", "/panel/clients", fmt.Sprintf("/panel/clients/%d", cl),
 		"/panel/masters", fmt.Sprintf("/panel/masters/%d", m), "/panel/services", fmt.Sprintf("/panel/services/%d", sv),
@@ -45,6 +61,12 @@ func TestAxeOnEveryPanelPage(t *testing.T) {
 			for _, p := range pages {
 				do(t, ctx, chromedp.Navigate(w.base+p), chromedp.WaitReady(css(`#main`)))
 				browsertest.Axe(t, ctx, fmt.Sprintf("%s (%s, %d px)", p, lang, size[0]))
+				if name, ok := shots[p]; ok {
+					png := value(t, ctx, chromedp.FullScreenshot(100))
+					if err := os.WriteFile(filepath.Join(t.ArtifactDir(), fmt.Sprintf("%s-%s-%d.png", name, lang, size[0])), png, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
 				// Nothing wider than the screen: the page never scrolls
 				// sideways (the day grid scrolls inside its own box).
 				if wide := value(t, ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`)); wide > 0 {
