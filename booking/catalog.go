@@ -205,12 +205,7 @@ func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error
 		return nil, fmt.Errorf("catalog of salon %d: %w", salonID, err)
 	}
 	c.salon = *sal
-	for _, k := range emailKinds {
-		c.messages.EmailKinds = append(c.messages.EmailKinds, MessageKind(k))
-	}
-	for _, k := range smsKinds {
-		c.messages.SMSKinds = append(c.messages.SMSKinds, MessageKind(k))
-	}
+	c.messages.EmailKinds, c.messages.SMSKinds = kindsOf(emailKinds), kindsOf(smsKinds)
 	for i, id := range svIDs {
 		c.services[id] = SalonService{ID: id, SalonID: salonID, Name: svNames[i], DurationMin: int(svDur[i]),
 			BufferMin: int(svBuf[i]), Price: svPrice[i], Deposit: svDeposit[i], Active: svActive[i]}

@@ -463,12 +463,7 @@ func (s *Service) dueReminders(ctx context.Context, now time.Time) ([]dueReminde
 			}
 			d.salon = &salonZone{id: salonID, loc: loc}
 			salons[salonID] = d.salon
-			for _, k := range email {
-				set.EmailKinds = append(set.EmailKinds, MessageKind(k))
-			}
-			for _, k := range sms {
-				set.SMSKinds = append(set.SMSKinds, MessageKind(k))
-			}
+			set.EmailKinds, set.SMSKinds = kindsOf(email), kindsOf(sms)
 			sets[salonID] = &set
 		}
 		d.set = sets[salonID]

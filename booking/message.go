@@ -300,13 +300,17 @@ func readMessageSettings(ctx context.Context, q querier, salonID int64) (*Messag
 	for _, o := range offsets {
 		m.ReminderOffsets = append(m.ReminderOffsets, time.Duration(o)*time.Minute)
 	}
-	for _, k := range email {
-		m.EmailKinds = append(m.EmailKinds, MessageKind(k))
-	}
-	for _, k := range sms {
-		m.SMSKinds = append(m.SMSKinds, MessageKind(k))
-	}
+	m.EmailKinds, m.SMSKinds = kindsOf(email), kindsOf(sms)
 	return &m, nil
+}
+
+// kindsOf reads a column of message kinds.
+func kindsOf(ks []string) []MessageKind {
+	out := make([]MessageKind, len(ks))
+	for i, k := range ks {
+		out[i] = MessageKind(k)
+	}
+	return out
 }
 
 // MessageSettingsOf returns a salon's message settings (staff of the salon).

@@ -25,9 +25,6 @@ import (
 // a second's edge), and another salon's confirmation made meanwhile goes
 // among the first, not behind the backlog. Figures are logged.
 func TestTenThousandRemindersAtOnce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a load test")
-	}
 	const (
 		masters  = 20
 		bookings = 5000

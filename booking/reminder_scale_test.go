@@ -22,9 +22,6 @@ import (
 // bookings. SALON_SCALE_BOOKINGS sets the larger count (CI runs
 // 5,000,000).
 func TestReminderSweepCostIsFlat(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a scale test")
-	}
 	big := 5_000_000
 	if v := os.Getenv("SALON_SCALE_BOOKINGS"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -132,16 +132,7 @@ func TestReminderConfirmsWithOneTap(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	ctx := bookingtest.System()
-	client := w.tg.NewUser("Forgetful", "en")
-	client.Send("/help")
-	w.see(client, "/help")
-	w.Clock.Set(bookingtest.At(w.salon, testDay, "09:00"))
-	b, err := w.Svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
-		StartsAt: bookingtest.At(w.salon, testDay, "11:00"), Client: booking.ClientInput{Name: "Forgetful", Phone: "+79990000778"}})
-	w.must(err)
-	_, err = w.Pool.Exec(ctx, `INSERT INTO client_identities (salon_id, client_id, channel, external_id, verified_by)
-		VALUES ($1, $2, 'telegram', $3, 'admin')`, w.salon.ID, b.ClientID, fmt.Sprint(client.ID))
-	w.must(err)
+	client, b := w.bookedInTelegram("Forgetful", "+79990000778")
 	if _, err := w.Svc.Remind(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -182,17 +173,8 @@ func TestRetriedMessageGoesAgainInTelegram(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	ctx := bookingtest.System()
-	client := w.tg.NewUser("Again", "en")
-	client.Send("/help")
-	w.see(client, "/help")
-	w.Clock.Set(bookingtest.At(w.salon, testDay, "09:00"))
-	b, err := w.Svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
-		StartsAt: bookingtest.At(w.salon, testDay, "11:00"), Client: booking.ClientInput{Name: "Again", Phone: "+79990000779"}})
-	w.must(err)
-	_, err = w.Pool.Exec(ctx, `INSERT INTO client_identities (salon_id, client_id, channel, external_id, verified_by)
-		VALUES ($1, $2, 'telegram', $3, 'admin')`, w.salon.ID, b.ClientID, fmt.Sprint(client.ID))
-	w.must(err)
-	_, err = w.Svc.Remind(ctx)
+	client, b := w.bookedInTelegram("Again", "+79990000779")
+	_, err := w.Svc.Remind(ctx)
 	w.must(err)
 	w.see(client, "⏰ Reminder")
 	var id int64
@@ -210,4 +192,23 @@ func TestRetriedMessageGoesAgainInTelegram(t *testing.T) {
 		_ = w.Pool.QueryRow(ctx, `SELECT state FROM messages WHERE id = $1`, id).Scan(&state)
 		return state == "sent"
 	})
+}
+
+// bookedInTelegram is a client whose chat the salon knows (as an import
+// would say) booked at 11:00 on the test day, the clock at 09:00: their
+// two-hour reminder is due.
+func (w *world) bookedInTelegram(name, phone string) (*tgtest.User, *booking.Booking) {
+	w.t.Helper()
+	ctx := bookingtest.System()
+	client := w.tg.NewUser(name, "en")
+	client.Send("/help")
+	w.see(client, "/help")
+	w.Clock.Set(bookingtest.At(w.salon, testDay, "09:00"))
+	b, err := w.Svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
+		StartsAt: bookingtest.At(w.salon, testDay, "11:00"), Client: booking.ClientInput{Name: name, Phone: phone}})
+	w.must(err)
+	_, err = w.Pool.Exec(ctx, `INSERT INTO client_identities (salon_id, client_id, channel, external_id, verified_by)
+		VALUES ($1, $2, 'telegram', $3, 'admin')`, w.salon.ID, b.ClientID, fmt.Sprint(client.ID))
+	w.must(err)
+	return client, b
 }
