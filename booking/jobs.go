@@ -35,6 +35,11 @@ const (
 	// taken, or after it was cancelled: nothing is charged), or a refund.
 	EventRefunded = "refunded"
 	EventReminder = "reminder"
+	// EventDepositDue: a paid booking moved to a larger deposit, and the
+	// client is asked the difference online (a top-up).
+	EventDepositDue = "deposit_due"
+	// EventTopUpPaid: the difference came.
+	EventTopUpPaid = "topup_paid"
 )
 
 // NotifyArgs asks to tell the people concerned about a change of a booking.

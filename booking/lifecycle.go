@@ -38,8 +38,9 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 	}
 	now := s.now()
 	var out *Booking
-	var payment int64
+	var payments []int64
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		payments = nil
 		b, salon, err := lockBooking(ctx, tx, caller, r.SalonID, r.BookingID, 0)
 		if err != nil {
 			return err
@@ -58,13 +59,13 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 		}
 		// The deposit: the one-time right to refund or release it is taken
 		// here, before the provider is called.
-		if payment, err = startRefund(ctx, tx, b, salon, caller, now); err != nil {
+		if payments, err = startRefund(ctx, tx, b, salon, caller, now); err != nil {
 			return err
 		}
 		return s.enqueueChange(ctx, tx, out, EventCancelled, actor, nil)
 	})
 	if err == nil {
-		s.followUp(ctx, payment)
+		s.followUp(ctx, payments...)
 	}
 	return out, err
 }
@@ -107,10 +108,10 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 	}
 	now := s.now()
 	var out, old *Booking
-	var refundID int64
+	var refunds []int64
 	master := r.MasterID
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		refundID = 0
+		refunds = nil
 		b, salon, err := lockBooking(ctx, tx, caller, r.SalonID, r.BookingID, r.MasterID)
 		if err != nil {
 			return err
@@ -137,10 +138,11 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 			return err
 		}
 		price, deposit, buffer := b.Price, b.Deposit, b.BufferMin
+		due := Money(-1) // (as it is)
 		if master != b.MasterID {
 			price, deposit, buffer = bc.price, bc.svc.Deposit, bc.svc.BufferMin
 			if deposit != b.Deposit && b.Deposit > 0 {
-				if deposit, refundID, err = reprice(ctx, tx, b, salon, deposit, now); err != nil {
+				if deposit, due, refunds, err = reprice(ctx, tx, b, salon, deposit, now); err != nil {
 					return err
 				}
 			}
@@ -148,22 +150,23 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		actor := caller.actor(b)
 		details, _ := json.Marshal(actor.details(map[string]any{
 			"from": b.StartsAt, "to": r.StartsAt, "from_master_id": b.MasterID, "to_master_id": master}))
+		var dueNow, dueWas Money
 		batch = &pgx.Batch{}
 		batch.Queue(`SAVEPOINT reschedule`)
 		batch.Queue(`
 			WITH b AS (
 			    UPDATE bookings SET starts_at = $3, master_id = $4, duration_min = $5, price = $6, deposit = $7,
-			           buffer_min = $8, updated_at = now()
+			           buffer_min = $8, deposit_due = CASE WHEN $13::numeric < 0 THEN deposit_due ELSE $13 END, updated_at = now()
 			    WHERE salon_id = $1 AND id = $2
-			    RETURNING `+bookingColumns+`
+			    RETURNING `+bookingColumns+`, deposit_due, (SELECT deposit_due FROM bookings WHERE id = $2)
 			), e AS (
 			    INSERT INTO booking_events (salon_id, booking_id, action, actor_kind, actor_id, channel, details)
 			    SELECT $1, id, 'rescheduled', $9, $10, $11, $12 FROM b
 			)
 			SELECT * FROM b`, b.SalonID, b.ID, r.StartsAt, master, bc.durationMin, price, deposit, buffer,
-			actor.Kind, actor.dbID(), actor.Channel, details,
+			actor.Kind, actor.dbID(), actor.Channel, details, due,
 		).QueryRow(func(row pgx.Row) error {
-			nb, err := scanBooking(row)
+			nb, err := scanBooking(scanPrefix{row, []any{&dueNow, &dueWas}})
 			out = nb
 			return err
 		})
@@ -179,7 +182,14 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		if err != nil {
 			return fmt.Errorf("reschedule: %w", err)
 		}
-		return s.enqueueChange(ctx, tx, out, EventRescheduled, actor, b)
+		if err := s.enqueueChange(ctx, tx, out, EventRescheduled, actor, b); err != nil {
+			return err
+		}
+		if dueNow > dueWas {
+			// The client owes more of the deposit: they are asked for it.
+			return s.enqueueChange(ctx, tx, out, EventDepositDue, actor, nil)
+		}
+		return nil
 	})
 	if errors.Is(err, errTaken) {
 		alts, err := s.alternatives(ctx, old.SalonID, old.ServiceID, master, r.StartsAt, now, old.ID)
@@ -191,46 +201,51 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 	if err != nil {
 		return nil, err
 	}
-	s.followUp(ctx, refundID)
+	s.followUp(ctx, refunds...)
 	return out, nil
 }
 
 // reprice is a moved booking's deposit when the move would change it (the
-// service's deposit changed since it was booked): a paid deposit larger
-// than the new one has the difference refunded (unless the salon keeps
-// deposits) and the booking asks the new one; a larger new deposit asks no
-// more than was paid (the rest of the price is paid at the visit), and a
-// deposit not paid yet, with its payment under way, stays as it is (the
-// payment is of that amount). It returns the deposit and the session to
-// follow up (0: none).
-func reprice(ctx context.Context, tx pgx.Tx, b *Booking, salon *Salon, deposit Money, now time.Time) (Money, int64, error) {
-	var id int64
-	var status PaymentStatus
-	var paid Money
-	err := tx.QueryRow(ctx, `SELECT id, status, amount FROM payment_sessions WHERE booking_id = $1
-		AND status IN ('registering', 'registered', 'unknown', 'authorized', 'canceling', 'completed', 'refunding')
-		ORDER BY id DESC LIMIT 1 FOR UPDATE`, b.ID).Scan(&id, &status, &paid)
-	switch {
-	case isNoRows(err):
-		return deposit, 0, nil // nothing paid online: the new terms
-	case err != nil:
-		return 0, 0, fmt.Errorf("reprice: %w", err)
-	case status != PayCompleted || deposit > paid:
-		return b.Deposit, 0, nil
-	case salon.RefundPolicy == RefundNever:
-		return b.Deposit, 0, nil // the salon keeps what was paid
-	}
-	tag, err := tx.Exec(ctx, `UPDATE payment_sessions SET status = 'refunding', cancel_token = NULL, refund_amount = $2,
-		refund_key = 'refund-' || id, version = version + 1, next_check_at = $3, checks = 0,
-		last_error = 'the difference refunded: the booking moved to a smaller deposit', updated_at = now()
-		WHERE id = $1 AND status = 'completed' AND cancel_token IS NOT NULL`, id, paid-deposit, now)
+// new master's service asks another), and what of it the client still
+// owes online. While money of it is moving (a payment being made or
+// captured, a release, a refund) the booking keeps its deposit: the
+// payment is of that amount. Otherwise, against what the salon holds of
+// it: nothing held, the new deposit as it is (asked, if at all, as any
+// new one); less held than the new deposit, the difference is owed
+// online (TopUpOnline: the client's next payment is of that amount) or
+// taken at the visit (TopUpSalon: the deposit stays); more held, the
+// difference is refunded, newest payment first (unless the salon keeps
+// deposits). It returns the deposit, what is due, and the sessions to
+// follow up.
+func reprice(ctx context.Context, tx pgx.Tx, b *Booking, salon *Salon, deposit Money, now time.Time) (Money, Money, []int64, error) {
+	ss, err := lockSessions(ctx, tx, b.ID)
 	if err != nil {
-		return 0, 0, fmt.Errorf("reprice: %w", err)
+		return 0, 0, nil, err
 	}
-	if tag.RowsAffected() == 0 {
-		return b.Deposit, 0, nil // refunded already
+	for _, m := range ss {
+		if m.inFlight() {
+			return b.Deposit, 0, nil, nil
+		}
 	}
-	return deposit, id, enqueueCheck(ctx, tx, id, now)
+	held := heldOf(ss)
+	switch {
+	case held == 0 || held == deposit:
+		return deposit, 0, nil, nil
+	case held < deposit && salon.DepositTopUp == TopUpOnline:
+		return deposit, deposit - held, nil, nil
+	case held < deposit:
+		return b.Deposit, 0, nil, nil // the rest of the price is paid at the visit
+	case salon.RefundPolicy == RefundNever:
+		return b.Deposit, 0, nil, nil // the salon keeps what was paid
+	}
+	ids, err := refundAcross(ctx, tx, ss, held-deposit, "the difference refunded: the booking moved to a smaller deposit", now)
+	if errors.Is(err, ErrConflict) {
+		return b.Deposit, 0, nil, nil // not refundable now: kept as it is
+	}
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	return deposit, 0, ids, nil
 }
 
 // MarkCompleted records that a confirmed booking took place. Only staff and

@@ -408,6 +408,10 @@ func clientKind(event string, st Status) (MessageKind, bool) {
 		return KindHoldExpired, true
 	case EventPaid:
 		return KindPaid, true
+	case EventDepositDue:
+		return KindPaymentDue, false
+	case EventTopUpPaid:
+		return KindPaid, false
 	case EventRefunded:
 		return KindRefunded, false
 	case EventReminder:
@@ -959,6 +963,12 @@ func stale(m *Message, v *View, now time.Time) string {
 		}
 	case KindPaymentDue:
 		switch {
+		case v.Status == StatusConfirmed && v.DepositDue > 0 && m.Change.Event == EventDepositDue:
+			if !now.Before(v.StartsAt) {
+				return "its time has passed"
+			}
+		case v.Status == StatusConfirmed && m.Change.Event == EventDepositDue:
+			return "the difference is paid"
 		case v.Status != StatusPending:
 			return "the booking is " + string(v.Status)
 		case !now.Before(v.StartsAt):
@@ -982,6 +992,9 @@ func (m *Message) notice(v *View, at time.Time) Notice {
 	event := map[MessageKind]string{KindConfirmation: EventCreated, KindPaymentDue: EventCreated, KindNew: EventCreated,
 		KindCancelled: EventCancelled, KindChanged: EventRescheduled, KindHoldExpired: EventHoldExpired, KindPaid: EventPaid,
 		KindRefunded: EventRefunded, KindReminder: EventReminder}[m.Kind]
+	if m.Change.Event == EventDepositDue {
+		event = EventDepositDue
+	}
 	if m.ToMaster && m.Change.Event == EventHoldExpired {
 		event = EventHoldExpired
 	}

@@ -100,9 +100,11 @@ type PaymentSession struct {
 	Checks    int
 	LastError string
 	// HoldUntil is when the client's time to pay ended (the booking's
-	// hold when the session was claimed).
+	// hold when the session was claimed; a top-up's, the visit).
 	HoldUntil time.Time
 	CreatedAt time.Time
+	// Refunded is what of it was refunded so far.
+	Refunded Money
 }
 
 // WithPayments takes deposits online through provider: client bookings of
@@ -136,12 +138,12 @@ func WithProviderAttempts(n int) Option {
 func (s *Service) Provider() psp.Provider { return s.psp }
 
 const sessionColumns = `id, salon_id, booking_id, provider, status, amount, currency, COALESCE(external_id, ''),
-	COALESCE(confirmation_url, ''), version, checks, last_error, hold_until, created_at`
+	COALESCE(confirmation_url, ''), version, checks, last_error, hold_until, created_at, refunded`
 
 func scanSession(row pgx.Row) (*PaymentSession, error) {
 	var p PaymentSession
 	if err := row.Scan(&p.ID, &p.SalonID, &p.BookingID, &p.Provider, &p.Status, &p.Amount, &p.Currency, &p.ExternalID,
-		&p.URL, &p.Version, &p.Checks, &p.LastError, &p.HoldUntil, &p.CreatedAt); err != nil {
+		&p.URL, &p.Version, &p.Checks, &p.LastError, &p.HoldUntil, &p.CreatedAt, &p.Refunded); err != nil {
 		return nil, err
 	}
 	if p.Status != PayRegistered {
@@ -151,9 +153,10 @@ func scanSession(row pgx.Row) (*PaymentSession, error) {
 }
 
 // payable is the session as its booking's client sees it: with the URL
-// where they pay only while the booking (pending) waits for it.
-func payable(sess *PaymentSession, b Status) *PaymentSession {
-	if sess != nil && b != StatusPending {
+// where they pay only while the booking waits for it (pending, or
+// confirmed and owing part of its deposit: due).
+func payable(sess *PaymentSession, b Status, due Money) *PaymentSession {
+	if sess != nil && b != StatusPending && (b != StatusConfirmed || due <= 0) {
 		sess.URL = ""
 	}
 	return sess
@@ -189,7 +192,8 @@ type ReturnLink func(ref string) string
 const ReturnRefTTL = 24 * time.Hour
 
 // StartPayment creates (or returns) the deposit payment of a pending
-// booking the caller may see: Claim, then Register, the provider told to
+// booking the caller may see (or of what a confirmed one still owes of
+// its deposit after a move to a larger one): Claim, then Register, the provider told to
 // send the client back to back(ref) (nil: nowhere). The same call again
 // returns the active session; a session with another amount active is
 // ErrConflict. WithoutProviderCalls, it only claims (the check job
@@ -216,7 +220,7 @@ func (s *Service) StartPayment(ctx context.Context, bookingID int64, back Return
 		}
 	}
 	if !pending {
-		return payable(sess, StatusCancelled), nil // (any status but pending)
+		return payable(sess, StatusCancelled, 0), nil // (any status but pending)
 	}
 	return sess, nil
 }
@@ -234,15 +238,29 @@ func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, bac
 		if !caller.may(b, g) {
 			return fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
 		}
-		pending = b.Status == StatusPending
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('payment-booking:' || $1::bigint, 0))`, b.ID); err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
+		// What is owed: a pending booking's deposit, or what a confirmed
+		// one moved to a larger deposit still owes of it (a top-up, paid
+		// until the visit).
+		want, until := b.Deposit, b.HoldExpiresAt
+		if b.Status != StatusPending {
+			if err := tx.QueryRow(ctx, `SELECT deposit_due FROM bookings WHERE id = $1`, b.ID).Scan(&want); err != nil {
+				return fmt.Errorf("claim: %w", err)
+			}
+			if b.Status != StatusConfirmed || !b.StartsAt.After(s.now()) {
+				want = 0
+			}
+			until = b.StartsAt
+		}
+		pending = b.Status == StatusPending || want > 0
 		cur, err := scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions
-			WHERE booking_id = $1 AND status IN ('registering', 'registered', 'unknown', 'authorized', 'canceling', 'refunding')`, b.ID))
+			WHERE booking_id = $1 AND status IN ('registering', 'registered', 'unknown', 'authorized', 'canceling', 'refunding')
+			ORDER BY id DESC LIMIT 1`, b.ID))
 		switch {
 		case err == nil:
-			if cur.Amount != b.Deposit {
+			if pending && cur.Amount != want {
 				return conflict("a payment of another amount is under way")
 			}
 			out = cur
@@ -250,7 +268,7 @@ func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, bac
 		case !isNoRows(err):
 			return fmt.Errorf("claim: %w", err)
 		}
-		if b.Status != StatusPending || b.Deposit <= 0 {
+		if !pending || want <= 0 {
 			// Paid already, or nothing to pay: the latest session, if any.
 			last, err := scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions
 				WHERE booking_id = $1 ORDER BY id DESC LIMIT 1`, b.ID))
@@ -272,7 +290,7 @@ func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, bac
 		}
 		var receipt []byte
 		if s.receipts {
-			r, err := paymentReceipt(ctx, tx, b, salon.Currency)
+			r, err := paymentReceipt(ctx, tx, b, want, salon.Currency)
 			if err != nil {
 				return err
 			}
@@ -283,8 +301,8 @@ func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, bac
 		out, err = scanSession(tx.QueryRow(ctx, `INSERT INTO payment_sessions (salon_id, booking_id, provider, status, amount,
 			currency, idempotence_key, cancel_token, next_check_at, created_at, return_ref, return_url, hold_until, receipt)
 			VALUES ($1, $2, $3, 'registering', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING `+sessionColumns,
-			b.SalonID, b.ID, s.psp.Name(), b.Deposit, salon.Currency, "pay-"+strconv.FormatInt(b.ID, 10)+"-"+randomHex(8),
-			randomHex(16), s.now().Add(2*providerCall), s.now(), ref, returnURL, b.HoldExpiresAt, receipt))
+			b.SalonID, b.ID, s.psp.Name(), want, salon.Currency, "pay-"+strconv.FormatInt(b.ID, 10)+"-"+randomHex(8),
+			randomHex(16), s.now().Add(2*providerCall), s.now(), ref, returnURL, until, receipt))
 		if err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
@@ -645,26 +663,9 @@ func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM bookings WHERE id = $1 FOR UPDATE`, sess.BookingID); err != nil {
 			return err
 		}
-		out, err := setSession(ctx, tx, sess.ID, []PaymentStatus{PayRefunding}, PayRefunded, nil, "refunded", s.now())
-		if errors.Is(err, errMoved) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		return ledger(ctx, tx, out, DepositRefunded, amount, s.now())
+		_, err := finishRefund(ctx, tx, sess.ID, s.now())
+		return err
 	})
-}
-
-// ledger writes a ledger entry, once per session and kind.
-func ledger(ctx context.Context, tx pgx.Tx, sess *PaymentSession, kind string, amount Money, now time.Time) error {
-	_, err := tx.Exec(ctx, `INSERT INTO ledger_entries (salon_id, booking_id, payment_session_id, entry_type, amount, currency, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (payment_session_id, entry_type) DO NOTHING`,
-		sess.SalonID, sess.BookingID, sess.ID, kind, amount, sess.Currency, now)
-	if err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
 }
 
 // applyPayment applies the provider's state of the payment to the session
@@ -795,6 +796,10 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 					return err
 				}
 				return released()
+			case b.Status == StatusConfirmed && first:
+				// A top-up (the booking moved to a larger deposit): act
+				// captures it.
+				return tell(b, StatusConfirmed, EventTopUpPaid)
 			case b.Status == StatusCancelled && kept:
 				return nil // the refund policy keeps it: act captures it
 			case b.Status == StatusCancelled:
@@ -812,7 +817,7 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 				if err := move([]PaymentStatus{PayAuthorized}, PayCompleted, "captured"); err != nil {
 					return err
 				}
-				return ledger(ctx, tx, sess, DepositReceived, sess.Amount, now)
+				return received(ctx, tx, sess, now)
 			case PayCanceling:
 				// The capture had happened (its answer was lost) when the
 				// booking was cancelled: the money came, and goes back in
@@ -820,7 +825,7 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 				if err := move([]PaymentStatus{PayCanceling}, PayCompleted, "captured before the cancellation was known"); err != nil {
 					return err
 				}
-				if err := ledger(ctx, tx, sess, DepositReceived, sess.Amount, now); err != nil {
+				if err := received(ctx, tx, sess, now); err != nil {
 					return err
 				}
 				next, err := scanSession(tx.QueryRow(ctx, `UPDATE payment_sessions SET status = 'refunding', refund_amount = amount,
@@ -944,7 +949,7 @@ func (s *Service) PaymentReturn(ctx context.Context, ref string) (*View, *Paymen
 		return nil, nil, err
 	}
 	s.decorate(v, Visitor()) // as a client sees it (whether they may still change it: with their manage link)
-	return v, payable(sess, v.Status), nil
+	return v, payable(sess, v.Status, v.DepositDue), nil
 }
 
 // PayAgain starts, for the client back from a payment that did not go
@@ -984,7 +989,7 @@ func (s *Service) PayAgain(ctx context.Context, ref string, back ReturnLink) (*V
 		return nil, nil, err
 	}
 	s.decorate(v, Visitor())
-	return v, payable(sess, v.Status), nil
+	return v, payable(sess, v.Status, v.DepositDue), nil
 }
 
 // clientCheckEvery bounds how often a client's page has a payment checked
@@ -1027,10 +1032,11 @@ func (s *Service) PaymentOf(ctx context.Context, salonID, bookingID int64, check
 		}
 	}
 	var status Status
-	if err := s.pool.QueryRow(ctx, `SELECT status FROM bookings WHERE id = $1`, bookingID).Scan(&status); err != nil {
+	var due Money
+	if err := s.pool.QueryRow(ctx, `SELECT status, deposit_due FROM bookings WHERE id = $1`, bookingID).Scan(&status, &due); err != nil {
 		return nil, dbErr(err)
 	}
-	return payable(sess, status), nil
+	return payable(sess, status, due), nil
 }
 
 // SweepPayments brings up to date the sessions whose check is due, money
@@ -1078,57 +1084,56 @@ func (s *Service) SweepPayments(ctx context.Context) (int, error) {
 }
 
 // startRefund, in the transaction that cancels booking b (locked), takes
-// the one-time right to cancel its payment: a paid deposit is refunded as
-// the salon's policy says (the session moves to refunding), an unpaid
-// payment is released (canceling). It returns the session to follow up
-// after commit (0 when none).
-func startRefund(ctx context.Context, tx pgx.Tx, b *Booking, salon *Salon, caller Caller, now time.Time) (int64, error) {
-	var id int64
-	var status PaymentStatus
-	var amount Money
-	err := tx.QueryRow(ctx, `SELECT id, status, amount FROM payment_sessions WHERE booking_id = $1 AND cancel_token IS NOT NULL
-		AND status IN ('registering', 'registered', 'unknown', 'authorized', 'completed') ORDER BY id DESC LIMIT 1 FOR UPDATE`, b.ID).
-		Scan(&id, &status, &amount)
-	if isNoRows(err) {
-		return 0, nil
-	}
+// the one-time right to cancel each of its payments: what the salon holds
+// is refunded as its policy says (each paid session moves to refunding for
+// what it still holds), a payment not yet captured is released
+// (canceling), or captured when the policy keeps it. It returns the
+// sessions to follow up after commit.
+func startRefund(ctx context.Context, tx pgx.Tx, b *Booking, salon *Salon, caller Caller, now time.Time) ([]int64, error) {
+	ss, err := lockSessions(ctx, tx, b.ID)
 	if err != nil {
-		return 0, fmt.Errorf("refund: %w", err)
+		return nil, err
 	}
-	refund := amount
+	keep := false
 	switch salon.RefundPolicy {
 	case RefundNever:
-		refund = 0
+		keep = true
 	case RefundBeforeCutoff:
-		if caller.client() && !now.Before(salon.ChangeableUntil(b)) {
-			refund = 0
+		keep = caller.client() && !now.Before(salon.ChangeableUntil(b))
+	}
+	var ids []int64
+	for _, m := range ss {
+		if !m.token {
+			continue
 		}
-	}
-	if status == PayAuthorized && refund == 0 {
-		// Paid, not yet captured, and the policy keeps it: captured as it
-		// would have been a moment later (not released).
-		if _, err := tx.Exec(ctx, `UPDATE payment_sessions SET keep = true, cancel_token = NULL, next_check_at = $2, checks = 0,
-			updated_at = now() WHERE id = $1`, id, now); err != nil {
-			return 0, fmt.Errorf("refund: %w", err)
+		switch {
+		case m.status == PayAuthorized && keep:
+			// Paid, not yet captured, and the policy keeps it: captured as
+			// it would have been a moment later (not released).
+			if _, err := tx.Exec(ctx, `UPDATE payment_sessions SET keep = true, cancel_token = NULL, next_check_at = $2, checks = 0,
+				updated_at = now() WHERE id = $1`, m.id, now); err != nil {
+				return nil, fmt.Errorf("refund: %w", err)
+			}
+		case m.status == PayAuthorized || m.status == PayRegistering || m.status == PayRegistered || m.status == PayUnknown:
+			if _, err := tx.Exec(ctx, `UPDATE payment_sessions SET status = 'canceling', cancel_token = NULL, version = version + 1,
+				next_check_at = $2, updated_at = now() WHERE id = $1`, m.id, now); err != nil {
+				return nil, fmt.Errorf("refund: %w", err)
+			}
+		case m.status == PayCompleted && !keep && m.refundable() > 0:
+			if _, err := beginRefund(ctx, tx, m.id, m.refundable(), "", now); err != nil {
+				return nil, err
+			}
+			ids = append(ids, m.id)
+			continue // (its job is written)
+		default:
+			continue
 		}
-		return id, enqueueCheck(ctx, tx, id, now)
-	}
-	if status != PayCompleted {
-		if _, err := tx.Exec(ctx, `UPDATE payment_sessions SET status = 'canceling', cancel_token = NULL, version = version + 1,
-			next_check_at = $2, updated_at = now() WHERE id = $1`, id, now); err != nil {
-			return 0, fmt.Errorf("refund: %w", err)
+		if err := enqueueCheck(ctx, tx, m.id, now); err != nil {
+			return nil, err
 		}
-		return id, enqueueCheck(ctx, tx, id, now)
+		ids = append(ids, m.id)
 	}
-	if refund == 0 {
-		return 0, nil
-	}
-	if _, err = tx.Exec(ctx, `UPDATE payment_sessions SET status = 'refunding', cancel_token = NULL, refund_amount = $2,
-		refund_key = $3, version = version + 1, next_check_at = $4, updated_at = now()
-		WHERE id = $1 AND status = 'completed' AND cancel_token IS NOT NULL`, id, refund, fmt.Sprintf("refund-%d", id), now); err != nil {
-		return 0, fmt.Errorf("refund: %w", err)
-	}
-	return id, enqueueCheck(ctx, tx, id, now)
+	return ids, nil
 }
 
 // WithoutProviderCalls marks a call whose caller may not wait for the
@@ -1147,14 +1152,19 @@ func providerCallsAllowed(ctx context.Context) bool { return ctx.Value(noProvide
 // followUp runs the provider side of a payment change after its
 // transaction, within a short bound; the job and the sweep finish what
 // this does not (and all of it, for a caller WithoutProviderCalls).
-func (s *Service) followUp(ctx context.Context, sessionID int64) {
-	if sessionID == 0 || s.psp == nil || !providerCallsAllowed(ctx) {
+func (s *Service) followUp(ctx context.Context, sessionIDs ...int64) {
+	if s.psp == nil || !providerCallsAllowed(ctx) {
 		return
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), providerCall)
-	defer cancel()
-	if _, err := s.checkPayment(cctx, sessionID); err != nil {
-		s.log.Info("payment follow-up left to the sweep", "session", sessionID, "err", err)
+	for _, id := range sessionIDs {
+		if id == 0 {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), providerCall)
+		if _, err := s.checkPayment(cctx, id); err != nil {
+			s.log.Info("payment follow-up left to the sweep", "session", id, "err", err)
+		}
+		cancel()
 	}
 }
 
@@ -1203,9 +1213,11 @@ func (s *Service) RefundDeposit(ctx context.Context, salonID, bookingID int64) (
 	return s.RefundDepositPart(ctx, salonID, bookingID, 0)
 }
 
-// RefundDepositPart refunds amount of a booking's paid deposit (0: all of
-// it), as staff decide; once per payment. Errors: as RefundDeposit, and
-// ErrInvalid (more than was paid).
+// RefundDepositPart refunds amount of a booking's paid deposit (0: all
+// that is left of it), as staff decide; again and again, each refund its
+// own, until nothing is left. A deposit paid in parts (a top-up) is
+// refunded newest payment first. Errors: as RefundDeposit, and ErrInvalid
+// (more than is left).
 func (s *Service) RefundDepositPart(ctx context.Context, salonID, bookingID int64, amount Money) (*PaymentSession, error) {
 	caller, err := s.asked(ctx)
 	if err != nil {
@@ -1217,7 +1229,7 @@ func (s *Service) RefundDepositPart(ctx context.Context, salonID, bookingID int6
 	if amount < 0 {
 		return nil, Invalid("amount", "must be positive")
 	}
-	var id int64
+	var ids []int64
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		b, g, err := readBooking(ctx, tx, caller, salonID, bookingID, "FOR UPDATE OF b")
 		if err != nil {
@@ -1226,37 +1238,41 @@ func (s *Service) RefundDepositPart(ctx context.Context, salonID, bookingID int6
 		if !caller.may(b, g) {
 			return fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
 		}
-		var paid Money
-		err = tx.QueryRow(ctx, `SELECT id, amount FROM payment_sessions WHERE booking_id = $1 AND status = 'completed' AND cancel_token IS NOT NULL
-			ORDER BY id DESC LIMIT 1 FOR UPDATE`, b.ID).Scan(&id, &paid)
-		if isNoRows(err) {
-			return conflict("no paid deposit to refund")
-		}
+		ss, err := lockSessions(ctx, tx, b.ID)
 		if err != nil {
 			return err
 		}
-		refund := amount
-		if refund == 0 {
-			refund = paid
+		var left Money
+		busy := false
+		for _, m := range ss {
+			left += m.refundable()
+			busy = busy || m.status == PayRefunding
 		}
-		if refund > paid {
-			return Invalid("amount", "at most %s, the deposit paid", paid)
+		switch {
+		case left == 0 && busy:
+			return conflict("a refund of this deposit is under way")
+		case left == 0:
+			return conflict("no paid deposit to refund")
+		case amount > left:
+			return Invalid("amount", "at most %s, what is left of the deposit", left)
+		case amount == 0:
+			amount = left
 		}
-		if _, err := tx.Exec(ctx, `UPDATE payment_sessions SET status = 'refunding', cancel_token = NULL, refund_amount = $2,
-			refund_key = 'refund-' || id, version = version + 1, next_check_at = $3, checks = 0, last_error = 'refunded by the salon', updated_at = now()
-			WHERE id = $1`, id, refund, s.now()); err != nil {
+		if ids, err = refundAcross(ctx, tx, ss, amount, "refunded by the salon", s.now()); err != nil {
 			return err
 		}
-		if err := enqueueCheck(ctx, tx, id, s.now()); err != nil {
-			return err
+		for _, id := range ids {
+			if err := auditPayment(ctx, tx, b.SalonID, caller, "payment_refund", id, PayCompleted, PayRefunding); err != nil {
+				return err
+			}
 		}
-		return auditPayment(ctx, tx, b.SalonID, caller, "payment_refund", id, PayCompleted, PayRefunding)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.followUp(ctx, id)
-	return scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions WHERE id = $1`, id))
+	s.followUp(ctx, ids...)
+	return scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions WHERE id = $1`, ids[len(ids)-1]))
 }
 
 // MarkDepositPaid records that the client of a pending booking paid its

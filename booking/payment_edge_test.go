@@ -672,8 +672,13 @@ func TestAMoveRepricesTheDeposit(t *testing.T) {
 		t.Errorf("refunded %d, want the difference, 60000", refunded)
 	}
 	setDeposit(150000)
+	salon := *w.salon
+	salon.DepositTopUp = booking.TopUpSalon // (TopUpOnline: TestAMoveTopsUpTheDeposit)
+	if _, err := w.Svc.UpdateSalon(ctx, salon); err != nil {
+		t.Fatal(err)
+	}
 	if moved := move(dearer, other.ID, "17:00"); moved.Deposit != 100000 {
-		t.Errorf("moved to a larger deposit: the booking asks %s, want the 1000 paid", moved.Deposit)
+		t.Errorf("moved to a larger deposit, the rest paid at the visit: the booking asks %s, want the 1000 paid", moved.Deposit)
 	}
 	if bs, _ := w.status(dearer.ID); bs != booking.StatusConfirmed {
 		t.Errorf("moved to a larger deposit: %s", bs)

@@ -68,7 +68,7 @@ func (s *Service) ReceiptSettingsOf(ctx context.Context, salonID int64) (*Receip
 }
 
 // paymentReceipt is the receipt a deposit of booking b is paid with.
-func paymentReceipt(ctx context.Context, tx pgx.Tx, b *Booking, currency string) (*psp.Receipt, error) {
+func paymentReceipt(ctx context.Context, tx pgx.Tx, b *Booking, amount Money, currency string) (*psp.Receipt, error) {
 	var vat, tax int
 	var item, service, phone string
 	if err := tx.QueryRow(ctx, `SELECT s.receipt_vat_code, COALESCE(s.receipt_tax_system, 0), s.receipt_item, sv.name, COALESCE(c.phone, '')
@@ -82,12 +82,12 @@ func paymentReceipt(ctx context.Context, tx pgx.Tx, b *Booking, currency string)
 	}
 	mode := "partial_prepayment"
 	if b.Deposit >= b.Price {
-		mode = "full_prepayment"
+		mode = "full_prepayment" // (a top-up completes the deposit: the same mode)
 	}
 	return &psp.Receipt{
 		Customer:  psp.ReceiptCustomer{Phone: strings.TrimPrefix(phone, "+")},
 		TaxSystem: tax,
-		Items: []psp.ReceiptItem{{Description: truncate(item, 128), Quantity: "1.00", Amount: int64(b.Deposit), Currency: currency,
+		Items: []psp.ReceiptItem{{Description: truncate(item, 128), Quantity: "1.00", Amount: int64(amount), Currency: currency,
 			VatCode: vat, PaymentSubject: "service", PaymentMode: mode}},
 	}, nil
 }
@@ -122,14 +122,16 @@ func refundReceipt(r *psp.Receipt, amount Money) *psp.Receipt {
 	return out
 }
 
-// settlementReceipt settles a prepayment paid with r: the service, paid in
-// full, by the prepayment.
-func settlementReceipt(r *psp.Receipt, paymentID string) psp.Receipt {
+// settlementReceipt settles a prepayment paid with r, of which held is
+// what was not refunded: the service, paid in full, by the prepayment.
+func settlementReceipt(r *psp.Receipt, paymentID string, held Money) psp.Receipt {
 	out := psp.Receipt{Customer: r.Customer, TaxSystem: r.TaxSystem, Type: "payment", PaymentID: paymentID, Send: true}
 	for _, it := range r.Items {
 		it.PaymentMode = "full_payment"
+		it.Amount = int64(held)
 		out.Items = append(out.Items, it)
 		out.Settlements = append(out.Settlements, psp.Settlement{Type: "prepayment", Amount: it.Amount, Currency: it.Currency})
+		break // one line: the deposit
 	}
 	return out
 }
@@ -144,7 +146,7 @@ func (s *Service) SendSettlementReceipts(ctx context.Context) (int, error) {
 	if s.psp == nil || !s.receipts {
 		return 0, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT s.id, s.external_id, s.receipt FROM payment_sessions s JOIN bookings b ON b.id = s.booking_id
+	rows, err := s.pool.Query(ctx, `SELECT s.id, s.external_id, s.receipt, s.amount - s.refunded FROM payment_sessions s JOIN bookings b ON b.id = s.booking_id
 		WHERE s.status = 'completed' AND s.receipt IS NOT NULL AND s.settlement_sent_at IS NULL AND s.settlement_error IS NULL
 		  AND b.status = 'completed'
 		ORDER BY s.id LIMIT 100`)
@@ -155,11 +157,12 @@ func (s *Service) SendSettlementReceipts(ctx context.Context) (int, error) {
 		id      int64
 		ext     string
 		receipt psp.Receipt
+		held    Money
 	}
 	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
 		var d due
 		var raw []byte
-		if err := r.Scan(&d.id, &d.ext, &raw); err != nil {
+		if err := r.Scan(&d.id, &d.ext, &raw, &d.held); err != nil {
 			return d, err
 		}
 		return d, json.Unmarshal(raw, &d.receipt)
@@ -170,7 +173,7 @@ func (s *Service) SendSettlementReceipts(ctx context.Context) (int, error) {
 	n := 0
 	for _, d := range list {
 		cctx, cancel := context.WithTimeout(ctx, providerCall)
-		err := psp.SendReceipt(cctx, s.psp, fmt.Sprintf("settle-%d", d.id), settlementReceipt(&d.receipt, d.ext))
+		err := psp.SendReceipt(cctx, s.psp, fmt.Sprintf("settle-%d", d.id), settlementReceipt(&d.receipt, d.ext, d.held))
 		cancel()
 		if psp.IsRejected(err) {
 			// Refused: sending it again would be refused again; staff see

@@ -25,6 +25,16 @@ const (
 	FallbackInSalon DepositFallback = "in_salon" // booked, the deposit paid in the salon
 )
 
+// TopUp says what a move to a larger deposit asks of a client who paid the
+// smaller one.
+type TopUp string
+
+// Top-up policies.
+const (
+	TopUpOnline TopUp = "online" // the difference is asked online (a payment of its own)
+	TopUpSalon  TopUp = "salon"  // the difference is paid at the visit
+)
+
 // RefundPolicy says when a cancelled booking's deposit is returned.
 type RefundPolicy string
 
@@ -58,6 +68,10 @@ type Salon struct {
 	// provider does not answer: refuse it, or book it with the deposit due
 	// in the salon.
 	DepositFallback DepositFallback
+	// DepositTopUp is what a move to a larger deposit asks of a client who
+	// paid the smaller one (a move to a smaller one refunds the difference
+	// unless the refund policy keeps deposits).
+	DepositTopUp TopUp
 
 	// What clients read of the salon: where it is, its phone (E.164), a
 	// few words about it, and its privacy policy (an http(s) link), which
@@ -119,6 +133,7 @@ func (s *Salon) normalize() error {
 	setDefault(&s.HorizonDays, DefaultHorizonDays)
 	setDefault(&s.RefundPolicy, RefundBeforeCutoff)
 	setDefault(&s.DepositFallback, FallbackRefuse)
+	setDefault(&s.DepositTopUp, TopUpOnline)
 	s.Country = strings.ToUpper(strings.TrimSpace(s.Country))
 	setDefault(&s.Country, cmpOr(CountryOf(s.Timezone), "RU"))
 
@@ -153,6 +168,9 @@ func (s *Salon) normalize() error {
 	}
 	if s.DepositFallback != FallbackRefuse && s.DepositFallback != FallbackInSalon {
 		fe.add("deposit_fallback", "refuse or in_salon")
+	}
+	if s.DepositTopUp != TopUpOnline && s.DepositTopUp != TopUpSalon {
+		fe.add("deposit_topup", "online or salon")
 	}
 	s.Address = cleanText(fe, "address", s.Address, MaxAddressLen, oneLine, false)
 	s.About = cleanText(fe, "about", s.About, MaxAboutLen, multiLine, false)
@@ -234,12 +252,12 @@ func (s *Salon) insert(ctx context.Context, tx pgx.Tx) error {
 	err := tx.QueryRow(ctx, `
 		INSERT INTO salons (slug, name, timezone, currency, locale, slot_step_min, min_notice_min,
 		                    hold_min, cutoff_hours, horizon_days, refund_policy, country, deposit_fallback,
-		                    address, phone, about, privacy_url)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+		                    address, phone, about, privacy_url, deposit_topup)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
 		RETURNING id`,
 		s.Slug, s.Name, s.Timezone, s.Currency, s.Locale, s.SlotStepMin, s.MinNoticeMin,
 		s.HoldMin, s.CutoffHours, s.HorizonDays, s.RefundPolicy, s.Country, s.DepositFallback,
-		s.Address, s.Phone, s.About, s.PrivacyURL).Scan(&s.ID)
+		s.Address, s.Phone, s.About, s.PrivacyURL, s.DepositTopUp).Scan(&s.ID)
 	if pgCode(err) == pgUniqueViolation {
 		return Invalid("slug", "already taken")
 	}
@@ -250,7 +268,8 @@ func (s *Salon) insert(ctx context.Context, tx pgx.Tx) error {
 }
 
 const salonColumns = `id, slug, name, timezone, currency, locale, slot_step_min, min_notice_min,
-	hold_min, cutoff_hours, horizon_days, refund_policy, country, deposit_fallback, address, phone, about, privacy_url`
+	hold_min, cutoff_hours, horizon_days, refund_policy, country, deposit_fallback, address, phone, about, privacy_url,
+	deposit_topup`
 
 func scanSalon(row pgx.Row) (*Salon, error) {
 	var s Salon
@@ -267,7 +286,7 @@ func scanSalon(row pgx.Row) (*Salon, error) {
 func (s *Salon) dest() []any {
 	return []any{&s.ID, &s.Slug, &s.Name, &s.Timezone, &s.Currency, &s.Locale, &s.SlotStepMin,
 		&s.MinNoticeMin, &s.HoldMin, &s.CutoffHours, &s.HorizonDays, &s.RefundPolicy, &s.Country, &s.DepositFallback,
-		&s.Address, &s.Phone, &s.About, &s.PrivacyURL}
+		&s.Address, &s.Phone, &s.About, &s.PrivacyURL, &s.DepositTopUp}
 }
 
 // resolveZone loads the salon's time zone after a scan.

@@ -26,9 +26,12 @@ type View struct {
 	ChangeableUntil time.Time
 	// Changeable says whether the caller may cancel or move it now.
 	Changeable bool
+	// DepositDue is what the client still owes online of the deposit of a
+	// confirmed booking moved to a larger one (a top-up; 0: nothing).
+	DepositDue Money
 }
 
-const viewColumns = `sv.name, m.name, c.name`
+const viewColumns = `sv.name, m.name, c.name, b.deposit_due`
 
 var viewFrom = `
 	FROM bookings b
@@ -123,7 +126,7 @@ func (s *Service) collectViews(rows pgx.Rows, caller Caller) ([]View, error) {
 // scanViewRow scans the booking, view and salon columns, then rest.
 func scanViewRow(row pgx.Row) (*View, error) {
 	var v View
-	rest := append([]any{&v.ServiceName, &v.MasterName, &v.ClientName}, v.Salon.dest()...)
+	rest := append([]any{&v.ServiceName, &v.MasterName, &v.ClientName, &v.DepositDue}, v.Salon.dest()...)
 	b, err := scanBooking(scanPrefix{row, rest})
 	if err != nil {
 		return nil, err

@@ -187,6 +187,9 @@ func (h *Handler) updateSettings(c *fiber.Ctx) error {
 	if v := c.FormValue("deposit_fallback"); v != "" {
 		s.DepositFallback = booking.DepositFallback(strings.Clone(v))
 	}
+	if v := c.FormValue("deposit_topup"); v != "" {
+		s.DepositTopUp = booking.TopUp(strings.Clone(v))
+	}
 	fe := map[string]i18n.Text{}
 	num := func(field string, p *int) {
 		v, err := strconv.Atoi(strings.TrimSpace(c.FormValue(field)))

@@ -138,6 +138,20 @@ func (s *Server) Totals() (captured, refunded int64) {
 	return captured, refunded
 }
 
+// Held returns the money authorised and neither captured nor released, in
+// minor units: what a client has held at the provider.
+func (s *Server) Held() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for _, p := range s.payments {
+		if p.Status == "waiting_for_capture" {
+			n += minor(p.Amount.Value)
+		}
+	}
+	return n
+}
+
 // Status returns a payment's status ("" when there is none).
 func (s *Server) Status(id string) string {
 	s.mu.Lock()

@@ -1,0 +1,250 @@
+package booking_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+)
+
+// staff is an admin of the world's salon asking.
+func (w *payWorld) staff() context.Context {
+	return booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin,
+		Email: "admin@salon.test"}))
+}
+
+// sweep runs n sweeps of the payments due, each after the checks' backoff.
+func (w *payWorld) sweep(n int) {
+	w.t.Helper()
+	for range n {
+		w.Clock.Advance(10 * time.Second)
+		if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+}
+
+// ledgerSums are a booking's ledger totals and rows.
+func (w *payWorld) ledgerSums(id int64) (received, refunded booking.Money, rows int) {
+	w.t.Helper()
+	if err := w.Pool.QueryRow(context.Background(), `SELECT
+		COALESCE(sum(amount) FILTER (WHERE entry_type = 'deposit_received'), 0),
+		COALESCE(sum(amount) FILTER (WHERE entry_type = 'deposit_refunded'), 0), count(*)
+		FROM ledger_entries WHERE booking_id = $1`, id).Scan(&received, &refunded, &rows); err != nil {
+		w.t.Fatal(err)
+	}
+	return received, refunded, rows
+}
+
+// TestAMoveTopsUpTheDeposit: a paid booking moved to a master whose
+// service asks a larger deposit owes the difference online; the client's
+// next payment is of the difference (a payment of its own, with its own
+// ledger row), the booking stays confirmed throughout, and a later
+// cancellation refunds both payments: the provider then holds nothing.
+func TestAMoveTopsUpTheDeposit(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
+	other := w.Master(t, w.salon, w.svc)
+	w.Shift(t, w.salon, other, w.day, 1, "10:00", "20:00")
+	const user = 4242 // a Telegram client: their chat hears of each change
+	b := w.bookFrom(user, w.day, "11:00")
+	p := w.startFrom(user, b)
+	if !w.fake.Pay(p.ExternalID) {
+		t.Fatal("pay")
+	}
+	if _, err := w.Svc.CheckPayment(ctx, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.UpdateService(ctx, w.salon.ID, booking.SalonService{ID: w.svc.ID, Name: w.svc.Name, DurationMin: w.svc.DurationMin,
+		Price: w.svc.Price, Deposit: 150000, Active: true}); err != nil {
+		t.Fatal(err)
+	}
+	client := booking.As(context.Background(), booking.ByIdentity(booking.TelegramUser(user)))
+	moved, err := w.Svc.Reschedule(w.staff(), booking.RescheduleRequest{BookingID: b.ID, MasterID: other.ID,
+		StartsAt: bookingtest.At(w.salon, w.day, "15:00")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := w.Svc.BookingView(client, 0, b.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if moved.Deposit != 150000 || v.DepositDue != 50000 || v.Status != booking.StatusConfirmed {
+		t.Fatalf("moved to a larger deposit: deposit %s, due %s, %s; want 1500, 500 due, confirmed", moved.Deposit, v.DepositDue, v.Status)
+	}
+	if n := w.told(b.ID, booking.EventDepositDue); n != 1 {
+		t.Errorf("the client was asked for the difference %d times, want 1", n)
+	}
+
+	top := w.startFrom(user, b)
+	if top.Amount != 50000 || top.URL == "" {
+		t.Fatalf("the top-up: %s, url %q; want 500 and a page to pay on", top.Amount, top.URL)
+	}
+	if again := w.startFrom(user, b); again.ID != top.ID {
+		t.Errorf("asked again: session %d, want the same %d", again.ID, top.ID)
+	}
+	if !w.fake.Pay(top.ExternalID) {
+		t.Fatal("pay the top-up")
+	}
+	if _, err := w.Svc.CheckPayment(ctx, top.ID); err != nil {
+		t.Fatal(err)
+	}
+	if bs, ps := w.status(b.ID); bs != booking.StatusConfirmed || ps != booking.PayCompleted {
+		t.Errorf("after the top-up: %s, %s; want confirmed, completed", bs, ps)
+	}
+	if v, _ = w.Svc.BookingView(client, 0, b.ID); v.DepositDue != 0 {
+		t.Errorf("after the top-up %s is still due", v.DepositDue)
+	}
+	if n := w.told(b.ID, booking.EventTopUpPaid); n != 1 {
+		t.Errorf("told of the top-up %d times, want 1", n)
+	}
+	captured, _ := w.fake.Totals()
+	got, _, rows := w.ledgerSums(b.ID)
+	if captured != 150000 || got != 150000 || rows != 2 {
+		t.Errorf("the provider captured %d, the ledger received %s in %d rows; want 1500 in 2", captured, got, rows)
+	}
+	if p, err := w.Svc.StartPayment(client, b.ID, nil); err != nil || p.URL != "" {
+		t.Errorf("nothing more is owed, yet StartPayment: %v, url %q", err, p.URL)
+	}
+
+	if _, err := w.Svc.Cancel(w.staff(), booking.CancelRequest{BookingID: b.ID}); err != nil {
+		t.Fatal(err)
+	}
+	w.sweep(3)
+	_, back := w.fake.Totals()
+	_, refunded, _ := w.ledgerSums(b.ID)
+	if back != 150000 || refunded != 150000 {
+		t.Errorf("cancelled: the provider refunded %d, the ledger %s; want both payments back, 1500", back, refunded)
+	}
+}
+
+// TestAnUnpaidTopUpIsReleasedWithItsBooking: a top-up under way when the
+// booking is cancelled is released, and the paid deposit refunded.
+func TestAnUnpaidTopUpIsReleasedWithItsBooking(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
+	other := w.Master(t, w.salon, w.svc)
+	w.Shift(t, w.salon, other, w.day, 1, "10:00", "20:00")
+	b := w.book("11:00")
+	w.paid(b)
+	if _, err := w.Svc.UpdateService(ctx, w.salon.ID, booking.SalonService{ID: w.svc.ID, Name: w.svc.Name, DurationMin: w.svc.DurationMin,
+		Price: w.svc.Price, Deposit: 150000, Active: true}); err != nil {
+		t.Fatal(err)
+	}
+	client := booking.As(context.Background(), booking.ByToken(b.ManageToken))
+	if _, err := w.Svc.Reschedule(client, booking.RescheduleRequest{BookingID: b.ID, MasterID: other.ID,
+		StartsAt: bookingtest.At(w.salon, w.day, "15:00")}); err != nil {
+		t.Fatal(err)
+	}
+	top := w.start(b)
+	if !w.fake.Pay(top.ExternalID) { // paid at the provider, not yet known here
+		t.Fatal("pay")
+	}
+	if _, err := w.Svc.Cancel(client, booking.CancelRequest{BookingID: b.ID}); err != nil {
+		t.Fatal(err)
+	}
+	w.sweep(3)
+	if held := w.fake.Held(); held != 0 {
+		t.Errorf("the provider still holds %d for a cancelled booking", held)
+	}
+	captured, back := w.fake.Totals()
+	if captured != 100000 || back != 100000 {
+		t.Errorf("captured %d, refunded %d; want the deposit captured and refunded, the top-up released", captured, back)
+	}
+}
+
+// TestRefundsInParts: staff refund part of a deposit, again, then the
+// rest; each refund is its own at the provider and in the ledger, none
+// more than is left, and a cancellation after a part refunds what is left.
+func TestRefundsInParts(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	staff := w.staff()
+	b := w.book("11:00")
+	w.paid(b)
+	for i, amount := range []booking.Money{30000, 30000} {
+		s, err := w.Svc.RefundDepositPart(staff, w.salon.ID, b.ID, amount)
+		if err != nil {
+			t.Fatalf("refund %d: %v", i, err)
+		}
+		if s.Status != booking.PayCompleted || s.Refunded != booking.Money(30000*(i+1)) {
+			t.Errorf("after refund %d: %s, %s refunded", i, s.Status, s.Refunded)
+		}
+	}
+	if _, err := w.Svc.RefundDepositPart(staff, w.salon.ID, b.ID, 50000); !errors.Is(err, booking.ErrInvalid) {
+		t.Errorf("500 of the 400 left: %v, want ErrInvalid", err)
+	}
+	// Cancelled: the policy refunds what is left.
+	if _, err := w.Svc.Cancel(staff, booking.CancelRequest{BookingID: b.ID}); err != nil {
+		t.Fatal(err)
+	}
+	_, back := w.fake.Totals()
+	_, refunded, rows := w.ledgerSums(b.ID)
+	if back != 100000 || refunded != 100000 || rows != 4 {
+		t.Errorf("the provider refunded %d, the ledger %s in %d rows; want 1000, in 1 + 3", back, refunded, rows)
+	}
+	if _, ps := w.status(b.ID); ps != booking.PayRefunded {
+		t.Errorf("all of it back: the session is %s", ps)
+	}
+	if _, err := w.Svc.RefundDepositPart(staff, w.salon.ID, b.ID, 0); !errors.Is(err, booking.ErrConflict) {
+		t.Errorf("nothing left, refund again: %v, want ErrConflict", err)
+	}
+
+	// What the ledger's keys refuse when written by hand.
+	var session int64
+	if err := w.Pool.QueryRow(context.Background(), `SELECT id FROM payment_sessions WHERE booking_id = $1`, b.ID).Scan(&session); err != nil {
+		t.Fatal(err)
+	}
+	for what, sql := range map[string]string{
+		"a second deposit": `INSERT INTO ledger_entries (salon_id, booking_id, payment_session_id, entry_type, amount, currency)
+			VALUES ($1, $2, $3, 'deposit_received', 100, 'RUB')`,
+		"a second first refund": `INSERT INTO ledger_entries (salon_id, booking_id, payment_session_id, entry_type, amount, currency)
+			VALUES ($1, $2, $3, 'deposit_refunded', 100, 'RUB')`,
+	} {
+		if _, err := w.Pool.Exec(context.Background(), sql, w.salon.ID, b.ID, session); err == nil {
+			t.Errorf("%s written by hand was let in", what)
+		}
+	}
+}
+
+// TestRefundsInPartsRace: 30 staff refunds of 100 of a 1000 deposit at
+// once: the provider never refunds more than was paid, and the ledger
+// equals what it refunded.
+func TestRefundsInPartsRace(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	staff := w.staff()
+	b := w.book("11:00")
+	w.paid(b)
+	var mu sync.Mutex
+	errs := map[string]int{}
+	bookingtest.Race(30, func(int) {
+		_, err := w.Svc.RefundDepositPart(staff, w.salon.ID, b.ID, 10000)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			errs["ok"]++
+		case errors.Is(err, booking.ErrConflict), errors.Is(err, booking.ErrInvalid):
+			errs["refused"]++
+		default:
+			errs[err.Error()]++
+		}
+	})
+	w.sweep(3)
+	_, back := w.fake.Totals()
+	_, refunded, _ := w.ledgerSums(b.ID)
+	t.Logf("30 refunds of 100 at once: %v; the provider refunded %d, the ledger %s", errs, back, refunded)
+	if back > 100000 || booking.Money(back) != refunded || errs["ok"] == 0 || errs["ok"]+errs["refused"] != 30 {
+		t.Errorf("the provider refunded %d, the ledger %s, outcomes %v", back, refunded, errs)
+	}
+	if booking.Money(back) != booking.Money(errs["ok"]*10000) {
+		t.Errorf("%d refunds accepted, %d refunded", errs["ok"], back)
+	}
+}
