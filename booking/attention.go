@@ -58,7 +58,7 @@ func (s *Service) Attention(ctx context.Context, salonID int64) ([]AttentionItem
 		WHERE s.salon_id = $1 AND (
 		      (s.status IN ('registering', 'unknown', 'authorized', 'canceling', 'refunding') AND s.checks >= $2)
 		   OR (s.status IN ('authorized', 'canceling') AND b.status = 'cancelled' AND s.updated_at < now() - interval '10 minutes')
-		   OR (s.status = 'completed' AND b.status = 'cancelled')
+		   OR (s.status = 'completed' AND b.status = 'cancelled' AND s.refunds = 0) -- (a refund of part of it: staff decided)
 		   OR (s.status = 'completed' AND s.settlement_error IS NOT NULL))
 		ORDER BY s.updated_at LIMIT 200`, salonID, stuckAfter)
 	if err != nil {

@@ -108,6 +108,10 @@ type BookRequest struct {
 	// SourceImport.
 	Source Source
 	Notes  string
+	// AskDeposit: staff ask the client to pay the service's deposit online
+	// (the booking is pending, holding its time, and the client is sent a
+	// link that pays it), not in the salon. Clients always pay online.
+	AskDeposit bool
 	// IdempotencyKey makes retries harmless: the same key with the same
 	// request returns the first booking; with another request, ErrKeyReused.
 	IdempotencyKey string
@@ -407,11 +411,13 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	if r.caller.kind == callerIdentity {
 		b.Origin = r.caller.identity
 	}
-	if s.deposits && b.Deposit > 0 && r.caller.client() {
+	if s.deposits && b.Deposit > 0 && (r.caller.client() || r.AskDeposit) {
 		switch {
 		case !s.PaymentsDown():
 			b.Status = StatusPending
 			b.HoldExpiresAt = now.Add(time.Duration(bc.salon.HoldMin) * time.Minute)
+		case r.AskDeposit:
+			return nil, fmt.Errorf("%w: %w", ErrPaymentsDown, ErrUnavailable) // staff choose: paid in the salon
 		case bc.salon.DepositFallback == FallbackInSalon:
 			// Online payment is down: booked, the deposit paid in the salon.
 			b.Notes = strings.TrimSpace(b.Notes + "\n" + depositInSalonNote)

@@ -187,3 +187,21 @@ func received(ctx context.Context, tx pgx.Tx, sess *PaymentSession, now time.Tim
 	}
 	return nil
 }
+
+// DepositHeld is what the salon holds of a booking's deposit paid online
+// (captured, less what was refunded), and what of it may be refunded now
+// (not while a refund of it is under way). Staff of the booking's salon.
+// Errors: ErrNotFound, ErrForbidden.
+func (s *Service) DepositHeld(ctx context.Context, salonID, bookingID int64) (held, refundable Money, err error) {
+	if _, err := s.salonAs(ctx, salonID, RoleAdmin); err != nil {
+		return 0, 0, err
+	}
+	if _, err := s.BookingView(ctx, salonID, bookingID); err != nil {
+		return 0, 0, err
+	}
+	err = s.pool.QueryRow(ctx, `SELECT
+		    COALESCE(sum(amount - refunded) FILTER (WHERE status IN ('completed', 'refunding', 'refunded')), 0),
+		    COALESCE(sum(amount - refunded) FILTER (WHERE status = 'completed' AND cancel_token IS NOT NULL), 0)
+		FROM payment_sessions WHERE booking_id = $1 AND salon_id = $2`, bookingID, salonID).Scan(&held, &refundable)
+	return held, refundable, dbErr(err)
+}

@@ -31,6 +31,7 @@ const (
 	LinkManage      LinkAction = "manage"      // the widget's page of the booking
 	LinkUnsubscribe LinkAction = "unsubscribe" // no more e-mail from the salon to this address
 	LinkTelegram    LinkAction = "telegram"    // the bot's deep link: this chat hears of the booking
+	LinkPay         LinkAction = "pay"         // the deposit's payment page (again after a decline)
 )
 
 // Link errors.
@@ -98,8 +99,16 @@ func makeLinks(ctx context.Context, tx pgx.Tx, m *Message, v *View, now time.Tim
 			add(&l.Move, LinkMove, v.StartsAt)
 			add(&l.Manage, LinkManage, v.StartsAt.Add(manageLinkAfter))
 		}
-	case m.Kind == KindPaymentDue && m.Channel == ChannelEmail:
-		add(&l.Manage, LinkManage, v.StartsAt) // its page pays the deposit
+	case m.Kind == KindPaymentDue:
+		// Paid while the hold lasts (a top-up: until the visit).
+		until := v.StartsAt
+		if v.Status == StatusPending {
+			until = v.HoldExpiresAt
+		}
+		add(&l.Pay, LinkPay, until)
+		if m.Channel == ChannelEmail {
+			add(&l.Manage, LinkManage, v.StartsAt)
+		}
 	}
 	if m.Channel == ChannelEmail {
 		add(&l.Unsubscribe, LinkUnsubscribe, now.Add(unsubscribeLife))
@@ -196,6 +205,38 @@ type LinkResult struct {
 	// ManageToken, for a move: a manage token of the booking, good for an
 	// hour, with which the widget's page moves it.
 	ManageToken string
+}
+
+// PayByLink starts (or returns) the payment a pay link asks for, as the
+// booking's client through the link's channel: a pending booking's
+// deposit, or what a moved one still owes of it (StartPayment, the client
+// sent back to back(ref)). The link stays live until it expires, so a
+// client whose payment was declined taps it again. Errors: ErrNotFound
+// (no such link, or not a pay link), ErrLinkExpired, ErrConflict (nothing
+// is owed now), ErrUnavailable.
+func (s *Service) PayByLink(ctx context.Context, token string, back ReturnLink) (*PaymentSession, error) {
+	if _, err := asked(ctx); err != nil {
+		return nil, err
+	}
+	l, r, err := s.readLink(ctx, s.pool, token, "")
+	if err != nil {
+		return nil, err
+	}
+	if r.action != LinkPay {
+		return nil, fmt.Errorf("%s link: %w", r.action, ErrNotFound)
+	}
+	if l.State == LinkExpired {
+		return nil, fmt.Errorf("pay link: %w", ErrLinkExpired)
+	}
+	as := As(ctx, Caller{kind: callerLink, link: linkGrant{bookingID: r.bookingID, channel: r.channel}})
+	sess, err := s.StartPayment(as, r.bookingID, back)
+	if err != nil {
+		return nil, err
+	}
+	if sess.URL == "" {
+		return sess, conflict("booking %d owes no deposit online now", r.bookingID)
+	}
+	return sess, nil
 }
 
 // UseLink does what a link says, as the booking's client through the
@@ -336,6 +377,38 @@ func (s *Service) TelegramLink(ctx context.Context, salonID, bookingID int64) (s
 	}
 	token, err := insertLink(ctx, s.pool, &v.Booking, LinkTelegram, ChannelTelegram, "", 0, s.now().Add(telegramLinkLife))
 	return token, dbErr(err)
+}
+
+// PayLink makes a link that pays what a booking owes online (a pending
+// booking's deposit, or what a moved one still owes of it), for staff to
+// hand to the client themselves (a message of their own, a chat): live
+// while the hold lasts (a top-up's, until the visit). It returns the
+// token (the page is /a/{token}) and when it expires. Admins and owners.
+// Errors: ErrNotFound, ErrForbidden, ErrConflict (nothing is owed online).
+func (s *Service) PayLink(ctx context.Context, salonID, bookingID int64) (string, time.Time, error) {
+	if _, err := s.salonAs(ctx, salonID, RoleAdmin); err != nil {
+		return "", time.Time{}, err
+	}
+	v, err := s.BookingView(ctx, salonID, bookingID)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	var until time.Time
+	switch {
+	case s.psp == nil:
+		return "", time.Time{}, conflict("deposits are paid in the salon")
+	case v.Status == StatusPending && v.Deposit > 0:
+		until = v.HoldExpiresAt
+	case v.Status == StatusConfirmed && v.DepositDue > 0:
+		until = v.StartsAt
+	default:
+		return "", time.Time{}, conflict("booking %d owes no deposit online", v.ID)
+	}
+	if !until.After(s.now()) {
+		return "", time.Time{}, conflict("the time to pay is over")
+	}
+	token, err := insertLink(ctx, s.pool, &v.Booking, LinkPay, ChannelPanel, "", 0, until)
+	return token, until, dbErr(err)
 }
 
 // ClaimTelegramLink links the chat identity that asks to the booking of a

@@ -112,7 +112,7 @@ type Outgoing struct {
 // URLs of them: /a/TOKEN for an action, the widget's manage page for
 // Manage.
 type Links struct {
-	Confirm, Move, Cancel, Manage, Unsubscribe string
+	Confirm, Move, Cancel, Manage, Unsubscribe, Pay string
 }
 
 // Sent is what a courier reports of a message it handed to its provider.

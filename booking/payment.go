@@ -1278,8 +1278,9 @@ func (s *Service) RefundDepositPart(ctx context.Context, salonID, bookingID int6
 // MarkDepositPaid records that the client of a pending booking paid its
 // deposit in the salon, as staff say: the booking is confirmed, and a
 // payment of it under way online is released (should the client pay it
-// after all, nothing is charged). Admins and owners. Errors: ErrNotFound,
-// ErrConflict (not pending).
+// after all, nothing is charged). Of a confirmed booking that owes the
+// difference a move asked, it records the difference paid. Admins and
+// owners. Errors: ErrNotFound, ErrConflict (nothing is owed).
 func (s *Service) MarkDepositPaid(ctx context.Context, salonID, bookingID int64) (*Booking, error) {
 	caller, err := s.asked(ctx)
 	if err != nil {
@@ -1295,11 +1296,28 @@ func (s *Service) MarkDepositPaid(ctx context.Context, salonID, bookingID int64)
 		if err != nil {
 			return err
 		}
-		if b.Status != StatusPending {
-			return conflict("booking %d is %s", b.ID, i18n.New(string(b.Status)))
-		}
-		if out, err = setStatus(ctx, tx, b, StatusConfirmed, "", caller.actor(b), "deposit_paid_in_salon", nil); err != nil {
+		var due Money
+		if err := tx.QueryRow(ctx, `SELECT deposit_due FROM bookings WHERE id = $1`, b.ID).Scan(&due); err != nil {
 			return err
+		}
+		switch {
+		case b.Status == StatusPending:
+			if out, err = setStatus(ctx, tx, b, StatusConfirmed, "", caller.actor(b), "deposit_paid_in_salon", nil); err != nil {
+				return err
+			}
+		case b.Status == StatusConfirmed && due > 0:
+			// The difference a move asked, paid here: nothing more is due.
+			actor := caller.actor(b)
+			details, _ := json.Marshal(actor.details(map[string]any{"amount": due}))
+			if _, err := tx.Exec(ctx, `WITH b AS (UPDATE bookings SET deposit_due = 0, updated_at = now() WHERE id = $2 RETURNING id)
+				INSERT INTO booking_events (salon_id, booking_id, action, actor_kind, actor_id, channel, details)
+				SELECT $1, id, 'deposit_due_paid_in_salon', $3, $4, $5, $6 FROM b`,
+				b.SalonID, b.ID, actor.Kind, actor.dbID(), actor.Channel, details); err != nil {
+				return err
+			}
+			out = b
+		default:
+			return conflict("booking %d is %s", b.ID, i18n.New(string(b.Status)))
 		}
 		var before PaymentStatus
 		err = tx.QueryRow(ctx, `WITH old AS (SELECT id, status FROM payment_sessions WHERE booking_id = $1

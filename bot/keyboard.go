@@ -192,6 +192,13 @@ func (t *turn) onNoticeTap(data string) error {
 		return t.moveStart(salonID, bookingID)
 	case "x":
 		return t.cancelQuestion(salonID, bookingID)
+	case "p":
+		v, err := t.b.svc.BookingView(t.ctx, salonID, bookingID)
+		if err != nil {
+			return t.explain(err)
+		}
+		t.payLink(&v.Salon, bookingID)
+		return nil
 	}
 	t.notice = t.tr("stale")
 	return nil

@@ -52,6 +52,12 @@ func (Notifier) Notify(ctx context.Context, tx pgx.Tx, n booking.Notice) error {
 		}
 	}
 	msg := outMsg{Op: opSend, ChatID: chat, Text: describe(lang, title, n), Key: n.Key}
+	if due, ok := owed(n); ok && !n.To.Master {
+		// A deposit to pay (a booking the salon made, or moved to a larger
+		// deposit): the amount, and a button that opens its payment.
+		msg.Text += "\n" + tr(lang, "n_due_amount", due.Format(v.Salon.Currency, lang))
+		msg.Inline = [][]button{{{Text: tr(lang, "pay_button"), Data: tapPay + fmt.Sprintf("%d:%d", v.SalonID, v.ID)}}}
+	}
 	answers := n.Event == booking.EventReminder || n.Event == booking.EventPaid || n.Event == booking.EventCreated && v.Status == booking.StatusConfirmed
 	if answers && !n.To.Master && !n.Plain && v.ConfirmedAt.IsZero() && v.Status.Active() {
 		// One tap, on reminders and confirmations: confirm, move or
@@ -69,7 +75,20 @@ const (
 	tapConfirm = "r:c:"
 	tapMove    = "r:m:"
 	tapCancel  = "r:x:"
+	tapPay     = "r:p:"
 )
+
+// owed is what a notice asks the client to pay online, if it asks.
+func owed(n booking.Notice) (booking.Money, bool) {
+	v := n.Booking
+	switch {
+	case n.Event == booking.EventDepositDue && v.Status == booking.StatusConfirmed && v.DepositDue > 0:
+		return v.DepositDue, true
+	case n.Event == booking.EventCreated && v.Status == booking.StatusPending && v.Deposit > 0:
+		return v.Deposit, true
+	}
+	return 0, false
+}
 
 // noticeKey is the text that heads a notice, or "" for none.
 func noticeKey(n booking.Notice) string {
@@ -91,7 +110,10 @@ func noticeKey(n booking.Notice) string {
 		return map[string]string{booking.EventCreated: "n_new_booking", booking.EventCancelled: "n_cancelled",
 			booking.EventRescheduled: "n_moved", booking.EventHoldExpired: "n_cancelled", booking.EventPaid: "n_new_booking"}[n.Event]
 	}
-	return map[string]string{booking.EventCreated: "n_client_booked", booking.EventCancelled: "n_client_cancel",
+	if n.Event == booking.EventCreated && n.Booking.Status == booking.StatusPending {
+		return "n_client_held"
+	}
+	return map[string]string{booking.EventCreated: "n_client_booked", booking.EventCancelled: "n_client_cancel", booking.EventDepositDue: "n_deposit_due",
 		booking.EventRescheduled: "n_client_moved", booking.EventHoldExpired: "n_hold_expired", booking.EventPaid: "n_paid",
 		booking.EventRefunded: "n_refunded"}[n.Event]
 }

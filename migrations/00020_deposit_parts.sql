@@ -42,7 +42,17 @@ DROP INDEX payment_sessions_active;
 CREATE UNIQUE INDEX payment_sessions_active ON payment_sessions (booking_id)
     WHERE status IN ('registering', 'registered', 'unknown', 'authorized');
 
+-- A message asking for a deposit carries a link that pays it (the client
+-- taps, the payment's page opens).
+ALTER TABLE booking_links DROP CONSTRAINT booking_links_action_check;
+ALTER TABLE booking_links ADD CONSTRAINT booking_links_action_check
+    CHECK (action IN ('confirm', 'cancel', 'move', 'manage', 'unsubscribe', 'telegram', 'pay'));
+
 -- +goose Down
+DELETE FROM booking_links WHERE action = 'pay';
+ALTER TABLE booking_links DROP CONSTRAINT booking_links_action_check;
+ALTER TABLE booking_links ADD CONSTRAINT booking_links_action_check
+    CHECK (action IN ('confirm', 'cancel', 'move', 'manage', 'unsubscribe', 'telegram'));
 DROP INDEX payment_sessions_active;
 CREATE UNIQUE INDEX payment_sessions_active ON payment_sessions (booking_id)
     WHERE status IN ('registering', 'registered', 'unknown', 'authorized', 'canceling', 'refunding');

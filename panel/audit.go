@@ -71,6 +71,8 @@ var eventNames = map[string]string{
 	"no_show": "The client did not come", "hold_expired": "Not paid in time: the time was released",
 	"confirmed": "Deposit paid: confirmed", "paid": "Deposit paid", "refunded": "Deposit refunded",
 	"imported": "Changed by an import", "client_confirmed": "The client confirmed they will come",
+	"deposit_paid_in_salon": "Deposit paid in the salon", "deposit_due_paid_in_salon": "The rest of the deposit paid in the salon",
+	"paid_late": "Deposit paid late: booked again",
 }
 
 var actorNames = map[string]string{"admin": "the salon", "client": "the client", "system": "automatically", "import": "an import"}

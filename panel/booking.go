@@ -23,8 +23,14 @@ type bookingForm struct {
 	Time      string // HH:MM
 	Phone     string
 	Name      string
+	Email     string
 	Notes     string
 	Key       string // idempotency key: a double submit books once
+	// Online: the client is asked to pay the service's deposit online (a
+	// link by their channels); else it is paid in the salon. OnlinePay:
+	// deposits are taken online at all.
+	Online    bool
+	OnlinePay bool
 	Masters   []booking.Master
 	Services  []booking.SalonService
 	Error     string
@@ -119,6 +125,11 @@ func (h *Handler) showBookingForm(c *fiber.Ctx, f *bookingForm) error {
 	if f.Services, err = h.svc.Services(c.UserContext(), u.SalonID); err != nil {
 		return err
 	}
+	for _, sv := range f.Services {
+		if sv.Deposit > 0 && h.svc.Provider() != nil {
+			f.OnlinePay = true // a choice: paid in the salon, or a link to pay online
+		}
+	}
 	ranges := booking.TermRanges(f.Masters)
 	f.Durations, f.Terms = map[int64]string{}, map[int64]string{}
 	for _, sv := range f.Services {
@@ -168,6 +179,7 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 		Date: strings.Clone(c.FormValue("date")), Time: strings.Clone(c.FormValue("time")),
 		Phone: strings.Clone(c.FormValue("phone")), Name: strings.Clone(c.FormValue("name")),
 		Notes: strings.Clone(c.FormValue("notes")), Key: strings.Clone(c.FormValue("key")),
+		Email: strings.Clone(strings.TrimSpace(c.FormValue("email"))), Online: c.FormValue("deposit") == "online",
 	}
 	f.MasterID, _ = strconv.ParseInt(c.FormValue("master"), 10, 64)
 	f.ServiceID, _ = strconv.ParseInt(c.FormValue("service"), 10, 64)
@@ -179,16 +191,20 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 	}
 	b, err := h.svc.Book(c.UserContext(), booking.BookRequest{
 		SalonID: u.SalonID, ServiceID: f.ServiceID, MasterID: f.MasterID, StartsAt: at,
-		Client: booking.ClientInput{Name: f.Name, Phone: f.Phone}, Notes: f.Notes,
-		IdempotencyKey: f.Key,
+		Client: booking.ClientInput{Name: f.Name, Phone: f.Phone, Email: f.Email}, Notes: f.Notes,
+		IdempotencyKey: f.Key, AskDeposit: f.Online,
 	})
 	if err != nil {
 		if !h.formError(c, err, &f.Error, &f.Fields, &f.Taken, &f.Alts) {
 			return err
 		}
 		f.Key = newKey()
+		deposit := "salon"
+		if f.Online {
+			deposit = "online"
+		}
 		offer(f.Alts, "/panel/bookings", field{"key", f.Key}, field{"service", strconv.FormatInt(f.ServiceID, 10)},
-			field{"phone", f.Phone}, field{"name", f.Name}, field{"notes", f.Notes})
+			field{"phone", f.Phone}, field{"name", f.Name}, field{"email", f.Email}, field{"notes", f.Notes}, field{"deposit", deposit})
 		return h.showBookingForm(c, f)
 	}
 	return done(c, fmt.Sprintf("/panel/bookings/%d", b.ID), "created")
@@ -251,7 +267,15 @@ func localTime(s *booking.Salon, date, clock string) (time.Time, error) {
 type bookingPage struct {
 	Payment    *booking.PaymentSession
 	Payments   []booking.PaymentEvent // the payment's history
-	DepositDue bool                   // pending: the client may pay it here, in the salon
+	DepositDue bool                   // pending, or owing the difference: the client may pay it here, in the salon
+	// Held is what the salon holds of the deposit paid online, Refundable
+	// what of it may be refunded now; TopUp what a move asked more.
+	Held, Refundable, TopUp booking.Money
+	// OnlinePay: deposits are taken online; PayLink is a link that pays
+	// what is owed, made for staff to send (until PayUntil).
+	OnlinePay bool
+	PayLink   string
+	PayUntil  string
 	V          *booking.View
 	History    []booking.Event
 	Lines      []historyLine // the history in words
@@ -305,7 +329,11 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	if p.Payments, err = h.svc.PaymentHistory(ctx, u.SalonID, id); err != nil {
 		return err
 	}
-	p.DepositDue = v.Status == booking.StatusPending && v.Deposit > 0
+	p.DepositDue = v.Status == booking.StatusPending && v.Deposit > 0 || v.Status == booking.StatusConfirmed && v.DepositDue > 0
+	p.TopUp, p.OnlinePay = v.DepositDue, h.svc.Provider() != nil
+	if p.Held, p.Refundable, err = h.svc.DepositHeld(ctx, u.SalonID, id); err != nil {
+		return err
+	}
 	loc := v.Salon.Location()
 	msgs, err := h.svc.MessagesOf(ctx, u.SalonID, id)
 	if err != nil {
@@ -409,6 +437,25 @@ func (h *Handler) refundBooking(c *fiber.Ctx) error {
 		return h.showBooking(c, p)
 	}
 	return done(c, fmt.Sprintf("/panel/bookings/%d", id), "refunded")
+}
+
+// payLink makes a link that pays what the booking owes online and shows
+// it on the booking's page, for staff to send the client themselves.
+func (h *Handler) payLink(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	p := &bookingPage{}
+	token, until, err := h.svc.PayLink(c.UserContext(), user(c).SalonID, id)
+	if err != nil {
+		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
+			return err
+		}
+		return h.showBooking(c, p)
+	}
+	p.PayLink, p.PayUntil = h.base(c)+"/a/"+token, until.In(salonOf(c).Location()).Format("02.01.2006 15:04")
+	return h.showBooking(c, p)
 }
 
 // paidInSalon records the deposit of a pending booking paid in the salon.

@@ -108,6 +108,7 @@ func (h *Handler) Register(app *fiber.App) {
 	a.Post("/bookings/:id/no-show", h.noShowBooking)
 	a.Post("/bookings/:id/refund", h.refundBooking)
 	a.Post("/bookings/:id/paid-in-salon", h.paidInSalon)
+	a.Post("/bookings/:id/pay-link", h.payLink)
 	a.Get("/online", h.online)
 	a.Get("/online/qr.:format", h.onlineQR)
 	a.Get("/payments", h.payments)

@@ -101,6 +101,7 @@ func TestAnotherSalonsIDsAreNotFound(t *testing.T) {
 		"/panel/bookings/:id/complete":       {fmt.Sprintf("/panel/bookings/%d/complete", o.booking)},
 		"/panel/bookings/:id/no-show":        {fmt.Sprintf("/panel/bookings/%d/no-show", o.booking)},
 		"/panel/bookings/:id/refund":         {fmt.Sprintf("/panel/bookings/%d/refund", o.booking)},
+		"/panel/bookings/:id/pay-link":       {fmt.Sprintf("/panel/bookings/%d/pay-link", o.booking)},
 		"/panel/bookings/:id/paid-in-salon":  {fmt.Sprintf("/panel/bookings/%d/paid-in-salon", o.booking)},
 		"/panel/attention/:id/retry":         {fmt.Sprintf("/panel/attention/%d/retry", o.session)},
 		"/panel/attention/:id/release":       {fmt.Sprintf("/panel/attention/%d/release", o.session)},

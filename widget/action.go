@@ -66,6 +66,16 @@ func (h *Handler) ask(p *actionPage, l *booking.Link) {
 		p.Question = fmt.Sprintf(p.Question, l.Booking.Salon.Name, l.Address)
 	case l.Action == booking.LinkConfirm && l.Confirmed:
 		p.Question, p.Result = "", p.T["a_confirm_already"]
+	case l.Action == booking.LinkPay:
+		v := l.Booking
+		switch {
+		case v.Status == booking.StatusPending && v.Deposit > 0:
+			p.Question = fmt.Sprintf(p.Question, v.Deposit.Format(v.Salon.Currency, p.Lang), i18n.When(p.Lang, v.HoldExpiresAt, v.Salon.Location()))
+		case v.Status == booking.StatusConfirmed && v.DepositDue > 0:
+			p.Question = fmt.Sprintf(p.Question, v.DepositDue.Format(v.Salon.Currency, p.Lang), i18n.When(p.Lang, v.StartsAt, v.Salon.Location()))
+		default:
+			p.Question, p.Problem = "", p.T["a_pay_nothing"]
+		}
 	case !l.Booking.Status.Active():
 		p.Question, p.Problem = "", p.T["a_inactive"]
 	case l.Action != booking.LinkConfirm && !l.Booking.Changeable:
@@ -75,6 +85,13 @@ func (h *Handler) ask(p *actionPage, l *booking.Link) {
 
 func (h *Handler) actionPost(c *fiber.Ctx) error {
 	token := strings.Clone(c.Params("token"))
+	l, err := h.svc.OpenLink(c.UserContext(), token)
+	if err != nil {
+		return h.actionError(c, err)
+	}
+	if l.Action == booking.LinkPay {
+		return h.payByLink(c, token, l)
+	}
 	r, err := h.svc.UseLink(c.UserContext(), token)
 	if err == nil && r.Action == booking.LinkMove {
 		lang := c.Query("lang")
@@ -121,6 +138,31 @@ func (h *Handler) actionPost(c *fiber.Ctx) error {
 		p.Result = fmt.Sprintf(p.T["a_unsubscribe_done"], r.Booking.Salon.Name, r.Address)
 	}
 	return h.renderAction(c, fiber.StatusOK, p)
+}
+
+// payByLink sends the client of a pay link to the payment's page (a new
+// payment after a declined one); a link with nothing to pay, or a provider
+// that does not answer, is a page that says so.
+func (h *Handler) payByLink(c *fiber.Ctx, token string, l *booking.Link) error {
+	sess, err := h.svc.PayByLink(c.UserContext(), token, h.returnURL(c, &l.Booking.Salon))
+	if err == nil {
+		return c.Redirect(sess.URL, fiber.StatusSeeOther)
+	}
+	p := h.actionData(c, l)
+	p.Title = p.T["a_pay_title"]
+	status := fiber.StatusConflict
+	switch {
+	case errors.Is(err, booking.ErrLinkExpired):
+		p.Problem = p.T["a_expired"]
+	case errors.Is(err, booking.ErrUnavailable):
+		p.Problem, status = p.T["a_pay_down"], fiber.StatusServiceUnavailable
+		c.Set(fiber.HeaderRetryAfter, "60")
+	case errors.Is(err, booking.ErrConflict):
+		p.Problem = p.T["a_pay_nothing"]
+	default:
+		return h.actionError(c, err)
+	}
+	return h.renderAction(c, status, p)
 }
 
 // actionData is what every one-tap page shows: the salon and the booking,

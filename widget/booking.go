@@ -28,7 +28,10 @@ type bookingJSON struct {
 	ChangeableTill string        `json:"changeable_until"`
 	Changeable     bool          `json:"changeable"`
 	HoldExpiresAt  string        `json:"hold_expires_at,omitempty"`
-	ManageToken    string        `json:"manage_token,omitempty"`
+	// DepositDue is what a confirmed booking moved to a larger deposit
+	// still owes of it online (POST .../payment pays it).
+	DepositDue  booking.Money `json:"deposit_due,omitempty"`
+	ManageToken string        `json:"manage_token,omitempty"`
 	Payment        *paymentJSON  `json:"payment,omitempty"`
 }
 
@@ -67,6 +70,7 @@ func viewJSON(v *booking.View) bookingJSON {
 	loc := v.Salon.Location()
 	out := toJSON(&v.Booking, &v.Salon, time.Time{})
 	out.ChangeableTill, out.Changeable = stamp(v.ChangeableUntil, loc), v.Changeable
+	out.DepositDue = v.DepositDue
 	return out
 }
 
@@ -239,13 +243,13 @@ func (h *Handler) answer(c *fiber.Ctx, id int64) error {
 	if v.Deposit > 0 && h.svc.Provider() != nil {
 		// The client may be back from the payment page: the payment is
 		// brought up to date with the provider first.
-		p, err := h.svc.PaymentOf(c.UserContext(), 0, id, v.Status == booking.StatusPending)
+		p, err := h.svc.PaymentOf(c.UserContext(), 0, id, v.Status == booking.StatusPending || v.DepositDue > 0)
 		if err != nil {
 			return err
 		}
 		if p != nil {
 			out.Payment = toPayment(p)
-			if v.Status == booking.StatusPending && p.Status != booking.PayRegistered {
+			if (v.Status == booking.StatusPending || v.DepositDue > 0) && p.Status != booking.PayRegistered {
 				// Paid (or given up) meanwhile: read it again.
 				if v, err = h.svc.BookingView(c.UserContext(), 0, id); err == nil {
 					payment := out.Payment
@@ -310,7 +314,8 @@ const DeepLinkPrefix = "b_"
 
 // payBooking starts the deposit's payment of a pending booking again, as
 // the client asks after a payment was declined (a new payment while the
-// hold lasts); while one is under way, it is that one. 409 when nothing is
+// hold lasts), or the payment of what a moved booking still owes of its
+// deposit; while one is under way, it is that one. 409 when nothing is
 // owed (paid, or the hold ended).
 func (h *Handler) payBooking(c *fiber.Ctx) error {
 	id, err := bookingParams(c)
@@ -324,7 +329,8 @@ func (h *Handler) payBooking(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if v.Status != booking.StatusPending || v.Deposit <= 0 || h.svc.Provider() == nil {
+	owes := v.Status == booking.StatusPending && v.Deposit > 0 || v.Status == booking.StatusConfirmed && v.DepositDue > 0
+	if !owes || h.svc.Provider() == nil {
 		c.Locals(salonKey, &v.Salon)
 		return fmt.Errorf("booking %d is %s and owes no deposit online: %w", id, v.Status, booking.ErrConflict)
 	}

@@ -62,6 +62,11 @@ func Compose(o *booking.Outgoing, base string) Words {
 	loc := v.Salon.Location()
 	at := i18n.When(lang, v.StartsAt, loc)
 	subject, lead := headline(t, o.Kind, v.ServiceName, at)
+	topUp := o.Kind == booking.KindPaymentDue && v.Status == booking.StatusConfirmed && v.DepositDue > 0
+	if topUp {
+		subject = t("Pay the rest of the deposit: %s, %s", v.ServiceName, at)
+		lead = t("Your booking moved to a larger deposit: %s more is due.", v.DepositDue.Format(v.Salon.Currency, lang))
+	}
 	w := Words{Subject: subject + " · " + v.Salon.Name, Lead: lead}
 	if o.Kind == booking.KindReminder {
 		w.Lead = t("Your visit is in %s.", span(lang, o.Lead))
@@ -83,7 +88,16 @@ func Compose(o *booking.Outgoing, base string) Words {
 	if v.Deposit > 0 && (o.Kind == booking.KindPaid || o.Kind == booking.KindRefunded || o.Kind == booking.KindPaymentDue) {
 		w.Details = append(w.Details, detail{t("Deposit"), v.Deposit.Format(v.Salon.Currency, lang)})
 	}
+	switch {
+	case topUp:
+		w.Details = append(w.Details, detail{t("Due now"), v.DepositDue.Format(v.Salon.Currency, lang)})
+	case o.Kind == booking.KindPaymentDue && !v.HoldExpiresAt.IsZero():
+		w.Details = append(w.Details, detail{t("Pay by"), v.HoldExpiresAt.In(loc).Format("15:04")})
+	}
 	l := o.Links
+	if l.Pay != "" {
+		w.Actions = append(w.Actions, action{t("Pay the deposit"), base + "/a/" + l.Pay, true})
+	}
 	if l.Confirm != "" && v.ConfirmedAt.IsZero() {
 		w.Actions = append(w.Actions, action{t("I will come"), base + "/a/" + l.Confirm, true})
 	}
@@ -180,9 +194,16 @@ func Short(o *booking.Outgoing, base string) string {
 	t := func(key string, args ...any) string { return i18n.New(key, args...).In(lang) }
 	v := o.Booking
 	subject, _ := headline(t, o.Kind, v.ServiceName, i18n.When(lang, v.StartsAt, v.Salon.Location()))
+	if o.Kind == booking.KindPaymentDue && v.Status == booking.StatusConfirmed && v.DepositDue > 0 {
+		subject = t("Pay the rest of the deposit: %s, %s", v.ServiceName, i18n.When(lang, v.StartsAt, v.Salon.Location())) +
+			" — " + v.DepositDue.Format(v.Salon.Currency, lang)
+	}
 	parts := []string{subject + ". " + v.Salon.Name}
 	if v.Salon.Address != "" && o.Kind == booking.KindConfirmation {
 		parts[0] += ", " + v.Salon.Address
+	}
+	if o.Links.Pay != "" {
+		parts = append(parts, t("Pay")+": "+base+"/a/"+o.Links.Pay)
 	}
 	if o.Links.Confirm != "" && v.ConfirmedAt.IsZero() {
 		parts = append(parts, t("Confirm")+": "+base+"/a/"+o.Links.Confirm)

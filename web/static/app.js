@@ -354,6 +354,14 @@
   function payState(b) {
     var p = b.payment, due = b.hold_expires_at ? when(b.hold_expires_at) : '';
     if (!(Number(b.deposit) > 0)) return null;
+    if (b.status === 'confirmed' && Number(b.deposit_due) > 0) {
+      // Moved to a larger deposit: the difference is due (a payment of its own).
+      var rest = fmt('topup_note', money(b.deposit_due));
+      if (p && p.url) return { note: rest, pay: p.url };
+      if (p && (p.status === 'registering' || p.status === 'unknown')) return { note: T.pay_preparing, poll: true };
+      if (p && p.status === 'authorized') return { note: fmt('paid_confirming', money(p.amount)), poll: true };
+      return { note: rest, retry: true, retryLabel: T.topup_pay };
+    }
     if (!p) return { note: cfg.onlinePay && b.status === 'pending' ? T.pay_preparing : fmt('deposit_note', money(b.deposit)), poll: cfg.onlinePay && b.status === 'pending' };
     var amount = money(p.amount);
     switch (p.status) {
@@ -382,6 +390,7 @@
     pay.hidden = !(ps && ps.pay);
     pay.dataset.url = ps && ps.pay ? ps.pay : '';
     retry.hidden = !(ps && ps.retry);
+    retry.textContent = ps && ps.retryLabel ? ps.retryLabel : T.pay_again;
     clearTimeout(pollTimer);
     if (ps && ps.poll && polls < 20) {
       polls++;
