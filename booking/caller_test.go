@@ -178,7 +178,16 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"RetryPayment":      {run: func(ctx context.Context) error { return e1(f.Svc.RetryPayment(ctx, a, 1)) }},
 		"ReleasePayment":    {run: func(ctx context.Context) error { return e1(f.Svc.ReleasePayment(ctx, a, 1)) }},
 		"MarkDepositPaid":   {run: func(ctx context.Context) error { return e1(f.Svc.MarkDepositPaid(ctx, a, b.ID)) }},
-		"Remind":            {run: func(ctx context.Context) error { return e1(f.Svc.Remind(ctx)) }, foreign: booking.ErrForbidden},
+		"DepositHeld": {run: func(ctx context.Context) error {
+			_, _, err := f.Svc.DepositHeld(ctx, a, b.ID)
+			return err
+		}},
+		"PayLink": {run: func(ctx context.Context) error {
+			_, _, err := f.Svc.PayLink(ctx, a, b.ID)
+			return err
+		}},
+		"PayByLink": {run: func(ctx context.Context) error { return e1(f.Svc.PayByLink(ctx, "no-such-token", nil)) }},
+		"Remind":    {run: func(ctx context.Context) error { return e1(f.Svc.Remind(ctx)) }, foreign: booking.ErrForbidden},
 		"Reschedule": {run: func(ctx context.Context) error {
 			return e1(f.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: b.ID, StartsAt: f.at("15:00")}))
 		}},

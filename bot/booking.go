@@ -309,7 +309,7 @@ func (t *turn) book() error {
 		// transaction); the chat is told when the payment comes (or the
 		// hold ends).
 		text += "\n" + t.tr("pay_follows")
-		t.payLink(s, b.ID)
+		t.payLink(s, b.ID, false)
 	}
 	// The booking for the client's calendar, as a link to an .ics file.
 	if t.b.cfg.PublicURL != "" {
@@ -348,7 +348,7 @@ func (t *turn) alternatives(alts []booking.Slot) error {
 // payLink asks, after the turn, for the payment page of the deposit of
 // booking id (of salon s) and sends it to the chat as a link button; when
 // the provider does not answer, the chat hears to try /my again shortly.
-func (t *turn) payLink(s *booking.Salon, id int64) {
+func (t *turn) payLink(s *booking.Salon, id int64, rest bool) {
 	chat, lang, who := t.c.ID, t.c.Lang, t.identity()
 	back := strings.TrimRight(t.b.cfg.PublicURL, "/") + "/w/" + s.Slug + "/back/" // the widget's page for the return
 	loc, currency := s.Location(), s.Currency
@@ -359,6 +359,9 @@ func (t *turn) payLink(s *booking.Salon, id int64) {
 		switch {
 		case err == nil && p.URL != "":
 			msg.Text = tr(lang, "pay_due", p.Amount.Format(currency, lang), when(lang, p.HoldUntil, loc))
+			if rest {
+				msg.Text = tr(lang, "pay_rest", p.Amount.Format(currency, lang), when(lang, p.HoldUntil, loc))
+			}
 			msg.Inline = [][]button{{{Text: tr(lang, "pay_button"), URL: p.URL}}}
 		case err == nil && p.Status.Terminal():
 			return // paid meanwhile, or the hold is over: the chat hears of that

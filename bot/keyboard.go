@@ -3,6 +3,7 @@ package bot
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"salon/booking"
 	"strconv"
 	"strings"
 	"time"
@@ -197,7 +198,7 @@ func (t *turn) onNoticeTap(data string) error {
 		if err != nil {
 			return t.explain(err)
 		}
-		t.payLink(&v.Salon, bookingID)
+		t.payLink(&v.Salon, bookingID, v.Status == booking.StatusConfirmed)
 		return nil
 	}
 	t.notice = t.tr("stale")

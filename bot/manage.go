@@ -123,11 +123,11 @@ func (t *turn) pay(salonID, bookingID int64) error {
 		return t.explain(err)
 	}
 	t.c.D = t.c.D.keep()
-	if v.Status != booking.StatusPending {
+	if v.Status != booking.StatusPending && (v.Status != booking.StatusConfirmed || v.DepositDue <= 0) {
 		t.show(t.tr("not_due"), nil)
 		return nil
 	}
 	t.show(t.tr("pay_follows"), nil)
-	t.payLink(&v.Salon, v.ID)
+	t.payLink(&v.Salon, v.ID, v.Status == booking.StatusConfirmed)
 	return nil
 }

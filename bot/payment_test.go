@@ -60,6 +60,67 @@ func TestDepositPaidFromTheChat(t *testing.T) {
 	}
 }
 
+// TestTheDifferenceIsPaidFromTheChat: a chat client's paid booking the
+// salon moves to a larger deposit: the chat hears what is due, with a Pay
+// button; the tap brings the payment's page (of the difference), and
+// paying it is told.
+func TestTheDifferenceIsPaidFromTheChat(t *testing.T) {
+	t.Parallel()
+	fake := psptest.New(t)
+	yk := &psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}
+	w := newWorldWith(t, []booking.Option{booking.WithPayments(yk)})
+	ctx := bookingtest.System()
+	setDeposit := func(d booking.Money) {
+		if _, err := w.Svc.UpdateService(ctx, w.salon.ID, booking.SalonService{ID: w.haircut.ID, Name: "Haircut", DurationMin: 60,
+			Price: 250000, Deposit: d, Active: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setDeposit(50000)
+	u := w.tg.NewUser("Payer", "en")
+	w.toConfirm(u, "Anna", "15:00", "+7 999 700-00-03")
+	w.tap(u, "Confirm")
+	id := strings.TrimPrefix(linkButton(w.see(u, "The deposit of 500\u00a0₽, due by"), "Pay the deposit"), fake.URL+"/pay/")
+	if !fake.Pay(id) {
+		t.Fatalf("pay %s", id)
+	}
+	if _, err := w.Svc.PaymentNotified(ctx, "yookassa", id); err != nil {
+		t.Fatal(err)
+	}
+	w.see(u, "The deposit is paid: you are booked")
+	var bookingID int64
+	if err := w.Pool.QueryRow(ctx, `SELECT id FROM bookings WHERE salon_id = $1`, w.salon.ID).Scan(&bookingID); err != nil {
+		t.Fatal(err)
+	}
+	setDeposit(80000)
+	b, err := w.Svc.BookingView(ctx, w.salon.ID, bookingID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: bookingID, MasterID: w.boris.ID, StartsAt: b.StartsAt}); err != nil {
+		t.Fatal(err)
+	}
+	due := w.see(u, "the difference is due")
+	if !strings.Contains(due.Text, "Due: 300\u00a0₽") {
+		t.Errorf("the notice: %q", due.Text)
+	}
+	if _, err := u.Tap("Pay the deposit"); err != nil {
+		t.Fatal(err)
+	}
+	link := linkButton(w.see(u, "The rest of the deposit, 300\u00a0₽"), "Pay the deposit")
+	top, ok := strings.CutPrefix(link, fake.URL+"/pay/")
+	if !ok || !fake.Pay(top) {
+		t.Fatalf("the difference's payment page: %q", link)
+	}
+	if _, err := w.Svc.PaymentNotified(ctx, "yookassa", top); err != nil {
+		t.Fatal(err)
+	}
+	if captured, _ := fake.Totals(); captured != 80000 {
+		t.Errorf("captured %d, want 800 in two payments", captured)
+	}
+	bookingtest.WaitFor(t, 10*time.Second, "told of the second payment", func() bool { return countText(u, "The deposit is paid") == 2 })
+}
+
 // TestCalendarLinkFromTheChat: a booking made in the chat comes with an
 // "Add to calendar" link to its .ics file, which parses back.
 func TestCalendarLinkFromTheChat(t *testing.T) {

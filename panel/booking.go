@@ -276,24 +276,24 @@ type bookingPage struct {
 	OnlinePay bool
 	PayLink   string
 	PayUntil  string
-	V          *booking.View
-	History    []booking.Event
-	Lines      []historyLine // the history in words
-	Start      string
-	End        string
-	Date       string
-	Time       string
-	Masters    []booking.Master
-	Client     *booking.Client
-	Until      string
-	Error      string
-	Fields     map[string]string
-	Taken      bool
-	Alts       []altChoice
-	Active     bool
-	Started    bool
-	Confirmed  bool
-	Messages   []messageLine
+	V         *booking.View
+	History   []booking.Event
+	Lines     []historyLine // the history in words
+	Start     string
+	End       string
+	Date      string
+	Time      string
+	Masters   []booking.Master
+	Client    *booking.Client
+	Until     string
+	Error     string
+	Fields    map[string]string
+	Taken     bool
+	Alts      []altChoice
+	Active    bool
+	Started   bool
+	Confirmed bool
+	Messages  []messageLine
 	// Attend says whether the client said they will come (ConfirmedAt,
 	// through AttendVia); Unconfirmed marks it not done with 2 hours to go.
 	AttendAt    string

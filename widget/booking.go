@@ -32,7 +32,7 @@ type bookingJSON struct {
 	// still owes of it online (POST .../payment pays it).
 	DepositDue  booking.Money `json:"deposit_due,omitempty"`
 	ManageToken string        `json:"manage_token,omitempty"`
-	Payment        *paymentJSON  `json:"payment,omitempty"`
+	Payment     *paymentJSON  `json:"payment,omitempty"`
 }
 
 // paymentJSON is the deposit paid online; absent while deposits are paid
