@@ -276,6 +276,7 @@ type bookingPage struct {
 	OnlinePay bool
 	PayLink   string
 	PayUntil  string
+	LinkSent  bool // a message carries the link to the client
 	V         *booking.View
 	History   []booking.Event
 	Lines     []historyLine // the history in words
@@ -347,6 +348,14 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	}
 	for i := range p.Payments {
 		p.Payments[i].At = p.Payments[i].At.In(loc)
+		if paymentReasons[p.Payments[i].Detail] {
+			p.Payments[i].Detail = langOf(c).T(p.Payments[i].Detail) // (a provider's own words stay as they are)
+		}
+	}
+	for _, m := range msgs {
+		if m.Kind == booking.KindPaymentDue && (m.State == booking.MessageSent || m.State == booking.MessageDelivered || m.State == booking.MessageQueued) {
+			p.LinkSent = true
+		}
 	}
 	v.StartsAt, v.HoldExpiresAt = v.StartsAt.In(loc), v.HoldExpiresAt.In(loc)
 	names, err := h.masterNames(c) // the inactive too: the history names who it was
@@ -438,6 +447,14 @@ func (h *Handler) refundBooking(c *fiber.Ctx) error {
 	}
 	return done(c, fmt.Sprintf("/panel/bookings/%d", id), "refunded")
 }
+
+// paymentReasons are the saga's words for why a payment changed, which the
+// booking's page says in the panel's language.
+var paymentReasons = map[string]bool{"created": true, "paid": true, "captured": true, "released": true, "never paid": true,
+	"declined, or expired unpaid, at the provider": true, "the booking was cancelled": true, "paid after the hold, the time taken": true,
+	"captured before the cancellation was known": true, "refunded": true, "refunded by the salon": true, "paid in the salon": true,
+	"released by the salon": true, "refunded in full: the booking was cancelled": true,
+	"the difference refunded: the booking moved to a smaller deposit": true}
 
 // payLink makes a link that pays what the booking owes online and shows
 // it on the booking's page, for staff to send the client themselves.

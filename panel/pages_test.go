@@ -494,7 +494,7 @@ func TestPanelNeedsAttention(t *testing.T) {
 	if n := scalar[int64](t, w, `SELECT count(*) FROM audit_log WHERE action IN ('payment_release', 'payment_refund', 'payment_retry', 'payment_paid_in_salon')`); n != 4 {
 		t.Errorf("%d audit rows for 4 actions", n)
 	}
-	if a := b.get(fmt.Sprintf("/panel/bookings/%d", kept.ID)); !strings.Contains(a.body, `id="payment-history"`) || !strings.Contains(a.body, "refunded by the salon") {
+	if a := b.get(fmt.Sprintf("/panel/bookings/%d", kept.ID)); !strings.Contains(a.body, `id="payment-history"`) || !strings.Contains(a.body, "возвращена салоном") {
 		t.Errorf("the booking page lacks its payment's history")
 	}
 }
