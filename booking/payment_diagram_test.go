@@ -69,9 +69,13 @@ func TestStateDiagramMatchesTheCode(t *testing.T) {
 		return session(b)
 	}
 
-	// Paid, then cancelled and refunded.
+	// Paid, part of it refunded by the salon, then cancelled and the rest
+	// refunded.
 	b := w.book("10:00")
 	w.paid(b)
+	if _, err := w.Svc.RefundDepositPart(w.staff(), w.salon.ID, b.ID, 10000); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := w.Svc.Cancel(booking.As(ctx, booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID}); err != nil {
 		t.Fatal(err)
 	}

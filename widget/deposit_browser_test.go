@@ -88,7 +88,8 @@ func (s *ykSite) notified(ext string) {
 
 // TestBrowserManagePageInEveryPaymentState: the manage page of a deposit
 // booking in each state a client meets (waiting for payment, declined and
-// tried again, expired, paid with the capture pending, paid, refunded)
+// tried again, expired, paid with the capture pending, paid, refunded,
+// moved to a larger deposit)
 // says what is so, in English and Russian, on a phone and a desktop, and
 // never "Something went wrong". Screenshots are saved.
 func TestBrowserManagePageInEveryPaymentState(t *testing.T) {
@@ -108,6 +109,7 @@ func TestBrowserManagePageInEveryPaymentState(t *testing.T) {
 		{name: "paid-awaiting-capture", hhmm: "13:00", en: "is paid; the salon is confirming it", ru: "внесена; салон подтверждает"},
 		{name: "paid", hhmm: "14:00", en: "The deposit of 1,000 ₽ is paid.", ru: "Предоплата 1\u00a0000 ₽ получена."},
 		{name: "refunded", hhmm: "15:00", en: "The deposit of 1,000 ₽ is refunded.", ru: "Предоплата 1\u00a0000 ₽ возвращена."},
+		{name: "moved-difference-due", hhmm: "16:00", en: "500 ₽ more is due", ru: "осталось доплатить 500 ₽", button: "#manage-retry"},
 	}
 	for _, st := range states {
 		st.id, st.token, st.ext = s.book(st.hhmm)
@@ -137,6 +139,19 @@ func TestBrowserManagePageInEveryPaymentState(t *testing.T) {
 	// Refunded: the client cancels.
 	if r := s.do("POST", fmt.Sprintf("/api/v1/bookings/%d/cancel", byName["refunded"].id), map[string]any{}, "X-Manage-Token", byName["refunded"].token); r.status != 200 {
 		t.Fatalf("cancel: %d %s", r.status, r.raw)
+	}
+	// Moved by the salon to a master whose service asks a larger deposit.
+	s.fake.Pay(byName["moved-difference-due"].ext)
+	s.notified(byName["moved-difference-due"].ext)
+	other := s.Master(t, s.salon, s.svc)
+	s.Shift(t, s.salon, other, testDay, 1, "10:00", "20:00")
+	if _, err := s.Svc.UpdateService(ctx, s.salon.ID, booking.SalonService{ID: s.svc.ID, Name: s.svc.Name, DurationMin: s.svc.DurationMin,
+		Price: s.svc.Price, Deposit: 150000, Active: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: byName["moved-difference-due"].id, MasterID: other.ID,
+		StartsAt: bookingtest.At(s.salon, testDay, "17:00")}); err != nil {
+		t.Fatal(err)
 	}
 	// Expired: its hold ends.
 	if _, err := s.Pool.Exec(ctx, `UPDATE bookings SET hold_expires_at = $2 WHERE id = $1`, byName["expired"].id, s.Clock.Now().Add(-time.Minute)); err != nil {
