@@ -136,23 +136,30 @@ func refundAcross(ctx context.Context, tx pgx.Tx, ss []sessionMoney, amount Mone
 	return ids, nil
 }
 
-// finishRefund records session id's refund as made, in tx (the booking's
-// row locked): what it refunded is added up, the ledger has its row, and
-// the session is refunded when nothing is left of it (else completed
-// again, with a fresh right to refund the rest). It reports the part the
-// ledger row took (-1: the refund was recorded already).
-func finishRefund(ctx context.Context, tx pgx.Tx, id int64, now time.Time) (int, error) {
+// finishRefund records session id's refund of key as made, in tx (the
+// booking's row locked): what it refunded is added up, the ledger has its
+// row, and the session is refunded when nothing is left of it (else
+// completed again, with a fresh right to refund the rest; and, when its
+// booking was cancelled while this refund was under way, the rest is
+// refunded next). A refund of another key (an answer that came after its
+// refund was recorded by another path, and another refund begun) records
+// nothing. It reports the part the ledger row took (-1: nothing recorded).
+func finishRefund(ctx context.Context, tx pgx.Tx, id int64, key string, now time.Time) (int, error) {
 	var part int
 	var salonID, bookingID int64
-	var amount Money
+	var amount, left Money
 	var currency string
+	var rest bool
 	err := tx.QueryRow(ctx, `UPDATE payment_sessions SET refunded = refunded + refund_amount, refunds = refunds + 1,
 		status = CASE WHEN refunded + refund_amount >= amount THEN 'refunded' ELSE 'completed' END,
 		cancel_token = CASE WHEN refunded + refund_amount >= amount THEN NULL ELSE $3 END,
-		version = version + 1, last_error = 'refunded', next_check_at = $2, checks = 0, lease_until = NULL, updated_at = now()
-		WHERE id = $1 AND status = 'refunding'
-		RETURNING refunds - 1, salon_id, booking_id, refund_amount, currency`, id, now.Add(checkDelay(PayRefunded, false, 0)), randomHex(16)).
-		Scan(&part, &salonID, &bookingID, &amount, &currency)
+		version = version + 1, last_error = 'refunded', next_check_at = $2, checks = 0, lease_until = NULL, refund_rest = false,
+		updated_at = now()
+		WHERE id = $1 AND status = 'refunding' AND refund_key = $4
+		RETURNING refunds - 1, salon_id, booking_id, refund_amount, currency, amount - refunded,
+		          (SELECT refund_rest FROM payment_sessions WHERE id = $1)`,
+		id, now.Add(checkDelay(PayRefunded, false, 0)), randomHex(16), key).
+		Scan(&part, &salonID, &bookingID, &amount, &currency, &left, &rest)
 	if isNoRows(err) {
 		return -1, nil
 	}
@@ -164,6 +171,11 @@ func finishRefund(ctx context.Context, tx pgx.Tx, id int64, now time.Time) (int,
 		salonID, bookingID, id, DepositRefunded, amount, currency, part, now)
 	if err != nil {
 		return 0, fmt.Errorf("ledger: %w", err)
+	}
+	if rest && left > 0 {
+		if _, err := beginRefund(ctx, tx, id, left, "refunded in full: the booking was cancelled", now); err != nil {
+			return 0, err
+		}
 	}
 	return part, nil
 }

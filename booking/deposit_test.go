@@ -3,12 +3,14 @@ package booking_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"salon/booking"
 	"salon/booking/bookingtest"
+	"salon/booking/psp/psptest"
 )
 
 // staff is an admin of the world's salon asking.
@@ -246,5 +248,135 @@ func TestRefundsInPartsRace(t *testing.T) {
 	}
 	if booking.Money(back) != booking.Money(errs["ok"]*10000) {
 		t.Errorf("%d refunds accepted, %d refunded", errs["ok"], back)
+	}
+}
+
+// TestARefundsLateAnswerRecordsOnlyItsOwn: a check whose answer for a
+// session's first refund comes after that refund was recorded (by another
+// path) and a second one begun records nothing: the second is still made.
+func TestARefundsLateAnswerRecordsOnlyItsOwn(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	b := w.book("11:00")
+	s := w.paid(b)
+	if _, err := w.Svc.RefundDepositPart(w.staff(), w.salon.ID, b.ID, 20000); err != nil {
+		t.Fatal(err)
+	}
+	w.fake.RefundsPending = true
+	if _, err := w.Svc.RefundDepositPart(w.staff(), w.salon.ID, b.ID, 30000); err != nil {
+		t.Fatal(err)
+	}
+	part, err := booking.FinishRefund(context.Background(), w.Pool, s.ID, fmt.Sprintf("refund-%d", s.ID), w.Clock.Now())
+	if err != nil || part != -1 {
+		t.Errorf("the first refund's late answer recorded part %d (%v), want nothing", part, err)
+	}
+	w.fake.SettleRefunds()
+	w.fake.RefundsPending = false
+	w.sweep(2)
+	_, back := w.fake.Totals()
+	_, refunded, rows := w.ledgerSums(b.ID)
+	if back != 50000 || refunded != 50000 || rows != 3 {
+		t.Errorf("the provider refunded %d, the ledger %s in %d rows; want 500 in 1 + 2", back, refunded, rows)
+	}
+}
+
+// TestCancelledDuringARefundRefundsTheRest: a booking cancelled while
+// staff's refund of part of its deposit is under way has the rest refunded
+// once that refund is made: nothing is kept that the policy gives back.
+func TestCancelledDuringARefundRefundsTheRest(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	b := w.book("11:00")
+	w.paid(b)
+	w.fake.RefundsPending = true
+	if _, err := w.Svc.RefundDepositPart(w.staff(), w.salon.ID, b.ID, 30000); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.Cancel(booking.As(context.Background(), booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID}); err != nil {
+		t.Fatal(err)
+	}
+	w.fake.SettleRefunds()
+	w.fake.RefundsPending = false
+	w.sweep(3)
+	_, back := w.fake.Totals()
+	_, refunded, _ := w.ledgerSums(b.ID)
+	if _, ps := w.status(b.ID); back != 100000 || refunded != 100000 || ps != booking.PayRefunded {
+		t.Errorf("the provider refunded %d, the ledger %s, the session is %s; want all 1000 back, refunded", back, refunded, ps)
+	}
+}
+
+// TestAMoveWhilePayingTheDifferenceKeepsWhatIsOwed: a booking moved again
+// while the payment of the difference is under way owes what it owed; the
+// difference paid in the salon is not asked again by a later move; and the
+// difference cannot be recorded paid in the salon while its payment online
+// is being captured.
+func TestAMoveWhilePayingTheDifferenceKeepsWhatIsOwed(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
+	masters := []*booking.Master{w.master}
+	for range 3 {
+		m := w.Master(t, w.salon, w.svc)
+		w.Shift(t, w.salon, m, w.day, 1, "10:00", "20:00")
+		masters = append(masters, m)
+	}
+	setDeposit := func(d booking.Money) {
+		if _, err := w.Svc.UpdateService(ctx, w.salon.ID, booking.SalonService{ID: w.svc.ID, Name: w.svc.Name, DurationMin: w.svc.DurationMin,
+			Price: w.svc.Price, Deposit: d, Active: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	move := func(b *booking.Booking, to *booking.Master, hhmm string) *booking.View {
+		t.Helper()
+		if _, err := w.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: b.ID, MasterID: to.ID, StartsAt: bookingtest.At(w.salon, w.day, hhmm)}); err != nil {
+			t.Fatal(err)
+		}
+		v, err := w.Svc.BookingView(ctx, w.salon.ID, b.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	b := w.book("11:00")
+	w.paid(b)
+	setDeposit(150000)
+	if v := move(b, masters[1], "12:00"); v.DepositDue != 50000 {
+		t.Fatalf("owed %s, want 500", v.DepositDue)
+	}
+	top := w.start(b) // under way
+	if v := move(b, masters[2], "13:00"); v.DepositDue != 50000 || v.Deposit != 150000 {
+		t.Errorf("moved while paying the difference: deposit %s, owed %s; want 1500, 500", v.Deposit, v.DepositDue)
+	}
+	// Paid at the provider, its capture not answered yet.
+	w.fake.Fault = func(method, path string) psptest.Fault {
+		if path == "POST /payments/{id}/capture" {
+			return psptest.Error
+		}
+		return psptest.None
+	}
+	w.fake.Pay(top.ExternalID)
+	_, _ = w.Svc.CheckPayment(ctx, top.ID)
+	if _, err := w.Svc.MarkDepositPaid(w.staff(), w.salon.ID, b.ID); !errors.Is(err, booking.ErrConflict) {
+		t.Errorf("recorded paid in the salon while paid online: %v, want ErrConflict", err)
+	}
+	w.fake.Fault = nil
+	w.sweep(2)
+	if captured, _ := w.fake.Totals(); captured != 150000 {
+		t.Fatalf("captured %d, want 1500", captured)
+	}
+
+	// Another booking: the difference paid in the salon, then a move to a
+	// yet larger deposit asks only the new difference.
+	setDeposit(100000)
+	c := w.book("15:00")
+	w.paid(c)
+	setDeposit(150000)
+	move(c, masters[1], "16:00")
+	if _, err := w.Svc.MarkDepositPaid(w.staff(), w.salon.ID, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	setDeposit(200000)
+	if v := move(c, masters[3], "17:00"); v.DepositDue != 50000 {
+		t.Errorf("after the difference paid in the salon, a move to 2000 owes %s, want 500", v.DepositDue)
 	}
 }

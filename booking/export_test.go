@@ -1,4 +1,24 @@
 package booking
 
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
 // DueSQL is the reminder sweep's query, for the test of its cost.
 const DueSQL = dueSQL
+
+// FinishRefund records, in a transaction of its own, session id's refund
+// of key as made (as a check whose answer came late would).
+func FinishRefund(ctx context.Context, pool *pgxpool.Pool, id int64, key string, now time.Time) (int, error) {
+	var part int
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var err error
+		part, err = finishRefund(ctx, tx, id, key, now)
+		return err
+	})
+	return part, err
+}

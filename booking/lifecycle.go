@@ -206,17 +206,17 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 }
 
 // reprice is a moved booking's deposit when the move would change it (the
-// new master's service asks another), and what of it the client still
-// owes online. While money of it is moving (a payment being made or
-// captured, a release, a refund) the booking keeps its deposit: the
-// payment is of that amount. Otherwise, against what the salon holds of
-// it: nothing held, the new deposit as it is (asked, if at all, as any
-// new one); less held than the new deposit, the difference is owed
-// online (TopUpOnline: the client's next payment is of that amount) or
-// taken at the visit (TopUpSalon: the deposit stays); more held, the
-// difference is refunded, newest payment first (unless the salon keeps
-// deposits). It returns the deposit, what is due, and the sessions to
-// follow up.
+// new master's service asks another), and what of it the client will owe
+// online (-1: as it is). While money of it is moving (a payment being made
+// or captured, a release, a refund) nothing changes: the payment is of
+// that amount. Otherwise the change is what moves: a larger deposit is
+// owed online (TopUpOnline: the client's next payment is of what is owed)
+// or taken at the visit (TopUpSalon: the deposit stays); a smaller one
+// first owes less, then has what was paid online beyond it refunded,
+// newest payment first (unless the salon keeps deposits). What was paid
+// in the salon, or given back by staff, stays as it was. A booking with
+// nothing paid online takes the new deposit as it is. It returns the
+// deposit, what is owed, and the sessions to follow up.
 func reprice(ctx context.Context, tx pgx.Tx, b *Booking, salon *Salon, deposit Money, now time.Time) (Money, Money, []int64, error) {
 	ss, err := lockSessions(ctx, tx, b.ID)
 	if err != nil {
@@ -224,28 +224,39 @@ func reprice(ctx context.Context, tx pgx.Tx, b *Booking, salon *Salon, deposit M
 	}
 	for _, m := range ss {
 		if m.inFlight() {
-			return b.Deposit, 0, nil, nil
+			return b.Deposit, -1, nil, nil
 		}
 	}
-	held := heldOf(ss)
-	switch {
-	case held == 0 || held == deposit:
-		return deposit, 0, nil, nil
-	case held < deposit && salon.DepositTopUp == TopUpOnline:
-		return deposit, deposit - held, nil, nil
-	case held < deposit:
-		return b.Deposit, 0, nil, nil // the rest of the price is paid at the visit
-	case salon.RefundPolicy == RefundNever:
-		return b.Deposit, 0, nil, nil // the salon keeps what was paid
+	var due Money
+	if err := tx.QueryRow(ctx, `SELECT deposit_due FROM bookings WHERE id = $1`, b.ID).Scan(&due); err != nil {
+		return 0, 0, nil, fmt.Errorf("reprice: %w", err)
 	}
-	ids, err := refundAcross(ctx, tx, ss, held-deposit, "the difference refunded: the booking moved to a smaller deposit", now)
+	held := heldOf(ss)
+	if held == 0 && due == 0 {
+		return deposit, 0, nil, nil // nothing paid online: the new terms
+	}
+	if deposit > b.Deposit {
+		if salon.DepositTopUp == TopUpOnline {
+			return deposit, due + deposit - b.Deposit, nil, nil
+		}
+		return b.Deposit, due, nil, nil // the rest of the price is paid at the visit
+	}
+	less := min(due, b.Deposit-deposit)
+	back := min(b.Deposit-deposit-less, held)
+	switch {
+	case back == 0:
+		return deposit, due - less, nil, nil
+	case salon.RefundPolicy == RefundNever:
+		return deposit + back, due - less, nil, nil // the salon keeps what was paid
+	}
+	ids, err := refundAcross(ctx, tx, ss, back, "the difference refunded: the booking moved to a smaller deposit", now)
 	if errors.Is(err, ErrConflict) {
-		return b.Deposit, 0, nil, nil // not refundable now: kept as it is
+		return b.Deposit, -1, nil, nil // not refundable now: kept as it is
 	}
 	if err != nil {
 		return 0, 0, nil, err
 	}
-	return deposit, 0, ids, nil
+	return deposit, due - less, ids, nil
 }
 
 // MarkCompleted records that a confirmed booking took place. Only staff and

@@ -105,6 +105,9 @@ type PaymentSession struct {
 	CreatedAt time.Time
 	// Refunded is what of it was refunded so far.
 	Refunded Money
+	// TopUp: the payment of what a confirmed booking still owes of its
+	// deposit (after a move to a larger one).
+	TopUp bool
 }
 
 // WithPayments takes deposits online through provider: client bookings of
@@ -138,12 +141,12 @@ func WithProviderAttempts(n int) Option {
 func (s *Service) Provider() psp.Provider { return s.psp }
 
 const sessionColumns = `id, salon_id, booking_id, provider, status, amount, currency, COALESCE(external_id, ''),
-	COALESCE(confirmation_url, ''), version, checks, last_error, hold_until, created_at, refunded`
+	COALESCE(confirmation_url, ''), version, checks, last_error, hold_until, created_at, refunded, topup`
 
 func scanSession(row pgx.Row) (*PaymentSession, error) {
 	var p PaymentSession
 	if err := row.Scan(&p.ID, &p.SalonID, &p.BookingID, &p.Provider, &p.Status, &p.Amount, &p.Currency, &p.ExternalID,
-		&p.URL, &p.Version, &p.Checks, &p.LastError, &p.HoldUntil, &p.CreatedAt, &p.Refunded); err != nil {
+		&p.URL, &p.Version, &p.Checks, &p.LastError, &p.HoldUntil, &p.CreatedAt, &p.Refunded, &p.TopUp); err != nil {
 		return nil, err
 	}
 	if p.Status != PayRegistered {
@@ -256,8 +259,7 @@ func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, bac
 		}
 		pending = b.Status == StatusPending || want > 0
 		cur, err := scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions
-			WHERE booking_id = $1 AND status IN ('registering', 'registered', 'unknown', 'authorized', 'canceling', 'refunding')
-			ORDER BY id DESC LIMIT 1`, b.ID))
+			WHERE booking_id = $1 AND status IN ('registering', 'registered', 'unknown', 'authorized')`, b.ID))
 		switch {
 		case err == nil:
 			if pending && cur.Amount != want {
@@ -299,10 +301,10 @@ func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, bac
 			}
 		}
 		out, err = scanSession(tx.QueryRow(ctx, `INSERT INTO payment_sessions (salon_id, booking_id, provider, status, amount,
-			currency, idempotence_key, cancel_token, next_check_at, created_at, return_ref, return_url, hold_until, receipt)
-			VALUES ($1, $2, $3, 'registering', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING `+sessionColumns,
+			currency, idempotence_key, cancel_token, next_check_at, created_at, return_ref, return_url, hold_until, receipt, topup)
+			VALUES ($1, $2, $3, 'registering', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING `+sessionColumns,
 			b.SalonID, b.ID, s.psp.Name(), want, salon.Currency, "pay-"+strconv.FormatInt(b.ID, 10)+"-"+randomHex(8),
-			randomHex(16), s.now().Add(2*providerCall), s.now(), ref, returnURL, until, receipt))
+			randomHex(16), s.now().Add(2*providerCall), s.now(), ref, returnURL, until, receipt, b.Status != StatusPending))
 		if err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
@@ -663,7 +665,7 @@ func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM bookings WHERE id = $1 FOR UPDATE`, sess.BookingID); err != nil {
 			return err
 		}
-		_, err := finishRefund(ctx, tx, sess.ID, s.now())
+		_, err := finishRefund(ctx, tx, sess.ID, key, s.now())
 		return err
 	})
 }
@@ -796,10 +798,21 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 					return err
 				}
 				return released()
-			case b.Status == StatusConfirmed && first:
+			case b.Status == StatusConfirmed && sess.TopUp:
 				// A top-up (the booking moved to a larger deposit): act
 				// captures it.
+				if !first {
+					return nil
+				}
 				return tell(b, StatusConfirmed, EventTopUpPaid)
+			case b.Status == StatusConfirmed && first:
+				// Paid, but the booking was confirmed otherwise meanwhile
+				// (paid in the salon, or by another payment): never taken
+				// twice, the money is released.
+				if err := move([]PaymentStatus{PayAuthorized}, PayCanceling, "the booking was paid otherwise"); err != nil {
+					return err
+				}
+				return released()
 			case b.Status == StatusCancelled && kept:
 				return nil // the refund policy keeps it: act captures it
 			case b.Status == StatusCancelled:
@@ -1103,6 +1116,13 @@ func startRefund(ctx context.Context, tx pgx.Tx, b *Booking, salon *Salon, calle
 	}
 	var ids []int64
 	for _, m := range ss {
+		if m.status == PayRefunding && !keep {
+			// A refund of part of it is under way: the rest follows it.
+			if _, err := tx.Exec(ctx, `UPDATE payment_sessions SET refund_rest = true WHERE id = $1`, m.id); err != nil {
+				return nil, fmt.Errorf("refund: %w", err)
+			}
+			continue
+		}
 		if !m.token {
 			continue
 		}
@@ -1306,7 +1326,16 @@ func (s *Service) MarkDepositPaid(ctx context.Context, salonID, bookingID int64)
 				return err
 			}
 		case b.Status == StatusConfirmed && due > 0:
-			// The difference a move asked, paid here: nothing more is due.
+			// The difference a move asked, paid here: nothing more is due
+			// (unless it is paid online already, and being captured).
+			var capturing bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM payment_sessions WHERE booking_id = $1 AND status = 'authorized')`,
+				b.ID).Scan(&capturing); err != nil {
+				return err
+			}
+			if capturing {
+				return conflict("the difference is paid online already")
+			}
 			actor := caller.actor(b)
 			details, _ := json.Marshal(actor.details(map[string]any{"amount": due}))
 			if _, err := tx.Exec(ctx, `WITH b AS (UPDATE bookings SET deposit_due = 0, updated_at = now() WHERE id = $2 RETURNING id)

@@ -23,6 +23,13 @@ ALTER TABLE bookings ADD COLUMN deposit_due numeric(12, 2) NOT NULL DEFAULT 0 CH
 ALTER TABLE payment_sessions ADD COLUMN refunded numeric(12, 2) NOT NULL DEFAULT 0 CHECK (refunded >= 0);
 ALTER TABLE payment_sessions ADD COLUMN refunds integer NOT NULL DEFAULT 0;
 ALTER TABLE payment_sessions ADD CONSTRAINT payment_sessions_refunded_le_amount CHECK (refunded <= amount);
+-- A top-up: the payment of what a confirmed booking still owes of its
+-- deposit (a late payment of another session of a confirmed booking is
+-- released, never taken twice).
+ALTER TABLE payment_sessions ADD COLUMN topup boolean NOT NULL DEFAULT false;
+-- The booking was cancelled while a refund of part of the session was
+-- under way: when that refund is made, the rest follows.
+ALTER TABLE payment_sessions ADD COLUMN refund_rest boolean NOT NULL DEFAULT false;
 UPDATE payment_sessions SET refunded = COALESCE(refund_amount, amount), refunds = 1 WHERE status = 'refunded';
 
 ALTER TABLE ledger_entries ADD COLUMN part integer NOT NULL DEFAULT 0 CHECK (part >= 0);
@@ -62,6 +69,8 @@ DROP INDEX ledger_one_deposit_per_session;
 ALTER TABLE ledger_entries DROP CONSTRAINT ledger_entries_once;
 ALTER TABLE ledger_entries ADD CONSTRAINT ledger_entries_payment_session_id_entry_type_key UNIQUE (payment_session_id, entry_type);
 ALTER TABLE ledger_entries DROP COLUMN part;
+ALTER TABLE payment_sessions DROP COLUMN refund_rest;
+ALTER TABLE payment_sessions DROP COLUMN topup;
 ALTER TABLE payment_sessions DROP CONSTRAINT payment_sessions_refunded_le_amount;
 ALTER TABLE payment_sessions DROP COLUMN refunds;
 ALTER TABLE payment_sessions DROP COLUMN refunded;
