@@ -19,6 +19,23 @@ func (w *payWorld) staff() context.Context {
 		Email: "admin@salon.test"}))
 }
 
+// setDeposit makes the world's service ask deposit d.
+func (w *payWorld) setDeposit(d booking.Money) {
+	w.t.Helper()
+	if _, err := w.Svc.UpdateService(bookingtest.System(), w.salon.ID, booking.SalonService{ID: w.svc.ID, Name: w.svc.Name,
+		DurationMin: w.svc.DurationMin, Price: w.svc.Price, Deposit: d, Active: true}); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// anotherMaster is a master more who does the world's service all its day.
+func (w *payWorld) anotherMaster() *booking.Master {
+	w.t.Helper()
+	m := w.Master(w.t, w.salon, w.svc)
+	w.Shift(w.t, w.salon, m, w.day, 1, "10:00", "20:00")
+	return m
+}
+
 // sweep runs n sweeps of the payments due, each after the checks' backoff.
 func (w *payWorld) sweep(n int) {
 	w.t.Helper()
@@ -51,8 +68,7 @@ func TestAMoveTopsUpTheDeposit(t *testing.T) {
 	t.Parallel()
 	w := newPayWorld(t, booking.RefundAlways)
 	ctx := bookingtest.System()
-	other := w.Master(t, w.salon, w.svc)
-	w.Shift(t, w.salon, other, w.day, 1, "10:00", "20:00")
+	other := w.anotherMaster()
 	const user = 4242 // a Telegram client: their chat hears of each change
 	b := w.bookFrom(user, w.day, "11:00")
 	p := w.startFrom(user, b)
@@ -62,10 +78,7 @@ func TestAMoveTopsUpTheDeposit(t *testing.T) {
 	if _, err := w.Svc.CheckPayment(ctx, p.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Svc.UpdateService(ctx, w.salon.ID, booking.SalonService{ID: w.svc.ID, Name: w.svc.Name, DurationMin: w.svc.DurationMin,
-		Price: w.svc.Price, Deposit: 150000, Active: true}); err != nil {
-		t.Fatal(err)
-	}
+	w.setDeposit(150000)
 	client := booking.As(context.Background(), booking.ByIdentity(booking.TelegramUser(user)))
 	moved, err := w.Svc.Reschedule(w.staff(), booking.RescheduleRequest{BookingID: b.ID, MasterID: other.ID,
 		StartsAt: bookingtest.At(w.salon, w.day, "15:00")})
@@ -130,15 +143,10 @@ func TestAMoveTopsUpTheDeposit(t *testing.T) {
 func TestAnUnpaidTopUpIsReleasedWithItsBooking(t *testing.T) {
 	t.Parallel()
 	w := newPayWorld(t, booking.RefundAlways)
-	ctx := bookingtest.System()
-	other := w.Master(t, w.salon, w.svc)
-	w.Shift(t, w.salon, other, w.day, 1, "10:00", "20:00")
+	other := w.anotherMaster()
 	b := w.book("11:00")
 	w.paid(b)
-	if _, err := w.Svc.UpdateService(ctx, w.salon.ID, booking.SalonService{ID: w.svc.ID, Name: w.svc.Name, DurationMin: w.svc.DurationMin,
-		Price: w.svc.Price, Deposit: 150000, Active: true}); err != nil {
-		t.Fatal(err)
-	}
+	w.setDeposit(150000)
 	client := booking.As(context.Background(), booking.ByToken(b.ManageToken))
 	if _, err := w.Svc.Reschedule(client, booking.RescheduleRequest{BookingID: b.ID, MasterID: other.ID,
 		StartsAt: bookingtest.At(w.salon, w.day, "15:00")}); err != nil {
@@ -314,18 +322,7 @@ func TestAMoveWhilePayingTheDifferenceKeepsWhatIsOwed(t *testing.T) {
 	t.Parallel()
 	w := newPayWorld(t, booking.RefundAlways)
 	ctx := bookingtest.System()
-	masters := []*booking.Master{w.master}
-	for range 3 {
-		m := w.Master(t, w.salon, w.svc)
-		w.Shift(t, w.salon, m, w.day, 1, "10:00", "20:00")
-		masters = append(masters, m)
-	}
-	setDeposit := func(d booking.Money) {
-		if _, err := w.Svc.UpdateService(ctx, w.salon.ID, booking.SalonService{ID: w.svc.ID, Name: w.svc.Name, DurationMin: w.svc.DurationMin,
-			Price: w.svc.Price, Deposit: d, Active: true}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	masters := []*booking.Master{w.master, w.anotherMaster(), w.anotherMaster(), w.anotherMaster()}
 	move := func(b *booking.Booking, to *booking.Master, hhmm string) *booking.View {
 		t.Helper()
 		if _, err := w.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: b.ID, MasterID: to.ID, StartsAt: bookingtest.At(w.salon, w.day, hhmm)}); err != nil {
@@ -339,7 +336,7 @@ func TestAMoveWhilePayingTheDifferenceKeepsWhatIsOwed(t *testing.T) {
 	}
 	b := w.book("11:00")
 	w.paid(b)
-	setDeposit(150000)
+	w.setDeposit(150000)
 	if v := move(b, masters[1], "12:00"); v.DepositDue != 50000 {
 		t.Fatalf("owed %s, want 500", v.DepositDue)
 	}
@@ -367,16 +364,43 @@ func TestAMoveWhilePayingTheDifferenceKeepsWhatIsOwed(t *testing.T) {
 
 	// Another booking: the difference paid in the salon, then a move to a
 	// yet larger deposit asks only the new difference.
-	setDeposit(100000)
+	w.setDeposit(100000)
 	c := w.book("15:00")
 	w.paid(c)
-	setDeposit(150000)
+	w.setDeposit(150000)
 	move(c, masters[1], "16:00")
 	if _, err := w.Svc.MarkDepositPaid(w.staff(), w.salon.ID, c.ID); err != nil {
 		t.Fatal(err)
 	}
-	setDeposit(200000)
+	w.setDeposit(200000)
 	if v := move(c, masters[3], "17:00"); v.DepositDue != 50000 {
 		t.Errorf("after the difference paid in the salon, a move to 2000 owes %s, want 500", v.DepositDue)
+	}
+}
+
+// TestADifferencePaidAfterTheVisitIsReleased: the difference a move asked,
+// paid online only after the visit was marked, is not taken: the visit
+// settled it.
+func TestADifferencePaidAfterTheVisitIsReleased(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
+	other := w.anotherMaster()
+	b := w.book("11:00")
+	w.paid(b)
+	w.setDeposit(150000)
+	if _, err := w.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: b.ID, MasterID: other.ID, StartsAt: bookingtest.At(w.salon, w.day, "15:00")}); err != nil {
+		t.Fatal(err)
+	}
+	top := w.start(b)
+	w.Clock.Set(bookingtest.At(w.salon, w.day, "16:30"))
+	if _, err := w.Svc.MarkCompleted(w.staff(), b.ID); err != nil {
+		t.Fatal(err)
+	}
+	w.fake.Pay(top.ExternalID)
+	_, _ = w.Svc.CheckPayment(ctx, top.ID)
+	w.sweep(2)
+	if captured, _ := w.fake.Totals(); captured != 100000 || w.fake.Held() != 0 {
+		t.Errorf("captured %d, held %d; want the deposit only, nothing held", captured, w.fake.Held())
 	}
 }

@@ -805,6 +805,13 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 					return nil
 				}
 				return tell(b, StatusConfirmed, EventTopUpPaid)
+			case sess.TopUp && (b.Status == StatusCompleted || b.Status == StatusNoShow) && first:
+				// The difference paid after the visit was marked: it was
+				// settled there (or not owed), so it is released.
+				if err := move([]PaymentStatus{PayAuthorized}, PayCanceling, "paid after the visit"); err != nil {
+					return err
+				}
+				return released()
 			case b.Status == StatusConfirmed && first:
 				// Paid, but the booking was confirmed otherwise meanwhile
 				// (paid in the salon, or by another payment): never taken

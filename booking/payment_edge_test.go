@@ -642,14 +642,7 @@ func TestAMoveRepricesTheDeposit(t *testing.T) {
 	t.Parallel()
 	w := newPayWorld(t, booking.RefundAlways)
 	ctx := bookingtest.System()
-	other := w.Master(t, w.salon, w.svc)
-	w.Shift(t, w.salon, other, w.day, 1, "10:00", "20:00")
-	setDeposit := func(d booking.Money) {
-		if _, err := w.Svc.UpdateService(ctx, w.salon.ID, booking.SalonService{ID: w.svc.ID, Name: w.svc.Name, DurationMin: w.svc.DurationMin,
-			Price: w.svc.Price, Deposit: d, Active: true}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	other := w.anotherMaster()
 	move := func(b *booking.Booking, to int64, hhmm string) *booking.Booking {
 		out, err := w.Svc.Reschedule(booking.As(context.Background(), booking.ByToken(b.ManageToken)), booking.RescheduleRequest{BookingID: b.ID,
 			MasterID: to, StartsAt: bookingtest.At(w.salon, w.day, hhmm)})
@@ -663,7 +656,7 @@ func TestAMoveRepricesTheDeposit(t *testing.T) {
 	dearer := w.book("13:00")
 	w.paid(dearer)
 
-	setDeposit(40000)
+	w.setDeposit(40000)
 	moved := move(cheaper, other.ID, "15:00")
 	if moved.Deposit != 40000 {
 		t.Errorf("moved to a smaller deposit: the booking asks %s", moved.Deposit)
@@ -671,7 +664,7 @@ func TestAMoveRepricesTheDeposit(t *testing.T) {
 	if _, refunded := w.fake.Totals(); refunded != 60000 {
 		t.Errorf("refunded %d, want the difference, 60000", refunded)
 	}
-	setDeposit(150000)
+	w.setDeposit(150000)
 	salon := *w.salon
 	salon.DepositTopUp = booking.TopUpSalon // (TopUpOnline: TestAMoveTopsUpTheDeposit)
 	if _, err := w.Svc.UpdateSalon(ctx, salon); err != nil {

@@ -189,6 +189,7 @@ var ru = map[string]string{
 	"booking %d owes no deposit online now":                 "по записи №%d сейчас нечего оплачивать онлайн",
 	"booking %d owes no deposit online":                     "по записи №%d нечего оплачивать онлайн",
 	"the time to pay is over":                               "время на оплату вышло",
+	"the difference is paid online already":                 "разница уже оплачена онлайн",
 	"at most %s, what is left of the deposit":               "не больше %s — столько осталось от предоплаты",
 	"online or salon":                                       "online или salon",
 	"the booking keeps changing under this request":         "запись меняется прямо сейчас; попробуйте ещё раз",

@@ -454,7 +454,7 @@ var paymentReasons = map[string]bool{"created": true, "paid": true, "captured": 
 	"declined, or expired unpaid, at the provider": true, "the booking was cancelled": true, "paid after the hold, the time taken": true,
 	"captured before the cancellation was known": true, "refunded": true, "refunded by the salon": true, "paid in the salon": true,
 	"released by the salon": true, "refunded in full: the booking was cancelled": true,
-	"the difference refunded: the booking moved to a smaller deposit": true, "the booking was paid otherwise": true}
+	"the difference refunded: the booking moved to a smaller deposit": true, "the booking was paid otherwise": true, "paid after the visit": true}
 
 // payLink makes a link that pays what the booking owes online and shows
 // it on the booking's page, for staff to send the client themselves.

@@ -457,6 +457,7 @@ var ru = map[string]string{
 	"refunded in full: the booking was cancelled":                     "возвращена полностью: запись отменена",
 	"the difference refunded: the booking moved to a smaller deposit": "разница возвращена: запись перенесли на меньшую предоплату",
 	"the booking was paid otherwise":                                  "запись оплачена иначе: деньги разблокированы",
+	"paid after the visit":                                            "оплачена после визита: деньги разблокированы",
 	"paid online":                                                     "оплачено онлайн",
 	"due":                                                             "к доплате",
 	"Up to %s can be refunded.":                                       "Можно вернуть до %s.",
