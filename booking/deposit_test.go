@@ -136,6 +136,12 @@ func TestAMoveTopsUpTheDeposit(t *testing.T) {
 	if back != 150000 || refunded != 150000 {
 		t.Errorf("cancelled: the provider refunded %d, the ledger %s; want both payments back, 1500", back, refunded)
 	}
+	// The client's chat hears of each refund, with its amount.
+	amounts := w.count(`SELECT count(*) FROM river_job WHERE kind = $1 AND args->>'event' = $2 AND (args->>'booking_id')::bigint = $3
+		AND (args->>'amount')::numeric IN (1000, 500)`, booking.NotifyArgs{}.Kind(), booking.EventRefunded, b.ID)
+	if amounts != 2 {
+		t.Errorf("%d refund notices with their amounts, want 2 (1000 and 500)", amounts)
+	}
 }
 
 // TestAnUnpaidTopUpIsReleasedWithItsBooking: a top-up under way when the

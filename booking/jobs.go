@@ -56,6 +56,8 @@ type NotifyArgs struct {
 	// For a reschedule: where the booking was.
 	FromStartsAt time.Time `json:"from_starts_at,omitzero"`
 	FromMasterID int64     `json:"from_master_id,omitempty"`
+	// For a refund: how much went back (0: the deposit, or a release).
+	Amount Money `json:"amount,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -128,7 +130,12 @@ func notifyArgs(b *Booking, event string, actor Actor, from *Booking) NotifyArgs
 // enqueueChange writes, in tx, the notification job of a change of b, when
 // anyone can be told about it.
 func (s *Service) enqueueChange(ctx context.Context, tx pgx.Tx, b *Booking, event string, actor Actor, from *Booking) error {
-	n := notifyArgs(b, event, actor, from)
+	return s.enqueueNotice(ctx, tx, b, notifyArgs(b, event, actor, from), actor)
+}
+
+// enqueueNotice is enqueueChange with its arguments made.
+func (s *Service) enqueueNotice(ctx context.Context, tx pgx.Tx, b *Booking, n NotifyArgs, actor Actor) error {
+	event := n.Event
 	args, err := json.Marshal(n)
 	if err != nil {
 		return fmt.Errorf("enqueue %s: %w", event, err)

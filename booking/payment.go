@@ -665,8 +665,18 @@ func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM bookings WHERE id = $1 FOR UPDATE`, sess.BookingID); err != nil {
 			return err
 		}
-		_, err := finishRefund(ctx, tx, sess.ID, key, s.now())
-		return err
+		part, err := finishRefund(ctx, tx, sess.ID, key, s.now())
+		if err != nil || part < 0 {
+			return err
+		}
+		// The client hears that the money is on its way back, and how much.
+		b, err := getBooking(ctx, tx, sess.SalonID, sess.BookingID)
+		if err != nil {
+			return err
+		}
+		n := notifyArgs(b, EventRefunded, System, nil)
+		n.Amount = amount
+		return s.enqueueNotice(ctx, tx, b, n, System)
 	})
 }
 

@@ -52,6 +52,9 @@ func (Notifier) Notify(ctx context.Context, tx pgx.Tx, n booking.Notice) error {
 		}
 	}
 	msg := outMsg{Op: opSend, ChatID: chat, Text: describe(lang, title, n), Key: n.Key}
+	if n.Event == booking.EventRefunded && n.Change.Amount > 0 && !n.To.Master {
+		msg.Text += "\n" + tr(lang, "n_refund_amount", n.Change.Amount.Format(v.Salon.Currency, lang))
+	}
 	if due, ok := owed(n); ok && !n.To.Master {
 		// A deposit to pay (a booking the salon made, or moved to a larger
 		// deposit): the amount, and a button that opens its payment.

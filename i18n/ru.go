@@ -239,6 +239,7 @@ var ru = map[string]string{
 	"Pay the rest of the deposit: %s, %s":                           "Доплатите предоплату: %s, %s",
 	"Your booking moved to a larger deposit: %s more is due.": "Запись перенесена на услугу с большей предоплатой: осталось доплатить %s.",
 	"Due now":         "К доплате",
+	"Refunded":        "Возвращено",
 	"Pay by":          "Оплатить до",
 	"Pay the deposit": "Внести предоплату",
 	"Pay":             "Оплатить",

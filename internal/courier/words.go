@@ -85,7 +85,10 @@ func Compose(o *booking.Outgoing, base string) Words {
 	if o.Kind == booking.KindChanged && !o.Change.FromStartsAt.IsZero() {
 		w.Details = append(w.Details, detail{t("Was"), i18n.When(lang, o.Change.FromStartsAt, loc)})
 	}
-	if v.Deposit > 0 && (o.Kind == booking.KindPaid || o.Kind == booking.KindRefunded || o.Kind == booking.KindPaymentDue) {
+	switch {
+	case o.Kind == booking.KindRefunded && o.Change.Amount > 0:
+		w.Details = append(w.Details, detail{t("Refunded"), o.Change.Amount.Format(v.Salon.Currency, lang)})
+	case v.Deposit > 0 && (o.Kind == booking.KindPaid || o.Kind == booking.KindRefunded || o.Kind == booking.KindPaymentDue):
 		w.Details = append(w.Details, detail{t("Deposit"), v.Deposit.Format(v.Salon.Currency, lang)})
 	}
 	switch {
