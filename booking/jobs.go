@@ -245,7 +245,11 @@ func (w *notifyWorker) Work(ctx context.Context, job *river.Job[NotifyArgs]) err
 		if once {
 			ref = ""
 		}
-		if plans, err = s.clientPlans(ctx, s.pool, v, set, kind, ref, now, set.morning(now, v.Salon.Location()), a.By, true); err != nil {
+		chat := set.morning(now, v.Salon.Location())
+		if urgent(kind, v.Status) {
+			chat = now
+		}
+		if plans, err = s.clientPlans(ctx, s.pool, v, set, kind, ref, now, chat, a.By, true); err != nil {
 			return err
 		}
 	}

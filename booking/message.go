@@ -377,6 +377,12 @@ func (s *Service) UpdateMessageSettings(ctx context.Context, salonID int64, m Me
 	return readMessageSettings(ctx, s.pool, salonID)
 }
 
+// urgent reports whether a message of kind, of a booking in status st,
+// goes at once even in the salon's quiet hours: a deposit due while the
+// time is held (the hold is minutes long; the client has just booked, or
+// the salon has just booked them, and waits for the link).
+func urgent(kind MessageKind, st Status) bool { return kind == KindPaymentDue && st == StatusPending }
+
 // plan is a message to be written.
 type plan struct {
 	kind      MessageKind
@@ -528,7 +534,11 @@ func (s *Service) confirmations(b *Booking, phone string, bc *bookContext) []pla
 		out = append(out, plan{kind: kind, channel: ChannelEmail, recipient: b.ContactEmail, notBefore: now})
 	}
 	if phone != "" && s.couriers[ChannelSMS] != nil && set.Carries(ChannelSMS, kind) {
-		out = append(out, plan{kind: kind, channel: ChannelSMS, recipient: phone, notBefore: set.morning(now, bc.salon.Location())})
+		at := set.morning(now, bc.salon.Location())
+		if urgent(kind, b.Status) {
+			at = now
+		}
+		out = append(out, plan{kind: kind, channel: ChannelSMS, recipient: phone, notBefore: at})
 	}
 	return out
 }
@@ -570,7 +580,11 @@ func (s *Service) planOutbox(ctx context.Context) error {
 					sets[v.SalonID] = set
 				}
 				kind, _ := clientKind(EventCreated, v.Status)
-				plans, err := s.clientPlans(ctx, tx, v, set, kind, "", now, set.morning(now, v.Salon.Location()), Identity{}, false)
+				chat := set.morning(now, v.Salon.Location())
+				if urgent(kind, v.Status) {
+					chat = now
+				}
+				plans, err := s.clientPlans(ctx, tx, v, set, kind, "", now, chat, Identity{}, false)
 				if err != nil {
 					return err
 				}
@@ -818,7 +832,7 @@ func (s *Service) sendOne(ctx context.Context, id int64) error {
 			FROM salons WHERE id = $1`, m.SalonID).Scan(&set.QuietFrom, &set.QuietTo, &set.HoldoutPct); err != nil {
 			return err
 		}
-		if night, morning := set.quiet(now, v.Salon.Location()); night && !m.ToMaster && m.Channel != ChannelEmail {
+		if night, morning := set.quiet(now, v.Salon.Location()); night && !m.ToMaster && m.Channel != ChannelEmail && !urgent(m.Kind, v.Status) {
 			// A retry that came due in the night: in the morning.
 			_, err := tx.Exec(ctx, `UPDATE messages SET sending_at = NULL, not_before = $2 WHERE id = $1`, id, morning)
 			return err

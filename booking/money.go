@@ -3,6 +3,7 @@ package booking
 import (
 	"fmt"
 	"math/big"
+	"regexp"
 	"salon/i18n"
 	"strconv"
 	"strings"
@@ -19,6 +20,13 @@ type Money int64
 var moneyNoise = strings.NewReplacer(" ", "", "\u00a0", "", "\u202f", "", "\u2009", "", "₽", "", "руб.", "", "руб", "",
 	"р.", "", "RUB", "", "rub", "", "$", "", "USD", "", "€", "", "EUR", "")
 
+// thousands match an amount written in groups of three digits between
+// thousands separators.
+var thousands = map[string]*regexp.Regexp{
+	",": regexp.MustCompile(`^-?[1-9][0-9]{0,2}(,[0-9]{3})+$`),
+	".": regexp.MustCompile(`^-?[1-9][0-9]{0,2}(\.[0-9]{3})+$`),
+}
+
 // ParseMoney reads an amount in major units as people write it and as the
 // panel shows it: "1500", "1500.5", "1 500,50", "2 500 ₽", "1.500,50"
 // (with both separators the last is the decimal point), "2500 руб.".
@@ -31,11 +39,12 @@ func ParseMoney(s string) (Money, error) {
 	case i >= 0 && j >= 0:
 		s = strings.ReplaceAll(s[:j], ",", "") + s[j:]
 	default:
-		// One kind of separator: between thousands when it comes more
-		// than once or three digits follow it (an amount has at most two
-		// decimals: 2,500 and 1.500 are thousands), else the decimal point.
+		// One kind of separator: between thousands when the amount is
+		// written in groups of three after a first group of one to three
+		// digits (an amount has at most two decimals: 2,500 and 1.500 are
+		// thousands; 0.001 is no amount), else the decimal point.
 		for _, sep := range []string{",", "."} {
-			if n := strings.Count(s, sep); n > 1 || n == 1 && len(s)-strings.LastIndex(s, sep) == 4 {
+			if thousands[sep].MatchString(s) {
 				s = strings.ReplaceAll(s, sep, "")
 			}
 		}

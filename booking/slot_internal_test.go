@@ -235,7 +235,7 @@ func TestParseMoney(t *testing.T) {
 			t.Errorf("ParseMoney(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "-5", "abc", "1.", ".5", "1e3", "99999999999", "₽", "1,2345", "1.234.567,891"} {
+	for _, in := range []string{"", "-5", "abc", "1.", ".5", "1e3", "99999999999", "₽", "1,2345", "1.234.567,891", "0.001", "0,001", "01.500", "1.50.000"} {
 		if got, err := ParseMoney(in); err == nil {
 			t.Errorf("ParseMoney(%q) = %v, want an error", in, got)
 		}

@@ -273,28 +273,29 @@ type bookingPage struct {
 	Held, Refundable, TopUp booking.Money
 	// OnlinePay: deposits are taken online; PayLink is a link that pays
 	// what is owed, made for staff to send (until PayUntil).
-	OnlinePay bool
-	PayLink   string
-	PayUntil  string
-	LinkSent  bool // a message carries the link to the client
-	V         *booking.View
-	History   []booking.Event
-	Lines     []historyLine // the history in words
-	Start     string
-	End       string
-	Date      string
-	Time      string
-	Masters   []booking.Master
-	Client    *booking.Client
-	Until     string
-	Error     string
-	Fields    map[string]string
-	Taken     bool
-	Alts      []altChoice
-	Active    bool
-	Started   bool
-	Confirmed bool
-	Messages  []messageLine
+	OnlinePay  bool
+	PayLink    string
+	PayUntil   string
+	LinkSent   bool // a message carried the link to the client
+	LinkQueued bool // one waits to be sent
+	V          *booking.View
+	History    []booking.Event
+	Lines      []historyLine // the history in words
+	Start      string
+	End        string
+	Date       string
+	Time       string
+	Masters    []booking.Master
+	Client     *booking.Client
+	Until      string
+	Error      string
+	Fields     map[string]string
+	Taken      bool
+	Alts       []altChoice
+	Active     bool
+	Started    bool
+	Confirmed  bool
+	Messages   []messageLine
 	// Attend says whether the client said they will come (ConfirmedAt,
 	// through AttendVia); Unconfirmed marks it not done with 2 hours to go.
 	AttendAt    string
@@ -348,16 +349,19 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	}
 	for i := range p.Payments {
 		p.Payments[i].At = p.Payments[i].At.In(loc)
-		if paymentReasons[p.Payments[i].Detail] {
-			p.Payments[i].Detail = langOf(c).T(p.Payments[i].Detail) // (a provider's own words stay as they are)
-		}
+		p.Payments[i].Detail = reason(langOf(c), p.Payments[i].Detail)
 	}
 	for _, m := range msgs {
-		if m.Kind == booking.KindPaymentDue && (m.State == booking.MessageSent || m.State == booking.MessageDelivered || m.State == booking.MessageQueued) {
+		switch {
+		case m.Kind != booking.KindPaymentDue:
+		case m.State == booking.MessageSent || m.State == booking.MessageDelivered:
 			p.LinkSent = true
+		case m.State == booking.MessageQueued:
+			p.LinkQueued = true
 		}
 	}
 	v.StartsAt, v.HoldExpiresAt = v.StartsAt.In(loc), v.HoldExpiresAt.In(loc)
+	v.CancelReason = reason(langOf(c), v.CancelReason)
 	names, err := h.masterNames(c) // the inactive too: the history names who it was
 	if err != nil {
 		return err
@@ -448,13 +452,30 @@ func (h *Handler) refundBooking(c *fiber.Ctx) error {
 	return done(c, fmt.Sprintf("/panel/bookings/%d", id), "refunded")
 }
 
-// paymentReasons are the saga's words for why a payment changed, which the
-// booking's page says in the panel's language.
+// reason is a reason the system wrote (why a payment changed, why a message
+// was not sent, why a booking was cancelled) in the panel's language; a
+// provider's own words, or a person's, stay as they are.
+func reason(l *lang, s string) string {
+	if st, ok := strings.CutPrefix(s, "the booking is "); ok {
+		return l.T("the booking is %s", l.Status(booking.Status(st)))
+	}
+	if paymentReasons[s] {
+		return l.T(s)
+	}
+	return s
+}
+
+// paymentReasons are the system's words for why a payment changed, a
+// message was dropped or a booking cancelled, which the panel says in its
+// language.
 var paymentReasons = map[string]bool{"created": true, "paid": true, "captured": true, "released": true, "never paid": true,
 	"declined, or expired unpaid, at the provider": true, "the booking was cancelled": true, "paid after the hold, the time taken": true,
 	"captured before the cancellation was known": true, "refunded": true, "refunded by the salon": true, "paid in the salon": true,
 	"released by the salon": true, "refunded in full: the booking was cancelled": true,
-	"the difference refunded: the booking moved to a smaller deposit": true, "the booking was paid otherwise": true, "paid after the visit": true}
+	"the difference refunded: the booking moved to a smaller deposit": true, "the booking was paid otherwise": true, "paid after the visit": true,
+	"hold expired": true, "the booking moved": true, "too late to remind": true, "its time has passed": true,
+	"the difference is paid": true, "the client unsubscribed": true, "the booking's e-mail is no longer this one": true,
+	"the client's phone is no longer this one": true}
 
 // payLink makes a link that pays what the booking owes online and shows
 // it on the booking's page, for staff to send the client themselves.

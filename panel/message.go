@@ -34,6 +34,7 @@ func messageLines(list []booking.Message, s *booking.Salon, l *lang) []messageLi
 		if m.ToMaster {
 			kind += " · " + l.T("to the master")
 		}
+		m.Error = reason(l, m.Error)
 		out = append(out, messageLine{Message: m, When: at.In(loc).Format("02.01.2006 15:04"), Kind: kind,
 			Channel: l.T(channelNames[string(m.Channel)]), State: l.T(stateNames[m.State])})
 	}

@@ -71,6 +71,7 @@ func (h *Handler) attention(c *fiber.Ctx) error {
 	loc := s.Location()
 	for i := range items {
 		items[i].StartsAt, items[i].Since = items[i].StartsAt.In(loc), items[i].Since.In(loc)
+		items[i].Session.LastError = reason(langOf(c), items[i].Session.LastError)
 	}
 	failed, err := h.svc.FailedMessages(c.UserContext(), u.SalonID, 100)
 	if err != nil {

@@ -42,6 +42,10 @@ type paymentJSON struct {
 	Status string        `json:"status"`
 	Amount booking.Money `json:"amount"`
 	URL    string        `json:"url,omitempty"`
+	// Paid and Refunded are the booking's totals over all its payments
+	// (a top-up, refunds in parts), when any money came.
+	Paid     booking.Money `json:"paid,omitempty"`
+	Refunded booking.Money `json:"refunded,omitempty"`
 }
 
 func toPayment(p *booking.PaymentSession) *paymentJSON {
@@ -249,6 +253,9 @@ func (h *Handler) answer(c *fiber.Ctx, id int64) error {
 		}
 		if p != nil {
 			out.Payment = toPayment(p)
+			if out.Payment.Paid, out.Payment.Refunded, err = h.svc.DepositPaid(c.UserContext(), 0, id); err != nil {
+				return err
+			}
 			if (v.Status == booking.StatusPending || v.DepositDue > 0) && p.Status != booking.PayRegistered {
 				// Paid (or given up) meanwhile: read it again.
 				if v, err = h.svc.BookingView(c.UserContext(), 0, id); err == nil {

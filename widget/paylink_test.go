@@ -198,11 +198,39 @@ func TestTheDifferenceAMoveAsksIsPaidOnTheBookingsPage(t *testing.T) {
 	if _, due := g.body["deposit_due"]; due || g.str("status") != "confirmed" {
 		t.Errorf("after paying the difference: %s", g.raw)
 	}
+	// The client reads what was paid in all, not the newest payment alone.
+	if pay, _ := g.body["payment"].(map[string]any); pay["paid"] != 1500.0 || pay["amount"] != 500.0 {
+		t.Errorf("after paying the difference, the payment reads %v; want paid 1500 (of which this payment 500)", pay)
+	}
 	if again := s.do("POST", "/api/v1/bookings/"+itoa(id)+"/payment", map[string]any{}, "X-Manage-Token", token); again.status != 409 {
 		t.Errorf("nothing owed, pay again: %d %s", again.status, again.raw)
 	}
 	var got int64
 	if err := s.Pool.QueryRow(context.Background(), `SELECT sum(amount) FROM sandbox_payments WHERE status = 'succeeded'`).Scan(&got); err != nil || got != 150000 {
 		t.Errorf("the provider took %d (%v), want 1500 in two payments", got, err)
+	}
+}
+
+// TestTheLinkToPayIsNotHeldForTheMorning: a deposit due while the time is
+// held goes by SMS at once even in the salon's quiet hours (the hold is
+// minutes long); the booking's page then says the link was sent.
+func TestTheLinkToPayIsNotHeldForTheMorning(t *testing.T) {
+	t.Parallel()
+	s, _ := payLinkSite(t)
+	ctx := bookingtest.System()
+	if _, err := s.Pool.Exec(ctx, `UPDATE salons SET quiet_from = '00:00', quiet_to = '23:59' WHERE id = $1`, s.salon.ID); err != nil {
+		t.Fatal(err)
+	}
+	staff := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: s.salon.ID, Role: booking.RoleAdmin}))
+	b, err := s.Svc.Book(staff, booking.BookRequest{SalonID: s.salon.ID, ServiceID: s.svc.ID, MasterID: s.masters[0].ID,
+		StartsAt: bookingtest.At(s.salon, testDay, "12:00"), AskDeposit: true, Client: booking.ClientInput{Name: "Night", Phone: bookingtest.Phone()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Svc.SendMessages(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.count(`SELECT count(*) FROM messages WHERE booking_id = $1 AND kind = 'payment_due' AND channel = 'sms' AND state = 'sent'`, b.ID); n != 1 {
+		t.Errorf("in quiet hours, %d SMS with the link sent, want 1 at once", n)
 	}
 }

@@ -363,11 +363,16 @@
       return { note: rest, retry: true, retryLabel: T.topup_pay };
     }
     if (!p) return { note: cfg.onlinePay && b.status === 'pending' ? T.pay_preparing : fmt('deposit_note', money(b.deposit)), poll: cfg.onlinePay && b.status === 'pending' };
-    var amount = money(p.amount);
+    var amount = money(p.amount), paid = Number(p.paid) || 0, back = Number(p.refunded) || 0;
     switch (p.status) {
-      case 'completed': return { note: fmt('paid_note', amount) };
+      // The booking's totals, over all its payments (a top-up, refunds in parts).
+      case 'completed':
+      case 'refunded':
+        if (paid > 0 && back > 0) return { note: fmt('paid_part_refunded', money(paid), money(back)) };
+        if (paid > 0) return { note: fmt('paid_note', money(paid)) };
+        if (back > 0) return { note: fmt('refunded_note', money(back)) };
+        return { note: fmt(p.status === 'completed' ? 'paid_note' : 'refunded_note', amount) };
       case 'refunding': return { note: fmt('refunding_note', amount) };
-      case 'refunded': return { note: fmt('refunded_note', amount) };
       case 'authorized': return { note: fmt('paid_confirming', amount), poll: true };
       case 'canceling': return { note: T.releasing_note, poll: b.status === 'pending' };
     }
