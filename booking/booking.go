@@ -163,6 +163,9 @@ func (r *BookRequest) fingerprint() []byte {
 	fmt.Fprintf(h, "book\x00%d\x00%d\x00%d\x00%d\x00%s\x00%s\x00%t\x00%s\x00%s\x00%d\x00%s\x00%d",
 		r.SalonID, r.ServiceID, r.MasterID, r.StartsAt.UnixNano(), r.Client.Name, r.Client.Phone, r.Client.Verified,
 		r.Source, r.Notes, r.caller.kind, r.caller.identity, r.caller.user.ID)
+	if r.AskDeposit {
+		h.Write([]byte("\x00deposit online")) // (a request without it hashes as before)
+	}
 	return h.Sum(nil)
 }
 

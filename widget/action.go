@@ -46,6 +46,7 @@ func (h *Handler) actionPage(c *fiber.Ctx) error {
 		return h.actionError(c, err)
 	}
 	p := h.actionData(c, l)
+	p.Title = p.T["a_"+string(l.Action)+"_title"]
 	switch l.State {
 	case booking.LinkExpired:
 		p.Problem = p.T["a_expired"]

@@ -216,8 +216,22 @@ func LoggedPath(c *fiber.Ctx) string {
 			return route
 		}
 	}
-	return c.Path()
+	// A path under a secret route that no route took (another method, a
+	// segment more) grants as much: it is logged without what follows.
+	path := c.Path()
+	for _, prefix := range secretPrefixes {
+		if strings.HasPrefix(path, prefix) && len(path) > len(prefix) {
+			return prefix + "…"
+		}
+	}
+	if i := strings.Index(path, "/back/"); strings.HasPrefix(path, "/w/") && i > 0 {
+		return path[:i] + "/back/…"
+	}
+	return path
 }
+
+// secretPrefixes are the paths whose rest grants access.
+var secretPrefixes = []string{"/a/", "/calendar/", "/api/v1/returns/"}
 
 // fieldsIn writes the reasons of fields in lang.
 func fieldsIn(fields map[string]i18n.Text, lang string) map[string]string {
