@@ -182,10 +182,6 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 			_, _, err := f.Svc.DepositHeld(ctx, a, b.ID)
 			return err
 		}},
-		"DepositPaid": {run: func(ctx context.Context) error {
-			_, _, err := f.Svc.DepositPaid(ctx, a, b.ID)
-			return err
-		}},
 		"PayLink": {run: func(ctx context.Context) error {
 			_, _, err := f.Svc.PayLink(ctx, a, b.ID)
 			return err

@@ -208,31 +208,22 @@ func (s *Service) DepositHeld(ctx context.Context, salonID, bookingID int64) (he
 	if _, err := s.salonAs(ctx, salonID, RoleAdmin); err != nil {
 		return 0, 0, err
 	}
-	t, err := s.depositTotals(ctx, salonID, bookingID)
-	return t.held, t.refundable, err
-}
-
-// DepositPaid is what the salon holds of a booking's deposit paid online,
-// in all its payments, and what was refunded of them: what the booking's
-// client reads (the newest payment alone may be a top-up, or a refund of
-// part). Whoever may see the booking. Errors: ErrNotFound.
-func (s *Service) DepositPaid(ctx context.Context, salonID, bookingID int64) (held, refunded Money, err error) {
-	t, err := s.depositTotals(ctx, salonID, bookingID)
-	return t.held, t.refunded, err
-}
-
-type depositTotals struct{ held, refundable, refunded Money }
-
-func (s *Service) depositTotals(ctx context.Context, salonID, bookingID int64) (depositTotals, error) {
-	v, err := s.BookingView(ctx, salonID, bookingID)
-	if err != nil {
-		return depositTotals{}, err
+	if _, err := s.BookingView(ctx, salonID, bookingID); err != nil {
+		return 0, 0, err
 	}
-	var t depositTotals
 	err = s.pool.QueryRow(ctx, `SELECT
 		    COALESCE(sum(amount - refunded) FILTER (WHERE status IN ('completed', 'refunding', 'refunded')), 0),
-		    COALESCE(sum(amount - refunded) FILTER (WHERE status = 'completed' AND cancel_token IS NOT NULL), 0),
-		    COALESCE(sum(refunded), 0)
-		FROM payment_sessions WHERE booking_id = $1 AND salon_id = $2`, v.ID, v.SalonID).Scan(&t.held, &t.refundable, &t.refunded)
-	return t, dbErr(err)
+		    COALESCE(sum(amount - refunded) FILTER (WHERE status = 'completed' AND cancel_token IS NOT NULL), 0)
+		FROM payment_sessions WHERE booking_id = $1 AND salon_id = $2`, bookingID, salonID).Scan(&held, &refundable)
+	return held, refundable, dbErr(err)
+}
+
+// depositDue reads what booking id (locked by the caller) still owes
+// online of its deposit after a move to a larger one.
+func depositDue(ctx context.Context, tx pgx.Tx, id int64) (Money, error) {
+	var due Money
+	if err := tx.QueryRow(ctx, `SELECT deposit_due FROM bookings WHERE id = $1`, id).Scan(&due); err != nil {
+		return 0, fmt.Errorf("booking %d: %w", id, err)
+	}
+	return due, nil
 }

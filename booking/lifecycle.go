@@ -227,9 +227,9 @@ func reprice(ctx context.Context, tx pgx.Tx, b *Booking, salon *Salon, deposit M
 			return b.Deposit, -1, nil, nil
 		}
 	}
-	var due Money
-	if err := tx.QueryRow(ctx, `SELECT deposit_due FROM bookings WHERE id = $1`, b.ID).Scan(&due); err != nil {
-		return 0, 0, nil, fmt.Errorf("reprice: %w", err)
+	due, err := depositDue(ctx, tx, b.ID)
+	if err != nil {
+		return 0, 0, nil, err
 	}
 	held := heldOf(ss)
 	if held == 0 && due == 0 {

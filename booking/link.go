@@ -393,16 +393,14 @@ func (s *Service) PayLink(ctx context.Context, salonID, bookingID int64) (string
 	if err != nil {
 		return "", time.Time{}, err
 	}
-	var until time.Time
+	until := v.StartsAt // (a top-up's: until the visit)
 	switch {
 	case s.psp == nil:
 		return "", time.Time{}, conflict("deposits are paid in the salon")
-	case v.Status == StatusPending && v.Deposit > 0:
-		until = v.HoldExpiresAt
-	case v.Status == StatusConfirmed && v.DepositDue > 0:
-		until = v.StartsAt
-	default:
+	case v.Owed() <= 0:
 		return "", time.Time{}, conflict("booking %d owes no deposit online", v.ID)
+	case v.Status == StatusPending:
+		until = v.HoldExpiresAt
 	}
 	if !until.After(s.now()) {
 		return "", time.Time{}, conflict("the time to pay is over")

@@ -977,7 +977,7 @@ func stale(m *Message, v *View, now time.Time) string {
 		}
 	case KindPaymentDue:
 		switch {
-		case v.Status == StatusConfirmed && v.DepositDue > 0 && m.Change.Event == EventDepositDue:
+		case v.TopUp() && m.Change.Event == EventDepositDue:
 			if !now.Before(v.StartsAt) {
 				return "its time has passed"
 			}

@@ -108,6 +108,9 @@ type PaymentSession struct {
 	// TopUp: the payment of what a confirmed booking still owes of its
 	// deposit (after a move to a larger one).
 	TopUp bool
+	// TotalHeld and TotalRefunded (PaymentOf only) are the booking's, over
+	// all its payments: what the salon holds, and what was refunded.
+	TotalHeld, TotalRefunded Money
 }
 
 // WithPayments takes deposits online through provider: client bookings of
@@ -156,10 +159,9 @@ func scanSession(row pgx.Row) (*PaymentSession, error) {
 }
 
 // payable is the session as its booking's client sees it: with the URL
-// where they pay only while the booking waits for it (pending, or
-// confirmed and owing part of its deposit: due).
-func payable(sess *PaymentSession, b Status, due Money) *PaymentSession {
-	if sess != nil && b != StatusPending && (b != StatusConfirmed || due <= 0) {
+// where they pay only while the booking owes (View.Owed).
+func payable(sess *PaymentSession, owes bool) *PaymentSession {
+	if sess != nil && !owes {
 		sess.URL = ""
 	}
 	return sess
@@ -223,7 +225,7 @@ func (s *Service) StartPayment(ctx context.Context, bookingID int64, back Return
 		}
 	}
 	if !pending {
-		return payable(sess, StatusCancelled, 0), nil // (any status but pending)
+		return payable(sess, false), nil
 	}
 	return sess, nil
 }
@@ -249,8 +251,8 @@ func (s *Service) claim(ctx context.Context, caller Caller, bookingID int64, bac
 		// until the visit).
 		want, until := b.Deposit, b.HoldExpiresAt
 		if b.Status != StatusPending {
-			if err := tx.QueryRow(ctx, `SELECT deposit_due FROM bookings WHERE id = $1`, b.ID).Scan(&want); err != nil {
-				return fmt.Errorf("claim: %w", err)
+			if want, err = depositDue(ctx, tx, b.ID); err != nil {
+				return err
 			}
 			if b.Status != StatusConfirmed || !b.StartsAt.After(s.now()) {
 				want = 0
@@ -979,7 +981,7 @@ func (s *Service) PaymentReturn(ctx context.Context, ref string) (*View, *Paymen
 		return nil, nil, err
 	}
 	s.decorate(v, Visitor()) // as a client sees it (whether they may still change it: with their manage link)
-	return v, payable(sess, v.Status, v.DepositDue), nil
+	return v, payable(sess, v.Owed() > 0), nil
 }
 
 // PayAgain starts, for the client back from a payment that did not go
@@ -1019,7 +1021,7 @@ func (s *Service) PayAgain(ctx context.Context, ref string, back ReturnLink) (*V
 		return nil, nil, err
 	}
 	s.decorate(v, Visitor())
-	return v, payable(sess, v.Status, v.DepositDue), nil
+	return v, payable(sess, v.Owed() > 0), nil
 }
 
 // clientCheckEvery bounds how often a client's page has a payment checked
@@ -1061,12 +1063,17 @@ func (s *Service) PaymentOf(ctx context.Context, salonID, bookingID int64, check
 			sess = again
 		}
 	}
-	var status Status
-	var due Money
-	if err := s.pool.QueryRow(ctx, `SELECT status, deposit_due FROM bookings WHERE id = $1`, bookingID).Scan(&status, &due); err != nil {
+	// What the client owes, and the booking's totals over all its
+	// payments (the newest alone may be a top-up, or refunded in part).
+	var owes bool
+	if err := s.pool.QueryRow(ctx, `SELECT b.status = 'pending' OR b.status = 'confirmed' AND b.deposit_due > 0,
+		    COALESCE(sum(p.amount - p.refunded) FILTER (WHERE p.status IN ('completed', 'refunding', 'refunded')), 0),
+		    COALESCE(sum(p.refunded), 0)
+		FROM bookings b JOIN payment_sessions p ON p.booking_id = b.id WHERE b.id = $1 GROUP BY b.id`, bookingID).
+		Scan(&owes, &sess.TotalHeld, &sess.TotalRefunded); err != nil {
 		return nil, dbErr(err)
 	}
-	return payable(sess, status, due), nil
+	return payable(sess, owes), nil
 }
 
 // SweepPayments brings up to date the sessions whose check is due, money
@@ -1333,8 +1340,8 @@ func (s *Service) MarkDepositPaid(ctx context.Context, salonID, bookingID int64)
 		if err != nil {
 			return err
 		}
-		var due Money
-		if err := tx.QueryRow(ctx, `SELECT deposit_due FROM bookings WHERE id = $1`, b.ID).Scan(&due); err != nil {
+		due, err := depositDue(ctx, tx, b.ID)
+		if err != nil {
 			return err
 		}
 		switch {

@@ -31,6 +31,23 @@ type View struct {
 	DepositDue Money
 }
 
+// Owed is what the client owes online of the booking's deposit now: a
+// pending booking's deposit, or what a confirmed one moved to a larger
+// deposit still owes of it (0: nothing).
+func (v *View) Owed() Money {
+	switch v.Status {
+	case StatusPending:
+		return v.Deposit
+	case StatusConfirmed:
+		return v.DepositDue
+	}
+	return 0
+}
+
+// TopUp reports whether what the client owes is the difference a move to
+// a larger deposit asked.
+func (v *View) TopUp() bool { return v.Status == StatusConfirmed && v.DepositDue > 0 }
+
 const viewColumns = `sv.name, m.name, c.name, b.deposit_due`
 
 var viewFrom = `

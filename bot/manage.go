@@ -123,7 +123,7 @@ func (t *turn) pay(salonID, bookingID int64) error {
 		return t.explain(err)
 	}
 	t.c.D = t.c.D.keep()
-	if v.Status != booking.StatusPending && (v.Status != booking.StatusConfirmed || v.DepositDue <= 0) {
+	if v.Owed() <= 0 {
 		t.show(t.tr("not_due"), nil)
 		return nil
 	}

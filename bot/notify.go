@@ -85,7 +85,7 @@ const (
 func owed(n booking.Notice) (booking.Money, bool) {
 	v := n.Booking
 	switch {
-	case n.Event == booking.EventDepositDue && v.Status == booking.StatusConfirmed && v.DepositDue > 0:
+	case n.Event == booking.EventDepositDue && v.TopUp():
 		return v.DepositDue, true
 	case n.Event == booking.EventCreated && v.Status == booking.StatusPending && v.Deposit > 0:
 		return v.Deposit, true

@@ -331,7 +331,7 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	if p.Payments, err = h.svc.PaymentHistory(ctx, u.SalonID, id); err != nil {
 		return err
 	}
-	p.DepositDue = v.Status == booking.StatusPending && v.Deposit > 0 || v.Status == booking.StatusConfirmed && v.DepositDue > 0
+	p.DepositDue = v.Owed() > 0
 	p.TopUp, p.OnlinePay = v.DepositDue, h.svc.Provider() != nil
 	if p.Held, p.Refundable, err = h.svc.DepositHeld(ctx, u.SalonID, id); err != nil {
 		return err

@@ -117,7 +117,7 @@ var ru = map[string]string{
 	"the client confirmed": "клиент подтвердил", "not confirmed by the client": "клиент не подтвердил",
 	"The client confirmed": "Клиент подтвердил", "Not yet, and the visit is in less than 2 hours: call the client?": "Ещё нет, а до визита меньше 2 часов: позвонить клиенту?",
 	"Messages": "Сообщения", "Message": "Сообщение", "Channel": "Канал", "Recipient": "Кому", "State": "Состояние", "%d SMS parts": "частей SMS: %d",
-	"Send again": "Отправить снова", "No messages: the client left no e-mail, and is not on Telegram or SMS here.": "Сообщений нет: клиент не оставил эл. почту и не подключён к Telegram или SMS.",
+	"Send again": "Отправить снова", "No messages: none of the channels the salon sends on reaches this client.": "Сообщений нет: ни один канал, по которому пишет салон, не доходит до этого клиента.",
 	"confirmation": "подтверждение", "change": "перенос", "cancellation": "отмена", "deposit not paid in time": "предоплата не пришла вовремя",
 	"deposit received": "предоплата получена", "refund": "возврат", "reminder": "напоминание", "waitlist offer": "предложение из листа ожидания",
 	"new booking": "новая запись", "reminder %s before": "напоминание за %s", "to the master": "мастеру",

@@ -69,12 +69,13 @@ func (h *Handler) ask(p *actionPage, l *booking.Link) {
 		p.Question, p.Result = "", p.T["a_confirm_already"]
 	case l.Action == booking.LinkPay:
 		v := l.Booking
-		switch {
-		case v.Status == booking.StatusPending && v.Deposit > 0:
-			p.Question = fmt.Sprintf(p.Question, v.Deposit.Format(v.Salon.Currency, p.Lang), i18n.When(p.Lang, v.HoldExpiresAt, v.Salon.Location()))
-		case v.Status == booking.StatusConfirmed && v.DepositDue > 0:
-			p.Question = fmt.Sprintf(p.Question, v.DepositDue.Format(v.Salon.Currency, p.Lang), i18n.When(p.Lang, v.StartsAt, v.Salon.Location()))
-		default:
+		until := v.StartsAt // (a top-up's: until the visit)
+		if v.Status == booking.StatusPending {
+			until = v.HoldExpiresAt
+		}
+		if owed := v.Owed(); owed > 0 {
+			p.Question = fmt.Sprintf(p.Question, owed.Format(v.Salon.Currency, p.Lang), i18n.When(p.Lang, until, v.Salon.Location()))
+		} else {
 			p.Question, p.Problem = "", p.T["a_pay_nothing"]
 		}
 	case !l.Booking.Status.Active():

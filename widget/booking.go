@@ -247,16 +247,14 @@ func (h *Handler) answer(c *fiber.Ctx, id int64) error {
 	if v.Deposit > 0 && h.svc.Provider() != nil {
 		// The client may be back from the payment page: the payment is
 		// brought up to date with the provider first.
-		p, err := h.svc.PaymentOf(c.UserContext(), 0, id, v.Status == booking.StatusPending || v.DepositDue > 0)
+		p, err := h.svc.PaymentOf(c.UserContext(), 0, id, v.Owed() > 0)
 		if err != nil {
 			return err
 		}
 		if p != nil {
 			out.Payment = toPayment(p)
-			if out.Payment.Paid, out.Payment.Refunded, err = h.svc.DepositPaid(c.UserContext(), 0, id); err != nil {
-				return err
-			}
-			if (v.Status == booking.StatusPending || v.DepositDue > 0) && p.Status != booking.PayRegistered {
+			out.Payment.Paid, out.Payment.Refunded = p.TotalHeld, p.TotalRefunded
+			if v.Owed() > 0 && p.Status != booking.PayRegistered {
 				// Paid (or given up) meanwhile: read it again.
 				if v, err = h.svc.BookingView(c.UserContext(), 0, id); err == nil {
 					payment := out.Payment
@@ -336,8 +334,7 @@ func (h *Handler) payBooking(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	owes := v.Status == booking.StatusPending && v.Deposit > 0 || v.Status == booking.StatusConfirmed && v.DepositDue > 0
-	if !owes || h.svc.Provider() == nil {
+	if v.Owed() <= 0 || h.svc.Provider() == nil {
 		c.Locals(salonKey, &v.Salon)
 		return fmt.Errorf("booking %d is %s and owes no deposit online: %w", id, v.Status, booking.ErrConflict)
 	}

@@ -62,7 +62,7 @@ func Compose(o *booking.Outgoing, base string) Words {
 	loc := v.Salon.Location()
 	at := i18n.When(lang, v.StartsAt, loc)
 	subject, lead := headline(t, o.Kind, v.ServiceName, at)
-	topUp := o.Kind == booking.KindPaymentDue && v.Status == booking.StatusConfirmed && v.DepositDue > 0
+	topUp := o.Kind == booking.KindPaymentDue && v.TopUp()
 	if topUp {
 		subject = t("Pay the rest of the deposit: %s, %s", v.ServiceName, at)
 		lead = t("Your booking moved to a larger deposit: %s more is due.", v.DepositDue.Format(v.Salon.Currency, lang))
@@ -197,7 +197,7 @@ func Short(o *booking.Outgoing, base string) string {
 	t := func(key string, args ...any) string { return i18n.New(key, args...).In(lang) }
 	v := o.Booking
 	subject, _ := headline(t, o.Kind, v.ServiceName, i18n.When(lang, v.StartsAt, v.Salon.Location()))
-	if o.Kind == booking.KindPaymentDue && v.Status == booking.StatusConfirmed && v.DepositDue > 0 {
+	if o.Kind == booking.KindPaymentDue && v.TopUp() {
 		subject = t("Pay the rest of the deposit: %s, %s", v.ServiceName, i18n.When(lang, v.StartsAt, v.Salon.Location())) +
 			" — " + v.DepositDue.Format(v.Salon.Currency, lang)
 	}
