@@ -59,8 +59,10 @@ func (s *Service) UpdateService(ctx context.Context, salonID int64, in SalonServ
 	in.SalonID = salonID
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `
-			UPDATE services SET name = $3, duration_min = $4, buffer_min = $5, price = $6, deposit = $7, active = $8
-			WHERE salon_id = $1 AND id = $2`, salonID, in.ID, in.Name, in.DurationMin, in.BufferMin, in.Price, in.Deposit, in.Active)
+			UPDATE services SET name = $3, duration_min = $4, buffer_min = $5, price = $6, deposit = $7, active = $8,
+			       processing_min = $9, finish_min = $10
+			WHERE salon_id = $1 AND id = $2`, salonID, in.ID, in.Name, in.DurationMin, in.BufferMin, in.Price, in.Deposit, in.Active,
+			in.ProcessingMin, in.FinishMin)
 		switch {
 		case pgCode(err) == pgUniqueViolation:
 			return Invalid("name", "a service with this name exists")
@@ -91,10 +93,8 @@ func (s *Service) ServiceByID(ctx context.Context, salonID, id int64) (*SalonSer
 	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
 	}
-	var sv SalonService
-	err := s.pool.QueryRow(ctx, `SELECT id, salon_id, name, duration_min, buffer_min, price, deposit, active
-		FROM services WHERE salon_id = $1 AND id = $2`, salonID, id).
-		Scan(&sv.ID, &sv.SalonID, &sv.Name, &sv.DurationMin, &sv.BufferMin, &sv.Price, &sv.Deposit, &sv.Active)
+	sv, err := scanService(s.pool.QueryRow(ctx, `SELECT `+serviceColumns+`
+		FROM services WHERE salon_id = $1 AND id = $2`, salonID, id))
 	if isNoRows(err) {
 		return nil, fmt.Errorf("service %d: %w", id, ErrNotFound)
 	}

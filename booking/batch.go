@@ -589,25 +589,15 @@ func (s *Service) ImportSchedule(ctx context.Context, salonID int64, days []DayR
 			changed = append(changed, d)
 		}
 		if len(bm) > 0 {
-			r, err := tx.Query(ctx, `SELECT b.id, b.master_id, b.starts_at, b.duration_min FROM bookings b
+			r, err := tx.Query(ctx, `SELECT b.master_id, b.id, b.starts_at, b.duration_min, b.processing_min, b.finish_min FROM bookings b
 				JOIN unnest($2::bigint[], $3::timestamptz[], $4::timestamptz[]) x(m, f, t)
-				  ON b.master_id = x.m AND b.starts_at < x.t AND booking_slot_end(b.starts_at, b.duration_min) > x.f
+				  ON b.master_id = x.m AND b.starts_at < x.t
+				 AND booking_slot_end(b.starts_at, b.duration_min + b.processing_min + b.finish_min) > x.f
 				WHERE b.salon_id = $1 AND b.status IN ('pending', 'confirmed')`, salonID, bm, bf, bt)
 			if err != nil {
 				return fmt.Errorf("import schedule: %w", err)
 			}
-			type bk struct {
-				id, master int64
-				start      time.Time
-				dur        time.Duration
-			}
-			bks, err := pgx.CollectRows(r, func(r pgx.CollectableRow) (bk, error) {
-				var b bk
-				var min int
-				err := r.Scan(&b.id, &b.master, &b.start, &min)
-				b.dur = time.Duration(min) * time.Minute
-				return b, err
-			})
+			bks, err := pgx.CollectRows(r, scanWorkOf)
 			if err != nil {
 				return fmt.Errorf("import schedule: %w", err)
 			}
@@ -616,8 +606,7 @@ func (s *Service) ImportSchedule(ctx context.Context, salonID int64, days []DayR
 				prev := old[[2]int64{d.master, int64(d.date.sortKey())}]
 				var lost []LostBooking
 				for _, b := range bks {
-					covered := func(sh shift) bool { return sh.fits(b.start, b.dur, 0) }
-					if b.master == d.master && slices.ContainsFunc(prev, covered) && !slices.ContainsFunc(d.shifts, covered) {
+					if b.master == d.master && b.coveredBy(prev) && !b.coveredBy(d.shifts) {
 						lost = append(lost, LostBooking{ID: b.id, StartsAt: b.start.In(loc)})
 					}
 				}
@@ -804,7 +793,8 @@ func (s *Service) ImportBookings(ctx context.Context, salonID int64, rows []Book
 		}
 		svc := cat.services[sv]
 		prepared[i] = Booking{SalonID: salonID, MasterID: m, ServiceID: sv, StartsAt: r.StartsAt.Truncate(time.Minute),
-			DurationMin: o.durationMin, BufferMin: svc.BufferMin, Status: Status(status), Source: SourceImport,
+			DurationMin: o.durationMin, BufferMin: svc.BufferMin, ProcessingMin: svc.ProcessingMin, FinishMin: svc.FinishMin,
+			Status: Status(status), Source: SourceImport,
 			Price: o.price, Deposit: svc.Deposit, ContactName: c.Name}
 		clients[i] = c
 		if _, ok := groups[m]; !ok {
@@ -932,7 +922,7 @@ func writeGroup(ctx context.Context, tx pgx.Tx, masterID int64, idx []int, prepa
 				out[i].Outcome = Updated
 			default:
 				batch.Queue(`SAVEPOINT row`)
-				queueInsertBooking(batch, b, clients[i], clientRecord{}, Identity{}, "", actor, nil, nil, nil, false)
+				queueInsertBooking(batch, b, clients[i], clientRecord{}, Identity{}, "", actor, nil, nil, nil, false, nil)
 				batch.Queue(`SELECT`).Exec(func(pgconn.CommandTag) error { written[i] = true; return nil })
 				out[i].Outcome = Created
 			}
@@ -975,11 +965,13 @@ func queueUpdateBooking(batch *pgx.Batch, id int64, b *Booking, c ClientInput, d
 		    RETURNING id
 		), u AS (
 		    UPDATE bookings SET service_id = $5, duration_min = $6, buffer_min = $7, price = $8, deposit = $9,
-		           status = $10, client_id = (SELECT id FROM cl), contact_name = $3, updated_at = now()
+		           status = $10, client_id = (SELECT id FROM cl), contact_name = $3, processing_min = $11, finish_min = $12,
+		           updated_at = now()
 		    WHERE id = $1 RETURNING id
 		)
 		INSERT INTO booking_events (salon_id, booking_id, action, actor_kind, channel, details)
 		SELECT $2, id, 'imported', 'system', 'import', '{}' FROM u`,
-		id, b.SalonID, c.Name, c.Phone, b.ServiceID, b.DurationMin, b.BufferMin, b.Price, b.Deposit, b.Status).
+		id, b.SalonID, c.Name, c.Phone, b.ServiceID, b.DurationMin, b.BufferMin, b.Price, b.Deposit, b.Status,
+		b.ProcessingMin, b.FinishMin).
 		Exec(func(pgconn.CommandTag) error { done(); return nil })
 }

@@ -1,6 +1,7 @@
 package booking
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -46,14 +47,25 @@ const (
 
 // Booking is a client's appointment with a master for a service.
 type Booking struct {
-	ID            int64
-	SalonID       int64
-	MasterID      int64
-	ServiceID     int64
-	ClientID      int64
-	StartsAt      time.Time
-	DurationMin   int
-	BufferMin     int
+	ID          int64
+	SalonID     int64
+	MasterID    int64
+	ServiceID   int64
+	ClientID    int64
+	StartsAt    time.Time
+	DurationMin int // the master's work, from StartsAt
+	BufferMin   int
+	// ProcessingMin and FinishMin: after DurationMin the client stays
+	// ProcessingMin more (a colour taking) while the master is free, then
+	// the master works FinishMin more (0, 0: none).
+	ProcessingMin int
+	FinishMin     int
+	// VisitID is the visit the booking is a segment of: the id of its first
+	// segment (the booking's own id for a visit of one).
+	VisitID int64
+	// Segments are the visit's segments in visit order, the head first
+	// (read with the visit by the calls that act on it; nil otherwise).
+	Segments      []Booking
 	Status        Status
 	Source        Source
 	Price         Money
@@ -87,18 +99,43 @@ type Booking struct {
 	ManageToken string
 }
 
-// EndsAt is when the service ends (the buffer is not included).
+// EndsAt is when the service ends for the client, processing and finish
+// included (the buffer is not).
 func (b *Booking) EndsAt() time.Time {
-	return b.StartsAt.Add(time.Duration(b.DurationMin) * time.Minute)
+	return b.StartsAt.Add(time.Duration(b.DurationMin+b.ProcessingMin+b.FinishMin) * time.Minute)
 }
+
+// Processing is the part of the booking when its master is free for
+// others while the client stays (a zero interval when there is none).
+func (b *Booking) Processing() (start, end time.Time) {
+	p := b.terms().gap(b.StartsAt)
+	return p.start, p.end
+}
+
+// terms are the booking's own terms of time.
+func (b *Booking) terms() timing {
+	return timing{dur: minutes(b.DurationMin), buffer: minutes(b.BufferMin), processing: minutes(b.ProcessingMin),
+		finish: minutes(b.FinishMin)}
+}
+
+func minutes(n int) time.Duration { return time.Duration(n) * time.Minute }
+
+// Head reports whether b is its visit's first segment (or a visit of one).
+func (b *Booking) Head() bool { return b.VisitID == 0 || b.VisitID == b.ID }
+
+// visit is the id of b's visit.
+func (b *Booking) visit() int64 { return cmp.Or(b.VisitID, b.ID) }
 
 // BookRequest asks for a booking.
 type BookRequest struct {
 	SalonID   int64
 	ServiceID int64
 	MasterID  int64
-	StartsAt  time.Time
-	Client    ClientInput
+	// Items, instead of ServiceID and MasterID, books a visit of several
+	// services (in visit order), starting at StartsAt.
+	Items    []VisitItem
+	StartsAt time.Time
+	Client   ClientInput
 	// caller is who books, from Book's context: a Visitor of the widget
 	// (who gets the booking's manage token), a chat identity (which becomes
 	// the booking's origin), a panel user, an import or the system.
@@ -122,11 +159,17 @@ const MaxKeyLen = 255
 
 func (r *BookRequest) normalize(region string) error {
 	fe := fieldErrors{}
-	if r.ServiceID <= 0 {
-		fe.add("service_id", "required")
-	}
-	if r.MasterID <= 0 {
-		fe.add("master_id", "required")
+	switch {
+	case len(r.Items) > 0 && (r.ServiceID != 0 || r.MasterID != 0):
+		fe.add("items", "give either service_id and master_id or items")
+	case len(r.Items) > 0:
+	default:
+		if r.ServiceID <= 0 {
+			fe.add("service_id", "required")
+		}
+		if r.MasterID <= 0 {
+			fe.add("master_id", "required")
+		}
 	}
 	if r.StartsAt.IsZero() {
 		fe.add("starts_at", "required")
@@ -165,6 +208,9 @@ func (r *BookRequest) fingerprint() []byte {
 		r.Source, r.Notes, r.caller.kind, r.caller.identity, r.caller.user.ID)
 	if r.AskDeposit {
 		h.Write([]byte("\x00deposit online")) // (a request without it hashes as before)
+	}
+	for _, it := range r.Items {
+		fmt.Fprintf(h, "\x00item %d:%d", it.ServiceID, it.MasterID)
 	}
 	return h.Sum(nil)
 }
@@ -228,7 +274,7 @@ func (s *Service) Book(ctx context.Context, r BookRequest) (b *Booking, err erro
 			var st *SlotTakenError
 			switch {
 			case errors.As(err, &st):
-				o.Outcome, o.Alternatives = "taken", len(st.Alternatives)
+				o.Outcome, o.Alternatives = "taken", len(st.Alternatives)+len(st.Visits)
 			case errors.Is(err, ErrInvalid), errors.Is(err, ErrNotFound), errors.Is(err, ErrConflict):
 				o.Outcome = "invalid"
 			case errors.Is(err, ErrUnavailable):
@@ -260,6 +306,9 @@ func (s *Service) bookUnobserved(ctx context.Context, r BookRequest) (*Booking, 
 		return nil, err
 	}
 	now := s.now()
+	if len(r.Items) > 0 {
+		return s.bookVisit(ctx, &r, now)
+	}
 	b, err := s.bookGated(ctx, &r, now)
 	if errors.Is(err, errTaken) {
 		alts, err := s.alternatives(ctx, r.SalonID, r.ServiceID, r.MasterID, r.StartsAt, now, 0)
@@ -376,8 +425,8 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 		// read again.
 		var taken bool
 		batch = &pgx.Batch{}
-		const coveredSQL = `EXISTS (SELECT 1 FROM bookings WHERE salon_id = $1 AND master_id = $2 AND status IN ('pending', 'confirmed')
-			AND tstzrange(starts_at, booking_slot_end(starts_at, duration_min + buffer_min)) @> $3::timestamptz)`
+		const coveredSQL = `EXISTS (SELECT 1 FROM master_busy WHERE salon_id = $1 AND master_id = $2
+			AND tstzrange(starts_at, booking_slot_end(starts_at, duration_min)) @> $3::timestamptz)`
 		if gated == nil {
 			batch.Queue(`SELECT `+coveredSQL, r.SalonID, r.MasterID, r.StartsAt).QueryRow(func(row pgx.Row) error { return row.Scan(&taken) })
 		} else {
@@ -408,36 +457,16 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	b := &Booking{
 		SalonID: r.SalonID, MasterID: r.MasterID, ServiceID: r.ServiceID,
 		StartsAt: r.StartsAt, DurationMin: bc.durationMin, BufferMin: bc.svc.BufferMin,
-		Status: StatusConfirmed, Source: r.Source, Price: bc.price, Deposit: bc.svc.Deposit, Notes: r.Notes,
+		ProcessingMin: bc.svc.ProcessingMin, FinishMin: bc.svc.FinishMin, Status: StatusConfirmed, Source: r.Source, Price: bc.price, Deposit: bc.svc.Deposit, Notes: r.Notes,
 		ContactName: r.Client.Name, ContactEmail: r.Client.Email, Lang: r.Client.Lang,
 	}
 	if r.caller.kind == callerIdentity {
 		b.Origin = r.caller.identity
 	}
-	if s.deposits && b.Deposit > 0 && (r.caller.client() || r.AskDeposit) {
-		switch {
-		case !s.PaymentsDown():
-			b.Status = StatusPending
-			b.HoldExpiresAt = now.Add(time.Duration(bc.salon.HoldMin) * time.Minute)
-		case r.AskDeposit:
-			return nil, fmt.Errorf("%w: %w", ErrPaymentsDown, ErrUnavailable) // staff choose: paid in the salon
-		case bc.salon.DepositFallback == FallbackInSalon:
-			// Online payment is down: booked, the deposit paid in the salon.
-			b.Notes = strings.TrimSpace(b.Notes + "\n" + depositInSalonNote)
-		default:
-			return nil, fmt.Errorf("%w: %w", ErrPaymentsDown, ErrUnavailable)
-		}
+	if err := s.awaitDeposit(b, r, &bc.salon, now); err != nil {
+		return nil, err
 	}
-	var token string
-	var salt []byte
-	if r.caller.kind == callerVisitor {
-		if claim != nil {
-			salt = newSalt()
-			token = claim.token(salt)
-		} else {
-			token = newToken()
-		}
-	}
+	token, salt := r.manageToken(claim)
 	actor := r.caller.actor(b)
 	if r.Source == SourceImport {
 		actor.Channel = ChannelImport
@@ -454,7 +483,7 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	}
 	batch.Queue(`SAVEPOINT book`)
 	queueInsertBooking(batch, b, r.Client, bc.client, r.caller.identity, token, actor, claim, salt, notify,
-		len(s.confirmations(b, r.Client.Phone, bc)) > 0)
+		len(s.confirmations(b, r.Client.Phone, bc)) > 0, nil)
 	batch.Queue(`COMMIT`)
 	err = conn.SendBatch(ctx, batch).Close()
 	if (bc.client.id == 0 && violated(err, "clients_phone")) || (bc.client.id != 0 && isNoRows(err)) {
@@ -475,7 +504,44 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	tx.open = false
 	b.UpdatedAt = b.CreatedAt
 	b.ManageToken = token
+	b.VisitID = b.ID
 	return b, nil
+}
+
+// awaitDeposit makes b pending, holding its time, when its deposit is paid
+// online (a client's booking, or staff asking for it with AskDeposit);
+// while online payment is down, by the salon's fallback.
+func (s *Service) awaitDeposit(b *Booking, r *BookRequest, salon *Salon, now time.Time) error {
+	if !s.deposits || b.Deposit <= 0 || (!r.caller.client() && !r.AskDeposit) {
+		return nil
+	}
+	switch {
+	case !s.PaymentsDown():
+		b.Status = StatusPending
+		b.HoldExpiresAt = now.Add(time.Duration(salon.HoldMin) * time.Minute)
+	case r.AskDeposit:
+		return fmt.Errorf("%w: %w", ErrPaymentsDown, ErrUnavailable) // staff choose: paid in the salon
+	case salon.DepositFallback == FallbackInSalon:
+		// Online payment is down: booked, the deposit paid in the salon.
+		b.Notes = strings.TrimSpace(b.Notes + "\n" + depositInSalonNote)
+	default:
+		return fmt.Errorf("%w: %w", ErrPaymentsDown, ErrUnavailable)
+	}
+	return nil
+}
+
+// manageToken is the manage token a visitor gets with the booking (none
+// for other callers), and, with an idempotency key, the salt it was
+// derived with.
+func (r *BookRequest) manageToken(claim *keyClaim) (string, []byte) {
+	switch {
+	case r.caller.kind != callerVisitor:
+		return "", nil
+	case claim != nil:
+		salt := newSalt()
+		return claim.token(salt), salt
+	}
+	return newToken(), nil
 }
 
 // rollbackToBook undoes the refused insert, then ends the transaction.
@@ -612,9 +678,9 @@ func (bc *bookContext) check(at time.Time, src Source, client bool, now time.Tim
 		return Invalid("starts_at", "too soon: book at least %d minutes ahead", bc.salon.MinNoticeMin)
 	case client && !at.Before(r.latest):
 		return Invalid("starts_at", "too far ahead: book within %d days", bc.salon.HorizonDays)
-	case !slices.ContainsFunc(bc.shifts, func(sh shift) bool { return sh.fits(at, r.dur, 0) }):
+	case !slices.ContainsFunc(bc.shifts, func(sh shift) bool { return r.fitsIn(sh, at, 0) }):
 		return Invalid("starts_at", "outside the master's working hours")
-	case client && !slices.ContainsFunc(bc.shifts, func(sh shift) bool { return sh.fits(at, r.dur, r.step) }):
+	case client && !slices.ContainsFunc(bc.shifts, func(sh shift) bool { return r.fitsIn(sh, at, r.step) }):
 		return Invalid("starts_at", "not one of the offered times")
 	}
 	return nil
@@ -627,8 +693,12 @@ func (bc *bookContext) check(at time.Time, src Source, client bool, now time.Tim
 // (notify are the job's arguments but for the booking id), and stores the result for the claimed
 // idempotency key (when claim is not nil). Reading the batch fills b's ID, ClientID and
 // CreatedAt.
+//
+// rest are the visit's other segments, in visit order (none for a visit of
+// one): inserted in the same statement, after b, naming it as their visit;
+// reading the batch fills their IDs.
 func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clientRecord, caller Identity, token string, actor Actor,
-	claim *keyClaim, salt, notify []byte, confirm bool) {
+	claim *keyClaim, salt, notify []byte, confirm bool, rest []Booking) {
 	var hold *time.Time
 	if !b.HoldExpiresAt.IsZero() {
 		hold = &b.HoldExpiresAt
@@ -676,6 +746,7 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clien
 		"actor_kind": actor.Kind, "actor_id": actor.ID, "job_kind": NotifyArgs{}.Kind(), "notify": notify,
 		"by_ch": string(actor.Identity.Channel), "by_ref": actor.Identity.ExternalID, "from_master": int64(0),
 		"client": known.id, "email": b.ContactEmail, "lang": b.Lang,
+		"processing": b.ProcessingMin, "finish": b.FinishMin,
 	}
 	if c.Verified && !caller.IsZero() {
 		// The channel vouched that the phone is the caller's own: the
@@ -693,13 +764,38 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clien
 		    INSERT INTO bookings (salon_id, master_id, service_id, client_id, starts_at, duration_min,
 		                          buffer_min, status, source, price, deposit, hold_expires_at,
 		                          manage_token_hash, notes, contact_name, origin_channel, origin_ref,
-		                          created_by_kind, created_by_id, contact_email, lang)
+		                          created_by_kind, created_by_id, contact_email, lang, processing_min, finish_min)
 		    SELECT @salon, @master, @service, c.id, @starts, @dur, @buffer, @status, @source, @price,
 		           @deposit, @hold, @token, @notes, @contact, @origin_ch, @origin_ref, @actor_kind,
-		           CASE WHEN @actor_kind = 'client' THEN c.id ELSE NULLIF(@actor_id, 0) END, @email, @lang
+		           CASE WHEN @actor_kind = 'client' THEN c.id ELSE NULLIF(@actor_id, 0) END, @email, @lang,
+		           @processing, @finish
 		    FROM c
 		    RETURNING id, client_id, created_at
 		)`
+	if len(rest) > 0 {
+		n := len(rest)
+		ms, svs, durs, bufs, procs, fins := make([]int64, n), make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
+		starts, prices := make([]time.Time, n), make([]Money, n)
+		for i, sg := range rest {
+			ms[i], svs[i], starts[i], prices[i] = sg.MasterID, sg.ServiceID, sg.StartsAt, sg.Price
+			durs[i], bufs[i], procs[i], fins[i] = int32(sg.DurationMin), int32(sg.BufferMin), int32(sg.ProcessingMin), int32(sg.FinishMin)
+		}
+		args["r_master"], args["r_service"], args["r_start"], args["r_price"] = ms, svs, starts, prices
+		args["r_dur"], args["r_buf"], args["r_proc"], args["r_fin"] = durs, bufs, procs, fins
+		sql += `, r AS (
+		    INSERT INTO bookings (salon_id, master_id, service_id, client_id, starts_at, duration_min,
+		                          buffer_min, status, source, price, deposit, hold_expires_at,
+		                          notes, contact_name, origin_channel, origin_ref,
+		                          created_by_kind, created_by_id, contact_email, lang, processing_min, finish_min, visit_of)
+		    SELECT @salon, x.m, x.s, b.client_id, x.t, x.d, x.bf, @status, @source, x.p, 0, @hold,
+		           '', @contact, @origin_ch, @origin_ref, @actor_kind,
+		           CASE WHEN @actor_kind = 'client' THEN b.client_id ELSE NULLIF(@actor_id, 0) END, @email, @lang, x.pr, x.f, b.id
+		    FROM b, unnest(@r_master::bigint[], @r_service::bigint[], @r_start::timestamptz[], @r_dur::int[], @r_buf::int[],
+		                   @r_price::numeric[], @r_proc::int[], @r_fin::int[]) WITH ORDINALITY x (m, s, t, d, bf, p, pr, f, n)
+		    ORDER BY x.n
+		    RETURNING id
+		)`
+	}
 	if confirm {
 		// The client is owed a confirmation by e-mail or SMS: the
 		// outbox's row (the sender plans the messages from the booking).
@@ -722,8 +818,26 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clien
 		}
 		args["salt"], args["scope"], args["key"] = salt64, claim.scope, keyHash(claim.key)
 	}
-	text, vals := positional(sql+` SELECT id, client_id, created_at FROM b`, args)
-	batch.Queue(text, vals...).QueryRow(func(row pgx.Row) error { return row.Scan(&b.ID, &b.ClientID, &b.CreatedAt) })
+	if len(rest) == 0 {
+		text, vals := positional(sql+` SELECT id, client_id, created_at FROM b`, args)
+		batch.Queue(text, vals...).QueryRow(func(row pgx.Row) error { return row.Scan(&b.ID, &b.ClientID, &b.CreatedAt) })
+		return
+	}
+	text, vals := positional(sql+` SELECT id, client_id, created_at, ARRAY(SELECT id FROM r ORDER BY id) FROM b`, args)
+	batch.Queue(text, vals...).QueryRow(func(row pgx.Row) error {
+		var ids []int64
+		if err := row.Scan(&b.ID, &b.ClientID, &b.CreatedAt, &ids); err != nil {
+			return err
+		}
+		if len(ids) != len(rest) {
+			return fmt.Errorf("visit: %d of %d segments inserted", len(ids), len(rest))
+		}
+		for i := range rest {
+			rest[i].ID, rest[i].ClientID, rest[i].CreatedAt, rest[i].VisitID = ids[i], b.ClientID, b.CreatedAt, b.ID
+		}
+		b.VisitID = b.ID
+		return nil
+	})
 }
 
 // newToken returns a random manage token (192 bits, URL-safe).
@@ -740,7 +854,7 @@ func tokenHash(token string) []byte {
 
 const bookingColumns = `id, salon_id, master_id, service_id, client_id, starts_at, duration_min, buffer_min,
 	status, source, price, deposit, hold_expires_at, notes, cancel_reason, contact_name, origin_channel, origin_ref,
-	created_at, updated_at, contact_email, lang, client_confirmed_at, client_confirmed_via`
+	created_at, updated_at, contact_email, lang, client_confirmed_at, client_confirmed_via, processing_min, finish_min, visit_id`
 
 func scanBooking(row pgx.Row) (*Booking, error) {
 	var b Booking
@@ -750,7 +864,8 @@ func scanBooking(row pgx.Row) (*Booking, error) {
 	var via *string
 	err := row.Scan(&b.ID, &b.SalonID, &b.MasterID, &b.ServiceID, &b.ClientID, &b.StartsAt, &b.DurationMin,
 		&b.BufferMin, &b.Status, &b.Source, &b.Price, &b.Deposit, &hold, &b.Notes, &b.CancelReason,
-		&b.ContactName, &originCh, &originRef, &b.CreatedAt, &b.UpdatedAt, &b.ContactEmail, &b.Lang, &confirmed, &via)
+		&b.ContactName, &originCh, &originRef, &b.CreatedAt, &b.UpdatedAt, &b.ContactEmail, &b.Lang, &confirmed, &via,
+		&b.ProcessingMin, &b.FinishMin, &b.VisitID)
 	if err != nil {
 		return nil, err
 	}

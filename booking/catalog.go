@@ -15,11 +15,32 @@ type SalonService struct {
 	ID          int64
 	SalonID     int64
 	Name        string
-	DurationMin int   // how long the client is in the chair
-	BufferMin   int   // minutes kept free after it (cleaning); not shown to clients
-	Price       Money // default price; a master may have another
-	Deposit     Money // prepaid part; 0 when none is required
-	Active      bool
+	DurationMin int // how long the client is in the chair
+	BufferMin   int // minutes kept free after it (cleaning); not shown to clients
+	// ProcessingMin and FinishMin: after DurationMin the client stays
+	// ProcessingMin more (a colour taking) while the master is free for
+	// others, then the master works FinishMin more.
+	ProcessingMin int
+	FinishMin     int
+	Price         Money // default price; a master may have another
+	Deposit       Money // prepaid part; 0 when none is required
+	Active        bool
+}
+
+// timing is the service's terms of time with a master who works durationMin.
+func (sv *SalonService) timing(durationMin int) timing {
+	return timing{dur: minutes(durationMin), buffer: minutes(sv.BufferMin), processing: minutes(sv.ProcessingMin),
+		finish: minutes(sv.FinishMin)}
+}
+
+// serviceColumns are what scanService reads.
+const serviceColumns = `id, salon_id, name, duration_min, buffer_min, price, deposit, active, processing_min, finish_min`
+
+func scanService(r pgx.Row) (SalonService, error) {
+	var sv SalonService
+	err := r.Scan(&sv.ID, &sv.SalonID, &sv.Name, &sv.DurationMin, &sv.BufferMin, &sv.Price, &sv.Deposit, &sv.Active,
+		&sv.ProcessingMin, &sv.FinishMin)
+	return sv, err
 }
 
 func (sv *SalonService) normalize() error {
@@ -27,6 +48,11 @@ func (sv *SalonService) normalize() error {
 	sv.Name = cleanText(fe, "name", sv.Name, MaxTitleLen, oneLine, true)
 	checkRange(fe, "duration_min", sv.DurationMin, 5, 720)
 	checkRange(fe, "buffer_min", sv.BufferMin, 0, 240)
+	checkRange(fe, "processing_min", sv.ProcessingMin, 0, 480)
+	checkRange(fe, "finish_min", sv.FinishMin, 0, 240)
+	if sv.FinishMin > 0 && sv.ProcessingMin == 0 {
+		fe.add("finish_min", "needs processing time before it")
+	}
 	if sv.Price < 0 {
 		fe.add("price", "must not be negative")
 	}
@@ -50,9 +76,9 @@ func (s *Service) CreateService(ctx context.Context, salonID int64, in SalonServ
 	in.SalonID, in.Active = salonID, true
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `
-			INSERT INTO services (salon_id, name, duration_min, buffer_min, price, deposit)
-			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-			salonID, in.Name, in.DurationMin, in.BufferMin, in.Price, in.Deposit).Scan(&in.ID)
+			INSERT INTO services (salon_id, name, duration_min, buffer_min, price, deposit, processing_min, finish_min)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+			salonID, in.Name, in.DurationMin, in.BufferMin, in.Price, in.Deposit, in.ProcessingMin, in.FinishMin).Scan(&in.ID)
 		switch {
 		case pgCode(err) == pgUniqueViolation:
 			return Invalid("name", "a service with this name exists")
@@ -79,16 +105,12 @@ func (s *Service) Services(ctx context.Context, salonID int64) ([]SalonService, 
 
 func (s *Service) services(ctx context.Context, salonID int64, activeOnly bool) ([]SalonService, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT id, salon_id, name, duration_min, buffer_min, price, deposit, active
+		SELECT `+serviceColumns+`
 		FROM services WHERE salon_id = $1 AND (active OR NOT $2) ORDER BY active DESC, name, id`, salonID, activeOnly)
 	if err != nil {
 		return nil, fmt.Errorf("services: %w", dbErr(err))
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SalonService, error) {
-		var sv SalonService
-		err := r.Scan(&sv.ID, &sv.SalonID, &sv.Name, &sv.DurationMin, &sv.BufferMin, &sv.Price, &sv.Deposit, &sv.Active)
-		return sv, err
-	})
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SalonService, error) { return scanService(r) })
 	if err != nil {
 		return nil, fmt.Errorf("services: %w", dbErr(err))
 	}
@@ -112,6 +134,14 @@ type catalog struct {
 	// messages: what the salon sends, when.
 	messages MessageSettings
 	offers   map[[2]int64]offerTerms // (master, service) -> terms
+	// parallel: the pairs of services (lower id first) a visit may have
+	// done at once by two masters.
+	parallel map[[2]int64]bool
+}
+
+// together reports whether the salon does services a and b at once.
+func (c *catalog) together(a, b int64) bool {
+	return c.parallel[[2]int64{min(a, b), max(a, b)}]
 }
 
 // catalogAt returns the salon's catalog at version (or newer), from the
@@ -163,6 +193,8 @@ func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error
 		offers: map[[2]int64]offerTerms{}}
 	var (
 		svIDs, svDur, svBuf []int64
+		svProc, svFin       []int64
+		parA, parB          []int64
 		svNames             []string
 		svPrice, svDeposit  []Money
 		svActive            []bool
@@ -177,7 +209,9 @@ func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error
 	)
 	sal, err := scanSalon(scanPrefix{q.QueryRow(ctx, `
 		SELECT `+salonColumns+`, catalog_version,
-		       sv.ids, sv.names, sv.durs, sv.bufs, sv.prices, sv.deposits, sv.active,
+		       sv.ids, sv.names, sv.durs, sv.bufs, sv.prices, sv.deposits, sv.active, sv.procs, sv.fins,
+		       ARRAY(SELECT service_a FROM service_parallel WHERE salon_id = s.id ORDER BY service_a, service_b),
+		       ARRAY(SELECT service_b FROM service_parallel WHERE salon_id = s.id ORDER BY service_a, service_b),
 		       m.ids, m.active, o.masters, o.services, o.durs, o.prices,
 		       ARRAY(SELECT DISTINCT master_id FROM master_identities WHERE salon_id = s.id),
 		       EXISTS (SELECT 1 FROM client_identities WHERE salon_id = s.id),
@@ -186,7 +220,8 @@ func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error
 		LATERAL (SELECT COALESCE(array_agg(id), '{}') ids, COALESCE(array_agg(name), '{}') names,
 		                COALESCE(array_agg(duration_min::bigint), '{}') durs, COALESCE(array_agg(buffer_min::bigint), '{}') bufs,
 		                COALESCE(array_agg(price), '{}') prices, COALESCE(array_agg(deposit), '{}') deposits,
-		                COALESCE(array_agg(active), '{}') active
+		                COALESCE(array_agg(active), '{}') active,
+		                COALESCE(array_agg(processing_min::bigint), '{}') procs, COALESCE(array_agg(finish_min::bigint), '{}') fins
 		         FROM services WHERE salon_id = s.id) sv,
 		LATERAL (SELECT COALESCE(array_agg(id), '{}') ids, COALESCE(array_agg(active), '{}') active
 		         FROM masters WHERE salon_id = s.id) m,
@@ -195,7 +230,7 @@ func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error
 		                COALESCE(array_agg(COALESCE(ms.price, x.price)), '{}') prices
 		         FROM master_services ms JOIN services x ON x.id = ms.service_id WHERE ms.salon_id = s.id) o
 		WHERE s.id = $1`, salonID), []any{&c.version,
-		&svIDs, &svNames, &svDur, &svBuf, &svPrice, &svDeposit, &svActive,
+		&svIDs, &svNames, &svDur, &svBuf, &svPrice, &svDeposit, &svActive, &svProc, &svFin, &parA, &parB,
 		&mIDs, &mActive, &oMaster, &oService, &oDur, &oPrice, &linked, &c.chatClients,
 		&c.messages.QuietFrom, &c.messages.QuietTo, &emailKinds, &smsKinds}})
 	if isNoRows(err) {
@@ -208,7 +243,12 @@ func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error
 	c.messages.EmailKinds, c.messages.SMSKinds = kindsOf(emailKinds), kindsOf(smsKinds)
 	for i, id := range svIDs {
 		c.services[id] = SalonService{ID: id, SalonID: salonID, Name: svNames[i], DurationMin: int(svDur[i]),
-			BufferMin: int(svBuf[i]), Price: svPrice[i], Deposit: svDeposit[i], Active: svActive[i]}
+			BufferMin: int(svBuf[i]), Price: svPrice[i], Deposit: svDeposit[i], Active: svActive[i],
+			ProcessingMin: int(svProc[i]), FinishMin: int(svFin[i])}
+	}
+	c.parallel = map[[2]int64]bool{}
+	for i := range parA {
+		c.parallel[[2]int64{parA[i], parB[i]}] = true
 	}
 	for i, id := range mIDs {
 		c.masters[id] = mActive[i]
@@ -220,4 +260,34 @@ func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error
 		c.offers[[2]int64{oMaster[i], oService[i]}] = offerTerms{masterID: oMaster[i], durationMin: int(oDur[i]), price: oPrice[i]}
 	}
 	return c, nil
+}
+
+// SetTogether says whether the salon does services a and b at once, by two
+// masters for one client (a manicure and a pedicure): in a visit, the
+// second of them may then start with the first. Owners only.
+// Errors: ErrNotFound (a service), ErrForbidden, ErrInvalid (a = b).
+func (s *Service) SetTogether(ctx context.Context, salonID, a, b int64, together bool) error {
+	if err := authorize(ctx, salonID, RoleOwner); err != nil {
+		return err
+	}
+	if a == b || a <= 0 || b <= 0 {
+		return Invalid("service_id", "two different services")
+	}
+	lo, hi := min(a, b), max(a, b)
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if together {
+			_, err = tx.Exec(ctx, `INSERT INTO service_parallel (salon_id, service_a, service_b) VALUES ($1, $2, $3)
+				ON CONFLICT DO NOTHING`, salonID, lo, hi)
+		} else {
+			_, err = tx.Exec(ctx, `DELETE FROM service_parallel WHERE salon_id = $1 AND service_a = $2 AND service_b = $3`, salonID, lo, hi)
+		}
+		if pgCode(err) == "23503" {
+			return fmt.Errorf("service %d or %d: %w", a, b, ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("set together: %w", err)
+		}
+		return nil
+	})
 }

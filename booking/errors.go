@@ -139,10 +139,12 @@ func (f fieldErrors) err() error {
 // nearest free starts, computed in the same transaction that was refused.
 type SlotTakenError struct {
 	Alternatives []Slot
+	// Visits are the alternatives of a visit: whole-visit starts.
+	Visits []VisitSlot
 }
 
 func (e *SlotTakenError) Error() string {
-	return fmt.Sprintf("slot taken (%d alternatives)", len(e.Alternatives))
+	return fmt.Sprintf("slot taken (%d alternatives)", len(e.Alternatives)+len(e.Visits))
 }
 
 // Unwrap returns ErrSlotTaken.

@@ -94,10 +94,13 @@ func count(errs []error) (ok, taken int, other []error) {
 }
 
 // assertNoOverlap checks the database itself: no two active bookings of one
-// master overlap (service plus buffer).
+// master overlap (service plus buffer), nor any two busy intervals (the
+// finish after a processing gap too, computed here from the bookings
+// rows, not read from master_busy), and master_busy holds exactly those
+// intervals.
 func assertNoOverlap(t *testing.T, pool *pgxpool.Pool) {
 	t.Helper()
-	var n int
+	var n, busy, missing int
 	err := pool.QueryRow(context.Background(), `
 		SELECT count(*) FROM bookings a JOIN bookings b
 		  ON a.id < b.id AND a.salon_id = b.salon_id AND a.master_id = b.master_id
@@ -109,6 +112,28 @@ func assertNoOverlap(t *testing.T, pool *pgxpool.Pool) {
 	}
 	if n != 0 {
 		t.Fatalf("%d overlapping pairs of active bookings in the database", n)
+	}
+	err = pool.QueryRow(context.Background(), `
+		WITH busy AS (
+		    SELECT id, 0 AS part, salon_id, master_id, starts_at s,
+		           starts_at + make_interval(mins => duration_min + CASE WHEN finish_min > 0 THEN least(buffer_min, processing_min) ELSE buffer_min END) e
+		    FROM bookings WHERE status IN ('pending', 'confirmed')
+		    UNION ALL
+		    SELECT id, 1, salon_id, master_id, starts_at + make_interval(mins => duration_min + processing_min),
+		           starts_at + make_interval(mins => duration_min + processing_min + finish_min + buffer_min)
+		    FROM bookings WHERE status IN ('pending', 'confirmed') AND finish_min > 0
+		)
+		SELECT (SELECT count(*) FROM busy a JOIN busy b ON (a.id, a.part) < (b.id, b.part) AND a.salon_id = b.salon_id
+		          AND a.master_id = b.master_id AND tstzrange(a.s, a.e) && tstzrange(b.s, b.e)),
+		       (SELECT count(*) FROM (
+		          SELECT id, part, master_id, s, e FROM busy
+		          EXCEPT SELECT booking_id, part, master_id, starts_at, booking_slot_end(starts_at, duration_min) FROM master_busy) x)
+		     + (SELECT count(*) FROM master_busy) - (SELECT count(*) FROM busy)`).Scan(&busy, &missing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if busy != 0 || missing != 0 {
+		t.Fatalf("%d overlapping pairs of busy intervals; master_busy differs from the bookings by %d rows", busy, missing)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"salon/i18n"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,7 +42,7 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 	var payments []int64
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		payments = nil
-		b, salon, err := lockBooking(ctx, tx, caller, r.SalonID, r.BookingID, 0)
+		b, salon, err := lockBooking(ctx, tx, caller, r.SalonID, r.BookingID)
 		if err != nil {
 			return err
 		}
@@ -280,7 +281,7 @@ func (s *Service) markOutcome(ctx context.Context, bookingID int64, to Status) (
 	now := s.now()
 	var out *Booking
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		b, _, err := lockBooking(ctx, tx, caller, 0, bookingID, 0)
+		b, _, err := lockBooking(ctx, tx, caller, 0, bookingID)
 		if err != nil {
 			return err
 		}
@@ -311,8 +312,9 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 	now := s.now()
 	n := 0
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		// Heads only: a visit's segments follow their head.
 		rows, err := tx.Query(ctx, `SELECT `+bookingColumns+` FROM bookings
-			WHERE status = 'pending' AND hold_expires_at <= $1
+			WHERE status = 'pending' AND hold_expires_at <= $1 AND visit_of IS NULL
 			ORDER BY hold_expires_at LIMIT 500 FOR UPDATE SKIP LOCKED`, now)
 		if err != nil {
 			return fmt.Errorf("expire holds: %w", err)
@@ -373,36 +375,54 @@ func grantArgs(caller Caller, args pgx.NamedArgs) pgx.NamedArgs {
 // dest is where grantsSQL's columns scan to.
 func (g *grants) dest() []any { return []any{&g.tokenHash, &g.verified, &g.link} }
 
-// lockBooking finds a booking the caller may change, takes the lock of its
-// master (and of extraMaster, when not 0: both at once, ascending), and
-// reads it FOR UPDATE with its salon. A caller without a credential for it
-// gets ErrNotFound before any lock is taken. A booking moved to another
-// master between the first read and the lock makes the whole transaction
-// start again (errRetry), so locks are only ever taken in one order.
-func lockBooking(ctx context.Context, tx pgx.Tx, caller Caller, salonID, bookingID, extraMaster int64) (*Booking, *Salon, error) {
+// lockBooking finds a booking the caller may change, takes the locks of
+// its visit's masters (and of extraMasters: all at once, ascending), and
+// reads the visit FOR UPDATE with its salon. A segment of a visit stands
+// for its visit: the visit's head is returned, with its Segments. A caller
+// without a credential for it gets ErrNotFound before any lock is taken.
+// A visit moved to other masters between the first read and the lock
+// makes the whole transaction start again (errRetry), so locks are only
+// ever taken in one order.
+func lockBooking(ctx context.Context, tx pgx.Tx, caller Caller, salonID, bookingID int64, extraMasters ...int64) (*Booking, *Salon, error) {
 	b, g, err := readBooking(ctx, tx, caller, salonID, bookingID, "")
 	if err != nil {
 		return nil, nil, err
 	}
+	if !b.Head() {
+		bookingID = b.VisitID
+		if b, g, err = readBooking(ctx, tx, caller, salonID, bookingID, ""); err != nil {
+			return nil, nil, err
+		}
+	}
 	if !caller.may(b, g) {
 		return nil, nil, fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
 	}
-	ids := []int64{b.MasterID}
-	if extraMaster != 0 && extraMaster != b.MasterID {
-		ids = append(ids, extraMaster)
+	masters, err := visitMastersOf(ctx, tx, b)
+	if err != nil {
+		return nil, nil, err
 	}
-	if err := lockMasters(ctx, tx, ids...); err != nil {
+	for _, m := range extraMasters {
+		if m != 0 {
+			masters = append(masters, m)
+		}
+	}
+	if err := lockMasters(ctx, tx, masters...); err != nil {
 		return nil, nil, err
 	}
 	locked, g, err := readBooking(ctx, tx, caller, salonID, bookingID, "FOR UPDATE OF b")
 	if err != nil {
 		return nil, nil, err
 	}
-	if locked.MasterID != b.MasterID {
-		return nil, nil, errRetry
-	}
 	if !caller.may(locked, g) {
 		return nil, nil, fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
+	}
+	if locked.Segments, err = visitSegments(ctx, tx, locked, "FOR UPDATE"); err != nil {
+		return nil, nil, err
+	}
+	for _, sg := range locked.Segments {
+		if !slices.Contains(masters, sg.MasterID) {
+			return nil, nil, errRetry
+		}
 	}
 	salon, err := getSalon(ctx, tx, locked.SalonID)
 	if err != nil {
@@ -452,7 +472,8 @@ func (s *Salon) ClientMayChange(b *Booking, now time.Time) bool {
 	return b.Status.Active() && now.Before(s.ChangeableUntil(b))
 }
 
-// setStatus moves b to status and records the event.
+// setStatus moves b's visit (every segment) to status and records the
+// event on each; it returns b as it now is.
 func setStatus(ctx context.Context, tx pgx.Tx, b *Booking, to Status, reason string, actor Actor, action string,
 	details map[string]any) (*Booking, error) {
 	details = actor.details(details)
@@ -462,15 +483,19 @@ func setStatus(ctx context.Context, tx pgx.Tx, b *Booking, to Status, reason str
 		WITH b AS (
 		    UPDATE bookings SET status = $3, cancel_reason = CASE WHEN $3 = 'cancelled' THEN $4 ELSE cancel_reason END,
 		           hold_expires_at = CASE WHEN $3 = 'pending' THEN hold_expires_at END, updated_at = now()
-		    WHERE salon_id = $1 AND id = $2
+		    WHERE salon_id = $1 AND (id = $10 OR visit_of = $10)
 		    RETURNING `+bookingColumns+`
 		), e AS (
 		    INSERT INTO booking_events (salon_id, booking_id, action, actor_kind, actor_id, channel, details)
 		    SELECT $1, id, $5, $6, $7, $8, $9 FROM b
 		)
-		SELECT * FROM b`, b.SalonID, b.ID, to, reason, action, actor.Kind, actor.dbID(), actor.Channel, dj))
+		SELECT * FROM b WHERE id = $2`, b.SalonID, b.ID, to, reason, action, actor.Kind, actor.dbID(), actor.Channel, dj, b.visit()))
 	if err != nil {
 		return nil, fmt.Errorf("booking %d: set %s: %w", b.ID, to, err)
+	}
+	out.Segments = b.Segments
+	for i := range out.Segments {
+		out.Segments[i].Status = to
 	}
 	return out, nil
 }

@@ -1336,7 +1336,7 @@ func (s *Service) MarkDepositPaid(ctx context.Context, salonID, bookingID int64)
 	var out *Booking
 	var follow int64
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		b, _, err := lockBooking(ctx, tx, caller, salonID, bookingID, 0)
+		b, _, err := lockBooking(ctx, tx, caller, salonID, bookingID)
 		if err != nil {
 			return err
 		}

@@ -234,14 +234,15 @@ func lockManyMasters(ctx context.Context, tx pgx.Tx, ids []int64) error {
 // writes to one master's calendar, all at once and in ascending id order, so
 // that paths which touch two masters never deadlock. The key is namespaced
 // ("booking-master:") so other advisory lock users cannot collide with it.
+// (A visit's move may touch its old masters and its new ones.)
 // A transaction takes its master locks once: a path that finds it needs
 // another master rolls back and starts again (errRetry). A lock that is
 // taken is waited for only once the masters' gates were passed (see
 // gates): before, it is a *busyError, and the transaction starts again.
 func lockMasters(ctx context.Context, q querier, ids ...int64) error {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
-	if len(ids) == 0 || len(ids) > 2 {
-		return errors.New("lockMasters: one or two ids")
+	if len(ids) == 0 || len(ids) > 2*MaxVisitItems {
+		return fmt.Errorf("lockMasters: %d ids", len(ids))
 	}
 	if g, ok := q.(*gatedTx); ok && g.passed.covers(ids) {
 		batch := &pgx.Batch{}

@@ -345,32 +345,20 @@ func checkStillCovered(ctx context.Context, q querier, salon *Salon, masterID in
 		return nil
 	}
 	rows, err := q.Query(ctx, `
-		SELECT id, starts_at, duration_min FROM bookings
+		SELECT id, starts_at, duration_min, processing_min, finish_min FROM bookings
 		WHERE master_id = $1 AND status IN ('pending', 'confirmed') AND starts_at < $3
-		  AND booking_slot_end(starts_at, duration_min) > $2
+		  AND booking_slot_end(starts_at, duration_min + processing_min + finish_min) > $2
 		ORDER BY starts_at`, masterID, old[0].start, old[len(old)-1].end)
 	if err != nil {
 		return fmt.Errorf("check bookings: %w", err)
 	}
-	type bk struct {
-		id    int64
-		start time.Time
-		dur   time.Duration
-	}
-	bks, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (bk, error) {
-		var b bk
-		var min int
-		err := r.Scan(&b.id, &b.start, &min)
-		b.dur = time.Duration(min) * time.Minute
-		return b, err
-	})
+	bks, err := pgx.CollectRows(rows, scanWorkOf)
 	if err != nil {
 		return fmt.Errorf("check bookings: %w", err)
 	}
 	var lost []LostBooking
 	for _, b := range bks {
-		covered := func(sh shift) bool { return sh.fits(b.start, b.dur, 0) }
-		if slices.ContainsFunc(old, covered) && !slices.ContainsFunc(next, covered) {
+		if b.coveredBy(old) && !b.coveredBy(next) {
 			lost = append(lost, LostBooking{ID: b.id, StartsAt: b.start.In(salon.Location())})
 		}
 	}
@@ -378,6 +366,33 @@ func checkStillCovered(ctx context.Context, q querier, salon *Salon, masterID in
 		return &LostBookingsError{Bookings: lost}
 	}
 	return nil
+}
+
+// workOf is a booking as a schedule change sees it: when its master works
+// and its client stays.
+type workOf struct {
+	id, master int64
+	start      time.Time
+	t          timing
+}
+
+// scanWorkOf reads id, starts_at, duration_min, processing_min and
+// finish_min (and master_id first, when the row has six columns).
+func scanWorkOf(r pgx.CollectableRow) (workOf, error) {
+	var b workOf
+	var dur, proc, fin int
+	dest := []any{&b.id, &b.start, &dur, &proc, &fin}
+	if len(r.FieldDescriptions()) == 6 {
+		dest = append([]any{&b.master}, dest...)
+	}
+	err := r.Scan(dest...)
+	b.t = timing{dur: minutes(dur), processing: minutes(proc), finish: minutes(fin)}
+	return b, err
+}
+
+// coveredBy reports whether the shifts hold the booking.
+func (b workOf) coveredBy(shifts []shift) bool {
+	return slices.ContainsFunc(shifts, func(sh shift) bool { return b.t.fitsIn(sh, b.start, 0) })
 }
 
 // LostBooking is a booking a schedule change would leave outside working hours.

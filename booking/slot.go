@@ -12,7 +12,7 @@ import (
 type Slot struct {
 	MasterID int64
 	Start    time.Time
-	End      time.Time // Start plus the service's duration with this master (buffer not included)
+	End      time.Time // when the client leaves: the service with this master, its processing and finish (buffer not included)
 }
 
 // SlotQuery asks for free starts.
@@ -169,15 +169,85 @@ func (sh shift) fits(t time.Time, dur, step time.Duration) bool {
 	return false
 }
 
+// timing is a service's terms of time with one master: the master works
+// dur, keeps buffer free after it, and, for a service with processing
+// time, is free for processing while the client stays, then works finish.
+type timing struct {
+	dur, buffer, processing, finish time.Duration
+}
+
+// busy returns the master's busy intervals for a start at: the service and
+// its buffer (before a finish, no longer than the processing), then the
+// finish and the buffer again. The schema's master_busy rows are the same.
+func (t timing) busy(at time.Time) []interval {
+	if t.finish == 0 {
+		return []interval{{at, at.Add(t.dur + t.buffer)}}
+	}
+	fin := at.Add(t.dur + t.processing)
+	return []interval{{at, at.Add(t.dur + min(t.buffer, t.processing))}, {fin, fin.Add(t.finish + t.buffer)}}
+}
+
+// gap returns the part of the client's stay when the master is free
+// (zero when there is none).
+func (t timing) gap(at time.Time) interval {
+	from, to := at.Add(t.dur+min(t.buffer, t.processing)), at.Add(t.dur+t.processing)
+	if !from.Before(to) {
+		return interval{}
+	}
+	return interval{from, to}
+}
+
+// end is when the client leaves.
+func (t timing) end(at time.Time) time.Time { return at.Add(t.dur + t.processing + t.finish) }
+
+// next is when a visit's next segment may start: the client has left this
+// one and its master's buffer has passed.
+func (t timing) next(at time.Time) time.Time {
+	b := t.busy(at)
+	return laterOf(t.end(at), b[len(b)-1].end)
+}
+
+// fitsIn reports whether a start at lies in the shift: the master's work
+// inside its working intervals (the service on its interval's grid when
+// step > 0) and the client's stay inside the shift.
+func (t timing) fitsIn(sh shift, at time.Time, step time.Duration) bool {
+	if !sh.fits(at, t.dur, step) {
+		return false
+	}
+	if t.processing == 0 {
+		return true
+	}
+	return !t.end(at).After(sh.end) && (t.finish == 0 || sh.fits(at.Add(t.dur+t.processing), t.finish, 0))
+}
+
+// free reports whether a start at keeps the master's busy intervals clear
+// of busy (sorted by start).
+func (t timing) free(busy []interval, at time.Time) bool {
+	for _, iv := range t.busy(at) {
+		if !unoccupied(busy, iv) {
+			return false
+		}
+	}
+	return true
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // slotRules are what a start must satisfy besides fitting a shift.
 type slotRules struct {
-	dur, buffer, step time.Duration
-	earliest          time.Time // now plus the minimum notice
-	latest            time.Time // the horizon: starts must be before it
+	timing
+	step     time.Duration
+	earliest time.Time // now plus the minimum notice
+	latest   time.Time // the horizon: starts must be before it
 }
 
 // freeStarts returns the starts in w that the shifts offer on their grid and
-// that keep [start, start+dur+buffer) clear of busy. busy must be sorted by start.
+// that keep the master's busy intervals clear of busy (sorted by start).
 func freeStarts(shifts []shift, busy []interval, r slotRules, w window) []time.Time {
 	var out []time.Time
 	for _, sh := range shifts {
@@ -189,7 +259,7 @@ func freeStarts(shifts []shift, busy []interval, r slotRules, w window) []time.T
 				if !t.Before(w.to) || !t.Before(r.latest) {
 					break
 				}
-				if !unoccupied(busy, interval{t, t.Add(r.dur + r.buffer)}) {
+				if (r.processing > 0 && !r.fitsIn(sh, t, 0)) || !r.free(busy, t) {
 					continue
 				}
 				out = append(out, t)
@@ -217,8 +287,7 @@ func unoccupied(busy []interval, iv interval) bool {
 func rules(salon *Salon, svc *SalonService, o offerTerms, now time.Time) slotRules {
 	loc := salon.Location()
 	return slotRules{
-		dur:      time.Duration(o.durationMin) * time.Minute,
-		buffer:   time.Duration(svc.BufferMin) * time.Minute,
+		timing:   svc.timing(o.durationMin),
 		step:     time.Duration(salon.SlotStepMin) * time.Minute,
 		earliest: now.Add(time.Duration(salon.MinNoticeMin) * time.Minute),
 		latest:   salon.Today(now).AddDays(salon.HorizonDays).Start(loc),
@@ -251,7 +320,7 @@ func freeSlots(ctx context.Context, q querier, salon *Salon, svc *SalonService, 
 	for _, o := range offers {
 		r := rules(salon, svc, o, now)
 		for _, t := range freeStarts(shifts[o.masterID], busy[o.masterID], r, w) {
-			out = append(out, Slot{MasterID: o.masterID, Start: t, End: t.Add(r.dur)})
+			out = append(out, Slot{MasterID: o.masterID, Start: t, End: r.end(t)})
 		}
 	}
 	slices.SortFunc(out, func(a, b Slot) int {
@@ -393,13 +462,10 @@ func offGrid(ctx context.Context, q querier, salon *Salon, svc *SalonService, of
 		if at.Before(r.earliest) || !at.Before(r.latest) {
 			continue
 		}
-		if !slices.ContainsFunc(shifts[id], func(sh shift) bool { return sh.fits(at, r.dur, 0) }) {
+		if !slices.ContainsFunc(shifts[id], func(sh shift) bool { return r.fitsIn(sh, at, 0) }) || !r.free(busy[id], at) {
 			continue
 		}
-		if !unoccupied(busy[id], interval{at, at.Add(r.dur + r.buffer)}) {
-			continue
-		}
-		out = append(out, Slot{MasterID: id, Start: at, End: at.Add(r.dur)})
+		out = append(out, Slot{MasterID: id, Start: at, End: r.end(at)})
 	}
 	return out
 }
@@ -438,15 +504,16 @@ func loadShifts(ctx context.Context, q querier, salonID int64, masterIDs []int64
 	return out, nil
 }
 
-// loadBusy returns the occupied intervals (service plus buffer) of the
-// masters' active bookings that overlap iv, by master, sorted by start.
+// loadBusy returns the busy intervals (work plus buffer; a processing gap
+// is free) of the masters' active bookings that overlap iv, by master,
+// sorted by start, treating the visit exclude (when not 0) as free.
 func loadBusy(ctx context.Context, q querier, salonID int64, masterIDs []int64, iv interval, exclude int64) (map[int64][]interval, error) {
 	rows, err := q.Query(ctx, `
-		SELECT master_id, starts_at, booking_slot_end(starts_at, duration_min + buffer_min)
-		FROM bookings
-		WHERE salon_id = $1 AND master_id = ANY ($2) AND status IN ('pending', 'confirmed')
-		  AND tstzrange(starts_at, booking_slot_end(starts_at, duration_min + buffer_min)) && tstzrange($3, $4)
-		  AND id <> $5
+		SELECT master_id, starts_at, booking_slot_end(starts_at, duration_min)
+		FROM master_busy
+		WHERE salon_id = $1 AND master_id = ANY ($2)
+		  AND tstzrange(starts_at, booking_slot_end(starts_at, duration_min)) && tstzrange($3, $4)
+		  AND ($5 = 0 OR booking_id NOT IN (SELECT id FROM bookings WHERE id = $5 OR visit_of = $5))
 		ORDER BY master_id, starts_at`, salonID, masterIDs, iv.start, iv.end, exclude)
 	if err != nil {
 		return nil, fmt.Errorf("busy: %w", err)

@@ -31,7 +31,7 @@ func TestFreeStarts(t *testing.T) {
 		return out
 	}
 	all := window{at("00:00"), at("24:00")}
-	base := slotRules{dur: 60 * time.Minute, step: 30 * time.Minute, earliest: at("00:00"), latest: at("24:00")}
+	base := slotRules{timing: timing{dur: 60 * time.Minute}, step: 30 * time.Minute, earliest: at("00:00"), latest: at("24:00")}
 	with := func(f func(r *slotRules)) slotRules { r := base; f(&r); return r }
 
 	cases := []struct {

@@ -1,0 +1,702 @@
+package booking
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// A visit is several services booked as one: an ordered list of segments,
+// each a bookings row (the first is the visit's head; the others name it in
+// visit_of). It is booked, moved, cancelled, paid and told as one: every
+// segment or none. Segments follow one another (each after the one before
+// has ended for the client and its master's buffer has passed), but a
+// service the salon does at once with the one before it (a pair of
+// service_parallel) starts with it, by another master.
+
+// MaxVisitItems is the most services one visit holds.
+const MaxVisitItems = 5
+
+// VisitItem is one service asked for in a visit.
+type VisitItem struct {
+	ServiceID int64
+	MasterID  int64 // 0: any master who does the service
+}
+
+// Segment is one service of a visit as placed.
+type Segment struct {
+	ServiceID, MasterID int64
+	// Start and End are the client's time in this service (processing
+	// and finish included).
+	Start, End time.Time
+	// ProcessingStart and ProcessingEnd are when the master is free for
+	// others meanwhile (zero when never).
+	ProcessingStart, ProcessingEnd time.Time
+}
+
+// VisitSlot is a free start for a whole visit: its segments, in visit
+// order, with the masters the salon gives it.
+type VisitSlot struct {
+	Start, End time.Time
+	Segments   []Segment
+}
+
+// Masters returns the segments' masters, in visit order.
+func (v VisitSlot) Masters() []int64 {
+	out := make([]int64, len(v.Segments))
+	for i, sg := range v.Segments {
+		out[i] = sg.MasterID
+	}
+	return out
+}
+
+// VisitSlotQuery asks for free starts of a whole visit.
+type VisitSlotQuery struct {
+	SalonID int64
+	Items   []VisitItem
+	From    Date // first salon-local day
+	Days    int  // 1..31; 0 means 1
+}
+
+// SegmentsOf returns the segments of a visit as booked: b's Segments, or b
+// alone when they were not read.
+func SegmentsOf(b *Booking) []Segment {
+	list := b.Segments
+	if len(list) == 0 {
+		list = []Booking{*b}
+	}
+	out := make([]Segment, len(list))
+	for i := range list {
+		sg := &list[i]
+		p := sg.terms().gap(sg.StartsAt)
+		out[i] = Segment{ServiceID: sg.ServiceID, MasterID: sg.MasterID, Start: sg.StartsAt, End: sg.EndsAt(),
+			ProcessingStart: p.start, ProcessingEnd: p.end}
+	}
+	return out
+}
+
+// VisitEnd is when the client leaves the visit b heads.
+func VisitEnd(b *Booking) time.Time {
+	end := b.EndsAt()
+	for i := range b.Segments {
+		end = laterOf(end, b.Segments[i].EndsAt())
+	}
+	return end
+}
+
+// checkItems checks a visit's items against the catalogue: 1 to
+// MaxVisitItems, each an active service, each named master one who does it.
+func checkItems(c *catalog, items []VisitItem) error {
+	fe := fieldErrors{}
+	switch {
+	case len(items) == 0:
+		fe.add("items", "required")
+	case len(items) > MaxVisitItems:
+		fe.add("items", "at most %d services in one visit", MaxVisitItems)
+	}
+	if err := fe.err(); err != nil {
+		return err
+	}
+	for i, it := range items {
+		f := fmt.Sprintf("items[%d].", i)
+		svc, ok := c.services[it.ServiceID]
+		switch {
+		case it.ServiceID <= 0:
+			fe.add(f+"service_id", "required")
+		case !ok || !svc.Active:
+			return unknown(f+"service_id", "no such service")
+		case it.MasterID < 0:
+			fe.add(f+"master_id", "must be positive")
+		case it.MasterID > 0 && !c.masters[it.MasterID]:
+			return unknown(f+"master_id", "no such master")
+		case it.MasterID > 0:
+			if _, ok := c.offers[[2]int64{it.MasterID, it.ServiceID}]; !ok {
+				fe.add(f+"master_id", "this master does not do this service")
+			}
+		case len(c.offersFor(it.ServiceID, 0)) == 0:
+			fe.add(f+"service_id", "no master does this service")
+		}
+	}
+	return fe.err()
+}
+
+// visitMasters returns every master the items may take.
+func visitMasters(c *catalog, items []VisitItem) []int64 {
+	var ids []int64
+	for _, it := range items {
+		for _, o := range c.offersFor(it.ServiceID, it.MasterID) {
+			ids = append(ids, o.masterID)
+		}
+	}
+	return slices.Compact(slices.Sorted(slices.Values(ids)))
+}
+
+// placed is one segment of a planned visit.
+type placed struct {
+	serviceID, master int64
+	start             time.Time
+	t                 timing
+	price             Money
+	durationMin       int
+}
+
+// planner places visits on the masters' calendars as read (shifts and busy
+// intervals by master).
+type planner struct {
+	c      *catalog
+	shifts map[int64][]shift
+	busy   map[int64][]interval
+	// client: the first start on its master's grid.
+	client bool
+	load   map[masterDay]time.Duration
+	budget int
+}
+
+type masterDay struct {
+	master int64
+	day    Date
+}
+
+// maxPlanSteps bounds the search for one start's masters (the choices of
+// "any master" tried): a start that needs more is not offered.
+const maxPlanSteps = 200
+
+// place returns the visit's segments from at, or nil when the items do not
+// fit there: each in its master's working hours, clear of the masters'
+// busy time and of each other. A segment with "any master" takes, among
+// those free, the master of the segment before it, else the one least
+// booked that day; when a later segment then fits nowhere, the others
+// are tried.
+func (p *planner) place(items []VisitItem, at time.Time) []placed {
+	p.budget = maxPlanSteps
+	out := make([]placed, 0, len(items))
+	if p.next(items, at, &out) {
+		return out
+	}
+	return nil
+}
+
+func (p *planner) next(items []VisitItem, at time.Time, out *[]placed) bool {
+	i := len(*out)
+	if i == len(items) {
+		return true
+	}
+	if p.budget <= 0 {
+		return false
+	}
+	p.budget--
+	start, together := at, false
+	var prev *placed
+	if i > 0 {
+		prev = &(*out)[i-1]
+		together = p.c.together(items[i-1].ServiceID, items[i].ServiceID)
+		if together {
+			start = prev.start // with the one before, by another master
+		} else {
+			start = time.Time{}
+			for j := i - 1; j >= 0 && (*out)[j].start.Equal(prev.start); j-- {
+				start = laterOf(start, (*out)[j].t.next((*out)[j].start))
+			}
+		}
+	}
+	svc := p.c.services[items[i].ServiceID]
+	var step time.Duration
+	if i == 0 && p.client {
+		step = minutes(p.c.salon.SlotStepMin)
+	}
+	for _, o := range p.candidates(items[i], prev, together, start) {
+		t := svc.timing(o.durationMin)
+		if !slices.ContainsFunc(p.shifts[o.masterID], func(sh shift) bool { return t.fitsIn(sh, start, step) }) ||
+			!t.free(p.busy[o.masterID], start) || clashes(*out, o.masterID, t, start) {
+			continue
+		}
+		*out = append(*out, placed{serviceID: svc.ID, master: o.masterID, start: start, t: t, price: o.price, durationMin: o.durationMin})
+		if p.next(items, at, out) {
+			return true
+		}
+		*out = (*out)[:i]
+	}
+	return false
+}
+
+// candidates returns the masters an item may take, in the order tried.
+func (p *planner) candidates(it VisitItem, prev *placed, together bool, at time.Time) []offerTerms {
+	offers := p.c.offersFor(it.ServiceID, it.MasterID)
+	if it.MasterID != 0 || len(offers) < 2 {
+		return offers
+	}
+	day := DateOf(at.In(p.c.salon.Location()))
+	slices.SortStableFunc(offers, func(a, b offerTerms) int {
+		if prev != nil && !together && (a.masterID == prev.master) != (b.masterID == prev.master) {
+			if a.masterID == prev.master {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(p.loadOf(a.masterID, day), p.loadOf(b.masterID, day))
+	})
+	return offers
+}
+
+// loadOf is how much of the day the master is booked.
+func (p *planner) loadOf(m int64, d Date) time.Duration {
+	k := masterDay{m, d}
+	if v, ok := p.load[k]; ok {
+		return v
+	}
+	if p.load == nil {
+		p.load = map[masterDay]time.Duration{}
+	}
+	loc := p.c.salon.Location()
+	var sum time.Duration
+	for _, b := range p.busy[m] {
+		if DateOf(b.start.In(loc)) == d {
+			sum += b.end.Sub(b.start)
+		}
+	}
+	p.load[k] = sum
+	return sum
+}
+
+// clashes reports whether a segment of master m at start would overlap
+// the master's segments already placed in the visit.
+func clashes(done []placed, m int64, t timing, start time.Time) bool {
+	for _, d := range done {
+		if d.master != m {
+			continue
+		}
+		for _, a := range d.t.busy(d.start) {
+			for _, b := range t.busy(start) {
+				if a.overlaps(b) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// slot is the visit slot of a plan.
+func slotOf(plan []placed) VisitSlot {
+	v := VisitSlot{Start: plan[0].start, Segments: make([]Segment, len(plan))}
+	for i, pl := range plan {
+		g := pl.t.gap(pl.start)
+		v.Segments[i] = Segment{ServiceID: pl.serviceID, MasterID: pl.master, Start: pl.start, End: pl.t.end(pl.start),
+			ProcessingStart: g.start, ProcessingEnd: g.end}
+		v.End = laterOf(v.End, v.Segments[i].End)
+	}
+	return v
+}
+
+// slots returns the visit's free starts in w, by time: the starts the
+// first item's masters offer (on their grid, after the notice, within the
+// horizon) where the whole visit fits.
+func (p *planner) slots(items []VisitItem, w window, now time.Time) []VisitSlot {
+	svc := p.c.services[items[0].ServiceID]
+	var starts []time.Time
+	for _, o := range p.c.offersFor(items[0].ServiceID, items[0].MasterID) {
+		r := rules(&p.c.salon, &svc, o, now)
+		starts = append(starts, freeStarts(p.shifts[o.masterID], p.busy[o.masterID], r, w)...)
+	}
+	slices.SortFunc(starts, time.Time.Compare)
+	starts = slices.Compact(starts)
+	var out []VisitSlot
+	for _, t := range starts {
+		if plan := p.place(items, t); plan != nil {
+			out = append(out, slotOf(plan))
+		}
+	}
+	return out
+}
+
+// readPlanner reads the masters' shifts and busy time around w into a
+// planner (the visit exclude, when not 0, counts as free: it is the one
+// being moved).
+func readPlanner(ctx context.Context, q querier, c *catalog, masters []int64, w window, exclude int64, client bool) (*planner, error) {
+	shifts, err := loadShifts(ctx, q, c.salon.ID, masters, w.from.Add(-24*time.Hour), w.to.Add(24*time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	busy, err := loadBusy(ctx, q, c.salon.ID, masters, interval{w.from.Add(-24 * time.Hour), w.to.Add(48 * time.Hour)}, exclude)
+	if err != nil {
+		return nil, err
+	}
+	return &planner{c: c, shifts: shifts, busy: busy, client: client}, nil
+}
+
+// VisitSlots returns the free starts of a whole visit, ordered by time:
+// for each start, the segments with the masters the salon gives it (a
+// named master, or, for "any master", the one who did the segment before,
+// else the least booked that day). The same rules as Slots hold for the
+// visit's start; every segment lies in its master's working hours, clear
+// of busy time (a processing gap is free).
+// Errors: ErrNotFound (salon), ErrInvalid (fields; unknown services or
+// masters also unwrap to ErrNotFound).
+func (s *Service) VisitSlots(ctx context.Context, q VisitSlotQuery) ([]VisitSlot, error) {
+	if err := mayRead(ctx, q.SalonID); err != nil {
+		return nil, err
+	}
+	if q.Days == 0 {
+		q.Days = 1
+	}
+	fe := fieldErrors{}
+	if q.From.IsZero() {
+		fe.add("date", "required")
+	}
+	if q.Days < 1 || q.Days > MaxSlotDays {
+		fe.add("days", "must be between 1 and %d", MaxSlotDays)
+	}
+	if err := fe.err(); err != nil {
+		return nil, err
+	}
+	c, err := s.currentCatalog(ctx, q.SalonID)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkItems(c, q.Items); err != nil {
+		return nil, err
+	}
+	loc := c.salon.Location()
+	w := window{from: q.From.Start(loc), to: q.From.AddDays(q.Days).Start(loc)}
+	p, err := readPlanner(ctx, s.pool, c, visitMasters(c, q.Items), w, 0, true)
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	return p.slots(q.Items, w, s.now()), nil
+}
+
+// visitAlternatives returns up to MaxAlternatives whole-visit starts near
+// at for a visit the calendar refused: first with the masters it asked for
+// (those of masters, when given, for the items with "any master"), the
+// nearest before and after at; then with any masters at exactly at; then
+// with any masters, the nearest. Like alternatives, it searches a week
+// around at, then the whole bookable window, after every lock is released.
+func (s *Service) visitAlternatives(ctx context.Context, salonID int64, items []VisitItem, masters []int64, at, now time.Time,
+	exclude int64) ([]VisitSlot, error) {
+	var key strings.Builder
+	fmt.Fprintf(&key, "visit/%d/%d/%d", salonID, at.Unix(), exclude)
+	for i, it := range items {
+		fmt.Fprintf(&key, "/%d:%d", it.ServiceID, it.MasterID)
+		if i < len(masters) {
+			fmt.Fprintf(&key, "=%d", masters[i])
+		}
+	}
+	v, err, _ := s.alts.Do(key.String(), func() (any, error) {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.lockWait)
+		defer cancel()
+		c, err := s.currentCatalog(sctx, salonID)
+		if err != nil {
+			return nil, err
+		}
+		if checkItems(c, items) != nil {
+			return []VisitSlot(nil), nil
+		}
+		same := slices.Clone(items)
+		for i := range same {
+			if same[i].MasterID == 0 && i < len(masters) {
+				same[i].MasterID = masters[i]
+			}
+		}
+		anyOf := slices.Clone(items)
+		for i := range anyOf {
+			anyOf[i].MasterID = 0
+		}
+		r := rules(&c.salon, &SalonService{}, offerTerms{}, now)
+		bookable := window{from: r.earliest, to: r.latest}
+		near := window{from: at.Add(-84 * time.Hour), to: at.Add(84 * time.Hour)}
+		var out []VisitSlot
+		for _, w := range []window{near.clip(bookable), bookable} {
+			if !w.from.Before(w.to) {
+				continue
+			}
+			p, err := readPlanner(sctx, s.pool, c, visitMasters(c, anyOf), w, exclude, true)
+			if err != nil {
+				return nil, err
+			}
+			out = pickVisitAlternatives(p.slots(same, w, now), p.slots(anyOf, w, now), at)
+			if len(out) >= 3 {
+				break
+			}
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	return slices.Clone(v.([]VisitSlot)), nil
+}
+
+// pickVisitAlternatives picks from the visit's free starts with its own
+// masters (same) and with any (others): up to four of the first, nearest
+// at, then others at exactly at, then the nearest others.
+func pickVisitAlternatives(same, others []VisitSlot, at time.Time) []VisitSlot {
+	nearest := func(list []VisitSlot) {
+		slices.SortStableFunc(list, func(a, b VisitSlot) int {
+			return cmp.Or(cmp.Compare(absDur(a.Start.Sub(at)), absDur(b.Start.Sub(at))), a.Start.Compare(b.Start))
+		})
+	}
+	same = slices.DeleteFunc(same, func(v VisitSlot) bool { return v.Start.Equal(at) })
+	nearest(same)
+	nearest(others)
+	var exact []VisitSlot
+	for _, v := range others {
+		if v.Start.Equal(at) {
+			exact = append(exact, v)
+		}
+	}
+	nExact := min(len(exact), 2)
+	out := slices.Clone(same[:min(len(same), MaxAlternatives-nExact)])
+	slices.SortFunc(out, func(a, b VisitSlot) int { return a.Start.Compare(b.Start) })
+	seen := func(v VisitSlot) bool {
+		return slices.ContainsFunc(out, func(o VisitSlot) bool {
+			return o.Start.Equal(v.Start) && slices.Equal(o.Masters(), v.Masters())
+		})
+	}
+	for _, list := range [][]VisitSlot{exact, others} {
+		for _, v := range list {
+			if len(out) >= MaxAlternatives {
+				return out
+			}
+			if !seen(v) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// visitSegments reads the segments of b's visit, head first (lock: "" or
+// a locking clause).
+func visitSegments(ctx context.Context, q querier, b *Booking, lock string) ([]Booking, error) {
+	rows, err := q.Query(ctx, `SELECT `+bookingColumns+` FROM bookings
+		WHERE salon_id = $1 AND (id = $2 OR visit_of = $2) ORDER BY id `+lock, b.SalonID, b.visit())
+	if err != nil {
+		return nil, fmt.Errorf("visit %d: %w", b.visit(), err)
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Booking, error) {
+		sg, err := scanBooking(r)
+		if err != nil {
+			return Booking{}, err
+		}
+		return *sg, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("visit %d: %w", b.visit(), err)
+	}
+	return list, nil
+}
+
+// visitMastersOf returns the masters of b's visit as stored.
+func visitMastersOf(ctx context.Context, q querier, b *Booking) ([]int64, error) {
+	var ids []int64
+	if err := q.QueryRow(ctx, `SELECT array_agg(DISTINCT master_id) FROM bookings WHERE salon_id = $1 AND (id = $2 OR visit_of = $2)`,
+		b.SalonID, b.visit()).Scan(&ids); err != nil {
+		return nil, fmt.Errorf("visit %d: %w", b.visit(), err)
+	}
+	return ids, nil
+}
+
+// bookVisit books r's visit (Book with Items): every segment or none. The
+// segments are placed from a fresh snapshot (the masters the items leave
+// open chosen as VisitSlots would), then every master of the visit is
+// locked at once, in ascending order; under the locks the placement is
+// checked again as the calendar now is, and every segment is inserted in
+// one statement under one savepoint. The exclusion constraints refuse a
+// segment that overlaps anything: the whole visit is undone, and, when the
+// items left a master open, placed again from a new snapshot (twice at
+// most); else the whole-visit alternatives are computed after the locks
+// are released.
+func (s *Service) bookVisit(ctx context.Context, r *BookRequest, now time.Time) (*Booking, error) {
+	c, err := s.currentCatalog(ctx, r.SalonID)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkItems(c, r.Items); err != nil {
+		return nil, err
+	}
+	if r.Source == SourceImport {
+		return nil, Invalid("items", "visits are not imported")
+	}
+	client := r.caller.client()
+	rl := rules(&c.salon, &SalonService{}, offerTerms{}, now)
+	switch {
+	case r.StartsAt.Before(now):
+		return nil, Invalid("starts_at", "is in the past")
+	case client && r.StartsAt.Before(rl.earliest):
+		return nil, Invalid("starts_at", "too soon: book at least %d minutes ahead", c.salon.MinNoticeMin)
+	case client && !r.StartsAt.Before(rl.latest):
+		return nil, Invalid("starts_at", "too far ahead: book within %d days", c.salon.HorizonDays)
+	}
+	open := slices.ContainsFunc(r.Items, func(it VisitItem) bool { return it.MasterID == 0 })
+	var plan []placed
+	for attempt := 0; ; attempt++ {
+		plan, err = s.planVisit(ctx, c, r.Items, r.StartsAt, client)
+		if err != nil {
+			return nil, err
+		}
+		if plan == nil {
+			break
+		}
+		b, err := s.insertVisit(ctx, r, c, plan, now)
+		if errors.Is(err, errTaken) && open && attempt < 2 {
+			continue
+		}
+		if errors.Is(err, errTaken) {
+			break
+		}
+		if err != nil {
+			return nil, dbErr(err)
+		}
+		s.wakeMessages()
+		return b, nil
+	}
+	var masters []int64
+	if plan != nil {
+		masters = slotOf(plan).Masters()
+	}
+	alts, err := s.visitAlternatives(ctx, r.SalonID, r.Items, masters, r.StartsAt, now, 0)
+	if err != nil {
+		return nil, err
+	}
+	return nil, &SlotTakenError{Visits: alts}
+}
+
+// planVisit places items at start from a fresh snapshot. It returns nil
+// when the time is taken, and ErrInvalid when the visit does not fit the
+// masters' working hours (or, for clients, the offered times) there at all.
+func (s *Service) planVisit(ctx context.Context, c *catalog, items []VisitItem, at time.Time, client bool) ([]placed, error) {
+	p, err := readPlanner(ctx, s.pool, c, visitMasters(c, items), window{at, at.Add(time.Minute)}, 0, client)
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	if plan := p.place(items, at); plan != nil {
+		return plan, nil
+	}
+	p.busy = nil
+	if p.place(items, at) != nil {
+		return nil, nil // taken
+	}
+	if p.client {
+		p.client = false
+		if p.place(items, at) != nil {
+			return nil, Invalid("starts_at", "not one of the offered times")
+		}
+	}
+	return nil, Invalid("starts_at", "outside the master's working hours")
+}
+
+// insertVisit books the planned visit in one transaction (see bookVisit);
+// errTaken when a master's time is taken meanwhile.
+func (s *Service) insertVisit(ctx context.Context, r *BookRequest, c *catalog, plan []placed, now time.Time) (*Booking, error) {
+	fixed := make([]VisitItem, len(plan))
+	for i, pl := range plan {
+		fixed[i] = VisitItem{ServiceID: pl.serviceID, MasterID: pl.master}
+	}
+	masters := visitMasters(c, fixed)
+	var out *Booking
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		out = nil
+		var claim *keyClaim
+		var version int64
+		batch := &pgx.Batch{}
+		if r.IdempotencyKey != "" {
+			claim = queueClaim(batch, r.SalonID, "book", r.IdempotencyKey, r.fingerprint(), max(s.lockWait.Milliseconds(), 1))
+		}
+		batch.Queue(`SELECT catalog_version FROM salons WHERE id = $1`, r.SalonID).QueryRow(func(row pgx.Row) error { return row.Scan(&version) })
+		err := tx.SendBatch(ctx, batch).Close()
+		switch {
+		case pgCode(err) == pgLockNotAvailable && claim != nil && !claim.reached:
+			return ErrInProgress
+		case err != nil:
+			return fmt.Errorf("book visit: %w", err)
+		case claim != nil && !claim.claimed:
+			out, err = s.replay(ctx, tx, claim, r.SalonID)
+			return err
+		}
+		if err := lockMasters(ctx, tx, masters...); err != nil {
+			return err
+		}
+		// Under the locks: the catalogue and the calendar as they are now.
+		cat, err := s.catalogAt(ctx, tx, r.SalonID, version)
+		if err != nil {
+			return err
+		}
+		if checkItems(cat, fixed) != nil {
+			return errTaken // a master stopped doing a service meanwhile
+		}
+		p, err := readPlanner(ctx, tx, cat, masters, window{r.StartsAt, r.StartsAt.Add(time.Minute)}, 0, r.caller.client())
+		if err != nil {
+			return err
+		}
+		if plan = p.place(fixed, r.StartsAt); plan == nil {
+			return errTaken
+		}
+		head, rest := s.visitRows(r, cat, plan)
+		if err := s.awaitDeposit(head, r, &cat.salon, now); err != nil {
+			return err
+		}
+		for i := range rest {
+			rest[i].Status, rest[i].HoldExpiresAt = head.Status, head.HoldExpiresAt
+		}
+		token, salt := r.manageToken(claim)
+		actor := r.caller.actor(head)
+		var notify []byte
+		if cat.chatClients || slices.ContainsFunc(masters, func(m int64) bool { return cat.linked[m] }) {
+			if notify, err = json.Marshal(notifyArgs(head, EventCreated, actor, nil)); err != nil {
+				return fmt.Errorf("book visit: %w", err)
+			}
+		}
+		bc := &bookContext{salon: cat.salon, messages: &cat.messages}
+		batch = &pgx.Batch{}
+		batch.Queue(`SAVEPOINT book`)
+		queueInsertBooking(batch, head, r.Client, clientRecord{}, r.caller.identity, token, actor, claim, salt, notify,
+			len(s.confirmations(head, r.Client.Phone, bc)) > 0, rest)
+		err = tx.SendBatch(ctx, batch).Close()
+		if pgCode(err) == pgExclusionViolation {
+			if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT book`); err != nil {
+				return fmt.Errorf("book visit: %w", err)
+			}
+			return errTaken
+		}
+		if err != nil {
+			return fmt.Errorf("book visit: %w", err)
+		}
+		head.UpdatedAt, head.ManageToken = head.CreatedAt, token
+		head.Segments = append([]Booking{*head}, rest...)
+		for i := range head.Segments {
+			head.Segments[i].Segments, head.Segments[i].ManageToken = nil, ""
+			head.Segments[i].UpdatedAt = head.CreatedAt
+		}
+		out = head
+		return nil
+	})
+	return out, err
+}
+
+// visitRows are the bookings rows of a planned visit: its head, carrying
+// the visit's whole deposit (one payment), and the other segments.
+func (s *Service) visitRows(r *BookRequest, c *catalog, plan []placed) (*Booking, []Booking) {
+	rows := make([]Booking, len(plan))
+	var deposit Money
+	for i, pl := range plan {
+		svc := c.services[pl.serviceID]
+		deposit += svc.Deposit
+		rows[i] = Booking{SalonID: r.SalonID, MasterID: pl.master, ServiceID: pl.serviceID, StartsAt: pl.start,
+			DurationMin: pl.durationMin, BufferMin: svc.BufferMin, ProcessingMin: svc.ProcessingMin, FinishMin: svc.FinishMin,
+			Status: StatusConfirmed, Source: r.Source, Price: pl.price, ContactName: r.Client.Name,
+			ContactEmail: r.Client.Email, Lang: r.Client.Lang}
+		if r.caller.kind == callerIdentity {
+			rows[i].Origin = r.caller.identity
+		}
+	}
+	head := rows[0]
+	head.Deposit, head.Notes = deposit, r.Notes
+	return &head, rows[1:]
+}

@@ -1,0 +1,457 @@
+package booking_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+)
+
+// visitFixture adds to the usual world a 20-minute beard trim (masters 0
+// and 1) and a colour with processing time (masters 0 and 2): 60 minutes of
+// work, 30 of processing while the master is free, 20 of finish.
+type visitFixture struct {
+	*fixture
+	beard, colour *booking.SalonService
+}
+
+func setupVisits(t *testing.T, opts ...booking.Option) *visitFixture {
+	t.Helper()
+	f := &visitFixture{fixture: setup(t, opts...)}
+	ctx := bookingtest.System()
+	f.beard = f.Service(t, f.salon, booking.SalonService{Name: "Beard", DurationMin: 20, Price: 50000})
+	f.colour = f.Service(t, f.salon, booking.SalonService{Name: "Colour", DurationMin: 60, ProcessingMin: 30, FinishMin: 20,
+		Price: 400000})
+	for i, svcs := range [][]*booking.SalonService{{f.svc, f.beard, f.colour}, {f.svc, f.beard}, {f.svc, f.colour}} {
+		offers := make([]booking.Offer, len(svcs))
+		for j, sv := range svcs {
+			offers[j] = booking.Offer{ServiceID: sv.ID}
+		}
+		if err := f.Svc.SetOffers(ctx, f.salon.ID, f.masters[i].ID, offers); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+// visit is a widget request for a visit of items at hh:mm.
+func (f *visitFixture) visit(hhmm string, items ...booking.VisitItem) booking.BookRequest {
+	return booking.BookRequest{SalonID: f.salon.ID, Items: items, StartsAt: f.at(hhmm),
+		Client: booking.ClientInput{Name: "Client", Phone: bookingtest.Phone()}}
+}
+
+func item(sv *booking.SalonService, m *booking.Master) booking.VisitItem {
+	it := booking.VisitItem{ServiceID: sv.ID}
+	if m != nil {
+		it.MasterID = m.ID
+	}
+	return it
+}
+
+// segmentsOf reads a visit's rows from the database: master, start, end
+// (the client's), status, in visit order.
+func segmentsOf(t *testing.T, f *visitFixture, visitID int64) []string {
+	t.Helper()
+	rows, err := f.Pool.Query(context.Background(), `SELECT master_id, starts_at, booking_slot_end(starts_at, duration_min + processing_min + finish_min), status
+		FROM bookings WHERE visit_id = $1 ORDER BY id`, visitID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var m int64
+		var s, e time.Time
+		var st string
+		if err := rows.Scan(&m, &s, &e, &st); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("m%d %s-%s %s", f.masterIndex(m), f.clock(s), f.clock(e), st))
+	}
+	return out
+}
+
+func (f *fixture) masterIndex(id int64) int {
+	return slices.IndexFunc(f.masters, func(m *booking.Master) bool { return m.ID == id })
+}
+
+func (f *fixture) clock(t time.Time) string { return t.In(f.salon.Location()).Format("15:04") }
+
+func TestAVisitIsBookedWhole(t *testing.T) {
+	f := setupVisits(t)
+	b := f.mustBook(t, f.visit("10:00", item(f.svc, f.masters[0]), item(f.beard, nil)))
+	if b.VisitID != b.ID || len(b.Segments) != 2 || b.ManageToken == "" {
+		t.Fatalf("booked %+v: want the head of a visit of 2 with a manage token", b)
+	}
+	// "Any master" for the beard: the master of the haircut goes on.
+	want := []string{"m0 10:00-11:00 confirmed", "m0 11:00-11:20 confirmed"}
+	if got := segmentsOf(t, f, b.ID); !slices.Equal(got, want) {
+		t.Fatalf("segments %v, want %v", got, want)
+	}
+	if got := booking.VisitEnd(b); !got.Equal(f.at("11:20")) {
+		t.Errorf("visit ends %s, want 11:20", f.clock(got))
+	}
+	// The segments are one visit to every call: cancelling the second
+	// cancels both.
+	if _, err := f.Svc.Cancel(bookingtest.System(), booking.CancelRequest{BookingID: b.Segments[1].ID}); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"m0 10:00-11:00 cancelled", "m0 11:00-11:20 cancelled"}
+	if got := segmentsOf(t, f, b.ID); !slices.Equal(got, want) {
+		t.Fatalf("after cancel %v, want %v", got, want)
+	}
+	assertNoOverlap(t, f.Pool)
+}
+
+func TestAVisitIsAllOrNothing(t *testing.T) {
+	f := setupVisits(t)
+	// Master 1 is taken at 11:00, where the visit's second segment would go.
+	f.mustBook(t, f.req(f.masters[1], "11:00"))
+	var before int
+	if err := f.Pool.QueryRow(context.Background(), `SELECT count(*) FROM bookings`).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.Svc.Book(web(), f.visit("10:00", item(f.svc, f.masters[1]), item(f.beard, f.masters[1])))
+	var st *booking.SlotTakenError
+	if !errors.As(err, &st) {
+		t.Fatalf("booked: %v; want slot taken", err)
+	}
+	var after int
+	if err := f.Pool.QueryRow(context.Background(), `SELECT count(*) FROM bookings`).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Fatalf("%d bookings rows written by a refused visit", after-before)
+	}
+	if len(st.Visits) < 3 {
+		t.Fatalf("%d whole-visit alternatives: %+v", len(st.Visits), st.Visits)
+	}
+	if m := st.Visits[0].Masters(); m[0] != f.masters[1].ID || m[1] != f.masters[1].ID {
+		t.Errorf("first alternative %v is not with the same masters", m)
+	}
+	for _, v := range st.Visits {
+		if len(v.Segments) != 2 {
+			t.Fatalf("alternative %+v is not a whole visit", v)
+		}
+		assertVisitFree(t, f, v)
+	}
+}
+
+// assertVisitFree proves every segment of v free: the visit's busy
+// intervals inserted into master_busy by hand (the constraint judges) and
+// rolled back.
+func assertVisitFree(t *testing.T, f *visitFixture, v booking.VisitSlot) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := f.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	for i, sg := range v.Segments {
+		if _, err := tx.Exec(ctx, `INSERT INTO master_busy (booking_id, part, salon_id, master_id, starts_at, duration_min)
+			VALUES ($1, 0, $2, $3, $4, $5)`, -1-i, f.salon.ID, sg.MasterID, sg.Start, workMin(sg)); err != nil {
+			t.Fatalf("alternative %s segment %d is not free: %v", f.clock(v.Start), i, err)
+		}
+	}
+}
+
+// workMin is how long the master of a segment without processing works.
+func workMin(sg booking.Segment) int {
+	if !sg.ProcessingStart.IsZero() {
+		return int(sg.ProcessingStart.Sub(sg.Start).Minutes())
+	}
+	return int(sg.End.Sub(sg.Start).Minutes())
+}
+
+func TestAProcessingGapIsFreeTime(t *testing.T) {
+	f := setupVisits(t)
+	m := f.masters[0]
+	colour := f.mustBook(t, booking.BookRequest{SalonID: f.salon.ID, ServiceID: f.colour.ID, MasterID: m.ID,
+		StartsAt: f.at("10:00"), Client: booking.ClientInput{Name: "C", Phone: bookingtest.Phone()}})
+	if got := f.clock(colour.EndsAt()); got != "11:50" {
+		t.Fatalf("the colour ends %s for the client, want 11:50", got)
+	}
+	if s, e := colour.Processing(); f.clock(s) != "11:00" || f.clock(e) != "11:30" {
+		t.Fatalf("processing %s-%s, want 11:00-11:30", f.clock(s), f.clock(e))
+	}
+	beard := func(hhmm string) booking.BookRequest {
+		return booking.BookRequest{SalonID: f.salon.ID, ServiceID: f.beard.ID, MasterID: m.ID, StartsAt: f.at(hhmm),
+			Client: booking.ClientInput{Name: "B", Phone: bookingtest.Phone()}}
+	}
+	// Not a minute outside the gap: 10:59 overlaps the colour's work, 11:11
+	// its finish (staff may book off the grid).
+	for _, hhmm := range []string{"10:41", "10:59", "11:11", "11:29", "11:49"} {
+		if _, err := f.Svc.Book(booking.As(context.Background(), f.admin(1)), beard(hhmm)); !errors.Is(err, booking.ErrSlotTaken) {
+			t.Errorf("a beard trim at %s: %v; want slot taken", hhmm, err)
+		}
+	}
+	// The database itself refuses a raw insert into the finish (the
+	// constraint of master_busy, which the bookings' triggers keep), and
+	// takes one into the gap.
+	for hhmm, ok := range map[string]bool{"11:35": false, "11:05": true} {
+		_, err := f.Pool.Exec(context.Background(), `INSERT INTO bookings (salon_id, master_id, service_id, client_id, starts_at,
+			duration_min, status, source) VALUES ($1, $2, $3, $4, $5, 20, 'confirmed', 'panel')`,
+			f.salon.ID, m.ID, f.beard.ID, colour.ClientID, f.at(hhmm))
+		if ok != (err == nil) {
+			t.Fatalf("a raw insert at %s: %v", hhmm, err)
+		}
+		if err == nil {
+			if _, err := f.Pool.Exec(context.Background(), `DELETE FROM bookings WHERE starts_at = $1 AND master_id = $2`, f.at(hhmm), m.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The slots offer the gap.
+	slots, err := f.Svc.Slots(web(), booking.SlotQuery{SalonID: f.salon.ID, ServiceID: f.beard.ID, MasterID: m.ID, From: f.day})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var starts []string
+	for _, s := range slots {
+		if s.Start.Before(f.at("12:00")) {
+			starts = append(starts, f.clock(s.Start))
+		}
+	}
+	if want := []string{"11:00"}; !slices.Equal(starts, want) {
+		t.Fatalf("beard starts before noon %v, want %v", starts, want)
+	}
+	// Under a race: 20 clients for the gap's one beard trim, 20 for times
+	// just outside it.
+	var reqs []booking.BookRequest
+	for i := range 40 {
+		hhmm := "11:00"
+		if i%2 == 1 {
+			hhmm = []string{"10:45", "10:50", "11:15", "11:40"}[i/2%4]
+		}
+		reqs = append(reqs, beard(hhmm))
+	}
+	errs := race(len(reqs), func(i int) error {
+		_, err := f.Svc.Book(booking.As(context.Background(), f.admin(1)), reqs[i])
+		return err
+	})
+	ok, taken, other := count(errs)
+	if ok != 1 || taken != len(reqs)-1 || len(other) > 0 {
+		t.Fatalf("ok=%d taken=%d other=%v; want 1 booked in the gap", ok, taken, other)
+	}
+	for i, err := range errs {
+		if err == nil && !reqs[i].StartsAt.Equal(f.at("11:00")) {
+			t.Fatalf("booked at %s, outside the gap", f.clock(reqs[i].StartsAt))
+		}
+	}
+	assertNoOverlap(t, f.Pool)
+}
+
+func TestServicesDoneTogether(t *testing.T) {
+	f := setupVisits(t)
+	if err := f.Svc.SetTogether(bookingtest.System(), f.salon.ID, f.svc.ID, f.beard.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	b := f.mustBook(t, f.visit("10:00", item(f.svc, f.masters[0]), item(f.beard, nil)))
+	// At once, so by another master.
+	want := []string{"m0 10:00-11:00 confirmed", "m1 10:00-10:20 confirmed"}
+	if got := segmentsOf(t, f, b.ID); !slices.Equal(got, want) {
+		t.Fatalf("segments %v, want %v", got, want)
+	}
+	// The same master for both at once is no visit.
+	_, err := f.Svc.Book(web(), f.visit("14:00", item(f.svc, f.masters[0]), item(f.beard, f.masters[0])))
+	if !errors.Is(err, booking.ErrInvalid) && !errors.Is(err, booking.ErrSlotTaken) {
+		t.Fatalf("one master for two services at once: %v", err)
+	}
+	assertNoOverlap(t, f.Pool)
+}
+
+func TestAVisitAcrossABreakAndADSTChange(t *testing.T) {
+	f := setupVisits(t)
+	ctx := bookingtest.System()
+	m := f.masters[0]
+	// A break 12:00-12:30: the colour's processing may span it, its work
+	// may not.
+	day := f.day.AddDays(1)
+	clock := func(s string) booking.Clock {
+		c, err := booking.ParseClock(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if err := f.Svc.SetShifts(ctx, f.salon.ID, m.ID, day, []booking.ShiftInput{{Start: clock("10:00"), End: clock("20:00"),
+		BreakStart: clock("12:00"), BreakEnd: clock("12:30")}}); err != nil {
+		t.Fatal(err)
+	}
+	at := func(hhmm string) time.Time { return bookingtest.At(f.salon, day, hhmm) }
+	r := f.visit("11:00", item(f.colour, m), item(f.beard, m))
+	r.StartsAt = at("11:00") // work 11:00-12:00, processing 12:00-12:30 over the break, finish 12:30-12:50, beard 12:50
+	b := f.mustBook(t, r)
+	if got := f.clock(b.Segments[1].StartsAt); got != "12:50" {
+		t.Fatalf("the beard after the colour starts %s, want 12:50", got)
+	}
+	r.StartsAt = at("11:30") // work 11:30-12:30: into the break
+	r.Client.Phone = bookingtest.Phone()
+	if _, err := f.Svc.Book(web(), r); !errors.Is(err, booking.ErrInvalid) {
+		t.Fatalf("a colour worked into the break: %v", err)
+	}
+
+	// A zone with a DST change: Europe/Berlin on 2026-03-29, 02:00 -> 03:00.
+	berlin := f.Salon(t, booking.Salon{Timezone: "Europe/Berlin"})
+	cut := f.Service(t, berlin, booking.SalonService{Name: "Cut", DurationMin: 60})
+	trim := f.Service(t, berlin, booking.SalonService{Name: "Trim", DurationMin: 30})
+	bm := f.Master(t, berlin, cut, trim)
+	dst := booking.Date{Year: 2026, Month: 3, Day: 29}
+	f.Shift(t, berlin, bm, dst, 1, "00:00", "06:00")
+	f.Clock.Set(time.Date(2026, 3, 28, 12, 0, 0, 0, time.UTC))
+	start := bookingtest.At(berlin, dst, "01:30") // CET
+	vb, err := f.Svc.Book(web(), booking.BookRequest{SalonID: berlin.ID, StartsAt: start,
+		Items:  []booking.VisitItem{{ServiceID: cut.ID, MasterID: bm.ID}, {ServiceID: trim.ID}},
+		Client: booking.ClientInput{Name: "D", Phone: "+4915112345678"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 01:30 CET + 60 min = 03:30 CEST: the trim starts then, 60 real minutes later.
+	second := vb.Segments[1].StartsAt
+	if got := second.In(berlin.Location()).Format("15:04 MST"); got != "03:30 CEST" || second.Sub(start) != time.Hour {
+		t.Fatalf("the trim starts %s (%s after), want 03:30 CEST, an hour after", got, second.Sub(start))
+	}
+	assertNoOverlap(t, f.Pool)
+}
+
+func TestVisitSlots(t *testing.T) {
+	f := setupVisits(t)
+	m := f.masters[0]
+	// Master 0 is busy 11:00-12:00: a haircut then a beard with master 0
+	// cannot start at 10:00 (the beard would fall at 11:00), nor 10:30.
+	f.mustBook(t, f.req(m, "11:00"))
+	slots, err := f.Svc.VisitSlots(web(), booking.VisitSlotQuery{SalonID: f.salon.ID, From: f.day,
+		Items: []booking.VisitItem{item(f.svc, m), item(f.beard, m)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var starts []string
+	for _, v := range slots {
+		starts = append(starts, f.clock(v.Start))
+		if len(v.Segments) != 2 || !v.Segments[1].Start.Equal(v.Segments[0].End) || !v.End.Equal(v.Segments[1].End) {
+			t.Fatalf("slot %+v: the beard does not follow the haircut", v)
+		}
+		assertVisitFree(t, f, v)
+	}
+	if slices.Contains(starts, "10:00") || slices.Contains(starts, "10:30") || !slices.Contains(starts, "12:00") {
+		t.Fatalf("starts %v: want 12:00, not 10:00 or 10:30", starts)
+	}
+	// With any master for the beard, 10:00 is offered: master 1 does it.
+	slots, err = f.Svc.VisitSlots(web(), booking.VisitSlotQuery{SalonID: f.salon.ID, From: f.day,
+		Items: []booking.VisitItem{item(f.svc, m), item(f.beard, nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(slots) == 0 || f.clock(slots[0].Start) != "10:00" || slots[0].Segments[1].MasterID != f.masters[1].ID {
+		t.Fatalf("first slot %+v: want 10:00 with master 1 for the beard", slots[0])
+	}
+}
+
+// TestVisitRace releases 200 visit requests at once: 2 or 3 segments,
+// overlapping on 3 masters, some with "any master". No master is booked
+// twice, no visit is half booked, and every loser gets at least 3 free
+// whole-visit alternatives.
+func TestVisitRace(t *testing.T) {
+	f := setupVisits(t)
+	for _, m := range f.masters { // room for the losers' alternatives
+		f.Shift(t, f.salon, m, f.day.AddDays(1), 3, "10:00", "20:00")
+	}
+	rng := rand.New(rand.NewPCG(7, 19))
+	var starts []string
+	for h := 10; h < 16; h++ { // (the longest visit, from 15:30, ends 19:20)
+		starts = append(starts, fmt.Sprintf("%d:00", h), fmt.Sprintf("%d:30", h))
+	}
+	reqs := make([]booking.BookRequest, 200)
+	for i := range reqs {
+		pick := func(sv *booking.SalonService, idx ...int) booking.VisitItem {
+			if rng.IntN(3) == 0 {
+				return item(sv, nil)
+			}
+			return item(sv, f.masters[idx[rng.IntN(len(idx))]])
+		}
+		items := []booking.VisitItem{pick(f.svc, 0, 1, 2), pick(f.beard, 0, 1)}
+		if rng.IntN(2) == 0 {
+			items = append(items, pick(f.colour, 0, 2))
+		}
+		reqs[i] = f.visit(starts[rng.IntN(len(starts))], items...)
+	}
+	type result struct {
+		b   *booking.Booking
+		err error
+	}
+	results := make([]result, len(reqs))
+	bookingtest.Race(len(reqs), func(i int) {
+		b, err := f.Svc.Book(web(), reqs[i])
+		results[i] = result{b, err}
+	})
+	booked := 0
+	for i, r := range results {
+		var st *booking.SlotTakenError
+		switch {
+		case r.err == nil:
+			booked++
+			if len(r.b.Segments) != len(reqs[i].Items) {
+				t.Fatalf("request %d: %d segments for %d items", i, len(r.b.Segments), len(reqs[i].Items))
+			}
+		case errors.As(r.err, &st):
+			if len(st.Visits) < 3 {
+				t.Fatalf("request %d: %d alternatives", i, len(st.Visits))
+			}
+			for _, v := range st.Visits {
+				if len(v.Segments) != len(reqs[i].Items) {
+					t.Fatalf("request %d: alternative %+v is not the whole visit", i, v)
+				}
+			}
+		default:
+			t.Fatalf("request %d: %v", i, r.err)
+		}
+	}
+	if booked == 0 {
+		t.Fatal("nothing booked")
+	}
+	assertNoOverlap(t, f.Pool)
+	// No partial visits: each visit has all its segments, all alike.
+	var partial int
+	if err := f.Pool.QueryRow(context.Background(), `SELECT count(*) FROM (
+		SELECT visit_id FROM bookings GROUP BY visit_id HAVING count(DISTINCT status) > 1) x`).Scan(&partial); err != nil {
+		t.Fatal(err)
+	}
+	var rows int
+	if err := f.Pool.QueryRow(context.Background(), `SELECT count(*) FROM bookings WHERE status = 'confirmed'`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for i, r := range results {
+		if r.err == nil {
+			want += len(reqs[i].Items)
+		}
+	}
+	if partial != 0 || rows != want {
+		t.Fatalf("%d visits with mixed segments; %d segment rows for %d booked visits' %d segments", partial, rows, booked, want)
+	}
+	// A loser asking again is refused again, and its alternatives are free.
+	for i, r := range results {
+		if r.err == nil {
+			continue
+		}
+		again := reqs[i]
+		again.Client.Phone = bookingtest.Phone()
+		_, err := f.Svc.Book(web(), again)
+		var st *booking.SlotTakenError
+		if !errors.As(err, &st) || len(st.Visits) < 3 {
+			t.Fatalf("request %d again: %v", i, err)
+		}
+		for _, v := range st.Visits {
+			assertVisitFree(t, f, v)
+		}
+		break
+	}
+	t.Logf("%d of %d visits booked", booked, len(reqs))
+}
