@@ -79,6 +79,9 @@ type RescheduleRequest struct {
 	BookingID int64
 	StartsAt  time.Time
 	MasterID  int64 // 0: the same master
+	// Items, for a visit, are its services in order with their masters (0:
+	// any); none keeps its masters. A visit moves whole.
+	Items []VisitItem
 }
 
 // Reschedule moves an active booking. It is atomic: when the new time is
@@ -108,6 +111,9 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		return nil, err
 	}
 	now := s.now()
+	if len(r.Items) > 0 {
+		return s.rescheduleVisit(ctx, caller, r, now)
+	}
 	var out, old *Booking
 	var refunds []int64
 	master := r.MasterID
@@ -118,6 +124,9 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 			return err
 		}
 		old = b
+		if len(b.Segments) > 1 {
+			return errVisit
+		}
 		if err := mayChange(b, salon, caller, now); err != nil {
 			return err
 		}
@@ -192,6 +201,9 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		}
 		return nil
 	})
+	if errors.Is(err, errVisit) {
+		return s.rescheduleVisit(ctx, caller, r, now)
+	}
 	if errors.Is(err, errTaken) {
 		alts, err := s.alternatives(ctx, old.SalonID, old.ServiceID, master, r.StartsAt, now, old.ID)
 		if err != nil {

@@ -525,14 +525,8 @@ func (s *Service) bookVisit(ctx context.Context, r *BookRequest, now time.Time) 
 		return nil, Invalid("items", "visits are not imported")
 	}
 	client := r.caller.client()
-	rl := rules(&c.salon, &SalonService{}, offerTerms{}, now)
-	switch {
-	case r.StartsAt.Before(now):
-		return nil, Invalid("starts_at", "is in the past")
-	case client && r.StartsAt.Before(rl.earliest):
-		return nil, Invalid("starts_at", "too soon: book at least %d minutes ahead", c.salon.MinNoticeMin)
-	case client && !r.StartsAt.Before(rl.latest):
-		return nil, Invalid("starts_at", "too far ahead: book within %d days", c.salon.HorizonDays)
+	if err := checkStart(c, r.StartsAt, now, client); err != nil {
+		return nil, err
 	}
 	open := slices.ContainsFunc(r.Items, func(it VisitItem) bool { return it.MasterID == 0 })
 	var plan []placed
@@ -576,20 +570,7 @@ func (s *Service) planVisit(ctx context.Context, c *catalog, items []VisitItem, 
 	if err != nil {
 		return nil, dbErr(err)
 	}
-	if plan := p.place(items, at); plan != nil {
-		return plan, nil
-	}
-	p.busy = nil
-	if p.place(items, at) != nil {
-		return nil, nil // taken
-	}
-	if p.client {
-		p.client = false
-		if p.place(items, at) != nil {
-			return nil, Invalid("starts_at", "not one of the offered times")
-		}
-	}
-	return nil, Invalid("starts_at", "outside the master's working hours")
+	return p.placeOrExplain(items, at)
 }
 
 // insertVisit books the planned visit in one transaction (see bookVisit);
@@ -699,4 +680,223 @@ func (s *Service) visitRows(r *BookRequest, c *catalog, plan []placed) (*Booking
 	head := rows[0]
 	head.Deposit, head.Notes = deposit, r.Notes
 	return &head, rows[1:]
+}
+
+// errVisit says a booking to move is a visit of several segments: it
+// moves as one (rescheduleVisit).
+var errVisit = errors.New("a visit of several segments")
+
+// errRelock says a move needs the locks of masters its transaction does
+// not hold: it starts again, taking them with the others.
+var errRelock = errors.New("more masters to lock")
+
+// checkStart applies the rules of a visit's start at now: not in the past,
+// and, for clients, after the minimum notice and within the horizon.
+func checkStart(c *catalog, at, now time.Time, client bool) error {
+	rl := rules(&c.salon, &SalonService{}, offerTerms{}, now)
+	switch {
+	case at.Before(now):
+		return Invalid("starts_at", "is in the past")
+	case client && at.Before(rl.earliest):
+		return Invalid("starts_at", "too soon: book at least %d minutes ahead", c.salon.MinNoticeMin)
+	case client && !at.Before(rl.latest):
+		return Invalid("starts_at", "too far ahead: book within %d days", c.salon.HorizonDays)
+	}
+	return nil
+}
+
+// placeOrExplain places items at start, or says why not: nil with no
+// error when the time is taken, ErrInvalid when the visit does not fit the
+// masters' working hours (or, for clients, the offered times) there at all.
+func (p *planner) placeOrExplain(items []VisitItem, at time.Time) ([]placed, error) {
+	if plan := p.place(items, at); plan != nil {
+		return plan, nil
+	}
+	busy, client := p.busy, p.client
+	defer func() { p.busy, p.client = busy, client }()
+	p.busy = nil
+	if p.place(items, at) != nil {
+		return nil, nil // taken
+	}
+	if p.client {
+		p.client = false
+		if p.place(items, at) != nil {
+			return nil, Invalid("starts_at", "not one of the offered times")
+		}
+	}
+	return nil, Invalid("starts_at", "outside the master's working hours")
+}
+
+// rescheduleVisit moves a visit whole (Reschedule of a visit): to
+// r.StartsAt with its masters, or with r.Items' (the same services, in
+// the same order). Every master of the visit, old and new, is locked at
+// once in ascending order; the segments are placed under the locks (the
+// visit's own old time counts as free) and moved in one statement under a
+// savepoint. When the time is taken, the visit keeps its time and the
+// error offers whole-visit alternatives.
+func (s *Service) rescheduleVisit(ctx context.Context, caller Caller, r RescheduleRequest, now time.Time) (*Booking, error) {
+	if r.MasterID != 0 {
+		return nil, Invalid("master_id", "a visit moves with its items")
+	}
+	var out, old *Booking
+	var items []VisitItem
+	var masters, extra []int64
+	var err error
+	for attempt := 0; ; attempt++ {
+		err = s.inTx(ctx, func(tx pgx.Tx) error {
+			out, masters = nil, nil
+			b, salon, err := lockBooking(ctx, tx, caller, r.SalonID, r.BookingID, extra...)
+			if err != nil {
+				return err
+			}
+			old = b
+			if err := mayChange(b, salon, caller, now); err != nil {
+				return err
+			}
+			if items == nil {
+				if items, err = moveItems(b, r.Items); err != nil {
+					return err
+				}
+			}
+			var version int64
+			if err := tx.QueryRow(ctx, `SELECT catalog_version FROM salons WHERE id = $1`, b.SalonID).Scan(&version); err != nil {
+				return fmt.Errorf("reschedule visit: %w", err)
+			}
+			c, err := s.catalogAt(ctx, tx, b.SalonID, version)
+			if err != nil {
+				return err
+			}
+			if err := checkItems(c, items); err != nil {
+				return err
+			}
+			if err := checkStart(c, r.StartsAt, now, caller.client()); err != nil {
+				return err
+			}
+			p, err := readPlanner(ctx, tx, c, visitMasters(c, items), window{r.StartsAt, r.StartsAt.Add(time.Minute)}, b.ID, caller.client())
+			if err != nil {
+				return err
+			}
+			plan, err := p.placeOrExplain(items, r.StartsAt)
+			if err != nil {
+				return err
+			}
+			if plan == nil {
+				return errTaken
+			}
+			masters = slotOf(plan).Masters()
+			held, err := visitMastersOf(ctx, tx, b)
+			if err != nil {
+				return err
+			}
+			for _, m := range masters {
+				if !slices.Contains(held, m) && !slices.Contains(extra, m) {
+					// Masters not locked: again, with them, and the
+					// masters this placement chose.
+					extra = masters
+					for i := range items {
+						items[i].MasterID = masters[i]
+					}
+					return errRelock
+				}
+			}
+			out, err = s.moveSegments(ctx, tx, b, plan, caller.actor(b))
+			return err
+		})
+		if !errors.Is(err, errRelock) || attempt >= 2 {
+			break
+		}
+	}
+	switch {
+	case errors.Is(err, errRelock):
+		return nil, conflict("the booking keeps changing under this request")
+	case errors.Is(err, errTaken):
+		alts, err := s.visitAlternatives(ctx, old.SalonID, items, masters, r.StartsAt, now, old.ID)
+		if err != nil {
+			return nil, err
+		}
+		return nil, &SlotTakenError{Visits: alts}
+	case err != nil:
+		return nil, err
+	}
+	return out, nil
+}
+
+// moveItems are the items of a move of visit b: given, the same services
+// in the same order; else the visit's own, with its masters.
+func moveItems(b *Booking, given []VisitItem) ([]VisitItem, error) {
+	items := make([]VisitItem, len(b.Segments))
+	for i, sg := range b.Segments {
+		items[i] = VisitItem{ServiceID: sg.ServiceID, MasterID: sg.MasterID}
+	}
+	if len(given) == 0 {
+		return items, nil
+	}
+	if len(given) != len(items) {
+		return nil, Invalid("items", "a move keeps the visit's services")
+	}
+	for i := range given {
+		if given[i].ServiceID != items[i].ServiceID {
+			return nil, Invalid("items", "a move keeps the visit's services")
+		}
+	}
+	return slices.Clone(given), nil
+}
+
+// moveSegments moves visit b's segments to the plan's places in one
+// statement, under a savepoint (errTaken when a constraint refuses it),
+// recording the move on the head and telling who listens.
+func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan []placed, actor Actor) (*Booking, error) {
+	n := len(plan)
+	ids, starts, ms, durs, prices := make([]int64, n), make([]time.Time, n), make([]int64, n), make([]int32, n), make([]Money, n)
+	for i, pl := range plan {
+		sg := b.Segments[i]
+		ids[i], starts[i], ms[i], durs[i], prices[i] = sg.ID, pl.start, pl.master, int32(pl.durationMin), sg.Price
+		if pl.master != sg.MasterID {
+			prices[i] = pl.price // the new master's price
+		}
+	}
+	details, _ := json.Marshal(actor.details(map[string]any{
+		"from": b.StartsAt, "to": plan[0].start, "from_master_id": b.MasterID, "to_master_id": plan[0].master}))
+	if _, err := tx.Exec(ctx, `SAVEPOINT reschedule`); err != nil {
+		return nil, fmt.Errorf("reschedule visit: %w", err)
+	}
+	rows, err := tx.Query(ctx, `
+		WITH u AS (
+		    UPDATE bookings b SET starts_at = x.s, master_id = x.m, duration_min = x.d, price = x.p, updated_at = now()
+		    FROM unnest($2::bigint[], $3::timestamptz[], $4::bigint[], $5::int[], $6::numeric[]) x (id, s, m, d, p)
+		    WHERE b.salon_id = $1 AND b.id = x.id
+		    RETURNING `+prefixed("b.", bookingColumns)+`
+		), e AS (
+		    INSERT INTO booking_events (salon_id, booking_id, action, actor_kind, actor_id, channel, details)
+		    VALUES ($1, $7, 'rescheduled', $8, $9, $10, $11)
+		)
+		SELECT * FROM u ORDER BY id`, b.SalonID, ids, starts, ms, durs, prices, b.ID, actor.Kind, actor.dbID(), actor.Channel, details)
+	if err != nil {
+		return nil, fmt.Errorf("reschedule visit: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Booking, error) {
+		sg, err := scanBooking(r)
+		if err != nil {
+			return Booking{}, err
+		}
+		return *sg, nil
+	})
+	if pgCode(err) == pgExclusionViolation {
+		if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT reschedule`); err != nil {
+			return nil, fmt.Errorf("reschedule visit: %w", err)
+		}
+		return nil, errTaken
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reschedule visit: %w", err)
+	}
+	if len(list) != n {
+		return nil, fmt.Errorf("reschedule visit: %d of %d segments moved", len(list), n)
+	}
+	out := list[0]
+	out.Segments = list
+	if err := s.enqueueChange(ctx, tx, &out, EventRescheduled, actor, b); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

@@ -455,3 +455,47 @@ func TestVisitRace(t *testing.T) {
 	}
 	t.Logf("%d of %d visits booked", booked, len(reqs))
 }
+
+func TestAVisitMovesWhole(t *testing.T) {
+	f := setupVisits(t)
+	ctx := booking.As(context.Background(), f.admin(1))
+	b := f.mustBook(t, f.visit("10:00", item(f.svc, f.masters[0]), item(f.beard, f.masters[0])))
+	// Half an hour later: the haircut moves into the beard's old time.
+	moved, err := f.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: b.Segments[1].ID, StartsAt: f.at("10:30")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if moved.ID != b.ID || len(moved.Segments) != 2 {
+		t.Fatalf("moved %+v: want the visit's head with its 2 segments", moved)
+	}
+	want := []string{"m0 10:30-11:30 confirmed", "m0 11:30-11:50 confirmed"}
+	if got := segmentsOf(t, f, b.ID); !slices.Equal(got, want) {
+		t.Fatalf("after the move %v, want %v", got, want)
+	}
+	// To other masters.
+	if _, err := f.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: b.ID, StartsAt: f.at("14:00"),
+		Items: []booking.VisitItem{item(f.svc, f.masters[1]), item(f.beard, f.masters[1])}}); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"m1 14:00-15:00 confirmed", "m1 15:00-15:20 confirmed"}
+	if got := segmentsOf(t, f, b.ID); !slices.Equal(got, want) {
+		t.Fatalf("after the move %v, want %v", got, want)
+	}
+	// Where the second segment is taken, the visit keeps its time.
+	f.mustBook(t, f.req(f.masters[1], "17:00"))
+	_, err = f.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: b.ID, StartsAt: f.at("16:00")})
+	var st *booking.SlotTakenError
+	if !errors.As(err, &st) || len(st.Visits) < 3 {
+		t.Fatalf("a move onto a taken time: %v; want slot taken with 3 whole-visit alternatives", err)
+	}
+	if got := segmentsOf(t, f, b.ID); !slices.Equal(got, want) {
+		t.Fatalf("after a refused move %v, want %v", got, want)
+	}
+	// Another set of services is not a move.
+	_, err = f.Svc.Reschedule(ctx, booking.RescheduleRequest{BookingID: b.ID, StartsAt: f.at("12:00"),
+		Items: []booking.VisitItem{item(f.beard, nil), item(f.svc, nil)}})
+	if !errors.Is(err, booking.ErrInvalid) {
+		t.Fatalf("a move to other services: %v", err)
+	}
+	assertNoOverlap(t, f.Pool)
+}
