@@ -139,7 +139,8 @@ func (f fieldErrors) err() error {
 // nearest free starts, computed in the same transaction that was refused.
 type SlotTakenError struct {
 	Alternatives []Slot
-	// Visits are the alternatives of a visit: whole-visit starts.
+	// Visits are the alternatives of a visit: whole-visit starts (not nil
+	// for a visit, even when there are none).
 	Visits []VisitSlot
 }
 

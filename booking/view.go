@@ -79,6 +79,9 @@ func (s *Service) BookingView(ctx context.Context, salonID, bookingID int64) (*V
 	if !caller.may(&v.Booking, g) {
 		return nil, fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
 	}
+	if v.Segments, err = visitSegments(ctx, s.pool, &v.Booking, ""); err != nil {
+		return nil, dbErr(err)
+	}
 	s.decorate(v, caller)
 	return v, nil
 }

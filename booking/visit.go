@@ -82,6 +82,19 @@ func SegmentsOf(b *Booking) []Segment {
 	return out
 }
 
+// VisitPrice is the price of the visit b heads: its segments' prices
+// (b's own when they were not read).
+func VisitPrice(b *Booking) Money {
+	if len(b.Segments) == 0 {
+		return b.Price
+	}
+	var sum Money
+	for i := range b.Segments {
+		sum += b.Segments[i].Price
+	}
+	return sum
+}
+
 // VisitEnd is when the client leaves the visit b heads.
 func VisitEnd(b *Booking) time.Time {
 	end := b.EndsAt()
@@ -559,7 +572,7 @@ func (s *Service) bookVisit(ctx context.Context, r *BookRequest, now time.Time) 
 	if err != nil {
 		return nil, err
 	}
-	return nil, &SlotTakenError{Visits: alts}
+	return nil, &SlotTakenError{Visits: append([]VisitSlot{}, alts...)}
 }
 
 // planVisit places items at start from a fresh snapshot. It returns nil
@@ -814,7 +827,7 @@ func (s *Service) rescheduleVisit(ctx context.Context, caller Caller, r Reschedu
 		if err != nil {
 			return nil, err
 		}
-		return nil, &SlotTakenError{Visits: alts}
+		return nil, &SlotTakenError{Visits: append([]VisitSlot{}, alts...)}
 	case err != nil:
 		return nil, err
 	}

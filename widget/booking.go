@@ -33,6 +33,8 @@ type bookingJSON struct {
 	DepositDue  booking.Money `json:"deposit_due,omitempty"`
 	ManageToken string        `json:"manage_token,omitempty"`
 	Payment     *paymentJSON  `json:"payment,omitempty"`
+	// Items are the visit's services (one for a single-service booking).
+	Items []itemJSON `json:"items"`
 }
 
 // paymentJSON is the deposit paid online; absent while deposits are paid
@@ -58,10 +60,10 @@ func toPayment(p *booking.PaymentSession) *paymentJSON {
 func toJSON(b *booking.Booking, s *booking.Salon, now time.Time) bookingJSON {
 	loc := s.Location()
 	out := bookingJSON{
-		ID: b.ID, Salon: s.Slug, Status: string(b.Status), StartsAt: stamp(b.StartsAt, loc), EndsAt: stamp(b.EndsAt(), loc),
-		MasterID: b.MasterID, ServiceID: b.ServiceID, Price: b.Price, Deposit: b.Deposit,
+		ID: b.ID, Salon: s.Slug, Status: string(b.Status), StartsAt: stamp(b.StartsAt, loc), EndsAt: stamp(booking.VisitEnd(b), loc),
+		MasterID: b.MasterID, ServiceID: b.ServiceID, Price: booking.VisitPrice(b), Deposit: b.Deposit,
 		ChangeableTill: stamp(s.ChangeableUntil(b), loc), Changeable: s.ClientMayChange(b, now),
-		ManageToken: b.ManageToken,
+		ManageToken: b.ManageToken, Items: itemsJSON(booking.SegmentsOf(b), loc),
 	}
 	if !b.HoldExpiresAt.IsZero() {
 		out.HoldExpiresAt = stamp(b.HoldExpiresAt, loc)
@@ -79,8 +81,9 @@ func viewJSON(v *booking.View) bookingJSON {
 }
 
 type createBody struct {
-	ServiceID *int64  `json:"service_id"`
-	MasterID  *int64  `json:"master_id"`
+	ServiceID *int64     `json:"service_id"`
+	MasterID  *int64     `json:"master_id"`
+	Items     []itemBody `json:"items"`
 	StartsAt  *string `json:"starts_at"`
 	Client    *struct {
 		Name  *string `json:"name"`
@@ -107,8 +110,15 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 		}
 		r.IdempotencyKey = key
 	}
-	r.ServiceID = requiredID(fields, "service_id", body.ServiceID)
-	r.MasterID = requiredID(fields, "master_id", body.MasterID)
+	if body.Items != nil {
+		r.Items = readItems(fields, body.Items)
+		if body.ServiceID != nil || body.MasterID != nil {
+			fields["items"] = i18n.New("give either service_id and master_id or items")
+		}
+	} else {
+		r.ServiceID = requiredID(fields, "service_id", body.ServiceID)
+		r.MasterID = requiredID(fields, "master_id", body.MasterID)
+	}
 	r.StartsAt = requiredTime(fields, "starts_at", body.StartsAt)
 	if body.Client == nil {
 		fields["client"] = i18n.New("required")
@@ -350,8 +360,9 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 		return err
 	}
 	var body struct {
-		StartsAt *string `json:"starts_at"`
-		MasterID *int64  `json:"master_id"`
+		StartsAt *string    `json:"starts_at"`
+		MasterID *int64     `json:"master_id"`
+		Items    []itemBody `json:"items"`
 	}
 	if err := decode(c, &body, false); err != nil {
 		return err
@@ -361,6 +372,9 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 	r.StartsAt = requiredTime(fields, "starts_at", body.StartsAt)
 	if body.MasterID != nil {
 		r.MasterID = requiredID(fields, "master_id", body.MasterID)
+	}
+	if body.Items != nil {
+		r.Items = readItems(fields, body.Items)
 	}
 	if len(fields) > 0 {
 		return &booking.ValidationError{Fields: fields}
@@ -372,6 +386,29 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 		return err
 	}
 	return h.answer(c, id)
+}
+
+// itemBody is one service of a visit asked for.
+type itemBody struct {
+	ServiceID *int64 `json:"service_id"`
+	MasterID  *int64 `json:"master_id"`
+}
+
+// readItems reads a visit's items (1 to booking.MaxVisitItems; a missing
+// master_id is any master).
+func readItems(fields map[string]i18n.Text, body []itemBody) []booking.VisitItem {
+	if len(body) == 0 || len(body) > booking.MaxVisitItems {
+		fields["items"] = i18n.New("from 1 to %d services", booking.MaxVisitItems)
+		return nil
+	}
+	out := make([]booking.VisitItem, len(body))
+	for i, it := range body {
+		out[i].ServiceID = requiredID(fields, fmt.Sprintf("items[%d].service_id", i), it.ServiceID)
+		if it.MasterID != nil {
+			out[i].MasterID = requiredID(fields, fmt.Sprintf("items[%d].master_id", i), it.MasterID)
+		}
+	}
+	return out
 }
 
 // setSalon remembers the salon of the booking for the error answer (its

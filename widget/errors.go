@@ -21,7 +21,8 @@ type errorBody struct {
 	Error        string            `json:"error"`
 	Message      string            `json:"message"`
 	Fields       map[string]string `json:"fields,omitempty"`
-	Alternatives []slotJSON        `json:"alternatives,omitempty"`
+	// Alternatives are []slotJSON, or, for a visit, []visitSlotJSON.
+	Alternatives any `json:"alternatives,omitempty"`
 	// Payments says a 503 is online payment being down (not a busy calendar).
 	Payments bool `json:"payments_down,omitempty"`
 }
@@ -46,8 +47,12 @@ func fail(c *fiber.Ctx, log *slog.Logger, err error) error {
 	)
 	switch {
 	case errors.As(err, &st):
+		var alts any = slotsJSON(st.Alternatives, salonLoc(c))
+		if st.Visits != nil {
+			alts = visitSlotsJSON(st.Visits, salonLoc(c))
+		}
 		return reply(c, fiber.StatusConflict, errorBody{Error: "slot_taken",
-			Message: "this time was just taken; here are the nearest free times", Alternatives: slotsJSON(st.Alternatives, salonLoc(c))})
+			Message: "this time was just taken; here are the nearest free times", Alternatives: alts})
 	case errors.Is(err, booking.ErrKeyReused):
 		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "idempotency_conflict",
 			Message: "this Idempotency-Key was used with a different request"})
