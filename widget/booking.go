@@ -84,7 +84,7 @@ type createBody struct {
 	ServiceID *int64     `json:"service_id"`
 	MasterID  *int64     `json:"master_id"`
 	Items     []itemBody `json:"items"`
-	StartsAt  *string `json:"starts_at"`
+	StartsAt  *string    `json:"starts_at"`
 	Client    *struct {
 		Name  *string `json:"name"`
 		Phone *string `json:"phone"`

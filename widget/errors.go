@@ -18,9 +18,9 @@ import (
 
 // errorBody is every API error: {"error": CODE, "message": TEXT, ...}.
 type errorBody struct {
-	Error        string            `json:"error"`
-	Message      string            `json:"message"`
-	Fields       map[string]string `json:"fields,omitempty"`
+	Error   string            `json:"error"`
+	Message string            `json:"message"`
+	Fields  map[string]string `json:"fields,omitempty"`
 	// Alternatives are []slotJSON, or, for a visit, []visitSlotJSON.
 	Alternatives any `json:"alternatives,omitempty"`
 	// Payments says a 503 is online payment being down (not a busy calendar).
