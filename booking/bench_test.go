@@ -340,3 +340,195 @@ func BenchmarkBookWithMessages(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(ratios[len(ratios)/2], "with/without")
 }
+
+// BenchmarkVisit compares booking a visit of three services (three
+// masters, one after another) with booking the same three services as
+// three Book calls, on the same database in the same run: 8 goroutines,
+// each with masters of its own, phases interleaved in rounds, rotating
+// which goes first. Reported: the median over rounds of the three Book
+// calls' time over the visit's (goal: at least 0.8), and each phase's
+// segments a second.
+//
+//	go test ./booking -run '^$' -bench 'Visit$' -benchtime 9x
+func BenchmarkVisit(b *testing.B) {
+	const workers = 8
+	const perWorker = 20 // visits (and triples of bookings) per worker per round
+	e := bookingtest.New(b)
+	ctx := bookingtest.System()
+	salon := e.Salon(b, booking.Salon{HorizonDays: 366})
+	var svcs [3]*booking.SalonService
+	for i := range svcs {
+		svcs[i] = e.Service(b, salon, booking.SalonService{Name: fmt.Sprint("S", i), DurationMin: 30})
+	}
+	days := (b.N*perWorker)/16 + 2
+	masters := func() [][3]*booking.Master {
+		out := make([][3]*booking.Master, workers)
+		for w := range out {
+			for i := range 3 {
+				out[w][i] = e.RoundTheClock(b, salon, 1, testDay, days, svcs[i])[0]
+			}
+		}
+		return out
+	}
+	visitMasters, bookMasters := masters(), masters()
+	first := testDay.Start(salon.Location())
+	// A visit takes 90 minutes: one every 90 minutes per worker.
+	slotAt := func(n int) time.Time { return first.Add(time.Duration(n) * 90 * time.Minute) }
+	phone := func(w int) string { return fmt.Sprintf("+7905%07d", w) }
+	for w := range workers { // returning clients in both phases
+		if _, err := e.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: salon.ID, ServiceID: svcs[0].ID,
+			MasterID: visitMasters[w][0].ID, StartsAt: slotAt(b.N*perWorker + 1), Client: booking.ClientInput{Name: "Regular", Phone: phone(w)}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := e.Pool.Exec(ctx, `ANALYZE`); err != nil {
+		b.Fatal(err)
+	}
+	visit := func(round int) error {
+		return parallel(workers, func(w int) error {
+			for i := range perWorker {
+				items := make([]booking.VisitItem, 3)
+				for k := range items {
+					items[k] = booking.VisitItem{ServiceID: svcs[k].ID, MasterID: visitMasters[w][k].ID}
+				}
+				if _, err := e.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: salon.ID, Items: items,
+					StartsAt: slotAt(round*perWorker + i), Client: booking.ClientInput{Name: "Bench", Phone: phone(w)}}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	three := func(round int) error {
+		return parallel(workers, func(w int) error {
+			for i := range perWorker {
+				at := slotAt(round*perWorker + i)
+				for k := range 3 {
+					if _, err := e.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: salon.ID, ServiceID: svcs[k].ID,
+						MasterID: bookMasters[w][k].ID, StartsAt: at.Add(time.Duration(k) * 30 * time.Minute),
+						Client: booking.ClientInput{Name: "Bench", Phone: phone(w)}}); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	}
+	phases := []func(int) error{visit, three}
+	var total [2]time.Duration
+	var ratios []float64
+	b.ResetTimer()
+	for round := range b.N {
+		var took [2]time.Duration
+		for k := range phases {
+			p := (round + k) % len(phases)
+			start := time.Now()
+			if err := phases[p](round); err != nil {
+				b.Fatal(err)
+			}
+			took[p] = time.Since(start)
+			total[p] += took[p]
+		}
+		b.StopTimer()
+		if _, err := e.Pool.Exec(ctx, `ANALYZE`); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		ratios = append(ratios, took[1].Seconds()/took[0].Seconds())
+	}
+	b.StopTimer()
+	segments := float64(b.N * workers * perWorker * 3)
+	slices.Sort(ratios)
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(segments/total[0].Seconds(), "visit-segments/s")
+	b.ReportMetric(segments/total[1].Seconds(), "book-segments/s")
+	b.ReportMetric(ratios[len(ratios)/2], "visit/3book")
+}
+
+// BenchmarkVisitSlots times the whole-visit slot search (three services,
+// any master for each, one day) on two databases that differ only in how
+// many bookings they hold besides that day's: 5,000 and 500,000. The two
+// are timed one after the other in each round; reported: the median of
+// big/small (goal: at most 1.5) and each one's median time.
+//
+//	go test ./booking -run '^$' -bench VisitSlots -benchtime 21x
+func BenchmarkVisitSlots(b *testing.B) {
+	type world struct {
+		e     *bookingtest.Env
+		q     booking.VisitSlotQuery
+		salon *booking.Salon
+	}
+	build := func(filler int) world {
+		e := bookingtest.New(b)
+		ctx := bookingtest.System()
+		salon := e.Salon(b, booking.Salon{HorizonDays: 3650})
+		var items []booking.VisitItem
+		var svcs []*booking.SalonService
+		for i, c := range []booking.SalonService{{DurationMin: 60}, {DurationMin: 30}, {DurationMin: 45, ProcessingMin: 30, FinishMin: 15}} {
+			c.Name = fmt.Sprint("S", i)
+			svcs = append(svcs, e.Service(b, salon, c))
+			items = append(items, booking.VisitItem{ServiceID: svcs[i].ID})
+		}
+		day := testDay.AddDays(400)
+		var ids []int64
+		for range 6 {
+			m := e.Master(b, salon, svcs...)
+			e.Shift(b, salon, m, day, 1, "09:00", "21:00")
+			ids = append(ids, m.ID)
+		}
+		var client int64
+		if err := e.Pool.QueryRow(ctx, `INSERT INTO clients (salon_id, name, phone) VALUES ($1, 'x', '+79030000000') RETURNING id`,
+			salon.ID).Scan(&client); err != nil {
+			b.Fatal(err)
+		}
+		// The day itself: every master booked every other half hour.
+		if _, err := e.Pool.Exec(ctx, `INSERT INTO bookings (salon_id, master_id, service_id, client_id, starts_at, duration_min, status, source)
+			SELECT $1, m, $2, $3, $4::timestamptz + make_interval(mins => 60 * k + 15 * (m % 2)::int), 30, 'confirmed', 'panel'
+			FROM unnest($5::bigint[]) m, generate_series(0, 11) k`, salon.ID, svcs[1].ID, client, bookingtest.At(salon, day, "09:00"), ids); err != nil {
+			b.Fatal(err)
+		}
+		// The rest: every master's days before and after, 15 minutes apart.
+		if _, err := e.Pool.Exec(ctx, `INSERT INTO bookings (salon_id, master_id, service_id, client_id, starts_at, duration_min, status, source)
+			SELECT $1, ($5::bigint[])[1 + (n / 2) % 6], $2, $3,
+			       CASE WHEN n % 2 = 0 THEN $4::timestamptz - interval '2 days' - make_interval(mins => 15 * (n / 12))
+			            ELSE $4::timestamptz + interval '3 days' + make_interval(mins => 15 * (n / 12)) END,
+			       15, 'confirmed', 'panel'
+			FROM generate_series(0, $6 - 1) n`, salon.ID, svcs[1].ID, client, bookingtest.At(salon, day, "00:00"), ids, filler); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.Pool.Exec(ctx, `VACUUM ANALYZE`); err != nil {
+			b.Fatal(err)
+		}
+		e.Clock.Set(bookingtest.At(salon, day, "00:00").Add(-48 * time.Hour))
+		return world{e: e, salon: salon, q: booking.VisitSlotQuery{SalonID: salon.ID, Items: items, From: day}}
+	}
+	small, big := build(5_000), build(500_000)
+	search := func(w world) time.Duration {
+		start := time.Now()
+		slots, err := w.e.Svc.VisitSlots(booking.As(context.Background(), booking.Visitor()), w.q)
+		if err != nil || len(slots) == 0 {
+			b.Fatalf("visit slots: %d, %v", len(slots), err)
+		}
+		return time.Since(start)
+	}
+	search(small) // warm the catalogues
+	search(big)
+	var ts, tb, ratios []float64
+	b.ResetTimer()
+	for i := range b.N {
+		var s, g time.Duration
+		if i%2 == 0 {
+			s, g = search(small), search(big)
+		} else {
+			g, s = search(big), search(small)
+		}
+		ts, tb = append(ts, s.Seconds()), append(tb, g.Seconds())
+		ratios = append(ratios, g.Seconds()/s.Seconds())
+	}
+	b.StopTimer()
+	median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(median(ts)*1e3, "small-ms")
+	b.ReportMetric(median(tb)*1e3, "big-ms")
+	b.ReportMetric(median(ratios), "big/small")
+}

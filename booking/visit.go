@@ -48,6 +48,15 @@ type VisitSlot struct {
 	Segments   []Segment
 }
 
+// items are the slot's services with their masters, in visit order.
+func (v VisitSlot) items() []VisitItem {
+	out := make([]VisitItem, len(v.Segments))
+	for i, sg := range v.Segments {
+		out[i] = VisitItem{ServiceID: sg.ServiceID, MasterID: sg.MasterID}
+	}
+	return out
+}
+
 // Masters returns the segments' masters, in visit order.
 func (v VisitSlot) Masters() []int64 {
 	out := make([]int64, len(v.Segments))
@@ -541,17 +550,23 @@ func (s *Service) bookVisit(ctx context.Context, r *BookRequest, now time.Time) 
 	if err := checkStart(c, r.StartsAt, now, client); err != nil {
 		return nil, err
 	}
+	// With every master named, the visit is placed under their locks
+	// only; with "any master" somewhere, first from a snapshot, to know
+	// whose locks to take.
 	open := slices.ContainsFunc(r.Items, func(it VisitItem) bool { return it.MasterID == 0 })
-	var plan []placed
+	items := r.Items
 	for attempt := 0; ; attempt++ {
-		plan, err = s.planVisit(ctx, c, r.Items, r.StartsAt, client)
-		if err != nil {
-			return nil, err
+		if open {
+			plan, err := s.planVisit(ctx, c, r.Items, r.StartsAt, client)
+			if err != nil {
+				return nil, err
+			}
+			if plan == nil {
+				break
+			}
+			items = slotOf(plan).items()
 		}
-		if plan == nil {
-			break
-		}
-		b, err := s.insertVisit(ctx, r, c, plan, now)
+		b, err := s.insertVisit(ctx, r, c, items, now)
 		if errors.Is(err, errTaken) && open && attempt < 2 {
 			continue
 		}
@@ -564,9 +579,11 @@ func (s *Service) bookVisit(ctx context.Context, r *BookRequest, now time.Time) 
 		s.wakeMessages()
 		return b, nil
 	}
-	var masters []int64
-	if plan != nil {
-		masters = slotOf(plan).Masters()
+	// The same masters first: those named, and those last chosen for
+	// "any master".
+	masters := make([]int64, len(items))
+	for i, it := range items {
+		masters[i] = it.MasterID
 	}
 	alts, err := s.visitAlternatives(ctx, r.SalonID, r.Items, masters, r.StartsAt, now, 0)
 	if err != nil {
@@ -586,13 +603,9 @@ func (s *Service) planVisit(ctx context.Context, c *catalog, items []VisitItem, 
 	return p.placeOrExplain(items, at)
 }
 
-// insertVisit books the planned visit in one transaction (see bookVisit);
-// errTaken when a master's time is taken meanwhile.
-func (s *Service) insertVisit(ctx context.Context, r *BookRequest, c *catalog, plan []placed, now time.Time) (*Booking, error) {
-	fixed := make([]VisitItem, len(plan))
-	for i, pl := range plan {
-		fixed[i] = VisitItem{ServiceID: pl.serviceID, MasterID: pl.master}
-	}
+// insertVisit books the visit of items (every master named) in one
+// transaction (see bookVisit): errTaken when a master's time is taken.
+func (s *Service) insertVisit(ctx context.Context, r *BookRequest, c *catalog, fixed []VisitItem, now time.Time) (*Booking, error) {
 	masters := visitMasters(c, fixed)
 	var out *Booking
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -622,14 +635,18 @@ func (s *Service) insertVisit(ctx context.Context, r *BookRequest, c *catalog, p
 		if err != nil {
 			return err
 		}
-		if checkItems(cat, fixed) != nil {
-			return errTaken // a master stopped doing a service meanwhile
+		if err := checkItems(cat, fixed); err != nil {
+			return err
 		}
 		p, err := readPlanner(ctx, tx, cat, masters, window{r.StartsAt, r.StartsAt.Add(time.Minute)}, 0, r.caller.client())
 		if err != nil {
 			return err
 		}
-		if plan = p.place(fixed, r.StartsAt); plan == nil {
+		plan, err := p.placeOrExplain(fixed, r.StartsAt)
+		if err != nil {
+			return err
+		}
+		if plan == nil {
 			return errTaken
 		}
 		head, rest := s.visitRows(r, cat, plan)

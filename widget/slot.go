@@ -1,8 +1,6 @@
 package widget
 
 import (
-	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -68,23 +66,25 @@ func visitSlotsJSON(slots []booking.VisitSlot, loc *time.Location) []visitSlotJS
 	return out
 }
 
+const badItems = "service ids, each optionally :master_id, separated by commas"
+
 // parseItems reads a visit's items from the slots query: service ids in
 // visit order, each optionally ":master_id" (none: any master).
 func parseItems(s string) ([]booking.VisitItem, error) {
 	parts := strings.Split(s, ",")
 	if len(parts) > booking.MaxVisitItems {
-		return nil, fmt.Errorf("at most %d services", booking.MaxVisitItems)
+		return nil, i18n.New("from 1 to %d services", booking.MaxVisitItems)
 	}
 	out := make([]booking.VisitItem, len(parts))
 	for i, p := range parts {
 		svc, master, hasMaster := strings.Cut(strings.TrimSpace(p), ":")
 		var err error
 		if out[i].ServiceID, err = strconv.ParseInt(svc, 10, 64); err != nil || out[i].ServiceID <= 0 {
-			return nil, errors.New("service ids, each optionally :master_id, separated by commas")
+			return nil, i18n.New(badItems)
 		}
 		if hasMaster {
 			if out[i].MasterID, err = strconv.ParseInt(master, 10, 64); err != nil || out[i].MasterID <= 0 {
-				return nil, errors.New("service ids, each optionally :master_id, separated by commas")
+				return nil, i18n.New(badItems)
 			}
 		}
 	}
@@ -147,7 +147,7 @@ func (h *Handler) listVisitSlots(c *fiber.Ctx, s *booking.Salon, items string) e
 	q := booking.VisitSlotQuery{SalonID: s.ID}
 	var err error
 	if q.Items, err = parseItems(items); err != nil {
-		fields["items"] = i18n.New(err.Error())
+		fields["items"] = i18n.Of(err)
 	}
 	q.From, q.Days = h.slotDays(c, s, fields)
 	if len(fields) > 0 {
