@@ -461,7 +461,7 @@ func BenchmarkVisitSlots(b *testing.B) {
 	build := func(filler int) world {
 		e := bookingtest.New(b)
 		ctx := bookingtest.System()
-		salon := e.Salon(b, booking.Salon{HorizonDays: 3650})
+		salon := e.Salon(b, booking.Salon{HorizonDays: 366})
 		var items []booking.VisitItem
 		var svcs []*booking.SalonService
 		for i, c := range []booking.SalonService{{DurationMin: 60}, {DurationMin: 30}, {DurationMin: 45, ProcessingMin: 30, FinishMin: 15}} {
@@ -469,7 +469,7 @@ func BenchmarkVisitSlots(b *testing.B) {
 			svcs = append(svcs, e.Service(b, salon, c))
 			items = append(items, booking.VisitItem{ServiceID: svcs[i].ID})
 		}
-		day := testDay.AddDays(400)
+		day := testDay.AddDays(300)
 		var ids []int64
 		for range 6 {
 			m := e.Master(b, salon, svcs...)
@@ -481,10 +481,10 @@ func BenchmarkVisitSlots(b *testing.B) {
 			salon.ID).Scan(&client); err != nil {
 			b.Fatal(err)
 		}
-		// The day itself: every master booked every other half hour.
+		// The day itself: every master booked half an hour in every two.
 		if _, err := e.Pool.Exec(ctx, `INSERT INTO bookings (salon_id, master_id, service_id, client_id, starts_at, duration_min, status, source)
-			SELECT $1, m, $2, $3, $4::timestamptz + make_interval(mins => 60 * k + 15 * (m % 2)::int), 30, 'confirmed', 'panel'
-			FROM unnest($5::bigint[]) m, generate_series(0, 11) k`, salon.ID, svcs[1].ID, client, bookingtest.At(salon, day, "09:00"), ids); err != nil {
+			SELECT $1, m, $2, $3, $4::timestamptz + make_interval(mins => 120 * k + 30 * (m % 3)::int), 30, 'confirmed', 'panel'
+			FROM unnest($5::bigint[]) m, generate_series(0, 5) k`, salon.ID, svcs[1].ID, client, bookingtest.At(salon, day, "09:00"), ids); err != nil {
 			b.Fatal(err)
 		}
 		// The rest: every master's days before and after, 15 minutes apart.
