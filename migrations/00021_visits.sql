@@ -59,16 +59,20 @@ CREATE TABLE master_busy (
 );
 
 -- +goose StatementBegin
+-- A new active booking's busy intervals (a row trigger: a booking is
+-- inserted alone, and a row trigger with its WHEN costs less than a
+-- statement's transition table).
 CREATE FUNCTION bookings_busy_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO master_busy (booking_id, part, salon_id, master_id, starts_at, duration_min)
-    SELECT n.id, p.part, n.salon_id, n.master_id, p.starts_at, p.duration_min
-    FROM new_rows n
-    CROSS JOIN LATERAL (VALUES
-        (0, n.starts_at, n.duration_min + CASE WHEN n.finish_min > 0 THEN least(n.buffer_min, n.processing_min) ELSE n.buffer_min END),
-        (1, n.starts_at + make_interval(mins => n.duration_min + n.processing_min), n.finish_min + n.buffer_min)
-    ) p (part, starts_at, duration_min)
-    WHERE n.status IN ('pending', 'confirmed') AND (p.part = 0 OR n.finish_min > 0);
+    IF NEW.finish_min = 0 THEN
+        INSERT INTO master_busy (booking_id, part, salon_id, master_id, starts_at, duration_min)
+        VALUES (NEW.id, 0, NEW.salon_id, NEW.master_id, NEW.starts_at, NEW.duration_min + NEW.buffer_min);
+    ELSE
+        INSERT INTO master_busy (booking_id, part, salon_id, master_id, starts_at, duration_min)
+        VALUES (NEW.id, 0, NEW.salon_id, NEW.master_id, NEW.starts_at, NEW.duration_min + least(NEW.buffer_min, NEW.processing_min)),
+               (NEW.id, 1, NEW.salon_id, NEW.master_id, NEW.starts_at + make_interval(mins => NEW.duration_min + NEW.processing_min),
+                NEW.finish_min + NEW.buffer_min);
+    END IF;
     RETURN NULL;
 END $$;
 
@@ -111,7 +115,7 @@ END $$;
 -- +goose StatementEnd
 
 CREATE TRIGGER bookings_busy_insert AFTER INSERT ON bookings
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bookings_busy_insert();
+    FOR EACH ROW WHEN (NEW.status IN ('pending', 'confirmed')) EXECUTE FUNCTION bookings_busy_insert();
 CREATE TRIGGER bookings_busy_update AFTER UPDATE ON bookings
     REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bookings_busy_update();
 CREATE TRIGGER bookings_busy_delete AFTER DELETE ON bookings
