@@ -133,6 +133,9 @@ func (r *rehearsal) step(ctx context.Context, fn func(tx pgx.Tx) error) error {
 type ServiceRow struct {
 	SalonService
 	HasBuffer, HasDeposit bool
+	// HasProcessing: the file has processing or finish columns (else
+	// a re-import keeps the service's).
+	HasProcessing bool
 }
 
 // ImportServices creates or updates services by name.
@@ -147,16 +150,12 @@ func (s *Service) ImportServices(ctx context.Context, salonID int64, rows []Serv
 	}
 	err := s.batchTx(ctx, dry, func(tx pgx.Tx) error {
 		cur := map[string]SalonService{}
-		r, err := tx.Query(ctx, `SELECT id, name, duration_min, buffer_min, price, deposit, active FROM services
+		r, err := tx.Query(ctx, `SELECT `+serviceColumns+` FROM services
 			WHERE salon_id = $1 AND name = ANY($2) ORDER BY id FOR UPDATE`, salonID, names)
 		if err != nil {
 			return fmt.Errorf("import services: %w", err)
 		}
-		existing, err := pgx.CollectRows(r, func(r pgx.CollectableRow) (SalonService, error) {
-			var sv SalonService
-			err := r.Scan(&sv.ID, &sv.Name, &sv.DurationMin, &sv.BufferMin, &sv.Price, &sv.Deposit, &sv.Active)
-			return sv, err
-		})
+		existing, err := pgx.CollectRows(r, func(r pgx.CollectableRow) (SalonService, error) { return scanService(r) })
 		if err != nil {
 			return fmt.Errorf("import services: %w", err)
 		}
@@ -181,6 +180,9 @@ func (s *Service) ImportServices(ctx context.Context, salonID int64, rows []Serv
 				if !row.HasDeposit {
 					in.Deposit = old.Deposit
 				}
+				if !row.HasProcessing {
+					in.ProcessingMin, in.FinishMin = old.ProcessingMin, old.FinishMin
+				}
 			}
 			if err := in.normalize(); err != nil {
 				out[i] = RowResult{Outcome: Rejected, Err: err}
@@ -188,20 +190,21 @@ func (s *Service) ImportServices(ctx context.Context, salonID int64, rows []Serv
 			}
 			switch {
 			case !found:
-				if err := tx.QueryRow(ctx, `INSERT INTO services (salon_id, name, duration_min, buffer_min, price, deposit)
-					VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, salonID, in.Name, in.DurationMin, in.BufferMin, in.Price, in.Deposit).
-					Scan(&in.ID); err != nil {
+				if err := tx.QueryRow(ctx, `INSERT INTO services (salon_id, name, duration_min, buffer_min, price, deposit, processing_min, finish_min)
+					VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`, salonID, in.Name, in.DurationMin, in.BufferMin, in.Price, in.Deposit,
+					in.ProcessingMin, in.FinishMin).Scan(&in.ID); err != nil {
 					return fmt.Errorf("import services: %w", err)
 				}
 				out[i].Outcome = Created
 			case old.DurationMin == in.DurationMin && old.BufferMin == in.BufferMin && old.Price == in.Price &&
-				old.Deposit == in.Deposit && old.Active:
+				old.Deposit == in.Deposit && old.ProcessingMin == in.ProcessingMin && old.FinishMin == in.FinishMin && old.Active:
 				in.ID = old.ID
 				out[i].Outcome = Unchanged
 			default:
 				in.ID = old.ID
-				if _, err := tx.Exec(ctx, `UPDATE services SET duration_min = $2, buffer_min = $3, price = $4, deposit = $5, active = true
-					WHERE id = $1`, old.ID, in.DurationMin, in.BufferMin, in.Price, in.Deposit); err != nil {
+				if _, err := tx.Exec(ctx, `UPDATE services SET duration_min = $2, buffer_min = $3, price = $4, deposit = $5, active = true,
+					       processing_min = $6, finish_min = $7
+					WHERE id = $1`, old.ID, in.DurationMin, in.BufferMin, in.Price, in.Deposit, in.ProcessingMin, in.FinishMin); err != nil {
 					return fmt.Errorf("import services: %w", err)
 				}
 				out[i].Outcome = Updated

@@ -45,7 +45,7 @@ func Export(ctx context.Context, svc *booking.Service, w io.Writer, kind Kind, s
 				continue
 			}
 			if err = cw.Write([]string{s.Name, strconv.Itoa(s.DurationMin), s.Price.String(), s.Deposit.String(),
-				strconv.Itoa(s.BufferMin)}); err != nil {
+				strconv.Itoa(s.BufferMin), strconv.Itoa(s.ProcessingMin), strconv.Itoa(s.FinishMin)}); err != nil {
 				return err
 			}
 		}

@@ -386,6 +386,10 @@ func coreField(f string) string {
 		return "duration"
 	case "buffer_min":
 		return "buffer"
+	case "processing_min":
+		return "processing"
+	case "finish_min":
+		return "finish"
 	case "client_phone", "client_name":
 		return f
 	case "shifts":
@@ -401,8 +405,10 @@ func (r *run) services(chunk []Record) error {
 		price := r.field(rec, "price", true, p)
 		dep := r.field(rec, "deposit", false, p)
 		buf := r.field(rec, "buffer", false, p)
+		proc := r.field(rec, "processing", false, p)
+		fin := r.field(rec, "finish", false, p)
 		row := booking.ServiceRow{SalonService: booking.SalonService{Name: name}, HasDeposit: r.l.has("deposit") && dep != "",
-			HasBuffer: r.l.has("buffer") && buf != ""}
+			HasBuffer: r.l.has("buffer") && buf != "", HasProcessing: r.l.has("processing") || r.l.has("finish")}
 		row.DurationMin = r.minutes(dur, "duration", p)
 		row.Price = r.money(price, "price", p)
 		if row.HasDeposit {
@@ -410,6 +416,12 @@ func (r *run) services(chunk []Record) error {
 		}
 		if row.HasBuffer {
 			row.BufferMin = r.minutes(buf, "buffer", p)
+		}
+		if proc != "" {
+			row.ProcessingMin = r.minutes(proc, "processing", p)
+		}
+		if fin != "" {
+			row.FinishMin = r.minutes(fin, "finish", p)
 		}
 		return row, name
 	}, r.svc.ImportServices)

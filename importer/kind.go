@@ -47,6 +47,8 @@ var columns = map[Kind][]column{
 		{key: "price", en: "price", ru: "цена", aliases: []string{"стоимость", "cost"}, required: true},
 		{key: "deposit", en: "deposit", ru: "предоплата", aliases: []string{"prepayment", "депозит"}},
 		{key: "buffer", en: "buffer_min", ru: "буфер", aliases: []string{"buffer", "буфер_мин", "перерыв_после"}},
+		{key: "processing", en: "processing_min", ru: "выдержка", aliases: []string{"processing", "выдержка_мин"}},
+		{key: "finish", en: "finish_min", ru: "завершение", aliases: []string{"finish", "завершение_мин"}},
 	},
 	Masters: {
 		{key: "name", en: "name", ru: "мастер", aliases: []string{"master", "имя", "фио"}, required: true},

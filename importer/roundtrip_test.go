@@ -395,3 +395,41 @@ func TestASetIsRehearsedAsOne(t *testing.T) {
 		t.Errorf("a file of no kind: %v", err)
 	}
 }
+
+// TestServicesWithProcessingTime: the processing and finish columns, in
+// Russian, are read; a finish without processing is rejected naming its
+// column; a re-import without the columns keeps them.
+func TestServicesWithProcessingTime(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	ctx := bookingtest.System()
+	salon := e.Salon(t, booking.Salon{Slug: "colour"})
+	imp := func(csv string) []importer.Line {
+		var lines []importer.Line
+		if _, err := importer.Import(ctx, e.Svc, strings.NewReader(csv), importer.Options{Kind: importer.Services, Salon: salon,
+			Report: func(l importer.Line) error { lines = append(lines, l); return nil }}); err != nil {
+			t.Fatal(err)
+		}
+		return lines
+	}
+	lines := imp("название;длительность;цена;выдержка;завершение\nОкрашивание;60;4000;30;20\nТонирование;30;2000;0;15\n")
+	var rejected []string
+	for _, l := range lines {
+		if l.Column != "" {
+			rejected = append(rejected, fmt.Sprintf("%d %s", l.Line, l.Column))
+		}
+	}
+	if len(rejected) != 1 || rejected[0] != "3 завершение" {
+		t.Fatalf("rejected %v (%+v), want line 3's завершение", rejected, lines)
+	}
+	check := func() {
+		t.Helper()
+		list, err := e.Svc.AllServices(ctx, salon.ID)
+		if err != nil || len(list) != 1 || list[0].ProcessingMin != 30 || list[0].FinishMin != 20 {
+			t.Fatalf("services %+v, %v: want Окрашивание with 30 + 20", list, err)
+		}
+	}
+	check()
+	imp("name,duration_min,price\nОкрашивание,60,4000\n")
+	check()
+}
