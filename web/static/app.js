@@ -7,7 +7,11 @@
   var T = cfg.i18n;
   var app = document.getElementById('app');
   var mode = app.dataset.mode;
-  var state = { service: null, master: null, day: null, slot: null, slots: [], masters: [], key: null, booking: null, token: null };
+  // items: the services of the visit chosen before the current one, each
+  // {service, master} (master null: any); names and prices: every master
+  // seen, and each one's price by service.
+  var state = { service: null, master: null, day: null, slot: null, slots: [], masters: [], key: null, booking: null, token: null,
+    items: [], names: {}, prices: {} };
 
   // --- helpers -------------------------------------------------------------
   function $(id) { return document.getElementById(id); }
@@ -70,7 +74,33 @@
   }
   function showError(msg) { var e = $('error'); e.textContent = msg; e.hidden = !msg; }
   function serviceName(id) { var s = cfg.services.find(function (x) { return x.id === id; }); return s ? s.name : ''; }
-  function masterName(id) { var m = state.masters.find(function (x) { return x.id === id; }); return m ? m.name : ''; }
+  function masterName(id) {
+    var m = state.masters.find(function (x) { return x.id === id; });
+    return m ? m.name : state.names[id] || '';
+  }
+  // The visit's services as chosen so far, the current one last.
+  function visitItems() {
+    return state.items.concat(state.service ? [{ service: state.service, master: state.master }] : []);
+  }
+  // A visit's slot or booking has several items.
+  function isVisit(x) { return !!(x && x.items && x.items.length > 1); }
+  function priceOf(serviceID, masterID) {
+    var p = state.prices[serviceID + ':' + masterID];
+    if (p !== undefined) return Number(p);
+    var s = cfg.services.find(function (x) { return x.id === serviceID; });
+    return s ? Number(s.price) : 0;
+  }
+  function depositOf(serviceID) {
+    var s = cfg.services.find(function (x) { return x.id === serviceID; });
+    return s ? Number(s.deposit) || 0 : 0;
+  }
+  // itemRows are a visit's services, one row each: the service, its master
+  // and time.
+  function itemRows(items) {
+    return items.map(function (it) {
+      return [serviceName(it.service_id), masterName(it.master_id) + ', ' + timeOf(it.starts_at) + '–' + timeOf(it.ends_at)];
+    });
+  }
 
   // The step on screen; its heading takes the focus so keyboard and screen
   // reader users land on it.
@@ -95,8 +125,17 @@
     if (!p) return;
     var parts = [];
     var after = { master: 1, day: 2, time: 3, contact: 4, confirm: 5 }[step] || 0;
-    if (mode === 'book' && after >= 1 && state.service) parts.push(serviceName(state.service));
-    if (mode === 'book' && after >= 2) parts.push(state.master ? masterName(state.master) : T.any_master);
+    if (mode === 'book' && state.items.length) {
+      // A visit: each service chosen, with its master.
+      var list = visitItems().map(function (it, i) {
+        var last = i === state.items.length;
+        return serviceName(it.service) + (last && after < 2 ? '' : ' (' + (it.master ? masterName(it.master) : T.any_master) + ')');
+      });
+      parts.push(fmt('visit_so_far', list.join(', ')));
+    } else {
+      if (mode === 'book' && after >= 1 && state.service) parts.push(serviceName(state.service));
+      if (mode === 'book' && after >= 2) parts.push(state.master ? masterName(state.master) : T.any_master);
+    }
     if (after >= 3 && state.day) parts.push(dayLabel(state.day));
     if (after >= 4 && state.slot) parts.push(timeOf(state.slot.starts_at));
     p.textContent = parts.join(' · ');
@@ -128,7 +167,16 @@
   // --- day and time --------------------------------------------------------
   function loadSlots() {
     // The days are the salon's booking window, as the server gave them.
-    var q = '?service_id=' + state.service + '&date=' + cfg.today + '&days=' + cfg.days.length + (state.master ? '&master_id=' + state.master : '');
+    var items = mode === 'book' ? visitItems() : [];
+    if (mode !== 'book' && isVisit(state.booking)) {
+      // A visit moves whole, with its masters.
+      items = state.booking.items.map(function (it) { return { service: it.service_id, master: it.master_id }; });
+    }
+    var q = items.length > 1
+      ? '?items=' + items.map(function (it) { return it.service + (it.master ? ':' + it.master : ''); }).join(',') + '&date=' + cfg.today + '&days=' + cfg.days.length
+      : '?service_id=' + state.service + '&date=' + cfg.today + '&days=' + cfg.days.length + (state.master ? '&master_id=' + state.master : '');
+    var add = $('add-service');
+    if (add) add.hidden = items.length >= 5;
     return api('GET', '/salons/' + cfg.slug + '/slots' + q).then(function (r) {
       if (r.status !== 200) throw r;
       state.slots = r.body;
@@ -177,7 +225,7 @@
     (slots || []).forEach(function (s) {
       var t = timeOf(s.starts_at), hour = Number(t.slice(0, 2));
       var g = hour >= 17 ? groups.evening : hour >= 12 ? groups.afternoon : groups.morning;
-      var b = el('button', { type: 'button', 'data-time': t, 'data-master-id': s.master_id }, t);
+      var b = el('button', { type: 'button', 'data-time': t, 'data-master-id': s.master_id || s.items[0].master_id }, t);
       b.addEventListener('click', function () { pick(s); });
       var li = el('li');
       li.appendChild(b);
@@ -200,21 +248,32 @@
   function confirmStep() {
     var s = state.slot;
     var svc = cfg.services.find(function (x) { return x.id === state.service; }) || {};
-    var rows = [[T.service, serviceName(state.service)], [T.master, masterName(s.master_id)], [T.when, when(s.starts_at)]];
-    if (mode !== 'manage') {
+    var deposit = Number(svc.deposit) || 0;
+    var rows;
+    if (isVisit(s)) {
+      // A visit: each service with its master and time, then the whole.
+      rows = itemRows(s.items);
+      rows.push([T.when, when(s.starts_at) + '–' + timeOf(s.ends_at)]);
+      deposit = s.items.reduce(function (sum, it) { return sum + depositOf(it.service_id); }, 0);
+      if (mode !== 'manage') {
+        rows.push([T.price, money(s.items.reduce(function (sum, it) { return sum + priceOf(it.service_id, it.master_id); }, 0))]);
+      }
+    } else {
+      rows = [[T.service, serviceName(state.service)], [T.master, masterName(s.master_id)], [T.when, when(s.starts_at)]];
       // The price of the master the time is with (theirs may not be the
-      // service's), and what of it is paid now.
-      var m = state.masters.find(function (x) { return x.id === s.master_id; });
-      var price = m && m.price !== undefined ? m.price : svc.price;
-      rows.push([T.price, money(price)]);
-      if (Number(svc.deposit) > 0) rows.push([T.deposit_row, fmt(cfg.onlinePay ? 'deposit_now' : 'deposit_in_salon', money(svc.deposit))]);
+      // service's).
+      if (mode !== 'manage') rows.push([T.price, money(priceOf(state.service, s.master_id))]);
+    }
+    if (mode !== 'manage') {
+      // What of it is paid now.
+      if (deposit > 0) rows.push([T.deposit_row, fmt(cfg.onlinePay ? 'deposit_now' : 'deposit_in_salon', money(deposit))]);
       rows.push([T.client, state.client.name + ', ' + state.client.phone]);
     }
     summaryInto($('summary'), rows);
     var dn = $('confirm-deposit');
     if (dn) {
-      dn.hidden = mode === 'manage' || !(Number(svc.deposit) > 0);
-      dn.textContent = cfg.onlinePay ? fmt('confirm_deposit', money(svc.deposit), cfg.holdMin) : fmt('deposit_note', money(svc.deposit));
+      dn.hidden = mode === 'manage' || !(deposit > 0);
+      dn.textContent = cfg.onlinePay ? fmt('confirm_deposit', money(deposit), cfg.holdMin) : fmt('deposit_note', money(deposit));
     }
     $('taken').hidden = true;
     $('confirm').disabled = false;
@@ -225,8 +284,9 @@
     list.textContent = '';
     $('taken-text').textContent = alts.length ? T.taken : T.taken_none;
     alts.forEach(function (a) {
-      var b = el('button', { type: 'button', 'class': 'alternative', 'data-starts-at': a.starts_at, 'data-master-id': a.master_id },
-        when(a.starts_at) + ' · ' + masterName(a.master_id));
+      var who = a.items ? a.items.map(function (it) { return masterName(it.master_id); }).join(', ') : masterName(a.master_id);
+      var b = el('button', { type: 'button', 'class': 'alternative', 'data-starts-at': a.starts_at, 'data-master-id': a.master_id || a.items[0].master_id },
+        when(a.starts_at) + ' · ' + who);
       b.addEventListener('click', function () { pick(a); });
       var li = el('li');
       li.appendChild(b);
@@ -242,10 +302,13 @@
     var btn = $('confirm');
     btn.disabled = true;
     var s = state.slot;
+    // A visit is booked (and moved) with the masters its time was shown with.
+    var items = isVisit(s) ? s.items.map(function (it) { return { service_id: it.service_id, master_id: it.master_id }; }) : null;
+    var what = items ? { items: items } : { service_id: state.service, master_id: s.master_id };
     var req = mode === 'manage'
-      ? api('POST', '/bookings/' + state.booking.id + '/reschedule', { starts_at: s.starts_at, master_id: s.master_id }, { 'X-Manage-Token': state.token })
-      : api('POST', '/salons/' + cfg.slug + '/bookings',
-        { service_id: state.service, master_id: s.master_id, starts_at: s.starts_at, client: state.client },
+      ? api('POST', '/bookings/' + state.booking.id + '/reschedule', items ? { starts_at: s.starts_at, items: items } : { starts_at: s.starts_at, master_id: s.master_id },
+        { 'X-Manage-Token': state.token })
+      : api('POST', '/salons/' + cfg.slug + '/bookings', Object.assign(what, { starts_at: s.starts_at, client: state.client }),
         { 'Idempotency-Key': state.key });
     req.then(function (r) {
       if (r.status === 201 || r.status === 200) return mode === 'manage' ? moved(r.body) : booked(r.body);
@@ -278,6 +341,10 @@
         api('GET', '/salons/' + cfg.slug + '/masters?service_id=' + state.service).then(function (r) {
           if (r.status !== 200) throw r;
           state.masters = r.body;
+          r.body.forEach(function (m) {
+            state.names[m.id] = m.name;
+            if (m.price !== undefined) state.prices[state.service + ':' + m.id] = m.price;
+          });
           var list = $('masters');
           list.textContent = '';
           choice(list, T.any_master, '', function () { state.master = null; loadSlots(); }, { 'data-master-id': 'any' });
@@ -308,6 +375,16 @@
       clearTimeout(pollTimer);
       state.booking = null;
       state.slot = null;
+      state.items = [];
+      show('service');
+    });
+    // Another service in the same visit: the one chosen joins the visit,
+    // and the client picks the next.
+    $('add-service').addEventListener('click', function () {
+      if (visitItems().length >= 5) return showError(T.visit_full);
+      state.items.push({ service: state.service, master: state.master });
+      state.service = null;
+      state.master = null;
       show('service');
     });
   }
@@ -326,7 +403,9 @@
     link.search = 'lang=' + cfg.lang;
     link.hash = 't=' + b.manage_token;
     $('manage-link').href = link.toString();
-    summaryInto($('done-summary'), [[T.service, serviceName(b.service_id)], [T.master, masterName(b.master_id)], [T.when, when(b.starts_at)]]);
+    summaryInto($('done-summary'), isVisit(b) ? itemRows(b.items).concat([[T.when, when(b.starts_at) + '–' + timeOf(b.ends_at)]])
+      : [[T.service, serviceName(b.service_id)], [T.master, masterName(b.master_id)], [T.when, when(b.starts_at)]]);
+    state.items = [];
     var held = b.status === 'pending';
     $('h-done').textContent = held ? T.step_held : T.step_done;
     $('done-text').textContent = held ? T.held_text : T.done_text;
@@ -503,10 +582,10 @@
   function moved(b) { renderBooking(b, T.moved_done); }
   function renderBooking(b, result) {
     state.booking = b;
-    summaryInto($('manage-details'), [
-      [T.service, serviceName(b.service_id)], [T.master, masterName(b.master_id)], [T.when, when(b.starts_at)],
+    summaryInto($('manage-details'), (isVisit(b) ? itemRows(b.items).concat([[T.when, when(b.starts_at) + '–' + timeOf(b.ends_at)]])
+      : [[T.service, serviceName(b.service_id)], [T.master, masterName(b.master_id)], [T.when, when(b.starts_at)]]).concat([
       [T.price, money(b.price)], [T.status, T['status_' + b.status] || b.status]
-    ]);
+    ]));
     var active = b.status === 'pending' || b.status === 'confirmed';
     var open = b.changeable;
     $('manage-note').textContent = active ? (open ? fmt('changeable_until', when(b.changeable_until)) : T.too_late) : '';
