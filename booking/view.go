@@ -117,7 +117,8 @@ func (s *Service) UpcomingBookings(ctx context.Context, since time.Time) ([]View
 		    UNION
 		    SELECT x.id FROM client_identities ci JOIN bookings x ON x.client_id = ci.client_id
 		    WHERE ci.channel = @ch AND ci.external_id = @ref
-		) AND b.status IN ('pending', 'confirmed') AND booking_slot_end(b.starts_at, b.duration_min) > @since
+		) AND b.status IN ('pending', 'confirmed') AND b.visit_of IS NULL
+		  AND booking_slot_end(b.starts_at, b.duration_min + b.processing_min + b.finish_min) > @since
 		ORDER BY b.starts_at, b.id LIMIT @limit`,
 		pgx.NamedArgs{"ch": caller.identity.Channel, "ref": caller.identity.ExternalID, "since": since, "limit": MaxUpcoming})
 	if err != nil {
@@ -127,7 +128,44 @@ func (s *Service) UpcomingBookings(ctx context.Context, since time.Time) ([]View
 	if err != nil {
 		return nil, fmt.Errorf("upcoming bookings: %w", dbErr(err))
 	}
+	if err := s.withSegments(ctx, out); err != nil {
+		return nil, fmt.Errorf("upcoming bookings: %w", dbErr(err))
+	}
 	return out, nil
+}
+
+// withSegments reads the segments of the visits among views (heads), in
+// one query; a visit of one keeps none.
+func (s *Service) withSegments(ctx context.Context, views []View) error {
+	ids := make([]int64, len(views))
+	for i := range views {
+		ids[i] = views[i].ID
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+bookingColumns+` FROM bookings WHERE visit_of = ANY($1) ORDER BY id`, ids)
+	if err != nil {
+		return err
+	}
+	rest, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Booking, error) {
+		b, err := scanBooking(r)
+		if err != nil {
+			return Booking{}, err
+		}
+		return *b, nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := range views {
+		for _, sg := range rest {
+			if sg.VisitID == views[i].ID {
+				if views[i].Segments == nil {
+					views[i].Segments = []Booking{views[i].Booking}
+				}
+				views[i].Segments = append(views[i].Segments, sg)
+			}
+		}
+	}
+	return nil
 }
 
 // collectViews reads rows of booking, view and salon columns as the caller

@@ -261,7 +261,11 @@ func (t *turn) confirm() error {
 	t.c.D.Step = stepConfirm
 	text := fmt.Sprintf("%s\n%s\n%s: %s", t.tr("confirm_title"),
 		t.summary(t.serviceName(), t.masterName(t.c.D.SlotMaster), t.c.D.SlotAt, t.priceWith(t.c.D.SlotMaster)), t.tr("phone"), t.c.D.Phone)
-	if d := t.service().Deposit; d > 0 {
+	d := t.service().Deposit
+	if len(t.c.D.Items) > 0 {
+		text, d = t.visitConfirm()
+	}
+	if d > 0 {
 		// What is due, and how: online right after booking (the time held
 		// meanwhile), or in the salon.
 		if s, _ := t.salon(); s != nil && t.b.svc.Provider() != nil {
@@ -281,11 +285,16 @@ func (t *turn) book() error {
 	if err != nil {
 		return t.explain(err)
 	}
-	b, err := t.b.svc.Book(t.ctx, booking.BookRequest{
+	r := booking.BookRequest{
 		SalonID: s.ID, ServiceID: t.c.D.Service, MasterID: t.c.D.SlotMaster, StartsAt: t.c.D.SlotAt,
 		Client:         booking.ClientInput{Name: t.name(), Phone: t.c.D.Phone, Verified: t.c.D.PhoneProven},
 		IdempotencyKey: "tg:" + t.c.D.Key,
-	})
+	}
+	if len(t.c.D.Items) > 0 {
+		// A visit, with the masters its time was offered with.
+		r.ServiceID, r.MasterID, r.Items = 0, 0, t.slotItems()
+	}
+	b, err := t.b.svc.Book(t.ctx, r)
 	if err != nil {
 		return t.explain(err)
 	}
@@ -294,6 +303,9 @@ func (t *turn) book() error {
 		head = "held" // not booked until the deposit comes
 	}
 	text := t.tr(head) + "\n" + t.summary(t.serviceName(), t.masterName(b.MasterID), b.StartsAt, b.Price)
+	if len(b.Segments) > 1 {
+		text = t.tr(head) + "\n" + t.visitSummary(b)
+	}
 	switch {
 	case b.Status == booking.StatusPending:
 		text += "\n" + t.tr("pending_note", when(t.c.Lang, b.HoldExpiresAt, s.Location()), b.Deposit.Format(s.Currency, t.c.Lang))
@@ -324,8 +336,9 @@ func (t *turn) book() error {
 	return nil
 }
 
-// alternatives offers the nearest free times after a lost race.
-func (t *turn) alternatives(alts []booking.Slot) error {
+// alternatives offers the nearest free times after a lost race (of a
+// visit: whole-visit times, with their masters).
+func (t *turn) alternatives(alts []booking.Slot, visits []booking.VisitSlot) error {
 	s, err := t.salon()
 	if err != nil {
 		return err
@@ -335,10 +348,18 @@ func (t *turn) alternatives(alts []booking.Slot) error {
 		label := when(t.c.Lang, a.Start, s.Location()) + " · " + t.masterName(a.MasterID)
 		k.row(k.btn(label, action{Verb: doTime, Master: a.MasterID, At: a.Start.Unix()}))
 	}
+	for _, v := range visits {
+		var names []string
+		for _, m := range v.Masters() {
+			names = append(names, t.masterName(m))
+		}
+		label := when(t.c.Lang, v.Start, s.Location()) + " · " + strings.Join(slices.Compact(names), ", ")
+		k.row(k.btn(label, action{Verb: doTime, Master: v.Segments[0].MasterID, At: v.Start.Unix(), Masters: v.Masters()}))
+	}
 	k.back(stepDay)
 	t.c.D.Step, t.c.D.Key = stepTaken, ""
 	text := t.tr("taken")
-	if len(alts) == 0 {
+	if len(alts)+len(visits) == 0 {
 		text = t.tr("taken_none")
 	}
 	t.show(text, k)
@@ -372,4 +393,72 @@ func (t *turn) payLink(s *booking.Salon, id int64, rest bool) {
 			t.b.log.Warn("bot: payment page", "booking", id, "err", err)
 		}
 	})
+}
+
+// slotItems are the visit's services with the masters of the chosen time.
+func (t *turn) slotItems() []booking.VisitItem {
+	items := t.visitItems()
+	for i := range items {
+		if i < len(t.c.D.SlotMasters) {
+			items[i].MasterID = t.c.D.SlotMasters[i]
+		}
+	}
+	return items
+}
+
+// visitConfirm is the confirmation's text for a visit, and its deposit:
+// each service with its master, the visit's time and price.
+func (t *turn) visitConfirm() (string, booking.Money) {
+	s, _ := t.salon()
+	loc, cur := time.UTC, "RUB"
+	if s != nil {
+		loc, cur = s.Location(), s.Currency
+	}
+	var lines []string
+	var price, deposit booking.Money
+	for _, it := range t.slotItems() {
+		lines = append(lines, "• "+t.nameOf(it.ServiceID)+" · "+t.masterName(it.MasterID))
+		price += t.priceOf(it.ServiceID, it.MasterID)
+		for _, sv := range t.menu() {
+			if sv.ID == it.ServiceID {
+				deposit += sv.Deposit
+			}
+		}
+	}
+	text := fmt.Sprintf("%s\n%s\n%s: %s\n%s: %s\n%s: %s", t.tr("confirm_title"), strings.Join(lines, "\n"),
+		t.tr("when"), when(t.c.Lang, t.c.D.SlotAt, loc), t.tr("price"), price.Format(cur, t.c.Lang), t.tr("phone"), t.c.D.Phone)
+	return text, deposit
+}
+
+// visitSummary is the lines that describe a booked visit: each service
+// with its master and time, then the price.
+func (t *turn) visitSummary(b *booking.Booking) string {
+	s, _ := t.salon()
+	loc, cur := time.UTC, "RUB"
+	if s != nil {
+		loc, cur = s.Location(), s.Currency
+	}
+	var lines []string
+	for _, sg := range booking.SegmentsOf(b) {
+		lines = append(lines, fmt.Sprintf("• %s · %s · %s–%s", t.nameOf(sg.ServiceID), t.masterName(sg.MasterID),
+			sg.Start.In(loc).Format("15:04"), sg.End.In(loc).Format("15:04")))
+	}
+	return fmt.Sprintf("%s\n%s: %s\n%s: %s", strings.Join(lines, "\n"), t.tr("when"), when(t.c.Lang, b.StartsAt, loc),
+		t.tr("price"), booking.VisitPrice(b).Format(cur, t.c.Lang))
+}
+
+// priceOf is what a service costs with a master: their own price, else
+// the service's.
+func (t *turn) priceOf(serviceID, masterID int64) booking.Money {
+	for _, m := range t.staff() {
+		if o, ok := m.TermsOf(serviceID); ok && m.ID == masterID {
+			return o.Price
+		}
+	}
+	for _, sv := range t.menu() {
+		if sv.ID == serviceID {
+			return sv.Price
+		}
+	}
+	return 0
 }

@@ -62,6 +62,17 @@ type dialog struct {
 	PhoneProven bool   `json:"phone_proven,omitempty"`
 	Key         string `json:"key,omitempty"`    // idempotency key of this booking attempt
 	Moving      int64  `json:"moving,omitempty"` // the booking being rescheduled
+	// Items are the services of a visit chosen before Service (each with
+	// its master, 0: any); SlotMasters the masters of the visit's chosen
+	// time, in visit order.
+	Items       []visitPick `json:"items,omitempty"`
+	SlotMasters []int64     `json:"slot_masters,omitempty"`
+}
+
+// visitPick is one service of a visit as the user chose it.
+type visitPick struct {
+	Service int64 `json:"s"`
+	Master  int64 `json:"m,omitempty"`
 }
 
 // keep is a fresh dialog that remembers the user's phone.

@@ -239,3 +239,55 @@ func TestTheMastersOwnPriceIsShownAndBooked(t *testing.T) {
 		t.Fatalf("%d bookings at Boris's price and duration", n)
 	}
 }
+
+// TestBookAVisit books a haircut with Anna and a beard trim with any
+// master as one visit, then moves it from /my: whole-visit days and times,
+// one confirmation, both segments in the database.
+func TestBookAVisit(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	beard := w.Service(t, w.salon, booking.SalonService{Name: "Beard", DurationMin: 30, Price: 90000})
+	if err := w.Svc.SetOffers(bookingtest.System(), w.salon.ID, w.boris.ID,
+		[]booking.Offer{{ServiceID: w.haircut.ID}, {ServiceID: beard.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	u := w.tg.NewUser("Oleg", "en")
+	u.Send("/start studio")
+	w.tap(u, "Haircut · 60 min")
+	w.tap(u, "Anna")
+	w.tap(u, "➕ Add another service")
+	w.see(u, "Your visit: Haircut (Anna)")
+	w.tap(u, "Beard · 30 min")
+	w.tap(u, "Any master")
+	w.see(u, "Choose a day for the whole visit")
+	w.tap(u, "Tue 3 Mar")
+	w.tap(u, "11:00")
+	u.Send("+7 999 444-55-66")
+	m := w.see(u, "Check your booking")
+	for _, want := range []string{"• Haircut · Anna", "• Beard · Boris", "When: Tue 3 Mar, 11:00", "Price: 3,400"} {
+		if !strings.Contains(m.Text, want) {
+			t.Errorf("confirm screen lacks %q:\n%s", want, m.Text)
+		}
+	}
+	w.tap(u, "Confirm")
+	done := w.see(u, "You are booked")
+	if !strings.Contains(done.Text, "• Beard · Boris · 12:00–12:30") {
+		t.Fatalf("confirmation: %q", done.Text)
+	}
+	if n := w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id
+		WHERE c.phone = '+79994445566' AND b.status = 'confirmed' AND b.visit_id = (SELECT min(id) FROM bookings x WHERE x.client_id = c.id)`); n != 2 {
+		t.Fatalf("%d segments of one visit in the database, want 2", n)
+	}
+	u.Send("/my")
+	w.see(u, "1. Tue 3 Mar, 11:00 — Haircut, Anna + Beard, Boris (Studio)")
+	w.tap(u, "🔁 Move 1")
+	w.tap(u, "Wed 4 Mar")
+	w.tap(u, "14:00")
+	w.tap(u, "Move here")
+	w.see(u, "Your booking is moved:")
+	if n := w.count(t, `SELECT count(*) FROM bookings WHERE status = 'confirmed' AND starts_at IN ($1, $2)`,
+		bookingtest.At(w.salon, testDay.AddDays(1), "14:00"), bookingtest.At(w.salon, testDay.AddDays(1), "15:00")); n != 2 {
+		t.Fatalf("%d segments moved, want 2", n)
+	}
+	w.allAnswered()
+}

@@ -23,7 +23,7 @@ func (t *turn) explain(err error) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &taken):
-		return t.alternatives(taken.Alternatives)
+		return t.alternatives(taken.Alternatives, taken.Visits)
 	case errors.Is(err, booking.ErrUnavailable), errors.Is(err, booking.ErrInProgress):
 		// Nothing changed; the screen stays, so the same tap can be tried again.
 		t.answer(t.tr("busy"))

@@ -29,6 +29,7 @@ const (
 	doMove      verb = "move"     // start moving booking ID of Salon
 	doMoveHere  verb = "movehere" // move the booking to the chosen slot
 	doPay       verb = "pay"      // the payment page of booking ID of Salon
+	doMore      verb = "more"     // add another service to the visit
 )
 
 // action is what one button of the keyboard on screen does. It stays on
@@ -43,6 +44,8 @@ type action struct {
 	Page   int    `json:"page,omitempty"`
 	To     step   `json:"to,omitempty"`
 	Lang   string `json:"lang,omitempty"`
+	// Masters are a visit's masters at At, in visit order (doTime).
+	Masters []int64 `json:"ms,omitempty"`
 }
 
 // button is an inline keyboard button.
@@ -118,7 +121,7 @@ func (t *turn) onTap(data string) error {
 		t.c.D.Day = a.Day
 		return t.times()
 	case doTime:
-		t.c.D.SlotMaster, t.c.D.SlotAt, t.c.D.Key = a.Master, time.Unix(a.At, 0), ""
+		t.c.D.SlotMaster, t.c.D.SlotAt, t.c.D.Key, t.c.D.SlotMasters = a.Master, time.Unix(a.At, 0), "", a.Masters
 		if t.c.D.Moving != 0 {
 			return t.moveConfirm()
 		}
@@ -142,6 +145,14 @@ func (t *turn) onTap(data string) error {
 		return t.move()
 	case doPay:
 		return t.pay(a.Salon, a.ID)
+	case doMore:
+		if len(t.c.D.Items)+1 >= booking.MaxVisitItems || t.c.D.Service == 0 {
+			t.notice = t.tr("visit_full")
+			return nil
+		}
+		t.c.D.Items = append(t.c.D.Items, visitPick{Service: t.c.D.Service, Master: t.c.D.Master})
+		t.c.D.Service, t.c.D.Master = 0, 0
+		return t.services(t.visitSoFar() + "\n")
 	}
 	return nil
 }

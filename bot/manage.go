@@ -26,7 +26,13 @@ func (t *turn) my() error {
 	b.WriteString(t.tr("my_title"))
 	k := t.keyboard()
 	for i, v := range views[:min(len(views), 10)] {
-		fmt.Fprintf(&b, "\n%d. %s — %s, %s (%s)", i+1, when(t.c.Lang, v.StartsAt, v.Salon.Location()), v.ServiceName, v.MasterName, v.Salon.Name)
+		fmt.Fprintf(&b, "\n%d. %s — %s, %s", i+1, when(t.c.Lang, v.StartsAt, v.Salon.Location()), v.ServiceName, v.MasterName)
+		if len(v.Segments) > 1 && v.SalonID == t.c.SalonID {
+			for _, sg := range v.Segments[1:] { // the rest of the visit
+				fmt.Fprintf(&b, " + %s, %s", t.nameOf(sg.ServiceID), t.masterName(sg.MasterID))
+			}
+		}
+		fmt.Fprintf(&b, " (%s)", v.Salon.Name)
 		k.row(k.btn(t.tr("cancel_n", i+1), action{Verb: doCancelAsk, Salon: v.SalonID, ID: v.ID}),
 			k.btn(t.tr("move_n", i+1), action{Verb: doMove, Salon: v.SalonID, ID: v.ID}))
 		if v.Status == booking.StatusPending && v.Deposit > 0 && t.b.svc.Provider() != nil {
@@ -88,6 +94,14 @@ func (t *turn) moveStart(salonID, bookingID int64) error {
 	}
 	t.c.D = t.c.D.keep()
 	t.c.D.Moving, t.c.D.Service, t.c.D.Master = v.ID, v.ServiceID, v.MasterID
+	if n := len(v.Segments); n > 1 {
+		// A visit moves whole, with its masters: the times offered are
+		// the whole visit's.
+		for _, sg := range v.Segments[:n-1] {
+			t.c.D.Items = append(t.c.D.Items, visitPick{Service: sg.ServiceID, Master: sg.MasterID})
+		}
+		t.c.D.Service, t.c.D.Master = v.Segments[n-1].ServiceID, v.Segments[n-1].MasterID
+	}
 	return t.days()
 }
 
@@ -100,18 +114,29 @@ func (t *turn) moveConfirm() error {
 	k.row(k.btn(t.tr("move_here"), action{Verb: doMoveHere}))
 	k.back(stepTime)
 	t.c.D.Step = stepMoveConfirm
-	t.show(t.serviceName()+"\n"+when(t.c.Lang, t.c.D.SlotAt, s.Location())+" · "+t.masterName(t.c.D.SlotMaster), k)
+	text := t.serviceName() + "\n" + when(t.c.Lang, t.c.D.SlotAt, s.Location()) + " · " + t.masterName(t.c.D.SlotMaster)
+	if len(t.c.D.Items) > 0 {
+		text = t.visitSoFar() + "\n" + when(t.c.Lang, t.c.D.SlotAt, s.Location())
+	}
+	t.show(text, k)
 	return nil
 }
 
 func (t *turn) move() error {
-	b, err := t.b.svc.Reschedule(t.ctx, booking.RescheduleRequest{SalonID: t.c.SalonID, BookingID: t.c.D.Moving,
-		StartsAt: t.c.D.SlotAt, MasterID: t.c.D.SlotMaster})
+	r := booking.RescheduleRequest{SalonID: t.c.SalonID, BookingID: t.c.D.Moving, StartsAt: t.c.D.SlotAt, MasterID: t.c.D.SlotMaster}
+	if len(t.c.D.Items) > 0 {
+		r.MasterID = 0 // a visit keeps its masters
+	}
+	b, err := t.b.svc.Reschedule(t.ctx, r)
 	if err != nil {
 		return t.explain(err)
 	}
 	t.c.D = t.c.D.keep()
-	t.show(t.tr("moved")+"\n"+t.summary(t.serviceName(), t.masterName(b.MasterID), b.StartsAt, b.Price), nil)
+	text := t.tr("moved") + "\n" + t.summary(t.serviceName(), t.masterName(b.MasterID), b.StartsAt, b.Price)
+	if len(b.Segments) > 1 {
+		text = t.tr("moved") + "\n" + t.visitSummary(b)
+	}
+	t.show(text, nil)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"errors"
+	"strings"
 
 	"salon/booking"
 )
@@ -21,15 +22,14 @@ func (t *turn) days() error {
 	page := min(max(t.c.D.Page, 0), pages-1)
 	from := first.AddDays(page * dayPage)
 	n := min(dayPage, total-page*dayPage)
-	slots, err := t.b.svc.Slots(t.ctx, booking.SlotQuery{SalonID: s.ID, ServiceID: t.c.D.Service, MasterID: t.c.D.Master,
-		From: from, Days: n})
+	starts, err := t.starts(s, from, n)
 	if err != nil && !errors.Is(err, booking.ErrInvalid) {
 		return t.explain(err)
 	}
 	k := t.keyboard()
 	var bs []button
 	seen := map[booking.Date]bool{}
-	for _, sl := range slots {
+	for _, sl := range starts {
 		d := booking.DateOf(sl.Start.In(s.Location()))
 		if !seen[d] {
 			seen[d] = true
@@ -47,6 +47,9 @@ func (t *turn) days() error {
 	if len(nav) > 0 {
 		k.row(nav...)
 	}
+	if t.c.D.Moving == 0 && len(t.c.D.Items)+1 < booking.MaxVisitItems {
+		k.row(k.btn(t.tr("add_service"), action{Verb: doMore}))
+	}
 	if t.c.D.Moving != 0 {
 		k.back(stepMy)
 	} else {
@@ -56,6 +59,9 @@ func (t *turn) days() error {
 	title := t.tr("choose_day", t.serviceName())
 	if t.c.D.Moving != 0 {
 		title = t.tr("move_day", t.serviceName())
+	}
+	if len(t.c.D.Items) > 0 {
+		title = t.visitSoFar() + "\n" + t.tr("choose_day_visit")
 	}
 	if len(bs) == 0 {
 		title = t.tr("no_days")
@@ -75,7 +81,7 @@ func (t *turn) times() error {
 	if err != nil {
 		return t.days()
 	}
-	slots, err := t.b.svc.Slots(t.ctx, booking.SlotQuery{SalonID: s.ID, ServiceID: t.c.D.Service, MasterID: t.c.D.Master, From: day})
+	slots, err := t.starts(s, day, 1)
 	if err != nil && !errors.Is(err, booking.ErrInvalid) {
 		return t.explain(err)
 	}
@@ -89,11 +95,74 @@ func (t *turn) times() error {
 	k := t.keyboard()
 	var bs []button
 	for _, sl := range slots {
-		bs = append(bs, k.btn(sl.Start.In(s.Location()).Format("15:04"), action{Verb: doTime, Master: sl.MasterID, At: sl.Start.Unix()}))
+		bs = append(bs, k.btn(sl.Start.In(s.Location()).Format("15:04"), action{Verb: doTime, Master: sl.MasterID, At: sl.Start.Unix(),
+			Masters: sl.masters}))
 	}
 	k.grid(4, bs)
 	k.back(stepDay)
 	t.c.D.Step = stepTime
 	t.show(t.tr("choose_time", dayLabel(t.c.Lang, day)), k)
 	return nil
+}
+
+// start is a free start: of one service with a master, or of a whole
+// visit with its masters.
+type start struct {
+	booking.Slot
+	masters []int64 // a visit's, in visit order
+}
+
+// starts are the free starts of the dialog's choice over days days from
+// from: of its service, or, with earlier items, of the whole visit.
+func (t *turn) starts(s *booking.Salon, from booking.Date, days int) ([]start, error) {
+	if len(t.c.D.Items) == 0 {
+		slots, err := t.b.svc.Slots(t.ctx, booking.SlotQuery{SalonID: s.ID, ServiceID: t.c.D.Service, MasterID: t.c.D.Master,
+			From: from, Days: days})
+		out := make([]start, len(slots))
+		for i, sl := range slots {
+			out[i] = start{Slot: sl}
+		}
+		return out, err
+	}
+	visits, err := t.b.svc.VisitSlots(t.ctx, booking.VisitSlotQuery{SalonID: s.ID, Items: t.visitItems(), From: from, Days: days})
+	out := make([]start, len(visits))
+	for i, v := range visits {
+		out[i] = start{Slot: booking.Slot{MasterID: v.Segments[0].MasterID, Start: v.Start, End: v.End}, masters: v.Masters()}
+	}
+	return out, err
+}
+
+// visitItems are the visit's services as chosen, the current one last.
+func (t *turn) visitItems() []booking.VisitItem {
+	out := make([]booking.VisitItem, 0, len(t.c.D.Items)+1)
+	for _, it := range t.c.D.Items {
+		out = append(out, booking.VisitItem{ServiceID: it.Service, MasterID: it.Master})
+	}
+	if t.c.D.Service != 0 {
+		out = append(out, booking.VisitItem{ServiceID: t.c.D.Service, MasterID: t.c.D.Master})
+	}
+	return out
+}
+
+// visitSoFar says the visit's services chosen so far, each with its master.
+func (t *turn) visitSoFar() string {
+	var parts []string
+	for _, it := range t.visitItems() {
+		who := t.tr("any_master")
+		if it.MasterID != 0 {
+			who = t.masterName(it.MasterID)
+		}
+		parts = append(parts, t.nameOf(it.ServiceID)+" ("+who+")")
+	}
+	return t.tr("visit_so_far", strings.Join(parts, ", "))
+}
+
+// nameOf is the name of a service of the menu.
+func (t *turn) nameOf(id int64) string {
+	for _, sv := range t.menu() {
+		if sv.ID == id {
+			return sv.Name
+		}
+	}
+	return ""
 }
