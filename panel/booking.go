@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,14 +34,18 @@ type bookingForm struct {
 	OnlinePay bool
 	Masters   []booking.Master
 	Services  []booking.SalonService
-	Error     string
-	Fields    map[string]string
-	Taken     bool
-	Alts      []altChoice
-	Durations map[int64]string // by service: the chosen master's minutes, else 60 or 45–90 when masters differ
-	Terms     map[int64]string // by service: each master's minutes, "masterID=min ...", for the script
-	Known     *booking.Client  // the client of the phone typed, when the salon knows them
-	Swap      bool             // an htmx answer that also fills in the known client's name
+	// More are the visit's services after the first (two rows, empty
+	// ones ignored), from AllServices, with a master or any (0).
+	More        []visitPick
+	AllServices []booking.SalonService
+	Error       string
+	Fields      map[string]string
+	Taken       bool
+	Alts        []altChoice
+	Durations   map[int64]string // by service: the chosen master's minutes, else 60 or 45–90 when masters differ
+	Terms       map[int64]string // by service: each master's minutes, "masterID=min ...", for the script
+	Known       *booking.Client  // the client of the phone typed, when the salon knows them
+	Swap        bool             // an htmx answer that also fills in the known client's name
 }
 
 // altChoice is a free time offered instead of a taken one, as a one-click
@@ -53,9 +58,34 @@ type altChoice struct {
 	Label    string
 	Action   string  // where the choice posts
 	Fields   []field // what it posts (the CSRF token besides)
+	items    []field // a visit's services with their masters
 }
 
 type field struct{ Name, Value string }
+
+// visitPick is a service of a visit on the new-booking form.
+type visitPick struct{ Service, Master int64 }
+
+// moreRows is how many further services the new-booking form offers.
+const moreRows = 2
+
+// picksOf reads the form's further services of the visit.
+func picksOf(c *fiber.Ctx) []visitPick {
+	args := c.Request().PostArgs()
+	svcs, masters := args.PeekMulti("more_service"), args.PeekMulti("more_master")
+	var out []visitPick
+	for i := range svcs {
+		var p visitPick
+		p.Service, _ = strconv.ParseInt(string(svcs[i]), 10, 64)
+		if i < len(masters) {
+			p.Master, _ = strconv.ParseInt(string(masters[i]), 10, 64)
+		}
+		if p.Service > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 // offer makes each choice post to action with the fields, and its own
 // master, date and time.
@@ -65,6 +95,7 @@ func offer(alts []altChoice, action string, fields ...field) {
 		a.Action = action
 		a.Fields = append(append([]field(nil), fields...), field{"master", strconv.FormatInt(a.MasterID, 10)},
 			field{"date", a.Date}, field{"time", a.Time})
+		a.Fields = append(a.Fields, a.items...)
 	}
 }
 
@@ -125,6 +156,10 @@ func (h *Handler) showBookingForm(c *fiber.Ctx, f *bookingForm) error {
 	if f.Services, err = h.svc.Services(c.UserContext(), u.SalonID); err != nil {
 		return err
 	}
+	f.AllServices = slices.Clone(f.Services)
+	for len(f.More) < moreRows {
+		f.More = append(f.More, visitPick{})
+	}
 	for _, sv := range f.Services {
 		if sv.Deposit > 0 && h.svc.Provider() != nil {
 			f.OnlinePay = true // a choice: paid in the salon, or a link to pay online
@@ -183,17 +218,27 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 	}
 	f.MasterID, _ = strconv.ParseInt(c.FormValue("master"), 10, 64)
 	f.ServiceID, _ = strconv.ParseInt(c.FormValue("service"), 10, 64)
+	f.More = picksOf(c)
 	at, ferr := localTime(s, f.Date, f.Time)
 	if ferr != nil {
 		f.Fields = langOf(c).Fields(map[string]i18n.Text{"time": i18n.Of(ferr)})
 		c.Status(fiber.StatusUnprocessableEntity)
 		return h.showBookingForm(c, f)
 	}
-	b, err := h.svc.Book(c.UserContext(), booking.BookRequest{
+	r := booking.BookRequest{
 		SalonID: u.SalonID, ServiceID: f.ServiceID, MasterID: f.MasterID, StartsAt: at,
 		Client: booking.ClientInput{Name: f.Name, Phone: f.Phone, Email: f.Email}, Notes: f.Notes,
 		IdempotencyKey: f.Key, AskDeposit: f.Online,
-	})
+	}
+	if len(f.More) > 0 {
+		// A visit: the first service with its master, then the others.
+		r.Items = []booking.VisitItem{{ServiceID: f.ServiceID, MasterID: f.MasterID}}
+		for _, p := range f.More {
+			r.Items = append(r.Items, booking.VisitItem{ServiceID: p.Service, MasterID: p.Master})
+		}
+		r.ServiceID, r.MasterID = 0, 0
+	}
+	b, err := h.svc.Book(c.UserContext(), r)
 	if err != nil {
 		if !h.formError(c, err, &f.Error, &f.Fields, &f.Taken, &f.Alts) {
 			return err
@@ -203,8 +248,18 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 		if f.Online {
 			deposit = "online"
 		}
-		offer(f.Alts, "/panel/bookings", field{"key", f.Key}, field{"service", strconv.FormatInt(f.ServiceID, 10)},
-			field{"phone", f.Phone}, field{"name", f.Name}, field{"email", f.Email}, field{"notes", f.Notes}, field{"deposit", deposit})
+		fields := []field{{"key", f.Key}, {"service", strconv.FormatInt(f.ServiceID, 10)},
+			{"phone", f.Phone}, {"name", f.Name}, {"email", f.Email}, {"notes", f.Notes}, {"deposit", deposit}}
+		for i := range f.Alts {
+			// A whole visit's choice: its further services with their masters.
+			a := &f.Alts[i]
+			var more []field
+			for j := 2; j+1 < len(a.items); j += 2 {
+				more = append(more, field{"more_service", a.items[j].Value}, field{"more_master", a.items[j+1].Value})
+			}
+			a.items = more
+		}
+		offer(f.Alts, "/panel/bookings", fields...)
 		return h.showBookingForm(c, f)
 	}
 	return done(c, fmt.Sprintf("/panel/bookings/%d", b.ID), "created")
@@ -224,6 +279,9 @@ func (h *Handler) formError(c *fiber.Ctx, err error, msg *string, fields *map[st
 		c.Status(fiber.StatusConflict)
 		*taken = true
 		*alts = h.choices(c, st.Alternatives)
+		if st.Visits != nil {
+			*alts = h.visitChoices(c, st.Visits)
+		}
 		return true
 	case errors.As(err, &ve) && !errors.Is(err, booking.ErrNotFound):
 		c.Status(fiber.StatusUnprocessableEntity)
@@ -251,6 +309,56 @@ func (h *Handler) choices(c *fiber.Ctx, slots []booking.Slot) []altChoice {
 	return out
 }
 
+// visitChoices are a visit's whole-visit alternatives as one-click
+// choices: each posts its services with their masters.
+func (h *Handler) visitChoices(c *fiber.Ctx, visits []booking.VisitSlot) []altChoice {
+	loc := salonOf(c).Location()
+	names, _ := h.masterNames(c)
+	out := make([]altChoice, 0, len(visits))
+	for _, v := range visits {
+		t := v.Start.In(loc)
+		var who []string
+		var items []field
+		for _, sg := range v.Segments {
+			who = append(who, names[sg.MasterID])
+			items = append(items, field{"item_service", strconv.FormatInt(sg.ServiceID, 10)},
+				field{"item_master", strconv.FormatInt(sg.MasterID, 10)})
+		}
+		out = append(out, altChoice{MasterID: v.Segments[0].MasterID, Master: strings.Join(slices.Compact(who), ", "),
+			Date: t.Format("2006-01-02"), Time: t.Format("15:04"), Label: t.Format("02.01 15:04"), items: items})
+	}
+	return out
+}
+
+// visitLines are the services of visit v for its page.
+func (h *Handler) visitLines(c *fiber.Ctx, v *booking.View, names map[int64]string) ([]segmentLine, error) {
+	ctx, salonID := c.UserContext(), user(c).SalonID
+	svcs, err := h.svc.AllServices(ctx, salonID)
+	if err != nil {
+		return nil, err
+	}
+	svcName := map[int64]string{}
+	for _, sv := range svcs {
+		svcName[sv.ID] = sv.Name
+	}
+	loc := v.Salon.Location()
+	hm := func(t time.Time) string { return t.In(loc).Format("15:04") }
+	out := make([]segmentLine, len(v.Segments))
+	for i := range v.Segments {
+		sg := &v.Segments[i]
+		l := segmentLine{ID: sg.ID, ServiceID: sg.ServiceID, Service: svcName[sg.ServiceID], MasterID: sg.MasterID,
+			Master: names[sg.MasterID], Time: hm(sg.StartsAt) + "–" + hm(sg.EndsAt()), This: sg.ID == v.ID}
+		if ps, pe := sg.Processing(); !ps.IsZero() {
+			l.Processing = hm(ps) + "–" + hm(pe)
+		}
+		if l.Masters, err = h.svc.Masters(ctx, salonID, sg.ServiceID); err != nil {
+			return nil, err
+		}
+		out[i] = l
+	}
+	return out, nil
+}
+
 // localTime reads a salon-local date and time.
 func localTime(s *booking.Salon, date, clock string) (time.Time, error) {
 	d, err := booking.ParseDate(strings.TrimSpace(date))
@@ -264,7 +372,25 @@ func localTime(s *booking.Salon, date, clock string) (time.Time, error) {
 	return d.At(s.Location(), int(m)), nil
 }
 
+// segmentLine is one service of a visit on its booking's page: its
+// segment, and the masters who may do it (for a move).
+type segmentLine struct {
+	ID         int64
+	ServiceID  int64
+	Service    string
+	MasterID   int64
+	Master     string
+	Time       string // HH:MM–HH:MM, the client's
+	Processing string // HH:MM–HH:MM, the master free meanwhile ("" for none)
+	This       bool   // the segment whose page this is
+	Masters    []booking.Master
+}
+
 type bookingPage struct {
+	// Visit is the visit's services, when it has several; Price what the
+	// whole visit costs.
+	Visit      []segmentLine
+	Price      booking.Money
 	Payment    *booking.PaymentSession
 	Payments   []booking.PaymentEvent // the payment's history
 	DepositDue bool                   // pending, or owing the difference: the client may pay it here, in the salon
@@ -366,15 +492,25 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	if err != nil {
 		return err
 	}
+	if len(v.Segments) > 1 {
+		if p.Visit, err = h.visitLines(c, v, names); err != nil {
+			return err
+		}
+	}
 	// The booking's row says who made it; the events are what came after.
 	l := langOf(c)
 	p.Lines = append([]historyLine{{At: v.CreatedAt.In(loc).Format("02.01.2006 15:04"), Text: l.T("Booked"),
 		Who: l.Source(v.Source)}}, historyLines(p.History, names, loc, l)...)
 	p.V = v
-	p.Start = v.StartsAt.In(loc).Format("2006-01-02 15:04")
-	p.End = v.EndsAt().In(loc).Format("15:04")
+	start := v.StartsAt // the visit's: its first service's
+	if len(v.Segments) > 1 {
+		start = v.Segments[0].StartsAt
+	}
+	p.Start = start.In(loc).Format("2006-01-02 15:04")
+	p.End = booking.VisitEnd(&v.Booking).In(loc).Format("15:04")
+	p.Price = booking.VisitPrice(&v.Booking)
 	if p.Date == "" {
-		p.Date, p.Time = v.StartsAt.In(loc).Format("2006-01-02"), v.StartsAt.In(loc).Format("15:04")
+		p.Date, p.Time = start.In(loc).Format("2006-01-02"), start.In(loc).Format("15:04")
 	}
 	p.Until = v.ChangeableUntil.In(loc).Format("2006-01-02 15:04")
 	p.Active = v.Status.Active()
@@ -406,6 +542,21 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 	}
 	p := &bookingPage{Date: strings.Clone(c.FormValue("date")), Time: strings.Clone(c.FormValue("time"))}
 	master, _ := strconv.ParseInt(c.FormValue("master"), 10, 64)
+	// A visit moves whole: its services in order, each with its master.
+	var items []booking.VisitItem
+	args := c.Request().PostArgs()
+	svcs, masters := args.PeekMulti("item_service"), args.PeekMulti("item_master")
+	for i := range svcs {
+		it := booking.VisitItem{}
+		it.ServiceID, _ = strconv.ParseInt(string(svcs[i]), 10, 64)
+		if i < len(masters) {
+			it.MasterID, _ = strconv.ParseInt(string(masters[i]), 10, 64)
+		}
+		items = append(items, it)
+	}
+	if len(items) > 0 {
+		master = 0
+	}
 	at, ferr := localTime(salonOf(c), p.Date, p.Time)
 	if ferr != nil {
 		// An unknown booking is not found, whatever the form says.
@@ -417,7 +568,7 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 		return h.showBooking(c, p)
 	}
 	_, err = h.svc.Reschedule(c.UserContext(), booking.RescheduleRequest{SalonID: user(c).SalonID, BookingID: id,
-		StartsAt: at, MasterID: master})
+		StartsAt: at, MasterID: master, Items: items})
 	if err != nil {
 		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
 			return err

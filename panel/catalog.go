@@ -423,11 +423,13 @@ type servicesData struct {
 type serviceForm struct {
 	ID                                     int64
 	Name, Duration, Buffer, Price, Deposit string
+	Processing, Finish                     string
 	Active                                 bool
 }
 
 func (h *Handler) services(c *fiber.Ctx) error {
-	return h.showServices(c, &servicesData{Form: serviceForm{Duration: "60", Buffer: "0", Price: "0", Deposit: "0", Active: true}})
+	return h.showServices(c, &servicesData{Form: serviceForm{Duration: "60", Buffer: "0", Price: "0", Deposit: "0", Processing: "0",
+		Finish: "0", Active: true}})
 }
 
 func (h *Handler) showServices(c *fiber.Ctx, d *servicesData) error {
@@ -443,16 +445,23 @@ func (h *Handler) showServices(c *fiber.Ctx, d *servicesData) error {
 func serviceFromForm(c *fiber.Ctx) (serviceForm, booking.SalonService, map[string]i18n.Text) {
 	f := serviceForm{Name: strings.Clone(c.FormValue("name")), Duration: strings.Clone(c.FormValue("duration")),
 		Buffer: strings.Clone(c.FormValue("buffer")), Price: strings.Clone(c.FormValue("price")),
-		Deposit: strings.Clone(c.FormValue("deposit")), Active: c.FormValue("active") != ""}
+		Deposit: strings.Clone(c.FormValue("deposit")), Active: c.FormValue("active") != "",
+		Processing: strings.Clone(c.FormValue("processing")), Finish: strings.Clone(c.FormValue("finish"))}
 	fe := map[string]i18n.Text{}
 	sv := booking.SalonService{Name: f.Name, Active: f.Active}
 	var err error
 	if sv.DurationMin, err = strconv.Atoi(strings.TrimSpace(f.Duration)); err != nil {
 		fe["duration_min"] = i18n.New("not a whole number of minutes")
 	}
-	if strings.TrimSpace(f.Buffer) != "" {
-		if sv.BufferMin, err = strconv.Atoi(strings.TrimSpace(f.Buffer)); err != nil {
-			fe["buffer_min"] = i18n.New("not a whole number of minutes")
+	for _, m := range []struct {
+		in    string
+		field string
+		out   *int
+	}{{f.Buffer, "buffer_min", &sv.BufferMin}, {f.Processing, "processing_min", &sv.ProcessingMin}, {f.Finish, "finish_min", &sv.FinishMin}} {
+		if strings.TrimSpace(m.in) != "" {
+			if *m.out, err = strconv.Atoi(strings.TrimSpace(m.in)); err != nil {
+				fe[m.field] = i18n.New("not a whole number of minutes")
+			}
 		}
 	}
 	money := func(field, s string) booking.Money {
@@ -502,7 +511,8 @@ func (h *Handler) servicePage(c *fiber.Ctx) error {
 		return err
 	}
 	f := serviceForm{ID: sv.ID, Name: sv.Name, Duration: strconv.Itoa(sv.DurationMin), Buffer: strconv.Itoa(sv.BufferMin),
-		Price: sv.Price.String(), Deposit: sv.Deposit.String(), Active: sv.Active}
+		Price: sv.Price.String(), Deposit: sv.Deposit.String(), Active: sv.Active, Processing: strconv.Itoa(sv.ProcessingMin),
+		Finish: strconv.Itoa(sv.FinishMin)}
 	return h.render(c, "service", sv.Name, serviceData{Form: f})
 }
 

@@ -59,6 +59,12 @@ type cell struct {
 	Attend      string
 	AttendLabel string
 	Covered     bool // inside another cell's rowspan: not rendered
+	// Visit is "2/3" for a segment of a visit of several services; Part
+	// marks the finish after a processing gap ("finish") and Processing
+	// says until when the master is free while the client stays.
+	Visit      string
+	Part       string
+	Processing string
 	// Precomputed for the template (a reflective call per cell costs
 	// more than the rest of the view).
 	IsBooking, IsFree bool
@@ -112,23 +118,51 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 		g.Rows[i] = gridRow{Label: fmt.Sprintf("%02d:%02d", m/60%24, m%60), Hour: m%60 == 0, Cells: make([]cell, len(cols))}
 	}
 	free := l.T("free")
+	visits := visitMarks(cal.Bookings)
 	for j, col := range cols {
 		master := "&master=" + strconv.FormatInt(col.master.ID, 10)
 		at := func(i int) time.Time { return col.day.At(loc, first+i*step) }
-		// Bookings first: each takes the rows from its start's to its end's.
-		next := 0
+		// Bookings first: each takes the rows of its master's busy time (a
+		// service with processing time its work and its finish: the gap
+		// between is free for others).
+		type part struct {
+			c          *cell
+			start, end time.Time
+		}
+		var parts []part
 		for _, b := range col.books {
 			if b.Status == booking.StatusCancelled {
 				continue
 			}
-			start := (minute(col.day, b.StartsAt) - first) / step
-			end := (minute(col.day, b.EndsAt()) - first + step - 1) / step
+			c := bookingCell(b, loc, now, l)
+			if v := visits[b.ID]; v != "" {
+				c.Visit = l.T("visit %s", v)
+			}
+			ps, pe := b.Processing()
+			if ps.IsZero() {
+				parts = append(parts, part{c, b.StartsAt, b.EndsAt()})
+				continue
+			}
+			c.Processing = l.T("processing until %s: the master is free", pe.In(loc).Format("15:04"))
+			parts = append(parts, part{c, b.StartsAt, ps})
+			if pe.Before(b.EndsAt()) {
+				fin := *c
+				fin.Part, fin.Processing = "finish", ""
+				fin.Label = l.T("finish")
+				parts = append(parts, part{&fin, pe, b.EndsAt()})
+			}
+		}
+		slices.SortStableFunc(parts, func(a, b part) int { return a.start.Compare(b.start) })
+		next := 0
+		for _, p := range parts {
+			start := (minute(col.day, p.start) - first) / step
+			end := (minute(col.day, p.end) - first + step - 1) / step
 			start = max(start, next)
 			end = min(max(end, start+1), n)
 			if start >= n {
 				continue
 			}
-			c := bookingCell(b, loc, now, l)
+			c := p.c
 			c.Span = end - start
 			g.Rows[start].Cells[j] = *c
 			for i := start + 1; i < end; i++ {
@@ -198,14 +232,27 @@ func (g *grid) body() template.HTML {
 			case c.IsFree:
 				b.WriteString(`<td class="free"` + col + `><a href="` + esc(c.Href) + `" aria-label="` + esc(c.Label) + `">+</a></td>`)
 			case c.IsBooking:
-				fmt.Fprintf(&b, `<td rowspan="%d" class="b %s"%s><a href="%s" class="booking"><b>%s</b> <span class="client">%s</span>`+
-					`<span class="svc">%s</span><span class="st">%s</span>`, c.Span, esc(string(c.Status)), col, esc(c.Href), esc(c.Time),
+				extra := ""
+				if c.Visit != "" {
+					extra += " visit"
+				}
+				if c.Part == "finish" {
+					extra += " finish"
+				}
+				fmt.Fprintf(&b, `<td rowspan="%d" class="b %s%s"%s><a href="%s" class="booking"><b>%s</b> <span class="client">%s</span>`+
+					`<span class="svc">%s</span><span class="st">%s</span>`, c.Span, esc(string(c.Status)), extra, col, esc(c.Href), esc(c.Time),
 					esc(c.Client), esc(c.Service), esc(c.Label))
 				if c.Deposit != "" {
 					b.WriteString(` <span class="dep">` + esc(c.Deposit) + `</span>`)
 				}
 				if c.Attend != "" {
 					b.WriteString(` <span class="attend ` + esc(c.Attend) + `">` + esc(c.AttendLabel) + `</span>`)
+				}
+				if c.Visit != "" {
+					b.WriteString(` <span class="visit">` + esc(c.Visit) + `</span>`)
+				}
+				if c.Processing != "" {
+					b.WriteString(`<span class="processing">` + esc(c.Processing) + `</span>`)
 				}
 				if c.Notes != "" {
 					b.WriteString(`<span class="notes" title="` + esc(c.Notes) + `">⚠ ` + esc(shorten(c.Notes, 60)) + `</span>`)
@@ -218,6 +265,29 @@ func (g *grid) body() template.HTML {
 		b.WriteString("</tr>\n")
 	}
 	return template.HTML(b.String()) //nolint:gosec // every value above is escaped
+}
+
+// visitMarks labels the segments of visits of several services among
+// bookings: "visit 1/2", "visit 2/2", by booking id (in id order, the
+// visit's order).
+func visitMarks(bookings []booking.Listing) map[int64]string {
+	by := map[int64][]int64{}
+	for _, b := range bookings {
+		if b.Status != booking.StatusCancelled {
+			by[b.VisitID] = append(by[b.VisitID], b.ID)
+		}
+	}
+	out := map[int64]string{}
+	for _, ids := range by {
+		if len(ids) < 2 {
+			continue
+		}
+		slices.Sort(ids)
+		for i, id := range ids {
+			out[id] = fmt.Sprintf("%d/%d", i+1, len(ids))
+		}
+	}
+	return out
 }
 
 // UnconfirmedMark is how long before its start a booking its client has

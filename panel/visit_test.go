@@ -1,0 +1,102 @@
+package panel_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+	"salon/internal/browsertest"
+	"salon/internal/demo"
+)
+
+// TestBrowserBooksAndMovesAVisit: at the desk, a women's haircut with Anna
+// and then a manicure with any master, booked as one visit from the new
+// booking form; the day view draws its two segments as one visit; the
+// booking's page lists both and moves the whole visit; axe-core on each
+// page, screenshots at 390 px and on a desktop.
+func TestBrowserBooksAndMovesAVisit(t *testing.T) {
+	w := newWorld(t)
+	ctxb := bookingtest.System()
+	loc := w.salon.Location()
+	id := func(table, name string) int64 {
+		return scalar[int64](t, w, `SELECT id FROM `+table+` WHERE salon_id = $1 AND name = $2`, w.salon.ID, name)
+	}
+	anna, haircut, manicure := id("masters", "Анна"), id("services", "Женская стрижка"), id("services", "Маникюр")
+	items := []booking.VisitItem{{ServiceID: haircut, MasterID: anna}, {ServiceID: manicure}}
+	// Two free whole-visit times over the next week: one to book, one to move to.
+	var free []booking.VisitSlot
+	for d := w.today().AddDays(1); len(free) < 2 && d.Before(w.today().AddDays(9)); d = d.AddDays(1) {
+		slots, err := w.Svc.VisitSlots(ctxb, booking.VisitSlotQuery{SalonID: w.salon.ID, Items: items, From: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(slots) > 0 {
+			free = append(free, slots[0])
+		}
+	}
+	if len(free) < 2 {
+		t.Fatal("no two days with a free visit")
+	}
+	at := free[0].Start.In(loc)
+	ctx := browsertest.Tab(t, 1280, 900)
+	do(t, ctx,
+		chromedp.Navigate(w.base+"/panel/"),
+		chromedp.WaitVisible(css(`input[name=email]`)),
+		chromedp.SendKeys(css(`input[name=email]`), demo.Email),
+		chromedp.SendKeys(css(`input[name=password]`), demo.Password),
+		chromedp.Submit(css(`input[name=password]`)),
+		chromedp.WaitVisible(css(`#grid table.grid`)),
+		chromedp.Navigate(fmt.Sprintf("%s/panel/bookings/new?master=%d&at=%s", w.base, anna, at.Format("2006-01-02T15:04"))),
+		chromedp.WaitVisible(css(`#new-booking`)),
+		chromedp.SetValue(css(`#new-booking select[name=service]`), fmt.Sprint(haircut)),
+		chromedp.SetValue(css(`#visit-more select[name=more_service]`), fmt.Sprint(manicure)),
+		chromedp.SendKeys(css(`#new-booking input[name=phone]`), "+7 999 555-30-01"),
+		chromedp.SendKeys(css(`#new-booking input[name=name]`), "Visit Client"),
+	)
+	browsertest.Axe(t, ctx, "the new booking form with a visit")
+	shot(t, ctx, "visit-new-1280.png", 1280, 900)
+	do(t, ctx, chromedp.EmulateViewport(1280, 900), chromedp.Click(css(`#new-booking button[type=submit]`)), chromedp.WaitVisible(css(`#visit`)))
+	head := bookingIDAt(t, ctx)
+	if n := scalar[int64](t, w, `SELECT count(*) FROM bookings WHERE visit_id = $1 AND status = 'confirmed'`, head); n != 2 {
+		t.Fatalf("%d segments of the visit booked, want 2", n)
+	}
+	list := value(t, ctx, chromedp.Text(css(`#visit`)))
+	if !strings.Contains(list, "Женская стрижка") || !strings.Contains(list, "Маникюр") || !strings.Contains(list, "Анна") {
+		t.Fatalf("the booking's page lists %q", list)
+	}
+	if got := value(t, ctx, chromedp.Text(css(`#price`))); !strings.Contains(got, "4") || !strings.Contains(got, "300") {
+		t.Errorf("the visit's price reads %q, want 4 300 (2 500 + 1 800)", got)
+	}
+	browsertest.Axe(t, ctx, "a visit's page")
+	shot(t, ctx, "visit-page-390.png", 390, 900)
+	// The day view: two cells, each saying it is part of the visit.
+	do(t, ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.base+"/panel/day/"+at.Format("2006-01-02")),
+		chromedp.WaitVisible(css(`#grid table.grid`)))
+	marks := value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('#grid td.b.visit').length`))
+	if marks != 2 {
+		t.Fatalf("the day view marks %d cells as the visit's, want 2", marks)
+	}
+	shot(t, ctx, "visit-day-1280.png", 1280, 900)
+	// Move the whole visit.
+	to := free[1].Start.In(loc)
+	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/bookings/%d", w.base, head)), chromedp.WaitVisible(css(`#reschedule`)),
+		chromedp.SetValue(css(`#reschedule input[name=date]`), to.Format("2006-01-02")),
+		chromedp.SetValue(css(`#reschedule input[name=time]`), to.Format("15:04")))
+	value(t, ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(function () {
+		var s = document.querySelectorAll('#reschedule select[name=item_master]');
+		s[0].value = '%d'; s[1].value = '%d'; return true; })()`, free[1].Segments[0].MasterID, free[1].Segments[1].MasterID)))
+	do(t, ctx, chromedp.Click(css(`#reschedule button[type=submit]`)), chromedp.WaitVisible(css(`#visit`)))
+	if msg := value(t, ctx, chromedp.Evaluate[string](`(document.querySelector('.error, #alternatives') || {}).innerText || ''`)); msg != "" {
+		t.Fatalf("the move says %q", msg)
+	}
+	for i, sg := range free[1].Segments {
+		if n := scalar[int64](t, w, `SELECT count(*) FROM bookings WHERE visit_id = $1 AND status = 'confirmed' AND service_id = $2 AND starts_at = $3`,
+			head, sg.ServiceID, sg.Start); n != 1 {
+			t.Fatalf("segment %d is not at %s after the move", i, sg.Start.In(loc))
+		}
+	}
+}
