@@ -745,7 +745,8 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clien
 		"name": c.Name, "phone": c.Phone, "contact": b.ContactName, "origin_ch": originCh, "origin_ref": originRef,
 		"actor_kind": actor.Kind, "actor_id": actor.ID, "job_kind": NotifyArgs{}.Kind(), "notify": notify,
 		"by_ch": string(actor.Identity.Channel), "by_ref": actor.Identity.ExternalID, "from_master": int64(0),
-		"client": known.id, "email": b.ContactEmail, "lang": b.Lang,
+		"masters": restMasters(rest),
+		"client":  known.id, "email": b.ContactEmail, "lang": b.Lang,
 		"processing": b.ProcessingMin, "finish": b.FinishMin,
 	}
 	if c.Verified && !caller.IsZero() {
@@ -838,6 +839,15 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clien
 		b.VisitID = b.ID
 		return nil
 	})
+}
+
+// restMasters are the masters of a visit's segments after its head.
+func restMasters(rest []Booking) []int64 {
+	out := make([]int64, 0, len(rest))
+	for _, sg := range rest {
+		out = append(out, sg.MasterID)
+	}
+	return out
 }
 
 // newToken returns a random manage token (192 bits, URL-safe).

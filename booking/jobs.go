@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -109,14 +110,16 @@ type Notifier interface {
 // client other than the one that made it, none of the masters) writes none.
 //
 // notifyJobSQL reads the changed booking from a relation b (id, client_id)
-// and the named arguments salon, master, from_master, origin_ch, origin_ref,
-// by_ch, by_ref, job_kind and notify (the job's arguments but the booking id).
+// and the named arguments salon, master, from_master, masters (the other
+// masters of a visit), origin_ch, origin_ref, by_ch, by_ref, job_kind and
+// notify (the job's arguments but the booking id).
 const notifyJobSQL = `INSERT INTO river_job (kind, args)
 	SELECT @job_kind, @notify::jsonb || jsonb_build_object('booking_id', b.id) FROM b
 	WHERE (@origin_ref::text IS NOT NULL AND (@origin_ch::text, @origin_ref::text) IS DISTINCT FROM (@by_ch::text, @by_ref::text))
 	   OR EXISTS (SELECT 1 FROM client_identities ci WHERE ci.salon_id = @salon AND ci.client_id = b.client_id
 	              AND (ci.channel, ci.external_id) IS DISTINCT FROM (@by_ch::text, @by_ref::text))
-	   OR EXISTS (SELECT 1 FROM master_identities mi WHERE mi.salon_id = @salon AND mi.master_id IN (@master, @from_master))`
+	   OR EXISTS (SELECT 1 FROM master_identities mi WHERE mi.salon_id = @salon
+	              AND (mi.master_id IN (@master, @from_master) OR mi.master_id = ANY (@masters::bigint[])))`
 
 // notifyArgs are the arguments of the notification of a change of b.
 func notifyArgs(b *Booking, event string, actor Actor, from *Booking) NotifyArgs {
@@ -149,6 +152,7 @@ func (s *Service) enqueueNotice(ctx context.Context, tx pgx.Tx, b *Booking, n No
 		    EXISTS (SELECT 1 FROM bookings bk JOIN salons s ON s.id = bk.salon_id WHERE bk.id = @booking
 		            AND ((bk.contact_email <> '' AND cardinality(s.email_kinds) > 0 AND @email_on) OR (cardinality(s.sms_kinds) > 0 AND @sms_on))) AS paid) `+notifyJobSQL+` OR b.paid`, map[string]any{
 		"booking": b.ID, "client": b.ClientID, "salon": b.SalonID, "master": b.MasterID, "from_master": n.FromMasterID,
+		"masters":   otherMasters(b),
 		"origin_ch": originCh, "origin_ref": originRef, "by_ch": string(actor.Identity.Channel), "by_ref": actor.Identity.ExternalID,
 		"job_kind": n.Kind(), "notify": args, "email_on": s.couriers[ChannelEmail] != nil, "sms_on": s.couriers[ChannelSMS] != nil,
 	})
@@ -156,6 +160,18 @@ func (s *Service) enqueueNotice(ctx context.Context, tx pgx.Tx, b *Booking, n No
 		return fmt.Errorf("enqueue %s: %w", event, err)
 	}
 	return nil
+}
+
+// otherMasters are the masters of b's visit's other segments, as read
+// (none for a visit of one).
+func otherMasters(b *Booking) []int64 {
+	var out []int64
+	for i := range b.Segments {
+		if m := b.Segments[i].MasterID; m != b.MasterID && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // recipients returns who hears about booking b: its client on every chat
@@ -177,8 +193,10 @@ func recipients(ctx context.Context, q querier, b *Booking, masters bool, master
 	if !masters {
 		return out, nil
 	}
+	// The visit's masters, every one of them (a segment's own included).
 	rows, err := q.Query(ctx, `SELECT channel, external_id FROM master_identities
-		WHERE salon_id = $1 AND master_id IN ($2, $3) ORDER BY master_id, channel, external_id`, b.SalonID, b.MasterID, masterFrom)
+		WHERE salon_id = $1 AND (master_id IN ($2, $3) OR master_id IN (SELECT master_id FROM bookings WHERE id = $4 OR visit_of = $4))
+		ORDER BY master_id, channel, external_id`, b.SalonID, b.MasterID, masterFrom, b.visit())
 	if err != nil {
 		return nil, fmt.Errorf("master identities: %w", err)
 	}
@@ -446,7 +464,7 @@ const dueSQL = `
 	CROSS JOIN LATERAL unnest(s.reminder_offsets_min) o(lead)
 	CROSS JOIN LATERAL (
 	    SELECT id, salon_id, client_id, starts_at, contact_email, origin_channel, origin_ref FROM bookings
-	    WHERE salon_id = s.id AND status = 'confirmed'
+	    WHERE salon_id = s.id AND status = 'confirmed' AND visit_of IS NULL -- a visit is reminded once, by its head
 	      AND starts_at > $1::timestamptz + make_interval(mins => o.lead / 2)
 	      AND starts_at <= $1::timestamptz + make_interval(mins => o.lead) + $2::interval
 	) b

@@ -509,8 +509,9 @@ func (s *Service) masterPlans(ctx context.Context, q querier, b *Booking, kind M
 		}
 		out = append(out, plan{kind: kind, channel: ChannelTelegram, recipient: id, toMaster: true, ref: ref, notBefore: now})
 		return nil
-	}, `SELECT DISTINCT external_id FROM master_identities WHERE salon_id = $1 AND master_id IN ($2, $3) AND channel = 'telegram'
-		ORDER BY external_id`, b.SalonID, b.MasterID, masterFrom)
+	}, `SELECT DISTINCT external_id FROM master_identities WHERE salon_id = $1 AND channel = 'telegram'
+		AND (master_id IN ($2, $3) OR master_id IN (SELECT master_id FROM bookings WHERE id = $4 OR visit_of = $4))
+		ORDER BY external_id`, b.SalonID, b.MasterID, masterFrom, b.visit())
 	if err != nil {
 		return nil, fmt.Errorf("master identities: %w", err)
 	}

@@ -48,7 +48,15 @@ func (v *View) Owed() Money {
 // a larger deposit asked.
 func (v *View) TopUp() bool { return v.Status == StatusConfirmed && v.DepositDue > 0 }
 
-const viewColumns = `sv.name, m.name, c.name, b.deposit_due`
+// viewColumns name the booking's service and master; for a visit of
+// several services, every service ("Haircut + Colour") and every master
+// ("Anna, Boris"), in visit order, so that whatever tells the client
+// about the visit names all of it.
+const viewColumns = `COALESCE((SELECT string_agg(xs.name, ' + ' ORDER BY x.id) FROM bookings x
+	    JOIN services xs ON xs.id = x.service_id WHERE x.id = b.visit_id OR x.visit_of = b.visit_id), sv.name),
+	COALESCE((SELECT string_agg(q.n, ', ' ORDER BY q.f) FROM (SELECT xm.name n, min(x.id) f FROM bookings x
+	    JOIN masters xm ON xm.id = x.master_id WHERE x.id = b.visit_id OR x.visit_of = b.visit_id GROUP BY xm.name) q), m.name),
+	c.name, b.deposit_due`
 
 var viewFrom = `
 	FROM bookings b

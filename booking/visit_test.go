@@ -499,3 +499,103 @@ func TestAVisitMovesWhole(t *testing.T) {
 	}
 	assertNoOverlap(t, f.Pool)
 }
+
+func TestAVisitIsToldAsOne(t *testing.T) {
+	f := setupVisits(t)
+	b := f.mustBook(t, f.visit("10:00", item(f.svc, f.masters[0]), item(f.colour, f.masters[2]), item(f.beard, f.masters[0])))
+	for _, id := range []int64{b.ID, b.Segments[1].ID} {
+		v, err := f.Svc.BookingView(bookingtest.System(), f.salon.ID, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("%s + %s + %s", f.svc.Name, f.colour.Name, f.beard.Name)
+		if v.ServiceName != want || v.MasterName != f.masters[0].Name+", "+f.masters[2].Name || len(v.Segments) != 3 {
+			t.Fatalf("view of %d: %q by %q (%d segments), want %q by both masters", id, v.ServiceName, v.MasterName, len(v.Segments), want)
+		}
+	}
+	// One notification for the visit, not one per segment.
+	var jobs int
+	if err := f.Pool.QueryRow(context.Background(), `SELECT count(*) FROM booking_outbox WHERE booking_id IN (SELECT id FROM bookings WHERE visit_id = $1)`,
+		b.ID).Scan(&jobs); err != nil {
+		t.Fatal(err)
+	}
+	if jobs > 1 {
+		t.Fatalf("%d outbox rows for one visit", jobs)
+	}
+}
+
+// TestAVisitsDepositsAreOnePayment: a visit of two services with deposits
+// is held whole until its one payment of both deposits; the provider
+// captures their sum; the payment confirms every segment; cancelling
+// refunds the sum and frees every segment.
+func TestAVisitsDepositsAreOnePayment(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
+	second := w.Service(t, w.salon, booking.SalonService{Name: "Gloss", DurationMin: 30, Price: 200000, Deposit: 50000})
+	if err := w.Svc.SetOffers(ctx, w.salon.ID, w.master.ID, []booking.Offer{{ServiceID: w.svc.ID}, {ServiceID: second.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := w.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID,
+		Items:    []booking.VisitItem{{ServiceID: w.svc.ID, MasterID: w.master.ID}, {ServiceID: second.ID}},
+		StartsAt: bookingtest.At(w.salon, w.day, "11:00"), Client: booking.ClientInput{Name: "Payer", Phone: bookingtest.Phone()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Status != booking.StatusPending || b.Deposit != 150000 {
+		t.Fatalf("visit %s with deposit %s, want pending with 1500", b.Status, b.Deposit)
+	}
+	if n := w.count(`SELECT count(*) FROM bookings WHERE visit_id = $1 AND status = 'pending' AND hold_expires_at IS NOT NULL`, b.ID); n != 2 {
+		t.Fatalf("%d segments held, want 2", n)
+	}
+	p := w.start(b)
+	if p.Amount != 150000 || !w.fake.Pay(p.ExternalID) {
+		t.Fatalf("payment of %s, want the two deposits' 1500", p.Amount)
+	}
+	if _, err := w.Svc.CheckPayment(ctx, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.count(`SELECT count(*) FROM bookings WHERE visit_id = $1 AND status = 'confirmed'`, b.ID); n != 2 {
+		t.Fatalf("%d segments confirmed by the payment, want 2", n)
+	}
+	if captured, _ := w.fake.Totals(); captured != 150000 {
+		t.Fatalf("the provider captured %d, want 150000", captured)
+	}
+	if _, err := w.Svc.Cancel(booking.As(context.Background(), booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID}); err != nil {
+		t.Fatal(err)
+	}
+	w.sweep(3)
+	w.fake.SettleRefunds()
+	w.sweep(3)
+	if _, refunded := w.fake.Totals(); refunded != 150000 {
+		t.Fatalf("the provider refunded %d, want 150000", refunded)
+	}
+	if n := w.count(`SELECT count(*) FROM master_busy WHERE booking_id IN (SELECT id FROM bookings WHERE visit_id = $1)`, b.ID); n != 0 {
+		t.Fatalf("%d busy intervals left of a cancelled visit", n)
+	}
+}
+
+// TestAVisitsHoldExpiresWhole: an unpaid visit's hold ends for every
+// segment at once.
+func TestAVisitsHoldExpiresWhole(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
+	second := w.Service(t, w.salon, booking.SalonService{Name: "Gloss", DurationMin: 30, Price: 200000})
+	if err := w.Svc.SetOffers(ctx, w.salon.ID, w.master.ID, []booking.Offer{{ServiceID: w.svc.ID}, {ServiceID: second.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := w.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID,
+		Items:    []booking.VisitItem{{ServiceID: second.ID, MasterID: w.master.ID}, {ServiceID: w.svc.ID}},
+		StartsAt: bookingtest.At(w.salon, w.day, "11:00"), Client: booking.ClientInput{Name: "Payer", Phone: bookingtest.Phone()}})
+	if err != nil || b.Status != booking.StatusPending {
+		t.Fatalf("visit: %v %+v", err, b)
+	}
+	w.Clock.Advance(16 * time.Minute)
+	if n, err := w.Svc.ExpireHolds(ctx); err != nil || n != 1 {
+		t.Fatalf("expired %d visits (%v), want 1", n, err)
+	}
+	if n := w.count(`SELECT count(*) FROM bookings WHERE visit_id = $1 AND status = 'cancelled'`, b.ID); n != 2 {
+		t.Fatalf("%d segments cancelled, want 2", n)
+	}
+}

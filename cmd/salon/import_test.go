@@ -62,8 +62,8 @@ func TestImportAndExportCommands(t *testing.T) {
 		{[]string{"import", "services", good}, 2, "usage"},
 		{[]string{"import", "services", write("empty.csv", ""), "--salon", "cli"}, 2, "no header"},
 		{[]string{"import", "services", write("nocol.csv", "name\nCut\n"), "--salon", "cli"}, 2, "no column duration_min"},
-		{[]string{"export", "services", "--salon", "cli"}, 0, "name,duration_min,price,deposit,buffer_min\nCut,60,1500,0,0\nShave,30,700,0,0\n"},
-		{[]string{"export", "services", "--salon", "cli", "--lang", "ru"}, 0, "\ufeffназвание;длительность;цена;предоплата;буфер\nCut;60;1500;0;0\n"},
+		{[]string{"export", "services", "--salon", "cli"}, 0, "name,duration_min,price,deposit,buffer_min,processing_min,finish_min\nCut,60,1500,0,0,0,0\nShave,30,700,0,0,0,0\n"},
+		{[]string{"export", "services", "--salon", "cli", "--lang", "ru"}, 0, "\ufeffназвание;длительность;цена;предоплата;буфер;выдержка;завершение\nCut;60;1500;0;0;0;0\n"},
 		{[]string{"export", "wands", "--salon", "cli"}, 2, "unknown kind"},
 	}
 	for _, c := range cases {

@@ -37,10 +37,15 @@ func MasterFeed(f *booking.Feed, now time.Time) string {
 // Booking is one booking for its client's calendar: where the salon is,
 // its phone, a link to its booking page (base is the server's public URL;
 // never the manage link, whose token would live on in calendar servers),
-// and a reminder two hours before.
+// and a reminder two hours before. A visit of several services is one
+// event, from its first service to the end of its last.
 func Booking(v *booking.View, base string, now time.Time) string {
 	cal := newCalendar(v.Salon.Name)
 	e := event(cal, &v.Booking, &v.Salon, now)
+	if len(v.Segments) > 1 {
+		e.SetStartAt(v.Segments[0].StartsAt)
+		e.SetEndAt(booking.VisitEnd(&v.Booking))
+	}
 	e.SetSummary(v.ServiceName + " — " + v.Salon.Name)
 	desc := v.MasterName
 	if v.Salon.Phone != "" {
