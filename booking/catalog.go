@@ -291,3 +291,17 @@ func (s *Service) SetTogether(ctx context.Context, salonID, a, b int64, together
 		return nil
 	})
 }
+
+// TogetherWith lists the services the salon does at once with service id
+// (SetTogether), by id. Admins and owners.
+func (s *Service) TogetherWith(ctx context.Context, salonID, id int64) ([]int64, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	var out []int64
+	if err := s.pool.QueryRow(ctx, `SELECT COALESCE(array_agg(CASE WHEN service_a = $2 THEN service_b ELSE service_a END ORDER BY 1), '{}')
+		FROM service_parallel WHERE salon_id = $1 AND (service_a = $2 OR service_b = $2)`, salonID, id).Scan(&out); err != nil {
+		return nil, fmt.Errorf("together with %d: %w", id, dbErr(err))
+	}
+	return out, nil
+}

@@ -499,6 +499,10 @@ type serviceData struct {
 	Form   serviceForm
 	Error  string
 	Fields map[string]string
+	// Others are the salon's other active services; Together marks those
+	// done at once with this one (by two masters, one client).
+	Others   []booking.SalonService
+	Together map[int64]bool
 }
 
 func (h *Handler) servicePage(c *fiber.Ctx) error {
@@ -513,7 +517,66 @@ func (h *Handler) servicePage(c *fiber.Ctx) error {
 	f := serviceForm{ID: sv.ID, Name: sv.Name, Duration: strconv.Itoa(sv.DurationMin), Buffer: strconv.Itoa(sv.BufferMin),
 		Price: sv.Price.String(), Deposit: sv.Deposit.String(), Active: sv.Active, Processing: strconv.Itoa(sv.ProcessingMin),
 		Finish: strconv.Itoa(sv.FinishMin)}
-	return h.render(c, "service", sv.Name, serviceData{Form: f})
+	d := serviceData{Form: f}
+	if err := h.togetherOf(c, &d); err != nil {
+		return err
+	}
+	return h.render(c, "service", sv.Name, d)
+}
+
+// togetherOf fills in the services done at once with d's.
+func (h *Handler) togetherOf(c *fiber.Ctx, d *serviceData) error {
+	ctx, salonID := c.UserContext(), user(c).SalonID
+	all, err := h.svc.Services(ctx, salonID)
+	if err != nil {
+		return err
+	}
+	for _, sv := range all {
+		if sv.ID != d.Form.ID {
+			d.Others = append(d.Others, sv)
+		}
+	}
+	ids, err := h.svc.TogetherWith(ctx, salonID, d.Form.ID)
+	if err != nil {
+		return err
+	}
+	d.Together = map[int64]bool{}
+	for _, id := range ids {
+		d.Together[id] = true
+	}
+	return nil
+}
+
+// setTogether saves which services are done at once with this one: each
+// other service checked is, each unchecked is not.
+func (h *Handler) setTogether(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	ctx, salonID := c.UserContext(), user(c).SalonID
+	if _, err := h.svc.ServiceByID(ctx, salonID, id); err != nil {
+		return err
+	}
+	others, err := h.svc.Services(ctx, salonID)
+	if err != nil {
+		return err
+	}
+	checked := map[int64]bool{}
+	for _, v := range c.Request().PostArgs().PeekMulti("with") {
+		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+			checked[n] = true
+		}
+	}
+	for _, sv := range others {
+		if sv.ID == id {
+			continue
+		}
+		if err := h.svc.SetTogether(ctx, salonID, id, sv.ID, checked[sv.ID]); err != nil {
+			return err
+		}
+	}
+	return done(c, fmt.Sprintf("/panel/services/%d", id), "saved")
 }
 
 func (h *Handler) updateService(c *fiber.Ctx) error {
@@ -538,6 +601,9 @@ func (h *Handler) updateService(c *fiber.Ctx) error {
 	} else {
 		c.Status(fiber.StatusUnprocessableEntity)
 		d.Error, d.Fields = langOf(c).T("Some fields are invalid."), langOf(c).Fields(fe)
+	}
+	if err := h.togetherOf(c, &d); err != nil {
+		return err
 	}
 	return h.render(c, "service", f.Name, d)
 }

@@ -141,6 +141,7 @@ func (h *Handler) Register(app *fiber.App) {
 	a.Post("/services", h.createService)
 	a.Get("/services/:id", h.servicePage)
 	a.Post("/services/:id", h.updateService)
+	a.Post("/services/:id/together", h.setTogether)
 
 	a.Get("/settings", h.settings)
 	a.Post("/settings", h.updateSettings)

@@ -119,6 +119,7 @@ func TestAnotherSalonsIDsAreNotFound(t *testing.T) {
 		"/panel/masters/:id/week/:date":      {fmt.Sprintf("/panel/masters/%d/week/%s", o.master, day)},
 		"/panel/masters/:id/week/:date/grid": {fmt.Sprintf("/panel/masters/%d/week/%s/grid", o.master, day)},
 		"/panel/services/:id":                {fmt.Sprintf("/panel/services/%d", o.service)},
+		"/panel/services/:id/together":       {fmt.Sprintf("/panel/services/%d/together", o.service)},
 		"/panel/users/:id/delete":            {fmt.Sprintf("/panel/users/%d/delete", o.user)},
 		"/panel/messages/:id/retry":          {fmt.Sprintf("/panel/messages/%d/retry", o.message)},
 	}
@@ -416,6 +417,7 @@ func TestAdminsCannotDoOwnersWork(t *testing.T) {
 	before := snapshot(t, w, w.salon.ID)
 	for _, p := range []string{"/panel/settings", "/panel/users", "/panel/masters", "/panel/services",
 		fmt.Sprintf("/panel/masters/%d", m), fmt.Sprintf("/panel/masters/%d/offers", m), fmt.Sprintf("/panel/services/%d", sv),
+		fmt.Sprintf("/panel/services/%d/together", sv),
 		fmt.Sprintf("/panel/users/%d/delete", u)} {
 		a := b.post(p, url.Values{"name": {"Owned"}, "timezone": {"Europe/Moscow"}, "email": {"x@demo.test"}, "password": {"long-enough"},
 			"role": {"owner"}, "duration": {"30"}, "slot_step_min": {"15"}, "min_notice_min": {"0"}, "hold_min": {"15"},

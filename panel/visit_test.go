@@ -2,6 +2,7 @@ package panel_test
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -98,5 +99,43 @@ func TestBrowserBooksAndMovesAVisit(t *testing.T) {
 			head, sg.ServiceID, sg.Start); n != 1 {
 			t.Fatalf("segment %d is not at %s after the move", i, sg.Start.In(loc))
 		}
+	}
+}
+
+// TestServicesDoneTogetherAreSetOnTheServicePage: an owner ticks a
+// manicure as done at the same time as a pedicure; a visit of the two then
+// starts both at once, by two masters.
+func TestServicesDoneTogetherAreSetOnTheServicePage(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctxb := bookingtest.System()
+	o := w.owner()
+	manicure := scalar[int64](t, w, `SELECT id FROM services WHERE salon_id = $1 AND name = 'Маникюр'`, w.salon.ID)
+	haircut := scalar[int64](t, w, `SELECT id FROM services WHERE salon_id = $1 AND name = 'Женская стрижка'`, w.salon.ID)
+	page := o.get(fmt.Sprintf("/panel/services/%d", manicure))
+	if page.status != 200 || !strings.Contains(page.body, `id="together"`) {
+		t.Fatalf("the service page: %d, no together form", page.status)
+	}
+	if a := o.post(fmt.Sprintf("/panel/services/%d/together", manicure), url.Values{"with": {fmt.Sprint(haircut)}}); a.status >= 400 {
+		t.Fatalf("save: %d %s", a.status, a.body)
+	}
+	ids, err := w.Svc.TogetherWith(ctxb, w.salon.ID, haircut)
+	if err != nil || len(ids) != 1 || ids[0] != manicure {
+		t.Fatalf("together with the haircut: %v %v", ids, err)
+	}
+	slots, err := w.Svc.VisitSlots(ctxb, booking.VisitSlotQuery{SalonID: w.salon.ID, From: w.today().AddDays(1), Days: 7,
+		Items: []booking.VisitItem{{ServiceID: haircut}, {ServiceID: manicure}}})
+	if err != nil || len(slots) == 0 {
+		t.Fatalf("visit slots: %d %v", len(slots), err)
+	}
+	if s := slots[0].Segments; !s[0].Start.Equal(s[1].Start) || s[0].MasterID == s[1].MasterID {
+		t.Fatalf("the two start %s and %s with masters %d and %d: want at once, by two", s[0].Start, s[1].Start, s[0].MasterID, s[1].MasterID)
+	}
+	// Unticked, they follow one another again.
+	if a := o.post(fmt.Sprintf("/panel/services/%d/together", manicure), url.Values{}); a.status >= 400 {
+		t.Fatalf("save: %d", a.status)
+	}
+	if ids, _ := w.Svc.TogetherWith(ctxb, w.salon.ID, haircut); len(ids) != 0 {
+		t.Fatalf("still together: %v", ids)
 	}
 }
