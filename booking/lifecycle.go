@@ -82,6 +82,10 @@ type RescheduleRequest struct {
 	// Items, for a visit, are its services in order with their masters (0:
 	// any); none keeps its masters. A visit moves whole.
 	Items []VisitItem
+	// Segment moves only the segment BookingID of its visit (staff), to
+	// StartsAt with MasterID (0: its own), when the visit stays whole: the
+	// segment after the one before it and before the one after it.
+	Segment bool
 }
 
 // Reschedule moves an active booking. It is atomic: when the new time is
@@ -111,7 +115,10 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		return nil, err
 	}
 	now := s.now()
-	if len(r.Items) > 0 {
+	switch {
+	case r.Segment:
+		return s.rescheduleSegment(ctx, caller, r, now)
+	case len(r.Items) > 0:
 		return s.rescheduleVisit(ctx, caller, r, now)
 	}
 	var out, old *Booking

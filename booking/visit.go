@@ -930,3 +930,85 @@ func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan 
 	}
 	return &out, nil
 }
+
+// rescheduleSegment moves one segment of a visit (Reschedule with
+// Segment): staff only. Every master of the visit and the new one are
+// locked; the segment must fit its master's working hours at its new time
+// and keep its place in the visit (after the segment before it has ended
+// for the client and its buffer has passed, and so before the next); the
+// exclusion constraints decide the rest.
+func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r RescheduleRequest, now time.Time) (*Booking, error) {
+	if caller.client() {
+		return nil, fmt.Errorf("clients move a visit whole: %w", ErrForbidden)
+	}
+	var out, moved *Booking
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		out, moved = nil, nil
+		b, salon, err := lockBooking(ctx, tx, caller, r.SalonID, r.BookingID, r.MasterID)
+		if err != nil {
+			return err
+		}
+		if err := mayChange(b, salon, caller, now); err != nil {
+			return err
+		}
+		i := slices.IndexFunc(b.Segments, func(sg Booking) bool { return sg.ID == r.BookingID })
+		if i < 0 {
+			return fmt.Errorf("booking %d: %w", r.BookingID, ErrNotFound)
+		}
+		sg := b.Segments[i]
+		moved = &sg
+		master := cmp.Or(r.MasterID, sg.MasterID)
+		var version int64
+		if err := tx.QueryRow(ctx, `SELECT catalog_version FROM salons WHERE id = $1`, b.SalonID).Scan(&version); err != nil {
+			return fmt.Errorf("move segment: %w", err)
+		}
+		c, err := s.catalogAt(ctx, tx, b.SalonID, version)
+		if err != nil {
+			return err
+		}
+		if err := checkItems(c, []VisitItem{{ServiceID: sg.ServiceID, MasterID: master}}); err != nil {
+			return err
+		}
+		if err := checkStart(c, r.StartsAt, now, false); err != nil {
+			return err
+		}
+		o := c.offers[[2]int64{master, sg.ServiceID}]
+		svc := c.services[sg.ServiceID]
+		t := svc.timing(o.durationMin)
+		p, err := readPlanner(ctx, tx, c, []int64{master}, window{r.StartsAt, r.StartsAt.Add(time.Minute)}, 0, false)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(p.shifts[master], func(sh shift) bool { return t.fitsIn(sh, r.StartsAt, 0) }) {
+			return Invalid("starts_at", "outside the master's working hours")
+		}
+		if i > 0 {
+			prev := b.Segments[i-1]
+			if r.StartsAt.Before(prev.terms().next(prev.StartsAt)) {
+				return Invalid("starts_at", "before the visit's service before it ends: move the whole visit")
+			}
+		}
+		if i+1 < len(b.Segments) && t.next(r.StartsAt).After(b.Segments[i+1].StartsAt) {
+			return Invalid("starts_at", "after the visit's next service starts: move the whole visit")
+		}
+		price := sg.Price
+		if master != sg.MasterID {
+			price = o.price
+		}
+		plan := make([]placed, len(b.Segments))
+		for k, x := range b.Segments {
+			plan[k] = placed{serviceID: x.ServiceID, master: x.MasterID, start: x.StartsAt, durationMin: x.DurationMin, price: x.Price}
+		}
+		plan[i] = placed{serviceID: sg.ServiceID, master: master, start: r.StartsAt, durationMin: o.durationMin, price: price}
+		out, err = s.moveSegments(ctx, tx, b, plan, caller.actor(b))
+		return err
+	})
+	if errors.Is(err, errTaken) {
+		alts, err := s.alternatives(ctx, moved.SalonID, moved.ServiceID, cmp.Or(r.MasterID, moved.MasterID), r.StartsAt, now, moved.ID)
+		if err != nil {
+			return nil, err
+		}
+		return nil, &SlotTakenError{Alternatives: alts}
+	}
+	return out, err
+}

@@ -599,3 +599,43 @@ func TestAVisitsHoldExpiresWhole(t *testing.T) {
 		t.Fatalf("%d segments cancelled, want 2", n)
 	}
 }
+
+func TestOneSegmentMovesWhenTheVisitStaysWhole(t *testing.T) {
+	f := setupVisits(t)
+	staff := booking.As(context.Background(), f.admin(1))
+	b := f.mustBook(t, f.visit("10:00", item(f.svc, f.masters[0]), item(f.beard, f.masters[0])))
+	beard := b.Segments[1].ID
+	if _, err := f.Svc.Reschedule(staff, booking.RescheduleRequest{BookingID: beard, Segment: true, StartsAt: f.at("11:30"),
+		MasterID: f.masters[1].ID}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"m0 10:00-11:00 confirmed", "m1 11:30-11:50 confirmed"}
+	if got := segmentsOf(t, f, b.ID); !slices.Equal(got, want) {
+		t.Fatalf("after moving the beard %v, want %v", got, want)
+	}
+	// Into the haircut: refused, nothing moves.
+	if _, err := f.Svc.Reschedule(staff, booking.RescheduleRequest{BookingID: beard, Segment: true, StartsAt: f.at("10:30")}); !errors.Is(err, booking.ErrInvalid) {
+		t.Fatalf("the beard into the haircut: %v", err)
+	}
+	// The haircut later, up to the beard.
+	if _, err := f.Svc.Reschedule(staff, booking.RescheduleRequest{BookingID: b.ID, Segment: true, StartsAt: f.at("10:30")}); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"m0 10:30-11:30 confirmed", "m1 11:30-11:50 confirmed"}
+	if got := segmentsOf(t, f, b.ID); !slices.Equal(got, want) {
+		t.Fatalf("after moving the haircut %v, want %v", got, want)
+	}
+	// Onto another booking: taken, with alternatives for that service.
+	f.mustBook(t, booking.BookRequest{SalonID: f.salon.ID, ServiceID: f.beard.ID, MasterID: f.masters[0].ID, StartsAt: f.at("12:00"),
+		Client: booking.ClientInput{Name: "X", Phone: bookingtest.Phone()}})
+	_, err := f.Svc.Reschedule(staff, booking.RescheduleRequest{BookingID: beard, Segment: true, StartsAt: f.at("12:00"), MasterID: f.masters[0].ID})
+	var st *booking.SlotTakenError
+	if !errors.As(err, &st) || len(st.Alternatives) == 0 {
+		t.Fatalf("onto a taken time: %v", err)
+	}
+	// Clients move a visit whole.
+	if _, err := f.Svc.Reschedule(web(), booking.RescheduleRequest{BookingID: beard, Segment: true, StartsAt: f.at("13:00")}); !errors.Is(err, booking.ErrForbidden) {
+		t.Fatalf("a client moving one segment: %v", err)
+	}
+	assertNoOverlap(t, f.Pool)
+}

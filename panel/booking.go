@@ -389,11 +389,13 @@ type segmentLine struct {
 type bookingPage struct {
 	// Visit is the visit's services, when it has several; Price what the
 	// whole visit costs.
-	Visit      []segmentLine
-	Price      booking.Money
-	Payment    *booking.PaymentSession
-	Payments   []booking.PaymentEvent // the payment's history
-	DepositDue bool                   // pending, or owing the difference: the client may pay it here, in the salon
+	Visit []segmentLine
+	Price booking.Money
+	// SegDate and SegTime are this segment's own start, for moving it alone.
+	SegDate, SegTime string
+	Payment          *booking.PaymentSession
+	Payments         []booking.PaymentEvent // the payment's history
+	DepositDue       bool                   // pending, or owing the difference: the client may pay it here, in the salon
 	// Held is what the salon holds of the deposit paid online, Refundable
 	// what of it may be refunded now; TopUp what a move asked more.
 	Held, Refundable, TopUp booking.Money
@@ -509,6 +511,7 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	p.Start = start.In(loc).Format("2006-01-02 15:04")
 	p.End = booking.VisitEnd(&v.Booking).In(loc).Format("15:04")
 	p.Price = booking.VisitPrice(&v.Booking)
+	p.SegDate, p.SegTime = v.StartsAt.In(loc).Format("2006-01-02"), v.StartsAt.In(loc).Format("15:04")
 	if p.Date == "" {
 		p.Date, p.Time = start.In(loc).Format("2006-01-02"), start.In(loc).Format("15:04")
 	}
@@ -554,7 +557,11 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 		}
 		items = append(items, it)
 	}
-	if len(items) > 0 {
+	only := c.FormValue("only") == "1" // this segment of its visit alone
+	switch {
+	case only:
+		items = nil
+	case len(items) > 0:
 		master = 0
 	}
 	at, ferr := localTime(salonOf(c), p.Date, p.Time)
@@ -568,7 +575,7 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 		return h.showBooking(c, p)
 	}
 	_, err = h.svc.Reschedule(c.UserContext(), booking.RescheduleRequest{SalonID: user(c).SalonID, BookingID: id,
-		StartsAt: at, MasterID: master, Items: items})
+		StartsAt: at, MasterID: master, Items: items, Segment: only})
 	if err != nil {
 		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
 			return err

@@ -265,6 +265,8 @@ var ru = map[string]string{
 	"Each service follows the one before; the visit is booked whole or not at all.":                       "Каждая услуга идёт после предыдущей; визит записывается целиком или никак.",
 	"Done at the same time as (two masters, one client)":                                                  "Делается одновременно с (два мастера, один клиент)",
 	"In a visit, a service done at the same time as the one before it starts with it, by another master.": "В визите услуга, которая делается одновременно с предыдущей, начинается вместе с ней, у другого мастера.",
+	"Move only %s": "Перенести только: %s",
+	"The rest of the visit stays; this service must still come after the one before it and before the one after it.": "Остальной визит остаётся; эта услуга должна идти после предыдущей и до следующей.",
 	"Move the whole visit":                    "Перенести весь визит",
 	"Cancel the whole visit":                  "Отменить весь визит",
 	"Visit":                                   "Визит",

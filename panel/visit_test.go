@@ -60,7 +60,8 @@ func TestBrowserBooksAndMovesAVisit(t *testing.T) {
 	)
 	browsertest.Axe(t, ctx, "the new booking form with a visit")
 	shot(t, ctx, "visit-new-1280.png", 1280, 900)
-	do(t, ctx, chromedp.EmulateViewport(1280, 900), chromedp.Click(css(`#new-booking button[type=submit]`)), chromedp.WaitVisible(css(`#visit`)))
+	do(t, ctx, chromedp.EmulateViewport(1280, 900), chromedp.Click(css(`#new-booking button[type=submit]`)), chromedp.WaitVisible(css(`#visit`)),
+		chromedp.WaitVisible(css(`p.notice`)))
 	head := bookingIDAt(t, ctx)
 	if n := scalar[int64](t, w, `SELECT count(*) FROM bookings WHERE visit_id = $1 AND status = 'confirmed'`, head); n != 2 {
 		t.Fatalf("%d segments of the visit booked, want 2", n)
@@ -90,7 +91,7 @@ func TestBrowserBooksAndMovesAVisit(t *testing.T) {
 	value(t, ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(function () {
 		var s = document.querySelectorAll('#reschedule select[name=item_master]');
 		s[0].value = '%d'; s[1].value = '%d'; return true; })()`, free[1].Segments[0].MasterID, free[1].Segments[1].MasterID)))
-	do(t, ctx, chromedp.Click(css(`#reschedule button[type=submit]`)), chromedp.WaitVisible(css(`#visit`)))
+	do(t, ctx, chromedp.Click(css(`#reschedule button[type=submit]`)), chromedp.WaitVisible(css(`p.notice, .error, #alternatives`)))
 	if msg := value(t, ctx, chromedp.Evaluate[string](`(document.querySelector('.error, #alternatives') || {}).innerText || ''`)); msg != "" {
 		t.Fatalf("the move says %q", msg)
 	}
