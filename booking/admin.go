@@ -325,7 +325,7 @@ func (s *Service) SearchClients(ctx context.Context, salonID int64, q string) ([
 	like := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q) + "%"
 	rows, err := s.pool.Query(ctx, `
 		SELECT c.id, c.salon_id, c.name, COALESCE(c.phone, ''), c.notes,
-		       count(b.id), count(b.id) FILTER (WHERE b.status = 'no_show'), COALESCE(max(b.starts_at), 'epoch')
+		       count(DISTINCT b.visit_id), count(DISTINCT b.visit_id) FILTER (WHERE b.status = 'no_show'), COALESCE(max(b.starts_at), 'epoch')
 		FROM clients c LEFT JOIN bookings b ON b.client_id = c.id
 		WHERE c.salon_id = @salon AND (@q = '' OR lower(c.name COLLATE "und-x-icu") LIKE lower(@like COLLATE "und-x-icu") OR (@digits <> '' AND c.phone LIKE '%' || @digits || '%'))
 		GROUP BY c.id
@@ -384,12 +384,15 @@ func (s *Service) ClientBookings(ctx context.Context, salonID, clientID int64) (
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, `SELECT `+prefixed("b.", bookingColumns)+`, `+viewColumns+`, `+prefixed("s.", salonColumns)+viewFrom+`
-		WHERE b.salon_id = $1 AND b.client_id = $2 ORDER BY b.starts_at DESC, b.id DESC LIMIT 200`, salonID, clientID)
+		WHERE b.salon_id = $1 AND b.client_id = $2 AND b.visit_of IS NULL ORDER BY b.starts_at DESC, b.id DESC LIMIT 200`, salonID, clientID)
 	if err != nil {
 		return nil, fmt.Errorf("client bookings: %w", dbErr(err))
 	}
 	out, err := s.collectViews(rows, callerOf(ctx))
 	if err != nil {
+		return nil, fmt.Errorf("client bookings: %w", dbErr(err))
+	}
+	if err := s.withSegments(ctx, out); err != nil { // a visit is one line
 		return nil, fmt.Errorf("client bookings: %w", dbErr(err))
 	}
 	return out, nil
@@ -445,13 +448,17 @@ func (s *Service) CompletePast(ctx context.Context) (int, error) {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		return tx.QueryRow(ctx, `
 			WITH due AS (
+			    -- Visits by their heads (a visit completes whole), ended:
+			    -- every service of it, processing and finish included.
 			    SELECT b.id FROM bookings b JOIN salons s ON s.id = b.salon_id
-			    WHERE b.status = 'confirmed' AND b.starts_at < $1::timestamptz - interval '12 hours'
-			      AND booking_slot_end(b.starts_at, b.duration_min) <= $1
+			    WHERE b.status = 'confirmed' AND b.visit_of IS NULL AND b.starts_at < $1::timestamptz - interval '12 hours'
+			      AND NOT EXISTS (SELECT 1 FROM bookings x WHERE (x.id = b.id OR x.visit_of = b.id)
+			                      AND booking_slot_end(x.starts_at, x.duration_min + x.processing_min + x.finish_min) > $1)
 			      AND (b.starts_at AT TIME ZONE s.timezone)::date < ($1::timestamptz AT TIME ZONE s.timezone)::date
 			    ORDER BY b.starts_at LIMIT 1000 FOR UPDATE OF b SKIP LOCKED
 			), upd AS (
-			    UPDATE bookings b SET status = 'completed', updated_at = now() FROM due WHERE b.id = due.id
+			    UPDATE bookings b SET status = 'completed', updated_at = now() FROM due
+			    WHERE (b.id = due.id OR b.visit_of = due.id) AND b.status = 'confirmed'
 			    RETURNING b.id, b.salon_id
 			), ev AS (
 			    INSERT INTO booking_events (salon_id, booking_id, action, actor_kind, channel, details)

@@ -700,6 +700,9 @@ type BookingRow struct {
 	StartsAt        time.Time
 	Phone, Name     string
 	Status          Status
+	// Visit, when not "", names the visit the row is a service of: the
+	// rows of one visit (in one file) are booked as one, all or none.
+	Visit string
 }
 
 // MaxBookingGroup is the most rows of one master written in one transaction.
@@ -805,6 +808,7 @@ func (s *Service) ImportBookings(ctx context.Context, salonID int64, rows []Book
 		}
 		groups[m] = append(groups[m], i)
 	}
+	visits, visitOrder := visitGroups(rows, out, groups)
 	now := s.now()
 	alternatives := func(q querier, i int) error {
 		b := prepared[i]
@@ -828,6 +832,11 @@ func (s *Service) ImportBookings(ctx context.Context, salonID int64, rows []Book
 			}
 			for _, m := range order {
 				if err := writeGroup(ctx, tx, m, groups[m], prepared, clients, actor, out); err != nil {
+					return err
+				}
+			}
+			for _, v := range visitOrder {
+				if err := writeVisit(ctx, tx, visits[v], prepared, clients, actor, out); err != nil {
 					return err
 				}
 			}
@@ -861,6 +870,21 @@ func (s *Service) ImportBookings(ctx context.Context, salonID int64, rows []Book
 			idx = idx[n:]
 		}
 	}
+	for _, v := range visitOrder {
+		idx := visits[v]
+		var ms []int64
+		for _, i := range idx {
+			ms = append(ms, prepared[i].MasterID)
+		}
+		if err := s.inTx(ctx, func(tx pgx.Tx) error {
+			if err := lockMasters(ctx, tx, ms...); err != nil {
+				return err
+			}
+			return writeVisit(ctx, tx, idx, prepared, clients, actor, out)
+		}); err != nil {
+			return nil, err
+		}
+	}
 	// The nearest free starts for each row refused for an overlap, now
 	// that every lock is released.
 	for i := range out {
@@ -871,6 +895,124 @@ func (s *Service) ImportBookings(ctx context.Context, salonID int64, rows []Book
 		}
 	}
 	return out, nil
+}
+
+// visitGroups takes the rows of visits of several services out of the
+// masters' groups: by visit, in the file's order (each visit's rows by
+// start). A visit with a row refused already refuses all its rows.
+func visitGroups(rows []BookingRow, out []RowResult, groups map[int64][]int) (map[string][]int, []string) {
+	by := map[string][]int{}
+	var order []string
+	for i, r := range rows {
+		if r.Visit == "" {
+			continue
+		}
+		if _, ok := by[r.Visit]; !ok {
+			order = append(order, r.Visit)
+		}
+		by[r.Visit] = append(by[r.Visit], i)
+	}
+	kept := order[:0]
+	for _, v := range order {
+		idx := by[v]
+		if len(idx) < 2 {
+			delete(by, v) // a visit of one: an ordinary row
+			continue
+		}
+		for m, g := range groups {
+			groups[m] = slices.DeleteFunc(g, func(i int) bool { return slices.Contains(idx, i) })
+		}
+		bad := slices.ContainsFunc(idx, func(i int) bool { return out[i].Outcome == Rejected })
+		switch {
+		case len(idx) > MaxVisitItems:
+			for _, i := range idx {
+				out[i] = rejected("visit", "at most %d services in one visit", MaxVisitItems)
+			}
+		case bad:
+			for _, i := range idx {
+				if out[i].Outcome != Rejected {
+					out[i] = rejected("visit", "another row of this visit was rejected")
+				}
+			}
+		default:
+			slices.SortStableFunc(idx, func(a, b int) int { return rows[a].StartsAt.Compare(rows[b].StartsAt) })
+			kept = append(kept, v)
+			continue
+		}
+		delete(by, v)
+	}
+	return by, kept
+}
+
+// writeVisit writes the rows of one visit (by start) in the transaction,
+// under its masters' locks (taken by the caller): all of them as one
+// visit under a savepoint, or none. Rows of the visit already there, all
+// of them, are unchanged; a visit is of one client, with one status.
+func writeVisit(ctx context.Context, tx pgx.Tx, idx []int, prepared []Booking, clients []ClientInput, actor Actor, out []RowResult) error {
+	head := prepared[idx[0]]
+	for _, i := range idx[1:] {
+		switch {
+		case clients[i].Phone != clients[idx[0]].Phone:
+			return rejectAll(out, idx, rejected("visit", "a visit's rows are of one client"))
+		case prepared[i].Status != head.Status:
+			return rejectAll(out, idx, rejected("visit", "a visit's rows have one status"))
+		}
+	}
+	ms, starts := make([]int64, len(idx)), make([]time.Time, len(idx))
+	for k, i := range idx {
+		ms[k], starts[k] = prepared[i].MasterID, prepared[i].StartsAt
+	}
+	var found, same int
+	if err := tx.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE b.visit_id = min_visit AND COALESCE(c.phone, '') = $3)
+		FROM (SELECT b.*, min(b.visit_id) OVER () AS min_visit FROM bookings b
+		      JOIN unnest($1::bigint[], $2::timestamptz[]) x (m, t) ON b.master_id = x.m AND b.starts_at = x.t
+		      WHERE b.salon_id = $4 AND b.status <> 'cancelled') b
+		JOIN clients c ON c.id = b.client_id`, ms, starts, clients[idx[0]].Phone, head.SalonID).Scan(&found, &same); err != nil {
+		return fmt.Errorf("import visit: %w", err)
+	}
+	switch {
+	case found == len(idx) && same == len(idx):
+		for _, i := range idx {
+			out[i].Outcome = Unchanged
+		}
+		return nil
+	case found > 0:
+		return rejectAll(out, idx, RowResult{Outcome: Rejected, Err: ErrSlotTaken})
+	}
+	rest := make([]Booking, 0, len(idx)-1)
+	for _, i := range idx[1:] {
+		sg := prepared[i]
+		sg.HoldExpiresAt = head.HoldExpiresAt
+		rest = append(rest, sg)
+	}
+	for _, i := range idx[1:] {
+		head.Deposit += prepared[i].Deposit // one payment of the visit's deposits
+	}
+	batch := &pgx.Batch{}
+	batch.Queue(`SAVEPOINT visit`)
+	queueInsertBooking(batch, &head, clients[idx[0]], clientRecord{}, Identity{}, "", actor, nil, nil, nil, false, rest)
+	err := tx.SendBatch(ctx, batch).Close()
+	if pgCode(err) == pgExclusionViolation {
+		if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT visit`); err != nil {
+			return fmt.Errorf("import visit: %w", err)
+		}
+		return rejectAll(out, idx, RowResult{Outcome: Rejected, Err: ErrSlotTaken})
+	}
+	if err != nil {
+		return fmt.Errorf("import visit: %w", err)
+	}
+	for _, i := range idx {
+		out[i].Outcome = Created
+	}
+	return nil
+}
+
+// rejectAll refuses every row of idx as r.
+func rejectAll(out []RowResult, idx []int, r RowResult) error {
+	for _, i := range idx {
+		out[i] = r
+	}
+	return nil
 }
 
 // writeGroup writes one master's rows in the transaction, under the
@@ -886,17 +1028,19 @@ func writeGroup(ctx context.Context, tx pgx.Tx, masterID int64, idx []int, prepa
 		id, service int64
 		phone       string
 		status      Status
+		visit       bool // a service of a visit of several: changed only with its visit
 	}
 	have := map[int64]cur{}
 	if err := eachRow(ctx, tx, func(r pgx.Row) error {
 		var c cur
 		var at time.Time
-		if err := r.Scan(&c.id, &at, &c.service, &c.phone, &c.status); err != nil {
+		if err := r.Scan(&c.id, &at, &c.service, &c.phone, &c.status, &c.visit); err != nil {
 			return err
 		}
 		have[at.Unix()] = c
 		return nil
-	}, `SELECT b.id, b.starts_at, b.service_id, COALESCE(c.phone, ''), b.status
+	}, `SELECT b.id, b.starts_at, b.service_id, COALESCE(c.phone, ''), b.status,
+		       b.visit_of IS NOT NULL OR EXISTS (SELECT 1 FROM bookings x WHERE x.visit_of = b.id)
 		FROM bookings b JOIN clients c ON c.id = b.client_id
 		WHERE b.master_id = $1 AND b.starts_at = ANY($2) AND b.status <> 'cancelled' FOR UPDATE OF b`, masterID, starts); err != nil {
 		return fmt.Errorf("import bookings: %w", err)
@@ -918,6 +1062,10 @@ func writeGroup(ctx context.Context, tx pgx.Tx, masterID int64, idx []int, prepa
 				continue
 			case exists && c.service == b.ServiceID && c.status == b.Status:
 				out[i].Outcome = Unchanged
+				continue
+			case exists && c.visit:
+				// One service of a visit never changes alone.
+				out[i] = rejected("visit", "a service of a visit: give all the visit's rows, with its visit column")
 				continue
 			case exists:
 				batch.Queue(`SAVEPOINT row`)

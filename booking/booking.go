@@ -563,6 +563,12 @@ func (s *Service) replay(ctx context.Context, q querier, claim *keyClaim, salonI
 	if err != nil {
 		return nil, err
 	}
+	// A visit's replay is the whole visit.
+	if segs, err := visitSegments(ctx, q, b, ""); err != nil {
+		return nil, err
+	} else if len(segs) > 1 {
+		b.Segments = segs
+	}
 	if len(res.TokenSalt) > 0 {
 		b.ManageToken = claim.token(res.TokenSalt)
 	}

@@ -39,14 +39,18 @@ type Listing struct {
 	ClientName  string
 	ClientPhone string
 	ClientNotes string // what the salon keeps about the client (an allergy)
+	// InVisit: the booking is a service of a visit of several (read by
+	// EachBooking only).
+	InVisit bool
 }
 
 // MaxCalendarDays is the most days one calendar covers.
 const MaxCalendarDays = 31
 
 // bookingReach is how far before a day a booking that still touches it can
-// start: the longest service and buffer.
-const bookingReach = 16 * time.Hour
+// start: the longest stay (a service, its processing and finish: 24 hours)
+// and a buffer.
+const bookingReach = 28 * time.Hour
 
 // Calendar reads the calendar in one round trip of a fixed number of
 // queries, however many masters and bookings there are. Staff (see As).

@@ -57,14 +57,17 @@ func (s *Service) EachBooking(ctx context.Context, salonID int64, fn func(l List
 	if err := authorize(ctx, salonID, RoleOwner); err != nil {
 		return err
 	}
-	return each(ctx, s, `SELECT `+prefixed("b.", bookingColumns)+`, sv.name, m.name, c.name, COALESCE(c.phone, ''), c.notes
+	return each(ctx, s, `SELECT `+prefixed("b.", bookingColumns)+`, sv.name, m.name, c.name, COALESCE(c.phone, ''), c.notes,
+		       b.visit_of IS NOT NULL OR EXISTS (SELECT 1 FROM bookings x WHERE x.visit_of = b.id)
 		FROM bookings b JOIN services sv ON sv.id = b.service_id JOIN masters m ON m.id = b.master_id
 		JOIN clients c ON c.id = b.client_id
 		WHERE b.salon_id = $1 AND b.status <> 'cancelled' ORDER BY m.name, b.starts_at`, salonID, func(r pgx.Rows) error {
-		l, err := scanListing(r)
+		var l Listing
+		b, err := scanBooking(scanPrefix{r, []any{&l.ServiceName, &l.MasterName, &l.ClientName, &l.ClientPhone, &l.ClientNotes, &l.InVisit}})
 		if err != nil {
 			return err
 		}
+		l.Booking = *b
 		return fn(l)
 	})
 }

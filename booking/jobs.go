@@ -119,7 +119,8 @@ const notifyJobSQL = `INSERT INTO river_job (kind, args)
 	   OR EXISTS (SELECT 1 FROM client_identities ci WHERE ci.salon_id = @salon AND ci.client_id = b.client_id
 	              AND (ci.channel, ci.external_id) IS DISTINCT FROM (@by_ch::text, @by_ref::text))
 	   OR EXISTS (SELECT 1 FROM master_identities mi WHERE mi.salon_id = @salon
-	              AND (mi.master_id IN (@master, @from_master) OR mi.master_id = ANY (@masters::bigint[])))`
+	              AND (mi.master_id IN (@master, @from_master) OR mi.master_id = ANY (@masters::bigint[])
+	                   OR mi.master_id IN (SELECT x.master_id FROM bookings x WHERE x.visit_of = b.id)))`
 
 // notifyArgs are the arguments of the notification of a change of b.
 func notifyArgs(b *Booking, event string, actor Actor, from *Booking) NotifyArgs {

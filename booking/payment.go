@@ -692,11 +692,14 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 	var out *PaymentSession
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var bookingID, masterID int64
+		var masters []int64 // the visit's (a visit of one: the booking's master)
 		var bookingStatus Status
 		var reason string
 		var startsAt time.Time
-		if err := tx.QueryRow(ctx, `SELECT b.id, b.master_id, b.status, b.cancel_reason, b.starts_at FROM payment_sessions s
-			JOIN bookings b ON b.id = s.booking_id WHERE s.id = $1`, sessionID).Scan(&bookingID, &masterID, &bookingStatus, &reason, &startsAt); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT b.id, b.master_id, b.status, b.cancel_reason, b.starts_at,
+			       ARRAY(SELECT DISTINCT x.master_id FROM bookings x WHERE x.id = b.id OR x.visit_of = b.id)
+			FROM payment_sessions s JOIN bookings b ON b.id = s.booking_id WHERE s.id = $1`, sessionID).
+			Scan(&bookingID, &masterID, &bookingStatus, &reason, &startsAt, &masters); err != nil {
 			return fmt.Errorf("payment session %d: %w", sessionID, err)
 		}
 		// A late payment takes its time again only while the visit is
@@ -708,7 +711,7 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 		}
 		lockedMaster := false
 		if mayRebook(&Booking{Status: bookingStatus, CancelReason: reason, StartsAt: startsAt}) {
-			if err := lockMasters(ctx, tx, masterID); err != nil {
+			if err := lockMasters(ctx, tx, masters...); err != nil {
 				return err
 			}
 			lockedMaster = true

@@ -71,17 +71,23 @@ func (s *Service) ReceiptSettingsOf(ctx context.Context, salonID int64) (*Receip
 func paymentReceipt(ctx context.Context, tx pgx.Tx, b *Booking, amount Money, currency string) (*psp.Receipt, error) {
 	var vat, tax int
 	var item, service, phone string
-	if err := tx.QueryRow(ctx, `SELECT s.receipt_vat_code, COALESCE(s.receipt_tax_system, 0), s.receipt_item, sv.name, COALESCE(c.phone, '')
-		FROM bookings b JOIN salons s ON s.id = b.salon_id JOIN services sv ON sv.id = b.service_id
+	var price Money
+	// A visit of several services is one item: its services' names and
+	// their prices together.
+	if err := tx.QueryRow(ctx, `SELECT s.receipt_vat_code, COALESCE(s.receipt_tax_system, 0), s.receipt_item,
+		       (SELECT string_agg(xs.name, ' + ' ORDER BY x.id) FROM bookings x JOIN services xs ON xs.id = x.service_id
+		        WHERE x.id = b.visit_id OR x.visit_of = b.visit_id),
+		       (SELECT sum(x.price) FROM bookings x WHERE x.id = b.visit_id OR x.visit_of = b.visit_id), COALESCE(c.phone, '')
+		FROM bookings b JOIN salons s ON s.id = b.salon_id
 		JOIN clients c ON c.salon_id = b.salon_id AND c.id = b.client_id WHERE b.id = $1`, b.ID).
-		Scan(&vat, &tax, &item, &service, &phone); err != nil {
+		Scan(&vat, &tax, &item, &service, &price, &phone); err != nil {
 		return nil, fmt.Errorf("receipt: %w", err)
 	}
 	if item == "" {
 		item = service
 	}
 	mode := "partial_prepayment"
-	if b.Deposit >= b.Price {
+	if b.Deposit >= price {
 		mode = "full_prepayment" // (a top-up completes the deposit: the same mode)
 	}
 	return &psp.Receipt{

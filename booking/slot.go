@@ -513,7 +513,7 @@ func loadBusy(ctx context.Context, q querier, salonID int64, masterIDs []int64, 
 		FROM master_busy
 		WHERE salon_id = $1 AND master_id = ANY ($2)
 		  AND tstzrange(starts_at, booking_slot_end(starts_at, duration_min)) && tstzrange($3, $4)
-		  AND ($5 = 0 OR booking_id NOT IN (SELECT id FROM bookings WHERE id = $5 OR visit_of = $5))
+		  AND ($5::bigint = 0 OR booking_id NOT IN (SELECT id FROM bookings WHERE id = $5 OR visit_of = $5))
 		ORDER BY master_id, starts_at`, salonID, masterIDs, iv.start, iv.end, exclude)
 	if err != nil {
 		return nil, fmt.Errorf("busy: %w", err)

@@ -878,9 +878,12 @@ func moveItems(b *Booking, given []VisitItem) ([]VisitItem, error) {
 func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan []placed, actor Actor) (*Booking, error) {
 	n := len(plan)
 	ids, starts, ms, durs, prices := make([]int64, n), make([]time.Time, n), make([]int64, n), make([]int32, n), make([]Money, n)
+	bufs, procs, fins := make([]int32, n), make([]int32, n), make([]int32, n)
 	for i, pl := range plan {
 		sg := b.Segments[i]
 		ids[i], starts[i], ms[i], durs[i], prices[i] = sg.ID, pl.start, pl.master, int32(pl.durationMin), sg.Price
+		// The terms the plan placed it with (the service's current ones).
+		bufs[i], procs[i], fins[i] = int32(pl.t.buffer/time.Minute), int32(pl.t.processing/time.Minute), int32(pl.t.finish/time.Minute)
 		if pl.master != sg.MasterID {
 			prices[i] = pl.price // the new master's price
 		}
@@ -892,15 +895,18 @@ func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan 
 	}
 	rows, err := tx.Query(ctx, `
 		WITH u AS (
-		    UPDATE bookings b SET starts_at = x.s, master_id = x.m, duration_min = x.d, price = x.p, updated_at = now()
-		    FROM unnest($2::bigint[], $3::timestamptz[], $4::bigint[], $5::int[], $6::numeric[]) x (id, s, m, d, p)
+		    UPDATE bookings b SET starts_at = x.s, master_id = x.m, duration_min = x.d, price = x.p, buffer_min = x.bf,
+		           processing_min = x.pr, finish_min = x.f, updated_at = now()
+		    FROM unnest($2::bigint[], $3::timestamptz[], $4::bigint[], $5::int[], $6::numeric[], $12::int[], $13::int[], $14::int[])
+		         x (id, s, m, d, p, bf, pr, f)
 		    WHERE b.salon_id = $1 AND b.id = x.id
 		    RETURNING `+prefixed("b.", bookingColumns)+`
 		), e AS (
 		    INSERT INTO booking_events (salon_id, booking_id, action, actor_kind, actor_id, channel, details)
 		    VALUES ($1, $7, 'rescheduled', $8, $9, $10, $11)
 		)
-		SELECT * FROM u ORDER BY id`, b.SalonID, ids, starts, ms, durs, prices, b.ID, actor.Kind, actor.dbID(), actor.Channel, details)
+		SELECT * FROM u ORDER BY id`, b.SalonID, ids, starts, ms, durs, prices, b.ID, actor.Kind, actor.dbID(), actor.Channel, details,
+		bufs, procs, fins)
 	if err != nil {
 		return nil, fmt.Errorf("reschedule visit: %w", err)
 	}
@@ -997,9 +1003,10 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 		}
 		plan := make([]placed, len(b.Segments))
 		for k, x := range b.Segments {
-			plan[k] = placed{serviceID: x.ServiceID, master: x.MasterID, start: x.StartsAt, durationMin: x.DurationMin, price: x.Price}
+			plan[k] = placed{serviceID: x.ServiceID, master: x.MasterID, start: x.StartsAt, durationMin: x.DurationMin, price: x.Price,
+				t: x.terms()}
 		}
-		plan[i] = placed{serviceID: sg.ServiceID, master: master, start: r.StartsAt, durationMin: o.durationMin, price: price}
+		plan[i] = placed{serviceID: sg.ServiceID, master: master, start: r.StartsAt, durationMin: o.durationMin, price: price, t: t}
 		out, err = s.moveSegments(ctx, tx, b, plan, caller.actor(b))
 		return err
 	})

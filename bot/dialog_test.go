@@ -279,7 +279,7 @@ func TestBookAVisit(t *testing.T) {
 		t.Fatalf("%d segments of one visit in the database, want 2", n)
 	}
 	u.Send("/my")
-	w.see(u, "1. Tue 3 Mar, 11:00 — Haircut, Anna + Beard, Boris (Studio)")
+	w.see(u, "1. Tue 3 Mar, 11:00 — Haircut + Beard, Anna, Boris (Studio)")
 	w.tap(u, "🔁 Move 1")
 	w.tap(u, "Wed 4 Mar")
 	w.tap(u, "14:00")

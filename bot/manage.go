@@ -26,13 +26,8 @@ func (t *turn) my() error {
 	b.WriteString(t.tr("my_title"))
 	k := t.keyboard()
 	for i, v := range views[:min(len(views), 10)] {
-		fmt.Fprintf(&b, "\n%d. %s — %s, %s", i+1, when(t.c.Lang, v.StartsAt, v.Salon.Location()), v.ServiceName, v.MasterName)
-		if len(v.Segments) > 1 && v.SalonID == t.c.SalonID {
-			for _, sg := range v.Segments[1:] { // the rest of the visit
-				fmt.Fprintf(&b, " + %s, %s", t.nameOf(sg.ServiceID), t.masterName(sg.MasterID))
-			}
-		}
-		fmt.Fprintf(&b, " (%s)", v.Salon.Name)
+		// (A visit's names are all of its services and masters.)
+		fmt.Fprintf(&b, "\n%d. %s — %s, %s (%s)", i+1, when(t.c.Lang, v.StartsAt, v.Salon.Location()), v.ServiceName, v.MasterName, v.Salon.Name)
 		k.row(k.btn(t.tr("cancel_n", i+1), action{Verb: doCancelAsk, Salon: v.SalonID, ID: v.ID}),
 			k.btn(t.tr("move_n", i+1), action{Verb: doMove, Salon: v.SalonID, ID: v.ID}))
 		if v.Status == booking.StatusPending && v.Deposit > 0 && t.b.svc.Provider() != nil {

@@ -86,10 +86,21 @@ func Export(ctx context.Context, svc *booking.Service, w io.Writer, kind Kind, s
 			return cw.Write([]string{c.Name, c.Phone, tg, c.Notes})
 		})
 	case Bookings:
+		// A visit of several services is numbered in the file's order
+		// (1, 2, ...), so that the same calendar exports the same file
+		// whatever its ids; a single service has none.
+		visits := map[int64]int{}
 		err = svc.EachBooking(ctx, salon.ID, func(l booking.Listing) error {
 			t := l.StartsAt.In(loc)
+			visit := ""
+			if l.InVisit {
+				if visits[l.VisitID] == 0 {
+					visits[l.VisitID] = len(visits) + 1
+				}
+				visit = strconv.Itoa(visits[l.VisitID])
+			}
 			return cw.Write([]string{l.MasterName, l.ServiceName, t.Format("2006-01-02"), t.Format("15:04"), l.ClientPhone,
-				l.ClientName, string(l.Status)})
+				l.ClientName, string(l.Status), visit})
 		})
 	}
 	if err != nil {

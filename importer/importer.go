@@ -521,10 +521,11 @@ func (r *run) bookings(chunk []Record) error {
 		phone := r.field(rec, "client_phone", true, p)
 		name := r.field(rec, "client_name", false, p)
 		st := r.field(rec, "status", false, p)
+		visit := r.field(rec, "visit", false, p)
 		d := r.date(ds, "date", p)
 		c := r.clock(start, "start", booking.ParseClock, p)
 		return booking.BookingRow{Master: master, Service: service, StartsAt: d.At(loc, int(c)), Phone: phone, Name: name,
-			Status: r.status(st, p)}, master + " " + ds + " " + start
+			Status: r.status(st, p), Visit: strings.TrimSpace(visit)}, master + " " + ds + " " + start
 	}, r.svc.ImportBookings)
 }
 

@@ -77,6 +77,7 @@ var columns = map[Kind][]column{
 		{key: "client_phone", en: "client_phone", ru: "телефон", aliases: []string{"phone", "телефон_клиента"}, required: true},
 		{key: "client_name", en: "client_name", ru: "имя", aliases: []string{"client", "клиент", "имя_клиента", "name"}},
 		{key: "status", en: "status", ru: "статус"},
+		{key: "visit", en: "visit", ru: "визит"},
 	},
 }
 

@@ -71,7 +71,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := importer.Export(ctx, e.Svc, en, importer.Bookings, src, "en"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(en.String(), "master,service,date,start,client_phone,client_name,status\n") {
+	if !strings.HasPrefix(en.String(), "master,service,date,start,client_phone,client_name,status,visit\n") {
 		t.Errorf("English header: %q", strings.SplitN(en.String(), "\n", 2)[0])
 	}
 }
@@ -432,4 +432,81 @@ func TestServicesWithProcessingTime(t *testing.T) {
 	check()
 	imp("name,duration_min,price\nОкрашивание,60,4000\n")
 	check()
+}
+
+// TestVisitsImportAndExport: rows sharing a visit are booked as one visit,
+// all or none; a second import changes nothing; the export writes the
+// visit column that the import reads back.
+func TestVisitsImportAndExport(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	ctx := bookingtest.System()
+	salon := e.Salon(t, booking.Salon{Slug: "visits", Locale: "en"})
+	cut := e.Service(t, salon, booking.SalonService{Name: "Cut", DurationMin: 60})
+	beard := e.Service(t, salon, booking.SalonService{Name: "Beard", DurationMin: 30})
+	anna, boris := e.Master(t, salon, cut, beard), e.Master(t, salon, cut, beard)
+	day := salon.Today(e.Clock.Now()).AddDays(1)
+	for _, m := range []*booking.Master{anna, boris} {
+		e.Shift(t, salon, m, day, 1, "10:00", "20:00")
+	}
+	imp := func(csv string) []importer.Line {
+		t.Helper()
+		var lines []importer.Line
+		if _, err := importer.Import(ctx, e.Svc, strings.NewReader(csv), importer.Options{Kind: importer.Bookings, Salon: salon,
+			Report: func(l importer.Line) error { lines = append(lines, l); return nil }}); err != nil {
+			t.Fatal(err)
+		}
+		return lines
+	}
+	file := fmt.Sprintf("master,service,date,start,client_phone,client_name,visit\n%s,Cut,%s,10:00,+79990000001,Vera,A\n%s,Beard,%s,11:00,+79990000001,Vera,A\n",
+		anna.Name, day, boris.Name, day)
+	for _, l := range imp(file) {
+		if l.Outcome != booking.Created {
+			t.Fatalf("line %d: %s %s", l.Line, l.Outcome, l.Reason)
+		}
+	}
+	var visits, rows int
+	if err := e.Pool.QueryRow(ctx, `SELECT count(DISTINCT visit_id), count(*) FROM bookings WHERE salon_id = $1`, salon.ID).Scan(&visits, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if visits != 1 || rows != 2 {
+		t.Fatalf("%d visits of %d rows, want 1 of 2", visits, rows)
+	}
+	for _, l := range imp(file) {
+		if l.Outcome != booking.Unchanged {
+			t.Fatalf("again, line %d: %s %s", l.Line, l.Outcome, l.Reason)
+		}
+	}
+	// A visit whose second service's time is taken: neither row.
+	taken := fmt.Sprintf("master,service,date,start,client_phone,visit\n%s,Cut,%s,14:00,+79990000002,B\n%s,Beard,%s,10:30,+79990000002,B\n",
+		boris.Name, day, anna.Name, day)
+	for _, l := range imp(taken) {
+		if l.Outcome != booking.Rejected {
+			t.Fatalf("a visit with a taken row, line %d: %s", l.Line, l.Outcome)
+		}
+	}
+	if err := e.Pool.QueryRow(ctx, `SELECT count(*) FROM bookings WHERE salon_id = $1`, salon.ID).Scan(&rows); err != nil || rows != 2 {
+		t.Fatalf("%d bookings after a refused visit (%v), want 2", rows, err)
+	}
+	// The export names the visit; importing it into another salon's
+	// copy of the catalogue books it as one visit again.
+	var out strings.Builder
+	if err := importer.Export(ctx, e.Svc, &out, importer.Bookings, salon, "en"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), "master,service,date,start,client_phone,client_name,status,visit\n") {
+		t.Fatalf("export header: %q", out.String())
+	}
+	if _, err := e.Pool.Exec(ctx, `UPDATE bookings SET status = 'cancelled' WHERE salon_id = $1`, salon.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range imp(out.String()) {
+		if l.Outcome != booking.Created {
+			t.Fatalf("the export imported, line %d: %s %s", l.Line, l.Outcome, l.Reason)
+		}
+	}
+	if err := e.Pool.QueryRow(ctx, `SELECT count(DISTINCT visit_id), count(*) FROM bookings WHERE salon_id = $1 AND status = 'confirmed'`,
+		salon.ID).Scan(&visits, &rows); err != nil || visits != 1 || rows != 2 {
+		t.Fatalf("%d visits of %d rows from the export (%v), want 1 of 2", visits, rows, err)
+	}
 }
