@@ -47,12 +47,7 @@ func (s *Service) Slots(ctx context.Context, q SlotQuery) ([]Slot, error) {
 	if q.MasterID < 0 {
 		fe.add("master_id", "must be positive")
 	}
-	if q.From.IsZero() {
-		fe.add("date", "required")
-	}
-	if q.Days < 1 || q.Days > MaxSlotDays {
-		fe.add("days", "must be between 1 and %d", MaxSlotDays)
-	}
+	checkDays(fe, q.From, q.Days)
 	if err := fe.err(); err != nil {
 		return nil, err
 	}
@@ -77,6 +72,16 @@ func (s *Service) Slots(ctx context.Context, q SlotQuery) ([]Slot, error) {
 		return slots, dbErr(err)
 	}
 	return anyMaster(slots, busy, loc), nil
+}
+
+// checkDays checks a slot search's first day and number of days.
+func checkDays(fe fieldErrors, from Date, days int) {
+	if from.IsZero() {
+		fe.add("date", "required")
+	}
+	if days < 1 || days > MaxSlotDays {
+		fe.add("days", "must be between 1 and %d", MaxSlotDays)
+	}
 }
 
 // anyMaster keeps one slot per start: the master the salon gives a client

@@ -369,12 +369,7 @@ func (s *Service) VisitSlots(ctx context.Context, q VisitSlotQuery) ([]VisitSlot
 		q.Days = 1
 	}
 	fe := fieldErrors{}
-	if q.From.IsZero() {
-		fe.add("date", "required")
-	}
-	if q.Days < 1 || q.Days > MaxSlotDays {
-		fe.add("days", "must be between 1 and %d", MaxSlotDays)
-	}
+	checkDays(fe, q.From, q.Days)
 	if err := fe.err(); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,18 @@ import (
 
 func css(s string) chromedp.CSS { return chromedp.CSS(s) }
 
+// logIn signs the demo owner in through the login form, landing on the day.
+func logIn(w *world) []chromedp.Action[chromedp.Void] {
+	return []chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(w.base + "/panel/"),
+		chromedp.WaitVisible(css(`input[name=email]`)),
+		chromedp.SendKeys(css(`input[name=email]`), demo.Email),
+		chromedp.SendKeys(css(`input[name=password]`), demo.Password),
+		chromedp.Submit(css(`input[name=password]`)),
+		chromedp.WaitVisible(css(`#grid table.grid`)),
+	}
+}
+
 // do runs browser steps; on failure it says which page the browser was on
 // and what it showed.
 func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
@@ -70,15 +82,7 @@ func TestBrowserRunsTheDay(t *testing.T) {
 	tomorrow := w.today().AddDays(1)
 	loc := w.salon.Location()
 
-	// Log in.
-	do(t, ctx,
-		chromedp.Navigate(w.base+"/panel/"),
-		chromedp.WaitVisible(css(`input[name=email]`)),
-		chromedp.SendKeys(css(`input[name=email]`), demo.Email),
-		chromedp.SendKeys(css(`input[name=password]`), demo.Password),
-		chromedp.Submit(css(`input[name=password]`)),
-		chromedp.WaitVisible(css(`#grid table.grid`)),
-	)
+	do(t, ctx, logIn(w)...)
 	// The day view shows the demo bookings of today, per master.
 	n := scalar[int64](t, w, `SELECT count(*) FROM bookings WHERE salon_id = $1 AND status = 'confirmed'
 		AND starts_at >= $2 AND starts_at < $3`, w.salon.ID, w.today().Start(loc), tomorrow.Start(loc))

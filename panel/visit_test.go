@@ -11,7 +11,6 @@ import (
 	"salon/booking"
 	"salon/booking/bookingtest"
 	"salon/internal/browsertest"
-	"salon/internal/demo"
 )
 
 // TestBrowserBooksAndMovesAVisit: at the desk, a women's haircut with Anna
@@ -44,13 +43,8 @@ func TestBrowserBooksAndMovesAVisit(t *testing.T) {
 	}
 	at := free[0].Start.In(loc)
 	ctx := browsertest.Tab(t, 1280, 900)
+	do(t, ctx, logIn(w)...)
 	do(t, ctx,
-		chromedp.Navigate(w.base+"/panel/"),
-		chromedp.WaitVisible(css(`input[name=email]`)),
-		chromedp.SendKeys(css(`input[name=email]`), demo.Email),
-		chromedp.SendKeys(css(`input[name=password]`), demo.Password),
-		chromedp.Submit(css(`input[name=password]`)),
-		chromedp.WaitVisible(css(`#grid table.grid`)),
 		chromedp.Navigate(fmt.Sprintf("%s/panel/bookings/new?master=%d&at=%s", w.base, anna, at.Format("2006-01-02T15:04"))),
 		chromedp.WaitVisible(css(`#new-booking`)),
 		chromedp.SetValue(css(`#new-booking select[name=service]`), fmt.Sprint(haircut)),

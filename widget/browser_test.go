@@ -407,16 +407,7 @@ func TestBrowserGuidesTheClient(t *testing.T) {
 	s := newSite(t)
 	m := s.masters[1]
 	dir := t.ArtifactDir()
-	shot := func(ctx context.Context, name string) {
-		t.Helper()
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	shot := func(ctx context.Context, name string) { t.Helper(); saveShot(t, ctx, name) }
 	for _, size := range []int64{390, 1280} {
 		for _, lang := range []string{"ru", "en"} {
 			ctx := browsertest.Tab(t, size, 900)
@@ -462,4 +453,17 @@ func TestBrowserGuidesTheClient(t *testing.T) {
 	}
 	shot(ctx, "5-cancelled-ru")
 	t.Logf("screenshots in %s", dir)
+}
+
+// saveShot saves the page as it is now, whole, in the test's artifact
+// directory as name.png.
+func saveShot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

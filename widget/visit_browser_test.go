@@ -3,8 +3,6 @@ package widget_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,16 +27,7 @@ func TestBrowserBooksAVisit(t *testing.T) {
 	}
 	m := s.masters[0]
 	dir := t.ArtifactDir()
-	shot := func(ctx context.Context, name string) {
-		t.Helper()
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	shot := func(ctx context.Context, name string) { t.Helper(); saveShot(t, ctx, name) }
 	hour := 10
 	var manage string
 	for _, size := range []int64{390, 1280} {
