@@ -217,6 +217,14 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"Slots": {run: func(ctx context.Context) error {
 			return e1(f.Svc.Slots(ctx, booking.SlotQuery{SalonID: a, ServiceID: sv, From: day}))
 		}},
+		"JoinWaitlist": {run: func(ctx context.Context) error {
+			return e1(f.Svc.JoinWaitlist(ctx, booking.WaitRequest{SalonID: a, ServiceID: sv, From: day, To: day,
+				Client: booking.ClientInput{Name: "W", Phone: "+79990000077"}}))
+		}},
+		"WaitlistEntry": {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistEntry(ctx, 1)) }},
+		"LeaveWaitlist": {run: func(ctx context.Context) error { return e1(f.Svc.LeaveWaitlist(ctx, 1)) }},
+		"AcceptOffer":   {run: func(ctx context.Context) error { return e1(f.Svc.AcceptOffer(ctx, 1, 1)) }},
+		"OfferFreed":    {run: func(ctx context.Context) error { return e1(f.Svc.OfferFreed(ctx)) }, foreign: booking.ErrForbidden},
 		"VisitSlots": {run: func(ctx context.Context) error {
 			return e1(f.Svc.VisitSlots(ctx, booking.VisitSlotQuery{SalonID: a, Items: []booking.VisitItem{{ServiceID: sv}}, From: day}))
 		}},

@@ -525,6 +525,13 @@ type RemindArgs struct{}
 // Kind implements river.JobArgs.
 func (RemindArgs) Kind() string { return "booking_remind" }
 
+// OfferFreedArgs is the periodic job that offers freed time to the
+// waitlists.
+type OfferFreedArgs struct{}
+
+// Kind implements river.JobArgs.
+func (OfferFreedArgs) Kind() string { return "waitlist_offer_freed" }
+
 // ExpireHoldsArgs is the periodic job that cancels unpaid holds.
 type ExpireHoldsArgs struct{}
 
@@ -610,6 +617,7 @@ func AddWorkers(w *river.Workers, s *Service) {
 			return r.Settled, err
 		}})
 	river.AddWorker(w, &sweep[CompletePastArgs]{what: "past bookings completed", run: s.CompletePast, log: s.log})
+	river.AddWorker(w, &sweep[OfferFreedArgs]{what: "waitlist offers made", run: s.OfferFreed, log: s.log})
 	river.AddWorker(w, &sweep[PruneKeysArgs]{what: "idempotency records pruned", log: s.log, run: func(ctx context.Context) (int, error) {
 		n, err := s.PruneIdempotencyKeys(ctx, 24*time.Hour)
 		return int(n), err
@@ -636,5 +644,7 @@ func PeriodicJobs(reconcile time.Duration) []*river.PeriodicJob {
 			func() (river.JobArgs, *river.InsertOpts) { return SweepPaymentsArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}),
 		river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute),
 			func() (river.JobArgs, *river.InsertOpts) { return CompletePastArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}),
+		river.NewPeriodicJob(river.PeriodicInterval(5*time.Second),
+			func() (river.JobArgs, *river.InsertOpts) { return OfferFreedArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}),
 	}
 }

@@ -507,8 +507,16 @@ func setStatus(ctx context.Context, tx pgx.Tx, b *Booking, to Status, reason str
 		), e AS (
 		    INSERT INTO booking_events (salon_id, booking_id, action, actor_kind, actor_id, channel, details)
 		    SELECT $1, id, $5, $6, $7, $8, $9 FROM b
+		), f AS (
+		    -- Cancelled time, while somebody waits for time of this salon,
+		    -- is offered to the waitlist (OfferFreed).
+		    INSERT INTO waitlist_freed (salon_id, master_id, starts_at, ends_at)
+		    SELECT b.salon_id, b.master_id, b.starts_at, booking_slot_end(b.starts_at, b.duration_min + b.processing_min + b.finish_min)
+		    FROM b WHERE $3 = 'cancelled' AND $11
+		      AND EXISTS (SELECT 1 FROM waitlist_entries w WHERE w.salon_id = $1 AND w.status = 'waiting')
 		)
-		SELECT * FROM b WHERE id = $2`, b.SalonID, b.ID, to, reason, action, actor.Kind, actor.dbID(), actor.Channel, dj, b.visit()))
+		SELECT * FROM b WHERE id = $2`, b.SalonID, b.ID, to, reason, action, actor.Kind, actor.dbID(), actor.Channel, dj, b.visit(),
+		b.Status.Active()))
 	if err != nil {
 		return nil, fmt.Errorf("booking %d: set %s: %w", b.ID, to, err)
 	}

@@ -7,7 +7,7 @@ var catalogue = map[string]map[string]string{"ru": ru}
 // of the catalogue.
 var fields = map[string]string{
 	"amount": "Amount", "body": "Request", "break_end": "Break end", "break_start": "Break start",
-	"buffer_min": "Buffer", "items": "Services", "visit": "Visit", "processing_min": "Processing time", "finish_min": "Finish", "caller": "Who asks", "client": "Client", "client.name": "Name", "client.phone": "Phone", "client.email": "Email",
+	"buffer_min": "Buffer", "items": "Services", "from_date": "From", "to_date": "To", "visit": "Visit", "processing_min": "Processing time", "finish_min": "Finish", "caller": "Who asks", "client": "Client", "client.name": "Name", "client.phone": "Phone", "client.email": "Email",
 	"country": "Country", "currency": "Currency", "date": "Date", "days": "Days", "deposit": "Deposit",
 	"deposit_fallback": "When payments are down", "deposit_topup": "Deposit top-up", "duration_min": "Duration", "email": "Email", "end": "End",
 	"file": "File", "from": "From", "hold_min": "Deposit payment time", "horizon_days": "Booking window",
@@ -106,6 +106,10 @@ var ru = map[string]string{
 	"before the visit's service before it ends: move the whole visit":        "раньше, чем кончится предыдущая услуга визита: перенесите весь визит",
 	"after the visit's next service starts: move the whole visit":            "позже, чем начнётся следующая услуга визита: перенесите весь визит",
 	"a service of a visit: give all the visit's rows, with its visit column": "услуга из визита: дайте все строки визита, с его номером в колонке «визит»",
+	"must not be before from_date":                                           "не раньше первого дня",
+	"at most %d days after from_date":                                        "не дальше %d дней от первого дня",
+	"must be after from":                                                     "должно быть позже начала",
+	"this offer is no longer open":                                           "это предложение уже неактуально",
 	"another row of this visit was rejected":                                 "другая строка этого визита отклонена",
 	"a visit's rows are of one client":                                       "строки одного визита — одного клиента",
 	"a visit's rows have one status":                                         "у строк одного визита один статус",
@@ -173,6 +177,7 @@ var ru = map[string]string{
 	"must be an object":                                           "должно быть объектом",
 	"must be true or false":                                       "должно быть true или false",
 	"must be of another type":                                     "другого типа",
+	"use HH:MM":                                                   "в виде ЧЧ:ММ",
 	"use YYYY-MM-DD":                                              "в виде ГГГГ-ММ-ДД",
 	"must be an integer from 1 to 31":                             "целое число от 1 до 31",
 	"must not be empty (omit the header for none)":                "не может быть пустым (или не передавайте заголовок)",

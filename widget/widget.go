@@ -88,7 +88,7 @@ func (h *Handler) Register(app *fiber.App) {
 	api := app.Group("/api/v1", bodyLimit, h.apiErrors, h.deadline, cors.New(cors.Config{
 		AllowOrigins: "*",
 		AllowHeaders: "Content-Type, Idempotency-Key, X-Manage-Token",
-		AllowMethods: "GET, POST, OPTIONS",
+		AllowMethods: "GET, POST, DELETE, OPTIONS",
 	}), noStore)
 	api.Get("/openapi.json", serveOpenAPI)
 	api.Get("/salons/:slug", h.getSalon)
@@ -104,6 +104,10 @@ func (h *Handler) Register(app *fiber.App) {
 	api.Post("/bookings/:id/telegram", h.rateLimited(h.changes), h.telegramLink)
 	api.Get("/returns/:ref", h.paymentReturn)
 	api.Post("/returns/:ref/payment", h.rateLimited(h.changes), h.payAgain)
+	api.Post("/salons/:slug/waitlist", h.rateLimited(h.bookings), h.joinWaitlist)
+	api.Get("/waitlist/:id", h.getWaitlist)
+	api.Delete("/waitlist/:id", h.rateLimited(h.changes), h.leaveWaitlist)
+	api.Post("/waitlist/:id/offers/:offer/accept", h.rateLimited(h.changes), h.acceptOffer)
 	api.Use(func(c *fiber.Ctx) error { return errNoRoute })
 
 	h.registerPages(app)
