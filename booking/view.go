@@ -74,9 +74,11 @@ func (s *Service) BookingView(ctx context.Context, salonID, bookingID int64) (*V
 		return nil, err
 	}
 	var g grants
+	var visit bool // a visit of several services: its segments are read too
 	v, err := scanViewRow(scanPrefix{s.pool.QueryRow(ctx, `SELECT `+prefixed("b.", bookingColumns)+`, `+viewColumns+`, `+
-		prefixed("s.", salonColumns)+`, `+grantsSQL+viewFrom+` WHERE b.id = @id AND (@salon = 0 OR b.salon_id = @salon)`,
-		grantArgs(caller, pgx.NamedArgs{"id": bookingID, "salon": salonID})), g.dest()})
+		prefixed("s.", salonColumns)+`, `+grantsSQL+`, b.visit_of IS NOT NULL OR EXISTS (SELECT 1 FROM bookings x WHERE x.visit_of = b.id)`+
+		viewFrom+` WHERE b.id = @id AND (@salon = 0 OR b.salon_id = @salon)`,
+		grantArgs(caller, pgx.NamedArgs{"id": bookingID, "salon": salonID})), append(g.dest(), &visit)})
 	if isNoRows(err) {
 		return nil, fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
 	}
@@ -87,8 +89,10 @@ func (s *Service) BookingView(ctx context.Context, salonID, bookingID int64) (*V
 	if !caller.may(&v.Booking, g) {
 		return nil, fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
 	}
-	if v.Segments, err = visitSegments(ctx, s.pool, &v.Booking, ""); err != nil {
-		return nil, dbErr(err)
+	if visit {
+		if v.Segments, err = visitSegments(ctx, s.pool, &v.Booking, ""); err != nil {
+			return nil, dbErr(err)
+		}
 	}
 	s.decorate(v, caller)
 	return v, nil

@@ -81,16 +81,44 @@ func viewJSON(v *booking.View) bookingJSON {
 }
 
 type createBody struct {
-	ServiceID *int64     `json:"service_id"`
-	MasterID  *int64     `json:"master_id"`
-	Items     []itemBody `json:"items"`
-	StartsAt  *string    `json:"starts_at"`
-	Client    *struct {
-		Name  *string `json:"name"`
-		Phone *string `json:"phone"`
-		Email *string `json:"email"`
-		Lang  *string `json:"lang"`
-	} `json:"client"`
+	ServiceID *int64      `json:"service_id"`
+	MasterID  *int64      `json:"master_id"`
+	Items     []itemBody  `json:"items"`
+	StartsAt  *string     `json:"starts_at"`
+	Client    *clientBody `json:"client"`
+}
+
+// clientBody is who a request is for: a booking's client, a waitlist's.
+type clientBody struct {
+	Name  *string `json:"name"`
+	Phone *string `json:"phone"`
+	Email *string `json:"email"`
+	Lang  *string `json:"lang"`
+}
+
+// readClient reads the request's client (required); its language, when
+// not given, is the request's Accept-Language.
+func readClient(c *fiber.Ctx, fields map[string]i18n.Text, b *clientBody) booking.ClientInput {
+	var in booking.ClientInput
+	if b == nil {
+		fields["client"] = i18n.New("required")
+		return in
+	}
+	if b.Name != nil {
+		in.Name = *b.Name
+	}
+	if b.Phone != nil {
+		in.Phone = *b.Phone
+	}
+	if b.Email != nil {
+		in.Email = *b.Email
+	}
+	if b.Lang != nil {
+		in.Lang = *b.Lang
+	} else if l, ok := acceptedLang(c); ok {
+		in.Lang = l
+	}
+	return in
 }
 
 func (h *Handler) createBooking(c *fiber.Ctx) error {
@@ -120,24 +148,7 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 		r.MasterID = requiredID(fields, "master_id", body.MasterID)
 	}
 	r.StartsAt = requiredTime(fields, "starts_at", body.StartsAt)
-	if body.Client == nil {
-		fields["client"] = i18n.New("required")
-	} else {
-		if body.Client.Name != nil {
-			r.Client.Name = *body.Client.Name
-		}
-		if body.Client.Phone != nil {
-			r.Client.Phone = *body.Client.Phone
-		}
-		if body.Client.Email != nil {
-			r.Client.Email = *body.Client.Email
-		}
-		if body.Client.Lang != nil {
-			r.Client.Lang = *body.Client.Lang
-		} else if l, ok := acceptedLang(c); ok {
-			r.Client.Lang = l
-		}
-	}
+	r.Client = readClient(c, fields, body.Client)
 	if len(fields) > 0 {
 		return &booking.ValidationError{Fields: fields}
 	}
@@ -232,7 +243,11 @@ func header(c *fiber.Ctx, name string) (string, bool) {
 
 // bookingParams reads the :id path parameter and the manage token: the
 // credential the core judges, which asks for the rest of the request.
-func bookingParams(c *fiber.Ctx) (int64, error) {
+func bookingParams(c *fiber.Ctx) (int64, error) { return tokenParams(c) }
+
+// tokenParams reads the id of the path and the X-Manage-Token header, which
+// becomes the caller: of a booking, or of a waitlist entry.
+func tokenParams(c *fiber.Ctx) (int64, error) {
 	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
 	if err != nil || id <= 0 {
 		return 0, booking.ErrNotFound

@@ -23,11 +23,7 @@ type waitBody struct {
 		From string `json:"from"`
 		To   string `json:"to"`
 	} `json:"times"`
-	Client *struct {
-		Name  *string `json:"name"`
-		Phone *string `json:"phone"`
-		Email *string `json:"email"`
-	} `json:"client"`
+	Client *clientBody `json:"client"`
 }
 
 // waitJSON is a waitlist entry as its manage token's holder reads it.
@@ -105,22 +101,7 @@ func (h *Handler) joinWaitlist(c *fiber.Ctx) error {
 		}
 		r.Times = append(r.Times, booking.TimeWindow{From: from, To: to})
 	}
-	if body.Client == nil {
-		fields["client"] = i18n.New("required")
-	} else {
-		if body.Client.Name != nil {
-			r.Client.Name = *body.Client.Name
-		}
-		if body.Client.Phone != nil {
-			r.Client.Phone = *body.Client.Phone
-		}
-		if body.Client.Email != nil {
-			r.Client.Email = *body.Client.Email
-		}
-		if l, ok := acceptedLang(c); ok {
-			r.Client.Lang = l
-		}
-	}
+	r.Client = readClient(c, fields, body.Client)
 	if len(fields) > 0 {
 		return &booking.ValidationError{Fields: fields}
 	}
@@ -129,20 +110,6 @@ func (h *Handler) joinWaitlist(c *fiber.Ctx) error {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(entryJSON(e, s.Location()))
-}
-
-// waitParams reads the entry's id and its manage token (the caller).
-func waitParams(c *fiber.Ctx) (int64, error) {
-	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, booking.ErrNotFound
-	}
-	token, _ := header(c, "X-Manage-Token")
-	if token == "" {
-		return 0, booking.ErrNotFound
-	}
-	c.SetUserContext(booking.As(c.UserContext(), booking.ByToken(token)))
-	return id, nil
 }
 
 // answerEntry sends the entry as it is now.
@@ -156,7 +123,7 @@ func (h *Handler) answerEntry(c *fiber.Ctx, e *booking.WaitEntry) error {
 }
 
 func (h *Handler) getWaitlist(c *fiber.Ctx) error {
-	id, err := waitParams(c)
+	id, err := tokenParams(c)
 	if err != nil {
 		return err
 	}
@@ -168,7 +135,7 @@ func (h *Handler) getWaitlist(c *fiber.Ctx) error {
 }
 
 func (h *Handler) leaveWaitlist(c *fiber.Ctx) error {
-	id, err := waitParams(c)
+	id, err := tokenParams(c)
 	if err != nil {
 		return err
 	}
@@ -180,7 +147,7 @@ func (h *Handler) leaveWaitlist(c *fiber.Ctx) error {
 }
 
 func (h *Handler) acceptOffer(c *fiber.Ctx) error {
-	id, err := waitParams(c)
+	id, err := tokenParams(c)
 	if err != nil {
 		return err
 	}
