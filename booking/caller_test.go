@@ -221,10 +221,15 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 			return e1(f.Svc.JoinWaitlist(ctx, booking.WaitRequest{SalonID: a, ServiceID: sv, From: day, To: day,
 				Client: booking.ClientInput{Name: "W", Phone: "+79990000077"}}))
 		}},
-		"WaitlistEntry": {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistEntry(ctx, 1)) }},
-		"LeaveWaitlist": {run: func(ctx context.Context) error { return e1(f.Svc.LeaveWaitlist(ctx, 1)) }},
-		"AcceptOffer":   {run: func(ctx context.Context) error { return e1(f.Svc.AcceptOffer(ctx, 1, 1)) }},
-		"OfferFreed":    {run: func(ctx context.Context) error { return e1(f.Svc.OfferFreed(ctx)) }, foreign: booking.ErrForbidden},
+		"WaitlistEntry":   {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistEntry(ctx, 1)) }},
+		"LeaveWaitlist":   {run: func(ctx context.Context) error { return e1(f.Svc.LeaveWaitlist(ctx, 1)) }},
+		"AcceptOffer":     {run: func(ctx context.Context) error { return e1(f.Svc.AcceptOffer(ctx, 1, 1)) }},
+		"OfferFreed":      {run: func(ctx context.Context) error { return e1(f.Svc.OfferFreed(ctx)) }, foreign: booking.ErrForbidden},
+		"WaitlistOn":      {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistOn(ctx, a, day)) }},
+		"OfferTime":       {run: func(ctx context.Context) error { return e1(f.Svc.OfferTime(ctx, 1, 1, time.Now())) }},
+		"WaitlistFillOf":  {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistFillOf(ctx, a)) }},
+		"OpenOfferLink":   {run: func(ctx context.Context) error { return e1(f.Svc.OpenOfferLink(ctx, "no-such-token")) }},
+		"AcceptOfferLink": {run: func(ctx context.Context) error { return e1(f.Svc.AcceptOfferLink(ctx, "no-such-token")) }},
 		"VisitSlots": {run: func(ctx context.Context) error {
 			return e1(f.Svc.VisitSlots(ctx, booking.VisitSlotQuery{SalonID: a, Items: []booking.VisitItem{{ServiceID: sv}}, From: day}))
 		}},

@@ -36,6 +36,8 @@ const (
 	// taken, or after it was cancelled: nothing is charged), or a refund.
 	EventRefunded = "refunded"
 	EventReminder = "reminder"
+	// EventWaitlistOffer: a freed time is offered to a waitlist entry.
+	EventWaitlistOffer = "waitlist_offer"
 	// EventDepositDue: a paid booking moved to a larger deposit, and the
 	// client is asked the difference online (a top-up).
 	EventDepositDue = "deposit_due"
@@ -91,6 +93,9 @@ type Notice struct {
 	Plain bool
 	// At is when it goes (a reminder's words say how long is left).
 	At time.Time
+	// Offer is a waitlist offer's (EventWaitlistOffer): Booking then
+	// shows the time offered, and is no booking yet.
+	Offer *WaitOffer
 }
 
 // Notifier delivers the notices of one chat channel. Notify queues the
@@ -525,13 +530,6 @@ type RemindArgs struct{}
 // Kind implements river.JobArgs.
 func (RemindArgs) Kind() string { return "booking_remind" }
 
-// OfferFreedArgs is the periodic job that offers freed time to the
-// waitlists.
-type OfferFreedArgs struct{}
-
-// Kind implements river.JobArgs.
-func (OfferFreedArgs) Kind() string { return "waitlist_offer_freed" }
-
 // ExpireHoldsArgs is the periodic job that cancels unpaid holds.
 type ExpireHoldsArgs struct{}
 
@@ -617,7 +615,6 @@ func AddWorkers(w *river.Workers, s *Service) {
 			return r.Settled, err
 		}})
 	river.AddWorker(w, &sweep[CompletePastArgs]{what: "past bookings completed", run: s.CompletePast, log: s.log})
-	river.AddWorker(w, &sweep[OfferFreedArgs]{what: "waitlist offers made", run: s.OfferFreed, log: s.log})
 	river.AddWorker(w, &sweep[PruneKeysArgs]{what: "idempotency records pruned", log: s.log, run: func(ctx context.Context) (int, error) {
 		n, err := s.PruneIdempotencyKeys(ctx, 24*time.Hour)
 		return int(n), err
@@ -644,7 +641,5 @@ func PeriodicJobs(reconcile time.Duration) []*river.PeriodicJob {
 			func() (river.JobArgs, *river.InsertOpts) { return SweepPaymentsArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}),
 		river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute),
 			func() (river.JobArgs, *river.InsertOpts) { return CompletePastArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}),
-		river.NewPeriodicJob(river.PeriodicInterval(5*time.Second),
-			func() (river.JobArgs, *river.InsertOpts) { return OfferFreedArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}),
 	}
 }

@@ -342,7 +342,30 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 		if err != nil {
 			return fmt.Errorf("expire holds: %w", err)
 		}
+		ids := make([]int64, len(bks))
+		for i, b := range bks {
+			ids[i] = b.ID
+		}
+		// Waitlist holds not taken: the offer expires, and the time
+		// freed goes to the next in line; nobody had paid or booked, so
+		// nobody is told.
+		rows, err = tx.Query(ctx, `UPDATE waitlist_offers SET status = 'expired'
+			WHERE booking_id = ANY($1) AND status = 'held' RETURNING booking_id`, ids)
+		if err != nil {
+			return fmt.Errorf("expire holds: %w", err)
+		}
+		offered, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return fmt.Errorf("expire holds: %w", err)
+		}
 		for _, b := range bks {
+			if slices.Contains(offered, b.ID) {
+				if _, err := setStatus(ctx, tx, b, StatusCancelled, waitlistHoldReason, System, "waitlist_hold_expired", nil); err != nil {
+					return err
+				}
+				n++
+				continue
+			}
 			out, err := setStatus(ctx, tx, b, StatusCancelled, holdExpiredReason, System, "hold_expired", nil)
 			if err != nil {
 				return err
@@ -355,16 +378,15 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 		// Whether a payment came just in time, or comes just too late,
 		// matters now: its session is looked at again at once, and then
 		// soon and more and more rarely, as a new one.
-		ids := make([]int64, len(bks))
-		for i, b := range bks {
-			ids[i] = b.ID
-		}
 		if _, err := tx.Exec(ctx, `UPDATE payment_sessions SET next_check_at = $2, checks = 0, version = version + 1
 			WHERE booking_id = ANY($1) AND status IN ('registering', 'registered', 'unknown')`, ids, now); err != nil {
 			return fmt.Errorf("expire holds: %w", err)
 		}
 		return nil
 	})
+	if n > 0 {
+		s.wakeMessages() // the time freed: offered to the waitlist at once
+	}
 	return n, err
 }
 
@@ -507,16 +529,8 @@ func setStatus(ctx context.Context, tx pgx.Tx, b *Booking, to Status, reason str
 		), e AS (
 		    INSERT INTO booking_events (salon_id, booking_id, action, actor_kind, actor_id, channel, details)
 		    SELECT $1, id, $5, $6, $7, $8, $9 FROM b
-		), f AS (
-		    -- Cancelled time, while somebody waits for time of this salon,
-		    -- is offered to the waitlist (OfferFreed).
-		    INSERT INTO waitlist_freed (salon_id, master_id, starts_at, ends_at)
-		    SELECT b.salon_id, b.master_id, b.starts_at, booking_slot_end(b.starts_at, b.duration_min + b.processing_min + b.finish_min)
-		    FROM b WHERE $3 = 'cancelled' AND $11
-		      AND EXISTS (SELECT 1 FROM waitlist_entries w WHERE w.salon_id = $1 AND w.status = 'waiting')
 		)
-		SELECT * FROM b WHERE id = $2`, b.SalonID, b.ID, to, reason, action, actor.Kind, actor.dbID(), actor.Channel, dj, b.visit(),
-		b.Status.Active()))
+		SELECT * FROM b WHERE id = $2`, b.SalonID, b.ID, to, reason, action, actor.Kind, actor.dbID(), actor.Channel, dj, b.visit()))
 	if err != nil {
 		return nil, fmt.Errorf("booking %d: set %s: %w", b.ID, to, err)
 	}

@@ -71,7 +71,8 @@ const (
 type Message struct {
 	ID        int64
 	SalonID   int64
-	BookingID int64
+	BookingID int64 // 0 for a waitlist offer's message
+	OfferID   int64 // a waitlist offer's (kind waitlist_offer), else 0
 	Kind      MessageKind
 	Channel   Channel
 	Recipient string // a Telegram user id, an e-mail address, a phone (E.164)
@@ -113,6 +114,8 @@ type Outgoing struct {
 // Manage.
 type Links struct {
 	Confirm, Move, Cancel, Manage, Unsubscribe, Pay string
+	// Offer takes a waitlist offer (its page: /o/TOKEN).
+	Offer string
 }
 
 // Sent is what a courier reports of a message it handed to its provider.
@@ -381,7 +384,9 @@ func (s *Service) UpdateMessageSettings(ctx context.Context, salonID int64, m Me
 // goes at once even in the salon's quiet hours: a deposit due while the
 // time is held (the hold is minutes long; the client has just booked, or
 // the salon has just booked them, and waits for the link).
-func urgent(kind MessageKind, st Status) bool { return kind == KindPaymentDue && st == StatusPending }
+func urgent(kind MessageKind, st Status) bool {
+	return (kind == KindPaymentDue || kind == KindWaitlistOffer) && st == StatusPending
+}
 
 // plan is a message to be written.
 type plan struct {
@@ -800,12 +805,17 @@ func (s *Service) sendOne(ctx context.Context, id int64) error {
 		if m.State != MessageQueued {
 			return nil
 		}
-		v, err := s.BookingView(As(ctx, BySystem()), m.SalonID, m.BookingID)
+		now := s.now()
+		var v *View
+		var why string
+		if m.OfferID != 0 {
+			v, why, err = s.offerView(ctx, tx, m.OfferID, now)
+		} else if v, err = s.BookingView(As(ctx, BySystem()), m.SalonID, m.BookingID); err == nil {
+			why = stale(m, v, now)
+		}
 		if err != nil {
 			return err
 		}
-		now := s.now()
-		why := stale(m, v, now)
 		if why == "" && !m.ToMaster && (m.Channel == ChannelEmail || m.Channel == ChannelSMS) {
 			// Still theirs, and still wanted: not unsubscribed, and the
 			// booking's e-mail, the client's phone still the address.
@@ -840,7 +850,7 @@ func (s *Service) sendOne(ctx context.Context, id int64) error {
 		}
 		// A booking of the salon's hold-out (its id's hash: not a run of
 		// consecutive bookings) gets plain messages: nothing to tap.
-		if !m.ToMaster && set.HoldoutPct > 0 {
+		if !m.ToMaster && set.HoldoutPct > 0 && m.OfferID == 0 {
 			if err := tx.QueryRow(ctx, `UPDATE messages SET plain = mod(abs(hashint8($2::bigint)::bigint), 100) < $3
 				WHERE id = $1 RETURNING plain`, id, m.BookingID, set.HoldoutPct).Scan(&m.Plain); err != nil {
 				return err
@@ -854,7 +864,12 @@ func (s *Service) sendOne(ctx context.Context, id int64) error {
 		if v.Lang != "" {
 			out.Lang = v.Lang
 		}
-		if !m.ToMaster {
+		switch {
+		case m.OfferID != 0:
+			if out.Links, err = makeOfferLinks(ctx, tx, m, v, now); err != nil {
+				return err
+			}
+		case !m.ToMaster:
 			if out.Links, err = makeLinks(ctx, tx, m, v, now); err != nil {
 				return err
 			}
@@ -1006,7 +1021,7 @@ func stale(m *Message, v *View, now time.Time) string {
 func (m *Message) notice(v *View, at time.Time) Notice {
 	event := map[MessageKind]string{KindConfirmation: EventCreated, KindPaymentDue: EventCreated, KindNew: EventCreated,
 		KindCancelled: EventCancelled, KindChanged: EventRescheduled, KindHoldExpired: EventHoldExpired, KindPaid: EventPaid,
-		KindRefunded: EventRefunded, KindReminder: EventReminder}[m.Kind]
+		KindRefunded: EventRefunded, KindReminder: EventReminder, KindWaitlistOffer: EventWaitlistOffer}[m.Kind]
 	if m.Change.Event == EventDepositDue {
 		event = EventDepositDue
 	}
@@ -1014,10 +1029,11 @@ func (m *Message) notice(v *View, at time.Time) Notice {
 		event = EventHoldExpired
 	}
 	return Notice{To: Recipient{Identity: Identity{Channel: m.Channel, ExternalID: m.Recipient}, Master: m.ToMaster},
-		Event: event, Booking: v, Change: m.Change, Lead: m.Lead, Key: fmt.Sprintf("msg:%d:%d", m.ID, m.sends), Message: m.ID, Plain: m.Plain, At: at}
+		Event: event, Booking: v, Change: m.Change, Lead: m.Lead, Key: fmt.Sprintf("msg:%d:%d", m.ID, m.sends), Message: m.ID, Plain: m.Plain, At: at,
+		Offer: v.offer}
 }
 
-const messageColumns = `id, salon_id, booking_id, kind, channel, recipient, to_master, state, COALESCE(error, ''), attempts,
+const messageColumns = `id, salon_id, COALESCE(booking_id, 0), COALESCE(offer_id, 0), kind, channel, recipient, to_master, state, COALESCE(error, ''), attempts,
 	COALESCE(lead_min, 0), COALESCE(starts_at, 'epoch'), change, not_before, created_at, COALESCE(sent_at, 'epoch'),
 	COALESCE(delivered_at, 'epoch'), COALESCE(provider_id, ''), COALESCE(segments, 0), COALESCE(subject, ''), COALESCE(body, ''), plain, sends`
 
@@ -1025,7 +1041,7 @@ func scanMessage(r pgx.Row) (*Message, error) {
 	var m Message
 	var lead int
 	var change []byte
-	err := r.Scan(&m.ID, &m.SalonID, &m.BookingID, &m.Kind, &m.Channel, &m.Recipient, &m.ToMaster, &m.State, &m.Error,
+	err := r.Scan(&m.ID, &m.SalonID, &m.BookingID, &m.OfferID, &m.Kind, &m.Channel, &m.Recipient, &m.ToMaster, &m.State, &m.Error,
 		&m.Attempts, &lead, &m.StartsAt, &change, &m.NotBefore, &m.CreatedAt, &m.SentAt, &m.DeliveredAt, &m.ProviderID,
 		&m.Segments, &m.Subject, &m.Body, &m.Plain, &m.sends)
 	if err != nil {
@@ -1163,9 +1179,11 @@ func (s *Service) TrackDeliveries(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// RunMessages sends due messages every interval, and asks providers what
-// became of those they took, until ctx ends (each replica runs it; a
-// message is claimed by one). Only the platform asks (ErrForbidden).
+// RunMessages offers freed time to the waitlists (OfferFreed) and sends
+// due messages every interval, and at once when this replica wrote some
+// (or freed time), and asks providers what became of those they took,
+// until ctx ends (each replica runs it; a message, a freed time is claimed
+// by one). Only the platform asks (ErrForbidden).
 func (s *Service) RunMessages(ctx context.Context, every time.Duration) error {
 	if err := onlySystem(ctx); err != nil {
 		return err
@@ -1174,10 +1192,14 @@ func (s *Service) RunMessages(ctx context.Context, every time.Duration) error {
 	defer t.Stop()
 	// Delivery reports and pruning, once a minute, beside the sending (a
 	// slow provider's reports never hold a message back).
-	done := make(chan struct{})
-	defer func() { <-done }()
+	done := make(chan struct{}, 2)
+	defer func() { <-done; <-done }()
 	go func() {
-		defer close(done)
+		defer func() { done <- struct{}{} }()
+		s.listenFreed(ctx)
+	}()
+	go func() {
+		defer func() { done <- struct{}{} }()
 		minute := time.NewTicker(time.Minute)
 		defer minute.Stop()
 		for {
@@ -1195,6 +1217,12 @@ func (s *Service) RunMessages(ctx context.Context, every time.Duration) error {
 		}
 	}()
 	for {
+		// Freed time first: its offers are messages to send.
+		if n, err := s.OfferFreed(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("waitlist: offering freed time", "err", err)
+		} else if n > 0 {
+			s.log.Info("waitlist offers made", "count", n)
+		}
 		if _, err := s.SendMessages(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("messages: sweep", "err", err)
 		}

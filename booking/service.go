@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,6 +43,9 @@ type Service struct {
 	// loginGates those that wait for a login throttle key's.
 	masterGates gates[int64]
 	loginGates  gates[string]
+	// waitSwept is when this replica last ended the waitlist entries whose
+	// days are over (unix seconds).
+	waitSwept atomic.Int64
 }
 
 // Option configures a Service.

@@ -29,7 +29,13 @@ type View struct {
 	// DepositDue is what the client still owes online of the deposit of a
 	// confirmed booking moved to a larger one (a top-up; 0: nothing).
 	DepositDue Money
+	// offer is the waitlist offer a message shows as this view (its
+	// Booking the time offered, ID 0), nil for a booking.
+	offer *WaitOffer
 }
+
+// Offer is the waitlist offer the view shows (nil for a booking).
+func (v *View) Offer() *WaitOffer { return v.offer }
 
 // Owed is what the client owes online of the booking's deposit now: a
 // pending booking's deposit, or what a confirmed one moved to a larger

@@ -3,84 +3,141 @@ package booking_test
 import (
 	"context"
 	"errors"
+	"regexp"
+	"slices"
 	"testing"
+	"time"
 
 	"salon/booking"
 	"salon/booking/bookingtest"
 )
 
-// TestABroadcastOfferGoesToTheFirstTap: ten clients wait for master 0's
-// day; the 14:00 booking is cancelled; the freed time is offered to the
-// first three in join order (the salon's broadcast number); all ten tap at
-// once: one booking, the others told it is taken (with alternatives), no
-// overlap, and those without an offer get nothing to accept. A client who
-// left is never offered; a time that matches nobody stays open.
-func TestABroadcastOfferGoesToTheFirstTap(t *testing.T) {
+// waitWorld is the fixture with master 0's day full from 10:00 to 16:00.
+type waitWorld struct {
+	*fixture
+	booked []*booking.Booking
+}
+
+func newWaitWorld(t *testing.T, mode string, broadcast int) *waitWorld {
+	t.Helper()
 	f := setup(t)
-	sys := bookingtest.System()
-	m := f.masters[0]
-	// The day is full for master 0 from 10:00: the waiting clients want it.
-	var booked []*booking.Booking
+	if _, err := f.Pool.Exec(context.Background(), `UPDATE salons SET waitlist_mode = $2, waitlist_broadcast_n = $3 WHERE id = $1`,
+		f.salon.ID, mode, broadcast); err != nil {
+		t.Fatal(err)
+	}
+	w := &waitWorld{fixture: f}
 	for _, hhmm := range []string{"10:00", "11:00", "12:00", "13:00", "14:00", "15:00"} {
-		booked = append(booked, f.mustBook(t, f.req(m, hhmm)))
+		w.booked = append(w.booked, f.mustBook(t, f.req(f.masters[0], hhmm)))
 	}
-	left, err := f.Svc.JoinWaitlist(web(), booking.WaitRequest{SalonID: f.salon.ID, ServiceID: f.svc.ID, MasterID: m.ID,
-		From: f.day, To: f.day, Client: booking.ClientInput{Name: "Gone", Phone: bookingtest.Phone()}})
+	return w
+}
+
+// join puts a new client on master 0's list for the test day.
+func (w *waitWorld) join(t *testing.T, name string, times ...booking.TimeWindow) *booking.WaitEntry {
+	t.Helper()
+	e, err := w.Svc.JoinWaitlist(web(), booking.WaitRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, MasterID: w.masters[0].ID,
+		From: w.day, To: w.day, Times: times, Client: booking.ClientInput{Name: name, Phone: bookingtest.Phone()}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Svc.LeaveWaitlist(booking.As(context.Background(), booking.ByToken(left.ManageToken)), left.ID); err != nil {
-		t.Fatal(err)
-	}
-	var entries []*booking.WaitEntry
-	for range 10 {
-		e, err := f.Svc.JoinWaitlist(web(), booking.WaitRequest{SalonID: f.salon.ID, ServiceID: f.svc.ID, MasterID: m.ID,
-			From: f.day, To: f.day, Client: booking.ClientInput{Name: "Waiting", Phone: bookingtest.Phone()}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		entries = append(entries, e)
-	}
-	// Someone waiting for the morning only is not offered 14:00.
-	morning, err := f.Svc.JoinWaitlist(web(), booking.WaitRequest{SalonID: f.salon.ID, ServiceID: f.svc.ID, From: f.day, To: f.day,
-		Times: []booking.TimeWindow{{From: 9 * 60, To: 12 * 60}}, Client: booking.ClientInput{Name: "Early", Phone: bookingtest.Phone()}})
+	return e
+}
+
+// read reads an entry as its manage token's holder.
+func (w *waitWorld) read(t *testing.T, e *booking.WaitEntry) *booking.WaitEntry {
+	t.Helper()
+	got, err := w.Svc.WaitlistEntry(booking.As(context.Background(), booking.ByToken(e.ManageToken)), e.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Svc.Cancel(sys, booking.CancelRequest{BookingID: booked[4].ID}); err != nil {
+	return got
+}
+
+func (w *waitWorld) accept(e *booking.WaitEntry, offer int64) (*booking.Booking, error) {
+	return w.Svc.AcceptOffer(booking.As(context.Background(), booking.ByToken(e.ManageToken)), e.ID, offer)
+}
+
+// TestBroadcastOffersTheFirstInLine: a freed time is offered to the first
+// three who wait for it (the salon's broadcast number), in join order;
+// a client who left, or who waits for other hours, is never offered it;
+// a freed time nobody waits for stays open, offered to no one.
+func TestBroadcastOffersTheFirstInLine(t *testing.T) {
+	w := newWaitWorld(t, booking.WaitlistBroadcast, 3)
+	sys := bookingtest.System()
+	left := w.join(t, "Gone")
+	if _, err := w.Svc.LeaveWaitlist(booking.As(context.Background(), booking.ByToken(left.ManageToken)), left.ID); err != nil {
 		t.Fatal(err)
 	}
-	n, err := f.Svc.OfferFreed(sys)
-	if err != nil || n != 3 {
+	morning := w.join(t, "Early", booking.TimeWindow{From: 9 * 60, To: 12 * 60})
+	var line []*booking.WaitEntry
+	for range 5 {
+		line = append(line, w.join(t, "Waiting"))
+	}
+	// Master 1's cancelled time: nobody waits for master 1.
+	other := w.mustBook(t, w.req(w.masters[1], "14:00"))
+	if _, err := w.Svc.Cancel(sys, booking.CancelRequest{BookingID: other.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 0 {
+		t.Fatalf("master 1's freed time: %d offers (%v), want none", n, err)
+	}
+	if _, err := w.Svc.Cancel(sys, booking.CancelRequest{BookingID: w.booked[4].ID}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 3 {
 		t.Fatalf("offered %d (%v), want 3 (the broadcast number)", n, err)
 	}
-	if again, _ := f.Svc.OfferFreed(sys); again != 0 {
+	if again, _ := w.Svc.OfferFreed(sys); again != 0 {
 		t.Fatalf("a second run offered %d more", again)
 	}
-	read := func(e *booking.WaitEntry) *booking.WaitEntry {
-		t.Helper()
-		got, err := f.Svc.WaitlistEntry(booking.As(context.Background(), booking.ByToken(e.ManageToken)), e.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got
-	}
-	for i, e := range append(append([]*booking.WaitEntry{left}, entries...), morning) {
-		offers := len(read(e).Offers)
+	for i, e := range append([]*booking.WaitEntry{left, morning}, line...) {
+		got := w.read(t, e)
 		want := 0
-		if i >= 1 && i <= 3 {
-			want = 1 // the first three who still wait, in join order
+		if i >= 2 && i < 5 {
+			want = 1 // the first three who still wait and want 14:00, in join order
 		}
-		if offers != want {
-			t.Fatalf("entry %d has %d offers, want %d", i, offers, want)
+		if len(got.Offers) != want {
+			t.Fatalf("entry %d has %d offers, want %d", i, len(got.Offers), want)
 		}
+		if want == 1 && (!got.Offers[0].Start.Equal(w.at("14:00")) || got.Offers[0].Status != booking.OfferOpen) {
+			t.Fatalf("entry %d was offered %+v, want 14:00, open", i, got.Offers[0])
+		}
+	}
+	// Nobody took master 1's 14:00: it is still free for anyone.
+	w.mustBook(t, w.req(w.masters[1], "14:00"))
+}
+
+// TestABroadcastOfferGoesToTheFirstTap: ten clients wait for one time; the
+// booking is cancelled; all ten are offered it (the salon's number is 10)
+// in join order, and tap at once: one booking, nine answers "taken" with
+// alternatives, no overlap; those nine still wait. An offer of a time
+// that is gone answers "taken" too.
+func TestABroadcastOfferGoesToTheFirstTap(t *testing.T) {
+	w := newWaitWorld(t, booking.WaitlistBroadcast, 10)
+	sys := bookingtest.System()
+	var entries []*booking.WaitEntry
+	for range 10 {
+		entries = append(entries, w.join(t, "Waiting"))
+	}
+	if _, err := w.Svc.Cancel(sys, booking.CancelRequest{BookingID: w.booked[4].ID}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 10 {
+		t.Fatalf("offered %d (%v), want 10", n, err)
+	}
+	offers := make([]int64, len(entries))
+	for i, e := range entries {
+		got := w.read(t, e)
+		if len(got.Offers) != 1 {
+			t.Fatalf("entry %d: %d offers", i, len(got.Offers))
+		}
+		offers[i] = got.Offers[0].ID
+	}
+	if !slices.IsSorted(offers) {
+		t.Fatalf("offers %v were not made in join order", offers)
 	}
 	errs := race(len(entries), func(i int) error {
-		e := read(entries[i])
-		if len(e.Offers) == 0 {
-			return booking.ErrNotFound
-		}
-		_, err := f.Svc.AcceptOffer(booking.As(context.Background(), booking.ByToken(entries[i].ManageToken)), e.ID, e.Offers[0].ID)
+		_, err := w.accept(entries[i], offers[i])
 		return err
 	})
 	ok, taken := 0, 0
@@ -94,31 +151,258 @@ func TestABroadcastOfferGoesToTheFirstTap(t *testing.T) {
 			if len(st.Alternatives) == 0 {
 				t.Errorf("entry %d: taken without alternatives", i)
 			}
-		case errors.Is(err, booking.ErrNotFound) && i >= 3:
-		case errors.Is(err, booking.ErrConflict):
-			taken++ // the offer was gone before the tap reached it
 		default:
 			t.Fatalf("entry %d: %v", i, err)
 		}
 	}
-	if ok != 1 || taken != 2 {
-		t.Fatalf("%d booked and %d told it is taken, want 1 and 2", ok, taken)
+	if ok != 1 || taken != 9 {
+		t.Fatalf("%d booked and %d told it is taken, want 1 and 9", ok, taken)
 	}
-	if got := activeBookings(t, f.Pool, m.ID); got != 6 {
+	if got := activeBookings(t, w.Pool, w.masters[0].ID); got != 6 {
 		t.Fatalf("%d active bookings of the master, want 6 (the freed time booked again once)", got)
 	}
-	assertNoOverlap(t, f.Pool)
-	var statuses []string
-	for _, e := range entries[:3] {
-		statuses = append(statuses, read(e).Status)
-	}
-	booked1 := 0
-	for _, s := range statuses {
-		if s == booking.WaitBooked {
-			booked1++
+	assertNoOverlap(t, w.Pool)
+	waiting, bookedN := 0, 0
+	for i, e := range entries {
+		got := w.read(t, e)
+		switch got.Status {
+		case booking.WaitBooked:
+			bookedN++
+		case booking.WaitWaiting:
+			waiting++
+			if got.Offers[0].Status != booking.OfferGone {
+				t.Errorf("entry %d: its offer is %s, want gone", i, got.Offers[0].Status)
+			}
+			// Tapping again: still taken, with alternatives.
+			var st *booking.SlotTakenError
+			if _, err := w.accept(e, offers[i]); !errors.As(err, &st) {
+				t.Errorf("entry %d tapping a gone offer: %v, want taken", i, err)
+			}
 		}
 	}
-	if booked1 != 1 {
-		t.Fatalf("entries %v: want exactly one booked, the others still waiting", statuses)
+	if bookedN != 1 || waiting != 9 {
+		t.Fatalf("%d booked, %d waiting; want 1 and 9", bookedN, waiting)
+	}
+}
+
+// TestAHoldBlocksEveryoneUntilItEnds: in hold mode the first in line gets
+// the freed time held (a pending booking): the widget, the bot, the panel
+// and an import are refused it; the second in line is offered nothing
+// meanwhile. When the hold ends untaken, the time goes to the second in
+// line, held for them; the first's offer has expired (and cannot be
+// taken); the second, tapping eight times at once, gets one booking.
+func TestAHoldBlocksEveryoneUntilItEnds(t *testing.T) {
+	w := newWaitWorld(t, booking.WaitlistHold, 3)
+	sys := bookingtest.System()
+	first, second := w.join(t, "First"), w.join(t, "Second")
+	if _, err := w.Svc.Cancel(sys, booking.CancelRequest{BookingID: w.booked[4].ID}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 1 {
+		t.Fatalf("offered %d (%v), want 1 (the first in line)", n, err)
+	}
+	got := w.read(t, first)
+	if len(got.Offers) != 1 || got.Offers[0].Status != booking.OfferHeld || got.Offers[0].BookingID == 0 {
+		t.Fatalf("the first in line has %+v, want one held offer", got.Offers)
+	}
+	hold := got.Offers[0]
+	if v := w.get(t, hold.BookingID); v.Status != booking.StatusPending || !v.StartsAt.Equal(w.at("14:00")) {
+		t.Fatalf("the hold is %s at %v", v.Status, v.StartsAt)
+	}
+	if len(w.read(t, second).Offers) != 0 {
+		t.Fatal("the second in line was offered the held time")
+	}
+	r := w.req(w.masters[0], "14:00")
+	idn := booking.ByIdentity(booking.Identity{Channel: booking.ChannelTelegram, ExternalID: "777"})
+	for i, c := range []booking.Caller{booking.Visitor(), idn, w.admin(1), booking.ByImport(w.salon.ID, "bookings.csv")} {
+		rr := r
+		if i == 3 {
+			rr.Source = booking.SourceImport
+		}
+		if _, err := w.Svc.Book(booking.As(context.Background(), c), rr); !errors.Is(err, booking.ErrSlotTaken) {
+			t.Fatalf("booking the held time as caller %d: %v, want taken", i, err)
+		}
+	}
+	// The hold ends untaken: the time goes to the second in line.
+	w.Clock.Advance(16 * time.Minute)
+	if n, err := w.Svc.ExpireHolds(sys); err != nil || n != 1 {
+		t.Fatalf("expired %d holds (%v), want 1", n, err)
+	}
+	if v := w.get(t, hold.BookingID); v.Status != booking.StatusCancelled {
+		t.Fatalf("the hold is %s after its end", v.Status)
+	}
+	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 1 {
+		t.Fatalf("offered %d (%v) after the hold ended, want 1", n, err)
+	}
+	if o := w.read(t, first).Offers[0]; o.Status != booking.OfferExpired {
+		t.Fatalf("the first's offer is %s, want expired", o.Status)
+	}
+	if _, err := w.accept(first, hold.ID); !errors.Is(err, booking.ErrConflict) {
+		t.Fatalf("taking an expired hold: %v, want a conflict", err)
+	}
+	got = w.read(t, second)
+	if len(got.Offers) != 1 || got.Offers[0].Status != booking.OfferHeld {
+		t.Fatalf("the second in line has %+v, want one held offer", got.Offers)
+	}
+	errs := race(8, func(int) error {
+		_, err := w.accept(second, got.Offers[0].ID)
+		return err
+	})
+	ok := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, booking.ErrConflict):
+		default:
+			t.Fatalf("taking the hold: %v", err)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("%d of 8 taps took the hold, want 1", ok)
+	}
+	v := w.get(t, got.Offers[0].BookingID)
+	if v.Status != booking.StatusConfirmed || !v.StartsAt.Equal(w.at("14:00")) {
+		t.Fatalf("the taken hold is %s at %v", v.Status, v.StartsAt)
+	}
+	var taken int
+	if err := w.Pool.QueryRow(context.Background(), `SELECT count(*) FROM booking_events WHERE booking_id = $1 AND action = 'waitlist_taken'`,
+		v.ID).Scan(&taken); err != nil || taken != 1 {
+		t.Fatalf("%d waitlist_taken events (%v), want 1", taken, err)
+	}
+	if got := activeBookings(t, w.Pool, w.masters[0].ID); got != 6 {
+		t.Fatalf("%d active bookings of the master, want 6", got)
+	}
+	assertNoOverlap(t, w.Pool)
+}
+
+// TestFreedTimeFromEveryCause: a move, a longer shift and a hold expired
+// each free time that the waitlist is offered.
+func TestFreedTimeFromEveryCause(t *testing.T) {
+	w := newWaitWorld(t, booking.WaitlistBroadcast, 3)
+	sys := bookingtest.System()
+	e := w.join(t, "Waiting")
+	offered := func(want ...string) {
+		t.Helper()
+		if _, err := w.Svc.OfferFreed(sys); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, o := range w.read(t, e).Offers {
+			got = append(got, o.Start.In(w.salon.Location()).Format("15:04"))
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("offers at %v, want %v", got, want)
+		}
+	}
+	// A move to master 1 frees 11:00.
+	if _, err := w.Svc.Reschedule(sys, booking.RescheduleRequest{BookingID: w.booked[1].ID, StartsAt: w.at("11:00"),
+		MasterID: w.masters[1].ID}); err != nil {
+		t.Fatal(err)
+	}
+	offered("11:00")
+	// Another client takes 11:00 from the widget; the entry's offer of it
+	// is then dropped, and a later tap answers taken.
+	w.mustBook(t, w.req(w.masters[0], "11:00"))
+	var st *booking.SlotTakenError
+	if _, err := w.accept(e, w.read(t, e).Offers[0].ID); !errors.As(err, &st) {
+		t.Fatalf("taking a time booked meanwhile: %v, want taken", err)
+	}
+	// The shift ends at 20:00; the day is booked to 20:00 after 16:00, then
+	// the shift grows to 21:00.
+	for _, hhmm := range []string{"16:00", "17:00", "18:00", "19:00"} {
+		w.mustBook(t, w.req(w.masters[0], hhmm))
+	}
+	w.Shift(t, w.salon, w.masters[0], w.day, 1, "10:00", "21:00")
+	offered("11:00", "20:00")
+}
+
+// TestAnOfferReachesTheClient: the client waiting gets the freed time by
+// e-mail (in the mailbox of a real SMTP server) and by SMS (at the fake
+// SMS.ru), each with a link; the link's page shows the offer, and taking
+// it books the time, which the client is then told of like any booking.
+// An offer whose time was booked before its message went is dropped.
+func TestAnOfferReachesTheClient(t *testing.T) {
+	t.Parallel()
+	w := newMsgWorld(t, 1)
+	sys := bookingtest.System()
+	set, err := w.Svc.MessageSettingsOf(sys, w.salon.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set.SMSKinds = append(set.SMSKinds, booking.KindWaitlistOffer)
+	if _, err := w.Svc.UpdateMessageSettings(sys, w.salon.ID, *set); err != nil {
+		t.Fatal(err)
+	}
+	w.Clock.Set(bookingtest.At(w.salon, w.day.AddDays(-1), "12:00"))
+	b := w.book(w.anna, w.day, "12:00", "")
+	phone := bookingtest.Phone()
+	e, err := w.Svc.JoinWaitlist(web(), booking.WaitRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
+		From: w.day, To: w.day, Client: booking.ClientInput{Name: "Ольга", Phone: phone, Email: "olga@example.com", Lang: "ru"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.Cancel(sys, booking.CancelRequest{BookingID: b.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 1 {
+		t.Fatalf("offered %d (%v), want 1", n, err)
+	}
+	w.sendAll()
+	if !w.mailTo("olga@example.com", "Освободилось время: Стрижка") {
+		t.Fatalf("no offer in the mailbox: %+v", w.mail.Messages(t))
+	}
+	texts := w.smsTo(phone)
+	if len(texts) != 1 {
+		t.Fatalf("%d SMS to the client, want the offer", len(texts))
+	}
+	link := regexp.MustCompile(regexp.QuoteMeta(msgBase) + `/o/([A-Za-z0-9_-]+)`).FindStringSubmatch(texts[0].Text)
+	if link == nil {
+		t.Fatalf("the SMS has no offer link: %q", texts[0].Text)
+	}
+	l, err := w.Svc.OpenOfferLink(web(), link[1])
+	if err != nil || l.Expired || l.Offer.Status != booking.OfferOpen || !l.View.StartsAt.Equal(bookingtest.At(w.salon, w.day, "12:00")) ||
+		l.View.ServiceName != "Стрижка" {
+		t.Fatalf("the link's offer: %+v (%v)", l, err)
+	}
+	got, err := w.Svc.AcceptOfferLink(web(), link[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != booking.StatusConfirmed || got.ManageToken == "" || !got.StartsAt.Equal(bookingtest.At(w.salon, w.day, "12:00")) {
+		t.Fatalf("the offer booked %+v", got)
+	}
+	if entry, _ := w.Svc.WaitlistEntry(sys, e.ID); entry.Status != booking.WaitBooked || entry.BookingID != got.ID {
+		t.Fatalf("the entry is %s with booking %d", entry.Status, entry.BookingID)
+	}
+	w.sendAll()
+	if !w.mailTo("olga@example.com", "Вы записаны") {
+		t.Fatal("no confirmation of the booking the offer became")
+	}
+	// A second freed time, booked by someone else before its offer went:
+	// the offer's messages are dropped, not sent.
+	b2 := w.book(w.anna, w.day, "15:00", "")
+	e2, err := w.Svc.JoinWaitlist(web(), booking.WaitRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
+		From: w.day, To: w.day, Client: booking.ClientInput{Name: "Ира", Phone: bookingtest.Phone(), Email: "ira@example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Clock.Set(bookingtest.At(w.salon, w.day.AddDays(-1), "22:00")) // the night: the SMS waits for the morning
+	if _, err := w.Svc.Cancel(sys, booking.CancelRequest{BookingID: b2.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 1 {
+		t.Fatalf("offered %d (%v), want 1", n, err)
+	}
+	w.book(w.anna, w.day, "15:00", "")
+	w.Clock.Set(bookingtest.At(w.salon, w.day, "09:30"))
+	w.sendAll()
+	var states []string
+	if err := w.Pool.QueryRow(context.Background(), `SELECT array_agg(m.state || ':' || m.channel ORDER BY m.channel) FROM messages m
+		JOIN waitlist_offers o ON o.id = m.offer_id WHERE o.entry_id = $1`, e2.ID).Scan(&states); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(states, []string{"sent:email", "dropped:sms"}) && !slices.Equal(states, []string{"dropped:email", "dropped:sms"}) {
+		t.Fatalf("the second offer's messages: %v, want the SMS dropped", states)
 	}
 }

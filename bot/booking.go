@@ -215,6 +215,9 @@ func (t *turn) onContact(c *models.Contact) error {
 		return nil
 	}
 	t.c.D.Phone, t.c.D.PhoneProven = phone, own
+	if t.c.D.Waiting {
+		return t.waitFor()
+	}
 	return t.confirm()
 }
 
@@ -234,6 +237,9 @@ func (t *turn) onPhone(raw string) error {
 		return nil
 	}
 	t.c.D.Phone, t.c.D.PhoneProven = phone, false
+	if t.c.D.Waiting {
+		return t.waitFor()
+	}
 	return t.confirm()
 }
 
@@ -355,6 +361,9 @@ func (t *turn) alternatives(alts []booking.Slot, visits []booking.VisitSlot) err
 		}
 		label := when(t.c.Lang, v.Start, s.Location()) + " · " + strings.Join(slices.Compact(names), ", ")
 		k.row(k.btn(label, action{Verb: doTime, Master: v.Segments[0].MasterID, At: v.Start.Unix(), Masters: v.Masters()}))
+	}
+	if t.c.D.Moving == 0 && t.c.D.Service != 0 {
+		k.row(k.btn(t.tr("wait_button"), action{Verb: doWait}))
 	}
 	k.back(stepDay)
 	t.c.D.Step, t.c.D.Key = stepTaken, ""

@@ -67,6 +67,8 @@ type dialog struct {
 	// time, in visit order.
 	Items       []visitPick `json:"items,omitempty"`
 	SlotMasters []int64     `json:"slot_masters,omitempty"`
+	// Waiting: the phone asked for is to join the waitlist, not to book.
+	Waiting bool `json:"waiting,omitempty"`
 }
 
 // visitPick is one service of a visit as the user chose it.

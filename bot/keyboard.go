@@ -30,6 +30,8 @@ const (
 	doMoveHere  verb = "movehere" // move the booking to the chosen slot
 	doPay       verb = "pay"      // the payment page of booking ID of Salon
 	doMore      verb = "more"     // add another service to the visit
+	doWait      verb = "wait"     // join the waitlist for the chosen service and master
+	doLeaveWait verb = "unwait"   // leave waitlist entry ID
 )
 
 // action is what one button of the keyboard on screen does. It stays on
@@ -145,6 +147,10 @@ func (t *turn) onTap(data string) error {
 		return t.move()
 	case doPay:
 		return t.pay(a.Salon, a.ID)
+	case doWait:
+		return t.waitFor()
+	case doLeaveWait:
+		return t.leaveWait(a.ID)
 	case doMore:
 		if len(t.c.D.Items)+1 >= booking.MaxVisitItems || t.c.D.Service == 0 {
 			t.notice = t.tr("visit_full")
@@ -189,6 +195,8 @@ func (t *turn) onNoticeTap(data string) error {
 		return nil
 	}
 	switch parts[0] {
+	case "w": // a waitlist offer: "w:entry:offer"
+		return t.takeOffer(salonID, bookingID)
 	case "c":
 		_, first, err := t.b.svc.ConfirmAttendance(t.ctx, salonID, bookingID)
 		if err != nil {

@@ -61,6 +61,15 @@ func (Notifier) Notify(ctx context.Context, tx pgx.Tx, n booking.Notice) error {
 		msg.Text += "\n" + tr(lang, "n_due_amount", due.Format(v.Salon.Currency, lang))
 		msg.Inline = [][]button{{{Text: tr(lang, "pay_button"), Data: tapPay + fmt.Sprintf("%d:%d", v.SalonID, v.ID)}}}
 	}
+	if o := n.Offer; o != nil && !n.To.Master {
+		// A waitlist offer: one tap books it (the chat's identity, or the
+		// client it was proven to be, is the credential).
+		if v.Status == booking.StatusPending {
+			msg.Text += "\n" + tr(lang, "n_offer_held_until", v.HoldExpiresAt.In(v.Salon.Location()).Format("15:04"))
+		}
+		msg.Inline = [][]button{{{Text: tr(lang, "b_take_offer"), Data: tapOffer + fmt.Sprintf("%d:%d", o.EntryID, o.ID)}}}
+		return queue(ctx, tx, []outMsg{msg})
+	}
 	answers := n.Event == booking.EventReminder || n.Event == booking.EventPaid || n.Event == booking.EventCreated && v.Status == booking.StatusConfirmed
 	if answers && !n.To.Master && !n.Plain && v.ConfirmedAt.IsZero() && v.Status.Active() {
 		// One tap, on reminders and confirmations: confirm, move or
@@ -79,6 +88,7 @@ const (
 	tapMove    = "r:m:"
 	tapCancel  = "r:x:"
 	tapPay     = "r:p:"
+	tapOffer   = "r:w:" // "entry:offer" of a waitlist offer
 )
 
 // owed is what a notice asks the client to pay online, if it asks.
@@ -115,6 +125,12 @@ func noticeKey(n booking.Notice) string {
 	}
 	if n.Event == booking.EventCreated && n.Booking.Status == booking.StatusPending {
 		return "n_client_held"
+	}
+	if n.Event == booking.EventWaitlistOffer {
+		if n.Booking.Status == booking.StatusPending {
+			return "n_offer_held"
+		}
+		return "n_offer"
 	}
 	return map[string]string{booking.EventCreated: "n_client_booked", booking.EventCancelled: "n_client_cancel", booking.EventDepositDue: "n_deposit_due",
 		booking.EventRescheduled: "n_client_moved", booking.EventHoldExpired: "n_hold_expired", booking.EventPaid: "n_paid",

@@ -50,6 +50,10 @@ func (t *turn) days() error {
 	if t.c.D.Moving == 0 && len(t.c.D.Items)+1 < booking.MaxVisitItems {
 		k.row(k.btn(t.tr("add_service"), action{Verb: doMore}))
 	}
+	if t.c.D.Moving == 0 {
+		// Nothing that suits on these days: wait for a time to free.
+		k.row(k.btn(t.tr("wait_button"), action{Verb: doWait}))
+	}
 	if t.c.D.Moving != 0 {
 		k.back(stepMy)
 	} else {

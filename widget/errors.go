@@ -236,7 +236,7 @@ func LoggedPath(c *fiber.Ctx) string {
 }
 
 // secretPrefixes are the paths whose rest grants access.
-var secretPrefixes = []string{"/a/", "/calendar/", "/api/v1/returns/"}
+var secretPrefixes = []string{"/a/", "/o/", "/calendar/", "/api/v1/returns/"}
 
 // fieldsIn writes the reasons of fields in lang.
 func fieldsIn(fields map[string]i18n.Text, lang string) map[string]string {

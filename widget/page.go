@@ -42,6 +42,7 @@ type pageConfig struct {
 	Days      []string      `json:"days"`
 	Services  []pageService `json:"services"`
 	BookingID int64         `json:"bookingId,omitempty"`
+	EntryID   int64         `json:"entryId,omitempty"` // the waitlist entry of the waitlist page
 	ReturnRef string        `json:"returnRef,omitempty"`
 	// OnlinePay says deposits are paid online right after booking, the
 	// time held for HoldMin minutes meanwhile.
@@ -60,14 +61,18 @@ type pageData struct {
 	OtherLang  string
 	T          map[string]string
 	Services   []pageService
-	Mode       string // book, manage (a booking, by its manage token) or back (from paying, by the payment's return reference)
-	Config     pageConfig
+	// Mode: book, manage (a booking, by its manage token), back (from
+	// paying, by the payment's return reference) or waitlist (a place on
+	// the waitlist, by its manage token).
+	Mode   string
+	Config pageConfig
 }
 
 func (h *Handler) registerPages(app *fiber.App) {
 	app.Get("/w/:slug", h.deadline, h.widgetPage)
 	app.Get("/w/:slug/manage/:id", h.deadline, h.managePage)
 	app.Get("/w/:slug/back/:ref", h.deadline, h.backPage)
+	app.Get("/w/:slug/waitlist/:id", h.deadline, h.waitlistPage)
 	app.Get("/widget.js", func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, "text/javascript; charset=utf-8")
 		c.Set(fiber.HeaderCacheControl, "public, max-age=300")
@@ -104,19 +109,26 @@ func (h *Handler) managePage(c *fiber.Ctx) error { return h.page(c, "manage") }
 
 func (h *Handler) backPage(c *fiber.Ctx) error { return h.page(c, "back") }
 
-// page renders the widget (book), its manage page (manage) or the page a
-// client comes back to from paying (back), for the salon of :slug.
+func (h *Handler) waitlistPage(c *fiber.Ctx) error { return h.page(c, "waitlist") }
+
+// page renders the widget (book), its manage page (manage), the page a
+// client comes back to from paying (back) or a waitlist entry's page
+// (waitlist), for the salon of :slug.
 func (h *Handler) page(c *fiber.Ctx, mode string) error {
 	ctx := c.UserContext()
 	s, err := h.svc.SalonBySlug(ctx, c.Params("slug"))
 	if err != nil {
 		return h.pageError(c, err)
 	}
-	var bookingID int64
+	var bookingID, entryID int64
 	var ref string
 	switch mode {
 	case "manage":
 		if bookingID, err = strconv.ParseInt(c.Params("id"), 10, 64); err != nil || bookingID <= 0 {
+			return h.pageError(c, booking.ErrNotFound)
+		}
+	case "waitlist":
+		if entryID, err = strconv.ParseInt(c.Params("id"), 10, 64); err != nil || entryID <= 0 {
 			return h.pageError(c, booking.ErrNotFound)
 		}
 	case "back":
@@ -161,7 +173,7 @@ func (h *Handler) page(c *fiber.Ctx, mode string) error {
 		d.Services = append(d.Services, p)
 	}
 	d.Config = pageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, Timezone: s.Timezone, Today: first.String(),
-		Services: d.Services, BookingID: bookingID, ReturnRef: ref, OnlinePay: h.svc.Provider() != nil, HoldMin: s.HoldMin,
+		Services: d.Services, BookingID: bookingID, EntryID: entryID, ReturnRef: ref, OnlinePay: h.svc.Provider() != nil, HoldMin: s.HoldMin,
 		Telegram: h.cfg.botUsername() != "",
 		I18n:     messages[lang]}
 	if d.Config.Services == nil {

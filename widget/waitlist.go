@@ -15,10 +15,11 @@ import (
 // The waitlist API (contract section 4, "Waitlist").
 
 type waitBody struct {
-	ServiceID *int64  `json:"service_id"`
-	MasterID  *int64  `json:"master_id"`
-	FromDate  *string `json:"from_date"`
-	ToDate    *string `json:"to_date"`
+	ServiceID *int64     `json:"service_id"`
+	MasterID  *int64     `json:"master_id"`
+	Items     []itemBody `json:"items"`
+	FromDate  *string    `json:"from_date"`
+	ToDate    *string    `json:"to_date"`
 	Times     []struct {
 		From string `json:"from"`
 		To   string `json:"to"`
@@ -34,6 +35,7 @@ type waitJSON struct {
 	MasterID    *int64      `json:"master_id,omitempty"`
 	FromDate    string      `json:"from_date"`
 	ToDate      string      `json:"to_date"`
+	Items       []waitItem  `json:"items"`
 	ManageToken string      `json:"manage_token,omitempty"`
 	Offers      []offerJSON `json:"offers"`
 }
@@ -48,15 +50,35 @@ type offerJSON struct {
 	ExpiresAt string     `json:"expires_at,omitempty"`
 }
 
+// waitItem is a service an entry waits for, with its master (none: any).
+type waitItem struct {
+	ServiceID int64  `json:"service_id"`
+	MasterID  *int64 `json:"master_id,omitempty"`
+}
+
 func entryJSON(e *booking.WaitEntry, loc *time.Location) waitJSON {
 	out := waitJSON{ID: e.ID, Status: e.Status, ServiceID: e.ServiceID, FromDate: e.From.String(), ToDate: e.To.String(),
 		ManageToken: e.ManageToken, Offers: []offerJSON{}}
 	if e.MasterID != 0 {
 		out.MasterID = &e.MasterID
 	}
+	for _, it := range e.Items {
+		w := waitItem{ServiceID: it.ServiceID}
+		if it.MasterID != 0 {
+			w.MasterID = &it.MasterID
+		}
+		out.Items = append(out.Items, w)
+	}
 	for _, o := range e.Offers {
+		// The offer's time is the visit's: its first service with the
+		// master whose time freed, the rest as the booking places them.
+		segs := make([]booking.Segment, len(e.Items))
+		for i, it := range e.Items {
+			segs[i] = booking.Segment{ServiceID: it.ServiceID, MasterID: it.MasterID, Start: o.Start, End: o.End}
+		}
+		segs[0].MasterID = o.MasterID
 		j := offerJSON{ID: o.ID, StartsAt: stamp(o.Start, loc), EndsAt: stamp(o.End, loc), MasterID: o.MasterID, Status: o.Status,
-			Items: itemsJSON([]booking.Segment{{ServiceID: e.ServiceID, MasterID: o.MasterID, Start: o.Start, End: o.End}}, loc)}
+			Items: itemsJSON(segs, loc)}
 		if !o.ExpiresAt.IsZero() {
 			j.ExpiresAt = stamp(o.ExpiresAt, loc)
 		}
@@ -76,9 +98,16 @@ func (h *Handler) joinWaitlist(c *fiber.Ctx) error {
 	}
 	fields := map[string]i18n.Text{}
 	r := booking.WaitRequest{SalonID: s.ID}
-	r.ServiceID = requiredID(fields, "service_id", body.ServiceID)
-	if body.MasterID != nil {
-		r.MasterID = requiredID(fields, "master_id", body.MasterID)
+	switch {
+	case body.Items != nil && (body.ServiceID != nil || body.MasterID != nil):
+		fields["items"] = i18n.New("give either service_id and master_id or items")
+	case body.Items != nil:
+		r.Items = readItems(fields, body.Items)
+	default:
+		r.ServiceID = requiredID(fields, "service_id", body.ServiceID)
+		if body.MasterID != nil {
+			r.MasterID = requiredID(fields, "master_id", body.MasterID)
+		}
 	}
 	date := func(name string, v *string) booking.Date {
 		if v == nil {

@@ -113,6 +113,7 @@ func (h *Handler) Register(app *fiber.App) {
 	h.registerPages(app)
 	h.registerPayments(app)
 	h.registerActions(app)
+	h.registerOffers(app)
 }
 
 // apiErrors is the API's error handler: whatever a handler under it

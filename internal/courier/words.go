@@ -49,6 +49,8 @@ func headline(t func(string, ...any) string, kind booking.MessageKind, what, whe
 		return t("Your deposit is on its way back: %s, %s", what, when), t("Your deposit is being returned to your card.")
 	case booking.KindReminder:
 		return t("Reminder: %s, %s", what, when), t("We are looking forward to seeing you.")
+	case booking.KindWaitlistOffer:
+		return t("A time is free: %s, %s", what, when), t("A time you are waiting for is free. The first to book it gets it.")
 	}
 	return what + ", " + when, ""
 }
@@ -70,6 +72,9 @@ func Compose(o *booking.Outgoing, base string) Words {
 	w := Words{Subject: subject + " · " + v.Salon.Name, Lead: lead}
 	if o.Kind == booking.KindReminder {
 		w.Lead = t("Your visit is in %s.", span(lang, o.Lead))
+	}
+	if o.Kind == booking.KindWaitlistOffer && v.Status == booking.StatusPending {
+		w.Lead = t("We are holding this time for you until %s.", v.HoldExpiresAt.In(loc).Format("15:04"))
 	}
 	if name := v.ContactName; name != "" {
 		w.Greeting = t("Hello, %s!", name)
@@ -98,6 +103,10 @@ func Compose(o *booking.Outgoing, base string) Words {
 		w.Details = append(w.Details, detail{t("Pay by"), v.HoldExpiresAt.In(loc).Format("15:04")})
 	}
 	l := o.Links
+	if l.Offer != "" {
+		w.Actions = append(w.Actions, action{t("Book this time"), base + "/o/" + l.Offer, true})
+		w.Footer = append(w.Footer, t("You are on the waiting list at %s.", v.Salon.Name))
+	}
 	if l.Pay != "" {
 		w.Actions = append(w.Actions, action{t("Pay the deposit"), base + "/a/" + l.Pay, true})
 	}
@@ -204,6 +213,9 @@ func Short(o *booking.Outgoing, base string) string {
 	parts := []string{subject + ". " + v.Salon.Name}
 	if v.Salon.Address != "" && o.Kind == booking.KindConfirmation {
 		parts[0] += ", " + v.Salon.Address
+	}
+	if o.Links.Offer != "" {
+		parts = append(parts, t("Book")+": "+base+"/o/"+o.Links.Offer)
 	}
 	if o.Links.Pay != "" {
 		parts = append(parts, t("Pay")+": "+base+"/a/"+o.Links.Pay)

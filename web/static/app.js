@@ -113,7 +113,8 @@
     state.step = step;
     resize();
   }
-  var back = { master: 'service', day: mode === 'manage' ? 'manage' : 'master', time: 'day', contact: 'time', confirm: mode === 'manage' ? 'time' : 'contact' };
+  var back = { master: 'service', day: mode === 'manage' ? 'manage' : 'master', time: 'day', contact: 'time', confirm: mode === 'manage' ? 'time' : 'contact',
+    wait: 'day' };
   app.querySelectorAll('button.back').forEach(function (b) {
     b.addEventListener('click', function () { show(back[state.step]); });
   });
@@ -380,6 +381,7 @@
     });
     // Another service in the same visit: the one chosen joins the visit,
     // and the client picks the next.
+    waitBooking();
     $('add-service').addEventListener('click', function () {
       if (visitItems().length >= 5) return showError(T.visit_full);
       state.items.push({ service: state.service, master: state.master });
@@ -387,6 +389,156 @@
       state.master = null;
       show('service');
     });
+  }
+  // --- the waitlist ----------------------------------------------------------
+  // Nothing that suits, or the time was taken: the client waits for the
+  // chosen service (or visit) and master, on the days they pick, and gets
+  // the page of their place on the list (its link, with its token, is
+  // theirs: keep it), where freed times appear, and their messages.
+  function waitStep() {
+    var items = visitItems();
+    var what = items.map(function (it) {
+      return serviceName(it.service) + ' (' + (it.master ? masterName(it.master) : T.any_master) + ')';
+    }).join(', ');
+    $('wait-what').textContent = what;
+    var from = $('wait-from'), to = $('wait-to');
+    [from, to].forEach(function (sel) {
+      sel.textContent = '';
+      cfg.days.forEach(function (d) { sel.appendChild(el('option', { value: d }, dayLabel(d))); });
+    });
+    var first = state.day && cfg.days.indexOf(state.day) >= 0 ? cfg.days.indexOf(state.day) : 0;
+    from.value = cfg.days[first];
+    to.value = cfg.days[Math.min(first + 13, cfg.days.length - 1)];
+    if (state.client) {
+      $('wait-name').value = state.client.name;
+      $('wait-phone').value = state.client.phone;
+      $('wait-email').value = state.client.email || '';
+    }
+    waitErrors({});
+    show('wait');
+  }
+  function waitErrors(fields) {
+    var any = false;
+    [['client.name', 'wait-name', 'err-wait-name'], ['client.phone', 'wait-phone', 'err-wait-phone'],
+      ['client.email', 'wait-email', 'err-wait-email'], ['to_date', 'wait-to', 'err-wait-to']].forEach(function (f) {
+      var msg = fields[f[0]] || '';
+      $(f[2]).textContent = msg;
+      $(f[1]).setAttribute('aria-invalid', msg ? 'true' : 'false');
+      any = any || !!msg;
+    });
+    return any;
+  }
+  function entryURL(id, token) {
+    var link = new URL('/w/' + cfg.slug + '/waitlist/' + id, location.href);
+    link.search = 'lang=' + cfg.lang;
+    link.hash = 't=' + token;
+    return link.toString();
+  }
+  function waitBooking() {
+    $('wait-start').addEventListener('click', waitStep);
+    $('wait-taken').addEventListener('click', waitStep);
+    $('wait-form').addEventListener('submit', function (ev) {
+      ev.preventDefault();
+      var name = $('wait-name').value.trim(), phone = $('wait-phone').value.trim(), email = $('wait-email').value.trim();
+      var errs = {};
+      if (!name) errs['client.name'] = T.err_name;
+      if (!/^[+()\d\s.-]{7,}$/.test(phone)) errs['client.phone'] = phone ? T.err_phone : T.err_phone_empty;
+      if (email && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) errs['client.email'] = T.err_email;
+      if ($('wait-to').value < $('wait-from').value) errs.to_date = T.w_err_to;
+      if (waitErrors(errs)) return;
+      var items = visitItems();
+      var body = items.length > 1
+        ? { items: items.map(function (it) { return it.master ? { service_id: it.service, master_id: it.master } : { service_id: it.service }; }) }
+        : { service_id: state.service };
+      if (items.length === 1 && state.master) body.master_id = state.master;
+      body.from_date = $('wait-from').value;
+      body.to_date = $('wait-to').value;
+      var part = $('wait-part').value;
+      if (part) body.times = [{ from: part.split('-')[0], to: part.split('-')[1] }];
+      body.client = { name: name, phone: phone };
+      if (email) body.client.email = email;
+      var btn = $('wait-join');
+      btn.disabled = true;
+      api('POST', '/salons/' + cfg.slug + '/waitlist', body).then(function (r) {
+        btn.disabled = false;
+        if (r.status === 201) { location.href = entryURL(r.body.id, r.body.manage_token); return; }
+        if (r.status === 422 && r.body.fields && waitErrors(r.body.fields)) return;
+        throw r;
+      }).catch(function (r) { btn.disabled = false; failed(r); });
+    });
+  }
+  // The page of a place on the waitlist: what it waits for, the times
+  // offered (each open or held one booked with a tap), leaving the list.
+  // It looks again every 15 seconds while the client waits.
+  var entryTimer = null;
+  function waitlistMode() {
+    var m = /t=([\w-]+)/.exec(location.hash);
+    state.token = m ? m[1] : '';
+    var lang = $('lang-switch');
+    lang.href = lang.getAttribute('href') + location.hash;
+    var headers = { 'X-Manage-Token': state.token };
+    function load(result) {
+      clearTimeout(entryTimer);
+      return api('GET', '/waitlist/' + cfg.entryId, undefined, headers).then(function (r) {
+        if (r.status === 404) { showError(T.w_not_found); return; }
+        if (r.status !== 200) throw r;
+        renderEntry(r.body, result);
+        if (r.body.status === 'waiting') entryTimer = setTimeout(function () { load(); }, 15000);
+      }).catch(failed);
+    }
+    function renderEntry(e, result) {
+      var items = e.items && e.items.length ? e.items : [{ service_id: e.service_id, master_id: e.master_id }];
+      summaryInto($('entry-details'), [
+        [T.service, items.map(function (it) { return serviceName(it.service_id); }).join(' + ')],
+        [T.master, items.map(function (it) { return it.master_id ? masterName(it.master_id) : T.any_master; }).join(', ')],
+        [T.w_days, dayLabel(e.from_date) + ' – ' + dayLabel(e.to_date)],
+        [T.status, T['w_status_' + e.status] || e.status]
+      ]);
+      $('entry-note').textContent = e.status === 'waiting' ? T.w_waiting_note : '';
+      var list = $('offers');
+      list.textContent = '';
+      e.offers.slice().reverse().forEach(function (o) {
+        var li = el('li', { 'class': 'offer', 'data-offer-id': String(o.id), 'data-status': o.status });
+        var label = when(o.starts_at) + ' · ' + masterName(o.master_id) + ' — ' + (T['o_status_' + o.status] || o.status);
+        if (o.status === 'held' && o.expires_at) label += ' ' + fmt('w_until', timeOf(o.expires_at));
+        li.appendChild(el('span', {}, label));
+        if (e.status === 'waiting' && (o.status === 'open' || o.status === 'held')) {
+          var b = el('button', { type: 'button', 'class': 'take', 'data-offer-id': String(o.id) }, T.o_button);
+          b.addEventListener('click', function () { take(o, b); });
+          li.appendChild(b);
+        }
+        list.appendChild(li);
+      });
+      $('offers-none').hidden = e.offers.length > 0;
+      $('entry-actions').hidden = e.status !== 'waiting';
+      $('entry-result').hidden = !result;
+      $('entry-result').textContent = result || '';
+      if (state.step !== 'entry') { show('entry'); } else { showError(''); }
+    }
+    function take(o, b) {
+      b.disabled = true;
+      api('POST', '/waitlist/' + cfg.entryId + '/offers/' + o.id + '/accept', {}, headers).then(function (r) {
+        if (r.status === 201) {
+          var link = new URL('/w/' + cfg.slug + '/manage/' + r.body.id, location.href);
+          link.search = 'lang=' + cfg.lang;
+          link.hash = 't=' + r.body.manage_token;
+          location.href = link.toString();
+          return;
+        }
+        if (r.status === 409) return load(r.body.error === 'slot_taken' ? T.o_lost : T.o_gone);
+        throw r;
+      }).catch(function (r) { b.disabled = false; failed(r); });
+    }
+    $('wait-leave').addEventListener('click', function () {
+      api('DELETE', '/waitlist/' + cfg.entryId, undefined, headers).then(function (r) {
+        if (r.status !== 200) throw r;
+        renderEntry(r.body, T.w_left);
+      }).catch(failed);
+    });
+    api('GET', '/salons/' + cfg.slug + '/masters').then(function (r) {
+      state.masters = r.status === 200 ? r.body : [];
+      return load();
+    }).catch(failed);
   }
   function fieldErrors(fields) {
     var any = false;
@@ -600,5 +752,5 @@
     paymentInto('manage', b);
   }
 
-  if (mode === 'manage') { manageMode(); } else if (mode === 'back') { backMode(); } else { bookMode(); }
+  if (mode === 'manage') { manageMode(); } else if (mode === 'back') { backMode(); } else if (mode === 'waitlist') { waitlistMode(); } else { bookMode(); }
 })();
