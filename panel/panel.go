@@ -117,6 +117,10 @@ func (h *Handler) Register(app *fiber.App) {
 	a.Post("/attention/:id/release", h.releasePayment)
 	a.Post("/messages/:id/retry", h.retryMessage)
 	a.Get("/reminders", h.reminders)
+	a.Get("/waitlist", h.waitlist)
+	a.Post("/waitlist", h.joinWaitlist)
+	a.Post("/waitlist/:id/offer", h.offerWaitlist)
+	a.Post("/waitlist/:id/leave", h.leaveWaitlist)
 
 	a.Get("/clients", h.clients)
 	a.Get("/clients/by-phone", h.knownClient)

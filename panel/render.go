@@ -142,6 +142,8 @@ var notices = map[string]string{
 	"nothing":     "Nothing to do: it had already moved on.",
 	"erased":      "The client's personal data is erased.",
 	"resent":      "The message is queued again: it is rebuilt from the booking and sent now.",
+	"waitlisted":  "The client is on the waiting list.",
+	"offered":     "The time is offered to the client.",
 }
 
 // done redirects (303) to path with a confirmation.

@@ -32,6 +32,8 @@ func snapshot(t *testing.T, w *world, salonID int64) string {
 		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM booking_events x WHERE salon_id = $1),
 		(SELECT count(*) FROM master_link_codes WHERE salon_id = $1),
 		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM messages x WHERE salon_id = $1),
+		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM waitlist_entries x WHERE salon_id = $1),
+		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM waitlist_offers x WHERE salon_id = $1),
 		(SELECT to_jsonb(x)::text FROM salons x WHERE id = $1)))`, salonID)
 }
 
@@ -43,6 +45,7 @@ type other struct {
 	client  int64
 	master  int64
 	service int64
+	entry   int64 // a waitlist entry
 	user    int64
 	session int64 // a payment session
 	message int64 // a failed message
@@ -77,7 +80,14 @@ func (w *world) otherSalon(t *testing.T) other {
 		VALUES ($1, $2, 'confirmation', 'email', 'rival@example.com', 'failed', 'refused') RETURNING id`, s.ID, b.ID).Scan(&message); err != nil {
 		t.Fatal(err)
 	}
-	return other{salon: s, booking: b.ID, client: b.ClientID, master: m.ID, service: sv.ID, user: u.ID, session: session, message: message}
+	// A client of B's waiting.
+	e, err := w.Svc.JoinWaitlist(booking.As(ctx, booking.BySystem()), booking.WaitRequest{SalonID: s.ID, ServiceID: sv.ID,
+		From: w.today(), To: w.today().AddDays(3), Client: booking.ClientInput{Name: "Rival waiting", Phone: bookingtest.Phone()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return other{salon: s, booking: b.ID, client: b.ClientID, master: m.ID, service: sv.ID, user: u.ID, session: session, message: message,
+		entry: e.ID}
 }
 
 // TestAnotherSalonsIDsAreNotFound: for every panel route that takes an id,
@@ -122,6 +132,8 @@ func TestAnotherSalonsIDsAreNotFound(t *testing.T) {
 		"/panel/services/:id/together":       {fmt.Sprintf("/panel/services/%d/together", o.service)},
 		"/panel/users/:id/delete":            {fmt.Sprintf("/panel/users/%d/delete", o.user)},
 		"/panel/messages/:id/retry":          {fmt.Sprintf("/panel/messages/%d/retry", o.message)},
+		"/panel/waitlist/:id/offer":          {fmt.Sprintf("/panel/waitlist/%d/offer", o.entry)},
+		"/panel/waitlist/:id/leave":          {fmt.Sprintf("/panel/waitlist/%d/leave", o.entry)},
 	}
 	// Ids in queries and forms: a new booking for another salon's client,
 	// master or service.
