@@ -34,10 +34,11 @@ func (s *Service) UpdateSalon(ctx context.Context, in Salon) (*Salon, error) {
 			UPDATE salons SET name = $2, timezone = $3, currency = $4, locale = $5, slot_step_min = $6,
 			       min_notice_min = $7, hold_min = $8, cutoff_hours = $9, horizon_days = $10,
 			       refund_policy = $11, country = $12, deposit_fallback = $13,
-			       address = $14, phone = $15, about = $16, privacy_url = $17, deposit_topup = $18
+			       address = $14, phone = $15, about = $16, privacy_url = $17, deposit_topup = $18,
+			       waitlist_mode = $19, waitlist_offer_min = $20, waitlist_broadcast_n = $21
 			WHERE id = $1`, in.ID, in.Name, in.Timezone, in.Currency, in.Locale, in.SlotStepMin,
 			in.MinNoticeMin, in.HoldMin, in.CutoffHours, in.HorizonDays, in.RefundPolicy, in.Country, in.DepositFallback,
-			in.Address, in.Phone, in.About, in.PrivacyURL, in.DepositTopUp)
+			in.Address, in.Phone, in.About, in.PrivacyURL, in.DepositTopUp, in.WaitlistMode, in.WaitlistOfferMin, in.WaitlistBroadcastN)
 		return err
 	})
 	if err != nil {

@@ -106,6 +106,16 @@
 // salon-local day has ended (CompletePast, a periodic job), unless staff
 // marked them no-show.
 //
+// Freed time finds the waiting list without a race in the dark. Triggers
+// write every stretch of freed time (a booking's busy interval that goes, a
+// shift that comes) in the transaction that frees it and wake every replica
+// on its commit; one claims it (SKIP LOCKED) and offers it, as the calendar
+// then is, in join order. An open offer holds nothing: the first to accept
+// books it under the master's lock like any booking, the others get "taken"
+// with alternatives. A held offer is a pending booking inside the exclusion
+// constraint, so nothing else can book the time until it is taken (its row
+// locked, like ExpireHolds locks it) or expires to the next in line.
+//
 // # Errors
 //
 // Methods return errors that wrap one of the kinds ErrNotFound, ErrInvalid

@@ -641,20 +641,26 @@ func writePlans(ctx context.Context, tx pgx.Tx, b *Booking, plans []plan) ([]int
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 			ON CONFLICT (booking_id, kind, channel, recipient, ref) DO NOTHING RETURNING id`,
 			b.SalonID, b.ID, p.kind, p.channel, p.recipient, p.toMaster, p.ref, p.notBefore, lead, starts, change).
-			QueryRow(func(r pgx.Row) error {
-				var id int64
-				err := r.Scan(&id)
-				if isNoRows(err) {
-					return nil
-				}
-				ids = append(ids, id)
-				return err
-			})
+			QueryRow(newID(&ids))
 	}
 	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return nil, fmt.Errorf("messages of booking %d: %w", b.ID, err)
 	}
 	return ids, nil
+}
+
+// newID reads the id an INSERT ... ON CONFLICT DO NOTHING RETURNING id
+// made into ids (none when the row was there already).
+func newID(ids *[]int64) func(pgx.Row) error {
+	return func(r pgx.Row) error {
+		var id int64
+		err := r.Scan(&id)
+		if isNoRows(err) {
+			return nil
+		}
+		*ids = append(*ids, id)
+		return err
+	}
 }
 
 // SendMessages sends the messages that are due (as many as come due while

@@ -72,6 +72,11 @@ type Salon struct {
 	// paid the smaller one (a move to a smaller one refunds the difference
 	// unless the refund policy keeps deposits).
 	DepositTopUp TopUp
+	// The waitlist: WaitlistMode (WaitlistBroadcast or WaitlistHold), how
+	// long a held offer lasts, and how many in line a broadcast reaches.
+	WaitlistMode       string
+	WaitlistOfferMin   int
+	WaitlistBroadcastN int
 
 	// What clients read of the salon: where it is, its phone (E.164), a
 	// few words about it, and its privacy policy (an http(s) link), which
@@ -134,6 +139,9 @@ func (s *Salon) normalize() error {
 	setDefault(&s.RefundPolicy, RefundBeforeCutoff)
 	setDefault(&s.DepositFallback, FallbackRefuse)
 	setDefault(&s.DepositTopUp, TopUpOnline)
+	setDefault(&s.WaitlistMode, WaitlistBroadcast)
+	setDefault(&s.WaitlistOfferMin, 15)
+	setDefault(&s.WaitlistBroadcastN, 3)
 	s.Country = strings.ToUpper(strings.TrimSpace(s.Country))
 	setDefault(&s.Country, cmpOr(CountryOf(s.Timezone), "RU"))
 
@@ -172,6 +180,11 @@ func (s *Salon) normalize() error {
 	if s.DepositTopUp != TopUpOnline && s.DepositTopUp != TopUpSalon {
 		fe.add("deposit_topup", "online or salon")
 	}
+	if s.WaitlistMode != WaitlistBroadcast && s.WaitlistMode != WaitlistHold {
+		fe.add("waitlist_mode", "broadcast or hold")
+	}
+	checkRange(fe, "waitlist_offer_min", s.WaitlistOfferMin, 1, 1440)
+	checkRange(fe, "waitlist_broadcast_n", s.WaitlistBroadcastN, 1, 50)
 	s.Address = cleanText(fe, "address", s.Address, MaxAddressLen, oneLine, false)
 	s.About = cleanText(fe, "about", s.About, MaxAboutLen, multiLine, false)
 	if s.Phone = strings.TrimSpace(s.Phone); s.Phone != "" {
@@ -252,12 +265,12 @@ func (s *Salon) insert(ctx context.Context, tx pgx.Tx) error {
 	err := tx.QueryRow(ctx, `
 		INSERT INTO salons (slug, name, timezone, currency, locale, slot_step_min, min_notice_min,
 		                    hold_min, cutoff_hours, horizon_days, refund_policy, country, deposit_fallback,
-		                    address, phone, about, privacy_url, deposit_topup)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+		                    address, phone, about, privacy_url, deposit_topup, waitlist_mode, waitlist_offer_min, waitlist_broadcast_n)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
 		RETURNING id`,
 		s.Slug, s.Name, s.Timezone, s.Currency, s.Locale, s.SlotStepMin, s.MinNoticeMin,
 		s.HoldMin, s.CutoffHours, s.HorizonDays, s.RefundPolicy, s.Country, s.DepositFallback,
-		s.Address, s.Phone, s.About, s.PrivacyURL, s.DepositTopUp).Scan(&s.ID)
+		s.Address, s.Phone, s.About, s.PrivacyURL, s.DepositTopUp, s.WaitlistMode, s.WaitlistOfferMin, s.WaitlistBroadcastN).Scan(&s.ID)
 	if pgCode(err) == pgUniqueViolation {
 		return Invalid("slug", "already taken")
 	}
@@ -269,7 +282,7 @@ func (s *Salon) insert(ctx context.Context, tx pgx.Tx) error {
 
 const salonColumns = `id, slug, name, timezone, currency, locale, slot_step_min, min_notice_min,
 	hold_min, cutoff_hours, horizon_days, refund_policy, country, deposit_fallback, address, phone, about, privacy_url,
-	deposit_topup`
+	deposit_topup, waitlist_mode, waitlist_offer_min, waitlist_broadcast_n`
 
 func scanSalon(row pgx.Row) (*Salon, error) {
 	var s Salon
@@ -286,7 +299,7 @@ func scanSalon(row pgx.Row) (*Salon, error) {
 func (s *Salon) dest() []any {
 	return []any{&s.ID, &s.Slug, &s.Name, &s.Timezone, &s.Currency, &s.Locale, &s.SlotStepMin,
 		&s.MinNoticeMin, &s.HoldMin, &s.CutoffHours, &s.HorizonDays, &s.RefundPolicy, &s.Country, &s.DepositFallback,
-		&s.Address, &s.Phone, &s.About, &s.PrivacyURL, &s.DepositTopUp}
+		&s.Address, &s.Phone, &s.About, &s.PrivacyURL, &s.DepositTopUp, &s.WaitlistMode, &s.WaitlistOfferMin, &s.WaitlistBroadcastN}
 }
 
 // resolveZone loads the salon's time zone after a scan.

@@ -436,11 +436,11 @@ func (s *Service) OfferFreed(ctx context.Context) (int, error) {
 		var msgs []int64
 		claimed := false
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			var salon, master int64
+			var freed, salon, master int64
 			var from, to time.Time
 			err := tx.QueryRow(ctx, `UPDATE waitlist_freed SET offered_at = $1 WHERE id = (
 				SELECT id FROM waitlist_freed WHERE offered_at IS NULL ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
-				RETURNING salon_id, master_id, starts_at, ends_at`, s.now()).Scan(&salon, &master, &from, &to)
+				RETURNING id, salon_id, master_id, starts_at, ends_at`, s.now()).Scan(&freed, &salon, &master, &from, &to)
 			if isNoRows(err) {
 				return nil
 			}
@@ -448,7 +448,7 @@ func (s *Service) OfferFreed(ctx context.Context) (int, error) {
 				return err
 			}
 			claimed = true
-			made, ids, err := s.offer(ctx, tx, salon, master, from, to, s.now(), 0)
+			made, ids, err := s.offer(ctx, tx, salon, master, from, to, s.now(), 0, freed)
 			n += made
 			msgs = ids
 			return err
@@ -489,8 +489,9 @@ const maxFreedStarts = 96
 // that its days and times hold and that it was not offered before. In
 // broadcast mode up to the salon's number of entries get an open offer;
 // in hold mode each gets the time held for it (none while it holds
-// another). It returns how many offers it made and their messages' ids.
-func (s *Service) offer(ctx context.Context, tx pgx.Tx, salonID, master int64, from, to, now time.Time, only int64) (int, []int64, error) {
+// another). freed is the freed time's row (0: by hand). It returns how
+// many offers it made and their messages' ids.
+func (s *Service) offer(ctx context.Context, tx pgx.Tx, salonID, master int64, from, to, now time.Time, only, freed int64) (int, []int64, error) {
 	c, err := s.currentCatalog(ctx, salonID)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
@@ -615,8 +616,13 @@ func (s *Service) offer(ctx context.Context, tx pgx.Tx, salonID, master int64, f
 		if o.BookingID != 0 {
 			hold, expires = &o.BookingID, &o.ExpiresAt
 		}
-		err := tx.QueryRow(ctx, `INSERT INTO waitlist_offers (salon_id, entry_id, master_id, starts_at, ends_at, status, booking_id, expires_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`, salonID, w.ID, master, start, end, o.Status, hold, expires).Scan(&o.ID)
+		var freedRef *int64
+		if freed != 0 {
+			freedRef = &freed
+		}
+		err := tx.QueryRow(ctx, `INSERT INTO waitlist_offers (salon_id, entry_id, master_id, starts_at, ends_at, status, booking_id, expires_at,
+			freed_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`, salonID, w.ID, master, start, end, o.Status, hold, expires,
+			freedRef).Scan(&o.ID)
 		if err != nil {
 			return 0, nil, fmt.Errorf("offer: %w", err)
 		}
@@ -690,15 +696,7 @@ func (s *Service) tellOffer(ctx context.Context, tx pgx.Tx, salon *Salon, set *M
 	for _, p := range plans {
 		batch.Queue(`INSERT INTO messages (salon_id, offer_id, kind, channel, recipient, not_before)
 			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (offer_id, channel, recipient) WHERE offer_id IS NOT NULL DO NOTHING RETURNING id`,
-			e.SalonID, o.ID, p.kind, p.channel, p.recipient, p.notBefore).QueryRow(func(r pgx.Row) error {
-			var id int64
-			err := r.Scan(&id)
-			if isNoRows(err) {
-				return nil
-			}
-			ids = append(ids, id)
-			return err
-		})
+			e.SalonID, o.ID, p.kind, p.channel, p.recipient, p.notBefore).QueryRow(newID(&ids))
 	}
 	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return nil, fmt.Errorf("messages of offer %d: %w", o.ID, err)

@@ -23,10 +23,14 @@ var fields = map[string]string{
 	"description": "Description", "privacy_url": "Privacy policy", "about": "About the salon",
 	"quiet_from": "Quiet hours from", "quiet_to": "Quiet hours to", "reminder_offsets": "Reminders", "reminder_holdout_pct": "Hold-out",
 	"no_sms": "No SMS", "no_email": "No e-mail",
+	"waitlist_mode": "Waiting list mode", "waitlist_offer_min": "Offer held for", "waitlist_broadcast_n": "Offered at once to",
+	"times": "Hours",
 }
 
 var ru = map[string]string{
 	// Field labels.
+	"Waiting list mode": "Режим листа ожидания", "Offer held for": "Сколько держать предложение", "Offered at once to": "Скольким предлагать сразу",
+	"Hours": "Часы", "broadcast or hold": "broadcast или hold",
 	"Amount": "Сумма", "Request": "Запрос", "Break end": "Конец перерыва", "Break start": "Начало перерыва",
 	"Buffer": "Перерыв после услуги", "Processing time": "Выдержка", "Visit": "Визит", "Finish": "Завершение", "Who asks": "Кто спрашивает", "Client": "Клиент", "Name": "Имя",
 	"Phone": "Телефон", "Country": "Страна", "Currency": "Валюта", "Date": "Дата", "Days": "Дни",
@@ -279,10 +283,11 @@ var ru = map[string]string{
 	"Book this time":                     "Записаться на это время",
 	"Book":                               "Записаться",
 	"You are on the waiting list at %s.": "Вы в листе ожидания: %s.",
-	"already waits on %d lists here: leave one first":  "уже ждёт в %d листах ожидания здесь: сначала выйдите из одного",
-	"at most %d windows":                               "не больше %d промежутков",
-	"this waitlist entry is %s":                        "запись в листе ожидания: %s",
-	"this offer is %s":                                 "предложение: %s",
+	"already waits on %d lists here: leave one first": "уже ждёт в %d листах ожидания здесь: сначала выйдите из одного",
+	"at most %d windows":                              "не больше %d промежутков",
+	"this waitlist entry is %s":                       "запись в листе ожидания: %s",
+	"this offer is %s":                                "предложение: %s",
+	"this time does not suit this client: it is not free for their services, not in their days or hours, or was offered to them before": "это время не подходит клиенту: оно не свободно для его услуг, не входит в его дни или часы, или уже предлагалось ему",
 	"the time held for you was released":               "время, которое держали для вас, освободилось",
 	"this offer was taken: the booking is on its page": "предложение уже принято: запись — на её странице",
 	"Changes close %d hours before the start.":         "Изменить или отменить запись можно не позже чем за %d ч до начала.",

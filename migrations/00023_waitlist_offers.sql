@@ -17,6 +17,10 @@ ALTER TABLE messages ADD COLUMN offer_id bigint REFERENCES waitlist_offers ON DE
 ALTER TABLE messages ADD CONSTRAINT messages_about_one CHECK ((booking_id IS NULL) <> (offer_id IS NULL));
 CREATE UNIQUE INDEX messages_offer ON messages (offer_id, channel, recipient) WHERE offer_id IS NOT NULL;
 
+-- The freed time an offer was made of (none: offered by hand): how long
+-- the offer took after the time freed.
+ALTER TABLE waitlist_offers ADD COLUMN freed_id bigint;
+
 -- A held offer's booking (hold mode: the pending booking that keeps the
 -- time for the entry until expires_at).
 CREATE INDEX waitlist_offers_booking ON waitlist_offers (booking_id) WHERE booking_id IS NOT NULL;
@@ -53,7 +57,9 @@ BEGIN
     INSERT INTO waitlist_freed (salon_id, master_id, starts_at, ends_at)
     SELECT o.salon_id, o.master_id, o.starts_at, booking_slot_end(o.starts_at, o.duration_min)
     FROM old_rows o
-    WHERE EXISTS (SELECT 1 FROM waitlist_entries w WHERE w.salon_id = o.salon_id AND w.status = 'waiting');
+    WHERE EXISTS (SELECT 1 FROM waitlist_entries w WHERE w.salon_id = o.salon_id AND w.status = 'waiting')
+      -- (a visit that took place frees nothing)
+      AND NOT EXISTS (SELECT 1 FROM bookings b WHERE b.id = o.booking_id AND b.status IN ('completed', 'no_show'));
     IF FOUND THEN
         PERFORM pg_notify('waitlist_freed', '');
     END IF;
@@ -91,6 +97,7 @@ DROP FUNCTION waitlist_shift_freed();
 DROP FUNCTION waitlist_busy_freed();
 DROP TABLE waitlist_links;
 DROP INDEX waitlist_offers_booking;
+ALTER TABLE waitlist_offers DROP COLUMN freed_id;
 DELETE FROM messages WHERE offer_id IS NOT NULL;
 ALTER TABLE messages DROP CONSTRAINT messages_about_one;
 ALTER TABLE messages DROP COLUMN offer_id;

@@ -204,6 +204,15 @@ func (h *Handler) updateSettings(c *fiber.Ctx) error {
 	num("hold_min", &s.HoldMin)
 	num("cutoff_hours", &s.CutoffHours)
 	num("horizon_days", &s.HorizonDays)
+	if v := c.FormValue("waitlist_mode"); v != "" {
+		s.WaitlistMode = strings.Clone(v)
+	}
+	if c.FormValue("waitlist_offer_min") != "" {
+		num("waitlist_offer_min", &s.WaitlistOfferMin)
+	}
+	if c.FormValue("waitlist_broadcast_n") != "" {
+		num("waitlist_broadcast_n", &s.WaitlistBroadcastN)
+	}
 	d := settingsData{S: s, Policies: policies}
 	if r, err := h.svc.ReceiptSettingsOf(c.UserContext(), user(c).SalonID); err == nil {
 		d.Receipts = *r

@@ -147,18 +147,29 @@ func (h *Handler) joinWaitlist(c *fiber.Ctx) error {
 	if len(fields) == 0 {
 		_, err = h.svc.JoinWaitlist(c.UserContext(), booking.WaitRequest{SalonID: s.ID, ServiceID: f.ServiceID, MasterID: f.MasterID,
 			From: from, To: to, Client: booking.ClientInput{Name: f.Name, Phone: f.Phone, Email: f.Email}})
-		if err == nil {
-			return done(c, "/panel/waitlist?date="+day.String(), "waitlisted")
-		}
-		var taken bool
-		var alts []altChoice
-		if !h.formError(c, err, &d.Error, &d.Fields, &taken, &alts) {
-			return err
-		}
-	} else {
-		c.Status(fiber.StatusUnprocessableEntity)
-		d.Error, d.Fields = langOf(c).T("Some fields are invalid."), langOf(c).Fields(fields)
+		return h.waitlistDone(c, day, d, err, "waitlisted")
 	}
+	return h.waitlistInvalid(c, day, d, fields)
+}
+
+// waitlistDone answers a change of the waiting list: back to the day's
+// list with a notice, or the list with why it was refused.
+func (h *Handler) waitlistDone(c *fiber.Ctx, day booking.Date, d *waitlistData, err error, notice string) error {
+	if err == nil {
+		return done(c, "/panel/waitlist?date="+day.String(), notice)
+	}
+	var taken bool
+	var alts []altChoice
+	if !h.formError(c, err, &d.Error, &d.Fields, &taken, &alts) {
+		return err
+	}
+	return h.showWaitlist(c, day, d)
+}
+
+// waitlistInvalid shows the list with the fields a form got wrong.
+func (h *Handler) waitlistInvalid(c *fiber.Ctx, day booking.Date, d *waitlistData, fields map[string]i18n.Text) error {
+	c.Status(fiber.StatusUnprocessableEntity)
+	d.Error, d.Fields = langOf(c).T("Some fields are invalid."), langOf(c).Fields(fields)
 	return h.showWaitlist(c, day, d)
 }
 
@@ -177,22 +188,11 @@ func (h *Handler) offerWaitlist(c *fiber.Ctx) error {
 	}
 	d := &waitlistData{Form: waitForm{From: day.String(), To: day.AddDays(6).String(), OfferEntry: id, OfferMaster: master, OfferTime: clock}}
 	at, ferr := localTime(s, date, clock)
-	if ferr == nil {
-		_, err = h.svc.OfferTime(c.UserContext(), id, master, at)
-		if err == nil {
-			return done(c, "/panel/waitlist?date="+day.String(), "offered")
-		}
-		var taken bool
-		var alts []altChoice
-		if !h.formError(c, err, &d.Error, &d.Fields, &taken, &alts) {
-			return err
-		}
-	} else {
-		c.Status(fiber.StatusUnprocessableEntity)
-		d.Error = langOf(c).T("Some fields are invalid.")
-		d.Fields = langOf(c).Fields(map[string]i18n.Text{"time": i18n.Of(ferr)})
+	if ferr != nil {
+		return h.waitlistInvalid(c, day, d, map[string]i18n.Text{"time": i18n.Of(ferr)})
 	}
-	return h.showWaitlist(c, day, d)
+	_, err = h.svc.OfferTime(c.UserContext(), id, master, at)
+	return h.waitlistDone(c, day, d, err, "offered")
 }
 
 // leaveWaitlist takes an entry off the list (the client called to say so).

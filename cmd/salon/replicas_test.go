@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +20,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"salon/booking"
 	"salon/booking/bookingtest"
@@ -137,6 +140,30 @@ func TestThreeReplicas(t *testing.T) {
 	var impOut bytes.Buffer
 	imp.Stdout, imp.Stderr = &impOut, &impOut
 	if err := imp.Start(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A waiting list: 100 clients wait for a cut, each with one master on
+	// one of the traffic's days in two hours of it, each reachable on
+	// Telegram (a proven chat): a cancellation's freed time is offered to
+	// those who want it, and told to them there.
+	waitClient := &http.Client{Timeout: 20 * time.Second}
+	for i := range 100 {
+		d, from := day.AddDays((i/len(masters))%3), 8+2*((i/(3*len(masters)))%7)
+		body := fmt.Sprintf(`{"service_id": %d, "master_id": %d, "from_date": %q, "to_date": %q, "times": [{"from": "%02d:00", "to": "%02d:00"}],
+			"client": {"name": "Waiting %d", "phone": "+7995%07d"}}`, cut.ID, masters[i%len(masters)].ID, d, d, from, from+2, i, i)
+		resp, err := waitClient.Post(bases[i%len(bases)]+"/api/v1/salons/chain/waitlist", "application/json", strings.NewReader(body))
+		if err != nil || resp.StatusCode != http.StatusCreated {
+			t.Fatalf("joining the waiting list: %v %v", resp, err)
+		}
+		resp.Body.Close()
+	}
+	// (No quiet hours: the offers go now, whenever the test runs.)
+	if _, err := pool.Exec(ctx, `UPDATE salons SET quiet_from = '00:00', quiet_to = '00:00' WHERE id = $1`, salon.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO client_identities (salon_id, client_id, channel, external_id, verified_by)
+		SELECT salon_id, client_id, 'telegram', (700000 + id)::text, 'contact' FROM waitlist_entries WHERE salon_id = $1`, salon.ID); err != nil {
 		t.Fatal(err)
 	}
 
@@ -293,8 +320,8 @@ func TestThreeReplicas(t *testing.T) {
 	panelUpload(t, bases, masters[0], svc, salon, day.AddDays(10))
 
 	// Let the background work settle: jobs, the outbox, payments in flight.
+	var jobs, outbox, flight int
 	settled := func() bool {
-		var jobs, outbox, flight int
 		_ = pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM river_job WHERE state IN ('available', 'running', 'retryable')
 			AND kind NOT IN ('booking_remind', 'expire_holds', 'prune_idempotency_keys', 'complete_past_bookings', 'sweep_payments')),
 			(SELECT count(*) FROM tg_outbox WHERE state = 'queued'),
@@ -302,7 +329,12 @@ func TestThreeReplicas(t *testing.T) {
 			Scan(&jobs, &outbox, &flight)
 		return jobs == 0 && outbox == 0 && flight == 0
 	}
-	bookingtest.WaitFor(t, 240*time.Second, "the background work to settle (Telegram allows 25 messages a second)", settled)
+	for deadline := time.Now().Add(240 * time.Second); !settled(); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the background work did not settle in 4 minutes (Telegram allows 25 messages a second): %d jobs, %d Telegram "+
+				"messages queued, %d payments in flight", jobs, outbox, flight)
+		}
+	}
 
 	var overlaps, dupLedger, retried int
 	var received, sent int64
@@ -336,6 +368,36 @@ func TestThreeReplicas(t *testing.T) {
 	if len(bad) > 0 {
 		t.Errorf("failed requests: %v", bad)
 	}
+	// The waiting list: every offer told once on Telegram (one message row
+	// sent, one call of the Bot API with its words), and how long the first
+	// offer of each freed time took after the time freed.
+	offers, offerMsgs, offerSent, offerDropped, freed, p50, p99, worst := waitDelays(t, pool, salon.ID)
+	seen := map[string]int{}
+	offerCalls := 0
+	for _, c := range tg.Calls() {
+		if c.Method == "sendMessage" && c.Status == 200 && strings.Contains(c.Params["text"], "A time you are waiting for is free") {
+			offerCalls++
+			seen[fmt.Sprintf("%d|%s", c.ChatID, c.Params["text"])]++
+		}
+	}
+	for k, n := range seen {
+		if n > 1 {
+			t.Errorf("an offer told %d times: %q", n, k)
+		}
+	}
+	// (A message whose time was booked again before it went is dropped,
+	// not sent: a client is never offered a time that is gone.)
+	if offers == 0 || offerMsgs != offers || offerSent+offerDropped != offers || offerCalls != offerSent {
+		t.Errorf("%d offers, %d messages of them (%d sent, %d dropped), %d Telegram calls: want a message per offer, sent or dropped, "+
+			"and a call per message sent", offers, offerMsgs, offerSent, offerDropped, offerCalls)
+	}
+	if p99 > 1 {
+		t.Errorf("the first offer of a freed time came %.3f s after it freed (p99), want at most 1 s", p99)
+	}
+	t.Logf("waiting list: %d freed times offered, %d offers, each told once on Telegram (%d calls; %d dropped, their time booked "+
+		"again first); freed -> first offer p50 %.0f ms, p99 %.0f ms, max %.0f ms", freed, offers, offerCalls, offerDropped,
+		p50*1000, p99*1000, worst*1000)
+
 	var bookings, imported, entries int
 	_ = pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE source = 'import'), (SELECT count(*) FROM ledger_entries) FROM bookings`).
 		Scan(&bookings, &imported, &entries)
@@ -343,6 +405,33 @@ func TestThreeReplicas(t *testing.T) {
 		"equal to the provider (captured %s); %d Telegram calls for %d outbox entries; %d jobs retried; import: %s",
 		total, took.Round(time.Millisecond), float64(total)/took.Seconds(), counts, bookings, imported, entries,
 		booking.Money(captured).String(), calls, sent, retried, strings.TrimSpace(impOut.String()))
+}
+
+// waitDelays reads the waiting list's offers: how many, their messages
+// (and how many sent), the freed times they were made of, and the delay
+// from a time freeing to its first offer (seconds: p50, p99, max).
+func waitDelays(t *testing.T, pool interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, salonID int64) (offers, msgs, sent, dropped, freed int, p50, p99, worst float64) {
+	t.Helper()
+	err := pool.QueryRow(context.Background(), `
+		WITH first AS (
+		    SELECT extract(epoch FROM min(o.created_at) - f.created_at)::float8 AS d
+		    FROM waitlist_offers o JOIN waitlist_freed f ON f.id = o.freed_id
+		    WHERE o.salon_id = $1 GROUP BY f.id, f.created_at
+		)
+		SELECT (SELECT count(*) FROM waitlist_offers WHERE salon_id = $1),
+		       (SELECT count(*) FROM messages WHERE salon_id = $1 AND offer_id IS NOT NULL),
+		       (SELECT count(*) FROM messages WHERE salon_id = $1 AND offer_id IS NOT NULL AND state = 'sent'),
+		       (SELECT count(*) FROM messages WHERE salon_id = $1 AND offer_id IS NOT NULL AND state = 'dropped'),
+		       (SELECT count(*) FROM first),
+		       COALESCE((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY d) FROM first), 0),
+		       COALESCE((SELECT percentile_cont(0.99) WITHIN GROUP (ORDER BY d) FROM first), 0),
+		       COALESCE((SELECT max(d) FROM first), 0)`, salonID).Scan(&offers, &msgs, &sent, &dropped, &freed, &p50, &p99, &worst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return
 }
 
 func tail(s string, n int) string {
