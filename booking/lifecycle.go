@@ -350,7 +350,7 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 		// freed goes to the next in line; nobody had paid or booked, so
 		// nobody is told.
 		rows, err = tx.Query(ctx, `UPDATE waitlist_offers SET status = 'expired'
-			WHERE booking_id = ANY($1) AND status = 'held' RETURNING booking_id`, ids)
+			WHERE booking_id = ANY($1) AND status IN ('held', 'expired') RETURNING booking_id`, ids)
 		if err != nil {
 			return fmt.Errorf("expire holds: %w", err)
 		}
@@ -374,6 +374,13 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 				return err
 			}
 			n++
+		}
+		// A booking taken from the waiting list whose deposit did not
+		// come: its client waits again, while their days last.
+		if _, err := tx.Exec(ctx, `UPDATE waitlist_entries w SET status = 'waiting', booking_id = NULL, updated_at = now()
+			FROM salons s WHERE s.id = w.salon_id AND w.booking_id = ANY($1) AND w.status = 'booked'
+			  AND w.to_date >= ($2::timestamptz AT TIME ZONE s.timezone)::date`, ids, now); err != nil {
+			return fmt.Errorf("expire holds: %w", err)
 		}
 		// Whether a payment came just in time, or comes just too late,
 		// matters now: its session is looked at again at once, and then

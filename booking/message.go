@@ -384,9 +384,7 @@ func (s *Service) UpdateMessageSettings(ctx context.Context, salonID int64, m Me
 // goes at once even in the salon's quiet hours: a deposit due while the
 // time is held (the hold is minutes long; the client has just booked, or
 // the salon has just booked them, and waits for the link).
-func urgent(kind MessageKind, st Status) bool {
-	return (kind == KindPaymentDue || kind == KindWaitlistOffer) && st == StatusPending
-}
+func urgent(kind MessageKind, st Status) bool { return kind == KindPaymentDue && st == StatusPending }
 
 // plan is a message to be written.
 type plan struct {

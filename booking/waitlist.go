@@ -202,32 +202,49 @@ func (s *Service) JoinWaitlist(ctx context.Context, r WaitRequest) (*WaitEntry, 
 	if items[0].MasterID != 0 {
 		master = &items[0].MasterID
 	}
+	var dbFrom, dbTo time.Time
 	var originCh, originRef *string
 	if caller.kind == callerIdentity {
 		ch, ref := string(caller.identity.Channel), caller.identity.ExternalID
 		originCh, originRef = &ch, &ref
 		e.origin = caller.identity
 	}
-	err = s.pool.QueryRow(ctx, `
-		WITH c AS (
-		    INSERT INTO clients (salon_id, name, phone) VALUES ($1, $2, $3)
-		    ON CONFLICT (salon_id, phone) WHERE phone IS NOT NULL DO UPDATE SET
-		        name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END
-		    RETURNING id
-		)
-		INSERT INTO waitlist_entries (salon_id, client_id, service_id, master_id, from_date, to_date, times, manage_token_hash,
-		                              contact_name, contact_email, lang, source, items, origin_channel, origin_ref)
-		SELECT $1, c.id, $4, $5, $6, $7, $8, $9, $2, $10, $11, $12, $13, $14, $15 FROM c
-		WHERE (SELECT count(*) FROM waitlist_entries w WHERE w.salon_id = $1 AND w.client_id = c.id AND w.status = 'waiting') < $16
-		RETURNING id, client_id, created_at`, r.SalonID, r.Client.Name, r.Client.Phone, items[0].ServiceID, master, r.From.dbDate(),
-		r.To.dbDate(), times, tokenHash(token), r.Client.Email, r.Client.Lang, r.Source, itemsJSON, originCh, originRef,
-		MaxWaitEntries).Scan(&e.ID, &e.ClientID, &e.CreatedAt)
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `INSERT INTO clients (salon_id, name, phone) VALUES ($1, $2, $3)
+			ON CONFLICT (salon_id, phone) WHERE phone IS NOT NULL DO UPDATE SET
+			    name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END
+			RETURNING id`, r.SalonID, r.Client.Name, r.Client.Phone).Scan(&e.ClientID); err != nil {
+			return err
+		}
+		// The same client waiting for the same already (a second tap, the
+		// form sent again, another device): one place on the list, its days
+		// joined, the latest hours and contact, and a new manage token.
+		err := tx.QueryRow(ctx, `UPDATE waitlist_entries SET from_date = least(from_date, $5), to_date = greatest(to_date, $6),
+			    times = $7, manage_token_hash = $8, contact_name = $9, contact_email = $10, lang = $11, updated_at = now()
+			WHERE id = (SELECT id FROM waitlist_entries WHERE salon_id = $1 AND client_id = $2 AND status = 'waiting'
+			            AND service_id = $3 AND master_id IS NOT DISTINCT FROM $4 AND items = $12
+			            AND from_date <= $6 AND to_date >= $5 ORDER BY id LIMIT 1 FOR UPDATE)
+			RETURNING id, created_at, from_date, to_date`, r.SalonID, e.ClientID, items[0].ServiceID, master, r.From.dbDate(), r.To.dbDate(),
+			times, tokenHash(token), r.Client.Name, r.Client.Email, r.Client.Lang, itemsJSON).Scan(&e.ID, &e.CreatedAt, &dbFrom, &dbTo)
+		if !isNoRows(err) {
+			return err
+		}
+		return tx.QueryRow(ctx, `
+			INSERT INTO waitlist_entries (salon_id, client_id, service_id, master_id, from_date, to_date, times, manage_token_hash,
+			                              contact_name, contact_email, lang, source, items, origin_channel, origin_ref)
+			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15
+			WHERE (SELECT count(*) FROM waitlist_entries w WHERE w.salon_id = $1 AND w.client_id = $2 AND w.status = 'waiting') < $16
+			RETURNING id, created_at, from_date, to_date`, r.SalonID, e.ClientID, items[0].ServiceID, master, r.From.dbDate(), r.To.dbDate(),
+			times, tokenHash(token), r.Client.Name, r.Client.Email, r.Client.Lang, r.Source, itemsJSON, originCh, originRef,
+			MaxWaitEntries).Scan(&e.ID, &e.CreatedAt, &dbFrom, &dbTo)
+	})
 	if isNoRows(err) {
 		return nil, Invalid("client.phone", "already waits on %d lists here: leave one first", MaxWaitEntries)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("join waitlist: %w", dbErr(err))
 	}
+	e.From, e.To = DateOf(dbFrom), DateOf(dbTo)
 	return e, nil
 }
 
@@ -328,7 +345,12 @@ func (s *Service) entry(ctx context.Context, q querier, caller Caller, id int64,
 	return e, nil
 }
 
-const offerColumns = `id, entry_id, master_id, starts_at, ends_at, status, COALESCE(booking_id, 0), COALESCE(expires_at, 'epoch')`
+// offerColumns read an offer; a held offer whose hold is no longer pending
+// (cancelled at the desk, say) reads as expired.
+const offerColumns = `id, entry_id, master_id, starts_at, ends_at,
+	CASE WHEN status = 'held' AND NOT EXISTS (SELECT 1 FROM bookings hb WHERE hb.id = waitlist_offers.booking_id AND hb.status = 'pending')
+	     THEN 'expired' ELSE status END,
+	COALESCE(booking_id, 0), COALESCE(expires_at, 'epoch')`
 
 func scanOffer(r pgx.Row) (WaitOffer, error) {
 	var o WaitOffer
@@ -339,77 +361,64 @@ func scanOffer(r pgx.Row) (WaitOffer, error) {
 	return o, err
 }
 
-// readOffers reads the offers where holds, in the order they were made.
+// readOffers reads the offers where holds (the latest maxOffersShown), in
+// the order they were made.
 func readOffers(ctx context.Context, q querier, where string, args ...any) ([]WaitOffer, error) {
-	rows, err := q.Query(ctx, `SELECT `+offerColumns+` FROM waitlist_offers WHERE `+where+` ORDER BY id`, args...)
+	rows, err := q.Query(ctx, `SELECT `+offerColumns+` FROM waitlist_offers WHERE `+where+` ORDER BY id DESC LIMIT $`+
+		fmt.Sprint(len(args)+1), append(args, maxOffersShown)...)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (WaitOffer, error) { return scanOffer(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (WaitOffer, error) { return scanOffer(r) })
+	slices.Reverse(out)
+	return out, err
 }
 
+// maxOffersShown bounds the offers read with entries: the latest.
+const maxOffersShown = 200
+
 // LeaveWaitlist takes an entry off its waitlist: it is offered nothing
-// more, its open offers are gone and a time held for it is released.
-// Leaving again changes nothing. Errors: ErrNotFound, ErrForbidden.
+// more, its open offers are gone and a time held for it is released, in
+// one transaction. Leaving again changes nothing. Errors: ErrNotFound,
+// ErrForbidden.
 func (s *Service) LeaveWaitlist(ctx context.Context, id int64) (*WaitEntry, error) {
 	caller, err := s.asked(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var held []int64
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		e, err := s.entry(ctx, tx, caller, id, "FOR UPDATE OF w")
+		e, err := s.entry(ctx, tx, caller, id, "")
 		if err != nil {
 			return err
 		}
-		if e.Status != WaitWaiting {
-			return nil
-		}
-		held = held[:0]
+		// A hold's booking first (its masters' locks, then its row, as
+		// accepting and expiring it take them), then the entry.
 		for _, o := range e.Offers {
-			if o.Status == OfferHeld {
-				held = append(held, o.BookingID)
+			if o.Status != OfferHeld {
+				continue
+			}
+			b, _, err := lockBooking(ctx, tx, BySystem(), e.SalonID, o.BookingID)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE waitlist_offers SET status = 'expired' WHERE id = $1 AND status = 'held'`, o.ID); err != nil {
+				return err
+			}
+			if b.Status == StatusPending {
+				if _, err := setStatus(ctx, tx, b, StatusCancelled, waitlistHoldReason, System, "waitlist_hold_released",
+					map[string]any{"why": "the client left the waitlist"}); err != nil {
+					return err
+				}
 			}
 		}
-		_, err = tx.Exec(ctx, `WITH e AS (UPDATE waitlist_entries SET status = 'left', updated_at = now() WHERE id = $1)
-			UPDATE waitlist_offers SET status = CASE WHEN status = 'held' THEN 'expired' ELSE 'gone' END
-			WHERE entry_id = $1 AND status IN ('open', 'held')`, id)
+		_, err = tx.Exec(ctx, `WITH e AS (UPDATE waitlist_entries SET status = 'left', updated_at = now() WHERE id = $1 AND status = 'waiting')
+			UPDATE waitlist_offers SET status = 'gone' WHERE entry_id = $1 AND status = 'open'`, id)
 		return err
 	})
 	if err != nil {
 		return nil, dbErr(err)
 	}
-	for _, b := range held {
-		if err := s.releaseHold(ctx, b, "the client left the waitlist"); err != nil {
-			return nil, err
-		}
-	}
 	return s.entry(ctx, s.pool, caller, id, "")
-}
-
-// releaseHold cancels a waitlist hold's booking (still pending), which
-// frees its time for the next in line.
-func (s *Service) releaseHold(ctx context.Context, bookingID int64, why string) error {
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var salonID int64
-		if err := tx.QueryRow(ctx, `SELECT salon_id FROM bookings WHERE id = $1`, bookingID).Scan(&salonID); err != nil {
-			return err
-		}
-		b, _, err := lockBooking(ctx, tx, BySystem(), salonID, bookingID)
-		if err != nil {
-			return err
-		}
-		if b.Status != StatusPending {
-			return nil
-		}
-		_, err = setStatus(ctx, tx, b, StatusCancelled, waitlistHoldReason, System, "waitlist_hold_released", map[string]any{"why": why})
-		return err
-	})
-	if err != nil && !errors.Is(err, ErrNotFound) && !isNoRows(err) {
-		return fmt.Errorf("release hold %d: %w", bookingID, dbErr(err))
-	}
-	s.wakeMessages()
-	return nil
 }
 
 // waitlistHoldReason is the cancel reason of a waitlist hold that was not
@@ -432,11 +441,12 @@ func (s *Service) OfferFreed(ctx context.Context) (int, error) {
 		}
 	}
 	n := 0
+	var msgs []int64
+	defer func() { s.sendNow(ctx, msgs) }()
 	for range 100 {
-		var msgs []int64
-		claimed := false
+		var freed int64
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			var freed, salon, master int64
+			var salon, master int64
 			var from, to time.Time
 			err := tx.QueryRow(ctx, `UPDATE waitlist_freed SET offered_at = $1 WHERE id = (
 				SELECT id FROM waitlist_freed WHERE offered_at IS NULL ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
@@ -447,40 +457,74 @@ func (s *Service) OfferFreed(ctx context.Context) (int, error) {
 			if err != nil {
 				return err
 			}
-			claimed = true
 			made, ids, err := s.offer(ctx, tx, salon, master, from, to, s.now(), 0, freed)
-			n += made
-			msgs = ids
+			if err == nil {
+				n += made
+				msgs = append(msgs, ids...)
+			}
 			return err
 		})
-		if err != nil {
+		switch {
+		case err != nil && freed != 0 && ctx.Err() == nil:
+			// This freed time cannot be offered (logged with why): it is set
+			// aside, so the others behind it still go.
+			s.log.Error("waitlist: a freed time could not be offered; it is set aside", "freed", freed, "err", err)
+			if _, err := s.pool.Exec(ctx, `UPDATE waitlist_freed SET offered_at = $2 WHERE id = $1`, freed, s.now()); err != nil {
+				return n, fmt.Errorf("offer freed: %w", dbErr(err))
+			}
+		case err != nil:
 			return n, fmt.Errorf("offer freed: %w", dbErr(err))
-		}
-		s.sendNow(ctx, msgs)
-		if !claimed {
-			break
+		case freed == 0:
+			return n, nil
 		}
 	}
 	return n, nil
 }
 
 // sweepWaitlist ends the entries whose days are over, and forgets freed
-// time older than the fill rate's window.
+// time older than the fill rate's window (a transaction's removed shifts
+// after an hour) and offer links a week after they expired.
 func (s *Service) sweepWaitlist(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, `
 		WITH e AS (
 		    UPDATE waitlist_entries w SET status = 'ended', updated_at = now() FROM salons s
 		    WHERE s.id = w.salon_id AND w.status = 'waiting' AND w.to_date < ($1::timestamptz AT TIME ZONE s.timezone)::date
 		)
-		DELETE FROM waitlist_freed WHERE offered_at < $1::timestamptz - make_interval(days => $2)`, s.now(), fillDays+1)
+		DELETE FROM waitlist_freed WHERE offered_at < $1::timestamptz - make_interval(days => $2)
+		    OR (cause = 'shift_gone' AND created_at < now() - interval '1 hour')`, s.now(), fillDays+1)
+	if err == nil {
+		_, err = s.pool.Exec(ctx, `DELETE FROM waitlist_links WHERE expires_at < $1::timestamptz - interval '7 days'`, s.now())
+	}
 	if err != nil {
 		return fmt.Errorf("waitlist sweep: %w", dbErr(err))
 	}
 	return nil
 }
 
-// maxFreedStarts bounds the starts one freed stretch is offered at.
-const maxFreedStarts = 96
+// wanting is a waiting entry as offer reads it.
+type wanting struct {
+	*WaitEntry
+	// offeredFrom, offeredTo: the times of this master it was offered
+	// already (by index): nothing overlapping them is offered to it again
+	// (a hold it let go is not held for it again a quarter later).
+	offeredFrom, offeredTo []time.Time
+	holds                  bool // it holds a time now
+}
+
+// offeredBefore reports whether [from, to) overlaps a time the entry was
+// offered.
+func (w *wanting) offeredBefore(from, to time.Time) bool {
+	for i := range w.offeredFrom {
+		if w.offeredFrom[i].Before(to) && from.Before(w.offeredTo[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxFreedStarts bounds the starts one freed stretch is offered at: a
+// day, every 5 minutes (the planner keeps those on the master's grid).
+const maxFreedStarts = 288
 
 // offer offers the time of master in [from, to), as the calendar is now,
 // to the salon's waiting entries that want it, in the order they joined
@@ -506,9 +550,13 @@ func (s *Service) offer(ctx context.Context, tx pgx.Tx, salonID, master int64, f
 		return 0, nil, fmt.Errorf("offer: %w", err)
 	}
 	loc := c.salon.Location()
-	step := time.Duration(max(c.salon.SlotStepMin, 5)) * time.Minute
+	// Starts every 5 minutes from the first whole five: the planner keeps
+	// those a client may book (on the master's grid).
 	var starts []time.Time
-	for t := from; t.Before(to) && len(starts) < maxFreedStarts; t = t.Add(step) {
+	for t := from.Truncate(5 * time.Minute); t.Before(to) && len(starts) < maxFreedStarts; t = t.Add(5 * time.Minute) {
+		if t.Before(from) {
+			continue
+		}
 		if checkStart(c, t, now, true) == nil { // not too soon (the salon's notice), nor past the horizon
 			starts = append(starts, t)
 		}
@@ -517,26 +565,32 @@ func (s *Service) offer(ctx context.Context, tx pgx.Tx, salonID, master int64, f
 		return 0, nil, nil
 	}
 	first, last := DateOf(starts[0].In(loc)), DateOf(starts[len(starts)-1].In(loc))
-	type want struct {
-		*WaitEntry
-		offered []time.Time // the starts of this master it was offered already
-		holds   bool        // it holds a time now
+	type want = wanting
+	var services []int64 // the services the master does: the entries' first
+	for k := range c.offers {
+		if k[0] == master {
+			services = append(services, k[1])
+		}
 	}
 	rows, err := tx.Query(ctx, `SELECT `+entryColumns+`,
 		    ARRAY(SELECT o.starts_at FROM waitlist_offers o WHERE o.entry_id = w.id AND o.master_id = $2
-		          AND o.starts_at >= $5 AND o.starts_at <= $6),
-		    EXISTS (SELECT 1 FROM waitlist_offers o WHERE o.entry_id = w.id AND o.status = 'held')
+		          AND o.ends_at > $5 AND o.starts_at < $6 ORDER BY o.id),
+		    ARRAY(SELECT o.ends_at FROM waitlist_offers o WHERE o.entry_id = w.id AND o.master_id = $2
+		          AND o.ends_at > $5 AND o.starts_at < $6 ORDER BY o.id),
+		    EXISTS (SELECT 1 FROM waitlist_offers o JOIN bookings hb ON hb.id = o.booking_id
+		            WHERE o.entry_id = w.id AND o.status = 'held' AND hb.status = 'pending')
 		FROM waitlist_entries w JOIN clients c ON c.id = w.client_id
-		WHERE w.salon_id = $1 AND w.status = 'waiting' AND (w.master_id IS NULL OR w.master_id = $2)
+		WHERE w.salon_id = $1 AND w.status = 'waiting' AND (w.master_id IS NULL OR w.master_id = $2) AND w.service_id = ANY($8)
 		  AND w.from_date <= $4 AND w.to_date >= $3 AND ($7 = 0 OR w.id = $7)
-		ORDER BY w.id LIMIT 500`, salonID, master, first.dbDate(), last.dbDate(), starts[0], starts[len(starts)-1], only)
+		ORDER BY w.id LIMIT 500`, salonID, master, first.dbDate(), last.dbDate(), starts[0], starts[len(starts)-1].Add(24*time.Hour),
+		only, services)
 	if err != nil {
 		return 0, nil, fmt.Errorf("offer: %w", err)
 	}
 	wants, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (want, error) {
 		var w want
 		var err error
-		w.WaitEntry, _, err = scanEntry(r, &w.offered, &w.holds)
+		w.WaitEntry, _, err = scanEntry(r, &w.offeredFrom, &w.offeredTo, &w.holds)
 		return w, err
 	})
 	if err != nil {
@@ -552,7 +606,7 @@ func (s *Service) offer(ctx context.Context, tx pgx.Tx, salonID, master int64, f
 		}
 	}
 	masters = slices.Compact(slices.Sorted(slices.Values(masters)))
-	p, err := readPlanner(ctx, tx, c, masters, window{starts[0], starts[len(starts)-1].Add(time.Minute)}, 0, false)
+	p, err := readPlanner(ctx, tx, c, masters, window{starts[0], starts[len(starts)-1].Add(time.Minute)}, 0, true)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -577,26 +631,30 @@ func (s *Service) offer(ctx context.Context, tx pgx.Tx, salonID, master int64, f
 			local := t.In(loc)
 			day, minute := DateOf(local), Clock(local.Hour()*60+local.Minute())
 			switch {
-			case day.Before(w.From) || w.To.Before(day), slices.ContainsFunc(w.offered, t.Equal):
+			case day.Before(w.From) || w.To.Before(day):
 				continue
 			case len(w.Times) > 0 && !slices.ContainsFunc(w.Times, func(tw TimeWindow) bool { return minute >= tw.From && minute < tw.To }):
 				continue
 			}
-			if plan = p.place(items, t); plan != nil {
+			if plan = p.place(items, t); plan != nil && !w.offeredBefore(t, planEnd(plan)) {
 				start = t
 				break
 			}
+			plan = nil
 		}
 		if plan == nil {
 			continue // nowhere in the stretch for this visit
 		}
-		end := start
-		for _, pl := range plan {
-			end = later(end, pl.t.end(pl.start))
-		}
+		end := planEnd(plan)
 		o := WaitOffer{EntryID: w.ID, MasterID: master, Start: start, End: end, Status: OfferOpen}
 		if mode == WaitlistHold {
-			o.Status, o.ExpiresAt = OfferHeld, now.Add(time.Duration(holdMin)*time.Minute)
+			// Held from now, or, in the salon's night, from the morning
+			// (when the client hears of it), never past its start.
+			o.Status = OfferHeld
+			o.ExpiresAt = set.morning(now, loc).Add(time.Duration(holdMin) * time.Minute)
+			if o.ExpiresAt.After(start) {
+				o.ExpiresAt = start
+			}
 			held, err := s.hold(ctx, tx, c, w.WaitEntry, plan, o.ExpiresAt)
 			if err != nil {
 				return 0, nil, err
@@ -634,6 +692,15 @@ func (s *Service) offer(ctx context.Context, tx pgx.Tx, salonID, master int64, f
 		msgs = append(msgs, ids...)
 	}
 	return made, msgs, nil
+}
+
+// planEnd is when a planned visit ends for its client.
+func planEnd(plan []placed) time.Time {
+	end := plan[0].start
+	for _, pl := range plan {
+		end = later(end, pl.t.end(pl.start))
+	}
+	return end
 }
 
 // hold books the time of plan for the entry's client, pending until
@@ -675,15 +742,11 @@ func (s *Service) hold(ctx context.Context, tx pgx.Tx, c *catalog, e *WaitEntry,
 
 // tellOffer writes the messages that tell the entry's client of offer o,
 // on every channel they are reachable on (and the salon sends offers on),
-// and returns their ids: at once when the time is held for them, else
-// out of the salon's night (but e-mail).
+// and returns their ids: out of the salon's night (but e-mail).
 func (s *Service) tellOffer(ctx context.Context, tx pgx.Tx, salon *Salon, set *MessageSettings, e *WaitEntry, o *WaitOffer,
 	now time.Time) ([]int64, error) {
 	v := &View{Booking: Booking{SalonID: e.SalonID, ClientID: e.ClientID, ContactEmail: e.contact.Email, Origin: e.origin}}
-	chat := set.morning(now, salon.Location())
-	if o.Status == OfferHeld {
-		chat = now
-	}
+	chat := set.morning(now, salon.Location()) // (a hold made in the night lasts until the morning's)
 	plans, err := s.clientPlans(ctx, tx, v, set, KindWaitlistOffer, "", now, chat, Identity{}, true)
 	if err != nil {
 		return nil, err
@@ -778,8 +841,10 @@ func (s *Service) offerAsView(ctx context.Context, q querier, e *WaitEntry, o *W
 // the offer, until the hold ends (a held offer) or the time starts.
 func makeOfferLinks(ctx context.Context, tx pgx.Tx, m *Message, v *View, now time.Time) (Links, error) {
 	o := v.offer
-	until := o.Start
-	if o.Status == OfferHeld {
+	// Until the time can no longer be booked online (the salon's notice),
+	// or the hold ends.
+	until := o.Start.Add(-time.Duration(v.Salon.MinNoticeMin) * time.Minute)
+	if o.Status == OfferHeld && o.ExpiresAt.Before(until) {
 		until = o.ExpiresAt
 	}
 	if !until.After(now) {
@@ -910,9 +975,30 @@ func (s *Service) accept(ctx context.Context, by Caller, e *WaitEntry, o WaitOff
 	return nil, conflict("this offer is %s", i18n.New(o.Status))
 }
 
-// acceptOpen books an open offer, under the master's lock.
+// acceptLease is how long an accept in progress keeps its entry to itself
+// (a request that died lets go after it).
+const acceptLease = time.Minute
+
+// acceptOpen books an open offer, under the master's lock. The entry is
+// claimed first (a lease), so one entry becomes one booking however many
+// of its offers are tapped at once; the claim goes with the outcome.
 func (s *Service) acceptOpen(ctx context.Context, by Caller, e *WaitEntry, o WaitOffer) (*Booking, error) {
-	r := BookRequest{SalonID: e.SalonID, StartsAt: o.Start, Client: e.contact, IdempotencyKey: fmt.Sprintf("waitlist-offer-%d", o.ID)}
+	now := s.now()
+	var claimed bool
+	err := s.pool.QueryRow(ctx, `UPDATE waitlist_entries SET accepting_at = $2 WHERE id = $1 AND status = 'waiting'
+		AND (accepting_at IS NULL OR accepting_at < $3) RETURNING true`, e.ID, now, now.Add(-acceptLease)).Scan(&claimed)
+	if isNoRows(err) {
+		return nil, conflict("another tap is booking this place on the waiting list: look again in a moment")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("accept offer: %w", dbErr(err))
+	}
+	release := func() {
+		if _, err := s.pool.Exec(context.WithoutCancel(ctx), `UPDATE waitlist_entries SET accepting_at = NULL WHERE id = $1`, e.ID); err != nil {
+			s.log.Error("waitlist: an accept's claim was not released; it lapses", "entry", e.ID, "err", err)
+		}
+	}
+	r := BookRequest{SalonID: e.SalonID, StartsAt: o.Start, Client: e.contact}
 	if len(e.Items) > 1 {
 		r.Items = slices.Clone(e.Items)
 		r.Items[0].MasterID = o.MasterID
@@ -921,21 +1007,27 @@ func (s *Service) acceptOpen(ctx context.Context, by Caller, e *WaitEntry, o Wai
 	}
 	b, err := s.Book(As(ctx, by), r)
 	if errors.Is(err, ErrSlotTaken) {
+		release()
 		if _, gerr := s.pool.Exec(ctx, `UPDATE waitlist_offers SET status = 'gone' WHERE id = $1 AND status = 'open'`, o.ID); gerr != nil {
 			return nil, fmt.Errorf("accept offer: %w", dbErr(gerr))
 		}
 		return nil, err
 	}
 	if err != nil {
+		release()
 		return nil, err
 	}
+	// The entry is booked, its other offers are gone, and so are the
+	// others' offers of this time (they stay on the list).
 	if _, err := s.pool.Exec(ctx, `
 		WITH t AS (UPDATE waitlist_offers SET status = 'taken', booking_id = $3 WHERE id = $2),
-		     e AS (UPDATE waitlist_entries SET status = 'booked', booking_id = $3, updated_at = now() WHERE id = $1),
+		     e AS (UPDATE waitlist_entries SET status = 'booked', booking_id = $3, accepting_at = NULL, updated_at = now()
+		           WHERE id = $1 AND status = 'waiting'),
 		     g AS (UPDATE waitlist_offers SET status = 'gone' WHERE entry_id = $1 AND id <> $2 AND status = 'open')
 		UPDATE waitlist_offers SET status = 'gone'
-		WHERE salon_id = $4 AND master_id = $5 AND starts_at = $6 AND id <> $2 AND status = 'open'`,
-		e.ID, o.ID, b.ID, e.SalonID, o.MasterID, o.Start); err != nil {
+		WHERE salon_id = $4 AND master_id = $5 AND tstzrange(starts_at, ends_at) && tstzrange($6, $7) AND id <> $2 AND status = 'open'`,
+		e.ID, o.ID, b.ID, e.SalonID, o.MasterID, o.Start, o.End); err != nil {
+		release()
 		return nil, fmt.Errorf("accept offer: %w", dbErr(err))
 	}
 	return b, nil
@@ -968,6 +1060,9 @@ func (s *Service) acceptHeld(ctx context.Context, by Caller, e *WaitEntry, o Wai
 			actor = Actor{Kind: ActorClient, ID: b.ClientID, Channel: ChannelWeb}
 		}
 		event := EventCreated
+		if s.deposits && b.Deposit > 0 && s.PaymentsDown() && salon.DepositFallback != FallbackInSalon {
+			return fmt.Errorf("%w: %w", ErrPaymentsDown, ErrUnavailable)
+		}
 		if s.deposits && b.Deposit > 0 && !s.PaymentsDown() {
 			// The deposit is paid online, as for any booking: held for
 			// the salon's hold minutes from now.
@@ -1011,7 +1106,14 @@ func (s *Service) acceptedBooking(ctx context.Context, by Caller, e *WaitEntry, 
 	if by.kind == callerVisitor {
 		return nil, conflict("this offer was taken: the booking is on its page")
 	}
-	return getBooking(ctx, s.pool, e.SalonID, o.BookingID)
+	b, err := getBooking(ctx, s.pool, e.SalonID, o.BookingID)
+	if err != nil {
+		return nil, err
+	}
+	if !b.Status.Active() {
+		return nil, conflict("this offer was taken, and its booking is %s", i18n.New(string(b.Status)))
+	}
+	return b, nil
 }
 
 // listenFreed wakes this replica's sender whenever a transaction that

@@ -406,3 +406,134 @@ func TestAnOfferReachesTheClient(t *testing.T) {
 		t.Fatalf("the second offer's messages: %v, want the SMS dropped", states)
 	}
 }
+
+// TestOneEntryBooksOnce: a client offered two times (two freed times)
+// taps both at once: one booking, and the entry is booked; a client who
+// joins the same list again keeps one place (its days joined).
+func TestOneEntryBooksOnce(t *testing.T) {
+	w := newWaitWorld(t, booking.WaitlistBroadcast, 3)
+	sys := bookingtest.System()
+	e := w.join(t, "Twice")
+	for _, b := range []*booking.Booking{w.booked[1], w.booked[4]} {
+		if _, err := w.Svc.Cancel(sys, booking.CancelRequest{BookingID: b.ID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 2 {
+		t.Fatalf("offered %d (%v), want 2", n, err)
+	}
+	offers := w.read(t, e).Offers
+	errs := race(8, func(i int) error {
+		_, err := w.accept(e, offers[i%2].ID)
+		return err
+	})
+	ok := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, booking.ErrConflict):
+		default:
+			t.Fatalf("tap: %v", err)
+		}
+	}
+	var mine int
+	if err := w.Pool.QueryRow(context.Background(), `SELECT count(*) FROM bookings WHERE client_id = $1 AND status = 'confirmed'`,
+		e.ClientID).Scan(&mine); err != nil {
+		t.Fatal(err)
+	}
+	if ok != 1 || mine != 1 {
+		t.Fatalf("%d taps booked, the client has %d bookings; want 1 and 1", ok, mine)
+	}
+	// Joining again for the same: the same place, a new token.
+	phone := bookingtest.Phone()
+	first, err := w.Svc.JoinWaitlist(web(), booking.WaitRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, From: w.day, To: w.day,
+		Client: booking.ClientInput{Name: "Again", Phone: phone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := w.Svc.JoinWaitlist(web(), booking.WaitRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, From: w.day, To: w.day.AddDays(2),
+		Client: booking.ClientInput{Name: "Again", Phone: phone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ID != first.ID || again.To != w.day.AddDays(2) || again.ManageToken == first.ManageToken {
+		t.Fatalf("joined again: entry %d to %v (first %d)", again.ID, again.To, first.ID)
+	}
+}
+
+// TestSchedulesFreeOnlyWhatTheyAdd: saving a day's shifts unchanged frees
+// nothing; a longer shift frees only what it adds; a hold let go is not
+// held for the same client again a few minutes later; leaving releases a
+// hold at once, as a released hold (not an unpaid deposit).
+func TestSchedulesFreeOnlyWhatTheyAdd(t *testing.T) {
+	w := newWaitWorld(t, booking.WaitlistHold, 3)
+	sys := bookingtest.System()
+	m := w.masters[0]
+	freed := func() int {
+		t.Helper()
+		var n int
+		if err := w.Pool.QueryRow(context.Background(), `SELECT count(*) FROM waitlist_freed WHERE master_id = $1 AND cause = 'shift'`,
+			m.ID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	a := w.join(t, "A")
+	w.Shift(t, w.salon, m, w.day, 1, "10:00", "20:00") // as it was
+	if n := freed(); n != 0 {
+		t.Fatalf("an unchanged schedule freed %d stretches", n)
+	}
+	if n, _ := w.Svc.OfferFreed(sys); n != 0 {
+		t.Fatalf("an unchanged schedule made %d offers", n)
+	}
+	// 16:00-20:00 is free already; 20:00-22:00 is new.
+	w.Shift(t, w.salon, m, w.day, 1, "10:00", "22:00")
+	var from, to time.Time
+	if err := w.Pool.QueryRow(context.Background(), `SELECT starts_at, ends_at FROM waitlist_freed WHERE master_id = $1 AND cause = 'shift'`,
+		m.ID).Scan(&from, &to); err != nil {
+		t.Fatal(err)
+	}
+	if !from.Equal(w.at("20:00")) || !to.Equal(w.at("22:00")) {
+		t.Fatalf("the longer shift freed %v-%v, want 20:00-22:00", from, to)
+	}
+	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 1 {
+		t.Fatalf("offered %d (%v), want 1", n, err)
+	}
+	o := w.read(t, a).Offers[0]
+	if o.Status != booking.OfferHeld || !o.Start.Equal(w.at("20:00")) {
+		t.Fatalf("A's offer: %+v", o)
+	}
+	// C joins; A lets the hold go; the time frees again: it is held for C,
+	// not for A again (at 20:15, or any start overlapping what A let go).
+	c := w.join(t, "C")
+	w.Clock.Advance(16 * time.Minute)
+	if _, err := w.Svc.ExpireHolds(sys); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.OfferFreed(sys); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.read(t, a).Offers; len(got) != 1 {
+		t.Fatalf("A was held a time again: %+v", got)
+	}
+	if got := w.read(t, c).Offers; len(got) != 1 || got[0].Status != booking.OfferHeld || !got[0].Start.Equal(w.at("20:00")) {
+		t.Fatalf("C, next in line, has %+v, want 20:00 held", got)
+	}
+	// B joins and is held it; B leaves: the hold is released at once.
+	b := w.join(t, "B")
+	if _, err := w.Svc.OfferTime(booking.As(context.Background(), w.admin(1)), b.ID, m.ID, w.at("21:00")); err != nil {
+		t.Fatal(err)
+	}
+	hold := w.read(t, b).Offers[0]
+	if _, err := w.Svc.LeaveWaitlist(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if v := w.get(t, hold.BookingID); v.Status != booking.StatusCancelled || v.CancelReason != "waitlist offer not taken" {
+		t.Fatalf("B's hold after leaving: %s (%q)", v.Status, v.CancelReason)
+	}
+	if got := w.read(t, b); got.Status != booking.WaitLeft || got.Offers[0].Status != booking.OfferExpired {
+		t.Fatalf("B after leaving: %s, offer %s", got.Status, got.Offers[0].Status)
+	}
+	assertNoOverlap(t, w.Pool)
+}

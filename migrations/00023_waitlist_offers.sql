@@ -35,15 +35,24 @@ CREATE TABLE waitlist_links (
     created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX waitlist_links_offer ON waitlist_links (offer_id);
+CREATE INDEX waitlist_links_expired ON waitlist_links (expires_at);
 
 -- Freed time is kept once offered (offered_at), a while, for the fill
 -- rate: the minutes freed from bookings, against those rebooked from the
--- list. cause: 'booking' (busy time that went) or 'shift' (working time
--- that came).
-ALTER TABLE waitlist_freed ADD COLUMN cause text NOT NULL DEFAULT 'booking' CHECK (cause IN ('booking', 'shift'));
+-- list. cause: 'booking' (busy time that went), 'hold' (a waitlist hold's
+-- time that went back), 'shift' (working time
+-- that came) or 'shift_gone' (working time that went, in the transaction
+-- xact: a day's shifts are replaced by a delete and an insert, and only
+-- what the new shifts add is freed; never offered itself).
+ALTER TABLE waitlist_freed ADD COLUMN cause text NOT NULL DEFAULT 'booking' CHECK (cause IN ('booking', 'hold', 'shift', 'shift_gone'));
+ALTER TABLE waitlist_freed ADD COLUMN xact xid8 NOT NULL DEFAULT pg_current_xact_id();
 ALTER TABLE waitlist_freed ADD COLUMN offered_at timestamptz;
 CREATE INDEX waitlist_freed_due ON waitlist_freed (id) WHERE offered_at IS NULL;
 CREATE INDEX waitlist_freed_salon ON waitlist_freed (salon_id, starts_at) WHERE cause = 'booking';
+CREATE INDEX waitlist_freed_gone ON waitlist_freed (xact, master_id) WHERE cause = 'shift_gone';
+-- an accept in progress (a lease): one booking per entry, whatever taps at once
+ALTER TABLE waitlist_entries ADD COLUMN accepting_at timestamptz;
+CREATE INDEX waitlist_entries_booking ON waitlist_entries (booking_id) WHERE booking_id IS NOT NULL;
 
 -- Freed time, whatever frees it: a booking's busy interval that goes (a
 -- cancellation, an expired hold, a move, a deletion) and a master's
@@ -54,8 +63,10 @@ CREATE INDEX waitlist_freed_salon ON waitlist_freed (salon_id, starts_at) WHERE 
 -- +goose StatementBegin
 CREATE FUNCTION waitlist_busy_freed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO waitlist_freed (salon_id, master_id, starts_at, ends_at)
-    SELECT o.salon_id, o.master_id, o.starts_at, booking_slot_end(o.starts_at, o.duration_min)
+    INSERT INTO waitlist_freed (salon_id, master_id, starts_at, ends_at, cause)
+    SELECT o.salon_id, o.master_id, o.starts_at, booking_slot_end(o.starts_at, o.duration_min),
+           CASE WHEN EXISTS (SELECT 1 FROM waitlist_offers h WHERE h.booking_id = o.booking_id AND h.status IN ('held', 'expired'))
+                THEN 'hold' ELSE 'booking' END
     FROM old_rows o
     WHERE EXISTS (SELECT 1 FROM waitlist_entries w WHERE w.salon_id = o.salon_id AND w.status = 'waiting')
       -- (a visit that took place frees nothing)
@@ -66,11 +77,40 @@ BEGIN
     RETURN NULL;
 END $$;
 
-CREATE FUNCTION waitlist_shift_freed() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Working time that came: each new shift less what the same transaction
+-- removed of the master's shifts (a schedule saved unchanged frees
+-- nothing); an update, the new shift less the old.
+CREATE FUNCTION waitlist_shift_added() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO waitlist_freed (salon_id, master_id, starts_at, ends_at, cause)
-    SELECT n.salon_id, n.master_id, n.starts_at, n.ends_at, 'shift'
-    FROM new_rows n
+    SELECT n.salon_id, n.master_id, lower(r), upper(r), 'shift'
+    FROM new_rows n,
+         unnest(tstzmultirange(tstzrange(n.starts_at, n.ends_at)) - COALESCE(
+             (SELECT range_agg(tstzrange(g.starts_at, g.ends_at)) FROM waitlist_freed g
+              WHERE g.cause = 'shift_gone' AND g.xact = pg_current_xact_id() AND g.master_id = n.master_id),
+             '{}'::tstzmultirange)) r
+    WHERE EXISTS (SELECT 1 FROM waitlist_entries w WHERE w.salon_id = n.salon_id AND w.status = 'waiting');
+    IF FOUND THEN
+        PERFORM pg_notify('waitlist_freed', '');
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION waitlist_shift_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO waitlist_freed (salon_id, master_id, starts_at, ends_at, cause, offered_at)
+    SELECT o.salon_id, o.master_id, o.starts_at, o.ends_at, 'shift_gone', now()
+    FROM old_rows o
+    WHERE EXISTS (SELECT 1 FROM waitlist_entries w WHERE w.salon_id = o.salon_id AND w.status = 'waiting');
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION waitlist_shift_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO waitlist_freed (salon_id, master_id, starts_at, ends_at, cause)
+    SELECT n.salon_id, n.master_id, lower(r), upper(r), 'shift'
+    FROM new_rows n JOIN old_rows o ON o.id = n.id,
+         unnest(tstzmultirange(tstzrange(n.starts_at, n.ends_at)) - tstzmultirange(tstzrange(o.starts_at, o.ends_at))) r
     WHERE EXISTS (SELECT 1 FROM waitlist_entries w WHERE w.salon_id = n.salon_id AND w.status = 'waiting');
     IF FOUND THEN
         PERFORM pg_notify('waitlist_freed', '');
@@ -80,20 +120,29 @@ END $$;
 -- +goose StatementEnd
 CREATE TRIGGER waitlist_busy_freed AFTER DELETE ON master_busy
     REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION waitlist_busy_freed();
+CREATE TRIGGER waitlist_shift_removed AFTER DELETE ON shifts
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION waitlist_shift_removed();
 CREATE TRIGGER waitlist_shift_added AFTER INSERT ON shifts
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION waitlist_shift_freed();
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION waitlist_shift_added();
 CREATE TRIGGER waitlist_shift_changed AFTER UPDATE ON shifts
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION waitlist_shift_freed();
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION waitlist_shift_changed();
 
 -- +goose Down
+DROP INDEX waitlist_entries_booking;
+ALTER TABLE waitlist_entries DROP COLUMN accepting_at;
+DROP INDEX waitlist_freed_gone;
 DROP INDEX waitlist_freed_salon;
 DROP INDEX waitlist_freed_due;
 ALTER TABLE waitlist_freed DROP COLUMN offered_at;
+ALTER TABLE waitlist_freed DROP COLUMN xact;
 ALTER TABLE waitlist_freed DROP COLUMN cause;
 DROP TRIGGER waitlist_shift_changed ON shifts;
 DROP TRIGGER waitlist_shift_added ON shifts;
+DROP TRIGGER waitlist_shift_removed ON shifts;
 DROP TRIGGER waitlist_busy_freed ON master_busy;
-DROP FUNCTION waitlist_shift_freed();
+DROP FUNCTION waitlist_shift_changed();
+DROP FUNCTION waitlist_shift_removed();
+DROP FUNCTION waitlist_shift_added();
 DROP FUNCTION waitlist_busy_freed();
 DROP TABLE waitlist_links;
 DROP INDEX waitlist_offers_booking;

@@ -63,7 +63,8 @@ func (h *Handler) offerPost(c *fiber.Ctx) error {
 		p.Problem = p.T["o_lost"]
 	case errors.Is(err, booking.ErrLinkExpired):
 		p.Problem = p.T["a_expired"]
-	case errors.Is(err, booking.ErrConflict):
+	case errors.Is(err, booking.ErrConflict), errors.Is(err, booking.ErrInvalid), errors.Is(err, booking.ErrTooLate):
+		// No longer offered, or no longer bookable online (too soon now).
 		p.Problem = p.T["o_gone"]
 	case errors.Is(err, booking.ErrUnavailable), errors.Is(err, booking.ErrInProgress):
 		c.Set(fiber.HeaderRetryAfter, "5")
