@@ -964,8 +964,16 @@ func (s *Service) accept(ctx context.Context, by Caller, e *WaitEntry, o WaitOff
 	case OfferHeld:
 		return s.acceptHeld(ctx, by, e, o)
 	case OfferGone:
-		// Taken by another: answered as a taken time, with the nearest
-		// free ones.
+		// Taken by another (unless the entry was booked meanwhile, by
+		// another of its offers): answered as a taken time, with the
+		// nearest free ones.
+		var status string
+		if err := s.pool.QueryRow(ctx, `SELECT status FROM waitlist_entries WHERE id = $1`, e.ID).Scan(&status); err != nil {
+			return nil, fmt.Errorf("accept offer: %w", dbErr(err))
+		}
+		if status != WaitWaiting {
+			return nil, conflict("this waitlist entry is %s", i18n.New(status))
+		}
 		alts, err := s.alternatives(ctx, e.SalonID, e.ServiceID, o.MasterID, o.Start, s.now(), 0)
 		if err != nil {
 			return nil, err

@@ -537,3 +537,41 @@ func TestSchedulesFreeOnlyWhatTheyAdd(t *testing.T) {
 	}
 	assertNoOverlap(t, w.Pool)
 }
+
+// TestAVisitWaits: a client waits for a visit (a haircut with master 0,
+// then a beard with any master); master 0's 14:00 frees; the offer is the
+// whole visit, and taking it books both services.
+func TestAVisitWaits(t *testing.T) {
+	w := newWaitWorld(t, booking.WaitlistBroadcast, 3)
+	sys := bookingtest.System()
+	beard := w.Service(t, w.salon, booking.SalonService{Name: "Beard", DurationMin: 30})
+	if err := w.Svc.SetOffers(sys, w.salon.ID, w.masters[1].ID, []booking.Offer{{ServiceID: w.svc.ID}, {ServiceID: beard.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := w.Svc.JoinWaitlist(web(), booking.WaitRequest{SalonID: w.salon.ID, From: w.day, To: w.day,
+		Items:  []booking.VisitItem{{ServiceID: w.svc.ID, MasterID: w.masters[0].ID}, {ServiceID: beard.ID}},
+		Client: booking.ClientInput{Name: "Visit", Phone: bookingtest.Phone()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.Cancel(sys, booking.CancelRequest{BookingID: w.booked[4].ID}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 1 {
+		t.Fatalf("offered %d (%v), want 1", n, err)
+	}
+	o := w.read(t, e).Offers[0]
+	if !o.Start.Equal(w.at("14:00")) || !o.End.Equal(w.at("15:30")) {
+		t.Fatalf("the visit offered %v-%v, want 14:00-15:30", o.Start, o.End)
+	}
+	b, err := w.accept(e, o.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var segs int
+	if err := w.Pool.QueryRow(context.Background(), `SELECT count(*) FROM bookings WHERE visit_id = $1 AND status = 'confirmed'`,
+		b.ID).Scan(&segs); err != nil || segs != 2 {
+		t.Fatalf("%d segments booked (%v), want 2", segs, err)
+	}
+	assertNoOverlap(t, w.Pool)
+}

@@ -36,11 +36,12 @@ func TestAxeOnEveryPanelPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	shots := map[string]string{fmt.Sprintf("/panel/bookings/%d", bk): "booking", "/panel/attention": "attention", "/panel/settings": "settings",
-		"/panel/reminders": "reminders", fmt.Sprintf("/panel/clients/%d", cl): "client"}
+		"/panel/reminders": "reminders", fmt.Sprintf("/panel/clients/%d", cl): "client", "/panel/waitlist?date=" + day: "waitlist"}
 	pages := []string{"/panel/", "/panel/day/" + day, fmt.Sprintf("/panel/masters/%d/week/%s", m, day), "/panel/bookings/new",
 		fmt.Sprintf("/panel/bookings/%d", bk), "/panel/payments", "/panel/attention", "/panel/reminders", "/panel/clients", fmt.Sprintf("/panel/clients/%d", cl),
 		"/panel/masters", fmt.Sprintf("/panel/masters/%d", m), "/panel/services", fmt.Sprintf("/panel/services/%d", sv),
-		"/panel/settings", "/panel/users", "/panel/import", "/panel/audit", "/panel/online", "/panel/bookings/999999"}
+		"/panel/settings", "/panel/users", "/panel/import", "/panel/audit", "/panel/online", "/panel/bookings/999999",
+		"/panel/waitlist?date=" + day}
 	for i, size := range [][2]int64{{1280, 900}, {390, 844}} {
 		ctx := browsertest.Tab(t, size[0], size[1])
 		if i == 0 { // the tabs share the browser's cookies: one login
