@@ -154,7 +154,7 @@ func (s *Service) readLink(ctx context.Context, q querier, token, lock string) (
 	}
 	var r linkRow
 	var used *time.Time
-	err := q.QueryRow(ctx, `SELECT salon_id, booking_id, action, channel, address, expires_at, used_at FROM booking_links
+	err := q.QueryRow(ctx, `SELECT salon_id, COALESCE(booking_id, 0), action, channel, address, expires_at, used_at FROM booking_links
 		WHERE token_hash = $1 `+lock, tokenHash(token)).Scan(&r.salonID, &r.bookingID, &r.action, &r.channel, &r.address, &r.expires, &used)
 	if isNoRows(err) {
 		return nil, nil, fmt.Errorf("link: %w", ErrNotFound)
@@ -163,8 +163,17 @@ func (s *Service) readLink(ctx context.Context, q querier, token, lock string) (
 		return nil, nil, fmt.Errorf("link: %w", dbErr(err))
 	}
 	r.used = used != nil
-	v, err := s.BookingView(As(ctx, Caller{kind: callerLink, link: linkGrant{bookingID: r.bookingID, channel: r.channel}}), r.salonID, r.bookingID)
-	if err != nil {
+	var v *View
+	if r.bookingID == 0 {
+		// An unsubscribe link of a message of no booking (a waitlist
+		// offer's e-mail): the salon alone.
+		salon, err := getSalon(ctx, q, r.salonID)
+		if err != nil {
+			return nil, nil, err
+		}
+		v = &View{Booking: Booking{SalonID: r.salonID}, Salon: *salon}
+	} else if v, err = s.BookingView(As(ctx, Caller{kind: callerLink, link: linkGrant{bookingID: r.bookingID, channel: r.channel}}),
+		r.salonID, r.bookingID); err != nil {
 		return nil, nil, err
 	}
 	l := &Link{Action: r.action, Channel: r.channel, Address: r.address, Booking: v, State: LinkLive, Confirmed: !v.ConfirmedAt.IsZero()}

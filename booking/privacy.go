@@ -173,7 +173,8 @@ func (s *Service) EraseClient(ctx context.Context, salonID int64, phone string, 
 		var traces erasureTraces
 		if err := tx.QueryRow(ctx, `
 			SELECT COALESCE(c.phone, ''),
-			       ARRAY(SELECT DISTINCT n FROM (SELECT c.name AS n UNION SELECT contact_name FROM bookings WHERE client_id = c.id) x
+			       ARRAY(SELECT DISTINCT n FROM (SELECT c.name AS n UNION SELECT contact_name FROM bookings WHERE client_id = c.id
+			                                     UNION SELECT contact_name FROM waitlist_entries WHERE client_id = c.id) x
 			             WHERE length(n) >= 3),
 			       ARRAY(SELECT external_id::bigint FROM client_identities WHERE client_id = c.id AND channel = 'telegram'
 			             UNION SELECT origin_ref::bigint FROM bookings WHERE client_id = c.id AND origin_channel = 'telegram')
@@ -199,6 +200,12 @@ func (s *Service) EraseClient(ctx context.Context, salonID int64, phone string, 
 			    error = CASE WHEN state = 'queued' THEN 'the client''s data was erased' ELSE error END
 			WHERE booking_id IN (SELECT id FROM bookings WHERE salon_id = $1 AND client_id = $2) AND NOT to_master`, salonID, clientID)
 		batch.Queue(`DELETE FROM booking_outbox WHERE booking_id IN (SELECT id FROM bookings WHERE salon_id = $1 AND client_id = $2)`, salonID, clientID)
+		// Their places on the waiting list go whole: the offers, their
+		// messages and links with them (and the unsubscribe links of
+		// the offers' e-mails, which name no booking).
+		batch.Queue(`DELETE FROM booking_links WHERE salon_id = $1 AND booking_id IS NULL AND address IN (
+			    SELECT contact_email FROM waitlist_entries WHERE salon_id = $1 AND client_id = $2 AND contact_email <> '')`, salonID, clientID)
+		batch.Queue(`DELETE FROM waitlist_entries WHERE salon_id = $1 AND client_id = $2`, salonID, clientID)
 		// What the audit log kept of them.
 		batch.Queue(`UPDATE audit_log SET old = CASE WHEN old IS NULL THEN NULL ELSE old - 'name' - 'phone' - 'notes' - 'contact_name' - 'contact_email' - 'origin_ref' - 'cancel_reason' END,
 			new = CASE WHEN new IS NULL THEN NULL ELSE new - 'name' - 'phone' - 'notes' - 'contact_name' - 'contact_email' - 'origin_ref' - 'cancel_reason' END

@@ -37,6 +37,11 @@ func TestClientExportAndErase(t *testing.T) {
 	if _, err := e.Svc.UpdateClient(staff, salon.ID, b.ClientID, "Zinaida Secretova", "VIP, lives nearby"); err != nil {
 		t.Fatal(err)
 	}
+	// She waits for another day too.
+	if _, err := e.Svc.JoinWaitlist(staff, booking.WaitRequest{SalonID: salon.ID, ServiceID: sv.ID, From: day, To: day.AddDays(3),
+		Client: booking.ClientInput{Name: "Zinaida Secretova", Phone: phone, Email: "zinaida@secret.example"}}); err != nil {
+		t.Fatal(err)
+	}
 	rec, err := e.Svc.ExportClient(staff, salon.ID, "8 999 555-77-88", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +70,9 @@ func TestClientExportAndErase(t *testing.T) {
 		(SELECT string_agg(to_jsonb(c)::text, ',') FROM clients c),
 		(SELECT string_agg(to_jsonb(b)::text, ',') FROM bookings b),
 		(SELECT string_agg(to_jsonb(e)::text, ',') FROM booking_events e),
-		(SELECT string_agg(to_jsonb(a)::text, ',') FROM audit_log a))`).Scan(&dump); err != nil {
+		(SELECT string_agg(to_jsonb(a)::text, ',') FROM audit_log a),
+		(SELECT string_agg(to_jsonb(w)::text, ',') FROM waitlist_entries w),
+		(SELECT string_agg(to_jsonb(m)::text, ',') FROM messages m))`).Scan(&dump); err != nil {
 		t.Fatal(err)
 	}
 	for _, gone := range []string{"Zinaida", "zinaida", "Secretova", "79995557788", "VIP", "allergic", "secret.example"} {

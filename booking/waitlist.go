@@ -792,8 +792,8 @@ func (s *Service) offerView(ctx context.Context, tx pgx.Tx, offerID int64, now t
 		why = "the offer is " + o.Status
 	case o.Status == OfferHeld && !now.Before(o.ExpiresAt):
 		why = "the hold has ended"
-	case !now.Before(o.Start):
-		why = "its time has passed"
+	case !now.Before(o.Start.Add(-time.Duration(v.Salon.MinNoticeMin) * time.Minute)):
+		why = "its time is too near to book online"
 	case o.Status == OfferOpen:
 		var taken bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM master_busy WHERE salon_id = $1 AND master_id = $2
@@ -848,14 +848,24 @@ func makeOfferLinks(ctx context.Context, tx pgx.Tx, m *Message, v *View, now tim
 		until = o.ExpiresAt
 	}
 	if !until.After(now) {
-		return Links{}, nil
+		return Links{}, nil // (the sender drops it: its time is too near)
 	}
-	token := newLinkToken()
+	var l Links
+	if m.Channel == ChannelEmail {
+		// Every e-mail can be stopped (List-Unsubscribe).
+		l.Unsubscribe = newLinkToken()
+		if _, err := tx.Exec(ctx, `INSERT INTO booking_links (token_hash, salon_id, action, channel, address, message_id, expires_at)
+			VALUES ($1, $2, 'unsubscribe', 'email', $3, $4, $5)`, tokenHash(l.Unsubscribe), v.SalonID, m.Recipient, m.ID,
+			now.Add(unsubscribeLife)); err != nil {
+			return Links{}, fmt.Errorf("links of message %d: %w", m.ID, err)
+		}
+	}
+	l.Offer = newLinkToken()
 	if _, err := tx.Exec(ctx, `INSERT INTO waitlist_links (token_hash, offer_id, message_id, expires_at) VALUES ($1, $2, $3, $4)`,
-		tokenHash(token), o.ID, m.ID, until); err != nil {
+		tokenHash(l.Offer), o.ID, m.ID, until); err != nil {
 		return Links{}, fmt.Errorf("links of message %d: %w", m.ID, err)
 	}
-	return Links{Offer: token}, nil
+	return l, nil
 }
 
 // OfferLink is a waitlist offer as its link's page shows it.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -351,6 +352,26 @@ func TestAnOfferReachesTheClient(t *testing.T) {
 	w.sendAll()
 	if !w.mailTo("olga@example.com", "Освободилось время: Стрижка") {
 		t.Fatalf("no offer in the mailbox: %+v", w.mail.Messages(t))
+	}
+	// The e-mail can be stopped, like every e-mail: its List-Unsubscribe
+	// link stops e-mail from the salon to the address.
+	var unsub string
+	for _, m := range w.mail.Messages(t) {
+		if strings.HasPrefix(m.Subject, "Освободилось время") {
+			if u := m.Headers["List-Unsubscribe"]; len(u) == 1 {
+				unsub = u[0]
+			}
+			if !strings.Contains(m.Text, msgBase+"/o/") {
+				t.Errorf("the offer's e-mail has no link that takes it:\n%s", m.Text)
+			}
+		}
+	}
+	tok := regexp.MustCompile(`/a/([A-Za-z0-9_-]+)>$`).FindStringSubmatch(unsub)
+	if tok == nil {
+		t.Fatalf("the offer's e-mail has List-Unsubscribe %q", unsub)
+	}
+	if l, err := w.Svc.OpenLink(web(), tok[1]); err != nil || l.Action != booking.LinkUnsubscribe || l.Booking.Salon.ID != w.salon.ID {
+		t.Fatalf("the unsubscribe link: %+v (%v)", l, err)
 	}
 	texts := w.smsTo(phone)
 	if len(texts) != 1 {

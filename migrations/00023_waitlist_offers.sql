@@ -16,6 +16,10 @@ ALTER TABLE messages ALTER COLUMN booking_id DROP NOT NULL;
 ALTER TABLE messages ADD COLUMN offer_id bigint REFERENCES waitlist_offers ON DELETE CASCADE;
 ALTER TABLE messages ADD CONSTRAINT messages_about_one CHECK ((booking_id IS NULL) <> (offer_id IS NULL));
 CREATE UNIQUE INDEX messages_offer ON messages (offer_id, channel, recipient) WHERE offer_id IS NOT NULL;
+-- An offer's e-mail has its unsubscribe link too: a link of the salon and
+-- the address, of no booking.
+ALTER TABLE booking_links ALTER COLUMN booking_id DROP NOT NULL;
+ALTER TABLE booking_links ADD CONSTRAINT booking_links_of_a_booking CHECK (booking_id IS NOT NULL OR action = 'unsubscribe');
 
 -- The freed time an offer was made of (none: offered by hand): how long
 -- the offer took after the time freed.
@@ -147,6 +151,9 @@ DROP FUNCTION waitlist_busy_freed();
 DROP TABLE waitlist_links;
 DROP INDEX waitlist_offers_booking;
 ALTER TABLE waitlist_offers DROP COLUMN freed_id;
+DELETE FROM booking_links WHERE booking_id IS NULL;
+ALTER TABLE booking_links DROP CONSTRAINT booking_links_of_a_booking;
+ALTER TABLE booking_links ALTER COLUMN booking_id SET NOT NULL;
 DELETE FROM messages WHERE offer_id IS NOT NULL;
 ALTER TABLE messages DROP CONSTRAINT messages_about_one;
 ALTER TABLE messages DROP COLUMN offer_id;

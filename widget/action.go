@@ -187,9 +187,13 @@ func (h *Handler) actionData(c *fiber.Ctx, l *booking.Link) *actionPage {
 	if !v.ConfirmedAt.IsZero() && v.Status == booking.StatusConfirmed {
 		status = i18n.New("confirmed by you").In(lang)
 	}
-	return &actionPage{Salon: &v.Salon, SalonPhone: booking.DisplayPhone(v.Salon.Phone), Lang: lang, OtherLang: other, T: t,
+	p := &actionPage{Salon: &v.Salon, SalonPhone: booking.DisplayPhone(v.Salon.Phone), Lang: lang, OtherLang: other, T: t,
 		Booking: v, When: i18n.When(lang, v.StartsAt, v.Salon.Location()), Status: status,
 		Action: "/a/" + c.Params("token") + "?lang=" + lang}
+	if v.ID == 0 {
+		p.Booking = nil // a link of no booking (a waitlist offer's unsubscribe)
+	}
+	return p
 }
 
 func (h *Handler) renderAction(c *fiber.Ctx, status int, p *actionPage) error {
