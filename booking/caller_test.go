@@ -221,10 +221,15 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 			return e1(f.Svc.JoinWaitlist(ctx, booking.WaitRequest{SalonID: a, ServiceID: sv, From: day, To: day,
 				Client: booking.ClientInput{Name: "W", Phone: "+79990000077"}}))
 		}},
-		"WaitlistEntry":   {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistEntry(ctx, 1)) }},
-		"LeaveWaitlist":   {run: func(ctx context.Context) error { return e1(f.Svc.LeaveWaitlist(ctx, 1)) }},
-		"AcceptOffer":     {run: func(ctx context.Context) error { return e1(f.Svc.AcceptOffer(ctx, 1, 1)) }},
-		"OfferFreed":      {run: func(ctx context.Context) error { return e1(f.Svc.OfferFreed(ctx)) }, foreign: booking.ErrForbidden},
+		"WaitlistEntry": {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistEntry(ctx, 1)) }},
+		"LeaveWaitlist": {run: func(ctx context.Context) error { return e1(f.Svc.LeaveWaitlist(ctx, 1)) }},
+		"AcceptOffer":   {run: func(ctx context.Context) error { return e1(f.Svc.AcceptOffer(ctx, 1, 1)) }},
+		"OfferFreed":    {run: func(ctx context.Context) error { return e1(f.Svc.OfferFreed(ctx)) }, foreign: booking.ErrForbidden},
+		"IssueBalance": {run: func(ctx context.Context) error {
+			return e1(f.Svc.IssueBalance(ctx, booking.BalanceIssue{SalonID: a, Kind: booking.BalanceCertificate, Amount: 100}))
+		}},
+		"BalanceByCode":   {run: func(ctx context.Context) error { return e1(f.Svc.BalanceByCode(ctx, a, "ABCD-EFGH-JKMN")) }},
+		"BalanceLedger":   {run: func(ctx context.Context) error { return e1(f.Svc.BalanceLedger(ctx, a, 1)) }},
 		"WaitlistOn":      {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistOn(ctx, a, day)) }},
 		"OfferTime":       {run: func(ctx context.Context) error { return e1(f.Svc.OfferTime(ctx, 1, 1, time.Now())) }},
 		"WaitlistFillOf":  {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistFillOf(ctx, a)) }},

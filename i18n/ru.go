@@ -24,13 +24,13 @@ var fields = map[string]string{
 	"quiet_from": "Quiet hours from", "quiet_to": "Quiet hours to", "reminder_offsets": "Reminders", "reminder_holdout_pct": "Hold-out",
 	"no_sms": "No SMS", "no_email": "No e-mail",
 	"waitlist_mode": "Waiting list mode", "waitlist_offer_min": "Offer held for", "waitlist_broadcast_n": "Offered at once to",
-	"times": "Hours",
+	"times": "Hours", "visits": "Visits", "valid_until": "Valid until", "kind": "Kind",
 }
 
 var ru = map[string]string{
 	// Field labels.
 	"Waiting list mode": "Режим листа ожидания", "Offer held for": "Сколько держать предложение", "Offered at once to": "Скольким предлагать сразу",
-	"Hours": "Часы", "broadcast or hold": "broadcast или hold",
+	"Hours": "Часы", "broadcast or hold": "broadcast или hold", "Visits": "Визиты", "Valid until": "Действует до", "Kind": "Вид",
 	"Amount": "Сумма", "Request": "Запрос", "Break end": "Конец перерыва", "Break start": "Начало перерыва",
 	"Buffer": "Перерыв после услуги", "Processing time": "Выдержка", "Visit": "Визит", "Finish": "Завершение", "Who asks": "Кто спрашивает", "Client": "Клиент", "Name": "Имя",
 	"Phone": "Телефон", "Country": "Страна", "Currency": "Валюта", "Date": "Дата", "Days": "Дни",
@@ -287,6 +287,11 @@ var ru = map[string]string{
 	"at most %d windows":                              "не больше %d промежутков",
 	"this waitlist entry is %s":                       "запись в листе ожидания: %s",
 	"this offer is %s":                                "предложение: %s",
+	"no service %q at the salon":                      "в салоне нет услуги %q",
+	"from 1 to %d":                                    "от 1 до %d",
+	"from 0.01 to %s":                                 "от 0,01 до %s",
+	"package or certificate":                          "package или certificate",
+	"at most %d services":                             "не больше %d услуг",
 	"another tap is booking this place on the waiting list: look again in a moment":                                                     "это место в листе ожидания уже записывается другим нажатием: посмотрите ещё раз через минуту",
 	"this offer was taken, and its booking is %s":                                                                                       "это предложение уже принято, а его запись — %s",
 	"this time does not suit this client: it is not free for their services, not in their days or hours, or was offered to them before": "это время не подходит клиенту: оно не свободно для его услуг, не входит в его дни или часы, или уже предлагалось ему",

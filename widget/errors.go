@@ -210,7 +210,7 @@ func ErrorHandler(log *slog.Logger) fiber.ErrorHandler {
 // secretParams are the route parameters that grant access (a calendar
 // feed's file name, a payment's return reference, a message's one-tap
 // link).
-var secretParams = []string{":file", ":ref", ":token"}
+var secretParams = []string{":file", ":ref", ":token", ":code"}
 
 // LoggedPath is what a log shows of a request's path: the path, or the
 // route if the path grants access, so that a log grants nothing.
@@ -231,6 +231,9 @@ func LoggedPath(c *fiber.Ctx) string {
 	}
 	if i := strings.Index(path, "/back/"); strings.HasPrefix(path, "/w/") && i > 0 {
 		return path[:i] + "/back/…"
+	}
+	if i := strings.Index(path, "/balances/"); strings.HasPrefix(path, "/api/v1/salons/") && i > 0 {
+		return path[:i] + "/balances/…"
 	}
 	return path
 }

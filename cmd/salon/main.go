@@ -58,6 +58,9 @@ commands:
                                         export a kind in the import format
   client export|erase --salon SLUG --phone PHONE [--out FILE] [--yes]
                                         a client's personal data: export as JSON, or erase
+  balance issue --salon SLUG --kind certificate --amount A
+  balance issue --salon SLUG --kind package --service NAME --visits N --phone PHONE [--name N] [--valid-until YYYY-MM-DD]
+                                        sell a gift certificate or a package (paid in the salon); prints its code
 
 environment: DATABASE_URL, SALON_HTTP_ADDR, SALON_PUBLIC_URL, TELEGRAM_BOT_TOKEN, ... (see README)
 `
@@ -137,6 +140,8 @@ func dispatch(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 		return cmdExport(sys, rest, getenv, stdout)
 	case "client":
 		return cmdClient(sys, rest, getenv, stdout)
+	case "balance":
+		return cmdBalance(sys, rest, getenv, stdout)
 	}
 	return usagef("unknown command %q", cmd)
 }

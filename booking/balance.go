@@ -1,0 +1,257 @@
+package booking
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Prepaid balances: a package (a number of visits of a service, or of any
+// of a set, for one client) or a gift certificate (an amount, spendable by
+// whoever holds its code). A balance is the sum of its ledger
+// (balance_entries): every credit, reservation, spend, release and refund
+// is an entry, never an edit, and the database keeps remaining equal to
+// that sum and never below zero (a CHECK the entries' trigger meets: an
+// entry that would overdraw is refused, whatever path writes it). The code
+// is the credential of a certificate (and, with it, of a package); only
+// its SHA-256 is stored.
+
+// BalanceKind is what a balance holds.
+type BalanceKind string
+
+// Balance kinds.
+const (
+	BalancePackage     BalanceKind = "package"     // visits
+	BalanceCertificate BalanceKind = "certificate" // money
+)
+
+// Balance entry types.
+const (
+	EntryCredit  = "credit"  // sold, or topped up
+	EntryReserve = "reserve" // a booking holds a visit or an amount
+	EntrySpend   = "spend"   // the visit took place: what was reserved is used
+	EntryRelease = "release" // the booking was cancelled: given back
+	EntryRefund  = "refund"  // what was left paid back
+)
+
+// BalanceIssue asks for a new package or certificate.
+type BalanceIssue struct {
+	SalonID int64
+	Kind    BalanceKind
+	// A certificate's amount.
+	Amount Money
+	// A package's services (a visit of any of them), visits and client.
+	ServiceIDs []int64
+	Visits     int
+	Client     ClientInput
+	// ValidUntil is the last day it is good for (zero: no end).
+	ValidUntil Date
+}
+
+// Balance is a package or a certificate.
+type Balance struct {
+	ID         int64
+	SalonID    int64
+	Kind       BalanceKind
+	Hint       string // the code's last characters
+	ClientID   int64  // a package's client
+	ServiceIDs []int64
+	// Total and Remaining: a package's visits, a certificate's minor units.
+	Total, Remaining int64
+	ExpiresOn        Date // zero: no end
+	CreatedAt        time.Time
+	// Code is returned by IssueBalance only: whoever holds it spends it.
+	Code string
+}
+
+// BalanceEntry is a line of a balance's ledger.
+type BalanceEntry struct {
+	ID        int64
+	Type      string
+	Delta     int64
+	BookingID int64
+	Actor     string
+	CreatedAt time.Time
+}
+
+// Balance bounds.
+const (
+	MaxPackageVisits   = 100
+	MaxCertificate     = Money(100_000_000) // 1,000,000.00
+	maxBalanceServices = 20
+)
+
+// codeAlphabet has no letters or digits people confuse (0/O, 1/I/L).
+const codeAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+
+// newBalanceCode returns a code of 12 characters in three groups
+// (ABCD-EFGH-JKMN): about 59 bits, read out over the phone or typed.
+func newBalanceCode() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	var out strings.Builder
+	for i, x := range b {
+		if i > 0 && i%4 == 0 {
+			out.WriteByte('-')
+		}
+		out.WriteByte(codeAlphabet[int(x)%len(codeAlphabet)])
+	}
+	return out.String()
+}
+
+// normalizeCode is a code as stored: upper case, without spaces and dashes.
+func normalizeCode(code string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '-' || r == ' ' || r == '\u00a0':
+			return -1
+		case r >= 'a' && r <= 'z':
+			return r - 'a' + 'A'
+		}
+		return r
+	}, code)
+}
+
+// IssueBalance sells a package or a certificate, recorded as paid in the
+// salon: the balance and its credit in one transaction. Staff of the
+// salon (admins and owners) and the platform. It returns the balance with
+// its code, which is shown this once. Errors: ErrForbidden, ErrNotFound,
+// ErrInvalid (naming the field).
+func (s *Service) IssueBalance(ctx context.Context, in BalanceIssue) (*Balance, error) {
+	if err := authorize(ctx, in.SalonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	c, err := s.currentCatalog(ctx, in.SalonID)
+	if err != nil {
+		return nil, err
+	}
+	fe := fieldErrors{}
+	b := &Balance{SalonID: in.SalonID, Kind: in.Kind, ExpiresOn: in.ValidUntil, ServiceIDs: []int64{}}
+	switch in.Kind {
+	case BalanceCertificate:
+		if in.Amount <= 0 || in.Amount > MaxCertificate {
+			fe.add("amount", "from 0.01 to %s", MaxCertificate.String())
+		}
+		b.Total = int64(in.Amount)
+	case BalancePackage:
+		if in.Visits < 1 || in.Visits > MaxPackageVisits {
+			fe.add("visits", "from 1 to %d", MaxPackageVisits)
+		}
+		switch {
+		case len(in.ServiceIDs) == 0:
+			fe.add("service_id", "required")
+		case len(in.ServiceIDs) > maxBalanceServices:
+			fe.add("service_id", "at most %d services", maxBalanceServices)
+		}
+		for _, id := range in.ServiceIDs {
+			if sv, ok := c.services[id]; !ok || !sv.Active {
+				return nil, unknown("service_id", "no such service")
+			}
+		}
+		in.Client.normalize(fe, "client.", c.salon.Country)
+		b.Total = int64(in.Visits)
+		b.ServiceIDs = slices.Compact(slices.Sorted(slices.Values(in.ServiceIDs)))
+	default:
+		fe.add("kind", "package or certificate")
+	}
+	if !in.ValidUntil.IsZero() && in.ValidUntil.Before(c.salon.Today(s.now())) {
+		fe.add("valid_until", "is in the past")
+	}
+	if err := fe.err(); err != nil {
+		return nil, err
+	}
+	b.Code = newBalanceCode()
+	norm := normalizeCode(b.Code)
+	b.Hint = norm[len(norm)-4:]
+	var expires *time.Time
+	if !in.ValidUntil.IsZero() {
+		d := in.ValidUntil.dbDate()
+		expires = &d
+	}
+	actor := callerOf(ctx).auditName()
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var client *int64
+		if in.Kind == BalancePackage {
+			if err := tx.QueryRow(ctx, `INSERT INTO clients (salon_id, name, phone) VALUES ($1, $2, $3)
+				ON CONFLICT (salon_id, phone) WHERE phone IS NOT NULL DO UPDATE SET
+				    name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END
+				RETURNING id`, in.SalonID, in.Client.Name, in.Client.Phone).Scan(&b.ClientID); err != nil {
+				return err
+			}
+			client = &b.ClientID
+		}
+		if err := tx.QueryRow(ctx, `INSERT INTO balances (salon_id, kind, code_hash, code_hint, client_id, service_ids, total, expires_on)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id, created_at`, in.SalonID, in.Kind, tokenHash(norm), b.Hint, client,
+			b.ServiceIDs, b.Total, expires).Scan(&b.ID, &b.CreatedAt); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO balance_entries (balance_id, salon_id, type, delta, actor) VALUES ($1, $2, 'credit', $3, $4)`,
+			b.ID, in.SalonID, b.Total, actor)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("issue balance: %w", dbErr(err))
+	}
+	b.Remaining = b.Total
+	return b, nil
+}
+
+const balanceColumns = `id, salon_id, kind, code_hint, COALESCE(client_id, 0), service_ids, total, remaining, expires_on, created_at`
+
+func scanBalance(r pgx.Row) (*Balance, error) {
+	var b Balance
+	var expires *time.Time
+	if err := r.Scan(&b.ID, &b.SalonID, &b.Kind, &b.Hint, &b.ClientID, &b.ServiceIDs, &b.Total, &b.Remaining, &expires, &b.CreatedAt); err != nil {
+		return nil, err
+	}
+	if expires != nil {
+		b.ExpiresOn = DateOf(*expires)
+	}
+	return &b, nil
+}
+
+// BalanceByCode returns the balance a code names at the salon: anyone who
+// holds the code may read what is left (the code is the credential). An
+// unknown code, or another salon's, is ErrNotFound.
+func (s *Service) BalanceByCode(ctx context.Context, salonID int64, code string) (*Balance, error) {
+	if err := callerOf(ctx).check(); err != nil {
+		return nil, err
+	}
+	norm := normalizeCode(code)
+	if len(norm) < 8 || len(norm) > 32 {
+		return nil, fmt.Errorf("balance: %w", ErrNotFound)
+	}
+	b, err := scanBalance(s.pool.QueryRow(ctx, `SELECT `+balanceColumns+` FROM balances WHERE code_hash = $1 AND salon_id = $2`,
+		tokenHash(norm), salonID))
+	if isNoRows(err) {
+		return nil, fmt.Errorf("balance: %w", ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("balance: %w", dbErr(err))
+	}
+	return b, nil
+}
+
+// BalanceLedger returns a balance's entries, oldest first (staff of its
+// salon). Errors: ErrNotFound, ErrForbidden.
+func (s *Service) BalanceLedger(ctx context.Context, salonID, balanceID int64) ([]BalanceEntry, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT e.id, e.type, e.delta, COALESCE(e.booking_id, 0), e.actor, e.created_at
+		FROM balance_entries e JOIN balances b ON b.id = e.balance_id WHERE b.salon_id = $1 AND b.id = $2 ORDER BY e.id LIMIT 1000`,
+		salonID, balanceID)
+	if err != nil {
+		return nil, fmt.Errorf("balance ledger: %w", dbErr(err))
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (BalanceEntry, error) {
+		var e BalanceEntry
+		err := r.Scan(&e.ID, &e.Type, &e.Delta, &e.BookingID, &e.Actor, &e.CreatedAt)
+		return e, err
+	})
+}

@@ -1,0 +1,115 @@
+package booking_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+)
+
+// TestBalancesAreTheirLedger: a certificate and a package are issued with
+// their credit; the code finds them however it is typed, and only at
+// their salon; the ledger is the balance (remaining is the entries' sum);
+// an entry that would overdraw is refused by the database, and an entry
+// is never changed.
+func TestBalancesAreTheirLedger(t *testing.T) {
+	f := setup(t)
+	sys := bookingtest.System()
+	cert, err := f.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalanceCertificate, Amount: 500000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := f.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalancePackage, ServiceIDs: []int64{f.svc.ID},
+		Visits: 5, Client: booking.ClientInput{Name: "Regular", Phone: bookingtest.Phone()}, ValidUntil: f.day.AddDays(90)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cert.Code) != 14 || cert.Remaining != 500000 || pkg.Remaining != 5 || pkg.ClientID == 0 {
+		t.Fatalf("issued %+v and %+v", cert, pkg)
+	}
+	typed := strings.ToLower(strings.ReplaceAll(pkg.Code, "-", " "))
+	got, err := f.Svc.BalanceByCode(web(), f.salon.ID, typed)
+	if err != nil || got.ID != pkg.ID || got.Remaining != 5 || got.ExpiresOn != f.day.AddDays(90) || got.Kind != booking.BalancePackage {
+		t.Fatalf("by code %q: %+v (%v)", typed, got, err)
+	}
+	other := f.Salon(t, booking.Salon{})
+	if _, err := f.Svc.BalanceByCode(web(), other.ID, cert.Code); !errors.Is(err, booking.ErrNotFound) {
+		t.Fatalf("another salon's code: %v", err)
+	}
+	for _, bad := range []booking.BalanceIssue{
+		{SalonID: f.salon.ID, Kind: booking.BalanceCertificate},
+		{SalonID: f.salon.ID, Kind: booking.BalancePackage, Visits: 3},
+		{SalonID: f.salon.ID, Kind: booking.BalancePackage, ServiceIDs: []int64{f.svc.ID}, Visits: 0, Client: booking.ClientInput{Name: "X", Phone: bookingtest.Phone()}},
+		{SalonID: f.salon.ID, Kind: "voucher"},
+	} {
+		if _, err := f.Svc.IssueBalance(sys, bad); !errors.Is(err, booking.ErrInvalid) {
+			t.Errorf("issuing %+v: %v, want invalid", bad, err)
+		}
+	}
+	if _, err := f.Svc.IssueBalance(booking.As(context.Background(), booking.Visitor()), booking.BalanceIssue{SalonID: f.salon.ID,
+		Kind: booking.BalanceCertificate, Amount: 100}); !errors.Is(err, booking.ErrForbidden) {
+		t.Fatalf("a visitor issues: %v", err)
+	}
+	ctx := context.Background()
+	var pgErr *pgconn.PgError
+	// Overdrawing: refused by the database itself.
+	_, err = f.Pool.Exec(ctx, `INSERT INTO balance_entries (balance_id, salon_id, type, delta) VALUES ($1, $2, 'refund', -6)`, pkg.ID, f.salon.ID)
+	if !errors.As(err, &pgErr) || pgErr.Code != "23514" {
+		t.Fatalf("an entry overdrawing the package: %v, want a check violation", err)
+	}
+	_, err = f.Pool.Exec(ctx, `UPDATE balance_entries SET delta = 100 WHERE balance_id = $1`, pkg.ID)
+	if err == nil {
+		t.Fatal("an entry was changed")
+	}
+	ledger, err := f.Svc.BalanceLedger(sys, f.salon.ID, pkg.ID)
+	if err != nil || len(ledger) != 1 || ledger[0].Type != booking.EntryCredit || ledger[0].Delta != 5 {
+		t.Fatalf("the package's ledger: %+v (%v)", ledger, err)
+	}
+}
+
+// TestOneVisitLeftIsSpentOnce: a package with one visit left, and ten
+// transactions reserving it at once (raw SQL, as any path would): the
+// database lets exactly one through; the balance is 0 and equals the sum
+// of its entries, which are one credit and one reservation.
+func TestOneVisitLeftIsSpentOnce(t *testing.T) {
+	f := setup(t)
+	sys := bookingtest.System()
+	pkg, err := f.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalancePackage, ServiceIDs: []int64{f.svc.ID},
+		Visits: 1, Client: booking.ClientInput{Name: "Regular", Phone: bookingtest.Phone()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bookings []int64
+	for _, hhmm := range []string{"10:00", "11:00", "12:00", "13:00", "14:00", "15:00", "16:00", "17:00", "18:00", "19:00"} {
+		bookings = append(bookings, f.mustBook(t, f.req(f.masters[0], hhmm)).ID)
+	}
+	errs := race(len(bookings), func(i int) error {
+		_, err := f.Pool.Exec(context.Background(), `INSERT INTO balance_entries (balance_id, salon_id, type, delta, booking_id)
+			VALUES ($1, $2, 'reserve', -1, $3)`, pkg.ID, f.salon.ID, bookings[i])
+		return err
+	})
+	ok := 0
+	for _, err := range errs {
+		var pgErr *pgconn.PgError
+		switch {
+		case err == nil:
+			ok++
+		case errors.As(err, &pgErr) && pgErr.Code == "23514":
+		default:
+			t.Fatalf("reserve: %v", err)
+		}
+	}
+	var remaining, sum, entries int64
+	if err := f.Pool.QueryRow(context.Background(), `SELECT b.remaining, (SELECT sum(delta) FROM balance_entries WHERE balance_id = b.id),
+		(SELECT count(*) FROM balance_entries WHERE balance_id = b.id) FROM balances b WHERE b.id = $1`, pkg.ID).Scan(&remaining, &sum, &entries); err != nil {
+		t.Fatal(err)
+	}
+	if ok != 1 || remaining != 0 || sum != 0 || entries != 2 {
+		t.Fatalf("%d reservations went through; remaining %d, the entries' sum %d, %d entries; want 1, 0, 0, 2", ok, remaining, sum, entries)
+	}
+}

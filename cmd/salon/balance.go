@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"salon/booking"
+	"salon/i18n"
+)
+
+// cmdBalance is `salon balance issue`: a gift certificate (--amount) or a
+// package (--service, --visits, --phone), recorded as paid in the salon;
+// its code, shown this once, alone on stdout.
+func cmdBalance(ctx context.Context, args []string, getenv env, stdout io.Writer) error {
+	const use = "usage: salon balance issue --salon SLUG --kind certificate --amount A | " +
+		"--kind package --service NAME --visits N --phone PHONE [--name NAME] [--valid-until YYYY-MM-DD]"
+	if len(args) == 0 || args[0] != "issue" {
+		return usagef("%s", use)
+	}
+	fs := newFlagSet("balance issue")
+	slug := fs.String("salon", "", "salon slug")
+	kind := fs.String("kind", "", "certificate or package")
+	amount := fs.String("amount", "", "a certificate's amount, in the salon's currency (1500, 1 500,50)")
+	service := fs.String("service", "", "a package's service (its name; several: comma-separated)")
+	visits := fs.Int("visits", 0, "a package's visits")
+	phone := fs.String("phone", "", "a package's client")
+	name := fs.String("name", "", "the client's name, for a new client")
+	until := fs.String("valid-until", "", "the last day it is good for (YYYY-MM-DD; default: no end)")
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
+	}
+	if *slug == "" || *kind == "" {
+		return usagef("%s", use)
+	}
+	svc, s, closeDB, err := openSalon(ctx, getenv, *slug)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	in := booking.BalanceIssue{SalonID: s.ID, Kind: booking.BalanceKind(*kind), Visits: *visits,
+		Client: booking.ClientInput{Name: *name, Phone: *phone}}
+	if in.Client.Name == "" {
+		in.Client.Name = *phone
+	}
+	if *until != "" {
+		if in.ValidUntil, err = booking.ParseDate(*until); err != nil {
+			return booking.Invalid("valid_until", "use YYYY-MM-DD")
+		}
+	}
+	switch in.Kind {
+	case booking.BalanceCertificate:
+		if in.Amount, err = booking.ParseMoney(*amount); err != nil {
+			return &booking.ValidationError{Fields: map[string]i18n.Text{"amount": i18n.Of(err)}}
+		}
+	case booking.BalancePackage:
+		list, err := svc.Services(ctx, s.ID)
+		if err != nil {
+			return err
+		}
+		for _, want := range strings.Split(*service, ",") {
+			found := false
+			for _, sv := range list {
+				if strings.EqualFold(sv.Name, strings.TrimSpace(want)) {
+					in.ServiceIDs, found = append(in.ServiceIDs, sv.ID), true
+				}
+			}
+			if !found {
+				return booking.Invalid("service_id", "no service %q at the salon", strings.TrimSpace(want))
+			}
+		}
+	}
+	b, err := svc.IssueBalance(ctx, in)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, b.Code)
+	return nil
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+)
+
+// TestBalanceIssue: `salon balance issue` sells a certificate and a
+// package, each printing its code alone on stdout, which then reads the
+// balance; bad input is exit 1 naming the field, a missing flag exit 2.
+func TestBalanceIssue(t *testing.T) {
+	t.Parallel()
+	conn := bookingtest.ConnString(t)
+	getenv := envOf("DATABASE_URL", conn)
+	runCmd := func(args ...string) (int, string, string) {
+		var out, errs bytes.Buffer
+		code := run(context.Background(), args, getenv, strings.NewReader(""), &out, &errs)
+		return code, out.String(), errs.String()
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "services.csv")
+	if err := os.WriteFile(p, []byte("name,duration_min,price\nManicure,60,1500\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"salon", "create", "--slug", "gift", "--name", "G", "--tz", "Europe/Moscow"},
+		{"import", "services", p, "--salon", "gift"}} {
+		if code, _, errs := runCmd(args...); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	codeRE := regexp.MustCompile(`^[A-Z2-9]{4}-[A-Z2-9]{4}-[A-Z2-9]{4}\n$`)
+	code, cert, errs := runCmd("balance", "issue", "--salon", "gift", "--kind", "certificate", "--amount", "3 000")
+	if code != 0 || !codeRE.MatchString(cert) {
+		t.Fatalf("certificate: %d %q %s", code, cert, errs)
+	}
+	code, pkg, errs := runCmd("balance", "issue", "--salon", "gift", "--kind", "package", "--service", "manicure", "--visits", "5",
+		"--phone", "+7 999 000-44-55", "--valid-until", "2099-12-31")
+	if code != 0 || !codeRE.MatchString(pkg) {
+		t.Fatalf("package: %d %q %s", code, pkg, errs)
+	}
+	pool := bookingtest.PoolFor(t, conn)
+	svc := booking.New(pool)
+	s, err := svc.SalonBySlug(bookingtest.System(), "gift")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for code, want := range map[string]int64{strings.TrimSpace(cert): 300000, strings.TrimSpace(pkg): 5} {
+		b, err := svc.BalanceByCode(bookingtest.System(), s.ID, code)
+		if err != nil || b.Remaining != want {
+			t.Fatalf("%s: %+v (%v), want %d left", code, b, err, want)
+		}
+	}
+	if code, _, errs := runCmd("balance", "issue", "--salon", "gift", "--kind", "package", "--service", "Pedicure", "--visits", "5",
+		"--phone", "+79990004455"); code != 1 || !strings.Contains(errs, "Pedicure") {
+		t.Fatalf("an unknown service: %d %s", code, errs)
+	}
+	if code, _, errs := runCmd("balance", "issue", "--salon", "gift", "--kind", "certificate", "--amount", "-5"); code != 1 || !strings.Contains(errs, "amount") {
+		t.Fatalf("a negative amount: %d %s", code, errs)
+	}
+	if code, _, _ := runCmd("balance", "issue", "--kind", "certificate"); code != 2 {
+		t.Fatalf("no --salon: %d, want 2", code)
+	}
+}
