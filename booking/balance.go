@@ -255,3 +255,53 @@ func (s *Service) BalanceLedger(ctx context.Context, salonID, balanceID int64) (
 		return e, err
 	})
 }
+
+// BalanceRow is a balance as the panel lists it: with its client.
+type BalanceRow struct {
+	Balance
+	ClientName, Phone string
+}
+
+// maxBalanceRows bounds a list of balances: the latest.
+const maxBalanceRows = 200
+
+// Balances returns the salon's latest balances, newest first (staff of the
+// salon).
+func (s *Service) Balances(ctx context.Context, salonID int64) ([]BalanceRow, error) {
+	return s.balances(ctx, salonID, 0)
+}
+
+// BalanceOf returns one of the salon's balances (staff of the salon).
+// Errors: ErrNotFound, ErrForbidden.
+func (s *Service) BalanceOf(ctx context.Context, salonID, id int64) (*BalanceRow, error) {
+	list, err := s.balances(ctx, salonID, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, fmt.Errorf("balance %d: %w", id, ErrNotFound)
+	}
+	return &list[0], nil
+}
+
+// balances reads the salon's latest balances (only id, when not 0).
+func (s *Service) balances(ctx context.Context, salonID, id int64) ([]BalanceRow, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT b.id, b.salon_id, b.kind, b.code_hint, COALESCE(b.client_id, 0), b.service_ids, b.total, b.remaining,
+		    b.expires_on, b.created_at, COALESCE(c.name, ''), COALESCE(c.phone, '')
+		FROM balances b LEFT JOIN clients c ON c.id = b.client_id WHERE b.salon_id = $1 AND ($3 = 0 OR b.id = $3)
+		ORDER BY b.id DESC LIMIT $2`, salonID, maxBalanceRows, id)
+	if err != nil {
+		return nil, fmt.Errorf("balances: %w", dbErr(err))
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (BalanceRow, error) {
+		var row BalanceRow
+		b, err := scanBalance(scanPrefix{row: r, rest: []any{&row.ClientName, &row.Phone}})
+		if err == nil {
+			row.Balance = *b
+		}
+		return row, err
+	})
+}

@@ -229,6 +229,8 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 			return e1(f.Svc.IssueBalance(ctx, booking.BalanceIssue{SalonID: a, Kind: booking.BalanceCertificate, Amount: 100}))
 		}},
 		"BalanceByCode":   {run: func(ctx context.Context) error { return e1(f.Svc.BalanceByCode(ctx, a, "ABCD-EFGH-JKMN")) }},
+		"Balances":        {run: func(ctx context.Context) error { return e1(f.Svc.Balances(ctx, a)) }},
+		"BalanceOf":       {run: func(ctx context.Context) error { return e1(f.Svc.BalanceOf(ctx, a, 1)) }},
 		"BalanceLedger":   {run: func(ctx context.Context) error { return e1(f.Svc.BalanceLedger(ctx, a, 1)) }},
 		"WaitlistOn":      {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistOn(ctx, a, day)) }},
 		"OfferTime":       {run: func(ctx context.Context) error { return e1(f.Svc.OfferTime(ctx, 1, 1, time.Now())) }},

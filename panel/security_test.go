@@ -34,6 +34,7 @@ func snapshot(t *testing.T, w *world, salonID int64) string {
 		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM messages x WHERE salon_id = $1),
 		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM waitlist_entries x WHERE salon_id = $1),
 		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM waitlist_offers x WHERE salon_id = $1),
+		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM balances x WHERE salon_id = $1),
 		(SELECT to_jsonb(x)::text FROM salons x WHERE id = $1)))`, salonID)
 }
 
@@ -46,6 +47,7 @@ type other struct {
 	master  int64
 	service int64
 	entry   int64 // a waitlist entry
+	balance int64 // a gift certificate
 	user    int64
 	session int64 // a payment session
 	message int64 // a failed message
@@ -86,8 +88,14 @@ func (w *world) otherSalon(t *testing.T) other {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A certificate of B's.
+	cert, err := w.Svc.IssueBalance(booking.As(ctx, booking.BySystem()), booking.BalanceIssue{SalonID: s.ID, Kind: booking.BalanceCertificate,
+		Amount: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return other{salon: s, booking: b.ID, client: b.ClientID, master: m.ID, service: sv.ID, user: u.ID, session: session, message: message,
-		entry: e.ID}
+		entry: e.ID, balance: cert.ID}
 }
 
 // TestAnotherSalonsIDsAreNotFound: for every panel route that takes an id,
@@ -134,6 +142,7 @@ func TestAnotherSalonsIDsAreNotFound(t *testing.T) {
 		"/panel/messages/:id/retry":          {fmt.Sprintf("/panel/messages/%d/retry", o.message)},
 		"/panel/waitlist/:id/offer":          {fmt.Sprintf("/panel/waitlist/%d/offer", o.entry)},
 		"/panel/waitlist/:id/leave":          {fmt.Sprintf("/panel/waitlist/%d/leave", o.entry)},
+		"/panel/balances/:id":                {fmt.Sprintf("/panel/balances/%d", o.balance)},
 	}
 	// Ids in queries and forms: a new booking for another salon's client,
 	// master or service.
