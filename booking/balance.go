@@ -177,10 +177,7 @@ func (s *Service) IssueBalance(ctx context.Context, in BalanceIssue) (*Balance, 
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var client *int64
 		if in.Kind == BalancePackage {
-			if err := tx.QueryRow(ctx, `INSERT INTO clients (salon_id, name, phone) VALUES ($1, $2, $3)
-				ON CONFLICT (salon_id, phone) WHERE phone IS NOT NULL DO UPDATE SET
-				    name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END
-				RETURNING id`, in.SalonID, in.Client.Name, in.Client.Phone).Scan(&b.ClientID); err != nil {
+			if b.ClientID, err = clientByPhone(ctx, tx, in.SalonID, in.Client); err != nil {
 				return err
 			}
 			client = &b.ClientID

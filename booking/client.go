@@ -130,3 +130,14 @@ func clientIdentities(ctx context.Context, q querier, salonID, clientID int64) (
 	}
 	return out, nil
 }
+
+// clientByPhone returns the salon's client of c's phone, made now when
+// there is none (one without a name yet gets c's).
+func clientByPhone(ctx context.Context, q querier, salonID int64, c ClientInput) (int64, error) {
+	var id int64
+	err := q.QueryRow(ctx, `INSERT INTO clients (salon_id, name, phone) VALUES ($1, $2, $3)
+		ON CONFLICT (salon_id, phone) WHERE phone IS NOT NULL DO UPDATE SET
+		    name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END
+		RETURNING id`, salonID, c.Name, c.Phone).Scan(&id)
+	return id, err
+}

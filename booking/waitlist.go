@@ -210,16 +210,14 @@ func (s *Service) JoinWaitlist(ctx context.Context, r WaitRequest) (*WaitEntry, 
 		e.origin = caller.identity
 	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `INSERT INTO clients (salon_id, name, phone) VALUES ($1, $2, $3)
-			ON CONFLICT (salon_id, phone) WHERE phone IS NOT NULL DO UPDATE SET
-			    name = CASE WHEN clients.name = '' THEN EXCLUDED.name ELSE clients.name END
-			RETURNING id`, r.SalonID, r.Client.Name, r.Client.Phone).Scan(&e.ClientID); err != nil {
+		var err error
+		if e.ClientID, err = clientByPhone(ctx, tx, r.SalonID, r.Client); err != nil {
 			return err
 		}
 		// The same client waiting for the same already (a second tap, the
 		// form sent again, another device): one place on the list, its days
 		// joined, the latest hours and contact, and a new manage token.
-		err := tx.QueryRow(ctx, `UPDATE waitlist_entries SET from_date = least(from_date, $5), to_date = greatest(to_date, $6),
+		err = tx.QueryRow(ctx, `UPDATE waitlist_entries SET from_date = least(from_date, $5), to_date = greatest(to_date, $6),
 			    times = $7, manage_token_hash = $8, contact_name = $9, contact_email = $10, lang = $11, updated_at = now()
 			WHERE id = (SELECT id FROM waitlist_entries WHERE salon_id = $1 AND client_id = $2 AND status = 'waiting'
 			            AND service_id = $3 AND master_id IS NOT DISTINCT FROM $4 AND items = $12
@@ -543,12 +541,9 @@ func (s *Service) offer(ctx context.Context, tx pgx.Tx, salonID, master int64, f
 		}
 		return 0, nil, err
 	}
-	var mode string
-	var limit, holdMin int
-	if err := tx.QueryRow(ctx, `SELECT waitlist_mode, waitlist_broadcast_n, waitlist_offer_min FROM salons WHERE id = $1`, salonID).
-		Scan(&mode, &limit, &holdMin); err != nil {
-		return 0, nil, fmt.Errorf("offer: %w", err)
-	}
+	// (The catalogue's salon is current: any change of the salon moves
+	// its version.)
+	mode, limit, holdMin := c.salon.WaitlistMode, c.salon.WaitlistBroadcastN, c.salon.WaitlistOfferMin
 	loc := c.salon.Location()
 	// Starts every 5 minutes from the first whole five: the planner keeps
 	// those a client may book (on the master's grid).

@@ -138,15 +138,7 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 		}
 		r.IdempotencyKey = key
 	}
-	if body.Items != nil {
-		r.Items = readItems(fields, body.Items)
-		if body.ServiceID != nil || body.MasterID != nil {
-			fields["items"] = i18n.New("give either service_id and master_id or items")
-		}
-	} else {
-		r.ServiceID = requiredID(fields, "service_id", body.ServiceID)
-		r.MasterID = requiredID(fields, "master_id", body.MasterID)
-	}
+	r.ServiceID, r.MasterID, r.Items = readWhat(fields, body.ServiceID, body.MasterID, body.Items, true)
 	r.StartsAt = requiredTime(fields, "starts_at", body.StartsAt)
 	r.Client = readClient(c, fields, body.Client)
 	if len(fields) > 0 {
@@ -401,6 +393,24 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 		return err
 	}
 	return h.answer(c, id)
+}
+
+// readWhat reads what a request asks for: a service with its master
+// (required when master is, else optional: any master), or a visit's
+// items, not both.
+func readWhat(fields map[string]i18n.Text, serviceID, masterID *int64, items []itemBody, master bool) (int64, int64, []booking.VisitItem) {
+	if items != nil {
+		if serviceID != nil || masterID != nil {
+			fields["items"] = i18n.New("give either service_id and master_id or items")
+		}
+		return 0, 0, readItems(fields, items)
+	}
+	var s, m int64
+	s = requiredID(fields, "service_id", serviceID)
+	if master || masterID != nil {
+		m = requiredID(fields, "master_id", masterID)
+	}
+	return s, m, nil
 }
 
 // itemBody is one service of a visit asked for.

@@ -98,17 +98,7 @@ func (h *Handler) joinWaitlist(c *fiber.Ctx) error {
 	}
 	fields := map[string]i18n.Text{}
 	r := booking.WaitRequest{SalonID: s.ID}
-	switch {
-	case body.Items != nil && (body.ServiceID != nil || body.MasterID != nil):
-		fields["items"] = i18n.New("give either service_id and master_id or items")
-	case body.Items != nil:
-		r.Items = readItems(fields, body.Items)
-	default:
-		r.ServiceID = requiredID(fields, "service_id", body.ServiceID)
-		if body.MasterID != nil {
-			r.MasterID = requiredID(fields, "master_id", body.MasterID)
-		}
-	}
+	r.ServiceID, r.MasterID, r.Items = readWhat(fields, body.ServiceID, body.MasterID, body.Items, false)
 	date := func(name string, v *string) booking.Date {
 		if v == nil {
 			fields[name] = i18n.New("required")
