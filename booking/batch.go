@@ -990,7 +990,7 @@ func writeVisit(ctx context.Context, tx pgx.Tx, idx []int, prepared []Booking, c
 	}
 	batch := &pgx.Batch{}
 	batch.Queue(`SAVEPOINT visit`)
-	queueInsertBooking(batch, &head, clients[idx[0]], clientRecord{}, Identity{}, "", actor, nil, nil, nil, false, rest)
+	queueInsertBooking(batch, &head, clients[idx[0]], clientRecord{}, Identity{}, "", actor, nil, nil, nil, false, rest, nil)
 	err := tx.SendBatch(ctx, batch).Close()
 	if pgCode(err) == pgExclusionViolation {
 		if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT visit`); err != nil {
@@ -1073,7 +1073,7 @@ func writeGroup(ctx context.Context, tx pgx.Tx, masterID int64, idx []int, prepa
 				out[i].Outcome = Updated
 			default:
 				batch.Queue(`SAVEPOINT row`)
-				queueInsertBooking(batch, b, clients[i], clientRecord{}, Identity{}, "", actor, nil, nil, nil, false, nil)
+				queueInsertBooking(batch, b, clients[i], clientRecord{}, Identity{}, "", actor, nil, nil, nil, false, nil, nil)
 				batch.Queue(`SELECT`).Exec(func(pgconn.CommandTag) error { written[i] = true; return nil })
 				out[i].Outcome = Created
 			}

@@ -130,6 +130,91 @@ func BenchmarkBook(b *testing.B) {
 	b.ReportMetric(median(ratios[1]), "book-newclient/raw") // a new client row with every booking
 }
 
+// BenchmarkBookWithPackage compares Book paying with a package (by its
+// code: the reservation in the booking's statement, the balance's row
+// locked by its entry) with plain Book, for returning clients, 16
+// goroutines on 16 distinct masters each, phases interleaved in rounds as
+// in BenchmarkBook. Each worker's client has a package per round, issued
+// untimed. Reported: package/plain, the median over rounds of the
+// throughput ratio (goal: at least 0.85).
+//
+//	go test ./booking -run '^$' -bench BookWithPackage -benchtime 9x
+func BenchmarkBookWithPackage(b *testing.B) {
+	const workers = 16
+	const perWorker = 40
+	e := bookingtest.New(b)
+	ctx := bookingtest.System()
+	salon := e.Salon(b, booking.Salon{HorizonDays: 366})
+	svc := e.Service(b, salon, booking.SalonService{Name: "Cut", DurationMin: 30, Price: 150000})
+	days := (b.N*perWorker)/48 + 2
+	plainMasters := e.RoundTheClock(b, salon, workers, testDay, days, svc)
+	paidMasters := e.RoundTheClock(b, salon, workers, testDay, days, svc)
+	first := testDay.Start(salon.Location())
+	slotAt := func(n int) time.Time { return first.Add(time.Duration(n) * 30 * time.Minute) }
+	phone := func(w int) string { return fmt.Sprintf("+7905%07d", w) }
+	for w := range workers {
+		for _, m := range []*booking.Master{plainMasters[w], paidMasters[w]} {
+			if _, err := e.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: m.ID,
+				StartsAt: slotAt(b.N*perWorker + 1), Client: booking.ClientInput{Name: "Regular", Phone: phone(w)}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	codes := make([]string, workers)
+	issue := func() {
+		for w := range codes {
+			p, err := e.Svc.IssueBalance(ctx, booking.BalanceIssue{SalonID: salon.ID, Kind: booking.BalancePackage, ServiceIDs: []int64{svc.ID},
+				Visits: perWorker, Client: booking.ClientInput{Name: "Regular", Phone: phone(w)}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			codes[w] = p.Code
+		}
+		if _, err := e.Pool.Exec(ctx, `ANALYZE`); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bookWith := func(masters []*booking.Master, pay bool) func(int) error {
+		return func(round int) error {
+			return parallel(workers, func(w int) error {
+				for i := range perWorker {
+					r := booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: masters[w].ID,
+						StartsAt: slotAt(round*perWorker + i), Client: booking.ClientInput{Name: "Bench", Phone: phone(w)}}
+					if pay {
+						r.PayWith = &booking.PayWith{Kind: booking.BalancePackage, Code: codes[w]}
+					}
+					if _, err := e.Svc.Book(booking.As(ctx, booking.Visitor()), r); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
+	}
+	phases := []func(int) error{bookWith(plainMasters, false), bookWith(paidMasters, true)}
+	var ratios []float64
+	b.ResetTimer()
+	for round := range b.N {
+		b.StopTimer()
+		issue()
+		b.StartTimer()
+		var took [2]time.Duration
+		for k := range phases {
+			p := (round + k) % len(phases)
+			start := time.Now()
+			if err := phases[p](round); err != nil {
+				b.Fatal(err)
+			}
+			took[p] = time.Since(start)
+		}
+		ratios = append(ratios, took[0].Seconds()/took[1].Seconds())
+	}
+	b.StopTimer()
+	slices.Sort(ratios)
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(ratios[len(ratios)/2], "package/plain")
+}
+
 // rawBook is the baseline: the lock, the savepoint and the insert, nothing else.
 func rawBook(ctx context.Context, pool *pgxpool.Pool, salonID, masterID, serviceID, clientID int64, at time.Time) error {
 	tx, err := pool.Begin(ctx)

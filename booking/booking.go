@@ -97,6 +97,9 @@ type Booking struct {
 	// a replay of the same idempotent request); the database keeps only its
 	// hash.
 	ManageToken string
+	// PaidWith is what the booking reserved of a package or a certificate
+	// (nil for none): returned by Book, and read by the calls that say so.
+	PaidWith *PaidWith
 }
 
 // EndsAt is when the service ends for the client, processing and finish
@@ -152,6 +155,9 @@ type BookRequest struct {
 	// IdempotencyKey makes retries harmless: the same key with the same
 	// request returns the first booking; with another request, ErrKeyReused.
 	IdempotencyKey string
+	// PayWith, when not nil, pays the booking with a package or a
+	// certificate: what it uses is reserved with the booking.
+	PayWith *PayWith
 }
 
 // MaxKeyLen is the longest idempotency key accepted.
@@ -197,6 +203,7 @@ func (r *BookRequest) normalize(region string) error {
 	}
 	r.Notes = cleanText(fe, "notes", r.Notes, MaxNotesLen, multiLine, false)
 	checkKey(fe, "idempotency_key", r.IdempotencyKey)
+	r.PayWith.normalize(fe)
 	return fe.err()
 }
 
@@ -212,6 +219,7 @@ func (r *BookRequest) fingerprint() []byte {
 	for _, it := range r.Items {
 		fmt.Fprintf(h, "\x00item %d:%d", it.ServiceID, it.MasterID)
 	}
+	h.Write([]byte(r.PayWith.fingerprint()))
 	return h.Sum(nil)
 }
 
@@ -344,11 +352,11 @@ func (s *Service) bookGated(ctx context.Context, r *BookRequest, now time.Time) 
 			}
 			leave, gated = l, &passed{masters: []int64{r.MasterID}, deadline: deadline}
 			continue
-		case errors.Is(err, errClientMoved) && moved < 3:
-			moved++ // read the client's record anew
+		case (errors.Is(err, errClientMoved) || errors.Is(err, errBalanceMoved)) && moved < 3:
+			moved++ // read the client's record, or the balance, anew
 			continue
-		case errors.Is(err, errClientMoved):
-			return nil, fmt.Errorf("the client's record keeps changing: %w", ErrUnavailable)
+		case errors.Is(err, errClientMoved), errors.Is(err, errBalanceMoved):
+			return nil, fmt.Errorf("the client's record or the balance keeps changing: %w", ErrUnavailable)
 		}
 		return b, err
 	}
@@ -403,6 +411,10 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	batch.Queue(`SELECT pg_try_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`, r.MasterID).
 		QueryRow(func(row pgx.Row) error { return row.Scan(&locked) })
 	bc := queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt, r.Client.Phone)
+	var sp *spendable
+	if r.PayWith != nil {
+		sp = queueSpendable(batch, r.SalonID, r.PayWith, r.caller, false)
+	}
 	tx.open = true
 	err = conn.SendBatch(ctx, batch).Close()
 	switch {
@@ -436,6 +448,9 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 				FROM (SELECT set_config('lock_timeout', $4::bigint::text, true)) lt`,
 				r.SalonID, r.MasterID, r.StartsAt, lockTimeout(gated.deadline)).QueryRow(func(row pgx.Row) error { return row.Scan(&taken) })
 			bc = queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt, r.Client.Phone)
+			if r.PayWith != nil {
+				sp = queueSpendable(batch, r.SalonID, r.PayWith, r.caller, false)
+			}
 		}
 		if err := conn.SendBatch(ctx, batch).Close(); err != nil {
 			return nil, fmt.Errorf("book: %w", err)
@@ -453,6 +468,17 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	if err := bc.check(r.StartsAt, r.Source, r.caller.client(), now); err != nil {
 		return nil, err
 	}
+	var rsv *reservation
+	if sp != nil {
+		// What is left was read without the balance's lock: the entry's
+		// trigger takes it, and an entry that would overdraw is refused
+		// (then the booking runs again, reading it anew).
+		pay := payment{clientID: bc.client.id, services: []int64{r.ServiceID}, prices: []Money{bc.price},
+			deposits: []Money{bc.svc.Deposit}, day: bc.salon.Today(r.StartsAt)}
+		if rsv, err = sp.reserve(r.PayWith, r.caller, pay); err != nil {
+			return nil, err
+		}
+	}
 
 	b := &Booking{
 		SalonID: r.SalonID, MasterID: r.MasterID, ServiceID: r.ServiceID,
@@ -462,6 +488,9 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	}
 	if r.caller.kind == callerIdentity {
 		b.Origin = r.caller.identity
+	}
+	if rsv != nil {
+		b.Deposit = max(b.Deposit-rsv.covers, 0) // (paid with the balance)
 	}
 	if err := s.awaitDeposit(b, r, &bc.salon, now); err != nil {
 		return nil, err
@@ -481,13 +510,24 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	if who := r.caller.auditName(); who != "" {
 		batch.Queue(`SELECT set_config('salon.actor', $1, true)`, who)
 	}
+	if rsv != nil {
+		// The balance's lock is waited for at most until the deadline.
+		deadline := time.Now().Add(s.lockWait)
+		if gated != nil {
+			deadline = gated.deadline
+		}
+		batch.Queue(`SELECT set_config('lock_timeout', $1::bigint::text, true)`, lockTimeout(deadline))
+	}
 	batch.Queue(`SAVEPOINT book`)
 	queueInsertBooking(batch, b, r.Client, bc.client, r.caller.identity, token, actor, claim, salt, notify,
-		len(s.confirmations(b, r.Client.Phone, bc)) > 0, nil)
+		len(s.confirmations(b, r.Client.Phone, bc)) > 0, nil, rsv)
 	batch.Queue(`COMMIT`)
 	err = conn.SendBatch(ctx, batch).Close()
 	if (bc.client.id == 0 && violated(err, "clients_phone")) || (bc.client.id != 0 && isNoRows(err)) {
 		return nil, errClientMoved // (the deferred rollback ends the transaction)
+	}
+	if overdrawn(err) {
+		return nil, errBalanceMoved
 	}
 	if pgCode(err) == pgExclusionViolation {
 		// The insert alone is undone, then the transaction ends: the lock
@@ -505,6 +545,7 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	b.UpdatedAt = b.CreatedAt
 	b.ManageToken = token
 	b.VisitID = b.ID
+	b.PaidWith = rsv.paid()
 	return b, nil
 }
 
@@ -571,6 +612,9 @@ func (s *Service) replay(ctx context.Context, q querier, claim *keyClaim, salonI
 	}
 	if len(res.TokenSalt) > 0 {
 		b.ManageToken = claim.token(res.TokenSalt)
+	}
+	if b.PaidWith, err = paidWith(ctx, q, b.ID); err != nil {
+		return nil, err
 	}
 	return b, nil
 }
@@ -703,8 +747,11 @@ func (bc *bookContext) check(at time.Time, src Source, client bool, now time.Tim
 // rest are the visit's other segments, in visit order (none for a visit of
 // one): inserted in the same statement, after b, naming it as their visit;
 // reading the batch fills their IDs.
+//
+// rsv, when not nil, is the balance's reservation: its entry is inserted by
+// the same statement, and what the balance has left is read after it.
 func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clientRecord, caller Identity, token string, actor Actor,
-	claim *keyClaim, salt, notify []byte, confirm bool, rest []Booking) {
+	claim *keyClaim, salt, notify []byte, confirm bool, rest []Booking, rsv *reservation) {
 	var hold *time.Time
 	if !b.HoldExpiresAt.IsZero() {
 		hold = &b.HoldExpiresAt
@@ -813,6 +860,9 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clien
 		// in this statement's snapshot, of who listens).
 		sql += `, j AS (` + notifyJobSQL + `)`
 	}
+	if rsv != nil {
+		sql += reserveSQL(rsv, args)
+	}
 	if claim != nil {
 		sql += `, k AS (
 		    UPDATE idempotency_keys SET result = jsonb_build_object('booking_id', (SELECT id FROM b), 'token_salt', @salt::text)
@@ -824,6 +874,9 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clien
 			salt64 = &v
 		}
 		args["salt"], args["scope"], args["key"] = salt64, claim.scope, keyHash(claim.key)
+	}
+	if rsv != nil {
+		defer queueRemaining(batch, rsv)
 	}
 	if len(rest) == 0 {
 		text, vals := positional(sql+` SELECT id, client_id, created_at FROM b`, args)

@@ -228,10 +228,14 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"IssueBalance": {run: func(ctx context.Context) error {
 			return e1(f.Svc.IssueBalance(ctx, booking.BalanceIssue{SalonID: a, Kind: booking.BalanceCertificate, Amount: 100}))
 		}},
-		"BalanceByCode":   {run: func(ctx context.Context) error { return e1(f.Svc.BalanceByCode(ctx, a, "ABCD-EFGH-JKMN")) }},
-		"Balances":        {run: func(ctx context.Context) error { return e1(f.Svc.Balances(ctx, a)) }},
-		"BalanceOf":       {run: func(ctx context.Context) error { return e1(f.Svc.BalanceOf(ctx, a, 1)) }},
-		"BalanceLedger":   {run: func(ctx context.Context) error { return e1(f.Svc.BalanceLedger(ctx, a, 1)) }},
+		"BalanceByCode": {run: func(ctx context.Context) error { return e1(f.Svc.BalanceByCode(ctx, a, "ABCD-EFGH-JKMN")) }},
+		"Balances":      {run: func(ctx context.Context) error { return e1(f.Svc.Balances(ctx, a)) }},
+		"BalanceOf":     {run: func(ctx context.Context) error { return e1(f.Svc.BalanceOf(ctx, a, 1)) }},
+		"BalanceLedger": {run: func(ctx context.Context) error { return e1(f.Svc.BalanceLedger(ctx, a, 1)) }},
+		"ApplyBalance": {run: func(ctx context.Context) error {
+			return e1(f.Svc.ApplyBalance(ctx, a, 1, booking.PayWith{Kind: booking.BalancePackage, BalanceID: 1}))
+		}},
+		"RefundBalance":   {run: func(ctx context.Context) error { return e1(f.Svc.RefundBalance(ctx, a, 1, "")) }},
 		"WaitlistOn":      {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistOn(ctx, a, day)) }},
 		"OfferTime":       {run: func(ctx context.Context) error { return e1(f.Svc.OfferTime(ctx, 1, 1, time.Now())) }},
 		"WaitlistFillOf":  {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistFillOf(ctx, a)) }},

@@ -54,6 +54,13 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 			return err
 		}
 		actor := caller.actor(b)
+		if salon.keepsPaid(b, caller, now) {
+			// What the booking reserved of a balance is spent, not
+			// released (the status trigger reads this).
+			if _, err := tx.Exec(ctx, `SELECT set_config('salon.balance_keep', 'on', true)`); err != nil {
+				return fmt.Errorf("cancel: %w", err)
+			}
+		}
 		out, err = setStatus(ctx, tx, b, StatusCancelled, r.Reason, actor, "cancelled", map[string]any{"reason": r.Reason})
 		if err != nil {
 			return err

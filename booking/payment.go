@@ -1123,6 +1123,19 @@ func (s *Service) SweepPayments(ctx context.Context) (int, error) {
 	return len(seen), nil
 }
 
+// keepsPaid reports whether the salon's refund policy keeps what was paid
+// in advance for b (its deposit, what it reserved of a balance) when the
+// caller cancels it at now.
+func (s *Salon) keepsPaid(b *Booking, caller Caller, now time.Time) bool {
+	switch s.RefundPolicy {
+	case RefundNever:
+		return true
+	case RefundBeforeCutoff:
+		return caller.client() && !now.Before(s.ChangeableUntil(b))
+	}
+	return false
+}
+
 // startRefund, in the transaction that cancels booking b (locked), takes
 // the one-time right to cancel each of its payments: what the salon holds
 // is refunded as its policy says (each paid session moves to refunding for
@@ -1134,13 +1147,7 @@ func startRefund(ctx context.Context, tx pgx.Tx, b *Booking, salon *Salon, calle
 	if err != nil {
 		return nil, err
 	}
-	keep := false
-	switch salon.RefundPolicy {
-	case RefundNever:
-		keep = true
-	case RefundBeforeCutoff:
-		keep = caller.client() && !now.Before(salon.ChangeableUntil(b))
-	}
+	keep := salon.keepsPaid(b, caller, now)
 	var ids []int64
 	for _, m := range ss {
 		if m.status == PayRefunding && !keep {

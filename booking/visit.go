@@ -645,6 +645,13 @@ func (s *Service) insertVisit(ctx context.Context, r *BookRequest, c *catalog, f
 			return errTaken
 		}
 		head, rest := s.visitRows(r, cat, plan)
+		var rsv *reservation
+		if r.PayWith != nil {
+			if rsv, err = s.reserveVisit(ctx, tx, r, cat, plan); err != nil {
+				return err
+			}
+			head.Deposit = max(head.Deposit-rsv.covers, 0) // (paid with the balance)
+		}
 		if err := s.awaitDeposit(head, r, &cat.salon, now); err != nil {
 			return err
 		}
@@ -663,7 +670,7 @@ func (s *Service) insertVisit(ctx context.Context, r *BookRequest, c *catalog, f
 		batch = &pgx.Batch{}
 		batch.Queue(`SAVEPOINT book`)
 		queueInsertBooking(batch, head, r.Client, clientRecord{}, r.caller.identity, token, actor, claim, salt, notify,
-			len(s.confirmations(head, r.Client.Phone, bc)) > 0, rest)
+			len(s.confirmations(head, r.Client.Phone, bc)) > 0, rest, rsv)
 		err = tx.SendBatch(ctx, batch).Close()
 		if pgCode(err) == pgExclusionViolation {
 			if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT book`); err != nil {
@@ -675,6 +682,7 @@ func (s *Service) insertVisit(ctx context.Context, r *BookRequest, c *catalog, f
 			return fmt.Errorf("book visit: %w", err)
 		}
 		head.UpdatedAt, head.ManageToken = head.CreatedAt, token
+		head.PaidWith = rsv.paid()
 		head.Segments = append([]Booking{*head}, rest...)
 		for i := range head.Segments {
 			head.Segments[i].Segments, head.Segments[i].ManageToken = nil, ""
@@ -684,6 +692,32 @@ func (s *Service) insertVisit(ctx context.Context, r *BookRequest, c *catalog, f
 		return nil
 	})
 	return out, err
+}
+
+// reserveVisit decides what the visit of plan reserves of the balance
+// r.PayWith names, its row locked (waiting at most the lock wait).
+func (s *Service) reserveVisit(ctx context.Context, tx pgx.Tx, r *BookRequest, c *catalog, plan []placed) (*reservation, error) {
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT set_config('lock_timeout', $1::bigint::text, true)`, max(s.lockWait.Milliseconds(), 1))
+	pay := payment{day: c.salon.Today(r.StartsAt)}
+	batch.Queue(`SELECT id FROM clients WHERE salon_id = $1 AND phone = $2`, r.SalonID, r.Client.Phone).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			if err := rows.Scan(&pay.clientID); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
+	sp := queueSpendable(batch, r.SalonID, r.PayWith, r.caller, true)
+	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+		return nil, fmt.Errorf("book visit: balance: %w", err)
+	}
+	for _, pl := range plan {
+		pay.services = append(pay.services, pl.serviceID)
+		pay.prices = append(pay.prices, pl.price)
+		pay.deposits = append(pay.deposits, c.services[pl.serviceID].Deposit)
+	}
+	return sp.reserve(r.PayWith, r.caller, pay)
 }
 
 // visitRows are the bookings rows of a planned visit: its head, carrying

@@ -713,7 +713,7 @@ func (s *Service) hold(ctx context.Context, tx pgx.Tx, c *catalog, e *WaitEntry,
 		rest[i].Status, rest[i].HoldExpiresAt = StatusPending, expires
 	}
 	batch := &pgx.Batch{}
-	queueInsertBooking(batch, head, e.contact, clientRecord{read: true, id: e.ClientID}, Identity{}, "", System, nil, nil, nil, false, rest)
+	queueInsertBooking(batch, head, e.contact, clientRecord{read: true, id: e.ClientID}, Identity{}, "", System, nil, nil, nil, false, rest, nil)
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("hold: %w", err)

@@ -35,6 +35,27 @@ type bookingJSON struct {
 	Payment     *paymentJSON  `json:"payment,omitempty"`
 	// Items are the visit's services (one for a single-service booking).
 	Items []itemJSON `json:"items"`
+	// PaidWith is what the booking reserved of a package or a certificate.
+	PaidWith *paidWithJSON `json:"paid_with,omitempty"`
+}
+
+// paidWithJSON is what a booking reserved of a balance: a package's visits
+// or a certificate's amount, and what the balance has left after it.
+type paidWithJSON struct {
+	Kind      booking.BalanceKind `json:"kind"`
+	Visits    int                 `json:"visits,omitempty"`
+	Amount    booking.Money       `json:"amount,omitempty"`
+	Remaining any                 `json:"remaining"`
+}
+
+func toPaidWith(p *booking.PaidWith) *paidWithJSON {
+	if p == nil {
+		return nil
+	}
+	if p.Kind == booking.BalancePackage {
+		return &paidWithJSON{Kind: p.Kind, Visits: p.Visits, Remaining: p.Remaining}
+	}
+	return &paidWithJSON{Kind: p.Kind, Amount: p.Amount, Remaining: booking.Money(p.Remaining)}
 }
 
 // paymentJSON is the deposit paid online; absent while deposits are paid
@@ -63,7 +84,7 @@ func toJSON(b *booking.Booking, s *booking.Salon, now time.Time) bookingJSON {
 		ID: b.ID, Salon: s.Slug, Status: string(b.Status), StartsAt: stamp(b.StartsAt, loc), EndsAt: stamp(booking.VisitEnd(b), loc),
 		MasterID: b.MasterID, ServiceID: b.ServiceID, Price: booking.VisitPrice(b), Deposit: b.Deposit,
 		ChangeableTill: stamp(s.ChangeableUntil(b), loc), Changeable: s.ClientMayChange(b, now),
-		ManageToken: b.ManageToken, Items: itemsJSON(booking.SegmentsOf(b), loc),
+		ManageToken: b.ManageToken, Items: itemsJSON(booking.SegmentsOf(b), loc), PaidWith: toPaidWith(b.PaidWith),
 	}
 	if !b.HoldExpiresAt.IsZero() {
 		out.HoldExpiresAt = stamp(b.HoldExpiresAt, loc)
@@ -81,11 +102,32 @@ func viewJSON(v *booking.View) bookingJSON {
 }
 
 type createBody struct {
-	ServiceID *int64      `json:"service_id"`
-	MasterID  *int64      `json:"master_id"`
-	Items     []itemBody  `json:"items"`
-	StartsAt  *string     `json:"starts_at"`
-	Client    *clientBody `json:"client"`
+	ServiceID *int64       `json:"service_id"`
+	MasterID  *int64       `json:"master_id"`
+	Items     []itemBody   `json:"items"`
+	StartsAt  *string      `json:"starts_at"`
+	Client    *clientBody  `json:"client"`
+	PayWith   *payWithBody `json:"pay_with"`
+}
+
+// payWithBody names the balance a booking is paid with, by its code.
+type payWithBody struct {
+	Certificate *string `json:"certificate"`
+	Package     *string `json:"package"`
+}
+
+// readPayWith reads the request's pay_with (nil for none).
+func readPayWith(fields map[string]i18n.Text, b *payWithBody) *booking.PayWith {
+	switch {
+	case b == nil:
+		return nil
+	case b.Certificate != nil && b.Package == nil:
+		return &booking.PayWith{Kind: booking.BalanceCertificate, Code: *b.Certificate}
+	case b.Package != nil && b.Certificate == nil:
+		return &booking.PayWith{Kind: booking.BalancePackage, Code: *b.Package}
+	}
+	fields["pay_with"] = i18n.New("give a certificate or a package")
+	return nil
 }
 
 // clientBody is who a request is for: a booking's client, a waitlist's.
@@ -141,6 +183,7 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 	r.ServiceID, r.MasterID, r.Items = readWhat(fields, body.ServiceID, body.MasterID, body.Items, true)
 	r.StartsAt = requiredTime(fields, "starts_at", body.StartsAt)
 	r.Client = readClient(c, fields, body.Client)
+	r.PayWith = readPayWith(fields, body.PayWith)
 	if len(fields) > 0 {
 		return &booking.ValidationError{Fields: fields}
 	}

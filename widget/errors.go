@@ -77,6 +77,8 @@ func fail(c *fiber.Ctx, log *slog.Logger, err error) error {
 	case errors.Is(err, booking.ErrNotFound), errors.Is(err, booking.ErrForbidden):
 		// A wrong manage token and a missing booking look the same.
 		return reply(c, fiber.StatusNotFound, errorBody{Error: "not_found", Message: notFoundMessage(err)})
+	case errors.Is(err, booking.ErrExhausted):
+		return reply(c, fiber.StatusConflict, errorBody{Error: "balance_exhausted", Message: "nothing is left of this package or certificate for this booking: " + kindless(err)})
 	case errors.Is(err, booking.ErrTooLate):
 		return reply(c, fiber.StatusConflict, errorBody{Error: "too_late", Message: "changes are closed for this booking: " + kindless(err)})
 	case errors.Is(err, booking.ErrConflict):
@@ -104,7 +106,7 @@ func notFoundMessage(err error) string {
 // kindless is the error's message without the kind's own words at the end.
 func kindless(err error) string {
 	msg := err.Error()
-	for _, k := range []error{booking.ErrTooLate, booking.ErrConflict, booking.ErrInvalid} {
+	for _, k := range []error{booking.ErrTooLate, booking.ErrExhausted, booking.ErrConflict, booking.ErrInvalid} {
 		msg = strings.TrimSuffix(msg, ": "+k.Error())
 	}
 	return msg

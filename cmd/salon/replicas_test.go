@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -314,6 +315,42 @@ func TestThreeReplicas(t *testing.T) {
 	if err := imp.Wait(); err != nil && imp.ProcessState.ExitCode() != exitRejected {
 		t.Errorf("import: %v %s", err, impOut.String())
 	}
+
+	// One gift certificate of a colour's price, spent from all three
+	// replicas at once (three requests to each, released together, each
+	// for another master or time): one booking is paid with it, the others
+	// are refused as exhausted, and its ledger has one reservation.
+	certDay := day.AddDays(5)
+	for _, m := range masters {
+		e.Shift(t, salon, m, certDay, 1, "08:00", "22:00")
+	}
+	cert, err := svc.IssueBalance(ctx, booking.BalanceIssue{SalonID: salon.ID, Kind: booking.BalanceCertificate, Amount: colour.Price})
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses := make([]string, 9)
+	bookingtest.Race(9, func(i int) {
+		at := bookingtest.At(salon, certDay, "10:00").Add(time.Duration(i/len(masters)) * 2 * time.Hour)
+		st, raw := do("POST", bases[i%3]+"/api/v1/salons/chain/bookings", fmt.Sprintf(`{"service_id": %d, "master_id": %d,
+			"starts_at": %q, "client": {"name": "Gift", "phone": "+7993%07d"}, "pay_with": {"certificate": %q}}`,
+			colour.ID, masters[i%len(masters)].ID, at.Format(time.RFC3339), i, strings.ToLower(cert.Code)))
+		var answer struct {
+			Error string `json:"error"`
+		}
+		_ = json.Unmarshal(raw, &answer)
+		statuses[i] = strings.TrimSpace(fmt.Sprint(st, " ", answer.Error))
+	})
+	var reserved, remaining int64
+	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM balance_entries WHERE balance_id = $1 AND type = 'reserve'), remaining
+		FROM balances WHERE id = $1`, cert.ID).Scan(&reserved, &remaining); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(statuses)
+	want := append([]string{"201"}, slices.Repeat([]string{"409 balance_exhausted"}, 8)...)
+	if !slices.Equal(statuses, want) || reserved != 1 || remaining != 0 {
+		t.Errorf("one certificate from three replicas at once: answers %v, %d reservations, %d left", statuses, reserved, remaining)
+	}
+	t.Logf("one certificate, nine bookings at once on three replicas: answers %v; %d reservation", statuses, reserved)
 
 	// The panel's upload page across replicas: upload to one, watch the dry
 	// run on another, apply on the third.

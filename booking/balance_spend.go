@@ -1,0 +1,383 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"salon/i18n"
+)
+
+// Spending a balance on a booking. A booking that pays with a package or a
+// certificate reserves what it uses in its own transaction: the reserve
+// entry is inserted by the statement that inserts the booking, so a
+// booking that fails leaves nothing reserved, and an idempotent replay,
+// which inserts nothing, spends nothing. The entry's trigger takes the
+// balance row's lock (waiting at most the lock wait) and the database
+// refuses an entry that would overdraw it; the booking then reads the
+// balance again and refuses cleanly when nothing is left.
+//
+// What was reserved is settled when the booking ends, by a trigger on its
+// status (every path that ends a booking): completed or no-show spends it;
+// cancelled releases it, unless the salon's refund policy keeps a client's
+// late cancellation (Cancel says so), which spends it.
+
+// ErrExhausted: nothing is left of the balance (or it expired) for this
+// booking. It unwraps to ErrConflict.
+var ErrExhausted = fmt.Errorf("the balance is spent: %w", ErrConflict)
+
+// exhausted is ErrExhausted because of why (an i18n key, with args).
+func exhausted(why string, args ...any) error {
+	return &reasonError{why: i18n.New(why, args...), kind: ErrExhausted}
+}
+
+// PayWith names the balance a booking is paid with: by its code (whoever
+// holds it), or, for a package, by its id, when the caller is staff of the
+// salon or a chat identity the salon knows to be the package's client.
+// A typed phone is never enough.
+type PayWith struct {
+	Kind      BalanceKind
+	Code      string
+	BalanceID int64
+}
+
+// PaidWith is what a booking reserved of a balance.
+type PaidWith struct {
+	BalanceID int64
+	Kind      BalanceKind
+	Hint      string // the code's last characters
+	Amount    Money  // of a certificate
+	Visits    int    // of a package
+	// Remaining is what the balance has left after the reservation
+	// (visits or minor units).
+	Remaining int64
+}
+
+// normalize checks p's fields (p may be nil: nothing to pay with).
+func (p *PayWith) normalize(fe fieldErrors) {
+	if p == nil {
+		return
+	}
+	p.Code = normalizeCode(p.Code)
+	switch {
+	case p.Kind != BalancePackage && p.Kind != BalanceCertificate:
+		fe.add("pay_with", "a package or a certificate")
+	case p.Code == "" && p.BalanceID == 0:
+		fe.add("pay_with", "give the code")
+	case p.Code != "" && (len(p.Code) < 8 || len(p.Code) > 32):
+		fe.add("pay_with", "no such package or certificate")
+	case p.Code == "" && p.Kind == BalanceCertificate:
+		fe.add("pay_with", "give the code")
+	}
+}
+
+// fingerprint is p as an idempotent request's fingerprint has it.
+func (p *PayWith) fingerprint() string {
+	if p == nil {
+		return ""
+	}
+	return fmt.Sprintf("\x00pay %s:%x:%d", p.Kind, tokenHash(p.Code), p.BalanceID)
+}
+
+// spendable is a balance as a booking reads it, before it reserves.
+type spendable struct {
+	found     bool
+	id        int64
+	kind      BalanceKind
+	hint      string
+	clientID  int64
+	services  []int64
+	remaining int64
+	expires   *time.Time
+	// vouched: the caller's chat identity belongs to the package's client.
+	vouched bool
+}
+
+// queueSpendable queues the read of the balance p names at the salon;
+// with lock, its row locked (the wait bounded by the transaction's
+// lock_timeout), so what is left is current.
+func queueSpendable(batch *pgx.Batch, salonID int64, p *PayWith, caller Caller, lock bool) *spendable {
+	sp := &spendable{}
+	var hash []byte
+	if p.Code != "" {
+		hash = tokenHash(p.Code)
+	}
+	// By the code or by the id (one plan each, on its index); the chat
+	// identity is looked up only for a chat that names a package by id.
+	sql := `SELECT b.id, b.kind, b.code_hint, COALESCE(b.client_id, 0), b.service_ids, b.remaining, b.expires_on, `
+	args := []any{salonID}
+	if caller.kind == callerIdentity && hash == nil {
+		sql += `EXISTS (SELECT 1 FROM client_identities i WHERE i.salon_id = b.salon_id AND i.client_id = b.client_id
+		               AND i.channel = $3 AND i.external_id = $4)`
+		args = append(args, string(caller.identity.Channel), caller.identity.ExternalID)
+	} else {
+		sql += `false`
+	}
+	if hash != nil {
+		sql += ` FROM balances b WHERE b.salon_id = $1 AND b.code_hash = $2`
+		args = slices.Insert(args, 1, any(hash))
+	} else {
+		sql += ` FROM balances b WHERE b.salon_id = $1 AND b.id = $2`
+		args = slices.Insert(args, 1, any(p.BalanceID))
+	}
+	if lock {
+		sql += ` FOR UPDATE OF b`
+	}
+	batch.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			sp.found = true
+			if err := rows.Scan(&sp.id, &sp.kind, &sp.hint, &sp.clientID, &sp.services, &sp.remaining, &sp.expires, &sp.vouched); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
+	return sp
+}
+
+// payment is what a booking asks of a balance: its client, the services of
+// its segments with their prices and deposits, and its salon-local day.
+type payment struct {
+	clientID int64
+	services []int64
+	prices   []Money
+	deposits []Money
+	day      Date
+}
+
+// reservation is what a booking reserves of a balance: units (visits, or
+// minor units), and how much of the booking's deposit that covers.
+type reservation struct {
+	balanceID int64
+	kind      BalanceKind
+	hint      string
+	units     int64
+	covers    Money // of the deposit
+	actor     string
+	remaining int64 // read after the reservation
+}
+
+// reserve decides what the booking reserves of sp, for the caller who
+// names it with p: ErrInvalid (naming pay_with) when the balance is not
+// found, is not the kind named, is another client's or is not the
+// caller's to spend, or does not cover the services; ErrExhausted when
+// nothing is left or it expired before the day.
+func (sp *spendable) reserve(p *PayWith, caller Caller, pay payment) (*reservation, error) {
+	switch {
+	case !sp.found, sp.kind != p.Kind:
+		return nil, unknown("pay_with", "no such package or certificate")
+	case p.Code == "" && !(caller.kind == callerStaff || caller.kind == callerSystem || (caller.kind == callerIdentity && sp.vouched)):
+		return nil, Invalid("pay_with", "give the code")
+	case sp.kind == BalancePackage && sp.clientID != pay.clientID:
+		return nil, Invalid("pay_with", "this package is another client's")
+	}
+	if sp.expires != nil && DateOf(*sp.expires).Before(pay.day) {
+		return nil, exhausted("valid until %s", DateOf(*sp.expires).String())
+	}
+	r := &reservation{balanceID: sp.id, kind: sp.kind, hint: sp.hint, actor: caller.auditName()}
+	if sp.kind == BalancePackage {
+		i := slices.IndexFunc(pay.services, func(id int64) bool { return slices.Contains(sp.services, id) })
+		if i < 0 {
+			return nil, Invalid("pay_with", "the package is not for this service")
+		}
+		r.units, r.covers = 1, pay.deposits[i]
+	} else {
+		var price Money
+		for _, p := range pay.prices {
+			price += p
+		}
+		if price <= 0 {
+			return nil, Invalid("pay_with", "there is nothing to pay")
+		}
+		r.units = min(sp.remaining, int64(price))
+		var deposit Money
+		for _, d := range pay.deposits {
+			deposit += d
+		}
+		r.covers = min(Money(r.units), deposit)
+	}
+	if sp.remaining < r.units || r.units <= 0 {
+		return nil, exhausted("nothing is left on it")
+	}
+	return r, nil
+}
+
+// paid is the reservation as the booking shows it.
+func (r *reservation) paid() *PaidWith {
+	if r == nil {
+		return nil
+	}
+	out := &PaidWith{BalanceID: r.balanceID, Kind: r.kind, Hint: r.hint, Remaining: r.remaining}
+	if r.kind == BalancePackage {
+		out.Visits = int(r.units)
+	} else {
+		out.Amount = Money(r.units)
+	}
+	return out
+}
+
+// errBalanceMoved says the balance read for a booking changed before its
+// reservation (another booking reserved of it first): the booking, run
+// again, reads it anew.
+var errBalanceMoved = errors.New("the balance changed meanwhile")
+
+// overdrawn reports the database refusing a reservation larger than what
+// is left.
+func overdrawn(err error) bool { return violated(err, "balances_remaining_check") }
+
+// reserveSQL extends the statement of queueInsertBooking (the CTE b is
+// the booking inserted) with the reservation's entry.
+func reserveSQL(r *reservation, args map[string]any) string {
+	args["bal"], args["units"], args["bal_actor"] = r.balanceID, r.units, r.actor
+	return `, rsv AS (INSERT INTO balance_entries (balance_id, salon_id, type, delta, booking_id, actor)
+		    SELECT @bal, @salon, 'reserve', -@units::bigint, id, @bal_actor FROM b)`
+}
+
+// queueRemaining queues the read of what the balance has left once the
+// reservation is in (its row is locked by then).
+func queueRemaining(batch *pgx.Batch, r *reservation) {
+	batch.Queue(`SELECT remaining FROM balances WHERE id = $1`, r.balanceID).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&r.remaining)
+	})
+}
+
+// paidWith reads what booking id reserved of a balance (nil for nothing).
+func paidWith(ctx context.Context, q querier, id int64) (*PaidWith, error) {
+	var p PaidWith
+	var delta int64
+	err := q.QueryRow(ctx, `SELECT b.id, b.kind, b.code_hint, e.delta, b.remaining FROM balance_entries e JOIN balances b ON b.id = e.balance_id
+		WHERE e.booking_id = $1 AND e.type = 'reserve' ORDER BY e.id LIMIT 1`, id).Scan(&p.BalanceID, &p.Kind, &p.Hint, &delta, &p.Remaining)
+	if isNoRows(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("paid with: %w", err)
+	}
+	if p.Kind == BalancePackage {
+		p.Visits = int(-delta)
+	} else {
+		p.Amount = Money(-delta)
+	}
+	return &p, nil
+}
+
+// ApplyBalance pays an active booking with a balance at the desk: staff of
+// the salon reserve of it what the booking uses (a package's visit of one
+// of its services, or a certificate's amount up to the booking's price
+// less what was paid online); completing the visit spends it. A booking
+// pays with one balance. Errors: ErrForbidden, ErrNotFound, ErrInvalid
+// (pay_with), ErrExhausted, ErrConflict (not active, or paid with a
+// balance already), ErrUnavailable.
+func (s *Service) ApplyBalance(ctx context.Context, salonID, bookingID int64, p PayWith) (*Booking, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	caller, err := s.asked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fe := fieldErrors{}
+	p.normalize(fe)
+	if err := fe.err(); err != nil {
+		return nil, err
+	}
+	var out *Booking
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		b, salon, err := lockBooking(ctx, tx, caller, salonID, bookingID)
+		if err != nil {
+			return err
+		}
+		if !b.Status.Active() {
+			return conflict("booking %d is %s", b.ID, i18n.New(string(b.Status)))
+		}
+		if prior, err := paidWith(ctx, tx, b.ID); err != nil {
+			return err
+		} else if prior != nil {
+			return conflict("the booking is paid with a balance already")
+		}
+		ss, err := lockSessions(ctx, tx, b.ID)
+		if err != nil {
+			return err
+		}
+		batch := &pgx.Batch{}
+		sp := queueSpendable(batch, salonID, &p, caller, true)
+		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+			return fmt.Errorf("balance: %w", err)
+		}
+		pay := payment{clientID: b.ClientID, day: salon.Today(b.StartsAt)}
+		segs := b.Segments
+		if len(segs) == 0 {
+			segs = []Booking{*b}
+		}
+		for i, sg := range segs {
+			pay.services = append(pay.services, sg.ServiceID)
+			pay.prices = append(pay.prices, sg.Price)
+			pay.deposits = append(pay.deposits, 0)
+			if i == 0 {
+				pay.prices[0] -= min(heldOf(ss), sg.Price) // (paid online: not paid twice)
+			}
+		}
+		rsv, err := sp.reserve(&p, caller, pay)
+		if err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `WITH e AS (INSERT INTO balance_entries (balance_id, salon_id, type, delta, booking_id, actor)
+			VALUES ($1, $2, 'reserve', -$3::bigint, $4, $5))
+			SELECT remaining - $3 FROM balances WHERE id = $1`, rsv.balanceID, salonID, rsv.units, b.ID, rsv.actor).Scan(&rsv.remaining); err != nil {
+			return fmt.Errorf("balance: %w", err)
+		}
+		b.PaidWith, out = rsv.paid(), b
+		return nil
+	})
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	return out, nil
+}
+
+// RefundBalance pays back what is left of a balance (staff of the salon):
+// a refund entry of everything not reserved by a booking, with the reason.
+// What was paid in the salon is paid back there. Errors: ErrForbidden,
+// ErrNotFound, ErrConflict (nothing left), ErrUnavailable.
+func (s *Service) RefundBalance(ctx context.Context, salonID, balanceID int64, reason string) (*Balance, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	fe := fieldErrors{}
+	reason = cleanText(fe, "reason", reason, MaxReasonLen, multiLine, false)
+	if err := fe.err(); err != nil {
+		return nil, err
+	}
+	actor := callerOf(ctx).auditName()
+	if reason != "" {
+		actor += ": " + reason
+	}
+	var out *Balance
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		b, err := scanBalance(tx.QueryRow(ctx, `SELECT `+balanceColumns+` FROM balances WHERE salon_id = $1 AND id = $2 FOR UPDATE`,
+			salonID, balanceID))
+		if isNoRows(err) {
+			return fmt.Errorf("balance %d: %w", balanceID, ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("balance %d: %w", balanceID, err)
+		}
+		if b.Remaining == 0 {
+			return conflict("nothing is left on it")
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO balance_entries (balance_id, salon_id, type, delta, actor) VALUES ($1, $2, 'refund', $3, $4)`,
+			b.ID, salonID, -b.Remaining, actor); err != nil {
+			return fmt.Errorf("balance %d: refund: %w", balanceID, err)
+		}
+		b.Remaining, out = 0, b
+		return nil
+	})
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	return out, nil
+}

@@ -1,0 +1,504 @@
+package booking_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+)
+
+// ledgerOf is what the database holds of a balance: what is left, the sum
+// of its entries, and how many entries of each type.
+type ledgerOf struct {
+	remaining, sum int64
+	types          map[string]int
+}
+
+func readLedger(t *testing.T, f *fixture, id int64) ledgerOf {
+	t.Helper()
+	l := ledgerOf{types: map[string]int{}}
+	ctx := context.Background()
+	if err := f.Pool.QueryRow(ctx, `SELECT remaining, (SELECT COALESCE(sum(delta), 0) FROM balance_entries WHERE balance_id = b.id)
+		FROM balances b WHERE id = $1`, id).Scan(&l.remaining, &l.sum); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := f.Pool.Query(ctx, `SELECT type, count(*) FROM balance_entries WHERE balance_id = $1 GROUP BY type`, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var typ string
+		var n int
+		if err := rows.Scan(&typ, &n); err != nil {
+			t.Fatal(err)
+		}
+		l.types[typ] = n
+	}
+	if l.remaining != l.sum || l.remaining < 0 {
+		t.Fatalf("balance %d: remaining %d, its entries' sum %d", id, l.remaining, l.sum)
+	}
+	return l
+}
+
+// aPackage issues a package of visits of the fixture's service for a client
+// of phone, and returns it with the client's chat identity (vouched for by
+// the salon).
+func aPackage(t *testing.T, f *fixture, visits int, phone string) (*booking.Balance, booking.Identity) {
+	t.Helper()
+	pkg, err := f.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{f.svc.ID}, Visits: visits, Client: booking.ClientInput{Name: "Regular", Phone: phone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := booking.Identity{Channel: booking.ChannelTelegram, ExternalID: fmt.Sprint(pkg.ID + 7000)}
+	if _, err := f.Pool.Exec(context.Background(), `INSERT INTO client_identities (salon_id, client_id, channel, external_id, verified_by)
+		VALUES ($1, $2, $3, $4, 'contact')`, f.salon.ID, pkg.ClientID, id.Channel, id.ExternalID); err != nil {
+		t.Fatal(err)
+	}
+	return pkg, id
+}
+
+// TestAPackageSpentFromThreeFrontsAtOnce: the widget (by the code), the
+// bot (the client's proven chat) and the panel (staff, by the package)
+// book with a package at once, from a barrier. With one visit left exactly
+// one booking is made and the others are refused as exhausted, with
+// nothing written; with two left, two. The ledger is the balance, with one
+// reservation per booking made.
+func TestAPackageSpentFromThreeFrontsAtOnce(t *testing.T) {
+	f := setup(t)
+	for _, visits := range []int{1, 2} {
+		phone := bookingtest.Phone()
+		pkg, chat := aPackage(t, f, visits, phone)
+		hhmm := fmt.Sprintf("1%d:00", visits*2)
+		callers := []booking.Caller{booking.Visitor(), booking.ByIdentity(chat), f.admin(1)}
+		pays := []booking.PayWith{{Kind: booking.BalancePackage, Code: pkg.Code},
+			{Kind: booking.BalancePackage, BalanceID: pkg.ID}, {Kind: booking.BalancePackage, BalanceID: pkg.ID}}
+		made := make([]*booking.Booking, 3)
+		errs := race(3, func(i int) error {
+			r := f.req(f.masters[i], hhmm)
+			r.Client.Phone, r.PayWith = phone, &pays[i]
+			var err error
+			made[i], err = f.Svc.Book(booking.As(context.Background(), callers[i]), r)
+			return err
+		})
+		ok, spent := 0, 0
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				ok++
+				if p := made[i].PaidWith; p == nil || p.Visits != 1 || p.Kind != booking.BalancePackage {
+					t.Errorf("booking %d paid with %+v", made[i].ID, p)
+				}
+			case errors.Is(err, booking.ErrExhausted):
+				spent++
+			default:
+				t.Errorf("caller %d: %v", i, err)
+			}
+		}
+		l := readLedger(t, f, pkg.ID)
+		var booked int
+		if err := f.Pool.QueryRow(context.Background(), `SELECT count(*) FROM bookings WHERE salon_id = $1 AND client_id = $2`,
+			f.salon.ID, pkg.ClientID).Scan(&booked); err != nil {
+			t.Fatal(err)
+		}
+		if ok != visits || spent != 3-visits || l.remaining != 0 || l.types["reserve"] != visits || booked != visits {
+			t.Fatalf("%d visits left: %d booked, %d exhausted, %d bookings, ledger %+v", visits, ok, spent, booked, l)
+		}
+		t.Logf("%d visit(s) left, three fronts at once: %d booked, %d refused as exhausted; %d reservations, remaining %d", visits, ok, spent,
+			l.types["reserve"], l.remaining)
+	}
+}
+
+// TestPayWithNeedsACredential: a package is spent by its code, by staff,
+// or by the client's own proven chat, never by a typed phone; a code of
+// another salon, another client's package, a package of another service
+// are refused naming pay_with; an expired one is exhausted. Nothing is
+// written by a refusal.
+func TestPayWithNeedsACredential(t *testing.T) {
+	f := setup(t)
+	phone := bookingtest.Phone()
+	pkg, _ := aPackage(t, f, 3, phone)
+	stranger := booking.Identity{Channel: booking.ChannelTelegram, ExternalID: "999001"}
+	other := f.Salon(t, booking.Salon{})
+	foreign, err := f.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: other.ID, Kind: booking.BalanceCertificate, Amount: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	colour := f.Service(t, f.salon, booking.SalonService{Name: "Colour", DurationMin: 60})
+	m := f.Master(t, f.salon, colour)
+	f.Shift(t, f.salon, m, f.day, 1, "10:00", "20:00")
+	if _, err := f.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{f.svc.ID}, Visits: 1, Client: booking.ClientInput{Name: "Regular", Phone: phone},
+		ValidUntil: booking.DateOf(bookingtest.DefaultNow).AddDays(-1)}); !errors.Is(err, booking.ErrInvalid) {
+		t.Fatalf("a package valid until yesterday: %v", err)
+	}
+	ended, err := f.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{f.svc.ID}, Visits: 1, Client: booking.ClientInput{Name: "Regular", Phone: phone}, ValidUntil: booking.DateOf(bookingtest.DefaultNow)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		caller booking.Caller
+		pay    booking.PayWith
+		phone  string
+		svc    int64
+		master int64
+		want   error
+	}{
+		{"a visitor naming the package without its code", booking.Visitor(), booking.PayWith{Kind: booking.BalancePackage, BalanceID: pkg.ID}, phone, 0, 0, booking.ErrInvalid},
+		{"a chat that is not the client's", booking.ByIdentity(stranger), booking.PayWith{Kind: booking.BalancePackage, BalanceID: pkg.ID}, phone, 0, 0, booking.ErrInvalid},
+		{"the code, for another client's phone", booking.Visitor(), booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code}, bookingtest.Phone(), 0, 0, booking.ErrInvalid},
+		{"another salon's certificate", booking.Visitor(), booking.PayWith{Kind: booking.BalanceCertificate, Code: foreign.Code}, phone, 0, 0, booking.ErrInvalid},
+		{"a package as a certificate", booking.Visitor(), booking.PayWith{Kind: booking.BalanceCertificate, Code: pkg.Code}, phone, 0, 0, booking.ErrInvalid},
+		{"a package of another service", booking.Visitor(), booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code}, phone, colour.ID, m.ID, booking.ErrInvalid},
+		{"a package that ended before the day", f.admin(1), booking.PayWith{Kind: booking.BalancePackage, BalanceID: ended.ID}, phone, 0, 0, booking.ErrExhausted},
+		{"a made-up code", booking.Visitor(), booking.PayWith{Kind: booking.BalanceCertificate, Code: "AAAA-BBBB-CCCC"}, phone, 0, 0, booking.ErrInvalid},
+	}
+	for _, c := range cases {
+		r := f.req(f.masters[0], "12:00")
+		r.Client.Phone, r.PayWith = c.phone, &c.pay
+		if c.svc != 0 {
+			r.ServiceID, r.MasterID = c.svc, c.master
+		}
+		_, err := f.Svc.Book(booking.As(context.Background(), c.caller), r)
+		var ve *booking.ValidationError
+		switch {
+		case !errors.Is(err, c.want):
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		case c.want == booking.ErrInvalid && (!errors.As(err, &ve) || ve.Fields["pay_with"].String() == ""):
+			t.Errorf("%s: %v, want pay_with named", c.name, err)
+		}
+	}
+	if l := readLedger(t, f, pkg.ID); l.remaining != 3 || l.types["reserve"] != 0 {
+		t.Fatalf("after the refusals: %+v", l)
+	}
+	if n := activeBookings(t, f.Pool, f.masters[0].ID); n != 0 {
+		t.Fatalf("%d bookings after the refusals", n)
+	}
+}
+
+// TestABalanceHeldElsewhereIsWaitedForThenRefused: while another
+// transaction holds the balance's row, a booking paying with it waits at
+// most the lock wait, then is refused as unavailable (nothing written);
+// once it is let go, the same booking goes through.
+func TestABalanceHeldElsewhereIsWaitedForThenRefused(t *testing.T) {
+	const wait = 400 * time.Millisecond
+	f := setup(t, booking.WithLockWait(wait))
+	phone := bookingtest.Phone()
+	pkg, _ := aPackage(t, f, 2, phone)
+	ctx := context.Background()
+	tx, err := f.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM balances WHERE id = $1 FOR UPDATE`, pkg.ID); err != nil {
+		t.Fatal(err)
+	}
+	r := f.req(f.masters[0], "12:00")
+	r.Client.Phone, r.PayWith = phone, &booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code}
+	start := time.Now()
+	_, err = f.Svc.Book(web(), r)
+	took := time.Since(start)
+	if !errors.Is(err, booking.ErrUnavailable) || took < wait-50*time.Millisecond || took > wait+2*time.Second {
+		t.Fatalf("booking against a held balance: %v after %v, want unavailable after about %v", err, took, wait)
+	}
+	if n := activeBookings(t, f.Pool, f.masters[0].ID); n != 0 {
+		t.Fatalf("%d bookings written", n)
+	}
+	if l := readLedger(t, f, pkg.ID); l.types["reserve"] != 0 {
+		t.Fatalf("a reservation was written: %+v", l)
+	}
+	_ = tx.Rollback(ctx)
+	t.Logf("the balance held elsewhere: refused after %v (lock wait %v)", took.Round(time.Millisecond), wait)
+	if _, err := f.Svc.Book(web(), r); err != nil {
+		t.Fatalf("once let go: %v", err)
+	}
+}
+
+// TestAFailedBookingReservesNothing: a booking whose insert is refused
+// (its time taken) leaves the package as it was; a replay of a booking
+// with its idempotency key, even five at once, spends once.
+func TestAFailedBookingReservesNothing(t *testing.T) {
+	f := setup(t)
+	phone := bookingtest.Phone()
+	pkg, _ := aPackage(t, f, 3, phone)
+	f.mustBook(t, f.req(f.masters[0], "12:00"))
+	r := f.req(f.masters[0], "12:00")
+	r.Client.Phone, r.PayWith = phone, &booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code}
+	if _, err := f.Svc.Book(web(), r); !errors.Is(err, booking.ErrSlotTaken) {
+		t.Fatalf("booking a taken time: %v", err)
+	}
+	if l := readLedger(t, f, pkg.ID); l.remaining != 3 || len(l.types) != 1 {
+		t.Fatalf("after the refused insert: %+v", l)
+	}
+	r = f.req(f.masters[1], "12:00")
+	r.Client.Phone, r.PayWith, r.IdempotencyKey = phone, &booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code}, "pay-once"
+	got := make([]*booking.Booking, 5)
+	errs := race(5, func(i int) error {
+		var err error
+		got[i], err = f.Svc.Book(web(), r)
+		return err
+	})
+	ids := map[int64]bool{}
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			ids[got[i].ID] = true
+			if got[i].PaidWith == nil || got[i].PaidWith.Visits != 1 {
+				t.Errorf("a replay paid with %+v", got[i].PaidWith)
+			}
+		case errors.Is(err, booking.ErrInProgress):
+		default:
+			t.Fatalf("replay %d: %v", i, err)
+		}
+	}
+	again, err := f.Svc.Book(web(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids[again.ID] = true
+	if l := readLedger(t, f, pkg.ID); len(ids) != 1 || l.types["reserve"] != 1 || l.remaining != 2 || again.PaidWith == nil ||
+		again.PaidWith.Remaining != 2 {
+		t.Fatalf("the same request six times: bookings %v, ledger %+v, paid with %+v", ids, l, again.PaidWith)
+	}
+}
+
+// TestWhatWasReservedIsSettled: completing a visit spends what it
+// reserved, a no-show too; a cancellation by the client in time, by
+// staff, or an unpaid hold's expiry releases it; under a policy that keeps
+// deposits a client's cancellation spends it. A certificate pays up to the
+// price, the deposit first: a deposit it covers is not asked online.
+func TestWhatWasReservedIsSettled(t *testing.T) {
+	f := setup(t, booking.WithOnlineDeposits())
+	ctx := context.Background()
+	sys := bookingtest.System()
+	phone := bookingtest.Phone()
+	pkg, _ := aPackage(t, f, 10, phone)
+	book := func(m *booking.Master, hhmm string, c booking.Caller, pay booking.PayWith) *booking.Booking {
+		t.Helper()
+		r := f.req(m, hhmm)
+		r.Client.Phone, r.PayWith = phone, &pay
+		return f.mustBookAs(t, c, r)
+	}
+	byCode := booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code}
+	done := book(f.masters[0], "10:00", booking.Visitor(), byCode)
+	gone := book(f.masters[0], "12:00", booking.Visitor(), byCode)
+	staffGone := book(f.masters[0], "14:00", f.admin(1), byCode)
+	noShow := book(f.masters[1], "10:00", f.admin(1), byCode)
+	if l := readLedger(t, f, pkg.ID); l.remaining != 6 || l.types["reserve"] != 4 {
+		t.Fatalf("four reserved: %+v", l)
+	}
+	if _, err := f.Svc.Cancel(booking.As(ctx, booking.ByToken(gone.ManageToken)), booking.CancelRequest{BookingID: gone.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Svc.Cancel(booking.As(ctx, f.admin(1)), booking.CancelRequest{SalonID: f.salon.ID, BookingID: staffGone.ID}); err != nil {
+		t.Fatal(err)
+	}
+	f.Clock.Set(f.at("13:00"))
+	if _, err := f.Svc.MarkCompleted(booking.As(ctx, f.admin(1)), done.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Svc.MarkNoShow(booking.As(ctx, f.admin(1)), noShow.ID); err != nil {
+		t.Fatal(err)
+	}
+	if l := readLedger(t, f, pkg.ID); l.remaining != 8 || l.types["release"] != 2 || l.types["spend"] != 2 {
+		t.Fatalf("two released, two spent: %+v", l)
+	}
+	// A policy that keeps deposits keeps the visit of a client's cancellation.
+	f.Clock.Set(bookingtest.DefaultNow)
+	s := *f.salon
+	s.RefundPolicy = booking.RefundNever
+	if _, err := f.Svc.UpdateSalon(sys, s); err != nil {
+		t.Fatal(err)
+	}
+	kept := book(f.masters[2], "16:00", booking.Visitor(), byCode)
+	if _, err := f.Svc.Cancel(booking.As(ctx, booking.ByToken(kept.ManageToken)), booking.CancelRequest{BookingID: kept.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if l := readLedger(t, f, pkg.ID); l.remaining != 7 || l.types["spend"] != 3 {
+		t.Fatalf("a kept cancellation: %+v", l)
+	}
+	// A certificate on a service with a deposit: 300.00 of a 1000.00 price
+	// with a 500.00 deposit leaves 200.00 to pay online; a second of
+	// 5000.00 pays the whole price and asks no deposit.
+	dep := f.Service(t, f.salon, booking.SalonService{Name: "Extensions", DurationMin: 60, Price: 100000, Deposit: 50000})
+	m := f.Master(t, f.salon, dep)
+	f.Shift(t, f.salon, m, f.day, 1, "10:00", "20:00")
+	small, err := f.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalanceCertificate, Amount: 30000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := f.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalanceCertificate, Amount: 500000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := booking.BookRequest{SalonID: f.salon.ID, ServiceID: dep.ID, MasterID: m.ID, StartsAt: f.at("10:00"),
+		Client: booking.ClientInput{Name: "Gift", Phone: bookingtest.Phone()}, PayWith: &booking.PayWith{Kind: booking.BalanceCertificate, Code: small.Code}}
+	part := f.mustBook(t, r)
+	if part.PaidWith == nil || part.PaidWith.Amount != 30000 || part.PaidWith.Remaining != 0 || part.Deposit != 20000 || part.Status != booking.StatusPending {
+		t.Fatalf("a small certificate: paid with %+v, deposit %v, %s", part.PaidWith, part.Deposit, part.Status)
+	}
+	r.StartsAt, r.PayWith = f.at("12:00"), &booking.PayWith{Kind: booking.BalanceCertificate, Code: big.Code}
+	whole := f.mustBook(t, r)
+	if whole.PaidWith == nil || whole.PaidWith.Amount != 100000 || whole.PaidWith.Remaining != 400000 || whole.Deposit != 0 ||
+		whole.Status != booking.StatusConfirmed {
+		t.Fatalf("a large certificate: paid with %+v, deposit %v, %s", whole.PaidWith, whole.Deposit, whole.Status)
+	}
+	// The small one's hold expires unpaid: the certificate has its 300.00 again.
+	f.Clock.Set(part.HoldExpiresAt.Add(time.Minute))
+	if _, err := f.Svc.ExpireHolds(sys); err != nil {
+		t.Fatal(err)
+	}
+	if l := readLedger(t, f, small.ID); l.remaining != 30000 || l.types["release"] != 1 {
+		t.Fatalf("after the hold expired: %+v", l)
+	}
+	if _, err := f.Svc.Book(web(), r); !errors.Is(err, booking.ErrSlotTaken) {
+		t.Fatalf("the same time again: %v", err)
+	}
+	if l := readLedger(t, f, big.ID); l.remaining != 400000 {
+		t.Fatalf("a refused booking moved the certificate: %+v", l)
+	}
+}
+
+// TestBalanceLedgerProperty: for random sequences of sales, bookings paid
+// with a balance (by the widget and by staff, at the desk too), cancels,
+// completions and refunds, every balance equals the sum of its entries and
+// is never below zero, and every reservation belongs to one booking, which
+// is live (and not yet settled), or was settled once: spent when it took
+// place or was kept, released when cancelled.
+func TestBalanceLedgerProperty(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	sys := bookingtest.System()
+	f.AllDay(t, f.salon, f.masters[0], f.day.AddDays(1), 5)
+	f.AllDay(t, f.salon, f.masters[1], f.day.AddDays(1), 5)
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(7, seed))
+	refused := 0
+	type held struct {
+		b     *booking.Balance
+		phone string
+	}
+	var balances []held
+	var live []*booking.Booking
+	slot := 0
+	for step := range 200 {
+		switch op := rng.IntN(10); {
+		case op < 2 || len(balances) == 0:
+			phone := bookingtest.Phone()
+			in := booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalancePackage, ServiceIDs: []int64{f.svc.ID},
+				Visits: 1 + rng.IntN(3), Client: booking.ClientInput{Name: "P", Phone: phone}}
+			if rng.IntN(2) == 0 {
+				in = booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalanceCertificate, Amount: booking.Money(1000 * (1 + rng.IntN(5)))}
+			}
+			b, err := f.Svc.IssueBalance(sys, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			balances = append(balances, held{b, phone})
+		case op < 6:
+			h := balances[rng.IntN(len(balances))]
+			slot++
+			m := f.masters[slot%2]
+			r := booking.BookRequest{SalonID: f.salon.ID, ServiceID: f.svc.ID, MasterID: m.ID,
+				StartsAt: bookingtest.At(f.salon, f.day.AddDays(1+slot/40), fmt.Sprintf("%02d:%02d", (slot/2)%20, 0)),
+				Client:   booking.ClientInput{Name: "C", Phone: h.phone}}
+			pay := booking.PayWith{Kind: h.b.Kind, Code: h.b.Code}
+			caller := booking.Visitor()
+			if rng.IntN(3) == 0 && h.b.Kind == booking.BalancePackage {
+				pay, caller = booking.PayWith{Kind: booking.BalancePackage, BalanceID: h.b.ID}, f.admin(1)
+			}
+			if rng.IntN(4) == 0 {
+				// At the desk: booked first, paid with the balance after.
+				b, err := f.Svc.Book(booking.As(ctx, f.admin(1)), r)
+				if err != nil {
+					refused++
+					continue
+				}
+				if _, err := f.Svc.ApplyBalance(booking.As(ctx, f.admin(1)), f.salon.ID, b.ID, pay); err != nil &&
+					!errors.Is(err, booking.ErrExhausted) {
+					t.Fatalf("seed %d, step %d: at the desk: %v", seed, step, err)
+				}
+				live = append(live, b)
+				continue
+			}
+			r.PayWith = &pay
+			b, err := f.Svc.Book(booking.As(ctx, caller), r)
+			switch {
+			case err == nil:
+				live = append(live, b)
+			case errors.Is(err, booking.ErrExhausted), errors.Is(err, booking.ErrSlotTaken):
+				refused++
+			default:
+				t.Fatalf("seed %d, step %d: book: %v", seed, step, err)
+			}
+		case op < 7 && len(live) > 0:
+			i := rng.IntN(len(live))
+			if _, err := f.Svc.Cancel(booking.As(ctx, f.admin(1)), booking.CancelRequest{SalonID: f.salon.ID, BookingID: live[i].ID}); err != nil {
+				t.Fatalf("seed %d, step %d: cancel: %v", seed, step, err)
+			}
+			live = append(live[:i], live[i+1:]...)
+		case op < 9 && len(live) > 0:
+			i := rng.IntN(len(live))
+			// The visit took place (or not): what the day's end does.
+			to := []string{"completed", "no_show"}[rng.IntN(2)]
+			if _, err := f.Pool.Exec(ctx, `UPDATE bookings SET status = $2 WHERE id = $1 AND status = 'confirmed'`, live[i].ID, to); err != nil {
+				t.Fatal(err)
+			}
+			live = append(live[:i], live[i+1:]...)
+		default:
+			h := balances[rng.IntN(len(balances))]
+			if _, err := f.Svc.RefundBalance(sys, f.salon.ID, h.b.ID, "moved away"); err != nil && !errors.Is(err, booking.ErrConflict) {
+				t.Fatalf("seed %d, step %d: refund: %v", seed, step, err)
+			}
+		}
+	}
+	var bad []string
+	rows, err := f.Pool.Query(ctx, `
+		SELECT format('balance %s: remaining %s, entries %s', b.id, b.remaining, COALESCE(sum(e.delta), 0))
+		FROM balances b LEFT JOIN balance_entries e ON e.balance_id = b.id WHERE b.salon_id = $1
+		GROUP BY b.id HAVING b.remaining <> COALESCE(sum(e.delta), 0) OR b.remaining < 0
+		UNION ALL
+		SELECT format('reservation %s of booking %s (%s): %s settlements, %s spends', r.id, r.booking_id, COALESCE(k.status, 'gone'),
+		              count(x.id), count(x.id) FILTER (WHERE x.type = 'spend'))
+		FROM balance_entries r LEFT JOIN bookings k ON k.id = r.booking_id
+		LEFT JOIN balance_entries x ON x.balance_id = r.balance_id AND x.booking_id = r.booking_id AND x.type IN ('spend', 'release')
+		WHERE r.salon_id = $1 AND r.type = 'reserve'
+		GROUP BY r.id, r.booking_id, k.status
+		HAVING k.status IS NULL
+		    OR (k.status IN ('pending', 'confirmed') AND count(x.id) <> 0)
+		    OR (k.status IN ('completed', 'no_show') AND (count(x.id) <> 1 OR count(x.id) FILTER (WHERE x.type = 'spend') <> 1))
+		    OR (k.status = 'cancelled' AND count(x.id) <> 1)
+		UNION ALL
+		SELECT format('booking %s has %s reservations', booking_id, count(*)) FROM balance_entries
+		WHERE salon_id = $1 AND type = 'reserve' GROUP BY booking_id HAVING count(*) > 1`, f.salon.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		bad = append(bad, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var entries, reserves int
+	if err := f.Pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE type = 'reserve') FROM balance_entries WHERE salon_id = $1`,
+		f.salon.ID).Scan(&entries, &reserves); err != nil {
+		t.Fatal(err)
+	}
+	if len(bad) > 0 || reserves == 0 {
+		t.Fatalf("seed %d: %d reservations; the ledger breaks: %v", seed, reserves, bad)
+	}
+	t.Logf("seed %d: %d balances, %d entries (%d reservations, %d bookings refused): every balance is its entries' sum, every reservation settled once or live", seed, len(balances), entries, reserves, refused)
+}
