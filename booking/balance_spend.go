@@ -169,7 +169,7 @@ type reservation struct {
 func (sp *spendable) reserve(p *PayWith, caller Caller, pay payment) (*reservation, error) {
 	switch {
 	case !sp.found, sp.kind != p.Kind:
-		return nil, unknown("pay_with", "no such package or certificate")
+		return nil, Invalid("pay_with", "no such package or certificate")
 	case p.Code == "" && !(caller.kind == callerStaff || caller.kind == callerSystem || (caller.kind == callerIdentity && sp.vouched)):
 		return nil, Invalid("pay_with", "give the code")
 	case sp.kind == BalancePackage && sp.clientID != pay.clientID:
@@ -380,4 +380,24 @@ func (s *Service) RefundBalance(ctx context.Context, salonID, balanceID int64, r
 		return nil, dbErr(err)
 	}
 	return out, nil
+}
+
+// ClientBalances returns the client's packages with visits left, soonest
+// to end first (staff of the salon): what the desk may pay a booking with.
+func (s *Service) ClientBalances(ctx context.Context, salonID, clientID int64) ([]Balance, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+balanceColumns+` FROM balances
+		WHERE salon_id = $1 AND client_id = $2 AND remaining > 0 ORDER BY expires_on NULLS LAST, id LIMIT 20`, salonID, clientID)
+	if err != nil {
+		return nil, fmt.Errorf("client balances: %w", dbErr(err))
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Balance, error) {
+		b, err := scanBalance(r)
+		if err != nil {
+			return Balance{}, err
+		}
+		return *b, nil
+	})
 }

@@ -100,6 +100,9 @@ func (s *Service) BookingView(ctx context.Context, salonID, bookingID int64) (*V
 			return nil, dbErr(err)
 		}
 	}
+	if v.PaidWith, err = paidWith(ctx, s.pool, v.visit()); err != nil {
+		return nil, dbErr(err)
+	}
 	s.decorate(v, caller)
 	return v, nil
 }

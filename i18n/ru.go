@@ -97,6 +97,18 @@ var ru = map[string]string{
 	"not a source for this caller":                                  "неверный источник записи",
 	"only a chat channel can verify a phone":                        "подтвердить телефон может только чат",
 
+	// Paying with a balance.
+	"no such package or certificate":             "такого абонемента или сертификата нет",
+	"give the code":                              "укажите код",
+	"this package is another client's":           "это абонемент другого клиента",
+	"the package is not for this service":        "абонемент не на эту услугу",
+	"there is nothing to pay":                    "платить не за что",
+	"nothing is left on it":                      "на нём ничего не осталось",
+	"valid until %s":                             "действовал до %s",
+	"a package or a certificate":                 "абонемент или сертификат",
+	"the booking is paid with a balance already": "запись уже оплачена с баланса",
+	"give a certificate or a package":            "укажите сертификат или абонемент",
+
 	// Services, masters, times.
 	"no such service": "такой услуги нет",
 	"give either service_id and master_id or items":                          "укажите либо услугу и мастера, либо список услуг",

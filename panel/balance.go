@@ -38,6 +38,8 @@ type balancesData struct {
 type balanceData struct {
 	Row     balanceRow
 	Entries []balanceEntryRow
+	Left    bool // something is left: it may be refunded
+	Error   string
 }
 
 type balanceEntryRow struct {
@@ -157,6 +159,10 @@ func (h *Handler) balancePage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	return h.showBalance(c, id, "")
+}
+
+func (h *Handler) showBalance(c *fiber.Ctx, id int64, problem string) error {
 	s, l := salonOf(c), langOf(c)
 	b, err := h.svc.BalanceOf(c.UserContext(), s.ID, id)
 	if err != nil {
@@ -171,7 +177,7 @@ func (h *Handler) balancePage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	d := balanceData{Row: rows[0]}
+	d := balanceData{Row: rows[0], Left: found[0].Remaining > 0, Error: problem}
 	for _, e := range entries {
 		r := balanceEntryRow{When: e.CreatedAt.In(s.Location()).Format("02.01.2006 15:04"), Type: entryLabel(l, e.Type),
 			Delta: units(l, s, found[0].Kind, e.Delta), Actor: e.Actor, BookingID: e.BookingID}
@@ -198,4 +204,76 @@ func entryLabel(l *lang, t string) string {
 		return l.T("entry refund")
 	}
 	return t
+}
+
+// paidWith fills in the booking page's balance: what the booking reserved,
+// or, while it is active and reserved nothing, the client's packages.
+func (h *Handler) paidWith(c *fiber.Ctx, p *bookingPage, v *booking.View) error {
+	s, l := salonOf(c), langOf(c)
+	if pw := v.PaidWith; pw != nil {
+		n := int64(pw.Visits)
+		if pw.Kind == booking.BalanceCertificate {
+			n = int64(pw.Amount)
+		}
+		p.PaidWith = l.T("%s …%s: %s, %s left", l.T(string(pw.Kind)), pw.Hint, units(l, s, pw.Kind, n), units(l, s, pw.Kind, pw.Remaining))
+		return nil
+	}
+	if !v.Status.Active() {
+		return nil
+	}
+	list, err := h.svc.ClientBalances(c.UserContext(), s.ID, v.ClientID)
+	if err != nil {
+		return err
+	}
+	for _, b := range list {
+		label := l.T("%s …%s: %s left", l.T(string(b.Kind)), b.Hint, units(l, s, b.Kind, b.Remaining))
+		if !b.ExpiresOn.IsZero() {
+			label += " · " + l.T("valid until") + " " + fmt.Sprintf("%02d.%02d.%d", b.ExpiresOn.Day, b.ExpiresOn.Month, b.ExpiresOn.Year)
+		}
+		p.Packages = append(p.Packages, packageChoice{ID: b.ID, Label: label})
+	}
+	return nil
+}
+
+// payWithBalance pays a booking at the desk with one of its client's
+// packages, or with a package's or a certificate's code.
+func (h *Handler) payWithBalance(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	s := salonOf(c)
+	pay := booking.PayWith{Kind: booking.BalancePackage}
+	if code := strings.TrimSpace(c.FormValue("code")); code != "" {
+		pay.Code = strings.Clone(code)
+		pay.Kind = booking.BalanceKind(strings.Clone(c.FormValue("kind")))
+	} else {
+		pay.BalanceID, _ = strconv.ParseInt(c.FormValue("balance"), 10, 64)
+	}
+	if _, err := h.svc.ApplyBalance(c.UserContext(), s.ID, id, pay); err != nil {
+		p := &bookingPage{}
+		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
+			return err
+		}
+		return h.showBooking(c, p)
+	}
+	return done(c, fmt.Sprintf("/panel/bookings/%d", id), "paid_with")
+}
+
+// refundBalance pays back what is left of a balance.
+func (h *Handler) refundBalance(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	s := salonOf(c)
+	if _, err := h.svc.RefundBalance(c.UserContext(), s.ID, id, strings.Clone(c.FormValue("reason"))); err != nil {
+		var msg string
+		var fields map[string]string
+		if !h.fieldError(c, err, &msg, &fields) {
+			return err
+		}
+		return h.showBalance(c, id, msg)
+	}
+	return done(c, fmt.Sprintf("/panel/balances/%d", id), "balance_refunded")
 }

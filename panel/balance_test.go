@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"salon/booking"
+	"salon/booking/bookingtest"
 	"salon/internal/browsertest"
 )
 
@@ -69,4 +70,39 @@ func TestBrowserSellsPackagesAndCertificates(t *testing.T) {
 		t.Fatalf("the ledger: %q", got)
 	}
 	browsertest.Axe(t, ctx, "a balance's ledger")
+
+	// At the desk: the package client's visit this morning is paid with
+	// the package (offered on the booking's page), then marked completed,
+	// which spends the visit.
+	master := scalar[int64](t, w, `SELECT master_id FROM master_services WHERE service_id = $1 ORDER BY master_id LIMIT 1`, haircut)
+	bk, err := w.Svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: haircut, MasterID: master,
+		StartsAt: bookingtest.At(w.salon, w.today(), "08:00"), Client: booking.ClientInput{Name: "Package Client", Phone: "+79995556001"},
+		Source: booking.SourceImport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/bookings/%d", w.base, bk.ID)), chromedp.WaitVisible(css(`#pay-with select[name=balance]`)))
+	browsertest.Axe(t, ctx, "a booking with the client's package to pay with")
+	shot(t, ctx, "booking-pay-with-390.png", 390, 900)
+	do(t, ctx, chromedp.EmulateViewport(1280, 900), chromedp.Click(css(`#pay-with button[type=submit]`)), chromedp.WaitVisible(css(`#paid-with`)))
+	if got := textOf(t, ctx, "#paid-with"); !strings.Contains(got, "абонемент") || !strings.Contains(got, "4") {
+		t.Fatalf("paid with: %q", got)
+	}
+	do(t, ctx, chromedp.Click(css(`#complete button`)), chromedp.WaitVisible(css(`#status.completed`)))
+	if n := scalar[int64](t, w, `SELECT count(*) FROM balance_entries WHERE balance_id = $1 AND booking_id = $2 AND type IN ('reserve', 'spend')`,
+		id, bk.ID); n != 2 {
+		t.Fatalf("the visit's entries: %d, want a reservation and a spend", n)
+	}
+	// The certificate's rest is refunded from its page.
+	certID := scalar[int64](t, w, `SELECT id FROM balances WHERE salon_id = $1 AND kind = 'certificate'`, w.salon.ID)
+	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/balances/%d", w.base, certID)), chromedp.WaitVisible(css(`#refund-balance`)),
+		chromedp.SendKeys(css(`#refund-balance input[name=reason]`), "moved away"),
+		chromedp.Click(css(`#refund-balance button[type=submit]`)), chromedp.WaitNotPresent(css(`#refund-balance`)))
+	if left := scalar[int64](t, w, `SELECT remaining FROM balances WHERE id = $1`, certID); left != 0 {
+		t.Fatalf("after the refund: %d left", left)
+	}
+	if got := textOf(t, ctx, "#ledger"); !strings.Contains(got, "возврат денег") || !strings.Contains(got, "moved away") {
+		t.Fatalf("the ledger after the refund: %q", got)
+	}
+	shot(t, ctx, "balance-refunded-1280.png", 1280, 900)
 }

@@ -429,6 +429,16 @@ type bookingPage struct {
 	AttendAt    string
 	AttendVia   string
 	Unconfirmed bool
+	// PaidWith is what the booking reserved of a balance, in words;
+	// Packages the client's packages the desk may pay it with.
+	PaidWith string
+	Packages []packageChoice
+}
+
+// packageChoice is a client's package on the booking page.
+type packageChoice struct {
+	ID    int64
+	Label string
 }
 
 func (h *Handler) bookingPage(c *fiber.Ctx) error { return h.showBooking(c, &bookingPage{}) }
@@ -503,6 +513,9 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	l := langOf(c)
 	p.Lines = append([]historyLine{{At: v.CreatedAt.In(loc).Format("02.01.2006 15:04"), Text: l.T("Booked"),
 		Who: l.Source(v.Source)}}, historyLines(p.History, names, loc, l)...)
+	if err := h.paidWith(c, p, v); err != nil {
+		return err
+	}
 	p.V = v
 	start := v.StartsAt // the visit's: its first service's
 	if len(v.Segments) > 1 {

@@ -143,6 +143,8 @@ func TestAnotherSalonsIDsAreNotFound(t *testing.T) {
 		"/panel/waitlist/:id/offer":          {fmt.Sprintf("/panel/waitlist/%d/offer", o.entry)},
 		"/panel/waitlist/:id/leave":          {fmt.Sprintf("/panel/waitlist/%d/leave", o.entry)},
 		"/panel/balances/:id":                {fmt.Sprintf("/panel/balances/%d", o.balance)},
+		"/panel/balances/:id/refund":         {fmt.Sprintf("/panel/balances/%d/refund", o.balance)},
+		"/panel/bookings/:id/pay-with":       {fmt.Sprintf("/panel/bookings/%d/pay-with", o.booking)},
 	}
 	// Ids in queries and forms: a new booking for another salon's client,
 	// master or service.
