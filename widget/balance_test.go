@@ -1,11 +1,15 @@
 package widget_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"salon/booking"
 	"salon/booking/bookingtest"
+	"salon/internal/browsertest"
 )
 
 func (r reply) num(key string) float64 { v, _ := r.body[key].(float64); return v }
@@ -39,5 +43,73 @@ func TestBalanceByItsCode(t *testing.T) {
 	s.Salon(t, booking.Salon{Slug: "rival"})
 	if r := s.do("GET", "/api/v1/salons/rival/balances/"+cert.Code, nil); r.status != 404 {
 		t.Fatalf("another salon's code: %d", r.status)
+	}
+}
+
+// TestBrowserBooksWithACertificate: a client books in the widget with a
+// gift certificate's code typed in lower case; the confirmation step shows
+// what is left on it before booking, and the done step what the booking
+// took; the database holds one reservation. The same code, now spent, is
+// refused at its field (nothing booked), and an unknown code is named
+// there before anything is sent. The API takes pay_with as the contract
+// says. axe-core on the steps; screenshots at 390 px.
+func TestBrowserBooksWithACertificate(t *testing.T) {
+	s := newSite(t)
+	cert, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalanceCertificate,
+		Amount: s.svc.Price})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t)
+	run(t, ctx, chromedp.EmulateViewport(390, 844))
+	m := s.masters[0]
+	steps := append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(s.base + "/w/studio?lang=ru"), chromedp.WaitVisible(css(`button[data-service-id]`))},
+		throughTime(s, m.ID, "11:00")...)
+	run(t, ctx, append(steps, chromedp.SendKeys(css("#client-name"), "Gift Holder"), chromedp.SendKeys(css("#client-phone"), "+7 999 555-77-01"),
+		chromedp.SendKeys(css("#client-code"), "NOPE-NOPE-NOPE"), chromedp.Click(css("#contact-next")), chromedp.WaitVisible(css("#err-code")))...)
+	if got := text(t, ctx, "#err-code"); !strings.Contains(got, "нет") {
+		t.Fatalf("an unknown code: %q", got)
+	}
+	run(t, ctx, chromedp.SetValue(css("#client-code"), strings.ToLower(cert.Code)), chromedp.Click(css("#contact-next")),
+		chromedp.WaitVisible(css("#confirm")))
+	if got := text(t, ctx, "#summary"); !strings.Contains(got, "сертификат") || !strings.Contains(got, "2\u00a0500") {
+		t.Fatalf("the confirmation: %q", got)
+	}
+	browsertest.Axe(t, ctx, "confirming with a certificate")
+	saveShot(t, ctx, "certificate-confirm-390")
+	run(t, ctx, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css(`section[data-step="done"]`)))
+	if got := text(t, ctx, "#done-summary"); !strings.Contains(got, "сертификат") || !strings.Contains(got, "осталось 0") {
+		t.Fatalf("the done step: %q", got)
+	}
+	saveShot(t, ctx, "certificate-done-390")
+	var reserved int
+	if err := s.Pool.QueryRow(context.Background(), `SELECT count(*) FROM balance_entries WHERE balance_id = $1 AND type = 'reserve'`,
+		cert.ID).Scan(&reserved); err != nil || reserved != 1 {
+		t.Fatalf("%d reservations (%v)", reserved, err)
+	}
+	// Spent: another time with the same code is refused at its field.
+	run(t, ctx, append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(s.base + "/w/studio?lang=ru"), chromedp.WaitVisible(css(`button[data-service-id]`))},
+		append(throughTime(s, m.ID, "13:00"), chromedp.SendKeys(css("#client-name"), "Gift Holder"), chromedp.SendKeys(css("#client-phone"), "+7 999 555-77-01"),
+			chromedp.SendKeys(css("#client-code"), cert.Code), chromedp.Click(css("#contact-next")), chromedp.WaitVisible(css("#confirm")),
+			chromedp.Click(css("#confirm")), chromedp.WaitVisible(css("#err-code")))...)...)
+	if got := text(t, ctx, "#err-code"); !strings.Contains(got, "ничего не осталось") {
+		t.Fatalf("a spent certificate: %q", got)
+	}
+	saveShot(t, ctx, "certificate-spent-390")
+	if n := countBookings(t, s, `c.phone = '+79995557701'`); n != 1 {
+		t.Fatalf("%d bookings, want 1", n)
+	}
+	// The API, as the contract has it.
+	r := s.do("POST", "/api/v1/salons/studio/bookings", map[string]any{"service_id": s.svc.ID, "master_id": m.ID,
+		"starts_at": s.at("15:00"),
+		"client":    map[string]any{"name": "API", "phone": "+79995557702"}, "pay_with": map[string]any{"certificate": cert.Code}})
+	if r.status != 409 || r.str("error") != "balance_exhausted" {
+		t.Fatalf("a spent certificate through the API: %d %v", r.status, r.body)
+	}
+	r = s.do("POST", "/api/v1/salons/studio/bookings", map[string]any{"service_id": s.svc.ID, "master_id": m.ID,
+		"starts_at": s.at("15:00"),
+		"client":    map[string]any{"name": "API", "phone": "+79995557702"}, "pay_with": map[string]any{"package": "ZZZZ-ZZZZ-ZZZZ"}})
+	if fields, _ := r.body["fields"].(map[string]any); r.status != 422 || fields["pay_with"] == nil {
+		t.Fatalf("an unknown package through the API: %d %v", r.status, r.body)
 	}
 }

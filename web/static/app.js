@@ -269,6 +269,7 @@
       // What of it is paid now.
       if (deposit > 0) rows.push([T.deposit_row, fmt(cfg.onlinePay ? 'deposit_now' : 'deposit_in_salon', money(deposit))]);
       rows.push([T.client, state.client.name + ', ' + state.client.phone]);
+      if (state.balance) rows.push([T.paid_with, paidWith(state.balance)]);
     }
     summaryInto($('summary'), rows);
     var dn = $('confirm-deposit');
@@ -279,6 +280,10 @@
     $('taken').hidden = true;
     $('confirm').disabled = false;
     show('confirm');
+  }
+  // A balance (GET .../balances/CODE, or a booking's paid_with) in words.
+  function paidWith(b) {
+    return b.kind === 'package' ? fmt('pw_package', String(b.remaining)) : fmt('pw_cert', money(b.remaining));
   }
   function offerAlternatives(alts) {
     var list = $('alternatives');
@@ -309,11 +314,16 @@
     var req = mode === 'manage'
       ? api('POST', '/bookings/' + state.booking.id + '/reschedule', items ? { starts_at: s.starts_at, items: items } : { starts_at: s.starts_at, master_id: s.master_id },
         { 'X-Manage-Token': state.token })
-      : api('POST', '/salons/' + cfg.slug + '/bookings', Object.assign(what, { starts_at: s.starts_at, client: state.client }),
+      : api('POST', '/salons/' + cfg.slug + '/bookings', Object.assign(what, { starts_at: s.starts_at, client: state.client }, state.payWith ? { pay_with: state.payWith } : {}),
         { 'Idempotency-Key': state.key });
     req.then(function (r) {
       if (r.status === 201 || r.status === 200) return mode === 'manage' ? moved(r.body) : booked(r.body);
       if (r.status === 409 && r.body.error === 'slot_taken') return offerAlternatives(r.body.alternatives || []);
+      if (mode !== 'manage' && (r.body.error === 'balance_exhausted' || (r.body.fields && r.body.fields.pay_with))) {
+        btn.disabled = false;
+        fieldErrors({ pay_with: r.body.error === 'balance_exhausted' ? T.exhausted : r.body.fields.pay_with });
+        return show('contact');
+      }
       if (r.status === 422 && r.body.fields && mode !== 'manage' && (r.body.fields['client.name'] || r.body.fields['client.phone'] || r.body.fields['client.email'])) {
         fieldErrors(r.body.fields);
         return show('contact');
@@ -370,7 +380,18 @@
       if (fieldErrors(errs)) return;
       state.client = { name: name, phone: phone };
       if (email) state.client.email = email;
-      confirmStep();
+      // A code: its kind and what is left, from the salon, before confirming.
+      var code = $('client-code').value.trim();
+      state.payWith = state.balance = null;
+      if (!code) return confirmStep();
+      api('GET', '/salons/' + cfg.slug + '/balances/' + encodeURIComponent(code)).then(function (r) {
+        if (r.status === 404) return fieldErrors({ pay_with: T.err_code });
+        if (r.status !== 200) throw r;
+        state.balance = r.body;
+        state.payWith = {};
+        state.payWith[r.body.kind] = code;
+        confirmStep();
+      }).catch(failed);
     });
     $('again').addEventListener('click', function () {
       clearTimeout(pollTimer);
@@ -542,7 +563,8 @@
   }
   function fieldErrors(fields) {
     var any = false;
-    [['client.name', 'client-name', 'err-name'], ['client.phone', 'client-phone', 'err-phone'], ['client.email', 'client-email', 'err-email']].forEach(function (f) {
+    [['client.name', 'client-name', 'err-name'], ['client.phone', 'client-phone', 'err-phone'], ['client.email', 'client-email', 'err-email'],
+      ['pay_with', 'client-code', 'err-code']].forEach(function (f) {
       var msg = fields[f[0]] || '';
       $(f[2]).textContent = msg;
       $(f[1]).setAttribute('aria-invalid', msg ? 'true' : 'false');
@@ -555,8 +577,10 @@
     link.search = 'lang=' + cfg.lang;
     link.hash = 't=' + b.manage_token;
     $('manage-link').href = link.toString();
-    summaryInto($('done-summary'), isVisit(b) ? itemRows(b.items).concat([[T.when, when(b.starts_at) + '–' + timeOf(b.ends_at)]])
-      : [[T.service, serviceName(b.service_id)], [T.master, masterName(b.master_id)], [T.when, when(b.starts_at)]]);
+    var rows = isVisit(b) ? itemRows(b.items).concat([[T.when, when(b.starts_at) + '–' + timeOf(b.ends_at)]])
+      : [[T.service, serviceName(b.service_id)], [T.master, masterName(b.master_id)], [T.when, when(b.starts_at)]];
+    if (b.paid_with) rows.push([T.paid_with, paidWith(b.paid_with)]);
+    summaryInto($('done-summary'), rows);
     state.items = [];
     var held = b.status === 'pending';
     $('h-done').textContent = held ? T.step_held : T.step_done;
