@@ -401,3 +401,35 @@ func (s *Service) ClientBalances(ctx context.Context, salonID, clientID int64) (
 		return *b, nil
 	})
 }
+
+// OwnBalances returns the packages with visits left, good until at least
+// today, of the client the asking chat identity is proven to be at the
+// salon (none when it is proven to be no one): what the chat may book
+// with, by their ids. Only a chat identity asks (ErrForbidden).
+func (s *Service) OwnBalances(ctx context.Context, salonID int64) ([]Balance, error) {
+	id, err := chatIdentity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.catalogAt(ctx, s.pool, salonID, 0)
+	if err != nil {
+		return nil, err
+	}
+	today := c.salon.Today(s.now()).dbDate()
+	rows, err := s.pool.Query(ctx, `SELECT b.id, b.salon_id, b.kind, b.code_hint, COALESCE(b.client_id, 0), b.service_ids, b.total,
+		    b.remaining, b.expires_on, b.created_at FROM balances b
+		JOIN client_identities i ON i.salon_id = b.salon_id AND i.client_id = b.client_id
+		WHERE b.salon_id = $1 AND i.channel = $2 AND i.external_id = $3 AND b.kind = 'package' AND b.remaining > 0
+		  AND (b.expires_on IS NULL OR b.expires_on >= $4)
+		ORDER BY b.expires_on NULLS LAST, b.id LIMIT 10`, salonID, id.Channel, id.ExternalID, today)
+	if err != nil {
+		return nil, fmt.Errorf("own balances: %w", dbErr(err))
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Balance, error) {
+		b, err := scanBalance(r)
+		if err != nil {
+			return Balance{}, err
+		}
+		return *b, nil
+	})
+}

@@ -235,6 +235,8 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"ApplyBalance": {run: func(ctx context.Context) error {
 			return e1(f.Svc.ApplyBalance(ctx, a, 1, booking.PayWith{Kind: booking.BalancePackage, BalanceID: 1}))
 		}},
+		"ClientBalances":  {run: func(ctx context.Context) error { return e1(f.Svc.ClientBalances(ctx, a, 1)) }},
+		"OwnBalances":     {run: func(ctx context.Context) error { return e1(f.Svc.OwnBalances(ctx, a)) }, foreign: booking.ErrForbidden},
 		"RefundBalance":   {run: func(ctx context.Context) error { return e1(f.Svc.RefundBalance(ctx, a, 1, "")) }},
 		"WaitlistOn":      {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistOn(ctx, a, day)) }},
 		"OfferTime":       {run: func(ctx context.Context) error { return e1(f.Svc.OfferTime(ctx, 1, 1, time.Now())) }},

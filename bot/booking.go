@@ -263,6 +263,24 @@ func (t *turn) confirm() error {
 	}
 	k := t.keyboard()
 	k.row(k.btn(t.tr("confirm"), action{Verb: doConfirm}))
+	// The client's packages that cover it: one tap books with one (the
+	// chat's proven identity is the credential). A certificate's code is
+	// sent as a message: it books with it, and is kept nowhere.
+	s, err := t.salon()
+	if err != nil {
+		return t.explain(err)
+	}
+	if t.c.D.Moving == 0 {
+		own, err := t.b.svc.OwnBalances(t.ctx, s.ID)
+		if err != nil && !errors.Is(err, booking.ErrForbidden) {
+			return err
+		}
+		for _, b := range own {
+			if t.covers(b) {
+				k.row(k.btn(t.tr("pay_package", b.Hint, b.Remaining), action{Verb: doConfirm, ID: b.ID}))
+			}
+		}
+	}
 	k.back(stepTime)
 	t.c.D.Step = stepConfirm
 	text := fmt.Sprintf("%s\n%s\n%s: %s", t.tr("confirm_title"),
@@ -280,13 +298,46 @@ func (t *turn) confirm() error {
 			text += "\n" + t.tr("deposit_note", d.Format(s.Currency, t.c.Lang))
 		}
 	}
+	if t.c.D.Moving == 0 {
+		text += "\n\n" + t.tr("code_hint")
+	}
 	t.show(text, k)
 	return nil
 }
 
-// book books the confirmed time. The attempt's idempotency key makes a
-// redelivered or repeated confirm return the same booking.
-func (t *turn) book() error {
+// covers reports whether package b pays for the chosen service (or one of
+// the visit's).
+func (t *turn) covers(b booking.Balance) bool {
+	services := []int64{t.c.D.Service}
+	for _, it := range t.c.D.Items {
+		services = append(services, it.Service)
+	}
+	return slices.ContainsFunc(services, func(id int64) bool { return slices.Contains(b.ServiceIDs, id) })
+}
+
+// onCode books the confirmed time paid with the certificate or package
+// whose code was sent: what is left is read first (an unknown code is
+// said so, and nothing is booked).
+func (t *turn) onCode(raw string) error {
+	s, err := t.salon()
+	if err != nil {
+		return t.explain(err)
+	}
+	b, err := t.b.svc.BalanceByCode(t.ctx, s.ID, raw)
+	if errors.Is(err, booking.ErrNotFound) {
+		t.say(t.tr("no_such_code"))
+		return nil
+	}
+	if err != nil {
+		return t.explain(err)
+	}
+	return t.book(&booking.PayWith{Kind: b.Kind, Code: raw})
+}
+
+// book books the confirmed time (paid with pay, when not nil). The
+// attempt's idempotency key makes a redelivered or repeated confirm
+// return the same booking.
+func (t *turn) book(pay *booking.PayWith) error {
 	s, err := t.salon()
 	if err != nil {
 		return t.explain(err)
@@ -295,12 +346,22 @@ func (t *turn) book() error {
 		SalonID: s.ID, ServiceID: t.c.D.Service, MasterID: t.c.D.SlotMaster, StartsAt: t.c.D.SlotAt,
 		Client:         booking.ClientInput{Name: t.name(), Phone: t.c.D.Phone, Verified: t.c.D.PhoneProven},
 		IdempotencyKey: "tg:" + t.c.D.Key,
+		PayWith:        pay,
 	}
 	if len(t.c.D.Items) > 0 {
 		// A visit, with the masters its time was offered with.
 		r.ServiceID, r.MasterID, r.Items = 0, 0, t.slotItems()
 	}
 	b, err := t.b.svc.Book(t.ctx, r)
+	if errors.Is(err, booking.ErrExhausted) {
+		t.say(t.tr("exhausted"))
+		return nil
+	}
+	var ve *booking.ValidationError
+	if errors.As(err, &ve) && ve.Fields["pay_with"].String() != "" {
+		t.say(t.tr("pay_refused", ve.Fields["pay_with"].In(t.c.Lang)))
+		return nil
+	}
 	if err != nil {
 		return t.explain(err)
 	}
@@ -311,6 +372,11 @@ func (t *turn) book() error {
 	text := t.tr(head) + "\n" + t.summary(t.serviceName(), t.masterName(b.MasterID), b.StartsAt, b.Price)
 	if len(b.Segments) > 1 {
 		text = t.tr(head) + "\n" + t.visitSummary(b)
+	}
+	if p := b.PaidWith; p != nil && p.Kind == booking.BalancePackage {
+		text += "\n" + t.tr("paid_package", p.Hint, p.Remaining)
+	} else if p != nil {
+		text += "\n" + t.tr("paid_certificate", p.Amount.Format(s.Currency, t.c.Lang), booking.Money(p.Remaining).Format(s.Currency, t.c.Lang))
 	}
 	switch {
 	case b.Status == booking.StatusPending:

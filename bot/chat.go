@@ -224,6 +224,9 @@ func (b *Bot) handle(t *turn, u *models.Update) error {
 		if t.c.D.Step == stepContact {
 			return t.onPhone(sanitize(u.Message.Text))
 		}
+		if t.c.D.Step == stepConfirm && t.c.D.Moving == 0 {
+			return t.onCode(sanitize(u.Message.Text))
+		}
 		t.say(t.tr("dont_understand"))
 	}
 	return nil

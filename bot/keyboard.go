@@ -21,7 +21,7 @@ const (
 	doDay       verb = "day"      // choose Day
 	doTime      verb = "time"     // choose the slot Master at At
 	doBack      verb = "back"     // back to step To
-	doConfirm   verb = "confirm"  // book
+	doConfirm   verb = "confirm"  // book (with package ID, when not 0)
 	doLang      verb = "lang"     // speak Lang
 	doMy        verb = "my"       // list my bookings
 	doCancelAsk verb = "cancel?"  // ask to cancel booking ID of Salon
@@ -131,7 +131,10 @@ func (t *turn) onTap(data string) error {
 	case doBack:
 		return t.back(a.To)
 	case doConfirm:
-		return t.book()
+		if a.ID != 0 {
+			return t.book(&booking.PayWith{Kind: booking.BalancePackage, BalanceID: a.ID})
+		}
+		return t.book(nil)
 	case doLang:
 		t.c.Lang, t.c.LangSet = a.Lang, true
 		t.show(t.tr("lang_set"), nil)
