@@ -502,3 +502,65 @@ func TestBalanceLedgerProperty(t *testing.T) {
 	}
 	t.Logf("seed %d: %d balances, %d entries (%d reservations, %d bookings refused): every balance is its entries' sum, every reservation settled once or live", seed, len(balances), entries, reserves, refused)
 }
+
+// TestAVisitPaysWithABalance: a visit of two services pays with a package
+// of one of them (a visit reserved, the visit's deposit less that
+// service's) or with a certificate (up to the visit's whole price); a
+// moved booking paid with a package is not asked a deposit again.
+func TestAVisitPaysWithABalance(t *testing.T) {
+	f := setup(t, booking.WithOnlineDeposits())
+	sys := bookingtest.System()
+	colour := f.Service(t, f.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 300000, Deposit: 100000})
+	cut := f.Service(t, f.salon, booking.SalonService{Name: "Cut", DurationMin: 30, Price: 150000, Deposit: 50000})
+	var ms []*booking.Master
+	for range 2 {
+		m := f.Master(t, f.salon, colour, cut)
+		f.Shift(t, f.salon, m, f.day, 1, "10:00", "20:00")
+		ms = append(ms, m)
+	}
+	phone := bookingtest.Phone()
+	pkg, err := f.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalancePackage, ServiceIDs: []int64{cut.ID},
+		Visits: 2, Client: booking.ClientInput{Name: "Regular", Phone: phone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	visit := booking.BookRequest{SalonID: f.salon.ID, StartsAt: f.at("10:00"), Client: booking.ClientInput{Name: "Regular", Phone: phone},
+		Items:   []booking.VisitItem{{ServiceID: colour.ID, MasterID: ms[0].ID}, {ServiceID: cut.ID, MasterID: ms[0].ID}},
+		PayWith: &booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code}}
+	v, err := f.Svc.Book(web(), visit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.PaidWith == nil || v.PaidWith.Visits != 1 || v.PaidWith.Remaining != 1 || v.Deposit != 100000 {
+		t.Fatalf("a visit with a package of its cut: paid with %+v, deposit %v", v.PaidWith, v.Deposit)
+	}
+	cert, err := f.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalanceCertificate, Amount: 1000000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	visit.StartsAt, visit.Client.Phone = f.at("14:00"), bookingtest.Phone()
+	visit.PayWith = &booking.PayWith{Kind: booking.BalanceCertificate, Code: cert.Code}
+	v, err = f.Svc.Book(web(), visit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.PaidWith == nil || v.PaidWith.Amount != 450000 || v.PaidWith.Remaining != 550000 || v.Deposit != 0 || v.Status != booking.StatusConfirmed {
+		t.Fatalf("a visit with a certificate: paid with %+v, deposit %v, %s", v.PaidWith, v.Deposit, v.Status)
+	}
+	// A cut paid with the package, moved to the other master: no deposit asked.
+	r := booking.BookRequest{SalonID: f.salon.ID, ServiceID: cut.ID, MasterID: ms[1].ID, StartsAt: f.at("12:00"),
+		Client: booking.ClientInput{Name: "Regular", Phone: phone}, PayWith: &booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code}}
+	b := f.mustBook(t, r)
+	if b.Deposit != 0 || b.Status != booking.StatusConfirmed {
+		t.Fatalf("a cut with the package: deposit %v, %s", b.Deposit, b.Status)
+	}
+	moved, err := f.Svc.Reschedule(booking.As(context.Background(), f.admin(1)), booking.RescheduleRequest{SalonID: f.salon.ID, BookingID: b.ID,
+		StartsAt: f.at("16:00"), MasterID: ms[0].ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := f.get(t, moved.ID)
+	if view.Deposit != 0 || view.DepositDue != 0 || view.Status != booking.StatusConfirmed || view.PaidWith == nil || view.PaidWith.Visits != 1 {
+		t.Fatalf("moved: deposit %v, due %v, %s, paid with %+v", view.Deposit, view.DepositDue, view.Status, view.PaidWith)
+	}
+}

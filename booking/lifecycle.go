@@ -165,7 +165,15 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		due := Money(-1) // (as it is)
 		if master != b.MasterID {
 			price, deposit, buffer = bc.price, bc.svc.Deposit, bc.svc.BufferMin
-			if deposit != b.Deposit && b.Deposit > 0 {
+			paid, err := paidWith(ctx, tx, b.ID)
+			switch {
+			case err != nil:
+				return err
+			case paid != nil:
+				// Paid (in part) with a balance: the deposit stays what was
+				// left of it to pay online.
+				deposit = b.Deposit
+			case deposit != b.Deposit && b.Deposit > 0:
 				if deposit, due, refunds, err = reprice(ctx, tx, b, salon, deposit, now); err != nil {
 					return err
 				}
