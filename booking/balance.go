@@ -77,6 +77,8 @@ type BalanceEntry struct {
 	BookingID int64
 	Actor     string
 	CreatedAt time.Time
+	// After is what the balance had left after the entry.
+	After int64
 }
 
 // Balance bounds.
@@ -240,7 +242,7 @@ func (s *Service) BalanceLedger(ctx context.Context, salonID, balanceID int64) (
 	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT e.id, e.type, e.delta, COALESCE(e.booking_id, 0), e.actor, e.created_at
+	rows, err := s.pool.Query(ctx, `SELECT e.id, e.type, e.delta, COALESCE(e.booking_id, 0), e.actor, e.created_at, COALESCE(e.balance_after, 0)
 		FROM balance_entries e JOIN balances b ON b.id = e.balance_id WHERE b.salon_id = $1 AND b.id = $2 ORDER BY e.id LIMIT 1000`,
 		salonID, balanceID)
 	if err != nil {
@@ -248,7 +250,7 @@ func (s *Service) BalanceLedger(ctx context.Context, salonID, balanceID int64) (
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (BalanceEntry, error) {
 		var e BalanceEntry
-		err := r.Scan(&e.ID, &e.Type, &e.Delta, &e.BookingID, &e.Actor, &e.CreatedAt)
+		err := r.Scan(&e.ID, &e.Type, &e.Delta, &e.BookingID, &e.Actor, &e.CreatedAt, &e.After)
 		return e, err
 	})
 }

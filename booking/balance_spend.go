@@ -158,7 +158,7 @@ type reservation struct {
 	units     int64
 	covers    Money // of the deposit
 	actor     string
-	remaining int64 // read after the reservation
+	remaining int64 // what the balance has left after the reservation
 }
 
 // reserve decides what the booking reserves of sp, for the caller who
@@ -234,15 +234,7 @@ func overdrawn(err error) bool { return violated(err, "balances_remaining_check"
 func reserveSQL(r *reservation, args map[string]any) string {
 	args["bal"], args["units"], args["bal_actor"] = r.balanceID, r.units, r.actor
 	return `, rsv AS (INSERT INTO balance_entries (balance_id, salon_id, type, delta, booking_id, actor)
-		    SELECT @bal, @salon, 'reserve', -@units::bigint, id, @bal_actor FROM b)`
-}
-
-// queueRemaining queues the read of what the balance has left once the
-// reservation is in (its row is locked by then).
-func queueRemaining(batch *pgx.Batch, r *reservation) {
-	batch.Queue(`SELECT remaining FROM balances WHERE id = $1`, r.balanceID).QueryRow(func(row pgx.Row) error {
-		return row.Scan(&r.remaining)
-	})
+		    SELECT @bal, @salon, 'reserve', -@units::bigint, id, @bal_actor FROM b RETURNING balance_after)`
 }
 
 // paidWith reads what booking id reserved of a balance (nil for nothing).

@@ -508,16 +508,22 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 		}
 	}
 	batch = &pgx.Batch{}
-	if who := r.caller.auditName(); who != "" {
-		batch.Queue(`SELECT set_config('salon.actor', $1, true)`, who)
-	}
-	if rsv != nil {
+	who := r.caller.auditName()
+	switch {
+	case rsv != nil:
 		// The balance's lock is waited for at most until the deadline.
 		deadline := time.Now().Add(s.lockWait)
 		if gated != nil {
 			deadline = gated.deadline
 		}
-		batch.Queue(`SELECT set_config('lock_timeout', $1::bigint::text, true)`, lockTimeout(deadline))
+		var actorArg *string // (nil: set_config, strict, leaves it unset)
+		if who != "" {
+			actorArg = &who
+		}
+		batch.Queue(`SELECT set_config('salon.actor', $1::text, true), set_config('lock_timeout', $2::bigint::text, true)`, actorArg,
+			lockTimeout(deadline))
+	case who != "":
+		batch.Queue(`SELECT set_config('salon.actor', $1, true)`, who)
 	}
 	batch.Queue(`SAVEPOINT book`)
 	queueInsertBooking(batch, b, r.Client, bc.client, r.caller.identity, token, actor, claim, salt, notify,
@@ -876,18 +882,21 @@ func queueInsertBooking(batch *pgx.Batch, b *Booking, c ClientInput, known clien
 		}
 		args["salt"], args["scope"], args["key"] = salt64, claim.scope, keyHash(claim.key)
 	}
+	// With a reservation, what the balance has left after it: its entry's
+	// (the entry's trigger writes it).
+	cols, dest := ` SELECT id, client_id, created_at`, []any{&b.ID, &b.ClientID, &b.CreatedAt}
 	if rsv != nil {
-		defer queueRemaining(batch, rsv)
+		cols, dest = cols+`, (SELECT balance_after FROM rsv)`, append(dest, &rsv.remaining)
 	}
 	if len(rest) == 0 {
-		text, vals := positional(sql+` SELECT id, client_id, created_at FROM b`, args)
-		batch.Queue(text, vals...).QueryRow(func(row pgx.Row) error { return row.Scan(&b.ID, &b.ClientID, &b.CreatedAt) })
+		text, vals := positional(sql+cols+` FROM b`, args)
+		batch.Queue(text, vals...).QueryRow(func(row pgx.Row) error { return row.Scan(dest...) })
 		return
 	}
-	text, vals := positional(sql+` SELECT id, client_id, created_at, ARRAY(SELECT id FROM r ORDER BY id) FROM b`, args)
+	text, vals := positional(sql+cols+`, ARRAY(SELECT id FROM r ORDER BY id) FROM b`, args)
 	batch.Queue(text, vals...).QueryRow(func(row pgx.Row) error {
 		var ids []int64
-		if err := row.Scan(&b.ID, &b.ClientID, &b.CreatedAt, &ids); err != nil {
+		if err := row.Scan(append(dest, &ids)...); err != nil {
 			return err
 		}
 		if len(ids) != len(rest) {

@@ -24,10 +24,19 @@ ALTER TABLE balances SET (fillfactor = 70);
 -- is taken here: every entry of a balance is serialized on it.
 ALTER TABLE balance_entries DROP CONSTRAINT balance_entries_balance_id_fkey;
 DROP TRIGGER balance_entry_applied ON balance_entries;
+-- Each entry carries what its balance had left after it (a running
+-- balance: the ledger reads as a statement, and a booking's reservation
+-- returns what is left with its insert).
+ALTER TABLE balance_entries ADD COLUMN balance_after bigint;
+ALTER TABLE balance_entries DISABLE TRIGGER balance_entry_immutable;
+UPDATE balance_entries e SET balance_after = r.after
+FROM (SELECT id, sum(delta) OVER (PARTITION BY balance_id ORDER BY id) AS after FROM balance_entries) r WHERE r.id = e.id;
+ALTER TABLE balance_entries ENABLE TRIGGER balance_entry_immutable;
 -- +goose StatementBegin
 CREATE OR REPLACE FUNCTION balance_entry_applied() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    UPDATE balances SET remaining = remaining + NEW.delta WHERE id = NEW.balance_id AND salon_id = NEW.salon_id;
+    UPDATE balances SET remaining = remaining + NEW.delta WHERE id = NEW.balance_id AND salon_id = NEW.salon_id
+    RETURNING remaining INTO NEW.balance_after;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'balance % of salon % does not exist', NEW.balance_id, NEW.salon_id USING ERRCODE = 'foreign_key_violation';
     END IF;
@@ -78,6 +87,7 @@ BEGIN
 END $$;
 -- +goose StatementEnd
 CREATE TRIGGER balance_entry_applied AFTER INSERT ON balance_entries FOR EACH ROW EXECUTE FUNCTION balance_entry_applied();
+ALTER TABLE balance_entries DROP COLUMN balance_after;
 ALTER TABLE balance_entries ADD FOREIGN KEY (balance_id) REFERENCES balances ON DELETE CASCADE;
 DROP TRIGGER booking_balance_settled ON bookings;
 DROP FUNCTION booking_balance_settled();

@@ -43,8 +43,8 @@ type balanceData struct {
 }
 
 type balanceEntryRow struct {
-	When, Type, Delta, Booking, Actor string
-	BookingID                         int64
+	When, Type, Delta, After, Booking, Actor string
+	BookingID                                int64
 }
 
 // units writes a balance's units: visits, or money.
@@ -180,7 +180,7 @@ func (h *Handler) showBalance(c *fiber.Ctx, id int64, problem string) error {
 	d := balanceData{Row: rows[0], Left: found[0].Remaining > 0, Error: problem}
 	for _, e := range entries {
 		r := balanceEntryRow{When: e.CreatedAt.In(s.Location()).Format("02.01.2006 15:04"), Type: entryLabel(l, e.Type),
-			Delta: units(l, s, found[0].Kind, e.Delta), Actor: e.Actor, BookingID: e.BookingID}
+			Delta: units(l, s, found[0].Kind, e.Delta), After: units(l, s, found[0].Kind, e.After), Actor: e.Actor, BookingID: e.BookingID}
 		if e.Delta > 0 {
 			r.Delta = "+" + r.Delta
 		}
