@@ -564,3 +564,63 @@ func TestAVisitPaysWithABalance(t *testing.T) {
 		t.Fatalf("moved: deposit %v, due %v, %s, paid with %+v", view.Deposit, view.DepositDue, view.Status, view.PaidWith)
 	}
 }
+
+// TestALatePaymentDoesNotTakeBackAGivenBackBalance: a certificate pays
+// part of a deposit, the rest is left to pay online; the hold ends unpaid
+// (the certificate has it back and is spent on another booking), then the
+// client pays late: the booking is not taken again, the late money is
+// released at the provider, and the certificate is spent once.
+func TestALatePaymentDoesNotTakeBackAGivenBackBalance(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
+	cert, err := w.Svc.IssueBalance(ctx, booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalanceCertificate, Amount: 30000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := w.Svc.Book(web(), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, MasterID: w.master.ID,
+		StartsAt: bookingtest.At(w.salon, w.day, "11:00"), Client: booking.ClientInput{Name: "Gift", Phone: bookingtest.Phone()},
+		PayWith: &booking.PayWith{Kind: booking.BalanceCertificate, Code: cert.Code}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Status != booking.StatusPending || b.Deposit != 70000 {
+		t.Fatalf("booked: %s, deposit %v", b.Status, b.Deposit)
+	}
+	sess, err := w.Svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Clock.Advance(20 * time.Minute)
+	if _, err := w.Svc.ExpireHolds(ctx); err != nil {
+		t.Fatal(err)
+	}
+	other, err := w.Svc.Book(web(), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, MasterID: w.master.ID,
+		StartsAt: bookingtest.At(w.salon, w.day, "15:00"), Client: booking.ClientInput{Name: "Friend", Phone: bookingtest.Phone()},
+		PayWith: &booking.PayWith{Kind: booking.BalanceCertificate, Code: cert.Code}})
+	if err != nil || other.PaidWith == nil || other.PaidWith.Amount != 30000 {
+		t.Fatalf("the certificate given back, spent again: %+v (%v)", other, err)
+	}
+	if !w.fake.Pay(sess.ExternalID) {
+		t.Fatal("pay")
+	}
+	if _, err := w.Svc.PaymentNotified(ctx, "yookassa", sess.ExternalID); err != nil {
+		t.Fatal(err)
+	}
+	bookingtest.WaitFor(t, 10*time.Second, "the late money released", func() bool {
+		_, _ = w.Svc.SweepPayments(ctx)
+		return w.fake.Status(sess.ExternalID) == "canceled"
+	})
+	if bs, _ := w.status(b.ID); bs != booking.StatusCancelled {
+		t.Fatalf("the booking paid late: %s, want cancelled", bs)
+	}
+	var reserved, left int64
+	if err := w.Pool.QueryRow(context.Background(), `SELECT COALESCE(-sum(delta) FILTER (WHERE type = 'reserve'), 0) -
+		COALESCE(sum(delta) FILTER (WHERE type = 'release'), 0), (SELECT remaining FROM balances WHERE id = $1)
+		FROM balance_entries WHERE balance_id = $1`, cert.ID).Scan(&reserved, &left); err != nil {
+		t.Fatal(err)
+	}
+	if reserved != 30000 || left != 0 {
+		t.Fatalf("the certificate: %d held by live bookings, %d left; want 30000 and 0", reserved, left)
+	}
+}

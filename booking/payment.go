@@ -904,9 +904,18 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 const holdExpiredReason = "hold expired"
 
 // rebook makes a booking whose hold expired active again, if its slot is
-// still free (the exclusion constraint decides, under a savepoint). The
+// still free (the exclusion constraint decides, under a savepoint) and it
+// gave no balance back. The
 // caller holds the master's lock (taken before the booking's row).
 func rebook(ctx context.Context, tx pgx.Tx, b *Booking) (bool, error) {
+	// A booking paid in part with a balance gave it back when its hold
+	// ended (it may be spent elsewhere since): it is not taken again, and
+	// the late money is released, as for a time taken meanwhile.
+	var released bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM balance_entries WHERE booking_id = $1 AND type = 'release')`,
+		b.visit()).Scan(&released); err != nil || released {
+		return false, err
+	}
 	if _, err := tx.Exec(ctx, `SAVEPOINT rebook`); err != nil {
 		return false, err
 	}

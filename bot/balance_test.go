@@ -64,4 +64,12 @@ func TestBookWithAPackageOrACertificateInTheChat(t *testing.T) {
 	if n := w.count(t, `SELECT count(*) FROM balance_entries WHERE type = 'reserve' AND balance_id IN ($1, $2)`, pkg.ID, cert.ID); n != 2 {
 		t.Fatalf("%d reservations, want 2", n)
 	}
+	// The codes sent are kept nowhere readable: not in the inbox, the
+	// outbox or the chat's state.
+	if n := w.count(t, `SELECT (SELECT count(*) FROM tg_updates WHERE position(upper($1) IN upper(convert_from(payload, 'UTF8'))) > 0
+		OR position($2 IN upper(convert_from(payload, 'UTF8'))) > 0)
+		+ (SELECT count(*) FROM tg_outbox WHERE payload::text ILIKE '%' || $2 || '%')
+		+ (SELECT count(*) FROM tg_chats WHERE dialog::text ILIKE '%' || $2 || '%')`, cert.Code, strings.ReplaceAll(cert.Code, "-", "")); n != 0 {
+		t.Fatalf("the certificate's code is stored in %d rows", n)
+	}
 }

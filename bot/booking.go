@@ -317,8 +317,9 @@ func (t *turn) covers(b booking.Balance) bool {
 
 // onCode books the confirmed time paid with the certificate or package
 // whose code was sent: what is left is read first (an unknown code is
-// said so, and nothing is booked).
+// said so, and nothing is booked). The update is redacted from the inbox.
 func (t *turn) onCode(raw string) error {
+	t.redact = true
 	s, err := t.salon()
 	if err != nil {
 		return t.explain(err)

@@ -91,6 +91,9 @@ type turn struct {
 	msgID  int    // the message whose button was tapped: answers edit it
 	cbID   string // the callback query to answer (always)
 	notice string // the answer's text, if any
+	// redact: the update held a credential (a balance's code), which the
+	// inbox must not keep.
+	redact bool
 	out    []outMsg
 	salonC *booking.Salon
 	// after is work for once the turn has committed (a provider call).
@@ -161,7 +164,14 @@ func (t *turn) save(ctx context.Context, updateID int64) error {
 	if err := queueInto(batch, t.out); err != nil {
 		return err
 	}
-	batch.Queue(`UPDATE tg_updates SET processed_at = now() WHERE update_id = $1`, updateID)
+	if t.redact {
+		// The update carried a credential (a balance's code): the inbox
+		// keeps it handled, not readable.
+		batch.Queue(`UPDATE tg_updates SET processed_at = now(), payload = convert_to('{"redacted": "a balance code"}', 'UTF8')
+			WHERE update_id = $1`, updateID)
+	} else {
+		batch.Queue(`UPDATE tg_updates SET processed_at = now() WHERE update_id = $1`, updateID)
+	}
 	if err := t.tx.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("save turn: %w", err)
 	}
