@@ -55,6 +55,8 @@ type PaidWith struct {
 	// Remaining is what the balance has left after the reservation
 	// (visits or minor units).
 	Remaining int64
+	// ValidUntil is the balance's last day (zero: no end).
+	ValidUntil Date
 }
 
 // normalize checks p's fields (p may be nil: nothing to pay with).
@@ -237,12 +239,35 @@ func reserveSQL(r *reservation, args map[string]any) string {
 		    SELECT @bal, @salon, 'reserve', -@units::bigint, id, @bal_actor FROM b RETURNING balance_after)`
 }
 
+// validOn refuses moving a booking paid with p (nil: none) to day, past
+// the balance's last day.
+func (p *PaidWith) validOn(day Date) error {
+	if p != nil && !p.ValidUntil.IsZero() && p.ValidUntil.Before(day) {
+		return Invalid("starts_at", "it is paid with a package or certificate valid until %s", p.ValidUntil.String())
+	}
+	return nil
+}
+
+// paidUntil refuses moving booking b (paid with a balance, or not) to day,
+// past the balance's last day.
+func paidUntil(ctx context.Context, q querier, b *Booking, day Date) error {
+	p, err := paidWith(ctx, q, b.visit())
+	if err != nil {
+		return err
+	}
+	return p.validOn(day)
+}
+
 // paidWith reads what booking id reserved of a balance (nil for nothing).
 func paidWith(ctx context.Context, q querier, id int64) (*PaidWith, error) {
 	var p PaidWith
 	var delta int64
-	err := q.QueryRow(ctx, `SELECT b.id, b.kind, b.code_hint, e.delta, b.remaining FROM balance_entries e JOIN balances b ON b.id = e.balance_id
-		WHERE e.booking_id = $1 AND e.type = 'reserve' ORDER BY e.id LIMIT 1`, id).Scan(&p.BalanceID, &p.Kind, &p.Hint, &delta, &p.Remaining)
+	var expires *time.Time
+	err := q.QueryRow(ctx, `SELECT b.id, b.kind, b.code_hint, e.delta, COALESCE(e.balance_after, b.remaining), b.expires_on
+		FROM balance_entries e JOIN balances b ON b.id = e.balance_id
+		WHERE e.booking_id = $1 AND e.type = 'reserve'
+		  AND NOT EXISTS (SELECT 1 FROM balance_entries x WHERE x.booking_id = e.booking_id AND x.balance_id = e.balance_id AND x.type = 'release')
+		ORDER BY e.id LIMIT 1`, id).Scan(&p.BalanceID, &p.Kind, &p.Hint, &delta, &p.Remaining, &expires)
 	if isNoRows(err) {
 		return nil, nil
 	}
@@ -253,6 +278,9 @@ func paidWith(ctx context.Context, q querier, id int64) (*PaidWith, error) {
 		p.Visits = int(-delta)
 	} else {
 		p.Amount = Money(-delta)
+	}
+	if expires != nil {
+		p.ValidUntil = DateOf(*expires)
 	}
 	return &p, nil
 }
@@ -291,27 +319,32 @@ func (s *Service) ApplyBalance(ctx context.Context, salonID, bookingID int64, p 
 		} else if prior != nil {
 			return conflict("the booking is paid with a balance already")
 		}
+		if b.Status == StatusPending {
+			// Its deposit is asked online: paying it in part here would
+			// leave the client to pay the whole deposit there too.
+			return conflict("the booking waits for its deposit online")
+		}
 		ss, err := lockSessions(ctx, tx, b.ID)
 		if err != nil {
 			return err
+		}
+		held := heldOf(ss)
+		if held > 0 && p.Kind == BalancePackage {
+			// The visit is paid in part already: a package's visit would
+			// pay it twice.
+			return conflict("a deposit was paid online for it: refund the deposit first")
 		}
 		batch := &pgx.Batch{}
 		sp := queueSpendable(batch, salonID, &p, caller, true)
 		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 			return fmt.Errorf("balance: %w", err)
 		}
-		pay := payment{clientID: b.ClientID, day: salon.Today(b.StartsAt)}
-		segs := b.Segments
-		if len(segs) == 0 {
-			segs = []Booking{*b}
-		}
-		for i, sg := range segs {
+		// What is left to pay: the visit's price less what was paid
+		// online (the deposit is paid: nothing of it is covered).
+		pay := payment{clientID: b.ClientID, day: salon.Today(b.StartsAt), prices: []Money{max(VisitPrice(b)-held, 0)}}
+		for _, sg := range SegmentsOf(b) {
 			pay.services = append(pay.services, sg.ServiceID)
-			pay.prices = append(pay.prices, sg.Price)
 			pay.deposits = append(pay.deposits, 0)
-			if i == 0 {
-				pay.prices[0] -= min(heldOf(ss), sg.Price) // (paid online: not paid twice)
-			}
 		}
 		rsv, err := sp.reserve(&p, caller, pay)
 		if err != nil {

@@ -325,6 +325,28 @@ func TestWhatWasReservedIsSettled(t *testing.T) {
 	if l := readLedger(t, f, pkg.ID); l.remaining != 7 || l.types["spend"] != 3 {
 		t.Fatalf("a kept cancellation: %+v", l)
 	}
+	// The salon's own cancellation gives it back, whatever the policy.
+	salonGone := book(f.masters[2], "18:00", booking.Visitor(), byCode)
+	if _, err := f.Svc.Cancel(booking.As(ctx, f.admin(1)), booking.CancelRequest{SalonID: f.salon.ID, BookingID: salonGone.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if l := readLedger(t, f, pkg.ID); l.remaining != 7 || l.types["release"] != 3 {
+		t.Fatalf("the salon's cancellation under a keeping policy: %+v", l)
+	}
+	// A booking paid with a package is not moved past the package's last day.
+	short, err := f.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalancePackage, ServiceIDs: []int64{f.svc.ID},
+		Visits: 1, Client: booking.ClientInput{Name: "Regular", Phone: phone}, ValidUntil: f.day})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shift(t, f.salon, f.masters[2], f.day.AddDays(1), 1, "10:00", "20:00")
+	last := book(f.masters[2], "19:00", f.admin(1), booking.PayWith{Kind: booking.BalancePackage, BalanceID: short.ID})
+	_, err = f.Svc.Reschedule(booking.As(ctx, f.admin(1)), booking.RescheduleRequest{SalonID: f.salon.ID, BookingID: last.ID,
+		StartsAt: bookingtest.At(f.salon, f.day.AddDays(1), "11:00")})
+	var ve *booking.ValidationError
+	if !errors.As(err, &ve) || ve.Fields["starts_at"].String() == "" {
+		t.Fatalf("moved past the package's last day: %v", err)
+	}
 	// A certificate on a service with a deposit: 300.00 of a 1000.00 price
 	// with a 500.00 deposit leaves 200.00 to pay online; a second of
 	// 5000.00 pays the whole price and asks no deposit.
@@ -372,7 +394,8 @@ func TestWhatWasReservedIsSettled(t *testing.T) {
 // completions and refunds, every balance equals the sum of its entries and
 // is never below zero, and every reservation belongs to one booking, which
 // is live (and not yet settled), or was settled once: spent when it took
-// place or was kept, released when cancelled.
+// place, released when cancelled (by staff, or by the client in time), a
+// move keeping it.
 func TestBalanceLedgerProperty(t *testing.T) {
 	f := setup(t)
 	ctx := context.Background()
@@ -440,8 +463,23 @@ func TestBalanceLedgerProperty(t *testing.T) {
 				t.Fatalf("seed %d, step %d: book: %v", seed, step, err)
 			}
 		case op < 7 && len(live) > 0:
+			// Cancelled by staff, or by the client with the booking's
+			// token (in time: given back either way), or moved.
 			i := rng.IntN(len(live))
-			if _, err := f.Svc.Cancel(booking.As(ctx, f.admin(1)), booking.CancelRequest{SalonID: f.salon.ID, BookingID: live[i].ID}); err != nil {
+			who := booking.As(ctx, f.admin(1))
+			if live[i].ManageToken != "" && rng.IntN(2) == 0 {
+				who = booking.As(ctx, booking.ByToken(live[i].ManageToken))
+			}
+			if rng.IntN(3) == 0 {
+				slot++
+				_, err := f.Svc.Reschedule(booking.As(ctx, f.admin(1)), booking.RescheduleRequest{SalonID: f.salon.ID, BookingID: live[i].ID,
+					StartsAt: bookingtest.At(f.salon, f.day.AddDays(3), fmt.Sprintf("%02d:00", slot%20)), MasterID: f.masters[slot%2].ID})
+				if err != nil && !errors.Is(err, booking.ErrSlotTaken) {
+					t.Fatalf("seed %d, step %d: move: %v", seed, step, err)
+				}
+				continue
+			}
+			if _, err := f.Svc.Cancel(who, booking.CancelRequest{SalonID: f.salon.ID, BookingID: live[i].ID}); err != nil {
 				t.Fatalf("seed %d, step %d: cancel: %v", seed, step, err)
 			}
 			live = append(live[:i], live[i+1:]...)
@@ -475,7 +513,7 @@ func TestBalanceLedgerProperty(t *testing.T) {
 		HAVING k.status IS NULL
 		    OR (k.status IN ('pending', 'confirmed') AND count(x.id) <> 0)
 		    OR (k.status IN ('completed', 'no_show') AND (count(x.id) <> 1 OR count(x.id) FILTER (WHERE x.type = 'spend') <> 1))
-		    OR (k.status = 'cancelled' AND count(x.id) <> 1)
+		    OR (k.status = 'cancelled' AND (count(x.id) <> 1 OR count(x.id) FILTER (WHERE x.type = 'release') <> 1))
 		UNION ALL
 		SELECT format('booking %s has %s reservations', booking_id, count(*)) FROM balance_entries
 		WHERE salon_id = $1 AND type = 'reserve' GROUP BY booking_id HAVING count(*) > 1`, f.salon.ID)

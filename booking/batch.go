@@ -1029,18 +1029,20 @@ func writeGroup(ctx context.Context, tx pgx.Tx, masterID int64, idx []int, prepa
 		phone       string
 		status      Status
 		visit       bool // a service of a visit of several: changed only with its visit
+		paid        bool // paid with a balance: the file does not change it
 	}
 	have := map[int64]cur{}
 	if err := eachRow(ctx, tx, func(r pgx.Row) error {
 		var c cur
 		var at time.Time
-		if err := r.Scan(&c.id, &at, &c.service, &c.phone, &c.status, &c.visit); err != nil {
+		if err := r.Scan(&c.id, &at, &c.service, &c.phone, &c.status, &c.visit, &c.paid); err != nil {
 			return err
 		}
 		have[at.Unix()] = c
 		return nil
 	}, `SELECT b.id, b.starts_at, b.service_id, COALESCE(c.phone, ''), b.status,
-		       b.visit_of IS NOT NULL OR EXISTS (SELECT 1 FROM bookings x WHERE x.visit_of = b.id)
+		       b.visit_of IS NOT NULL OR EXISTS (SELECT 1 FROM bookings x WHERE x.visit_of = b.id),
+		       EXISTS (SELECT 1 FROM balance_entries e WHERE e.booking_id = b.id)
 		FROM bookings b JOIN clients c ON c.id = b.client_id
 		WHERE b.master_id = $1 AND b.starts_at = ANY($2) AND b.status <> 'cancelled' FOR UPDATE OF b`, masterID, starts); err != nil {
 		return fmt.Errorf("import bookings: %w", err)
@@ -1062,6 +1064,11 @@ func writeGroup(ctx context.Context, tx pgx.Tx, masterID int64, idx []int, prepa
 				continue
 			case exists && c.service == b.ServiceID && c.status == b.Status:
 				out[i].Outcome = Unchanged
+				continue
+			case exists && c.paid:
+				// Paid with a package or a certificate: its price, service
+				// and status are the ledger's, not the file's.
+				out[i] = rejected("service", "paid with a package or certificate: change it in the panel")
 				continue
 			case exists && c.visit:
 				// One service of a visit never changes alone.

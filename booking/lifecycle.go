@@ -54,9 +54,10 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 			return err
 		}
 		actor := caller.actor(b)
-		if salon.keepsPaid(b, caller, now) {
+		if caller.client() && salon.keepsPaid(b, caller, now) {
 			// What the booking reserved of a balance is spent, not
-			// released (the status trigger reads this).
+			// released (the status trigger reads this): by a client's
+			// cancellation only (the salon's gives it back).
 			if _, err := tx.Exec(ctx, `SELECT set_config('salon.balance_keep', 'on', true)`); err != nil {
 				return fmt.Errorf("cancel: %w", err)
 			}
@@ -163,16 +164,20 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		}
 		price, deposit, buffer := b.Price, b.Deposit, b.BufferMin
 		due := Money(-1) // (as it is)
+		paid, err := paidWith(ctx, tx, b.ID)
+		if err != nil {
+			return err
+		}
+		if err := paid.validOn(salon.Today(r.StartsAt)); err != nil {
+			return err
+		}
 		if master != b.MasterID {
 			price, deposit, buffer = bc.price, bc.svc.Deposit, bc.svc.BufferMin
-			paid, err := paidWith(ctx, tx, b.ID)
 			switch {
-			case err != nil:
-				return err
 			case paid != nil:
-				// Paid (in part) with a balance: the deposit stays what was
-				// left of it to pay online.
-				deposit = b.Deposit
+				// Paid (in part) with a balance: the price it was paid at
+				// and the deposit left to pay online stay.
+				price, deposit = b.Price, b.Deposit
 			case deposit != b.Deposit && b.Deposit > 0:
 				if deposit, due, refunds, err = reprice(ctx, tx, b, salon, deposit, now); err != nil {
 					return err

@@ -831,6 +831,9 @@ func (s *Service) rescheduleVisit(ctx context.Context, caller Caller, r Reschedu
 			if err := checkStart(c, r.StartsAt, now, caller.client()); err != nil {
 				return err
 			}
+			if err := paidUntil(ctx, tx, b, salon.Today(r.StartsAt)); err != nil {
+				return err
+			}
 			p, err := readPlanner(ctx, tx, c, visitMasters(c, items), window{r.StartsAt, r.StartsAt.Add(time.Minute)}, b.ID, caller.client())
 			if err != nil {
 				return err
