@@ -407,24 +407,24 @@ func (s *Service) RefundBalance(ctx context.Context, salonID, balanceID int64, r
 	return out, nil
 }
 
-// ClientBalances returns the client's packages with visits left, soonest
-// to end first (staff of the salon): what the desk may pay a booking with.
+// ClientBalances returns the client's packages with visits left, good
+// until at least today, soonest to end first (staff of the salon): what
+// the desk may pay a booking with.
 func (s *Service) ClientBalances(ctx context.Context, salonID, clientID int64) ([]Balance, error) {
 	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
 	}
+	c, err := s.catalogAt(ctx, s.pool, salonID, 0)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := s.pool.Query(ctx, `SELECT `+balanceColumns+` FROM balances
-		WHERE salon_id = $1 AND client_id = $2 AND remaining > 0 ORDER BY expires_on NULLS LAST, id LIMIT 20`, salonID, clientID)
+		WHERE salon_id = $1 AND client_id = $2 AND remaining > 0 AND (expires_on IS NULL OR expires_on >= $3)
+		ORDER BY expires_on NULLS LAST, id LIMIT 20`, salonID, clientID, c.salon.Today(s.now()).dbDate())
 	if err != nil {
 		return nil, fmt.Errorf("client balances: %w", dbErr(err))
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Balance, error) {
-		b, err := scanBalance(r)
-		if err != nil {
-			return Balance{}, err
-		}
-		return *b, nil
-	})
+	return collectBalances(rows)
 }
 
 // OwnBalances returns the packages with visits left, good until at least
@@ -450,6 +450,11 @@ func (s *Service) OwnBalances(ctx context.Context, salonID int64) ([]Balance, er
 	if err != nil {
 		return nil, fmt.Errorf("own balances: %w", dbErr(err))
 	}
+	return collectBalances(rows)
+}
+
+// collectBalances reads balances (their balanceColumns) from rows.
+func collectBalances(rows pgx.Rows) ([]Balance, error) {
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Balance, error) {
 		b, err := scanBalance(r)
 		if err != nil {
