@@ -82,6 +82,14 @@ func TestBrowserBooksWithACertificate(t *testing.T) {
 		t.Fatalf("the done step: %q", got)
 	}
 	saveShot(t, ctx, "certificate-done-390")
+	link, err := chromedp.Run(ctx, chromedp.AttributeValue(css("#manage-link"), "href"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, chromedp.Navigate(link.Value), chromedp.WaitVisible(css("#manage-details")))
+	if got := text(t, ctx, "#manage-details"); !strings.Contains(got, "Оплата") || !strings.Contains(got, "сертификат") {
+		t.Fatalf("the manage page: %q", got)
+	}
 	var reserved int
 	if err := s.Pool.QueryRow(context.Background(), `SELECT count(*) FROM balance_entries WHERE balance_id = $1 AND type = 'reserve'`,
 		cert.ID).Scan(&reserved); err != nil || reserved != 1 {

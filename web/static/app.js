@@ -761,7 +761,7 @@
     summaryInto($('manage-details'), (isVisit(b) ? itemRows(b.items).concat([[T.when, when(b.starts_at) + '–' + timeOf(b.ends_at)]])
       : [[T.service, serviceName(b.service_id)], [T.master, masterName(b.master_id)], [T.when, when(b.starts_at)]]).concat([
       [T.price, money(b.price)], [T.status, T['status_' + b.status] || b.status]
-    ]));
+    ]).concat(b.paid_with ? [[T.paid_with, paidWith(b.paid_with)]] : []));
     var active = b.status === 'pending' || b.status === 'confirmed';
     var open = b.changeable;
     $('manage-note').textContent = active ? (open ? fmt('changeable_until', when(b.changeable_until)) : T.too_late) : '';
