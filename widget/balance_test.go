@@ -86,7 +86,7 @@ func TestBrowserBooksWithACertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run(t, ctx, chromedp.Navigate(link.Value), chromedp.WaitVisible(css("#manage-details")))
+	run(t, ctx, chromedp.Navigate(link.Value), chromedp.WaitVisible(css("#manage-details dd")))
 	if got := text(t, ctx, "#manage-details"); !strings.Contains(got, "Оплата") || !strings.Contains(got, "сертификат") {
 		t.Fatalf("the manage page: %q", got)
 	}
