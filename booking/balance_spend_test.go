@@ -585,6 +585,19 @@ func TestAVisitPaysWithABalance(t *testing.T) {
 	if v.PaidWith == nil || v.PaidWith.Amount != 450000 || v.PaidWith.Remaining != 550000 || v.Deposit != 0 || v.Status != booking.StatusConfirmed {
 		t.Fatalf("a visit with a certificate: paid with %+v, deposit %v, %s", v.PaidWith, v.Deposit, v.Status)
 	}
+	// Moved whole to the other master, dearer for the colour: the visit
+	// keeps the prices the certificate paid.
+	if _, err := f.Pool.Exec(context.Background(), `UPDATE master_services SET price = 4000 WHERE master_id = $1 AND service_id = $2`,
+		ms[1].ID, colour.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Svc.Reschedule(booking.As(context.Background(), f.admin(1)), booking.RescheduleRequest{SalonID: f.salon.ID, BookingID: v.ID,
+		StartsAt: f.at("16:30"), Items: []booking.VisitItem{{ServiceID: colour.ID, MasterID: ms[1].ID}, {ServiceID: cut.ID, MasterID: ms[1].ID}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := booking.VisitPrice(&f.get(t, v.ID).Booking); got != 450000 {
+		t.Fatalf("the certificate's visit moved: price %v, want 4500.00 as paid", got)
+	}
 	// A cut paid with the package, moved to the other master: no deposit asked.
 	r := booking.BookRequest{SalonID: f.salon.ID, ServiceID: cut.ID, MasterID: ms[1].ID, StartsAt: f.at("12:00"),
 		Client: booking.ClientInput{Name: "Regular", Phone: phone}, PayWith: &booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code}}

@@ -908,6 +908,10 @@ func moveItems(b *Booking, given []VisitItem) ([]VisitItem, error) {
 // statement, under a savepoint (errTaken when a constraint refuses it),
 // recording the move on the head and telling who listens.
 func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan []placed, actor Actor) (*Booking, error) {
+	paid, err := paidWith(ctx, tx, b.visit())
+	if err != nil {
+		return nil, err
+	}
 	n := len(plan)
 	ids, starts, ms, durs, prices := make([]int64, n), make([]time.Time, n), make([]int64, n), make([]int32, n), make([]Money, n)
 	bufs, procs, fins := make([]int32, n), make([]int32, n), make([]int32, n)
@@ -916,8 +920,8 @@ func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan 
 		ids[i], starts[i], ms[i], durs[i], prices[i] = sg.ID, pl.start, pl.master, int32(pl.durationMin), sg.Price
 		// The terms the plan placed it with (the service's current ones).
 		bufs[i], procs[i], fins[i] = int32(pl.t.buffer/time.Minute), int32(pl.t.processing/time.Minute), int32(pl.t.finish/time.Minute)
-		if pl.master != sg.MasterID {
-			prices[i] = pl.price // the new master's price
+		if pl.master != sg.MasterID && paid == nil {
+			prices[i] = pl.price // the new master's price (a visit paid with a balance keeps what it was paid at)
 		}
 	}
 	details, _ := json.Marshal(actor.details(map[string]any{
