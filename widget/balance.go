@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 // The balances API (contract section 4, "Balances"): what is left of a
@@ -19,11 +20,33 @@ type balanceJSON struct {
 }
 
 func (h *Handler) getBalance(c *fiber.Ctx) error {
+	return h.showBalance(c, strings.Clone(c.Params("code")))
+}
+
+// lookupBody is a code sent in a body: the widget's way, which keeps the
+// code out of every URL (and of proxies' access logs).
+type lookupBody struct {
+	Code *string `json:"code"`
+}
+
+func (h *Handler) lookupBalance(c *fiber.Ctx) error {
+	var body lookupBody
+	if err := decode(c, &body, false); err != nil {
+		return err
+	}
+	if body.Code == nil {
+		return &booking.ValidationError{Fields: map[string]i18n.Text{"code": i18n.New("required")}}
+	}
+	return h.showBalance(c, *body.Code)
+}
+
+// showBalance answers what is left of the balance of code.
+func (h *Handler) showBalance(c *fiber.Ctx, code string) error {
 	s, err := h.salon(c)
 	if err != nil {
 		return err
 	}
-	b, err := h.svc.BalanceByCode(c.UserContext(), s.ID, strings.Clone(c.Params("code")))
+	b, err := h.svc.BalanceByCode(c.UserContext(), s.ID, code)
 	if err != nil {
 		return err
 	}

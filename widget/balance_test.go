@@ -40,6 +40,17 @@ func TestBalanceByItsCode(t *testing.T) {
 	if r := s.do("GET", "/api/v1/salons/studio/balances/ABCD-EFGH-JKMN", nil); r.status != 404 {
 		t.Fatalf("an unknown code: %d", r.status)
 	}
+	// The same with the code in the body (the widget's way: no URL holds it).
+	r = s.do("POST", "/api/v1/salons/studio/balances/lookup", map[string]any{"code": strings.ToLower(cert.Code)})
+	if r.status != 200 || r.str("kind") != "certificate" || r.num("remaining") != 3000 {
+		t.Fatalf("the certificate by its code in the body: %d %s", r.status, r.raw)
+	}
+	if r := s.do("POST", "/api/v1/salons/studio/balances/lookup", map[string]any{"code": "ABCD-EFGH-JKMN"}); r.status != 404 {
+		t.Fatalf("an unknown code in the body: %d", r.status)
+	}
+	if r := s.do("POST", "/api/v1/salons/studio/balances/lookup", map[string]any{}); r.status != 422 {
+		t.Fatalf("no code in the body: %d", r.status)
+	}
 	s.Salon(t, booking.Salon{Slug: "rival"})
 	if r := s.do("GET", "/api/v1/salons/rival/balances/"+cert.Code, nil); r.status != 404 {
 		t.Fatalf("another salon's code: %d", r.status)

@@ -106,6 +106,7 @@ func (h *Handler) Register(app *fiber.App) {
 	api.Post("/returns/:ref/payment", h.rateLimited(h.changes), h.payAgain)
 	api.Post("/salons/:slug/waitlist", h.rateLimited(h.bookings), h.joinWaitlist)
 	// (A code is a credential: reading one is limited like a change.)
+	api.Post("/salons/:slug/balances/lookup", h.rateLimited(h.changes), h.lookupBalance)
 	api.Get("/salons/:slug/balances/:code", h.rateLimited(h.changes), h.getBalance)
 	api.Get("/waitlist/:id", h.getWaitlist)
 	api.Delete("/waitlist/:id", h.rateLimited(h.changes), h.leaveWaitlist)

@@ -384,7 +384,8 @@
       var code = $('client-code').value.trim();
       state.payWith = state.balance = null;
       if (!code) return confirmStep();
-      api('GET', '/salons/' + cfg.slug + '/balances/' + encodeURIComponent(code)).then(function (r) {
+      // (In the body, never in a URL: the code is the credential.)
+      api('POST', '/salons/' + cfg.slug + '/balances/lookup', { code: code }).then(function (r) {
         if (r.status === 404) return fieldErrors({ pay_with: T.err_code });
         if (r.status !== 200) throw r;
         state.balance = r.body;
