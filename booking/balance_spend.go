@@ -350,9 +350,9 @@ func (s *Service) ApplyBalance(ctx context.Context, salonID, bookingID int64, p 
 		if err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, `WITH e AS (INSERT INTO balance_entries (balance_id, salon_id, type, delta, booking_id, actor)
-			VALUES ($1, $2, 'reserve', -$3::bigint, $4, $5))
-			SELECT remaining - $3 FROM balances WHERE id = $1`, rsv.balanceID, salonID, rsv.units, b.ID, rsv.actor).Scan(&rsv.remaining); err != nil {
+		if err := tx.QueryRow(ctx, `INSERT INTO balance_entries (balance_id, salon_id, type, delta, booking_id, actor)
+			VALUES ($1, $2, 'reserve', -$3::bigint, $4, $5) RETURNING balance_after`, rsv.balanceID, salonID, rsv.units, b.ID, rsv.actor).
+			Scan(&rsv.remaining); err != nil {
 			return fmt.Errorf("balance: %w", err)
 		}
 		b.PaidWith, out = rsv.paid(), b

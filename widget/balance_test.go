@@ -89,7 +89,7 @@ func TestBrowserBooksWithACertificate(t *testing.T) {
 	browsertest.Axe(t, ctx, "confirming with a certificate")
 	saveShot(t, ctx, "certificate-confirm-390")
 	run(t, ctx, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css(`section[data-step="done"]`)))
-	if got := text(t, ctx, "#done-summary"); !strings.Contains(got, "сертификат") || !strings.Contains(got, "осталось 0") {
+	if got := text(t, ctx, "#done-summary"); !strings.Contains(got, "сертификат: 2\u00a0500") || !strings.Contains(got, "осталось 0") {
 		t.Fatalf("the done step: %q", got)
 	}
 	saveShot(t, ctx, "certificate-done-390")

@@ -283,7 +283,9 @@
   }
   // A balance (GET .../balances/CODE, or a booking's paid_with) in words.
   function paidWith(b) {
-    return b.kind === 'package' ? fmt('pw_package', String(b.remaining)) : fmt('pw_cert', money(b.remaining));
+    if (b.kind === 'package') return fmt('pw_package', String(b.remaining));
+    // (A booking's paid_with says what it took; a balance read, only what is left.)
+    return b.amount ? fmt('pw_cert_paid', money(b.amount), money(b.remaining)) : fmt('pw_cert', money(b.remaining));
   }
   function offerAlternatives(alts) {
     var list = $('alternatives');
