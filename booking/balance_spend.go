@@ -382,6 +382,7 @@ func (s *Service) RefundBalance(ctx context.Context, salonID, balanceID int64, r
 		actor += ": " + reason
 	}
 	var out *Balance
+	var sale int64
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		b, err := scanBalance(tx.QueryRow(ctx, `SELECT `+balanceColumns+` FROM balances WHERE salon_id = $1 AND id = $2 FOR UPDATE`,
 			salonID, balanceID))
@@ -398,11 +399,20 @@ func (s *Service) RefundBalance(ctx context.Context, salonID, balanceID int64, r
 			b.ID, salonID, -b.Remaining, actor); err != nil {
 			return fmt.Errorf("balance %d: refund: %w", balanceID, err)
 		}
+		// Sold online: the money goes back through the provider.
+		if sale, _, err = refundSaleOf(ctx, tx, b, b.Remaining); err != nil {
+			return fmt.Errorf("balance %d: refund: %w", balanceID, err)
+		}
 		b.Remaining, out = 0, b
 		return nil
 	})
 	if err != nil {
 		return nil, dbErr(err)
+	}
+	if sale != 0 && s.psp != nil && providerCallsAllowed(ctx) {
+		if _, err := s.checkSale(ctx, sale); err != nil {
+			s.log.Warn("balance refund: the provider's refund is left to the sweep", "sale", sale, "err", err)
+		}
 	}
 	return out, nil
 }

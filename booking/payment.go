@@ -943,7 +943,8 @@ func (s *Service) PaymentNotified(ctx context.Context, provider, externalID stri
 	var id int64
 	err := s.pool.QueryRow(ctx, `SELECT id FROM payment_sessions WHERE provider = $1 AND external_id = $2`, provider, externalID).Scan(&id)
 	if isNoRows(err) {
-		return nil, fmt.Errorf("payment %s: %w", externalID, ErrNotFound)
+		// Not a deposit: a package or certificate sold online, perhaps.
+		return nil, s.saleNotified(ctx, provider, externalID)
 	}
 	if err != nil {
 		return nil, dbErr(err)
@@ -1129,7 +1130,7 @@ func (s *Service) SweepPayments(ctx context.Context) (int, error) {
 	if _, err := s.SendSettlementReceipts(ctx); err != nil {
 		s.log.Warn("settlement receipts", "err", err)
 	}
-	return len(seen), nil
+	return len(seen) + s.sweepSales(ctx), nil
 }
 
 // keepsPaid reports whether the salon's refund policy keeps what was paid

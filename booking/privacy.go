@@ -206,6 +206,10 @@ func (s *Service) EraseClient(ctx context.Context, salonID int64, phone string, 
 		batch.Queue(`DELETE FROM booking_links WHERE salon_id = $1 AND booking_id IS NULL AND address IN (
 			    SELECT contact_email FROM waitlist_entries WHERE salon_id = $1 AND client_id = $2 AND contact_email <> '')`, salonID, clientID)
 		batch.Queue(`DELETE FROM waitlist_entries WHERE salon_id = $1 AND client_id = $2`, salonID, clientID)
+		// What they bought online: the money's record stays, their e-mail
+		// and phone (the sale's, its receipt's) go.
+		batch.Queue(`UPDATE balance_sales SET email = '', receipt = CASE WHEN receipt IS NULL THEN NULL ELSE receipt - 'customer' END
+			WHERE salon_id = $1 AND client_id = $2`, salonID, clientID)
 		// What the audit log kept of them.
 		batch.Queue(`UPDATE audit_log SET old = CASE WHEN old IS NULL THEN NULL ELSE old - 'name' - 'phone' - 'notes' - 'contact_name' - 'contact_email' - 'origin_ref' - 'cancel_reason' END,
 			new = CASE WHEN new IS NULL THEN NULL ELSE new - 'name' - 'phone' - 'notes' - 'contact_name' - 'contact_email' - 'origin_ref' - 'cancel_reason' END

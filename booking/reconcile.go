@@ -78,6 +78,9 @@ func (s *Service) reconcileOne(ctx context.Context, p *psp.Payment, r *Reconcili
 	var status PaymentStatus
 	err := s.pool.QueryRow(ctx, `SELECT id, salon_id, status FROM payment_sessions WHERE provider = $1 AND external_id = $2`,
 		s.psp.Name(), p.ID).Scan(&id, &salonID, &status)
+	if saleID, _ := strconv.ParseInt(p.Metadata["sale_id"], 10, 64); isNoRows(err) && saleID > 0 {
+		return s.reconcileSale(ctx, saleID, p, r)
+	}
 	if isNoRows(err) {
 		// A create whose answer was lost: the session is ours by the id it
 		// gave the provider, and has no payment id yet.
@@ -132,4 +135,33 @@ func agrees(ours PaymentStatus, theirs psp.Status) bool {
 		return ours == PayCanceled || ours == PayFailed
 	}
 	return false
+}
+
+// reconcileSale compares one of the provider's payments with the sale of a
+// package or certificate it was made for, and checks the sale when they
+// disagree.
+func (s *Service) reconcileSale(ctx context.Context, saleID int64, p *psp.Payment, r *Reconciliation) error {
+	var status PaymentStatus
+	err := s.pool.QueryRow(ctx, `SELECT status FROM balance_sales WHERE id = $1 AND provider = $2 AND (external_id IS NULL OR external_id = $3)`,
+		saleID, s.psp.Name(), p.ID).Scan(&status)
+	if isNoRows(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reconcile: %w", dbErr(err))
+	}
+	if agrees(status, p.Status) {
+		return nil
+	}
+	r.Checked++
+	moved, err := s.checkSale(ctx, saleID)
+	if err != nil {
+		r.Failed++
+		s.log.Warn("payment reconcile: sale", "sale", saleID, "provider_status", p.Status, "err", err)
+	}
+	if moved {
+		r.Settled++
+		s.log.Info("sale reconciled", "sale", saleID, "from", status, "provider_status", p.Status)
+	}
+	return nil
 }

@@ -25,6 +25,7 @@ var fields = map[string]string{
 	"no_sms": "No SMS", "no_email": "No e-mail",
 	"waitlist_mode": "Waiting list mode", "waitlist_offer_min": "Offer held for", "waitlist_broadcast_n": "Offered at once to",
 	"times": "Hours", "visits": "Visits", "valid_until": "Valid until", "kind": "Kind",
+	"title": "Title", "offer_id": "Offer", "buyer.name": "Name", "buyer.phone": "Phone", "buyer.email": "Email", "claim": "Claim", "valid_days": "Valid for, days",
 }
 
 var ru = map[string]string{
@@ -329,4 +330,17 @@ var ru = map[string]string{
 	"write them like 24 h, 2 h":                                                                                                         "напишите так: 24 ч, 2 ч",
 	"No SMS":                                                                                                                            "Без SMS",
 	"No e-mail":                                                                                                                         "Без писем",
+	// Packages and certificates sold online.
+	"Title": "Название", "Offer": "Предложение", "Claim": "Ключ покупки", "Valid for, days": "Срок действия, дней",
+	"no such offer": "такого предложения нет", "from %d to %d characters": "от %d до %d символов",
+	"from 1 to %d, or empty": "от 1 до %d или пусто", "at most %d offers on sale at once": "не больше %d предложений в продаже одновременно",
+	"packages and certificates are sold in the salon":    "абонементы и сертификаты продаются в салоне",
+	"this idempotency key was used for another purchase": "этот ключ запроса уже использован для другой покупки",
+	"this purchase is being made: try again in a moment": "эта покупка уже оформляется: повторите через минуту",
+	"the sale's payment is %s":                           "оплата продажи в состоянии %s", "the buyer's e-mail was erased": "e-mail покупателя удалён",
+	"Your package at %s": "Ваш абонемент в %s", "Your gift certificate at %s": "Ваш подарочный сертификат в %s",
+	"Thank you for your purchase. Book with this code and a visit is paid from the package.": "Спасибо за покупку! Записывайтесь с этим кодом, и визит будет оплачен абонементом.",
+	"Thank you for your purchase. Whoever holds this code pays with it when booking.":        "Спасибо за покупку! Тот, у кого этот код, оплачивает им запись.",
+	"Code": "Код", "Book a visit": "Записаться",
+	"Keep this code: it is what pays. The salon never asks for it by phone.": "Сохраните код: им оплачивают. Салон никогда не спрашивает его по телефону.",
 }

@@ -80,6 +80,30 @@ func (e *Email) Message(o *booking.Outgoing) (mail.Message, error) {
 	return m, nil
 }
 
+var _ booking.SaleCourier = (*Email)(nil)
+
+// DeliverSale implements booking.SaleCourier: the e-mail of a balance
+// bought online, with its code. What it reports keeps no words (they hold
+// the code).
+func (e *Email) DeliverSale(ctx context.Context, m *booking.SaleMail) (booking.Sent, error) {
+	w := ComposeSale(m, e.Base)
+	html, err := w.HTML(m.Lang, "")
+	if err != nil {
+		return booking.Sent{}, fmt.Errorf("%w: %v", booking.ErrDeliveryRefused, err)
+	}
+	id, err := e.Mail.Send(ctx, mail.Message{
+		To: m.To, Subject: w.Subject, Text: w.Text(), HTML: html})
+	switch {
+	case errors.Is(err, mail.ErrRefused):
+		return booking.Sent{}, fmt.Errorf("%w: %w", booking.ErrDeliveryRefused, err)
+	case errors.Is(err, mail.ErrUnknown):
+		return booking.Sent{}, fmt.Errorf("%w: %w", booking.ErrDeliveryUnknown, err)
+	case err != nil:
+		return booking.Sent{}, err
+	}
+	return booking.Sent{ProviderID: id, Subject: w.Subject}, nil
+}
+
 // SMS is the SMS courier.
 type SMS struct {
 	Provider sms.Provider
@@ -152,6 +176,16 @@ func (x *Outbox) Deliver(_ context.Context, o *booking.Outgoing) (booking.Sent, 
 	}
 	x.keep(o.ID, sent.Body)
 	return sent, nil
+}
+
+var _ booking.SaleCourier = (*Outbox)(nil)
+
+// DeliverSale implements booking.SaleCourier: the e-mail of a sale, kept
+// in memory for the outbox page (negative ids: a sale's, not a message's).
+func (x *Outbox) DeliverSale(_ context.Context, m *booking.SaleMail) (booking.Sent, error) {
+	w := ComposeSale(m, x.Base)
+	x.keep(-m.SaleID, w.Subject+"\n\n"+w.Text())
+	return booking.Sent{ProviderID: "outbox", Subject: w.Subject}, nil
 }
 
 func (x *Outbox) keep(id int64, text string) {

@@ -228,3 +228,35 @@ func Short(o *booking.Outgoing, base string) string {
 	}
 	return strings.Join(parts, "\n")
 }
+
+// ComposeSale writes the e-mail of a package or certificate bought online:
+// its code, what it holds, until when, and where to book with it.
+func ComposeSale(m *booking.SaleMail, base string) Words {
+	lang := m.Lang
+	t := func(key string, args ...any) string { return i18n.New(key, args...).In(lang) }
+	w := Words{}
+	if m.Kind == booking.BalancePackage {
+		w.Subject = t("Your package at %s", m.Salon.Name)
+		w.Lead = t("Thank you for your purchase. Book with this code and a visit is paid from the package.")
+	} else {
+		w.Subject = t("Your gift certificate at %s", m.Salon.Name)
+		w.Lead = t("Thank you for your purchase. Whoever holds this code pays with it when booking.")
+	}
+	w.Details = append(w.Details, detail{t("Code"), m.Code})
+	if m.Kind == booking.BalancePackage {
+		w.Details = append(w.Details, detail{t("Visits"), strconv.FormatInt(m.Units, 10)},
+			detail{t("Service"), strings.Join(m.Services, ", ")})
+	} else {
+		w.Details = append(w.Details, detail{t("Amount"), booking.Money(m.Units).Format(m.Salon.Currency, lang)})
+	}
+	if !m.ValidUntil.IsZero() {
+		w.Details = append(w.Details, detail{t("Valid until"), i18n.Day(lang, m.ValidUntil.Year, m.ValidUntil.Month, m.ValidUntil.Day)})
+	}
+	w.Details = append(w.Details, detail{t("Salon"), m.Salon.Name})
+	if m.Salon.Address != "" {
+		w.Details = append(w.Details, detail{t("Address"), m.Salon.Address})
+	}
+	w.Actions = append(w.Actions, action{t("Book a visit"), base + "/w/" + url.PathEscape(m.Salon.Slug) + "?lang=" + lang, true})
+	w.Footer = append(w.Footer, t("Keep this code: it is what pays. The salon never asks for it by phone."))
+	return w
+}

@@ -1,0 +1,989 @@
+package booking
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"salon/booking/psp"
+)
+
+// Packages and certificates sold online. The salon's offers (a
+// certificate of an amount, a package of visits, each at a price) are
+// bought through the payment provider, a saga of their own beside the
+// deposits' (payment.go), with the same rules: the provider is called
+// after the transaction that decided the call, with a stable idempotence
+// key; a lost answer leaves the sale unknown for the next check; webhooks,
+// the buyer's return and the sweep all go through one check that believes
+// only the provider's own answer. The payment is created two-stage and
+// captured at once when authorized; the balance is credited in the
+// transaction that records the capture, once per sale (balance_sales.
+// balance_id is unique, and the sale's row is locked first).
+//
+// The code is made in that transaction, and exists readable in three
+// places only: the e-mail to the buyer (sent by the process that made
+// it, at once), the buyer's browser (the return page), and that process's
+// memory meanwhile. The database keeps its hash (the balance's) and, for
+// the return page, the code sealed under the buyer's claim: a secret the
+// buyer's browser made and sent with the purchase, of which only the
+// hash is kept. The return URL (which the provider keeps) names the sale
+// by a reference that shows its state and nothing more. An e-mail that
+// did not go is said on the balance's page, where staff send a new code.
+
+// BalanceOffer is what a salon sells online: a certificate of an amount,
+// or a package of visits of a service (or of any of a set).
+type BalanceOffer struct {
+	ID         int64
+	SalonID    int64
+	Kind       BalanceKind
+	Title      string
+	ServiceIDs []int64
+	// A certificate's amount, or a package's visits.
+	Amount Money
+	Visits int
+	Price  Money
+	// ValidDays: how long a balance sold is good for (0: no end).
+	ValidDays int
+	Active    bool
+}
+
+// units is what the offer credits: visits, or minor units.
+func (o *BalanceOffer) units() int64 {
+	if o.Kind == BalancePackage {
+		return int64(o.Visits)
+	}
+	return int64(o.Amount)
+}
+
+// Offer bounds.
+const (
+	maxOfferTitle   = 120
+	maxOfferDays    = 3660
+	maxSalonOffers  = 50
+	saleClaimMinLen = 22
+	saleClaimMaxLen = 128
+)
+
+const balanceOfferColumns = `id, salon_id, kind, title, service_ids, units, price, COALESCE(valid_days, 0), active`
+
+func scanBalanceOffer(r pgx.Row) (BalanceOffer, error) {
+	var o BalanceOffer
+	var units, price int64
+	err := r.Scan(&o.ID, &o.SalonID, &o.Kind, &o.Title, &o.ServiceIDs, &units, &price, &o.ValidDays, &o.Active)
+	o.Price = Money(price)
+	if o.Kind == BalancePackage {
+		o.Visits = int(units)
+	} else {
+		o.Amount = Money(units)
+	}
+	return o, err
+}
+
+// AddBalanceOffer puts an offer on sale online (owners of the salon).
+// Errors: ErrForbidden, ErrInvalid naming the field, ErrNotFound (a
+// service).
+func (s *Service) AddBalanceOffer(ctx context.Context, o BalanceOffer) (*BalanceOffer, error) {
+	if err := authorize(ctx, o.SalonID, RoleOwner); err != nil {
+		return nil, err
+	}
+	c, err := s.currentCatalog(ctx, o.SalonID)
+	if err != nil {
+		return nil, err
+	}
+	fe := fieldErrors{}
+	o.Title = cleanText(fe, "title", o.Title, maxOfferTitle, oneLine, true)
+	switch o.Kind {
+	case BalanceCertificate:
+		if o.Amount <= 0 || o.Amount > MaxCertificate {
+			fe.add("amount", "from 0.01 to %s", MaxCertificate.String())
+		}
+		o.ServiceIDs, o.Visits = []int64{}, 0
+	case BalancePackage:
+		if o.Visits < 1 || o.Visits > MaxPackageVisits {
+			fe.add("visits", "from 1 to %d", MaxPackageVisits)
+		}
+		switch {
+		case len(o.ServiceIDs) == 0:
+			fe.add("service_id", "required")
+		case len(o.ServiceIDs) > maxBalanceServices:
+			fe.add("service_id", "at most %d services", maxBalanceServices)
+		}
+		for _, id := range o.ServiceIDs {
+			if sv, ok := c.services[id]; !ok || !sv.Active {
+				return nil, unknown("service_id", "no such service")
+			}
+		}
+		o.ServiceIDs = slices.Compact(slices.Sorted(slices.Values(o.ServiceIDs)))
+		o.Amount = 0
+	default:
+		fe.add("kind", "package or certificate")
+	}
+	if o.Price <= 0 || o.Price > MaxCertificate {
+		fe.add("price", "from 0.01 to %s", MaxCertificate.String())
+	}
+	if o.ValidDays < 0 || o.ValidDays > maxOfferDays {
+		fe.add("valid_days", "from 1 to %d, or empty", maxOfferDays)
+	}
+	if err := fe.err(); err != nil {
+		return nil, err
+	}
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM balance_offers WHERE salon_id = $1 AND active`, o.SalonID).Scan(&n); err != nil {
+			return err
+		}
+		if n >= maxSalonOffers {
+			return conflict("at most %d offers on sale at once", maxSalonOffers)
+		}
+		return tx.QueryRow(ctx, `INSERT INTO balance_offers (salon_id, kind, title, service_ids, units, price, valid_days)
+			VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7, 0)) RETURNING id`, o.SalonID, o.Kind, o.Title, o.ServiceIDs, o.units(),
+			int64(o.Price), o.ValidDays).Scan(&o.ID)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("balance offer: %w", dbErr(err))
+	}
+	o.Active = true
+	return &o, nil
+}
+
+// SetBalanceOfferActive takes an offer off sale, or puts it back (owners).
+// What was sold stays as it was sold. Errors: ErrForbidden, ErrNotFound.
+func (s *Service) SetBalanceOfferActive(ctx context.Context, salonID, offerID int64, active bool) error {
+	if err := authorize(ctx, salonID, RoleOwner); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE balance_offers SET active = $3 WHERE salon_id = $1 AND id = $2`, salonID, offerID, active)
+	if err != nil {
+		return fmt.Errorf("balance offer %d: %w", offerID, dbErr(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("balance offer %d: %w", offerID, ErrNotFound)
+	}
+	return nil
+}
+
+// BalanceOffers returns the salon's offers: those on sale to anyone, every
+// one to its staff (all). Errors: ErrForbidden.
+func (s *Service) BalanceOffers(ctx context.Context, salonID int64, all bool) ([]BalanceOffer, error) {
+	if all {
+		if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+			return nil, err
+		}
+	} else if err := callerOf(ctx).check(); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+balanceOfferColumns+` FROM balance_offers WHERE salon_id = $1 AND (active OR $2)
+		ORDER BY NOT active, kind, price, id LIMIT 200`, salonID, all)
+	if err != nil {
+		return nil, fmt.Errorf("balance offers: %w", dbErr(err))
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (BalanceOffer, error) { return scanBalanceOffer(r) })
+}
+
+// BalancePurchase is a buyer's order of an offer.
+type BalancePurchase struct {
+	SalonID int64
+	OfferID int64
+	// Buyer: a package's client (by phone); the e-mail is where the code
+	// goes, and is required.
+	Buyer ClientInput
+	// Claim is a secret the buyer's browser made (22 to 128 characters;
+	// "": none): whoever presents it sees the code on the return page.
+	Claim string
+	// Key is the request's idempotency key ("": none): the same key again
+	// returns the first purchase.
+	Key string
+}
+
+// BalanceSale is a purchase of an offer, as its buyer and the salon see it.
+type BalanceSale struct {
+	ID       int64
+	SalonID  int64
+	OfferID  int64
+	Kind     BalanceKind
+	Title    string
+	Units    int64 // visits, or minor units
+	Price    Money
+	Currency string
+	Status   PaymentStatus
+	// URL is where the buyer pays (only while they may).
+	URL string
+	// Ref is the return page's reference.
+	Ref       string
+	BalanceID int64
+	Email     string
+	// MailedAt: when the code's e-mail went; MailError why it did not.
+	MailedAt  time.Time
+	MailError string
+	Refunded  Money
+	CreatedAt time.Time
+	// ValidUntil is the balance's last day (once credited; zero: no end).
+	ValidUntil Date
+	// Code is set only where the buyer's claim reveals it (SaleCode).
+	Code string
+}
+
+// Paid reports whether the balance was credited.
+func (b *BalanceSale) Paid() bool {
+	return b.Status == PayCompleted || b.Status == PayRefunding || b.Status == PayRefunded
+}
+
+const saleColumns = `s.id, s.salon_id, s.offer_id, s.kind, s.title, s.units, s.price, s.currency, s.status,
+	COALESCE(s.confirmation_url, ''), s.return_ref, COALESCE(s.balance_id, 0), s.email, s.mailed_at, s.mail_error,
+	CASE WHEN s.status = 'refunded' THEN COALESCE(s.refund_amount, 0) ELSE 0 END, s.created_at, b.expires_on`
+
+const saleFrom = ` FROM balance_sales s LEFT JOIN balances b ON b.id = s.balance_id `
+
+func scanSale(r pgx.Row) (*BalanceSale, error) {
+	var x BalanceSale
+	var price, refunded int64
+	var mailed, expires *time.Time
+	if err := r.Scan(&x.ID, &x.SalonID, &x.OfferID, &x.Kind, &x.Title, &x.Units, &price, &x.Currency, &x.Status, &x.URL, &x.Ref,
+		&x.BalanceID, &x.Email, &mailed, &x.MailError, &refunded, &x.CreatedAt, &expires); err != nil {
+		return nil, err
+	}
+	x.Price, x.Refunded = Money(price), Money(refunded)
+	if mailed != nil {
+		x.MailedAt = *mailed
+	}
+	if expires != nil {
+		x.ValidUntil = DateOf(*expires)
+	}
+	if x.Status != PayRegistered {
+		x.URL = "" // paid, or beyond paying
+	}
+	return &x, nil
+}
+
+// BuyBalance starts the purchase of an offer: the sale is written (with
+// the buyer's client record) in one transaction, then the provider is
+// asked for the payment, the buyer sent back to back(ref) after paying.
+// Anyone may buy. Errors: ErrInvalid naming the field, ErrNotFound (the
+// offer, not on sale), ErrConflict (the salon sells nothing online),
+// ErrUnavailable (the provider did not answer: the sale is checked again
+// later, and the same key finds it).
+func (s *Service) BuyBalance(ctx context.Context, in BalancePurchase, back ReturnLink) (*BalanceSale, error) {
+	if err := callerOf(ctx).check(); err != nil {
+		return nil, err
+	}
+	if s.psp == nil {
+		return nil, conflict("packages and certificates are sold in the salon")
+	}
+	c, err := s.currentCatalog(ctx, in.SalonID)
+	if err != nil {
+		return nil, err
+	}
+	fe := fieldErrors{}
+	in.Buyer.normalize(fe, "buyer.", c.salon.Country)
+	if _, bad := fe["buyer.email"]; !bad && in.Buyer.Email == "" {
+		fe.add("buyer.email", "required")
+	}
+	if in.Claim != "" && (len(in.Claim) < saleClaimMinLen || len(in.Claim) > saleClaimMaxLen) {
+		fe.add("claim", "from %d to %d characters", saleClaimMinLen, saleClaimMaxLen)
+	}
+	if len(in.Key) > 200 {
+		fe.add("idempotency_key", "at most %d characters", 200)
+	}
+	if err := fe.err(); err != nil {
+		return nil, err
+	}
+	var claimHash []byte
+	if in.Claim != "" {
+		claimHash = tokenHash(in.Claim)
+	}
+	var id int64
+	var fresh bool
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if in.Key != "" {
+			var first []byte
+			err := tx.QueryRow(ctx, `SELECT id, claim_hash FROM balance_sales WHERE salon_id = $1 AND request_key = $2`, in.SalonID, in.Key).
+				Scan(&id, &first)
+			if err == nil {
+				if subtle.ConstantTimeCompare(first, claimHash) != 1 {
+					return conflict("this idempotency key was used for another purchase")
+				}
+				return nil
+			}
+			if !isNoRows(err) {
+				return err
+			}
+		}
+		o, err := scanBalanceOffer(tx.QueryRow(ctx, `SELECT `+balanceOfferColumns+` FROM balance_offers WHERE salon_id = $1 AND id = $2 AND active`,
+			in.SalonID, in.OfferID))
+		if isNoRows(err) {
+			return unknown("offer_id", "no such offer")
+		}
+		if err != nil {
+			return err
+		}
+		client, err := clientByPhone(ctx, tx, in.SalonID, in.Buyer)
+		if err != nil {
+			return err
+		}
+		ref := newToken()
+		var receipt []byte
+		if s.receipts {
+			r, err := saleReceipt(ctx, tx, &o, in.Buyer, c.salon.Currency)
+			if err != nil {
+				return err
+			}
+			if receipt, err = json.Marshal(r); err != nil {
+				return err
+			}
+		}
+		returnURL := ""
+		if back != nil {
+			returnURL = back(ref)
+		}
+		err = tx.QueryRow(ctx, `INSERT INTO balance_sales (salon_id, offer_id, kind, title, service_ids, units, price, currency, valid_days,
+			    client_id, email, lang, provider, status, idempotence_key, request_key, return_url, return_ref, claim_hash, receipt)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULLIF($9, 0), $10, $11, $12, $13, 'registering', $14, NULLIF($15, ''), $16, $17, $18, $19)
+			RETURNING id`, in.SalonID, o.ID, o.Kind, o.Title, o.ServiceIDs, o.units(), int64(o.Price), c.salon.Currency, o.ValidDays,
+			client, in.Buyer.Email, in.Buyer.Lang, s.psp.Name(), "sale-"+randomHex(16), in.Key, returnURL, ref, claimHash, receipt).Scan(&id)
+		fresh = err == nil
+		return err
+	})
+	if violated(err, "balance_sales_request") {
+		return nil, conflict("this purchase is being made: try again in a moment")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("buy balance: %w", dbErr(err))
+	}
+	if fresh && providerCallsAllowed(ctx) {
+		if _, err := s.checkSale(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	return s.sale(ctx, `s.id = $1`, id)
+}
+
+// sale reads one sale.
+func (s *Service) sale(ctx context.Context, where string, args ...any) (*BalanceSale, error) {
+	x, err := scanSale(s.pool.QueryRow(ctx, `SELECT `+saleColumns+saleFrom+`WHERE `+where, args...))
+	if isNoRows(err) {
+		return nil, fmt.Errorf("balance sale: %w", ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("balance sale: %w", dbErr(err))
+	}
+	return x, nil
+}
+
+// saleReceipt is the fiscal receipt a sale is paid with: a certificate is
+// an advance (54-FZ: what it buys is not yet known), a package the full
+// prepayment of its services.
+func saleReceipt(ctx context.Context, tx pgx.Tx, o *BalanceOffer, buyer ClientInput, currency string) (*psp.Receipt, error) {
+	var vat, tax int
+	if err := tx.QueryRow(ctx, `SELECT receipt_vat_code, COALESCE(receipt_tax_system, 0) FROM salons WHERE id = $1`, o.SalonID).
+		Scan(&vat, &tax); err != nil {
+		return nil, fmt.Errorf("receipt: %w", err)
+	}
+	subject, mode := "service", "full_prepayment"
+	if o.Kind == BalanceCertificate {
+		subject, mode = "payment", "advance"
+	}
+	return &psp.Receipt{
+		Customer:  psp.ReceiptCustomer{Email: buyer.Email, Phone: strings.TrimPrefix(buyer.Phone, "+")},
+		TaxSystem: tax,
+		Items: []psp.ReceiptItem{{Description: truncate(o.Title, 128), Quantity: "1.00", Amount: int64(o.Price), Currency: currency,
+			VatCode: vat, PaymentSubject: subject, PaymentMode: mode}},
+	}, nil
+}
+
+// saleState is what a check reads of a sale.
+type saleState struct {
+	id, salonID     int64
+	status          PaymentStatus
+	key, externalID string
+	price           int64
+	currency        string
+	returnURL       string
+	receipt         []byte
+	refundAmount    int64
+	refundKey       string
+	checks          int
+	createdAt       time.Time
+	title           string
+	kind            BalanceKind
+	balance         int64
+}
+
+func (s *Service) readSale(ctx context.Context, q querier, id int64, lock string) (*saleState, error) {
+	var x saleState
+	err := q.QueryRow(ctx, `SELECT s.id, s.salon_id, s.status, s.idempotence_key, COALESCE(s.external_id, ''), s.price, s.currency,
+		    s.return_url, s.receipt, COALESCE(s.refund_amount, 0), COALESCE(s.refund_key, ''), s.checks, s.created_at, s.title, s.kind,
+		    COALESCE(s.balance_id, 0)
+		FROM balance_sales s WHERE s.id = $1 `+lock, id).Scan(&x.id, &x.salonID, &x.status, &x.key, &x.externalID, &x.price, &x.currency,
+		&x.returnURL, &x.receipt, &x.refundAmount, &x.refundKey, &x.checks, &x.createdAt, &x.title, &x.kind, &x.balance)
+	if isNoRows(err) {
+		return nil, fmt.Errorf("balance sale %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("balance sale %d: %w", id, dbErr(err))
+	}
+	return &x, nil
+}
+
+// CheckSale brings a sale up to date with the provider (the platform:
+// the sweep, and tests). Errors: ErrForbidden, ErrNotFound, ErrUnavailable.
+func (s *Service) CheckSale(ctx context.Context, saleID int64) (*BalanceSale, error) {
+	if err := onlySystem(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := s.checkSale(ctx, saleID); err != nil {
+		return nil, err
+	}
+	return s.sale(ctx, `s.id = $1`, saleID)
+}
+
+// checkSale is the sale's saga step: the provider's answer first (a
+// create, with the sale's own key, while the payment may not exist yet),
+// then what it asks for: the capture of an authorization, the credit of a
+// capture (one transaction), the refund asked. It reports whether the
+// sale moved.
+func (s *Service) checkSale(ctx context.Context, id int64) (bool, error) {
+	x, err := s.readSale(ctx, s.pool, id, "")
+	if err != nil {
+		return false, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, providerCall)
+	defer cancel()
+	var p *psp.Payment
+	switch x.status {
+	case PayRegistering, PayUnknown:
+		var receipt *psp.Receipt
+		if x.receipt != nil {
+			receipt = &psp.Receipt{}
+			if err := json.Unmarshal(x.receipt, receipt); err != nil {
+				return false, fmt.Errorf("balance sale %d: receipt: %w", id, err)
+			}
+		}
+		p, err = s.psp.Create(cctx, x.key, psp.CreateRequest{Amount: x.price, Currency: x.currency,
+			Description: truncate(x.title, 128), ReturnURL: x.returnURL,
+			Metadata: map[string]string{"sale_id": strconv.FormatInt(id, 10)}, Receipt: receipt})
+		if psp.IsRejected(err) {
+			return s.moveSale(ctx, id, x.status, PayFailed, nil, err.Error())
+		}
+	case PayRegistered, PayAuthorized, PayCompleted, PayFailed, PayRefunding:
+		if x.externalID == "" {
+			return false, nil
+		}
+		p, err = s.psp.Get(cctx, x.externalID)
+	default:
+		return false, nil // canceled, refunded: nothing moves again
+	}
+	if err != nil {
+		s.saleCheckFailed(ctx, x, err)
+		if x.status == PayRegistering {
+			_, _ = s.moveSale(ctx, id, PayRegistering, PayUnknown, nil, err.Error())
+		}
+		return false, fmt.Errorf("the payment provider did not answer: %w", ErrUnavailable)
+	}
+	if p.Status == psp.WaitingForCapture {
+		if _, err := s.moveSale(ctx, id, x.status, PayAuthorized, p, ""); err != nil {
+			return false, err
+		}
+		c, err := s.psp.Capture(cctx, "sale-capture-"+strconv.FormatInt(id, 10), p.ID, p.Amount, p.Currency)
+		if err != nil {
+			s.saleCheckFailed(ctx, x, err)
+			return true, fmt.Errorf("the payment provider did not answer: %w", ErrUnavailable)
+		}
+		p, x.status = c, PayAuthorized
+	}
+	switch p.Status {
+	case psp.Pending:
+		if x.status == PayRegistering || x.status == PayUnknown {
+			return s.moveSale(ctx, id, x.status, PayRegistered, p, "")
+		}
+		if x.status == PayRegistered && s.now().Sub(x.createdAt) > paymentGiveUp {
+			return s.moveSale(ctx, id, PayRegistered, PayFailed, p, "not paid within a day")
+		}
+		s.saleUnchanged(ctx, x)
+		return false, nil
+	case psp.Canceled:
+		if x.status.Terminal() && x.status != PayFailed {
+			return false, nil
+		}
+		return s.moveSale(ctx, id, x.status, PayCanceled, p, "the payment was declined or cancelled")
+	case psp.Succeeded:
+		moved := false
+		if !(x.status == PayCompleted || x.status == PayRefunding) {
+			mail, err := s.creditSale(ctx, id, p)
+			if err != nil {
+				return false, err
+			}
+			if mail != nil {
+				s.mailSale(context.WithoutCancel(ctx), mail)
+			}
+			moved = true
+		}
+		if x.status == PayRefunding || moved {
+			if x2, err := s.readSale(ctx, s.pool, id, ""); err == nil && x2.status == PayRefunding {
+				return true, s.refundSale(ctx, x2)
+			}
+		}
+		if !moved {
+			s.saleUnchanged(ctx, x)
+		}
+		return moved, nil
+	}
+	return false, nil
+}
+
+// moveSale moves a sale from from to to (with the provider's payment, if
+// given), scheduling its next check by state.
+func (s *Service) moveSale(ctx context.Context, id int64, from, to PaymentStatus, p *psp.Payment, why string) (bool, error) {
+	var ext, url *string
+	if p != nil {
+		ext = &p.ID
+		if p.ConfirmationURL != "" {
+			url = &p.ConfirmationURL
+		}
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE balance_sales SET status = $3, external_id = COALESCE($4, external_id),
+		confirmation_url = COALESCE($5, confirmation_url), last_error = $6, next_check_at = $7, checks = 0, updated_at = now()
+		WHERE id = $1 AND status = $2`, id, from, to, ext, url, why, s.now().Add(checkDelay(to, to == PayRegistered, 0)))
+	if err != nil {
+		return false, fmt.Errorf("balance sale %d: %w", id, dbErr(err))
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// saleUnchanged and saleCheckFailed put the next check later (backing off).
+func (s *Service) saleUnchanged(ctx context.Context, x *saleState) { s.saleLater(ctx, x, "") }
+
+func (s *Service) saleCheckFailed(ctx context.Context, x *saleState, cause error) {
+	s.log.Warn("balance sale: check", "sale", x.id, "status", x.status, "err", cause)
+	s.saleLater(ctx, x, cause.Error())
+}
+
+func (s *Service) saleLater(ctx context.Context, x *saleState, why string) {
+	next := s.now().Add(checkDelay(x.status, x.status == PayRegistered, x.checks+1))
+	if _, err := s.pool.Exec(context.WithoutCancel(ctx), `UPDATE balance_sales SET checks = checks + 1, next_check_at = $2,
+		last_error = $3, updated_at = now() WHERE id = $1`, x.id, next, why); err != nil {
+		s.log.Warn("balance sale: reschedule", "sale", x.id, "err", err)
+	}
+}
+
+// creditSale records the capture: the balance, its code and its credit,
+// and the sale completed, in one transaction under the sale's row lock;
+// once (a sale already credited returns nil). It returns the code's
+// e-mail to send.
+func (s *Service) creditSale(ctx context.Context, id int64, p *psp.Payment) (*SaleMail, error) {
+	var mail *SaleMail
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		mail = nil
+		var salonID, clientID, units int64
+		var kind BalanceKind
+		var services []int64
+		var days int
+		var status PaymentStatus
+		var claim []byte
+		var m SaleMail
+		if err := tx.QueryRow(ctx, `SELECT salon_id, client_id, kind, service_ids, units, COALESCE(valid_days, 0), status, claim_hash, email, lang
+			FROM balance_sales WHERE id = $1 FOR UPDATE`, id).
+			Scan(&salonID, &clientID, &kind, &services, &units, &days, &status, &claim, &m.To, &m.Lang); err != nil {
+			return err
+		}
+		if status == PayCompleted || status == PayRefunding || status == PayRefunded || status == PayCanceled {
+			return nil
+		}
+		c, err := s.catalogAt(ctx, tx, salonID, 0)
+		if err != nil {
+			return err
+		}
+		code := newBalanceCode()
+		norm := normalizeCode(code)
+		var expires *time.Time
+		if days > 0 {
+			d := c.salon.Today(s.now()).AddDays(days - 1).dbDate()
+			expires = &d
+			m.ValidUntil = DateOf(d)
+		}
+		var client *int64
+		if kind == BalancePackage {
+			client = &clientID
+		}
+		var balanceID int64
+		if err := tx.QueryRow(ctx, `INSERT INTO balances (salon_id, kind, code_hash, code_hint, client_id, service_ids, total, expires_on, paid_via)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'online') RETURNING id`, salonID, kind, tokenHash(norm), norm[len(norm)-4:], client,
+			services, units, expires).Scan(&balanceID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO balance_entries (balance_id, salon_id, type, delta, actor) VALUES ($1, $2, 'credit', $3, $4)`,
+			balanceID, salonID, units, "online: payment "+p.ID); err != nil {
+			return err
+		}
+		var sealed []byte
+		if claim != nil {
+			if sealed, err = sealCode(claim, code); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `UPDATE balance_sales SET status = 'completed', balance_id = $2, code_sealed = $3, external_id = $4,
+			last_error = '', next_check_at = $5, checks = 0, updated_at = now() WHERE id = $1`,
+			id, balanceID, sealed, p.ID, s.now().Add(checkDelay(PayCompleted, false, 0))); err != nil {
+			return err
+		}
+		m.SaleID, m.BalanceID, m.Salon, m.Kind, m.Code, m.Units = id, balanceID, c.salon, kind, code, units
+		for _, sid := range services {
+			m.Services = append(m.Services, c.services[sid].Name)
+		}
+		if m.Lang == "" {
+			m.Lang = c.salon.Locale
+		}
+		mail = &m
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("balance sale %d: credit: %w", id, dbErr(err))
+	}
+	return mail, nil
+}
+
+// sealCode seals a code under a claim's hash (AES-256-GCM: the key is the
+// claim's hash hashed again, so the stored hash alone opens nothing).
+func sealCode(claimHash []byte, code string) ([]byte, error) {
+	g, err := claimCipher(claimHash)
+	if err != nil {
+		return nil, err
+	}
+	nonce := make([]byte, g.NonceSize())
+	_, _ = rand.Read(nonce)
+	return g.Seal(nonce, nonce, []byte(code), nil), nil
+}
+
+// openCode opens a sealed code with the buyer's claim.
+func openCode(claim string, sealed []byte) (string, error) {
+	g, err := claimCipher(tokenHash(claim))
+	if err != nil {
+		return "", err
+	}
+	if len(sealed) < g.NonceSize() {
+		return "", errors.New("sealed code: too short")
+	}
+	out, err := g.Open(nil, sealed[:g.NonceSize()], sealed[g.NonceSize():], nil)
+	return string(out), err
+}
+
+func claimCipher(claimHash []byte) (cipher.AEAD, error) {
+	key := sha256.Sum256(append([]byte("salon balance code key\x00"), claimHash...))
+	b, err := aes.NewCipher(key[:])
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(b)
+}
+
+// SaleMail is the e-mail that delivers a balance bought online.
+type SaleMail struct {
+	SaleID, BalanceID int64
+	To, Lang          string
+	Salon             Salon
+	Kind              BalanceKind
+	Code              string
+	// Units: a package's visits, a certificate's minor units.
+	Units      int64
+	Services   []string // a package's
+	ValidUntil Date     // zero: no end
+}
+
+// SaleCourier is an e-mail courier that also delivers a sale's code.
+type SaleCourier interface {
+	DeliverSale(ctx context.Context, m *SaleMail) (Sent, error)
+}
+
+// mailSale sends the code's e-mail and records how it went (its words
+// are not kept: they hold the code).
+func (s *Service) mailSale(ctx context.Context, m *SaleMail) {
+	why := ""
+	c, ok := s.couriers[ChannelEmail].(SaleCourier)
+	if !ok {
+		why = "this server sends no e-mail"
+	} else if err := s.turn(ctx, ChannelEmail); err != nil {
+		why = err.Error()
+	} else {
+		sctx, cancel := context.WithTimeout(ctx, sendTimeout)
+		_, err := c.DeliverSale(sctx, m)
+		cancel()
+		if err != nil {
+			why = err.Error()
+		}
+	}
+	if why != "" {
+		s.log.Warn("balance sale: the code's e-mail did not go", "sale", m.SaleID, "err", why)
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE balance_sales SET mailed_at = CASE WHEN $2 = '' THEN $3::timestamptz END, mail_error = $2
+		WHERE id = $1`, m.SaleID, why, s.now()); err != nil {
+		s.log.Warn("balance sale: record the e-mail", "sale", m.SaleID, "err", err)
+	}
+}
+
+// SaleReturn is what the buyer back from paying sees, by the sale's
+// return reference (any caller, for ReturnRefTTL): its state, checked with
+// the provider first (at most every few seconds), and the code when claim
+// is the buyer's own. Errors: ErrNotFound.
+func (s *Service) SaleReturn(ctx context.Context, ref, claim string) (*BalanceSale, error) {
+	if err := callerOf(ctx).check(); err != nil {
+		return nil, err
+	}
+	if ref == "" || len(ref) > 100 {
+		return nil, fmt.Errorf("balance sale: %w", ErrNotFound)
+	}
+	var id int64
+	var status PaymentStatus
+	err := s.pool.QueryRow(ctx, `SELECT id, status FROM balance_sales WHERE return_ref = $1 AND created_at > $2`, ref, s.now().Add(-ReturnRefTTL)).
+		Scan(&id, &status)
+	if isNoRows(err) {
+		return nil, fmt.Errorf("balance sale: %w", ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("balance sale: %w", dbErr(err))
+	}
+	if (status == PayRegistered || status == PayUnknown || status == PayAuthorized || status == PayRegistering) && s.saleCheckDue(ctx, id) {
+		if _, err := s.checkSale(ctx, id); err != nil && !errors.Is(err, ErrUnavailable) {
+			return nil, err
+		}
+	}
+	x, err := s.sale(ctx, `s.id = $1`, id)
+	if err != nil {
+		return nil, err
+	}
+	x.Email = maskEmail(x.Email)
+	if claim == "" || x.Status != PayCompleted {
+		return x, nil
+	}
+	var sealed []byte
+	if err := s.pool.QueryRow(ctx, `SELECT code_sealed FROM balance_sales WHERE id = $1`, id).Scan(&sealed); err != nil {
+		return nil, fmt.Errorf("balance sale: %w", dbErr(err))
+	}
+	if sealed != nil {
+		if code, err := openCode(claim, sealed); err == nil {
+			x.Code = code
+		}
+	}
+	return x, nil
+}
+
+// saleCheckDue takes the right to check a sale for a buyer's page: at most
+// once every clientCheckEvery, whichever replica serves it.
+func (s *Service) saleCheckDue(ctx context.Context, id int64) bool {
+	var ok bool
+	err := s.pool.QueryRow(ctx, `WITH c AS (UPDATE balance_sales SET client_checked_at = $2 WHERE id = $1
+		AND (client_checked_at IS NULL OR client_checked_at <= $3) RETURNING 1) SELECT EXISTS (SELECT 1 FROM c)`,
+		id, s.now(), s.now().Add(-clientCheckEvery)).Scan(&ok)
+	return err == nil && ok
+}
+
+// maskEmail is an address as a page shows it to whoever holds a link:
+// a***@example.com.
+func maskEmail(e string) string {
+	at := strings.LastIndexByte(e, '@')
+	if at < 1 {
+		return ""
+	}
+	return e[:1] + "***" + e[at:]
+}
+
+// saleNotified handles the provider's notification of a sale's payment
+// (believed only as far as the provider's own answer). Unknown payments
+// are ErrNotFound.
+func (s *Service) saleNotified(ctx context.Context, provider, externalID string) error {
+	var id int64
+	err := s.pool.QueryRow(ctx, `SELECT id FROM balance_sales WHERE provider = $1 AND external_id = $2`, provider, externalID).Scan(&id)
+	if isNoRows(err) {
+		return fmt.Errorf("payment %s: %w", externalID, ErrNotFound)
+	}
+	if err != nil {
+		return dbErr(err)
+	}
+	_, err = s.checkSale(ctx, id)
+	return err
+}
+
+// refundSale asks the provider for a sale's refund (decided, with its
+// amount and key, in the transaction that wrote the balance's refund
+// entry), and records it done when the provider says so.
+func (s *Service) refundSale(ctx context.Context, x *saleState) error {
+	var receipt *psp.Receipt
+	if x.receipt != nil {
+		var r psp.Receipt
+		if err := json.Unmarshal(x.receipt, &r); err != nil {
+			return fmt.Errorf("balance sale %d: receipt: %w", x.id, err)
+		}
+		receipt = refundReceipt(&r, Money(x.refundAmount))
+	}
+	cctx, cancel := context.WithTimeout(ctx, providerCall)
+	defer cancel()
+	r, err := s.psp.Refund(cctx, x.refundKey, x.externalID, x.refundAmount, x.currency, receipt)
+	switch {
+	case err != nil:
+		s.saleCheckFailed(ctx, x, err)
+		return fmt.Errorf("the payment provider did not answer: %w", ErrUnavailable)
+	case r.Status == "succeeded":
+		_, err := s.moveSale(ctx, x.id, PayRefunding, PayRefunded, nil, "")
+		return err
+	case r.Status == "canceled":
+		_, err := s.moveSale(ctx, x.id, PayRefunding, PayCompleted, nil, "the provider cancelled the refund")
+		return err
+	}
+	s.saleUnchanged(ctx, x)
+	return nil
+}
+
+// refundSaleOf, in the transaction of a balance's refund entry, turns the
+// refund of left units of balance b into the refund of its sale's money,
+// if it was sold online: the left share of the price (a certificate: what
+// is left; a package: the price of the visits left). It returns the sale
+// to follow up (0: none).
+func refundSaleOf(ctx context.Context, tx pgx.Tx, b *Balance, left int64) (int64, Money, error) {
+	var id, price, units int64
+	var status PaymentStatus
+	err := tx.QueryRow(ctx, `SELECT id, price, units, status FROM balance_sales WHERE balance_id = $1 FOR UPDATE`, b.ID).
+		Scan(&id, &price, &units, &status)
+	if isNoRows(err) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if status != PayCompleted {
+		return 0, 0, conflict("the sale's payment is %s", string(status))
+	}
+	// The share of the price left (a certificate sold at its face value:
+	// what is left).
+	amount := price * left / units
+	if amount <= 0 {
+		return 0, 0, nil
+	}
+	_, err = tx.Exec(ctx, `UPDATE balance_sales SET status = 'refunding', refund_amount = $2, refund_key = $3, next_check_at = now(),
+		checks = 0, updated_at = now() WHERE id = $1`, id, amount, "sale-refund-"+strconv.FormatInt(id, 10))
+	return id, Money(amount), err
+}
+
+// sweepSales follows up the sales whose time came (SweepPayments runs it):
+// as the payments' sweep, shared by replicas with SKIP LOCKED and a lease.
+func (s *Service) sweepSales(ctx context.Context) int {
+	seen := []int64{}
+	for len(seen) < sweepBatch && ctx.Err() == nil {
+		now := s.now()
+		var id int64
+		err := s.pool.QueryRow(ctx, `UPDATE balance_sales SET lease_until = $2
+			WHERE id = (SELECT id FROM balance_sales
+			            WHERE status IN ('registering', 'registered', 'unknown', 'authorized', 'refunding')
+			              AND next_check_at <= $1 AND (lease_until IS NULL OR lease_until < $1) AND id <> ALL($3)
+			            ORDER BY next_check_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+			RETURNING id`, now, now.Add(paymentLease), seen).Scan(&id)
+		if err != nil {
+			if !isNoRows(err) {
+				s.log.Warn("balance sales sweep", "err", err)
+			}
+			break
+		}
+		seen = append(seen, id)
+		if _, err := s.checkSale(ctx, id); err != nil && !errors.Is(err, ErrUnavailable) {
+			s.log.Warn("balance sales sweep", "sale", id, "err", err)
+		}
+		_, _ = s.pool.Exec(context.WithoutCancel(ctx), `UPDATE balance_sales SET lease_until = NULL WHERE id = $1`, id)
+	}
+	return len(seen)
+}
+
+// BalanceSales returns the salon's latest sales, newest first (staff).
+func (s *Service) BalanceSales(ctx context.Context, salonID int64) ([]BalanceSale, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+saleColumns+saleFrom+`WHERE s.salon_id = $1 ORDER BY s.id DESC LIMIT $2`, salonID, maxBalanceRows)
+	if err != nil {
+		return nil, fmt.Errorf("balance sales: %w", dbErr(err))
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (BalanceSale, error) {
+		x, err := scanSale(r)
+		if err != nil {
+			return BalanceSale{}, err
+		}
+		return *x, nil
+	})
+}
+
+// SaleOfBalance returns the online sale that made a balance (staff).
+// Errors: ErrNotFound (sold in the salon), ErrForbidden.
+func (s *Service) SaleOfBalance(ctx context.Context, salonID, balanceID int64) (*BalanceSale, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	return s.sale(ctx, `s.salon_id = $1 AND s.balance_id = $2`, salonID, balanceID)
+}
+
+// ResendBalanceCode gives a balance sold online a new code and e-mails it
+// to its buyer (staff: when the first e-mail did not go, or the code was
+// lost). The old code stops working. Errors: ErrNotFound, ErrForbidden,
+// ErrConflict (nothing left on it).
+func (s *Service) ResendBalanceCode(ctx context.Context, salonID, balanceID int64) (*BalanceSale, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	var m SaleMail
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var remaining int64
+		var expires *time.Time
+		var services []int64
+		err := tx.QueryRow(ctx, `SELECT s.id, s.email, s.lang, b.kind, b.remaining, b.expires_on, b.service_ids
+			FROM balance_sales s JOIN balances b ON b.id = s.balance_id WHERE s.salon_id = $1 AND s.balance_id = $2 FOR UPDATE OF b, s`,
+			salonID, balanceID).Scan(&m.SaleID, &m.To, &m.Lang, &m.Kind, &remaining, &expires, &services)
+		if isNoRows(err) {
+			return fmt.Errorf("balance %d: %w", balanceID, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if remaining == 0 {
+			return conflict("nothing is left on it")
+		}
+		if m.To == "" {
+			return conflict("the buyer's e-mail was erased")
+		}
+		c, err := s.catalogAt(ctx, tx, salonID, 0)
+		if err != nil {
+			return err
+		}
+		m.Code = newBalanceCode()
+		norm := normalizeCode(m.Code)
+		if _, err := tx.Exec(ctx, `UPDATE balances SET code_hash = $2, code_hint = $3 WHERE id = $1`, balanceID, tokenHash(norm), norm[len(norm)-4:]); err != nil {
+			return err
+		}
+		// The old code sealed for the return page opens nothing now.
+		if _, err := tx.Exec(ctx, `UPDATE balance_sales SET code_sealed = NULL WHERE id = $1`, m.SaleID); err != nil {
+			return err
+		}
+		m.BalanceID, m.Salon, m.Units = balanceID, c.salon, remaining
+		if expires != nil {
+			m.ValidUntil = DateOf(*expires)
+		}
+		for _, sid := range services {
+			m.Services = append(m.Services, c.services[sid].Name)
+		}
+		if m.Lang == "" {
+			m.Lang = c.salon.Locale
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("resend balance code: %w", dbErr(err))
+	}
+	s.mailSale(ctx, &m)
+	return s.sale(ctx, `s.id = $1`, m.SaleID)
+}

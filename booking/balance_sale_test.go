@@ -1,0 +1,251 @@
+package booking_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+	"salon/booking/mail"
+	"salon/booking/mail/mailtest"
+	"salon/booking/psp/psptest"
+	"salon/internal/courier"
+)
+
+// saleWorld is a salon that sells certificates and packages online
+// through a fake YooKassa with receipts on, and e-mails through Mailpit.
+type saleWorld struct {
+	*payWorld
+	mp    *mailtest.Server
+	owner context.Context
+}
+
+func newSaleWorld(t *testing.T) *saleWorld {
+	t.Helper()
+	mp := mailtest.Start(t)
+	sender, err := mail.New("smtp://salon:secret@"+mp.SMTP, "Studio <booking@studio.example>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := psptest.New(t)
+	fake.RequireReceipts = true
+	w := newPayWorldOn(t, fake, booking.RefundAlways, booking.WithReceipts(),
+		booking.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		booking.WithCourier(booking.ChannelEmail, &courier.Email{Mail: sender, Base: "https://salon.test"}, 0))
+	owner := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleOwner}))
+	if err := w.Svc.SetReceiptSettings(owner, w.salon.ID, booking.ReceiptSettings{VatCode: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return &saleWorld{payWorld: w, mp: mp, owner: owner}
+}
+
+func (w *saleWorld) offer(o booking.BalanceOffer) *booking.BalanceOffer {
+	w.t.Helper()
+	o.SalonID = w.salon.ID
+	out, err := w.Svc.AddBalanceOffer(w.owner, o)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return out
+}
+
+func (w *saleWorld) buy(offer int64, claim, email string) *booking.BalanceSale {
+	w.t.Helper()
+	x, err := w.Svc.BuyBalance(web(), booking.BalancePurchase{SalonID: w.salon.ID, OfferID: offer, Claim: claim,
+		Buyer: booking.ClientInput{Name: "Вера", Phone: bookingtest.Phone(), Email: email}},
+		func(ref string) string { return "https://salon.test/w/s/bought/" + ref })
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return x
+}
+
+// externalID is the provider's id of a sale's payment.
+func (w *saleWorld) externalID(sale int64) string {
+	w.t.Helper()
+	var id string
+	if err := w.Pool.QueryRow(context.Background(), `SELECT external_id FROM balance_sales WHERE id = $1`, sale).Scan(&id); err != nil {
+		w.t.Fatal(err)
+	}
+	return id
+}
+
+const claim = "the-buyers-browser-made-this-claim-1"
+
+// A certificate bought online: paid at the provider, then the webhook, the
+// buyer's return and the sweep all at once from a barrier: one capture at
+// the provider, one balance, one credit, one e-mail with the code, which
+// then pays a booking; the provider's receipt is the advance of a
+// certificate.
+func TestACertificateBoughtOnlineIsCreditedOnce(t *testing.T) {
+	w := newSaleWorld(t)
+	o := w.offer(booking.BalanceOffer{Kind: booking.BalanceCertificate, Title: "Сертификат на 3000", Amount: 300000, Price: 300000,
+		ValidDays: 90})
+	x := w.buy(o.ID, claim, "vera@example.com")
+	if x.Status != booking.PayRegistered || x.URL == "" || x.Ref == "" {
+		t.Fatalf("a purchase is %s, url %q, ref %q", x.Status, x.URL, x.Ref)
+	}
+	if strings.Contains(x.URL, claim) {
+		t.Fatal("the claim is in a URL")
+	}
+	ext := w.externalID(x.ID)
+	// Not paid yet: nothing credited, no code on the return page.
+	back, err := w.Svc.SaleReturn(web(), x.Ref, claim)
+	if err != nil || back.Status != booking.PayRegistered || back.Code != "" {
+		t.Fatalf("before paying: %+v, %v", back, err)
+	}
+	if !w.fake.Pay(ext) {
+		t.Fatal("the fake did not take the payment")
+	}
+	var codes atomic.Int32
+	bookingtest.Race(9, func(i int) {
+		var err error
+		switch i % 3 {
+		case 0:
+			_, err = w.Svc.PaymentNotified(web(), w.yk.Name(), ext)
+		case 1:
+			var b *booking.BalanceSale
+			if b, err = w.Svc.SaleReturn(web(), x.Ref, claim); err == nil && b.Code != "" {
+				codes.Add(1)
+			}
+		default:
+			_, err = w.Svc.SweepPayments(bookingtest.System())
+		}
+		if err != nil && !errors.Is(err, booking.ErrUnavailable) {
+			t.Error(err)
+		}
+	})
+	back, err = w.Svc.SaleReturn(web(), x.Ref, claim)
+	if err != nil || back.Status != booking.PayCompleted || back.Code == "" || back.BalanceID == 0 {
+		t.Fatalf("after paying: %+v, %v", back, err)
+	}
+	if n := w.count(`SELECT count(*) FROM balances WHERE salon_id = $1`, w.salon.ID); n != 1 {
+		t.Fatalf("%d balances", n)
+	}
+	if n := w.count(`SELECT count(*) FROM balance_entries WHERE balance_id = $1 AND type = 'credit' AND delta = 300000`, back.BalanceID); n != 1 {
+		t.Fatalf("%d credits", n)
+	}
+	captured, _ := w.fake.Totals()
+	if captured != 300000 || w.fake.Status(ext) != "succeeded" {
+		t.Fatalf("the provider captured %d, its payment is %s", captured, w.fake.Status(ext))
+	}
+	t.Logf("capture calls %d (one key), codes shown to the claim %d", w.fake.Calls("POST /payments/{id}/capture"), codes.Load())
+	// Another's claim, or none, sees no code.
+	for _, c := range []string{"", "someone-elses-claim-of-enough-length"} {
+		if b, err := w.Svc.SaleReturn(web(), x.Ref, c); err != nil || b.Code != "" {
+			t.Fatalf("claim %q: %+v, %v", c, b, err)
+		}
+	}
+	// The e-mail, once, with the code that the page showed.
+	bookingtest.WaitFor(t, 10*time.Second, "the code's e-mail", func() bool { return w.mp.Count(t) >= 1 })
+	msgs := w.mp.Messages(t)
+	if len(msgs) != 1 || msgs[0].To[0].Address != "vera@example.com" || !strings.Contains(msgs[0].Text, back.Code) ||
+		!strings.Contains(msgs[0].Subject, "сертификат") {
+		t.Fatalf("e-mails: %d, %+v", len(msgs), msgs)
+	}
+	t.Logf("e-mail: %s\n%s", msgs[0].Subject, msgs[0].Text)
+	// Nothing readable in the database holds the code.
+	var leaks int
+	if err := w.Pool.QueryRow(context.Background(), `SELECT count(*) FROM balance_sales s WHERE s::text LIKE '%' || $1 || '%'`,
+		back.Code).Scan(&leaks); err != nil || leaks != 0 {
+		t.Fatalf("the code is readable in the sale's row (%d, %v)", leaks, err)
+	}
+	// The receipt the provider took: an advance, to the buyer's e-mail.
+	var found bool
+	for _, r := range w.fake.Receipts() {
+		if r.PaymentID == ext || r.Kind == "payment" {
+			items, _ := r.Body["items"].([]any)
+			if len(items) == 1 && items[0].(map[string]any)["payment_mode"] == "advance" &&
+				r.Body["customer"].(map[string]any)["email"] == "vera@example.com" {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("receipts: %+v", w.fake.Receipts())
+	}
+	// The code pays a booking (the deposit, then what is left of 5000).
+	b, err := w.Svc.Book(web(), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, MasterID: w.master.ID,
+		StartsAt: bookingtest.At(w.salon, w.day, "12:00"), Client: booking.ClientInput{Name: "Гость", Phone: bookingtest.Phone()},
+		PayWith: &booking.PayWith{Kind: booking.BalanceCertificate, Code: back.Code}})
+	if err != nil || b.PaidWith == nil || b.PaidWith.Remaining != 0 {
+		t.Fatalf("booking with the code: %+v, %v", b, err)
+	}
+}
+
+// A purchase declined at the provider credits nothing; one bought again
+// with the same request key is the same sale; a refund of a package with
+// visits left goes back through the provider, its share of the price.
+func TestAPackageBoughtOnlineIsRefundedThroughTheProvider(t *testing.T) {
+	w := newSaleWorld(t)
+	o := w.offer(booking.BalanceOffer{Kind: booking.BalancePackage, Title: "5 окрашиваний", ServiceIDs: []int64{w.svc.ID}, Visits: 5,
+		Price: 2000000})
+	// Declined.
+	d := w.buy(o.ID, "", "decline@example.com")
+	w.fake.Decline(w.externalID(d.ID))
+	if x, err := w.Svc.CheckSale(bookingtest.System(), d.ID); err != nil || x.Status != booking.PayCanceled || x.BalanceID != 0 {
+		t.Fatalf("declined: %+v, %v", x, err)
+	}
+	// The same request twice is one sale, one payment.
+	in := booking.BalancePurchase{SalonID: w.salon.ID, OfferID: o.ID, Key: "k-1", Claim: claim,
+		Buyer: booking.ClientInput{Name: "Ольга", Phone: bookingtest.Phone(), Email: "olga@example.com"}}
+	x1, err := w.Svc.BuyBalance(web(), in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x2, err := w.Svc.BuyBalance(web(), in, nil)
+	if err != nil || x2.ID != x1.ID {
+		t.Fatalf("the retry: %+v, %v", x2, err)
+	}
+	in.Claim = "another-claim-of-the-right-length-xx"
+	if _, err := w.Svc.BuyBalance(web(), in, nil); !errors.Is(err, booking.ErrConflict) {
+		t.Fatalf("the key with another claim: %v", err)
+	}
+	if n := w.fake.Calls("POST /payments"); n != 2 {
+		t.Fatalf("%d payments created", n)
+	}
+	w.fake.Pay(w.externalID(x1.ID))
+	x, err := w.Svc.CheckSale(bookingtest.System(), x1.ID)
+	if err != nil || x.Status != booking.PayCompleted {
+		t.Fatalf("paid: %+v, %v", x, err)
+	}
+	// One visit used by its client (staff pay at the desk), four left.
+	staff := booking.As(context.Background(), w.admin())
+	var phone string
+	if err := w.Pool.QueryRow(context.Background(), `SELECT c.phone FROM clients c JOIN balances b ON b.client_id = c.id WHERE b.id = $1`,
+		x.BalanceID).Scan(&phone); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.Book(staff, booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, MasterID: w.master.ID,
+		StartsAt: bookingtest.At(w.salon, w.day, "10:00"), Client: booking.ClientInput{Name: "Ольга", Phone: phone},
+		PayWith: &booking.PayWith{Kind: booking.BalancePackage, BalanceID: x.BalanceID}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, "moved away"); err != nil {
+		t.Fatal(err)
+	}
+	bookingtest.WaitFor(t, 10*time.Second, "the provider's refund", func() bool {
+		_, _ = w.Svc.SweepPayments(bookingtest.System())
+		_, refunded := w.fake.Totals()
+		return refunded > 0
+	})
+	_, refunded := w.fake.Totals()
+	if refunded != 2000000*4/5 { // four visits of five left
+		t.Fatalf("refunded %d", refunded)
+	}
+	sales, err := w.Svc.BalanceSales(staff, w.salon.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("refunded %d of %d; sales %d", refunded, 2000000, len(sales))
+}
+
+func (w *saleWorld) admin() booking.Caller {
+	return booking.ByStaff(booking.User{ID: 2, SalonID: w.salon.ID, Role: booking.RoleAdmin})
+}
