@@ -275,8 +275,12 @@ func scanSale(r pgx.Row) (*BalanceSale, error) {
 // ErrUnavailable (the provider did not answer: the sale is checked again
 // later, and the same key finds it).
 func (s *Service) BuyBalance(ctx context.Context, in BalancePurchase, back ReturnLink) (*BalanceSale, error) {
-	if err := callerOf(ctx).check(); err != nil {
+	caller := callerOf(ctx)
+	if err := caller.check(); err != nil {
 		return nil, err
+	}
+	if caller.kind == callerStaff && caller.user.SalonID != in.SalonID {
+		return nil, fmt.Errorf("salon %d: %w", in.SalonID, ErrNotFound)
 	}
 	if s.psp == nil {
 		return nil, conflict("packages and certificates are sold in the salon")
@@ -705,13 +709,17 @@ type SaleCourier interface {
 	DeliverSale(ctx context.Context, m *SaleMail) (Sent, error)
 }
 
+// NoMailer is why a code's e-mail did not go from a server that sends no
+// e-mail (BalanceSale.MailError).
+const NoMailer = "this server sends no e-mail"
+
 // mailSale sends the code's e-mail and records how it went (its words
 // are not kept: they hold the code).
 func (s *Service) mailSale(ctx context.Context, m *SaleMail) {
 	why := ""
 	c, ok := s.couriers[ChannelEmail].(SaleCourier)
 	if !ok {
-		why = "this server sends no e-mail"
+		why = NoMailer
 	} else if err := s.turn(ctx, ChannelEmail); err != nil {
 		why = err.Error()
 	} else {

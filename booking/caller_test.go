@@ -235,14 +235,28 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"ApplyBalance": {run: func(ctx context.Context) error {
 			return e1(f.Svc.ApplyBalance(ctx, a, 1, booking.PayWith{Kind: booking.BalancePackage, BalanceID: 1}))
 		}},
-		"ClientBalances":  {run: func(ctx context.Context) error { return e1(f.Svc.ClientBalances(ctx, a, 1)) }},
-		"OwnBalances":     {run: func(ctx context.Context) error { return e1(f.Svc.OwnBalances(ctx, a)) }, foreign: booking.ErrForbidden},
-		"RefundBalance":   {run: func(ctx context.Context) error { return e1(f.Svc.RefundBalance(ctx, a, 1, "")) }},
-		"WaitlistOn":      {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistOn(ctx, a, day)) }},
-		"OfferTime":       {run: func(ctx context.Context) error { return e1(f.Svc.OfferTime(ctx, 1, 1, time.Now())) }},
-		"WaitlistFillOf":  {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistFillOf(ctx, a)) }},
-		"OpenOfferLink":   {run: func(ctx context.Context) error { return e1(f.Svc.OpenOfferLink(ctx, "no-such-token")) }},
-		"AcceptOfferLink": {run: func(ctx context.Context) error { return e1(f.Svc.AcceptOfferLink(ctx, "no-such-token")) }},
+		"ClientBalances": {run: func(ctx context.Context) error { return e1(f.Svc.ClientBalances(ctx, a, 1)) }},
+		"OwnBalances":    {run: func(ctx context.Context) error { return e1(f.Svc.OwnBalances(ctx, a)) }, foreign: booking.ErrForbidden},
+		"RefundBalance":  {run: func(ctx context.Context) error { return e1(f.Svc.RefundBalance(ctx, a, 1, "")) }},
+		"AddBalanceOffer": {run: func(ctx context.Context) error {
+			return e1(f.Svc.AddBalanceOffer(ctx, booking.BalanceOffer{SalonID: a, Kind: booking.BalanceCertificate, Title: "C", Amount: 100, Price: 100}))
+		}},
+		"SetBalanceOfferActive": {run: func(ctx context.Context) error { return f.Svc.SetBalanceOfferActive(ctx, a, 1, false) }},
+		"BalanceOffers":         {run: func(ctx context.Context) error { return e1(f.Svc.BalanceOffers(ctx, a, true)) }},
+		"BuyBalance": {run: func(ctx context.Context) error {
+			return e1(f.Svc.BuyBalance(ctx, booking.BalancePurchase{SalonID: a, OfferID: 1,
+				Buyer: booking.ClientInput{Name: "B", Phone: "+79990000078", Email: "b@example.com"}}, nil))
+		}},
+		"CheckSale":         {run: func(ctx context.Context) error { return e1(f.Svc.CheckSale(ctx, 1)) }, foreign: booking.ErrForbidden},
+		"SaleReturn":        {run: func(ctx context.Context) error { return e1(f.Svc.SaleReturn(ctx, "no-such-reference", "")) }},
+		"BalanceSales":      {run: func(ctx context.Context) error { return e1(f.Svc.BalanceSales(ctx, a)) }},
+		"SaleOfBalance":     {run: func(ctx context.Context) error { return e1(f.Svc.SaleOfBalance(ctx, a, 1)) }},
+		"ResendBalanceCode": {run: func(ctx context.Context) error { return e1(f.Svc.ResendBalanceCode(ctx, a, 1)) }},
+		"WaitlistOn":        {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistOn(ctx, a, day)) }},
+		"OfferTime":         {run: func(ctx context.Context) error { return e1(f.Svc.OfferTime(ctx, 1, 1, time.Now())) }},
+		"WaitlistFillOf":    {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistFillOf(ctx, a)) }},
+		"OpenOfferLink":     {run: func(ctx context.Context) error { return e1(f.Svc.OpenOfferLink(ctx, "no-such-token")) }},
+		"AcceptOfferLink":   {run: func(ctx context.Context) error { return e1(f.Svc.AcceptOfferLink(ctx, "no-such-token")) }},
 		"VisitSlots": {run: func(ctx context.Context) error {
 			return e1(f.Svc.VisitSlots(ctx, booking.VisitSlotQuery{SalonID: a, Items: []booking.VisitItem{{ServiceID: sv}}, From: day}))
 		}},

@@ -1,6 +1,7 @@
 package panel
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -30,9 +31,14 @@ type balancesData struct {
 	Rows     []balanceRow
 	Services []booking.SalonService
 	Form     balanceForm
-	Code     string // the code of the balance just sold: shown this once
-	Error    string
-	Fields   map[string]string
+	// Online: the salon takes payments online, and sells these offers.
+	Online bool
+	Offers []saleOfferRow
+	Offer  saleOfferForm
+	Sales  []saleRow
+	Code   string // the code of the balance just sold: shown this once
+	Error  string
+	Fields map[string]string
 }
 
 type balanceData struct {
@@ -40,6 +46,8 @@ type balanceData struct {
 	Entries []balanceEntryRow
 	Left    bool // something is left: it may be refunded
 	Error   string
+	// Sale: the online sale that made it (nil: sold in the salon).
+	Sale *saleRow
 }
 
 type balanceEntryRow struct {
@@ -98,6 +106,12 @@ func (h *Handler) showBalances(c *fiber.Ctx, d *balancesData) error {
 	}
 	if d.Services, err = h.svc.Services(c.UserContext(), s.ID); err != nil {
 		return err
+	}
+	if err := h.onlineSales(c, d); err != nil {
+		return err
+	}
+	if d.Offer.Kind == "" {
+		d.Offer = saleOfferForm{Kind: string(booking.BalanceCertificate), Visits: "5"}
 	}
 	return h.render(c, "balances", langOf(c).T("Packages and certificates"), d)
 }
@@ -178,6 +192,15 @@ func (h *Handler) showBalance(c *fiber.Ctx, id int64, problem string) error {
 		return err
 	}
 	d := balanceData{Row: rows[0], Left: found[0].Remaining > 0, Error: problem}
+	if x, err := h.svc.SaleOfBalance(c.UserContext(), s.ID, id); err == nil {
+		d.Sale = &saleRow{ID: x.ID, BalanceID: id, When: x.CreatedAt.In(s.Location()).Format("02.01.2006 15:04"), Title: x.Title,
+			Price: x.Price.Format(s.Currency, l.Code), Status: saleStatus(l, x.Status), Email: x.Email, MailError: mailError(l, x.MailError)}
+		if !x.MailedAt.IsZero() {
+			d.Sale.When += " · " + l.T("code e-mailed %s", x.MailedAt.In(s.Location()).Format("02.01.2006 15:04"))
+		}
+	} else if !errors.Is(err, booking.ErrNotFound) {
+		return err
+	}
 	for _, e := range entries {
 		r := balanceEntryRow{When: e.CreatedAt.In(s.Location()).Format("02.01.2006 15:04"), Type: entryLabel(l, e.Type),
 			Delta: units(l, s, found[0].Kind, e.Delta), After: units(l, s, found[0].Kind, e.After), Actor: e.Actor, BookingID: e.BookingID}
@@ -275,5 +298,185 @@ func (h *Handler) refundBalance(c *fiber.Ctx) error {
 		}
 		return h.showBalance(c, id, msg)
 	}
+	if _, err := h.svc.SaleOfBalance(c.UserContext(), s.ID, id); err == nil {
+		return done(c, fmt.Sprintf("/panel/balances/%d", id), "sale_refunded")
+	}
 	return done(c, fmt.Sprintf("/panel/balances/%d", id), "balance_refunded")
+}
+
+// Offers sold online, the online sales, and what the desk does for a
+// buyer whose code's e-mail did not go.
+
+type saleOfferRow struct {
+	ID                       int64
+	Title, Kind, What, Price string
+	Valid                    string
+	Active                   bool
+}
+
+type saleOfferForm struct {
+	Kind, Title, Amount, Visits, Price, ValidDays string
+	ServiceID                                     int64
+}
+
+type saleRow struct {
+	ID, BalanceID                     int64
+	When, Title, Price, Status, Email string
+	MailError                         string
+}
+
+// onlineSales fills in the balances page's offers and latest sales.
+func (h *Handler) onlineSales(c *fiber.Ctx, d *balancesData) error {
+	s, l := salonOf(c), langOf(c)
+	d.Online = h.svc.Provider() != nil
+	offers, err := h.svc.BalanceOffers(c.UserContext(), s.ID, true)
+	if err != nil {
+		return err
+	}
+	names := map[int64]string{}
+	for _, sv := range d.Services {
+		names[sv.ID] = sv.Name
+	}
+	for _, o := range offers {
+		r := saleOfferRow{ID: o.ID, Title: o.Title, Kind: l.T(string(o.Kind)), Price: o.Price.Format(s.Currency, l.Code), Valid: "—", Active: o.Active}
+		if o.Kind == booking.BalanceCertificate {
+			r.What = o.Amount.Format(s.Currency, l.Code)
+		} else {
+			var svs []string
+			for _, id := range o.ServiceIDs {
+				svs = append(svs, names[id])
+			}
+			r.What = l.T("%d visits", o.Visits) + ": " + strings.Join(svs, ", ")
+		}
+		if o.ValidDays > 0 {
+			r.Valid = l.T("%d days", o.ValidDays)
+		}
+		d.Offers = append(d.Offers, r)
+	}
+	sales, err := h.svc.BalanceSales(c.UserContext(), s.ID)
+	if err != nil {
+		return err
+	}
+	for _, x := range sales {
+		d.Sales = append(d.Sales, saleRow{ID: x.ID, BalanceID: x.BalanceID, When: x.CreatedAt.In(s.Location()).Format("02.01.2006 15:04"),
+			Title: x.Title, Price: x.Price.Format(s.Currency, l.Code), Status: saleStatus(l, x.Status), Email: x.Email,
+			MailError: x.MailError})
+	}
+	return nil
+}
+
+// addOffer puts an offer on sale online (owners).
+func (h *Handler) addOffer(c *fiber.Ctx) error {
+	s, l := salonOf(c), langOf(c)
+	f := saleOfferForm{Kind: strings.Clone(c.FormValue("kind")), Title: strings.Clone(c.FormValue("title")), Amount: strings.Clone(c.FormValue("amount")),
+		Visits: strings.Clone(c.FormValue("visits")), Price: strings.Clone(c.FormValue("price")), ValidDays: strings.Clone(strings.TrimSpace(c.FormValue("valid_days")))}
+	f.ServiceID, _ = strconv.ParseInt(c.FormValue("service"), 10, 64)
+	d := &balancesData{Form: balanceForm{Kind: string(booking.BalanceCertificate), Visits: "5"}, Offer: f}
+	o := booking.BalanceOffer{SalonID: s.ID, Kind: booking.BalanceKind(f.Kind), Title: f.Title}
+	fields := map[string]i18n.Text{}
+	price, err := booking.ParseMoney(f.Price)
+	if err != nil {
+		fields["price"] = i18n.Of(err)
+	}
+	o.Price = price
+	switch o.Kind {
+	case booking.BalanceCertificate:
+		m, err := booking.ParseMoney(f.Amount)
+		if err != nil {
+			fields["amount"] = i18n.Of(err)
+		}
+		o.Amount = m
+	case booking.BalancePackage:
+		n, err := strconv.Atoi(strings.TrimSpace(f.Visits))
+		if err != nil {
+			fields["visits"] = i18n.New("must be an integer")
+		}
+		o.Visits, o.ServiceIDs = n, []int64{f.ServiceID}
+	}
+	if f.ValidDays != "" {
+		n, err := strconv.Atoi(f.ValidDays)
+		if err != nil {
+			fields["valid_days"] = i18n.New("must be an integer")
+		}
+		o.ValidDays = n
+	}
+	if len(fields) > 0 {
+		c.Status(fiber.StatusUnprocessableEntity)
+		d.Error, d.Fields = l.T("Some fields are invalid."), l.Fields(fields)
+		return h.showBalances(c, d)
+	}
+	if _, err := h.svc.AddBalanceOffer(c.UserContext(), o); err != nil {
+		if !h.fieldError(c, err, &d.Error, &d.Fields) {
+			return err
+		}
+		return h.showBalances(c, d)
+	}
+	return done(c, "/panel/balances", "offer_added")
+}
+
+// setOfferActive takes an offer off sale, or puts it back (owners).
+func (h *Handler) setOfferActive(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if err := h.svc.SetBalanceOfferActive(c.UserContext(), salonOf(c).ID, id, c.FormValue("active") == "on"); err != nil {
+		return err
+	}
+	return done(c, "/panel/balances", "offer_changed")
+}
+
+// resendCode gives a balance sold online a new code and e-mails it.
+func (h *Handler) resendCode(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	x, err := h.svc.ResendBalanceCode(c.UserContext(), salonOf(c).ID, id)
+	if err != nil {
+		var msg string
+		var fields map[string]string
+		if !h.fieldError(c, err, &msg, &fields) {
+			return err
+		}
+		return h.showBalance(c, id, msg)
+	}
+	if x.MailError != "" {
+		return h.showBalance(c, id, langOf(c).T("The e-mail did not go: %s", mailError(langOf(c), x.MailError)))
+	}
+	return done(c, fmt.Sprintf("/panel/balances/%d", id), "code_sent")
+}
+
+// mailError is why a code's e-mail did not go, in the page's language
+// when it is ours (a provider's own words stay as they are).
+func mailError(l *lang, why string) string {
+	if why == booking.NoMailer {
+		return l.T("this server sends no e-mail")
+	}
+	return why
+}
+
+// saleStatus names an online sale's state.
+func saleStatus(l *lang, st booking.PaymentStatus) string {
+	switch st {
+	case booking.PayRegistering:
+		return l.T("sale registering")
+	case booking.PayRegistered:
+		return l.T("sale registered")
+	case booking.PayUnknown:
+		return l.T("sale unknown")
+	case booking.PayAuthorized:
+		return l.T("sale authorized")
+	case booking.PayCompleted:
+		return l.T("sale completed")
+	case booking.PayCanceled:
+		return l.T("sale canceled")
+	case booking.PayFailed:
+		return l.T("sale failed")
+	case booking.PayRefunding:
+		return l.T("sale refunding")
+	case booking.PayRefunded:
+		return l.T("sale refunded")
+	}
+	return string(st)
 }

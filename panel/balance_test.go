@@ -1,15 +1,23 @@
 package panel_test
 
 import (
+	"context"
 	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"salon/booking"
 	"salon/booking/bookingtest"
+	"salon/booking/psp"
+	"salon/booking/psp/psptest"
 	"salon/internal/browsertest"
 )
 
@@ -105,4 +113,85 @@ func TestBrowserSellsPackagesAndCertificates(t *testing.T) {
 		t.Fatalf("the ledger after the refund: %q", got)
 	}
 	shot(t, ctx, "balance-refunded-1280.png", 1280, 900)
+}
+
+// TestTheOwnerSellsOnline: the owner puts a certificate on sale in the
+// panel (in a browser; an admin sees it and may not); a client buys it
+// and pays at the provider; the balance's page says it was bought online
+// and that its e-mail did not go (no mail here), sends a new code, and
+// refunds what is left through the provider, whose record shows it.
+func TestTheOwnerSellsOnline(t *testing.T) {
+	fake := psptest.New(t)
+	yk := &psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}
+	pool := bookingtest.Pool(t)
+	clock := bookingtest.NewClock(bookingtest.DefaultNow)
+	e := &bookingtest.Env{Pool: pool, Clock: clock, Svc: booking.New(pool, booking.WithClock(clock.Now), booking.WithPayments(yk))}
+	w := newWorldOn(t, e)
+	ctx := browsertest.Tab(t, 390, 844)
+	do(t, ctx, logIn(w)...)
+	do(t, ctx, chromedp.Navigate(w.base+"/panel/balances"), chromedp.WaitVisible(css(`#add-offer`)),
+		chromedp.SendKeys(css(`#add-offer input[name=title]`), "Подарочный сертификат"),
+		chromedp.SendKeys(css(`#add-offer input[name=price]`), "3000"),
+		chromedp.Click(css(`#add-offer button[type=submit]`)), chromedp.WaitVisible(css(`p.error`)))
+	if n := scalar[int64](t, w, `SELECT count(*) FROM balance_offers WHERE salon_id = $1`, w.salon.ID); n != 0 {
+		t.Fatalf("a certificate without its amount put %d on sale", n)
+	}
+	do(t, ctx, chromedp.SendKeys(css(`#add-offer input[name=amount]`), "3000"),
+		chromedp.Click(css(`#add-offer button[type=submit]`)), chromedp.WaitVisible(css(`#offer-list`)))
+	if got := textOf(t, ctx, "#offer-list"); !strings.Contains(got, "Подарочный сертификат") || !strings.Contains(got, "3\u00a0000") {
+		t.Fatalf("the offers: %q", got)
+	}
+	browsertest.Axe(t, ctx, "the balances page with an offer")
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err == nil {
+		_ = os.WriteFile(filepath.Join(t.ArtifactDir(), "offers-390.png"), png, 0o644)
+	}
+	offer := scalar[int64](t, w, `SELECT id FROM balance_offers WHERE salon_id = $1`, w.salon.ID)
+	// An admin sees the offers, not the owner's form, and may not add one.
+	admin := w.user(w.salon.ID, "desk@example.com", booking.RoleAdmin)
+	if a := admin.get("/panel/balances"); a.status != 200 || strings.Contains(a.body, `id="add-offer"`) {
+		t.Fatalf("the admin's page: %d", a.status)
+	}
+	if a := admin.post("/panel/balance-offers", url.Values{"kind": {"certificate"}, "title": {"x"}, "price": {"1"}, "amount": {"1"}}); a.status != http.StatusForbidden {
+		t.Fatalf("an admin adds an offer: %d", a.status)
+	}
+	// Bought and paid.
+	x, err := w.Svc.BuyBalance(booking.As(context.Background(), booking.Visitor()), booking.BalancePurchase{SalonID: w.salon.ID, OfferID: offer,
+		Buyer: booking.ClientInput{Name: "Вера", Phone: bookingtest.Phone(), Email: "vera@example.com"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext := scalar[string](t, w, `SELECT external_id FROM balance_sales WHERE id = $1`, x.ID)
+	fake.Pay(ext)
+	if _, err := w.Svc.PaymentNotified(bookingtest.System(), "yookassa", ext); err != nil {
+		t.Fatal(err)
+	}
+	balance := scalar[int64](t, w, `SELECT balance_id FROM balance_sales WHERE id = $1`, x.ID)
+	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/balances/%d", w.base, balance)), chromedp.WaitVisible(css(`#balance-sale`)))
+	if got := textOf(t, ctx, "#balance-sale"); !strings.Contains(got, "Куплено онлайн") || !strings.Contains(got, "оплачено") ||
+		!strings.Contains(got, "не ушло") {
+		t.Fatalf("the sale on the balance's page: %q", got)
+	}
+	old := scalar[[]byte](t, w, `SELECT code_hash FROM balances WHERE id = $1`, balance)
+	do(t, ctx, chromedp.Click(css(`#balance-sale button[type=submit]`)))
+	bookingtest.WaitFor(t, 10*time.Second, "a new code", func() bool {
+		return string(scalar[[]byte](t, w, `SELECT code_hash FROM balances WHERE id = $1`, balance)) != string(old)
+	})
+	do(t, ctx, chromedp.WaitVisible(css(`main p.error`)))
+	if got := textOf(t, ctx, "main"); !strings.Contains(got, "этот сервер не отправляет почту") {
+		t.Fatalf("after sending a new code, with no mail here: %q", got)
+	}
+	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/balances/%d", w.base, balance)), chromedp.WaitVisible(css(`#refund-balance`)),
+		chromedp.SendKeys(css(`#refund-balance input[name=reason]`), "не понадобился"),
+		chromedp.Click(css(`#refund-balance button[type=submit]`)), chromedp.WaitVisible(css(`.notice`)))
+	if _, refunded := fake.Totals(); refunded != 300000 {
+		t.Fatalf("the provider refunded %d", refunded)
+	}
+	if st := scalar[string](t, w, `SELECT status FROM balance_sales WHERE id = $1`, x.ID); st != "refunded" {
+		t.Fatalf("the sale is %s", st)
+	}
+	png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err == nil {
+		_ = os.WriteFile(filepath.Join(t.ArtifactDir(), "sale-refunded-390.png"), png, 0o644)
+	}
 }

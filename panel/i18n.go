@@ -574,6 +574,20 @@ var ru = map[string]string{
 	"delete":     "удаление",
 	"reschedule": "перенос",
 	"no_show":    "неявка",
+	// Packages and certificates sold online.
+	"Sold online": "Продажи онлайн", "Title": "Название", "Valid for": "Срок", "On sale": "В продаже", "Buyer": "Покупатель",
+	"The salon takes no payments online: clients buy packages and certificates in the salon.": "Салон не принимает оплату онлайн: абонементы и сертификаты покупают в салоне.",
+	"Take off sale": "Снять с продажи", "Put on sale": "Выставить на продажу", "Put on sale online": "Выставить на продажу онлайн",
+	"Valid for, days (optional)": "Срок действия, дней (необязательно)", "Online purchases": "Покупки онлайн",
+	"the code's e-mail did not go": "письмо с кодом не ушло", "Bought online": "Куплено онлайн",
+	"The code's e-mail did not go: %s": "Письмо с кодом не ушло: %s", "E-mail a new code to the buyer": "Отправить покупателю новый код",
+	"The e-mail did not go: %s": "Письмо не ушло: %s", "%d days": "%d дн.", "code e-mailed %s": "код отправлен %s", "this server sends no e-mail": "этот сервер не отправляет почту",
+	"sale registering": "создаётся", "sale registered": "ждёт оплаты", "sale unknown": "проверяется", "sale authorized": "оплачено, списывается",
+	"sale completed": "оплачено", "sale canceled": "не оплачено", "sale failed": "не оплачено", "sale refunding": "возвращается",
+	"sale refunded": "возвращено",
+	"What was left is being refunded to the buyer's card through the payment service.": "Остаток возвращается на карту покупателя через платёжный сервис.",
+	"On sale online: clients buy it on the widget's gift page.":                        "Выставлено на продажу: клиенты покупают на странице подарков виджета.",
+	"A new code is e-mailed to the buyer; the old one no longer works.":                "Новый код отправлен покупателю; старый больше не действует.",
 }
 
 // Fields puts the core's refused fields in the page's language: each

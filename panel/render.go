@@ -146,6 +146,10 @@ var notices = map[string]string{
 	"offered":          "The time is offered to the client.",
 	"paid_with":        "Paid with the balance: it is spent when the visit is marked completed.",
 	"balance_refunded": "What was left is refunded: pay it back to the client.",
+	"sale_refunded":    "What was left is being refunded to the buyer's card through the payment service.",
+	"offer_added":      "On sale online: clients buy it on the widget's gift page.",
+	"offer_changed":    "Saved.",
+	"code_sent":        "A new code is e-mailed to the buyer; the old one no longer works.",
 }
 
 // done redirects (303) to path with a confirmation.

@@ -35,6 +35,7 @@ func snapshot(t *testing.T, w *world, salonID int64) string {
 		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM waitlist_entries x WHERE salon_id = $1),
 		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM waitlist_offers x WHERE salon_id = $1),
 		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM balances x WHERE salon_id = $1),
+		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM balance_offers x WHERE salon_id = $1),
 		(SELECT to_jsonb(x)::text FROM salons x WHERE id = $1)))`, salonID)
 }
 
@@ -48,6 +49,7 @@ type other struct {
 	service int64
 	entry   int64 // a waitlist entry
 	balance int64 // a gift certificate
+	offer   int64 // a certificate on sale online
 	user    int64
 	session int64 // a payment session
 	message int64 // a failed message
@@ -94,8 +96,13 @@ func (w *world) otherSalon(t *testing.T) other {
 	if err != nil {
 		t.Fatal(err)
 	}
+	offer, err := w.Svc.AddBalanceOffer(booking.As(ctx, booking.BySystem()), booking.BalanceOffer{SalonID: s.ID, Kind: booking.BalanceCertificate,
+		Title: "Rival certificate", Amount: 100000, Price: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return other{salon: s, booking: b.ID, client: b.ClientID, master: m.ID, service: sv.ID, user: u.ID, session: session, message: message,
-		entry: e.ID, balance: cert.ID}
+		entry: e.ID, balance: cert.ID, offer: offer.ID}
 }
 
 // TestAnotherSalonsIDsAreNotFound: for every panel route that takes an id,
@@ -145,6 +152,8 @@ func TestAnotherSalonsIDsAreNotFound(t *testing.T) {
 		"/panel/balances/:id":                {fmt.Sprintf("/panel/balances/%d", o.balance)},
 		"/panel/balances/:id/refund":         {fmt.Sprintf("/panel/balances/%d/refund", o.balance)},
 		"/panel/bookings/:id/pay-with":       {fmt.Sprintf("/panel/bookings/%d/pay-with", o.booking)},
+		"/panel/balances/:id/resend":         {fmt.Sprintf("/panel/balances/%d/resend", o.balance)},
+		"/panel/balance-offers/:id/active":   {fmt.Sprintf("/panel/balance-offers/%d/active", o.offer)},
 	}
 	// Ids in queries and forms: a new booking for another salon's client,
 	// master or service.

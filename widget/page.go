@@ -66,6 +66,8 @@ type pageData struct {
 	// the waitlist, by its manage token).
 	Mode   string
 	Config pageConfig
+	// Gifts: the salon sells certificates or packages online.
+	Gifts bool
 }
 
 func (h *Handler) registerPages(app *fiber.App) {
@@ -73,6 +75,8 @@ func (h *Handler) registerPages(app *fiber.App) {
 	app.Get("/w/:slug/manage/:id", h.deadline, h.managePage)
 	app.Get("/w/:slug/back/:ref", h.deadline, h.backPage)
 	app.Get("/w/:slug/waitlist/:id", h.deadline, h.waitlistPage)
+	app.Get("/w/:slug/gift", h.deadline, h.giftPage)
+	app.Get("/w/:slug/bought/:ref", h.deadline, h.boughtPage)
 	app.Get("/widget.js", func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, "text/javascript; charset=utf-8")
 		c.Set(fiber.HeaderCacheControl, "public, max-age=300")
@@ -155,6 +159,11 @@ func (h *Handler) page(c *fiber.Ctx, mode string) error {
 	masters, err := h.svc.Masters(ctx, s.ID, 0)
 	if err != nil {
 		return h.pageError(c, err)
+	}
+	if mode == "book" && h.svc.Provider() != nil {
+		if offers, err := h.svc.BalanceOffers(ctx, s.ID, false); err == nil {
+			d.Gifts = len(offers) > 0
+		}
 	}
 	ranges := booking.TermRanges(masters)
 	for _, sv := range list {

@@ -1,0 +1,125 @@
+// The gift page (buy a certificate or a package online) and the page the
+// buyer comes back to from paying. The purchase carries a claim this
+// browser made: the return page shows the code only to the claim, which
+// stays in this browser (localStorage), never in a URL.
+(function () {
+  'use strict';
+  var cfg = JSON.parse(document.getElementById('config').textContent);
+  var T = cfg.i18n;
+  function $(id) { return document.getElementById(id); }
+  function fmt(key) {
+    var args = Array.prototype.slice.call(arguments, 1), i = 0;
+    return (T[key] || key).replace(/%[sd]/g, function () { return args[i++]; });
+  }
+  function api(method, path, body, key) {
+    var h = { 'Content-Type': 'application/json', 'Accept-Language': cfg.lang };
+    if (key) h['Idempotency-Key'] = key;
+    return fetch('/api/v1' + path, { method: method, headers: h, body: body ? JSON.stringify(body) : undefined })
+      .then(function (r) { return r.json().catch(function () { return {}; }).then(function (b) { return { status: r.status, body: b }; }); });
+  }
+  function random() {
+    var a = new Uint8Array(24);
+    crypto.getRandomValues(a);
+    return btoa(String.fromCharCode.apply(null, a)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  }
+  function store(k, v) { try { if (v === null) localStorage.removeItem(k); else localStorage.setItem(k, v); } catch (e) { /* storage blocked */ } }
+  function stored(k) { try { return localStorage.getItem(k); } catch (e) { return null; } }
+  function showError(text) { var e = $('error'); e.textContent = text; e.hidden = !text; }
+  function money(v) {
+    return new Intl.NumberFormat(cfg.lang === 'ru' ? 'ru-RU' : 'en-GB', { style: 'currency', currency: cfg.currency, currencyDisplay: 'narrowSymbol', minimumFractionDigits: 0, maximumFractionDigits: 2 }).format(v);
+  }
+
+  var fields = { 'offer_id': 'offer', 'buyer': 'name', 'buyer.name': 'name', 'buyer.phone': 'phone', 'buyer.email': 'email' };
+
+  function buy(form) {
+    ['offer', 'name', 'phone', 'email'].forEach(function (f) { $('err-' + f).textContent = ''; });
+    showError('');
+    var picked = form.querySelector('input[name=offer]:checked');
+    if (!picked) { $('err-offer').textContent = T.gift_pick; form.querySelector('input[name=offer]').focus(); return; }
+    var btn = $('gift-pay');
+    btn.disabled = true;
+    // One purchase per press, whatever the network does: the key and the
+    // claim are made once, and a retry resends them.
+    var key = form.dataset.key || (form.dataset.key = random());
+    var claim = form.dataset.claim || (form.dataset.claim = random());
+    api('POST', '/salons/' + cfg.slug + '/purchases', {
+      offer_id: Number(picked.value), claim: claim,
+      buyer: { name: $('buyer-name').value, phone: $('buyer-phone').value, email: $('buyer-email').value, lang: cfg.lang }
+    }, key).then(function (r) {
+      if (r.status === 201) {
+        store('salon-claim-' + r.body.ref, claim);
+        var url = r.body.payment && r.body.payment.url;
+        var back = '/w/' + cfg.slug + '/bought/' + r.body.ref + '?lang=' + cfg.lang;
+        window.top.location.assign(url || back);
+        return;
+      }
+      btn.disabled = false;
+      var f = r.body.fields || {};
+      var first = null;
+      Object.keys(f).forEach(function (k) {
+        var id = fields[k];
+        if (id && $('err-' + id)) { $('err-' + id).textContent = f[k]; first = first || id; } else showError(f[k]);
+      });
+      if (first) {
+        var input = first === 'offer' ? form.querySelector('input[name=offer]') : $('buyer-' + first);
+        if (input) { input.setAttribute('aria-invalid', 'true'); input.focus(); }
+      } else if (!Object.keys(f).length) {
+        delete form.dataset.key; delete form.dataset.claim;
+        showError(r.body.message || r.body.error || String(r.status));
+      }
+    }, function () { btn.disabled = false; showError(T.error_page); });
+  }
+
+  function detail(dl, label, value) {
+    var dt = document.createElement('dt'), dd = document.createElement('dd');
+    dt.textContent = label; dd.textContent = value;
+    dl.appendChild(dt); dl.appendChild(dd);
+  }
+
+  var tries = 0;
+  function look() {
+    var claim = stored('salon-claim-' + cfg.ref);
+    api('POST', '/purchases/' + encodeURIComponent(cfg.ref), claim ? { claim: claim } : null).then(function (r) {
+      var st = $('bought-status');
+      if (r.status !== 200) { st.textContent = r.body.message || T.not_found_page; return; }
+      var x = r.body;
+      var dl = $('bought-details');
+      dl.textContent = '';
+      detail(dl, T.bought_what, x.title);
+      if (x.amount !== undefined) detail(dl, T.bought_amount, money(x.amount));
+      if (x.visits) detail(dl, T.bought_visits, String(x.visits));
+      if (x.valid_until) detail(dl, T.bought_valid_until, new Date(x.valid_until + 'T00:00:00').toLocaleDateString(cfg.lang === 'ru' ? 'ru-RU' : 'en-GB'));
+      dl.hidden = false;
+      $('bought-pay').hidden = true;
+      if (x.status === 'paid') {
+        $('bought-book').hidden = false;
+        if (x.code) {
+          st.textContent = T.bought_paid;
+          $('code-value').textContent = x.code;
+          $('bought-code').hidden = false;
+          $('bought-mail').textContent = x.mailed ? fmt('bought_mailed', x.email) : T.bought_not_mailed;
+        } else {
+          st.textContent = fmt('bought_elsewhere', x.email);
+        }
+        return;
+      }
+      if (x.status === 'failed') { st.textContent = T.bought_failed; store('salon-claim-' + cfg.ref, null); return; }
+      if (x.status === 'refunded') { st.textContent = T.bought_refunded; return; }
+      if (x.payment && x.payment.url) { $('bought-pay').href = x.payment.url; $('bought-pay').hidden = false; }
+      tries++;
+      st.textContent = tries > 20 ? T.bought_still : T.bought_pending;
+      setTimeout(look, Math.min(2000 * Math.ceil(tries / 5), 15000));
+    }, function () { setTimeout(look, 5000); });
+  }
+
+  if (cfg.ref) {
+    look();
+    $('code-copy').addEventListener('click', function () {
+      var b = this;
+      navigator.clipboard.writeText($('code-value').textContent).then(function () { b.textContent = T.bought_copied; });
+    });
+  } else if ($('gift-form')) {
+    $('gift-form').addEventListener('submit', function (e) { e.preventDefault(); buy(this); });
+    $('lang-switch').href = '?lang=' + (cfg.lang === 'ru' ? 'en' : 'ru');
+  }
+})();

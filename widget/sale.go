@@ -1,0 +1,290 @@
+package widget
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"salon/booking"
+	"salon/i18n"
+)
+
+// Packages and certificates bought online: the salon's offers, the
+// purchase (a payment through the provider), and the buyer's return page,
+// which shows the code to the browser that bought it (by the claim it
+// made and kept; the return URL, which the provider keeps, names the sale
+// only by a reference that shows its state).
+
+type saleOfferJSON struct {
+	ID    int64               `json:"id"`
+	Kind  booking.BalanceKind `json:"kind"`
+	Title string              `json:"title"`
+	Price booking.Money       `json:"price"`
+	// A certificate's amount, or a package's visits and services.
+	Amount     *booking.Money `json:"amount,omitempty"`
+	Visits     int            `json:"visits,omitempty"`
+	ServiceIDs []int64        `json:"service_ids,omitempty"`
+	ValidDays  int            `json:"valid_days,omitempty"`
+}
+
+func toSaleOffer(o booking.BalanceOffer) saleOfferJSON {
+	out := saleOfferJSON{ID: o.ID, Kind: o.Kind, Title: o.Title, Price: o.Price, Visits: o.Visits, ServiceIDs: o.ServiceIDs, ValidDays: o.ValidDays}
+	if o.Kind == booking.BalanceCertificate {
+		out.Amount = &o.Amount
+	}
+	return out
+}
+
+func (h *Handler) listOffers(c *fiber.Ctx) error {
+	s, err := h.salon(c)
+	if err != nil {
+		return err
+	}
+	out := []saleOfferJSON{}
+	if h.svc.Provider() != nil {
+		list, err := h.svc.BalanceOffers(c.UserContext(), s.ID, false)
+		if err != nil {
+			return err
+		}
+		for _, o := range list {
+			out = append(out, toSaleOffer(o))
+		}
+	}
+	return c.JSON(out)
+}
+
+type purchaseBody struct {
+	OfferID *int64      `json:"offer_id"`
+	Buyer   *clientBody `json:"buyer"`
+	Claim   *string     `json:"claim"`
+}
+
+type saleJSON struct {
+	ID     int64               `json:"id"`
+	Status string              `json:"status"`
+	Kind   booking.BalanceKind `json:"kind"`
+	Title  string              `json:"title"`
+	Price  booking.Money       `json:"price"`
+	// A certificate's amount, or a package's visits.
+	Amount     *booking.Money `json:"amount,omitempty"`
+	Visits     int64          `json:"visits,omitempty"`
+	ValidUntil string         `json:"valid_until,omitempty"`
+	// Ref is the return page's reference (the purchase's answer only).
+	Ref     string       `json:"ref,omitempty"`
+	Payment *paymentJSON `json:"payment,omitempty"`
+	// Email is where the code was sent, masked (the return page's).
+	Email string `json:"email,omitempty"`
+	// Mailed: the code's e-mail went.
+	Mailed bool `json:"mailed,omitempty"`
+	// Code: for the claim that bought it.
+	Code string `json:"code,omitempty"`
+}
+
+func toSale(x *booking.BalanceSale) saleJSON {
+	out := saleJSON{ID: x.ID, Status: saleStatus(x), Kind: x.Kind, Title: x.Title, Price: x.Price, Code: x.Code,
+		Mailed: !x.MailedAt.IsZero()}
+	if x.Kind == booking.BalanceCertificate {
+		m := booking.Money(x.Units)
+		out.Amount = &m
+	} else {
+		out.Visits = x.Units
+	}
+	if !x.ValidUntil.IsZero() {
+		out.ValidUntil = x.ValidUntil.String()
+	}
+	if x.URL != "" {
+		out.Payment = &paymentJSON{Status: string(x.Status), Amount: x.Price, URL: x.URL}
+	}
+	return out
+}
+
+// saleStatus is a sale's state as the buyer reads it: pending (paying),
+// paid (the balance is theirs), failed (nothing was charged), refunded.
+func saleStatus(x *booking.BalanceSale) string {
+	switch x.Status {
+	case booking.PayCompleted:
+		return "paid"
+	case booking.PayRefunding, booking.PayRefunded:
+		return "refunded"
+	case booking.PayCanceled, booking.PayFailed:
+		return "failed"
+	}
+	return "pending"
+}
+
+func (h *Handler) createPurchase(c *fiber.Ctx) error {
+	s, err := h.salon(c)
+	if err != nil {
+		return err
+	}
+	var body purchaseBody
+	if err := decode(c, &body, false); err != nil {
+		return err
+	}
+	fields := map[string]i18n.Text{}
+	in := booking.BalancePurchase{SalonID: s.ID}
+	if key, ok := header(c, "Idempotency-Key"); ok {
+		if key == "" {
+			fields["idempotency_key"] = i18n.New("must not be empty (omit the header for none)")
+		}
+		in.Key = key
+	}
+	if body.OfferID == nil {
+		fields["offer_id"] = i18n.New("required")
+	} else {
+		in.OfferID = *body.OfferID
+	}
+	if body.Buyer == nil {
+		fields["buyer"] = i18n.New("required")
+	} else {
+		in.Buyer = readClient(c, fields, body.Buyer)
+	}
+	if body.Claim != nil {
+		in.Claim = *body.Claim
+	}
+	if len(fields) > 0 {
+		return &booking.ValidationError{Fields: fields}
+	}
+	x, err := h.svc.BuyBalance(c.UserContext(), in, h.boughtURL(c, s, in.Buyer.Lang))
+	if err != nil {
+		return err
+	}
+	out := toSale(x)
+	out.Ref = x.Ref
+	if out.Payment == nil && saleStatus(x) == "pending" {
+		// The provider did not answer yet: the return page finds it.
+		out.Payment = &paymentJSON{Status: string(booking.PayUnknown), Amount: x.Price}
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Status(fiber.StatusCreated).JSON(out)
+}
+
+// boughtURL is where the payment page sends the buyer back: the widget's
+// page of the sale's return reference, in the buyer's language.
+func (h *Handler) boughtURL(c *fiber.Ctx, s *booking.Salon, lang string) booking.ReturnLink {
+	base := strings.TrimRight(h.publicBase(c), "/") + "/w/" + s.Slug + "/bought/"
+	query := ""
+	if lang == "ru" || lang == "en" {
+		query = "?lang=" + lang
+	}
+	return func(ref string) string { return base + ref + query }
+}
+
+type saleViewBody struct {
+	Claim *string `json:"claim"`
+}
+
+// viewPurchase is the return page's read: the sale's state by its
+// reference, and its code for the buyer's claim (in the body, never in a
+// URL).
+func (h *Handler) viewPurchase(c *fiber.Ctx) error {
+	var body saleViewBody
+	if err := decode(c, &body, true); err != nil {
+		return err
+	}
+	claim := ""
+	if body.Claim != nil {
+		claim = *body.Claim
+	}
+	x, err := h.svc.SaleReturn(c.UserContext(), strings.Clone(c.Params("ref")), claim)
+	if err != nil {
+		return err
+	}
+	out := toSale(x)
+	out.Email = x.Email
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(out)
+}
+
+// giftPage is the page where a client buys a certificate or a package;
+// boughtPage the one they come back to from paying.
+func (h *Handler) giftPage(c *fiber.Ctx) error { return h.salePage(c, "gift") }
+
+func (h *Handler) boughtPage(c *fiber.Ctx) error { return h.salePage(c, "bought") }
+
+type salePageData struct {
+	Salon      *booking.Salon
+	SalonPhone string
+	Lang       string
+	OtherLang  string
+	T          map[string]string
+	Mode       string
+	Offers     []saleOffer
+	Config     salePageConfig
+}
+
+type saleOffer struct {
+	ID                int64
+	Title, Price, For string
+}
+
+type salePageConfig struct {
+	Slug     string            `json:"slug"`
+	Lang     string            `json:"lang"`
+	Currency string            `json:"currency"`
+	Ref      string            `json:"ref,omitempty"`
+	I18n     map[string]string `json:"i18n"`
+}
+
+func (h *Handler) salePage(c *fiber.Ctx, mode string) error {
+	ctx := c.UserContext()
+	s, err := h.svc.SalonBySlug(ctx, c.Params("slug"))
+	if err != nil {
+		return h.pageError(c, err)
+	}
+	lang := s.Locale
+	if q := c.Query("lang"); q == "ru" || q == "en" {
+		lang = q
+	}
+	other := "en"
+	if lang == "en" {
+		other = "ru"
+	}
+	t := messages[lang]
+	d := salePageData{Salon: s, SalonPhone: booking.DisplayPhone(s.Phone), Lang: lang, OtherLang: other, T: t, Mode: mode,
+		Config: salePageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, I18n: t}}
+	if mode == "bought" {
+		if d.Config.Ref = strings.Clone(c.Params("ref")); d.Config.Ref == "" || len(d.Config.Ref) > 100 {
+			return h.pageError(c, booking.ErrNotFound)
+		}
+	} else if h.svc.Provider() != nil {
+		offers, err := h.svc.BalanceOffers(ctx, s.ID, false)
+		if err != nil {
+			return h.pageError(c, err)
+		}
+		names := map[int64]string{}
+		if list, err := h.svc.Services(ctx, s.ID); err == nil {
+			for _, sv := range list {
+				names[sv.ID] = sv.Name
+			}
+		}
+		for _, o := range offers {
+			so := saleOffer{ID: o.ID, Title: o.Title, Price: o.Price.Format(s.Currency, lang)}
+			if o.Kind == booking.BalanceCertificate {
+				so.For = fmt.Sprintf(t["gift_cert_for"], o.Amount.Format(s.Currency, lang))
+			} else {
+				var svc []string
+				for _, id := range o.ServiceIDs {
+					svc = append(svc, names[id])
+				}
+				so.For = fmt.Sprintf(t["gift_pkg_for"], o.Visits, strings.Join(svc, ", "))
+			}
+			if o.ValidDays > 0 {
+				so.For += " · " + fmt.Sprintf(t["gift_valid_days"], o.ValidDays)
+			}
+			d.Offers = append(d.Offers, so)
+		}
+	}
+	var out bytes.Buffer
+	if err := pages.ExecuteTemplate(&out, "gift.html", d); err != nil {
+		return h.pageError(c, err)
+	}
+	setPageHeaders(c)
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	if mode == "bought" {
+		c.Set(fiber.HeaderCacheControl, "no-store")
+	}
+	return c.Send(out.Bytes())
+}
