@@ -308,16 +308,24 @@ func (s *Service) BuyBalance(ctx context.Context, in BalancePurchase, back Retur
 		claimHash = tokenHash(in.Claim)
 	}
 	var id int64
-	var fresh bool
+	var fresh bool // the provider is to be asked for the payment now
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		fresh = false
 		if in.Key != "" {
+			// A retry: the same purchase (offer, buyer, claim) finds its
+			// sale; another with the same key is refused.
 			var first []byte
-			err := tx.QueryRow(ctx, `SELECT id, claim_hash FROM balance_sales WHERE salon_id = $1 AND request_key = $2`, in.SalonID, in.Key).
-				Scan(&id, &first)
+			var offer int64
+			var email string
+			var status PaymentStatus
+			err := tx.QueryRow(ctx, `SELECT id, claim_hash, offer_id, email, status FROM balance_sales WHERE salon_id = $1 AND request_key = $2`,
+				in.SalonID, in.Key).Scan(&id, &first, &offer, &email, &status)
 			if err == nil {
-				if subtle.ConstantTimeCompare(first, claimHash) != 1 {
+				if subtle.ConstantTimeCompare(first, claimHash) != 1 || offer != in.OfferID || email != in.Buyer.Email {
 					return conflict("this idempotency key was used for another purchase")
 				}
+				// Its payment not made yet at the provider: try again now.
+				fresh = status == PayRegistering || status == PayUnknown
 				return nil
 			}
 			if !isNoRows(err) {

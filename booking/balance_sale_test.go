@@ -249,3 +249,60 @@ func TestAPackageBoughtOnlineIsRefundedThroughTheProvider(t *testing.T) {
 func (w *saleWorld) admin() booking.Caller {
 	return booking.ByStaff(booking.User{ID: 2, SalonID: w.salon.ID, Role: booking.RoleAdmin})
 }
+
+// A sale whose provider answers are lost (the create's, then the
+// capture's) is finished by a retry of the same request and by the sweep:
+// one payment at the provider, captured once, one balance.
+func TestASaleSurvivesLostAnswers(t *testing.T) {
+	w := newSaleWorld(t)
+	o := w.offer(booking.BalanceOffer{Kind: booking.BalanceCertificate, Title: "Сертификат", Amount: 100000, Price: 100000})
+	var lose atomic.Value
+	lose.Store("POST /payments")
+	w.fake.Fault = func(method, path string) psptest.Fault {
+		if method+" "+path == lose.Load().(string) || path == lose.Load().(string) {
+			return psptest.Lost
+		}
+		return psptest.None
+	}
+	in := booking.BalancePurchase{SalonID: w.salon.ID, OfferID: o.ID, Key: "lost-1", Claim: claim,
+		Buyer: booking.ClientInput{Name: "Ира", Phone: bookingtest.Phone(), Email: "ira@example.com"}}
+	if _, err := w.Svc.BuyBalance(web(), in, nil); !errors.Is(err, booking.ErrUnavailable) {
+		t.Fatalf("a lost create: %v", err)
+	}
+	lose.Store("none")
+	x, err := w.Svc.BuyBalance(web(), in, nil)
+	if err != nil || x.Status != booking.PayRegistered || x.URL == "" {
+		t.Fatalf("the retry: %+v, %v", x, err)
+	}
+	if n := w.fake.Payments(); n != 1 {
+		t.Fatalf("%d payments at the provider", n)
+	}
+	// Another purchase under the same key is refused.
+	other := in
+	other.Buyer.Email = "someone@example.com"
+	if _, err := w.Svc.BuyBalance(web(), other, nil); !errors.Is(err, booking.ErrConflict) {
+		t.Fatalf("the key for another purchase: %v", err)
+	}
+	ext := w.externalID(x.ID)
+	w.fake.Pay(ext)
+	lose.Store("POST /payments/{id}/capture")
+	if _, err := w.Svc.PaymentNotified(web(), w.yk.Name(), ext); !errors.Is(err, booking.ErrUnavailable) {
+		t.Fatalf("a lost capture: %v", err)
+	}
+	if n := w.count(`SELECT count(*) FROM balances WHERE salon_id = $1`, w.salon.ID); n != 0 {
+		t.Fatalf("credited before the capture was known: %d", n)
+	}
+	lose.Store("none")
+	w.Clock.Advance(time.Minute)
+	if n, err := w.Svc.SweepPayments(bookingtest.System()); err != nil || n < 1 {
+		t.Fatalf("the sweep: %d, %v", n, err)
+	}
+	back, err := w.Svc.SaleReturn(web(), x.Ref, claim)
+	if err != nil || back.Status != booking.PayCompleted || back.Code == "" {
+		t.Fatalf("after the sweep: %+v, %v", back, err)
+	}
+	captured, _ := w.fake.Totals()
+	if captured != 100000 || w.count(`SELECT count(*) FROM balances WHERE salon_id = $1`, w.salon.ID) != 1 {
+		t.Fatalf("captured %d", captured)
+	}
+}

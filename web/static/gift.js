@@ -64,7 +64,6 @@
         var input = first === 'offer' ? form.querySelector('input[name=offer]') : $('buyer-' + first);
         if (input) { input.setAttribute('aria-invalid', 'true'); input.focus(); }
       } else if (!Object.keys(f).length) {
-        delete form.dataset.key; delete form.dataset.claim;
         showError(r.body.message || r.body.error || String(r.status));
       }
     }, function () { btn.disabled = false; showError(T.error_page); });
@@ -120,6 +119,9 @@
     });
   } else if ($('gift-form')) {
     $('gift-form').addEventListener('submit', function (e) { e.preventDefault(); buy(this); });
+    // Pressed again unchanged (after an error, a lost answer): the same
+    // purchase. Changed: another one.
+    $('gift-form').addEventListener('input', function () { delete this.dataset.key; delete this.dataset.claim; });
     $('lang-switch').href = '?lang=' + (cfg.lang === 'ru' ? 'en' : 'ru');
   }
 })();
