@@ -48,6 +48,9 @@ const (
 	KindReminder      MessageKind = "reminder"
 	KindWaitlistOffer MessageKind = "waitlist_offer"
 	KindNew           MessageKind = "new" // to the master: a booking came
+	// KindBalanceSold: a balance bought online, its code (an e-mail sent
+	// once by the process that made it; not a row of messages).
+	KindBalanceSold MessageKind = "balance_sold"
 )
 
 // ClientKinds are the kinds of message a client gets, in the order the
@@ -1100,7 +1103,32 @@ func (s *Service) Outbox(ctx context.Context, limit int) ([]Message, error) {
 	if err := onlySystem(ctx); err != nil {
 		return nil, err
 	}
-	return s.messages(ctx, `ORDER BY id DESC LIMIT $1`, limit)
+	out, err := s.messages(ctx, `ORDER BY id DESC LIMIT $1`, limit)
+	if err != nil {
+		return nil, err
+	}
+	// The codes' e-mails of balances sold online (no row of messages: they
+	// are sent once, by the process that made the code), by negative ids.
+	rows, err := s.pool.Query(ctx, `SELECT -id, salon_id, email, mailed_at IS NOT NULL, mail_error, COALESCE(mailed_at, updated_at)
+		FROM balance_sales WHERE mailed_at IS NOT NULL OR mail_error <> '' ORDER BY id DESC LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: %w", dbErr(err))
+	}
+	sales, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Message, error) {
+		m := Message{Kind: KindBalanceSold, Channel: ChannelEmail, State: MessageFailed}
+		var sent bool
+		err := r.Scan(&m.ID, &m.SalonID, &m.Recipient, &sent, &m.Error, &m.CreatedAt)
+		if sent {
+			m.State = MessageSent
+		}
+		return m, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("outbox: %w", dbErr(err))
+	}
+	out = append(out, sales...)
+	slices.SortStableFunc(out, func(a, b Message) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return out[:min(len(out), limit)], nil
 }
 
 func (s *Service) messages(ctx context.Context, where string, args ...any) ([]Message, error) {

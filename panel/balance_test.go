@@ -133,11 +133,11 @@ func TestTheOwnerSellsOnline(t *testing.T) {
 		chromedp.SendKeys(css(`#add-offer input[name=title]`), "Подарочный сертификат"),
 		chromedp.SendKeys(css(`#add-offer input[name=price]`), "3000"),
 		chromedp.Click(css(`#add-offer button[type=submit]`)), chromedp.WaitVisible(css(`p.error`)))
-	if n := scalar[int64](t, w, `SELECT count(*) FROM balance_offers WHERE salon_id = $1`, w.salon.ID); n != 0 {
+	if n := scalar[int64](t, w, `SELECT count(*) FROM balance_offers WHERE salon_id = $1 AND title = 'Подарочный сертификат'`, w.salon.ID); n != 0 {
 		t.Fatalf("a certificate without its amount put %d on sale", n)
 	}
 	do(t, ctx, chromedp.SendKeys(css(`#add-offer input[name=amount]`), "3000"),
-		chromedp.Click(css(`#add-offer button[type=submit]`)), chromedp.WaitVisible(css(`#offer-list`)))
+		chromedp.Click(css(`#add-offer button[type=submit]`)), chromedp.WaitVisible(css(`.notice`)), chromedp.WaitVisible(css(`#offer-list`)))
 	if got := textOf(t, ctx, "#offer-list"); !strings.Contains(got, "Подарочный сертификат") || !strings.Contains(got, "3\u00a0000") {
 		t.Fatalf("the offers: %q", got)
 	}
@@ -146,7 +146,7 @@ func TestTheOwnerSellsOnline(t *testing.T) {
 	if err == nil {
 		_ = os.WriteFile(filepath.Join(t.ArtifactDir(), "offers-390.png"), png, 0o644)
 	}
-	offer := scalar[int64](t, w, `SELECT id FROM balance_offers WHERE salon_id = $1`, w.salon.ID)
+	offer := scalar[int64](t, w, `SELECT id FROM balance_offers WHERE salon_id = $1 AND title = 'Подарочный сертификат'`, w.salon.ID)
 	// An admin sees the offers, not the owner's form, and may not add one.
 	admin := w.user(w.salon.ID, "desk@example.com", booking.RoleAdmin)
 	if a := admin.get("/panel/balances"); a.status != 200 || strings.Contains(a.body, `id="add-offer"`) {

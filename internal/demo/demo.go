@@ -138,6 +138,16 @@ func create(ctx context.Context, svc *booking.Service) (*booking.Salon, error) {
 	if _, err := svc.CreateUser(ctx, salon.ID, Email, Password, booking.RoleOwner); err != nil {
 		return nil, fmt.Errorf("demo user: %w", err)
 	}
+	// On sale online (the widget's gift page, when payments are on).
+	for _, o := range []booking.BalanceOffer{
+		{Kind: booking.BalanceCertificate, Title: "Подарочный сертификат на 3 000 ₽", Amount: 300000, Price: 300000, ValidDays: 365},
+		{Kind: booking.BalancePackage, Title: "Абонемент: 5 маникюров", ServiceIDs: []int64{ids["Маникюр"]}, Visits: 5, Price: 800000, ValidDays: 180},
+	} {
+		o.SalonID = salon.ID
+		if _, err := svc.AddBalanceOffer(ctx, o); err != nil {
+			return nil, fmt.Errorf("demo offer %s: %w", o.Title, err)
+		}
+	}
 	return salon, nil
 }
 
