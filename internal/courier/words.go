@@ -250,7 +250,7 @@ func ComposeSale(m *booking.SaleMail, base string) Words {
 		w.Details = append(w.Details, detail{t("Amount"), booking.Money(m.Units).Format(m.Salon.Currency, lang)})
 	}
 	if !m.ValidUntil.IsZero() {
-		w.Details = append(w.Details, detail{t("Valid until"), i18n.Day(lang, m.ValidUntil.Year, m.ValidUntil.Month, m.ValidUntil.Day)})
+		w.Details = append(w.Details, detail{t("Valid until"), fmt.Sprintf("%02d.%02d.%d", m.ValidUntil.Day, m.ValidUntil.Month, m.ValidUntil.Year)})
 	}
 	w.Details = append(w.Details, detail{t("Salon"), m.Salon.Name})
 	if m.Salon.Address != "" {

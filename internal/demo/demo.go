@@ -99,7 +99,41 @@ func Seed(ctx context.Context, svc *booking.Service, now time.Time) (*booking.Sa
 			return nil, err
 		}
 	}
+	if err := sellSome(ctx, svc, salon); err != nil {
+		return nil, err
+	}
 	return salon, nil
+}
+
+// sellSome puts a certificate and a package on sale online (the widget's
+// gift page, when payments are on), unless the salon has offers already.
+func sellSome(ctx context.Context, svc *booking.Service, salon *booking.Salon) error {
+	if have, err := svc.BalanceOffers(ctx, salon.ID, true); err != nil || len(have) > 0 {
+		return err
+	}
+	list, err := svc.Services(ctx, salon.ID)
+	if err != nil {
+		return err
+	}
+	var manicure int64
+	for _, sv := range list {
+		if sv.Name == "Маникюр" {
+			manicure = sv.ID
+		}
+	}
+	offers := []booking.BalanceOffer{{Kind: booking.BalanceCertificate, Title: "Подарочный сертификат на 3 000 ₽", Amount: 300000,
+		Price: 300000, ValidDays: 365}}
+	if manicure != 0 {
+		offers = append(offers, booking.BalanceOffer{Kind: booking.BalancePackage, Title: "Абонемент: 5 маникюров",
+			ServiceIDs: []int64{manicure}, Visits: 5, Price: 800000, ValidDays: 180})
+	}
+	for _, o := range offers {
+		o.SalonID = salon.ID
+		if _, err := svc.AddBalanceOffer(ctx, o); err != nil {
+			return fmt.Errorf("demo offer %s: %w", o.Title, err)
+		}
+	}
+	return nil
 }
 
 func create(ctx context.Context, svc *booking.Service) (*booking.Salon, error) {
@@ -137,16 +171,6 @@ func create(ctx context.Context, svc *booking.Service) (*booking.Salon, error) {
 	}
 	if _, err := svc.CreateUser(ctx, salon.ID, Email, Password, booking.RoleOwner); err != nil {
 		return nil, fmt.Errorf("demo user: %w", err)
-	}
-	// On sale online (the widget's gift page, when payments are on).
-	for _, o := range []booking.BalanceOffer{
-		{Kind: booking.BalanceCertificate, Title: "Подарочный сертификат на 3 000 ₽", Amount: 300000, Price: 300000, ValidDays: 365},
-		{Kind: booking.BalancePackage, Title: "Абонемент: 5 маникюров", ServiceIDs: []int64{ids["Маникюр"]}, Visits: 5, Price: 800000, ValidDays: 180},
-	} {
-		o.SalonID = salon.ID
-		if _, err := svc.AddBalanceOffer(ctx, o); err != nil {
-			return nil, fmt.Errorf("demo offer %s: %w", o.Title, err)
-		}
 	}
 	return salon, nil
 }
