@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/ecdh"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -227,6 +228,9 @@ type BalanceSale struct {
 	// MailedAt: when the code's e-mail went; MailError why it did not.
 	MailedAt  time.Time
 	MailError string
+	// LastError: why the last check with the provider failed ("" : it
+	// did not), e.g. a refund the provider refused.
+	LastError string
 	Refunded  Money
 	CreatedAt time.Time
 	// ValidUntil is the balance's last day (once credited; zero: no end).
@@ -242,7 +246,7 @@ func (b *BalanceSale) Paid() bool {
 
 const saleColumns = `s.id, s.salon_id, s.offer_id, s.kind, s.title, s.units, s.price, s.currency, s.status,
 	COALESCE(s.confirmation_url, ''), s.return_ref, COALESCE(s.balance_id, 0), s.email, s.mailed_at, s.mail_error,
-	CASE WHEN s.status = 'refunded' THEN COALESCE(s.refund_amount, 0) ELSE 0 END, s.created_at, b.expires_on`
+	CASE WHEN s.status = 'refunded' THEN COALESCE(s.refund_amount, 0) ELSE 0 END, s.created_at, b.expires_on, s.last_error`
 
 const saleFrom = ` FROM balance_sales s LEFT JOIN balances b ON b.id = s.balance_id `
 
@@ -251,7 +255,7 @@ func scanSale(r pgx.Row) (*BalanceSale, error) {
 	var price, refunded int64
 	var mailed, expires *time.Time
 	if err := r.Scan(&x.ID, &x.SalonID, &x.OfferID, &x.Kind, &x.Title, &x.Units, &price, &x.Currency, &x.Status, &x.URL, &x.Ref,
-		&x.BalanceID, &x.Email, &mailed, &x.MailError, &refunded, &x.CreatedAt, &expires); err != nil {
+		&x.BalanceID, &x.Email, &mailed, &x.MailError, &refunded, &x.CreatedAt, &expires, &x.LastError); err != nil {
 		return nil, err
 	}
 	x.Price, x.Refunded = Money(price), Money(refunded)
@@ -303,9 +307,14 @@ func (s *Service) BuyBalance(ctx context.Context, in BalancePurchase, back Retur
 	if err := fe.err(); err != nil {
 		return nil, err
 	}
-	var claimHash []byte
+	var claimHash, claimKey []byte
 	if in.Claim != "" {
 		claimHash = tokenHash(in.Claim)
+		k, err := claimPrivate(in.Claim)
+		if err != nil {
+			return nil, fmt.Errorf("buy balance: %w", err)
+		}
+		claimKey = k.PublicKey().Bytes()
 	}
 	var id int64
 	var fresh bool // the provider is to be asked for the payment now
@@ -316,13 +325,14 @@ func (s *Service) BuyBalance(ctx context.Context, in BalancePurchase, back Retur
 			// sale; another with the same key is refused.
 			var first []byte
 			var offer int64
-			var email string
+			var email, phone string
 			var status PaymentStatus
-			err := tx.QueryRow(ctx, `SELECT id, claim_hash, offer_id, email, status FROM balance_sales WHERE salon_id = $1 AND request_key = $2`,
-				in.SalonID, in.Key).Scan(&id, &first, &offer, &email, &status)
+			err := tx.QueryRow(ctx, `SELECT s.id, s.claim_hash, s.offer_id, s.email, s.status, COALESCE(c.phone, '')
+				FROM balance_sales s JOIN clients c ON c.salon_id = s.salon_id AND c.id = s.client_id
+				WHERE s.salon_id = $1 AND s.request_key = $2`, in.SalonID, in.Key).Scan(&id, &first, &offer, &email, &status, &phone)
 			if err == nil {
-				if subtle.ConstantTimeCompare(first, claimHash) != 1 || offer != in.OfferID || email != in.Buyer.Email {
-					return conflict("this idempotency key was used for another purchase")
+				if subtle.ConstantTimeCompare(first, claimHash) != 1 || offer != in.OfferID || email != in.Buyer.Email || phone != in.Buyer.Phone {
+					return fmt.Errorf("balance sale: %w", ErrKeyReused)
 				}
 				// Its payment not made yet at the provider: try again now.
 				fresh = status == PayRegistering || status == PayUnknown
@@ -360,15 +370,15 @@ func (s *Service) BuyBalance(ctx context.Context, in BalancePurchase, back Retur
 			returnURL = back(ref)
 		}
 		err = tx.QueryRow(ctx, `INSERT INTO balance_sales (salon_id, offer_id, kind, title, service_ids, units, price, currency, valid_days,
-			    client_id, email, lang, provider, status, idempotence_key, request_key, return_url, return_ref, claim_hash, receipt)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULLIF($9, 0), $10, $11, $12, $13, 'registering', $14, NULLIF($15, ''), $16, $17, $18, $19)
+			    client_id, email, lang, provider, status, idempotence_key, request_key, return_url, return_ref, claim_hash, claim_key, receipt)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULLIF($9, 0), $10, $11, $12, $13, 'registering', $14, NULLIF($15, ''), $16, $17, $18, $19, $20)
 			RETURNING id`, in.SalonID, o.ID, o.Kind, o.Title, o.ServiceIDs, o.units(), int64(o.Price), c.salon.Currency, o.ValidDays,
-			client, in.Buyer.Email, in.Buyer.Lang, s.psp.Name(), "sale-"+randomHex(16), in.Key, returnURL, ref, claimHash, receipt).Scan(&id)
+			client, in.Buyer.Email, in.Buyer.Lang, s.psp.Name(), "sale-"+randomHex(16), in.Key, returnURL, ref, claimHash, claimKey, receipt).Scan(&id)
 		fresh = err == nil
 		return err
 	})
 	if violated(err, "balance_sales_request") {
-		return nil, conflict("this purchase is being made: try again in a moment")
+		return nil, fmt.Errorf("balance sale: %w", ErrInProgress)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("buy balance: %w", dbErr(err))
@@ -418,6 +428,7 @@ func saleReceipt(ctx context.Context, tx pgx.Tx, o *BalanceOffer, buyer ClientIn
 type saleState struct {
 	id, salonID     int64
 	status          PaymentStatus
+	provider        string
 	key, externalID string
 	price           int64
 	currency        string
@@ -434,10 +445,10 @@ type saleState struct {
 
 func (s *Service) readSale(ctx context.Context, q querier, id int64, lock string) (*saleState, error) {
 	var x saleState
-	err := q.QueryRow(ctx, `SELECT s.id, s.salon_id, s.status, s.idempotence_key, COALESCE(s.external_id, ''), s.price, s.currency,
+	err := q.QueryRow(ctx, `SELECT s.id, s.salon_id, s.status, s.provider, s.idempotence_key, COALESCE(s.external_id, ''), s.price, s.currency,
 		    s.return_url, s.receipt, COALESCE(s.refund_amount, 0), COALESCE(s.refund_key, ''), s.checks, s.created_at, s.title, s.kind,
 		    COALESCE(s.balance_id, 0)
-		FROM balance_sales s WHERE s.id = $1 `+lock, id).Scan(&x.id, &x.salonID, &x.status, &x.key, &x.externalID, &x.price, &x.currency,
+		FROM balance_sales s WHERE s.id = $1 `+lock, id).Scan(&x.id, &x.salonID, &x.status, &x.provider, &x.key, &x.externalID, &x.price, &x.currency,
 		&x.returnURL, &x.receipt, &x.refundAmount, &x.refundKey, &x.checks, &x.createdAt, &x.title, &x.kind, &x.balance)
 	if isNoRows(err) {
 		return nil, fmt.Errorf("balance sale %d: %w", id, ErrNotFound)
@@ -469,6 +480,11 @@ func (s *Service) checkSale(ctx context.Context, id int64) (bool, error) {
 	x, err := s.readSale(ctx, s.pool, id, "")
 	if err != nil {
 		return false, err
+	}
+	if s.psp == nil || x.provider != s.psp.Name() {
+		// Sold through a provider this server does not speak to now: its
+		// payment waits for a server that does.
+		return false, fmt.Errorf("balance sale %d: its provider %q is not configured here: %w", id, x.provider, ErrUnavailable)
 	}
 	cctx, cancel := context.WithTimeout(ctx, providerCall)
 	defer cancel()
@@ -503,16 +519,25 @@ func (s *Service) checkSale(ctx context.Context, id int64) (bool, error) {
 		}
 		return false, fmt.Errorf("the payment provider did not answer: %w", ErrUnavailable)
 	}
+	if (p.Status == psp.WaitingForCapture || p.Status == psp.Succeeded) && (p.Amount != x.price || p.Currency != x.currency) {
+		// Not what was sold: nothing is captured or credited; a person looks.
+		why := fmt.Sprintf("the provider's payment is %d %s, the sale %d %s", p.Amount, p.Currency, x.price, x.currency)
+		s.saleCheckFailed(ctx, x, errors.New(why))
+		return false, fmt.Errorf("balance sale %d: %s: %w", id, why, ErrConflict)
+	}
 	if p.Status == psp.WaitingForCapture {
 		if _, err := s.moveSale(ctx, id, x.status, PayAuthorized, p, ""); err != nil {
 			return false, err
 		}
-		c, err := s.psp.Capture(cctx, "sale-capture-"+strconv.FormatInt(id, 10), p.ID, p.Amount, p.Currency)
+		x.status, x.checks = PayAuthorized, 0
+		kctx, kcancel := context.WithTimeout(ctx, providerCall)
+		c, err := s.psp.Capture(kctx, "sale-capture-"+strconv.FormatInt(id, 10), p.ID, x.price, x.currency)
+		kcancel()
 		if err != nil {
 			s.saleCheckFailed(ctx, x, err)
 			return true, fmt.Errorf("the payment provider did not answer: %w", ErrUnavailable)
 		}
-		p, x.status = c, PayAuthorized
+		p = c
 	}
 	switch p.Status {
 	case psp.Pending:
@@ -604,7 +629,7 @@ func (s *Service) creditSale(ctx context.Context, id int64, p *psp.Payment) (*Sa
 		var status PaymentStatus
 		var claim []byte
 		var m SaleMail
-		if err := tx.QueryRow(ctx, `SELECT salon_id, client_id, kind, service_ids, units, COALESCE(valid_days, 0), status, claim_hash, email, lang
+		if err := tx.QueryRow(ctx, `SELECT salon_id, client_id, kind, service_ids, units, COALESCE(valid_days, 0), status, claim_key, email, lang
 			FROM balance_sales WHERE id = $1 FOR UPDATE`, id).
 			Scan(&salonID, &clientID, &kind, &services, &units, &days, &status, &claim, &m.To, &m.Lang); err != nil {
 			return err
@@ -640,7 +665,7 @@ func (s *Service) creditSale(ctx context.Context, id int64, p *psp.Payment) (*Sa
 		}
 		var sealed []byte
 		if claim != nil {
-			if sealed, err = sealCode(claim, code); err != nil {
+			if sealed, err = sealCode(claim, id, code); err != nil {
 				return err
 			}
 		}
@@ -665,34 +690,76 @@ func (s *Service) creditSale(ctx context.Context, id int64, p *psp.Payment) (*Sa
 	return mail, nil
 }
 
-// sealCode seals a code under a claim's hash (AES-256-GCM: the key is the
-// claim's hash hashed again, so the stored hash alone opens nothing).
-func sealCode(claimHash []byte, code string) ([]byte, error) {
-	g, err := claimCipher(claimHash)
+// The code is sealed to the claim's public key (X25519: an ephemeral key
+// agreed with it, then AES-256-GCM, the sale's id bound in): the process
+// that credits the sale has only the public key, and the stored row opens
+// nothing; the buyer's claim derives the private key again.
+
+// claimPrivate is the private key a claim derives.
+func claimPrivate(claim string) (*ecdh.PrivateKey, error) {
+	seed := sha256.Sum256(append([]byte("salon balance code key\x00"), claim...))
+	return ecdh.X25519().NewPrivateKey(seed[:])
+}
+
+// sealCode seals a code of sale id to a claim's public key: the ephemeral
+// public key, the nonce, the ciphertext.
+func sealCode(claimKey []byte, id int64, code string) ([]byte, error) {
+	pub, err := ecdh.X25519().NewPublicKey(claimKey)
+	if err != nil {
+		return nil, err
+	}
+	eph, err := ecdh.X25519().GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	shared, err := eph.ECDH(pub)
+	if err != nil {
+		return nil, err
+	}
+	g, err := codeCipher(shared, eph.PublicKey().Bytes(), claimKey)
 	if err != nil {
 		return nil, err
 	}
 	nonce := make([]byte, g.NonceSize())
 	_, _ = rand.Read(nonce)
-	return g.Seal(nonce, nonce, []byte(code), nil), nil
+	out := append(eph.PublicKey().Bytes(), nonce...)
+	return g.Seal(out, nonce, []byte(code), []byte(strconv.FormatInt(id, 10))), nil
 }
 
-// openCode opens a sealed code with the buyer's claim.
-func openCode(claim string, sealed []byte) (string, error) {
-	g, err := claimCipher(tokenHash(claim))
+// openCode opens a sealed code of sale id with the buyer's claim.
+func openCode(claim string, id int64, sealed []byte) (string, error) {
+	priv, err := claimPrivate(claim)
 	if err != nil {
 		return "", err
 	}
-	if len(sealed) < g.NonceSize() {
+	if len(sealed) < 32+12 {
 		return "", errors.New("sealed code: too short")
 	}
-	out, err := g.Open(nil, sealed[:g.NonceSize()], sealed[g.NonceSize():], nil)
+	eph, err := ecdh.X25519().NewPublicKey(sealed[:32])
+	if err != nil {
+		return "", err
+	}
+	shared, err := priv.ECDH(eph)
+	if err != nil {
+		return "", err
+	}
+	g, err := codeCipher(shared, sealed[:32], priv.PublicKey().Bytes())
+	if err != nil {
+		return "", err
+	}
+	rest := sealed[32:]
+	out, err := g.Open(nil, rest[:g.NonceSize()], rest[g.NonceSize():], []byte(strconv.FormatInt(id, 10)))
 	return string(out), err
 }
 
-func claimCipher(claimHash []byte) (cipher.AEAD, error) {
-	key := sha256.Sum256(append([]byte("salon balance code key\x00"), claimHash...))
-	b, err := aes.NewCipher(key[:])
+// codeCipher is the AEAD of an agreed secret and the two public keys.
+func codeCipher(shared, ephPub, claimPub []byte) (cipher.AEAD, error) {
+	h := sha256.New()
+	h.Write([]byte("salon balance code\x00"))
+	h.Write(shared)
+	h.Write(ephPub)
+	h.Write(claimPub)
+	b, err := aes.NewCipher(h.Sum(nil))
 	if err != nil {
 		return nil, err
 	}
@@ -786,7 +853,7 @@ func (s *Service) SaleReturn(ctx context.Context, ref, claim string) (*BalanceSa
 		return nil, fmt.Errorf("balance sale: %w", dbErr(err))
 	}
 	if sealed != nil {
-		if code, err := openCode(claim, sealed); err == nil {
+		if code, err := openCode(claim, id, sealed); err == nil {
 			x.Code = code
 		}
 	}
@@ -852,8 +919,10 @@ func (s *Service) refundSale(ctx context.Context, x *saleState) error {
 		_, err := s.moveSale(ctx, x.id, PayRefunding, PayRefunded, nil, "")
 		return err
 	case r.Status == "canceled":
-		_, err := s.moveSale(ctx, x.id, PayRefunding, PayCompleted, nil, "the provider cancelled the refund")
-		return err
+		// The refund entry stands (the balance was paid out of the
+		// ledger): the money is owed still, and a person sees why.
+		s.saleCheckFailed(ctx, x, errors.New("the provider cancelled the refund"))
+		return fmt.Errorf("balance sale %d: the provider cancelled the refund: %w", x.id, ErrConflict)
 	}
 	s.saleUnchanged(ctx, x)
 	return nil
@@ -864,7 +933,7 @@ func (s *Service) refundSale(ctx context.Context, x *saleState) error {
 // if it was sold online: the left share of the price (a certificate: what
 // is left; a package: the price of the visits left). It returns the sale
 // to follow up (0: none).
-func refundSaleOf(ctx context.Context, tx pgx.Tx, b *Balance, left int64) (int64, Money, error) {
+func refundSaleOf(ctx context.Context, tx pgx.Tx, b *Balance, left int64, now time.Time) (int64, Money, error) {
 	var id, price, units int64
 	var status PaymentStatus
 	err := tx.QueryRow(ctx, `SELECT id, price, units, status FROM balance_sales WHERE balance_id = $1 FOR UPDATE`, b.ID).
@@ -884,8 +953,8 @@ func refundSaleOf(ctx context.Context, tx pgx.Tx, b *Balance, left int64) (int64
 	if amount <= 0 {
 		return 0, 0, nil
 	}
-	_, err = tx.Exec(ctx, `UPDATE balance_sales SET status = 'refunding', refund_amount = $2, refund_key = $3, next_check_at = now(),
-		checks = 0, updated_at = now() WHERE id = $1`, id, amount, "sale-refund-"+strconv.FormatInt(id, 10))
+	_, err = tx.Exec(ctx, `UPDATE balance_sales SET status = 'refunding', refund_amount = $2, refund_key = $3, next_check_at = $4,
+		checks = 0, updated_at = now() WHERE id = $1`, id, amount, "sale-refund-"+strconv.FormatInt(id, 10), now)
 	return id, Money(amount), err
 }
 
@@ -1000,6 +1069,8 @@ func (s *Service) ResendBalanceCode(ctx context.Context, salonID, balanceID int6
 	if err != nil {
 		return nil, fmt.Errorf("resend balance code: %w", dbErr(err))
 	}
-	s.mailSale(ctx, &m)
-	return s.sale(ctx, `s.id = $1`, m.SaleID)
+	// The old code is dead: the new one goes, whatever happens to the
+	// request meanwhile.
+	s.mailSale(context.WithoutCancel(ctx), &m)
+	return s.sale(context.WithoutCancel(ctx), `s.id = $1`, m.SaleID)
 }

@@ -400,7 +400,7 @@ func (s *Service) RefundBalance(ctx context.Context, salonID, balanceID int64, r
 			return fmt.Errorf("balance %d: refund: %w", balanceID, err)
 		}
 		// Sold online: the money goes back through the provider.
-		if sale, _, err = refundSaleOf(ctx, tx, b, b.Remaining); err != nil {
+		if sale, _, err = refundSaleOf(ctx, tx, b, b.Remaining, s.now()); err != nil {
 			return fmt.Errorf("balance %d: refund: %w", balanceID, err)
 		}
 		b.Remaining, out = 0, b

@@ -6,9 +6,9 @@
 -- the provider). The balance it makes is credited in the transaction that
 -- records the provider's "succeeded", once per sale (balance_id UNIQUE).
 -- The code exists readable only in the buyer's e-mail and browser: the
--- sale keeps it sealed under the buyer's claim (a secret the buyer's
--- browser made, of which only the hash is kept), so that the return page
--- shows it to that browser and to no one else.
+-- sale keeps it sealed to a public key derived from the buyer's claim (a
+-- secret the buyer's browser made, which is never stored), so that the
+-- return page shows it to that browser and to no one else.
 
 CREATE TABLE balance_offers (
     id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -29,7 +29,7 @@ CREATE INDEX balance_offers_salon ON balance_offers (salon_id, id);
 CREATE TABLE balance_sales (
     id               bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     salon_id         bigint NOT NULL REFERENCES salons ON DELETE CASCADE,
-    offer_id         bigint NOT NULL REFERENCES balance_offers ON DELETE CASCADE,
+    offer_id         bigint NOT NULL REFERENCES balance_offers ON DELETE RESTRICT,
     -- the offer as it was sold (an offer changed later changes no sale)
     kind             text NOT NULL CHECK (kind IN ('package', 'certificate')),
     title            text NOT NULL,
@@ -54,7 +54,11 @@ CREATE TABLE balance_sales (
     return_url       text NOT NULL DEFAULT '',
     -- what the return page is found by: shows the sale's state, nothing else
     return_ref       text NOT NULL UNIQUE,
+    -- the claim's hash (a retry's check) and its public key (X25519,
+    -- derived from the claim): the code is sealed to it, and only the
+    -- claim opens it
     claim_hash       bytea,
+    claim_key        bytea,
     code_sealed      bytea,
     balance_id       bigint UNIQUE REFERENCES balances,
     receipt          jsonb,

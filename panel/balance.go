@@ -197,7 +197,10 @@ func (h *Handler) showBalance(c *fiber.Ctx, id int64, problem string) error {
 			Price: x.Price.Format(s.Currency, l.Code), Status: saleStatus(l, x.Status), Email: x.Email, MailError: mailError(l, x.MailError)}
 		if !x.MailedAt.IsZero() {
 			d.Sale.When += " · " + l.T("code e-mailed %s", x.MailedAt.In(s.Location()).Format("02.01.2006 15:04"))
+		} else if d.Sale.MailError == "" {
+			d.Sale.MailError = l.T("not recorded as sent")
 		}
+		d.Sale.Problem = x.LastError
 	} else if !errors.Is(err, booking.ErrNotFound) {
 		return err
 	}
@@ -323,6 +326,7 @@ type saleRow struct {
 	ID, BalanceID                     int64
 	When, Title, Price, Status, Email string
 	MailError                         string
+	Problem                           string // the provider's last refusal
 }
 
 // onlineSales fills in the balances page's offers and latest sales.
@@ -360,7 +364,7 @@ func (h *Handler) onlineSales(c *fiber.Ctx, d *balancesData) error {
 	for _, x := range sales {
 		d.Sales = append(d.Sales, saleRow{ID: x.ID, BalanceID: x.BalanceID, When: x.CreatedAt.In(s.Location()).Format("02.01.2006 15:04"),
 			Title: x.Title, Price: x.Price.Format(s.Currency, l.Code), Status: saleStatus(l, x.Status), Email: x.Email,
-			MailError: x.MailError})
+			MailError: mailError(l, x.MailError)})
 	}
 	return nil
 }

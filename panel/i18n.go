@@ -582,6 +582,7 @@ var ru = map[string]string{
 	"the code's e-mail did not go": "письмо с кодом не ушло", "Bought online": "Куплено онлайн",
 	"The code's e-mail did not go: %s": "Письмо с кодом не ушло: %s", "E-mail a new code to the buyer": "Отправить покупателю новый код",
 	"The e-mail did not go: %s": "Письмо не ушло: %s", "%d days": "%d дн.", "code e-mailed %s": "код отправлен %s", "this server sends no e-mail": "этот сервер не отправляет почту",
+	"not recorded as sent": "не отмечено как отправленное", "The payment service: %s": "Платёжный сервис: %s",
 	"sale registering": "создаётся", "sale registered": "ждёт оплаты", "sale unknown": "проверяется", "sale authorized": "оплачено, списывается",
 	"sale completed": "оплачено", "sale canceled": "не оплачено", "sale failed": "не оплачено", "sale refunding": "возвращается",
 	"sale refunded": "возвращено",

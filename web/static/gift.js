@@ -122,6 +122,9 @@
     // Pressed again unchanged (after an error, a lost answer): the same
     // purchase. Changed: another one.
     $('gift-form').addEventListener('input', function () { delete this.dataset.key; delete this.dataset.claim; });
+    // Back from the provider's page (the page restored as it was): the
+    // button works again, for the same purchase.
+    window.addEventListener('pageshow', function () { $('gift-pay').disabled = false; });
     $('lang-switch').href = '?lang=' + (cfg.lang === 'ru' ? 'en' : 'ru');
   }
 })();
