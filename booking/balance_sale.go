@@ -165,12 +165,38 @@ func (s *Service) SetBalanceOfferActive(ctx context.Context, salonID, offerID in
 	if err := authorize(ctx, salonID, RoleOwner); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE balance_offers SET active = $3 WHERE salon_id = $1 AND id = $2`, salonID, offerID, active)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var services []int64
+		var was bool
+		err := tx.QueryRow(ctx, `SELECT service_ids, active FROM balance_offers WHERE salon_id = $1 AND id = $2 FOR UPDATE`, salonID, offerID).
+			Scan(&services, &was)
+		if isNoRows(err) {
+			return fmt.Errorf("balance offer %d: %w", offerID, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if active && !was {
+			// Back on sale: as bound as a new offer, of services still sold.
+			var onSale int
+			var gone bool
+			if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM balance_offers WHERE salon_id = $1 AND active),
+				    EXISTS (SELECT 1 FROM unnest($2::bigint[]) sid LEFT JOIN services sv ON sv.id = sid AND sv.salon_id = $1
+				            WHERE sv.id IS NULL OR NOT sv.active)`, salonID, services).Scan(&onSale, &gone); err != nil {
+				return err
+			}
+			switch {
+			case onSale >= maxSalonOffers:
+				return conflict("at most %d offers on sale at once", maxSalonOffers)
+			case gone:
+				return unknown("service_id", "no such service")
+			}
+		}
+		_, err = tx.Exec(ctx, `UPDATE balance_offers SET active = $3 WHERE salon_id = $1 AND id = $2`, salonID, offerID, active)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("balance offer %d: %w", offerID, dbErr(err))
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("balance offer %d: %w", offerID, ErrNotFound)
 	}
 	return nil
 }

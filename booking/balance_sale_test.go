@@ -14,6 +14,7 @@ import (
 	"salon/booking/bookingtest"
 	"salon/booking/mail"
 	"salon/booking/mail/mailtest"
+	"salon/booking/psp"
 	"salon/booking/psp/psptest"
 	"salon/internal/courier"
 )
@@ -304,5 +305,49 @@ func TestASaleSurvivesLostAnswers(t *testing.T) {
 	captured, _ := w.fake.Totals()
 	if captured != 100000 || w.count(`SELECT count(*) FROM balances WHERE salon_id = $1`, w.salon.ID) != 1 {
 		t.Fatalf("captured %d", captured)
+	}
+}
+
+// cancelledRefunds is a provider whose refunds the provider cancels.
+type cancelledRefunds struct{ psp.Provider }
+
+func (cancelledRefunds) Refund(_ context.Context, _, _ string, amount int64, _ string, _ *psp.Receipt) (*psp.Refund, error) {
+	return &psp.Refund{ID: "refund-1", Status: "canceled", Amount: amount}, nil
+}
+
+// A refund the provider cancels leaves the sale owing it (refunding, the
+// reason kept), never back to completed as if nothing were owed.
+func TestARefundTheProviderCancelsStaysOwed(t *testing.T) {
+	fake := psptest.New(t)
+	yk := &psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}
+	e := bookingtest.New(t, booking.WithPayments(cancelledRefunds{yk}), booking.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	salon := e.Salon(t, booking.Salon{})
+	owner := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: salon.ID, Role: booking.RoleOwner}))
+	o, err := e.Svc.AddBalanceOffer(owner, booking.BalanceOffer{SalonID: salon.ID, Kind: booking.BalanceCertificate, Title: "C", Amount: 50000, Price: 50000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := e.Svc.BuyBalance(web(), booking.BalancePurchase{SalonID: salon.ID, OfferID: o.ID,
+		Buyer: booking.ClientInput{Name: "Ира", Phone: bookingtest.Phone(), Email: "ira@example.com"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ext string
+	if err := e.Pool.QueryRow(context.Background(), `SELECT external_id FROM balance_sales WHERE id = $1`, x.ID).Scan(&ext); err != nil {
+		t.Fatal(err)
+	}
+	fake.Pay(ext)
+	if x, err = e.Svc.CheckSale(bookingtest.System(), x.ID); err != nil || x.Status != booking.PayCompleted {
+		t.Fatalf("paid: %+v, %v", x, err)
+	}
+	if _, err := e.Svc.RefundBalance(owner, salon.ID, x.BalanceID, ""); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		_, _ = e.Svc.CheckSale(bookingtest.System(), x.ID)
+	}
+	got, err := e.Svc.SaleOfBalance(owner, salon.ID, x.BalanceID)
+	if err != nil || got.Status != booking.PayRefunding || !strings.Contains(got.LastError, "cancelled the refund") {
+		t.Fatalf("after a cancelled refund: %+v, %v", got, err)
 	}
 }

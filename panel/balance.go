@@ -425,7 +425,11 @@ func (h *Handler) setOfferActive(c *fiber.Ctx) error {
 		return err
 	}
 	if err := h.svc.SetBalanceOfferActive(c.UserContext(), salonOf(c).ID, id, c.FormValue("active") == "on"); err != nil {
-		return err
+		d := &balancesData{Form: balanceForm{Kind: string(booking.BalanceCertificate), Visits: "5"}}
+		if !h.fieldError(c, err, &d.Error, &d.Fields) {
+			return err
+		}
+		return h.showBalances(c, d)
 	}
 	return done(c, "/panel/balances", "offer_changed")
 }
