@@ -141,23 +141,11 @@ func (s *Service) IssueBalance(ctx context.Context, in BalanceIssue) (*Balance, 
 		}
 		b.Total = int64(in.Amount)
 	case BalancePackage:
-		if in.Visits < 1 || in.Visits > MaxPackageVisits {
-			fe.add("visits", "from 1 to %d", MaxPackageVisits)
-		}
-		switch {
-		case len(in.ServiceIDs) == 0:
-			fe.add("service_id", "required")
-		case len(in.ServiceIDs) > maxBalanceServices:
-			fe.add("service_id", "at most %d services", maxBalanceServices)
-		}
-		for _, id := range in.ServiceIDs {
-			if sv, ok := c.services[id]; !ok || !sv.Active {
-				return nil, unknown("service_id", "no such service")
-			}
+		if b.ServiceIDs, err = c.packageTerms(fe, in.Visits, in.ServiceIDs); err != nil {
+			return nil, err
 		}
 		in.Client.normalize(fe, "client.", c.salon.Country)
 		b.Total = int64(in.Visits)
-		b.ServiceIDs = slices.Compact(slices.Sorted(slices.Values(in.ServiceIDs)))
 	default:
 		fe.add("kind", "package or certificate")
 	}
@@ -303,4 +291,26 @@ func (s *Service) balances(ctx context.Context, salonID, id int64) ([]BalanceRow
 		}
 		return row, err
 	})
+}
+
+// packageTerms checks a package's visits and services (sold in the salon
+// or offered online) and returns its services sorted, each once: a
+// problem with the visits or the list is named in fe; a service that is
+// not sold is ErrNotFound at once.
+func (c *catalog) packageTerms(fe fieldErrors, visits int, services []int64) ([]int64, error) {
+	if visits < 1 || visits > MaxPackageVisits {
+		fe.add("visits", "from 1 to %d", MaxPackageVisits)
+	}
+	switch {
+	case len(services) == 0:
+		fe.add("service_id", "required")
+	case len(services) > maxBalanceServices:
+		fe.add("service_id", "at most %d services", maxBalanceServices)
+	}
+	for _, id := range services {
+		if sv, ok := c.services[id]; !ok || !sv.Active {
+			return nil, unknown("service_id", "no such service")
+		}
+	}
+	return slices.Compact(slices.Sorted(slices.Values(services))), nil
 }

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -112,21 +111,9 @@ func (s *Service) AddBalanceOffer(ctx context.Context, o BalanceOffer) (*Balance
 		}
 		o.ServiceIDs, o.Visits = []int64{}, 0
 	case BalancePackage:
-		if o.Visits < 1 || o.Visits > MaxPackageVisits {
-			fe.add("visits", "from 1 to %d", MaxPackageVisits)
+		if o.ServiceIDs, err = c.packageTerms(fe, o.Visits, o.ServiceIDs); err != nil {
+			return nil, err
 		}
-		switch {
-		case len(o.ServiceIDs) == 0:
-			fe.add("service_id", "required")
-		case len(o.ServiceIDs) > maxBalanceServices:
-			fe.add("service_id", "at most %d services", maxBalanceServices)
-		}
-		for _, id := range o.ServiceIDs {
-			if sv, ok := c.services[id]; !ok || !sv.Active {
-				return nil, unknown("service_id", "no such service")
-			}
-		}
-		o.ServiceIDs = slices.Compact(slices.Sorted(slices.Values(o.ServiceIDs)))
 		o.Amount = 0
 	default:
 		fe.add("kind", "package or certificate")

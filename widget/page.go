@@ -144,14 +144,7 @@ func (h *Handler) page(c *fiber.Ctx, mode string) error {
 	if err != nil {
 		return h.pageError(c, err)
 	}
-	lang := s.Locale
-	if q := c.Query("lang"); q == "ru" || q == "en" {
-		lang = q
-	}
-	other := "en"
-	if lang == "en" {
-		other = "ru"
-	}
+	lang, other := salonPageLang(c, s)
 	// The days offered are the salon's window (its horizon), as many as one
 	// slots request covers.
 	first, days := s.Window(h.svc.Now())
@@ -252,4 +245,17 @@ func formatDeposit(m booking.Money, currency, lang string) string {
 		return ""
 	}
 	return m.Format(currency, lang)
+}
+
+// salonPageLang is a salon's page's language (?lang=, else the salon's)
+// and the other one, which the page offers.
+func salonPageLang(c *fiber.Ctx, s *booking.Salon) (lang, other string) {
+	lang = s.Locale
+	if q := c.Query("lang"); q == "ru" || q == "en" {
+		lang = q
+	}
+	if lang == "en" {
+		return lang, "ru"
+	}
+	return lang, "en"
 }

@@ -234,14 +234,7 @@ func (h *Handler) salePage(c *fiber.Ctx, mode string) error {
 	if err != nil {
 		return h.pageError(c, err)
 	}
-	lang := s.Locale
-	if q := c.Query("lang"); q == "ru" || q == "en" {
-		lang = q
-	}
-	other := "en"
-	if lang == "en" {
-		other = "ru"
-	}
+	lang, other := salonPageLang(c, s)
 	t := messages[lang]
 	d := salePageData{Salon: s, SalonPhone: booking.DisplayPhone(s.Phone), Lang: lang, OtherLang: other, T: t, Mode: mode,
 		Config: salePageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, I18n: t}}
