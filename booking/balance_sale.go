@@ -1087,3 +1087,33 @@ func (s *Service) ResendBalanceCode(ctx context.Context, salonID, balanceID int6
 	s.mailSale(context.WithoutCancel(ctx), &m)
 	return s.sale(context.WithoutCancel(ctx), `s.id = $1`, m.SaleID)
 }
+
+// saleAttentionAfter is how long a sale may be on its way (money held,
+// an answer unknown, a refund asked) before a person is shown it.
+const saleAttentionAfter = 15 * time.Minute
+
+// SalesNeedingAttention returns the salon's online sales a person should
+// look at (staff): money held or a create unanswered for longer than
+// saleAttentionAfter, a refund not made, a code not e-mailed, or a
+// provider's refusal; newest first. Errors: ErrForbidden.
+func (s *Service) SalesNeedingAttention(ctx context.Context, salonID int64) ([]BalanceSale, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	rows, err := s.pool.Query(ctx, `SELECT `+saleColumns+saleFrom+`WHERE s.salon_id = $1 AND (
+		    (s.status IN ('registering', 'unknown', 'authorized', 'refunding') AND s.updated_at < $2)
+		 OR (s.status IN ('authorized', 'refunding') AND s.last_error <> '')
+		 OR (s.status = 'completed' AND s.mailed_at IS NULL AND (s.mail_error <> '' OR s.updated_at < $3)))
+		ORDER BY s.id DESC LIMIT $4`, salonID, now.Add(-saleAttentionAfter), now.Add(-time.Minute), maxBalanceRows)
+	if err != nil {
+		return nil, fmt.Errorf("sales needing attention: %w", dbErr(err))
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (BalanceSale, error) {
+		x, err := scanSale(r)
+		if err != nil {
+			return BalanceSale{}, err
+		}
+		return *x, nil
+	})
+}

@@ -350,4 +350,7 @@ func TestARefundTheProviderCancelsStaysOwed(t *testing.T) {
 	if err != nil || got.Status != booking.PayRefunding || !strings.Contains(got.LastError, "cancelled the refund") {
 		t.Fatalf("after a cancelled refund: %+v, %v", got, err)
 	}
+	if list, err := e.Svc.SalesNeedingAttention(owner, salon.ID); err != nil || len(list) != 1 || list[0].ID != x.ID {
+		t.Fatalf("needing attention: %+v, %v", list, err)
+	}
 }

@@ -250,6 +250,7 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"CheckSale":         {run: func(ctx context.Context) error { return e1(f.Svc.CheckSale(ctx, 1)) }, foreign: booking.ErrForbidden},
 		"SaleReturn":        {run: func(ctx context.Context) error { return e1(f.Svc.SaleReturn(ctx, "no-such-reference", "")) }},
 		"BalanceSales":      {run: func(ctx context.Context) error { return e1(f.Svc.BalanceSales(ctx, a)) }},
+		"SalesNeedingAttention": {run: func(ctx context.Context) error { return e1(f.Svc.SalesNeedingAttention(ctx, a)) }},
 		"SaleOfBalance":     {run: func(ctx context.Context) error { return e1(f.Svc.SaleOfBalance(ctx, a, 1)) }},
 		"ResendBalanceCode": {run: func(ctx context.Context) error { return e1(f.Svc.ResendBalanceCode(ctx, a, 1)) }},
 		"WaitlistOn":        {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistOn(ctx, a, day)) }},

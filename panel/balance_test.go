@@ -167,6 +167,12 @@ func TestTheOwnerSellsOnline(t *testing.T) {
 		t.Fatal(err)
 	}
 	balance := scalar[int64](t, w, `SELECT balance_id FROM balance_sales WHERE id = $1`, x.ID)
+	// Its code's e-mail did not go (no mail here): the attention page says so.
+	do(t, ctx, chromedp.Navigate(w.base+"/panel/attention"), chromedp.WaitVisible(css(`#attention-sales`)))
+	if got := textOf(t, ctx, "#attention-sales"); !strings.Contains(got, "Подарочный сертификат") || !strings.Contains(got, "не ушло") {
+		t.Fatalf("the attention page's sales: %q", got)
+	}
+	browsertest.Axe(t, ctx, "the attention page with a sale")
 	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/balances/%d", w.base, balance)), chromedp.WaitVisible(css(`#balance-sale`)))
 	if got := textOf(t, ctx, "#balance-sale"); !strings.Contains(got, "Куплено онлайн") || !strings.Contains(got, "оплачено") ||
 		!strings.Contains(got, "не ушло") {

@@ -55,6 +55,7 @@ func (h *Handler) payments(c *fiber.Ctx) error {
 type attentionData struct {
 	Items    []booking.AttentionItem
 	Failed   []messageLine // messages that did not go
+	Sales    []saleRow     // packages and certificates sold online, stuck
 	Currency string
 	Now      time.Time
 }
@@ -77,8 +78,23 @@ func (h *Handler) attention(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.render(c, "attention", langOf(c).T("Needs attention"), attentionData{Items: items, Currency: s.Currency, Now: h.svc.Now(),
-		Failed: messageLines(failed, s, langOf(c))})
+	sales, err := h.svc.SalesNeedingAttention(c.UserContext(), u.SalonID)
+	if err != nil {
+		return err
+	}
+	l := langOf(c)
+	var saleRows []saleRow
+	for _, x := range sales {
+		r := saleRow{ID: x.ID, BalanceID: x.BalanceID, When: x.CreatedAt.In(loc).Format("02.01.2006 15:04"), Title: x.Title,
+			Price: x.Price.Format(s.Currency, l.Code), Status: saleStatus(l, x.Status), Email: x.Email, MailError: mailError(l, x.MailError),
+			Problem: x.LastError}
+		if x.Paid() && x.MailedAt.IsZero() && r.MailError == "" {
+			r.MailError = l.T("not recorded as sent")
+		}
+		saleRows = append(saleRows, r)
+	}
+	return h.render(c, "attention", l.T("Needs attention"), attentionData{Items: items, Currency: s.Currency, Now: h.svc.Now(),
+		Failed: messageLines(failed, s, l), Sales: saleRows})
 }
 
 func (h *Handler) retryPayment(c *fiber.Ctx) error {
