@@ -848,7 +848,7 @@ func (s *Service) SaleReturn(ctx context.Context, ref, claim string) (*BalanceSa
 	if err != nil {
 		return nil, fmt.Errorf("balance sale: %w", dbErr(err))
 	}
-	if (status == PayRegistered || status == PayUnknown || status == PayAuthorized || status == PayRegistering) && s.saleCheckDue(ctx, id) {
+	if (status == PayRegistered || status == PayUnknown || status == PayAuthorized || status == PayRegistering) && s.checkDue(ctx, "balance_sales", id) {
 		if _, err := s.checkSale(ctx, id); err != nil && !errors.Is(err, ErrUnavailable) {
 			return nil, err
 		}
@@ -871,16 +871,6 @@ func (s *Service) SaleReturn(ctx context.Context, ref, claim string) (*BalanceSa
 		}
 	}
 	return x, nil
-}
-
-// saleCheckDue takes the right to check a sale for a buyer's page: at most
-// once every clientCheckEvery, whichever replica serves it.
-func (s *Service) saleCheckDue(ctx context.Context, id int64) bool {
-	var ok bool
-	err := s.pool.QueryRow(ctx, `WITH c AS (UPDATE balance_sales SET client_checked_at = $2 WHERE id = $1
-		AND (client_checked_at IS NULL OR client_checked_at <= $3) RETURNING 1) SELECT EXISTS (SELECT 1 FROM c)`,
-		id, s.now(), s.now().Add(-clientCheckEvery)).Scan(&ok)
-	return err == nil && ok
 }
 
 // maskEmail is an address as a page shows it to whoever holds a link:

@@ -1045,8 +1045,15 @@ const clientCheckEvery = 3 * time.Second
 // a client's page: at most once every clientCheckEvery, whichever replica
 // serves the page.
 func (s *Service) clientCheckDue(ctx context.Context, id int64) bool {
+	return s.checkDue(ctx, "payment_sessions", id)
+}
+
+// checkDue takes, for a row of table (payment_sessions, balance_sales:
+// each with client_checked_at), the right to ask the provider about it
+// for a client's page: at most once every clientCheckEvery.
+func (s *Service) checkDue(ctx context.Context, table string, id int64) bool {
 	var ok bool
-	err := s.pool.QueryRow(ctx, `WITH c AS (UPDATE payment_sessions SET client_checked_at = $2 WHERE id = $1
+	err := s.pool.QueryRow(ctx, `WITH c AS (UPDATE `+table+` SET client_checked_at = $2 WHERE id = $1
 		AND (client_checked_at IS NULL OR client_checked_at <= $3) RETURNING 1) SELECT EXISTS (SELECT 1 FROM c)`,
 		id, s.now(), s.now().Add(-clientCheckEvery)).Scan(&ok)
 	return err == nil && ok

@@ -193,14 +193,11 @@ func (h *Handler) showBalance(c *fiber.Ctx, id int64, problem string) error {
 	}
 	d := balanceData{Row: rows[0], Left: found[0].Remaining > 0, Error: problem}
 	if x, err := h.svc.SaleOfBalance(c.UserContext(), s.ID, id); err == nil {
-		d.Sale = &saleRow{ID: x.ID, BalanceID: id, When: x.CreatedAt.In(s.Location()).Format("02.01.2006 15:04"), Title: x.Title,
-			Price: x.Price.Format(s.Currency, l.Code), Status: saleStatus(l, x.Status), Email: x.Email, MailError: mailError(l, x.MailError)}
+		r := saleLine(l, s, x)
 		if !x.MailedAt.IsZero() {
-			d.Sale.When += " · " + l.T("code e-mailed %s", x.MailedAt.In(s.Location()).Format("02.01.2006 15:04"))
-		} else if d.Sale.MailError == "" {
-			d.Sale.MailError = l.T("not recorded as sent")
+			r.When += " · " + l.T("code e-mailed %s", x.MailedAt.In(s.Location()).Format("02.01.2006 15:04"))
 		}
-		d.Sale.Problem = x.LastError
+		d.Sale = &r
 	} else if !errors.Is(err, booking.ErrNotFound) {
 		return err
 	}
@@ -361,12 +358,23 @@ func (h *Handler) onlineSales(c *fiber.Ctx, d *balancesData) error {
 	if err != nil {
 		return err
 	}
-	for _, x := range sales {
-		d.Sales = append(d.Sales, saleRow{ID: x.ID, BalanceID: x.BalanceID, When: x.CreatedAt.In(s.Location()).Format("02.01.2006 15:04"),
-			Title: x.Title, Price: x.Price.Format(s.Currency, l.Code), Status: saleStatus(l, x.Status), Email: x.Email,
-			MailError: mailError(l, x.MailError)})
+	for i := range sales {
+		d.Sales = append(d.Sales, saleLine(l, s, &sales[i]))
 	}
 	return nil
+}
+
+// saleLine is an online sale as the panel lists it: what, for how much,
+// to whom, where it is, and what went wrong (the code's e-mail, the
+// provider's last refusal).
+func saleLine(l *lang, s *booking.Salon, x *booking.BalanceSale) saleRow {
+	r := saleRow{ID: x.ID, BalanceID: x.BalanceID, When: x.CreatedAt.In(s.Location()).Format("02.01.2006 15:04"), Title: x.Title,
+		Price: x.Price.Format(s.Currency, l.Code), Status: saleStatus(l, x.Status), Email: x.Email, MailError: mailError(l, x.MailError),
+		Problem: x.LastError}
+	if x.Paid() && x.MailedAt.IsZero() && r.MailError == "" {
+		r.MailError = l.T("not recorded as sent")
+	}
+	return r
 }
 
 // addOffer puts an offer on sale online (owners).

@@ -84,14 +84,8 @@ func (h *Handler) attention(c *fiber.Ctx) error {
 	}
 	l := langOf(c)
 	var saleRows []saleRow
-	for _, x := range sales {
-		r := saleRow{ID: x.ID, BalanceID: x.BalanceID, When: x.CreatedAt.In(loc).Format("02.01.2006 15:04"), Title: x.Title,
-			Price: x.Price.Format(s.Currency, l.Code), Status: saleStatus(l, x.Status), Email: x.Email, MailError: mailError(l, x.MailError),
-			Problem: x.LastError}
-		if x.Paid() && x.MailedAt.IsZero() && r.MailError == "" {
-			r.MailError = l.T("not recorded as sent")
-		}
-		saleRows = append(saleRows, r)
+	for i := range sales {
+		saleRows = append(saleRows, saleLine(l, s, &sales[i]))
 	}
 	return h.render(c, "attention", l.T("Needs attention"), attentionData{Items: items, Currency: s.Currency, Now: h.svc.Now(),
 		Failed: messageLines(failed, s, l), Sales: saleRows})
