@@ -28,9 +28,16 @@ func browser(t *testing.T) context.Context { return browsertest.Tab(t, 480, 900)
 
 func run(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	if err := chromedp.Do(ctx, steps...); err != nil {
+	// A bound shorter than the tab's: the tab lives on after a step that
+	// hangs, so the page can still say where it was.
+	if err := chromedp.Do(ctx); err != nil { // a new tab opens with the tab's life, not the step's
+		t.Fatalf("browser tab: %v", err)
+	}
+	sctx, cancelSteps := context.WithTimeout(ctx, 40*time.Second)
+	defer cancelSteps()
+	if err := chromedp.Do(sctx, steps...); err != nil {
 		// Say where the page was: the visible step and any error shown.
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		diag, _ := chromedp.Run(dctx, chromedp.Evaluate[string](`(function(){
 			var f = document.querySelector('iframe.salon-widget'), d = f && f.contentDocument ? f.contentDocument : document;

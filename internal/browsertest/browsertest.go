@@ -60,10 +60,13 @@ func Tab(t testing.TB, width, height int64) context.Context {
 	}
 	tab, cancel := chromedp.NewContext(shared)
 	t.Cleanup(cancel)
-	ctx, cancelTimeout := context.WithTimeout(tab, 2*time.Minute)
-	t.Cleanup(cancelTimeout)
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height)); err != nil {
+	// The first action opens the tab and ties its life to the context it
+	// is given: the tab's own, not the deadline's, so that a step past the
+	// deadline still finds the tab open to say where it was.
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(width, height)); err != nil {
 		t.Fatalf("browser tab: %v", err)
 	}
+	ctx, cancelTimeout := context.WithTimeout(tab, 2*time.Minute)
+	t.Cleanup(cancelTimeout)
 	return ctx
 }
