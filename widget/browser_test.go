@@ -28,24 +28,31 @@ func browser(t *testing.T) context.Context { return browsertest.Tab(t, 480, 900)
 
 func run(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	// A bound shorter than the tab's: the tab lives on after a step that
-	// hangs, so the page can still say where it was.
-	if err := chromedp.Do(ctx); err != nil { // a new tab opens with the tab's life, not the step's
+	// A tab not opened yet (another tab of a test's) opens with ctx's
+	// life, not the steps' bound below.
+	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("browser tab: %v", err)
 	}
+	// A bound shorter than the tab's, so that after a step that hangs the
+	// page can still say where it was.
 	sctx, cancelSteps := context.WithTimeout(ctx, 40*time.Second)
 	defer cancelSteps()
 	if err := chromedp.Do(sctx, steps...); err != nil {
-		// Say where the page was: the visible step and any error shown.
-		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		// Say where the page was: the visible step and any error shown
+		// (past the tab's own deadline too: the tab lives until the test
+		// ends).
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		diag, _ := chromedp.Run(dctx, chromedp.Evaluate[string](`(function(){
+		diag, derr := chromedp.Run(dctx, chromedp.Evaluate[string](`(function(){
 			var f = document.querySelector('iframe.salon-widget'), d = f && f.contentDocument ? f.contentDocument : document;
 			var s = Array.prototype.filter.call(d.querySelectorAll('section[data-step]'), function (x) { return !x.hidden; })
 				.map(function (x) { return x.dataset.step + ': ' + x.innerText.slice(0, 300); });
 			var e = d.getElementById('error');
 			return location.href + ' | ' + s.join(' / ') + ' | error: ' + (e && !e.hidden ? e.textContent : '');
 		})()`))
+		if derr != nil {
+			diag = "unreadable: " + derr.Error()
+		}
 		t.Fatalf("%v\npage: %s", err, diag)
 	}
 }
