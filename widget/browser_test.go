@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"salon/booking"
@@ -460,8 +461,26 @@ func TestBrowserGuidesTheClient(t *testing.T) {
 	off := s.book(m, "13:00")
 	ctx := browser(t)
 	manage := fmt.Sprintf("%s/w/studio/manage/%d?lang=ru#t=%s", s.base, off.id(), off.str("manage_token"))
-	run(t, ctx, chromedp.Navigate(manage), chromedp.WaitVisible(css("#manage-actions")), chromedp.Click(css("#cancel")),
-		chromedp.Click(css("#cancel-yes")), chromedp.WaitVisible(css("#book-again")))
+	// The buttons stay where they first showed while the rest of the page
+	// arrives (the calendar's link): a tap meant for Cancel never lands on
+	// Reschedule. Where Cancel first showed is noted the moment it shows,
+	// by an observer the page gets before its own script runs.
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `
+		new MutationObserver(function (_, o) {
+			var a = document.getElementById('manage-actions');
+			if (a && !a.hidden) { window.cancelFirstTop = document.getElementById('cancel').getBoundingClientRect().top; o.disconnect(); }
+		}).observe(document, { subtree: true, childList: true, attributes: true });`}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, chromedp.Navigate(manage), chromedp.WaitVisible(css("#manage-actions")), chromedp.WaitVisible(css("#manage-ics[download]")))
+	moved, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`[window.cancelFirstTop, document.getElementById('cancel').getBoundingClientRect().top]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if moved[0] != moved[1] {
+		t.Errorf("the manage page's Cancel showed at %.0f px, then moved to %.0f px", moved[0], moved[1])
+	}
+	run(t, ctx, chromedp.Click(css("#cancel")), chromedp.Click(css("#cancel-yes")), chromedp.WaitVisible(css("#book-again")))
 	if href, err := chromedp.Run(ctx, chromedp.AttributeValue(css("#book-again"), "href")); err != nil || !strings.HasSuffix(href.Value, "/w/studio?lang=ru") {
 		t.Errorf("book again links %v %v", href, err)
 	}

@@ -61,16 +61,19 @@
     });
   }
   // calendarLink makes el download the booking as an .ics file (the
-  // token travels in a header, never in a URL).
+  // token travels in a header, never in a URL). The link takes its place
+  // at once and shows when its file is ready, so the buttons under it do
+  // not move under a finger about to tap one.
   function calendarLink(el, id, token) {
+    if (el.hidden) { el.hidden = false; el.style.visibility = 'hidden'; }
     fetch('/api/v1/bookings/' + id + '/calendar', { headers: { 'X-Manage-Token': token } }).then(function (r) {
-      if (r.status !== 200) return;
-      return r.blob().then(function (b) {
-        el.href = URL.createObjectURL(b);
-        el.download = 'booking-' + id + '.ics';
-        el.hidden = false;
-      });
-    }).catch(function () {});
+      if (r.status !== 200) throw r;
+      return r.blob();
+    }).then(function (b) {
+      el.href = URL.createObjectURL(b);
+      el.download = 'booking-' + id + '.ics';
+      el.style.visibility = '';
+    }).catch(function () { el.hidden = true; el.style.visibility = ''; });
   }
   function showError(msg) { var e = $('error'); e.textContent = msg; e.hidden = !msg; }
   function serviceName(id) { var s = cfg.services.find(function (x) { return x.id === id; }); return s ? s.name : ''; }
