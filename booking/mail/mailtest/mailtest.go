@@ -56,7 +56,10 @@ func Start(t testing.TB) *Server {
 		t.Fatal(err)
 	}
 	s := &Server{SMTP: bookingtest.FreeAddr(t), API: "http://" + bookingtest.FreeAddr(t)}
-	cmd := exec.Command(bin, "--quiet", "--smtp", s.SMTP, "--listen", s.API[len("http://"):],
+	// No limit on what it keeps: by default Mailpit deletes all but the
+	// newest 500 messages each minute, which a test counting thousands
+	// would read as mail lost.
+	cmd := exec.Command(bin, "--quiet", "--max", "0", "--smtp", s.SMTP, "--listen", s.API[len("http://"):],
 		"--database", filepath.Join(t.TempDir(), "mailpit.db"), "--smtp-auth-accept-any", "--smtp-auth-allow-insecure")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
