@@ -66,6 +66,41 @@ func TestBalancesAreTheirLedger(t *testing.T) {
 	if err == nil {
 		t.Fatal("an entry was changed")
 	}
+	// Whatever path writes them, entries and balances keep their shape
+	// (each refused write names the invariant it broke, and writes nothing).
+	booked := f.mustBook(t, f.req(f.masters[0], "10:00")).ID
+	for _, bad := range []struct{ sql, constraint string }{
+		{`INSERT INTO balance_entries (balance_id, salon_id, type, delta) VALUES ($1, $2, 'gift', 5)`, "balance_entries_type_check"},
+		{`INSERT INTO balance_entries (balance_id, salon_id, type, delta) VALUES ($1, $2, 'credit', -5)`, "balance_entries_check"},
+		{`INSERT INTO balance_entries (balance_id, salon_id, type, delta) VALUES ($1, $2, 'refund', 1)`, "balance_entries_check"},
+		{`INSERT INTO balance_entries (balance_id, salon_id, type, delta, booking_id) VALUES ($1, $2, 'spend', -1, $3)`, "balance_entries_check"},
+		{`INSERT INTO balance_entries (balance_id, salon_id, type, delta, booking_id) VALUES ($1, $2, 'release', 0, $3)`, "balance_entries_check"},
+		{`INSERT INTO balance_entries (balance_id, salon_id, type, delta) VALUES ($1, $2, 'reserve', -1)`, "balance_entries_check1"},
+		{`INSERT INTO balance_entries (balance_id, salon_id, type, delta, booking_id) VALUES ($1, $2, 'credit', 1, $3)`, "balance_entries_check1"},
+		{`UPDATE balances SET total = 0 WHERE id = $1 AND salon_id = $2`, "balances_total_check"},
+		{`UPDATE balances SET kind = 'voucher' WHERE id = $1 AND salon_id = $2`, "balances_kind_check"},
+		{`UPDATE balances SET paid_via = 'cash' WHERE id = $1 AND salon_id = $2`, "balances_paid_via_check"},
+		{`UPDATE balances SET client_id = NULL WHERE id = $1 AND salon_id = $2`, "balances_check"},
+		{`UPDATE balances SET remaining = -1 WHERE id = $1 AND salon_id = $2`, "balances_remaining_check"},
+	} {
+		args := []any{pkg.ID, f.salon.ID}
+		if strings.Contains(bad.sql, "$3") {
+			args = append(args, booked)
+		}
+		_, err := f.Pool.Exec(ctx, bad.sql, args...)
+		if !errors.As(err, &pgErr) || pgErr.Code != "23514" || pgErr.ConstraintName != bad.constraint {
+			t.Errorf("%s: %v, want a check violation of %s", bad.sql, err, bad.constraint)
+		}
+	}
+	for _, bad := range []struct{ sql, constraint string }{
+		{`UPDATE balances SET client_id = (SELECT client_id FROM balances WHERE id = $2) WHERE id = $1`, "balances_check"},
+		{`UPDATE balances SET service_ids = '{1}' WHERE id = $1 AND $2::bigint > 0`, "balances_check1"},
+	} {
+		_, err := f.Pool.Exec(ctx, bad.sql, cert.ID, pkg.ID)
+		if !errors.As(err, &pgErr) || pgErr.Code != "23514" || pgErr.ConstraintName != bad.constraint {
+			t.Errorf("%s: %v, want a check violation of %s", bad.sql, err, bad.constraint)
+		}
+	}
 	ledger, err := f.Svc.BalanceLedger(sys, f.salon.ID, pkg.ID)
 	if err != nil || len(ledger) != 1 || ledger[0].Type != booking.EntryCredit || ledger[0].Delta != 5 {
 		t.Fatalf("the package's ledger: %+v (%v)", ledger, err)

@@ -409,8 +409,15 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	// The master's lock, at once if nobody holds it (the common case:
 	// nothing else to do, and the reads after it are current).
 	var locked bool
-	batch.Queue(`SELECT pg_try_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`, r.MasterID).
-		QueryRow(func(row pgx.Row) error { return row.Scan(&locked) })
+	tryLock := `SELECT pg_try_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`
+	if r.PayWith != nil && claim == nil {
+		// The balance's lock (taken by the reservation's entry) is waited
+		// for at most the lock wait; the claim sets the same bound.
+		tryLock += ` FROM (SELECT set_config('lock_timeout', $2::bigint::text, true)) lt`
+		batch.Queue(tryLock, r.MasterID, lockWait).QueryRow(func(row pgx.Row) error { return row.Scan(&locked) })
+	} else {
+		batch.Queue(tryLock, r.MasterID).QueryRow(func(row pgx.Row) error { return row.Scan(&locked) })
+	}
 	bc := queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt, r.Client.Phone)
 	var sp *spendable
 	if r.PayWith != nil {
@@ -510,18 +517,15 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	batch = &pgx.Batch{}
 	who := r.caller.auditName()
 	switch {
-	case rsv != nil:
-		// The balance's lock is waited for at most until the deadline.
-		deadline := time.Now().Add(s.lockWait)
-		if gated != nil {
-			deadline = gated.deadline
-		}
+	case rsv != nil && gated != nil:
+		// The balance's lock is waited for at most until the gate's
+		// deadline (less than the lock wait set in round trip 1 is left).
 		var actorArg *string // (nil: set_config, strict, leaves it unset)
 		if who != "" {
 			actorArg = &who
 		}
 		batch.Queue(`SELECT set_config('salon.actor', $1::text, true), set_config('lock_timeout', $2::bigint::text, true)`, actorArg,
-			lockTimeout(deadline))
+			lockTimeout(gated.deadline))
 	case who != "":
 		batch.Queue(`SELECT set_config('salon.actor', $1, true)`, who)
 	}
