@@ -409,15 +409,14 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	// The master's lock, at once if nobody holds it (the common case:
 	// nothing else to do, and the reads after it are current).
 	var locked bool
-	tryLock := `SELECT pg_try_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`
+	tryLock, args := `SELECT pg_try_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`, []any{r.MasterID}
 	if r.PayWith != nil && claim == nil {
 		// The balance's lock (taken by the reservation's entry) is waited
 		// for at most the lock wait; the claim sets the same bound.
 		tryLock += ` FROM (SELECT set_config('lock_timeout', $2::bigint::text, true)) lt`
-		batch.Queue(tryLock, r.MasterID, lockWait).QueryRow(func(row pgx.Row) error { return row.Scan(&locked) })
-	} else {
-		batch.Queue(tryLock, r.MasterID).QueryRow(func(row pgx.Row) error { return row.Scan(&locked) })
+		args = append(args, lockWait)
 	}
+	batch.Queue(tryLock, args...).QueryRow(func(row pgx.Row) error { return row.Scan(&locked) })
 	bc := queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt, r.Client.Phone)
 	var sp *spendable
 	if r.PayWith != nil {
