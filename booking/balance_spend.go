@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"salon/i18n"
 )
@@ -130,10 +131,20 @@ func queueSpendable(batch *pgx.Batch, salonID int64, p *PayWith, caller Caller, 
 		sql += ` FOR UPDATE OF b`
 	}
 	batch.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+		// (Into pgx's own types: a booking pays for planning how each
+		// column is scanned, and a named or a slice type is planned by
+		// reflection.)
+		var kind string
+		var services pgtype.FlatArray[int64]
+		var expires pgtype.Date
 		for rows.Next() {
 			sp.found = true
-			if err := rows.Scan(&sp.id, &sp.kind, &sp.hint, &sp.clientID, &sp.services, &sp.remaining, &sp.expires, &sp.vouched); err != nil {
+			if err := rows.Scan(&sp.id, &kind, &sp.hint, &sp.clientID, &services, &sp.remaining, &expires, &sp.vouched); err != nil {
 				return err
+			}
+			sp.kind, sp.services = BalanceKind(kind), services
+			if expires.Valid {
+				sp.expires = &expires.Time
 			}
 		}
 		return rows.Err()
