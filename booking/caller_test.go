@@ -249,6 +249,7 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		}},
 		"CheckSale":             {run: func(ctx context.Context) error { return e1(f.Svc.CheckSale(ctx, 1)) }, foreign: booking.ErrForbidden},
 		"SaleReturn":            {run: func(ctx context.Context) error { return e1(f.Svc.SaleReturn(ctx, "no-such-reference", "")) }},
+		"ReturnAt":              {run: func(ctx context.Context) error { return f.Svc.ReturnAt(ctx, a, "no-such-reference") }},
 		"BalanceSales":          {run: func(ctx context.Context) error { return e1(f.Svc.BalanceSales(ctx, a)) }},
 		"SalesNeedingAttention": {run: func(ctx context.Context) error { return e1(f.Svc.SalesNeedingAttention(ctx, a)) }},
 		"SaleOfBalance":         {run: func(ctx context.Context) error { return e1(f.Svc.SaleOfBalance(ctx, a, 1)) }},

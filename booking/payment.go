@@ -997,6 +997,30 @@ func (s *Service) PaymentReturn(ctx context.Context, ref string) (*View, *Paymen
 	return v, payable(sess, v.Owed() > 0), nil
 }
 
+// ReturnAt checks that ref, a return page's reference (a deposit's or a
+// purchase's, within ReturnRefTTL), is salon salonID's: its page is that
+// salon's, and one salon's page never shows another's payment. Errors:
+// ErrNotFound (unknown, expired or another salon's).
+func (s *Service) ReturnAt(ctx context.Context, salonID int64, ref string) error {
+	if _, err := asked(ctx); err != nil {
+		return err
+	}
+	if ref == "" || len(ref) > 100 {
+		return fmt.Errorf("return: %w", ErrNotFound)
+	}
+	var ok bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM payment_sessions WHERE return_ref = $1 AND salon_id = $2 AND created_at > $3)
+		OR EXISTS (SELECT 1 FROM balance_sales WHERE return_ref = $1 AND salon_id = $2 AND created_at > $3)`,
+		ref, salonID, s.now().Add(-ReturnRefTTL)).Scan(&ok)
+	if err != nil {
+		return fmt.Errorf("return: %w", dbErr(err))
+	}
+	if !ok {
+		return fmt.Errorf("return: %w", ErrNotFound)
+	}
+	return nil
+}
+
 // PayAgain starts, for the client back from a payment that did not go
 // through, a new payment of the same booking while its hold lasts: by the
 // return reference of the earlier payment, which allows this and nothing

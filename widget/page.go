@@ -136,8 +136,9 @@ func (h *Handler) page(c *fiber.Ctx, mode string) error {
 			return h.pageError(c, booking.ErrNotFound)
 		}
 	case "back":
-		if ref = strings.Clone(c.Params("ref")); ref == "" || len(ref) > 100 {
-			return h.pageError(c, booking.ErrNotFound)
+		ref = strings.Clone(c.Params("ref"))
+		if err := h.svc.ReturnAt(ctx, s.ID, ref); err != nil {
+			return h.pageError(c, err)
 		}
 	}
 	list, err := h.svc.Services(ctx, s.ID)

@@ -78,6 +78,15 @@ func TestDepositPaidThroughTheSandbox(t *testing.T) {
 		t.Fatalf("the return URL %q (stored %q, %v) carries the manage token %q", back, stored, err, token)
 	}
 	ref := strings.TrimPrefix(back, s.base+"/w/studio/back/")
+	// The page is the salon's, and no other salon's page opens it.
+	s.Salon(t, booking.Salon{Slug: "rival", Name: "Rival"})
+	for path, want := range map[string]int{"/w/studio/back/" + ref: 200, "/w/rival/back/" + ref: 404, "/w/studio/back/no-such-ref": 404} {
+		if page, err := http.Get(s.base + path); err != nil || page.StatusCode != want {
+			t.Fatalf("%s: %v %v, want %d", path, page, err, want)
+		} else {
+			page.Body.Close()
+		}
+	}
 	ret := s.do("GET", "/api/v1/returns/"+ref, nil)
 	pay, _ = ret.body["payment"].(map[string]any)
 	if ret.status != 200 || ret.str("status") != "confirmed" || pay["status"] != "completed" || ret.str("manage_token") != "" {

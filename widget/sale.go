@@ -239,8 +239,9 @@ func (h *Handler) salePage(c *fiber.Ctx, mode string) error {
 	d := salePageData{Salon: s, SalonPhone: booking.DisplayPhone(s.Phone), Lang: lang, OtherLang: other, T: t, Mode: mode,
 		Config: salePageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, I18n: t}}
 	if mode == "bought" {
-		if d.Config.Ref = strings.Clone(c.Params("ref")); d.Config.Ref == "" || len(d.Config.Ref) > 100 {
-			return h.pageError(c, booking.ErrNotFound)
+		d.Config.Ref = strings.Clone(c.Params("ref"))
+		if err := h.svc.ReturnAt(ctx, s.ID, d.Config.Ref); err != nil {
+			return h.pageError(c, err)
 		}
 	} else if h.svc.Provider() != nil {
 		offers, err := h.svc.BalanceOffers(ctx, s.ID, false)

@@ -86,6 +86,13 @@ func TestBuyACertificateThroughTheAPI(t *testing.T) {
 		t.Fatalf("the return page: %v %v", page, err)
 	}
 	page.Body.Close()
+	// Another salon's page does not open it.
+	s.Salon(t, booking.Salon{Slug: "rival", Name: "Rival"})
+	if page, err := http.Get(s.base + "/w/rival/bought/" + ref); err != nil || page.StatusCode != 404 {
+		t.Fatalf("the return page at another salon: %v %v", page, err)
+	} else {
+		page.Body.Close()
+	}
 	r = s.do("POST", "/api/v1/purchases/"+ref, nil)
 	if r.status != 200 || r.str("status") != "paid" || r.str("code") != "" || r.str("email") != "v***@example.com" {
 		t.Fatalf("without the claim: %d %s", r.status, r.raw)
