@@ -164,7 +164,7 @@ func (s *Service) IssueBalance(ctx context.Context, in BalanceIssue) (*Balance, 
 		expires = &d
 	}
 	actor := callerOf(ctx).auditName()
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error { // (audited under the caller's name)
 		var client *int64
 		if in.Kind == BalancePackage {
 			if b.ClientID, err = clientByPhone(ctx, tx, in.SalonID, in.Client); err != nil {

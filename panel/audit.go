@@ -102,16 +102,33 @@ func idOf(v any) int64 {
 	return 0
 }
 
+// auditNames is what the audit log's values are read with: the salon's
+// masters and services by id, its clock and its currency.
+type auditNames struct {
+	masters, services map[int64]string
+	loc               *time.Location
+	currency          string
+}
+
 // auditText puts a change of the audit log in words: what was done to
 // which record, and each changed column as "label: before → after".
-func auditText(r booking.AuditEntry, masters map[int64]string, loc *time.Location, l *lang) (what string, changes []string) {
+func auditText(r booking.AuditEntry, n auditNames, l *lang) (what string, changes []string) {
 	name := ""
+	kind := ""
 	for _, m := range []map[string]any{r.New, r.Old} {
-		if n, ok := m["name"].(string); ok && n != "" && name == "" {
-			name = "«" + n + "»"
+		for _, k := range []string{"name", "title"} {
+			if v, ok := m[k].(string); ok && v != "" && name == "" {
+				name = "«" + v + "»"
+			}
 		}
 		if e, ok := m["email"].(string); ok && e != "" && name == "" {
 			name = e
+		}
+		if h, ok := m["code_hint"].(string); ok && h != "" && name == "" {
+			name = "…" + h
+		}
+		if k, ok := m["kind"].(string); ok && kind == "" {
+			kind = k
 		}
 	}
 	if name == "" {
@@ -133,11 +150,28 @@ func auditText(r booking.AuditEntry, masters map[int64]string, loc *time.Locatio
 		if hiddenColumns[k] || strings.HasSuffix(k, "_hash") || strings.HasSuffix(k, "_token") {
 			continue
 		}
-		before, after := auditValue(k, r.Old[k], masters, loc, l), auditValue(k, r.New[k], masters, loc, l)
+		if k == "remaining" && r.Action == "create" {
+			continue // (a balance is created empty: its credit is the ledger's)
+		}
+		key, as := k, k // the column's label, and how its value reads
+		if r.Entity == "balance" || r.Entity == "balance_offer" {
+			switch {
+			case balanceUnits[k] && kind == string(booking.BalanceCertificate):
+				key, as = "amount", "amount" // a certificate's units are money
+			case balanceUnits[k]:
+				key, as = "visits", "visits" // a package's, visits
+			case k == "price":
+				as = "amount" // (in minor units, as the units)
+			}
+		}
+		before, after := auditValue(as, r.Old[k], n, l), auditValue(as, r.New[k], n, l)
 		if r.Old != nil && r.New != nil && before == after {
 			continue
 		}
-		label := i18n.Field(k).In(l.Code)
+		label := i18n.Field(key).In(l.Code)
+		if k == "remaining" {
+			label = l.T("Left")
+		}
 		switch {
 		case r.Old == nil:
 			changes = append(changes, label+": "+after)
@@ -157,14 +191,20 @@ var hiddenColumns = map[string]bool{"id": true, "salon_id": true, "version": tru
 
 var auditActions = map[string]string{"create": "Created", "update": "Changed", "delete": "Deleted",
 	"reschedule": "Moved", "cancelled": "Cancelled", "completed": "Visit took place", "no_show": "The client did not come",
-	"confirmed": "Confirmed"}
+	"confirmed": "Confirmed", "refund": "Refunded"}
 
 var entityNames = map[string]string{"booking": "booking", "client": "client", "master": "master", "master_service": "master's service",
-	"service": "service", "shift": "shift", "salon": "salon", "user": "user", "client_channels": "client's messages"}
+	"service": "service", "shift": "shift", "salon": "salon", "user": "user", "client_channels": "client's messages",
+	"balance": "package or certificate", "balance_offer": "offer for sale"}
+
+// balanceUnits are the columns of balances and offers in their units: a
+// package's visits, a certificate's minor units of money.
+var balanceUnits = map[string]bool{"units": true, "total": true, "remaining": true}
 
 // auditValue is a column's value as people read it: times on the salon's
-// clock, masters by name, yes/no, "—" for none.
-func auditValue(key string, v any, masters map[int64]string, loc *time.Location, l *lang) string {
+// clock, masters and services by name, money in the salon's currency,
+// yes/no, "—" for none.
+func auditValue(key string, v any, n auditNames, l *lang) string {
 	switch x := v.(type) {
 	case nil:
 		return "—"
@@ -178,22 +218,50 @@ func auditValue(key string, v any, masters map[int64]string, loc *time.Location,
 			return "—"
 		}
 		if t, err := time.Parse(time.RFC3339Nano, x); err == nil {
-			return t.In(loc).Format("02.01.2006 15:04")
+			return t.In(n.loc).Format("02.01.2006 15:04")
 		}
-		if key == "status" {
+		if t, err := time.Parse(time.DateOnly, x); err == nil {
+			return t.Format("02.01.2006")
+		}
+		switch key {
+		case "status":
 			return l.Status(booking.Status(x))
-		}
-		if key == "source" {
+		case "source":
 			return l.Source(booking.Source(x))
+		case "kind":
+			return l.T(x)
+		case "paid_via":
+			return l.T(map[string]string{"salon": "paid in the salon", "online": "paid online"}[x])
 		}
 		return x
 	case float64:
-		if key == "master_id" {
-			if n := masters[int64(x)]; n != "" {
-				return n
+		switch key {
+		case "master_id":
+			if name := n.masters[int64(x)]; name != "" {
+				return name
+			}
+		case "amount":
+			if n.currency != "" {
+				return booking.Money(x).Format(n.currency, l.Code)
 			}
 		}
 		return strconv.FormatFloat(x, 'f', -1, 64)
+	case []any:
+		if key != "service_ids" {
+			break
+		}
+		if len(x) == 0 {
+			return "—"
+		}
+		names := make([]string, 0, len(x))
+		for _, id := range x {
+			name := n.services[idOf(id)]
+			if name == "" {
+				name = "#" + fmt.Sprint(id)
+			}
+			names = append(names, name)
+		}
+		return strings.Join(names, ", ")
 	}
 	return fmt.Sprint(v)
 }

@@ -233,3 +233,91 @@ func TestEveryPanelChangeIsAudited(t *testing.T) {
 		t.Errorf("a widget booking wrote audit rows: %+v", rows)
 	}
 }
+
+// TestBalanceChangesAreAudited: a certificate sold at the desk, an offer
+// put on sale and taken off, a code replaced and a refund each leave an
+// audit row under the owner's name (never the code's hash), which the
+// audit page reads in words: the kind, the amount in the salon's money,
+// the reason. Spending a balance on a booking is its ledger's, not the
+// audit log's.
+func TestBalanceChangesAreAudited(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	ctx := bookingtest.System()
+	since := lastAuditID(t, w)
+	if a := b.post("/panel/balances", url.Values{"kind": {"certificate"}, "amount": {"3 000"}}); a.status != 200 || !strings.Contains(a.body, `id="balance-code"`) {
+		t.Fatalf("sell: %d %.1000s", a.status, a.body)
+	}
+	cert := scalar[int64](t, w, `SELECT id FROM balances WHERE salon_id = $1`, w.salon.ID)
+	if a := b.post("/panel/balance-offers", url.Values{"kind": {"certificate"}, "title": {"Gift 5000"}, "price": {"5000"}, "amount": {"5000"}}); a.status != http.StatusSeeOther {
+		t.Fatalf("offer: %d %.1000s", a.status, a.body)
+	}
+	offer := scalar[int64](t, w, `SELECT max(id) FROM balance_offers WHERE salon_id = $1`, w.salon.ID)
+	if a := b.post(fmt.Sprintf("/panel/balance-offers/%d/active", offer), url.Values{}); a.status != http.StatusSeeOther {
+		t.Fatalf("off sale: %d %.1000s", a.status, a.body)
+	}
+	// A new code (as "E-mail a new code" replaces it, under the caller's name).
+	tx, err := w.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT set_config('salon.actor', $1, true)`, demo.Email); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE balances SET code_hash = '\x00', code_hint = 'NEW1' WHERE id = $1`, cert); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a := b.post(fmt.Sprintf("/panel/balances/%d/refund", cert), url.Values{"reason": {"changed her mind"}}); a.status != http.StatusSeeOther {
+		t.Fatalf("refund: %d %.1000s", a.status, a.body)
+	}
+	rows := auditSince(t, w, since)
+	want := []struct {
+		entity, action string
+		check          func(r auditRow) bool
+	}{
+		{"balance", "create", func(r auditRow) bool {
+			_, hash := r.New["code_hash"]
+			return r.EntityID == cert && r.New["kind"] == "certificate" && r.New["total"] == float64(300000) && !hash
+		}},
+		{"balance_offer", "create", func(r auditRow) bool { return r.EntityID == offer && r.New["title"] == "Gift 5000" }},
+		{"balance_offer", "update", func(r auditRow) bool { return r.Old["active"] == true && r.New["active"] == false }},
+		{"balance", "update", func(r auditRow) bool {
+			_, hash := r.New["code_hash"]
+			return r.Old["code_hint"] != "NEW1" && r.New["code_hint"] == "NEW1" && !hash
+		}},
+		{"balance", "refund", func(r auditRow) bool {
+			return r.Old["remaining"] == float64(300000) && r.New["remaining"] == float64(0) && r.New["reason"] == "changed her mind"
+		}},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d audit rows, want %d: %+v", len(rows), len(want), rows)
+	}
+	for i, x := range want {
+		if r := rows[i]; r.Actor != demo.Email || r.Entity != x.entity || r.Action != x.action || !x.check(r) {
+			t.Errorf("row %d: %+v, want %s/%s", i, r, x.entity, x.action)
+		}
+	}
+	// The page reads them in words, in the salon's language.
+	a := b.get("/panel/audit?entity=balance")
+	for _, s := range []string{"Возвращено: абонемент или сертификат", "Создано: абонемент или сертификат", "Вид: сертификат",
+		"Сумма: 3 000", "Осталось: 3 000", "changed her mind", "Код: ", "NEW1"} {
+		if !strings.Contains(strings.ReplaceAll(a.body, "\u00a0", " "), s) {
+			t.Errorf("the audit page lacks %q", s)
+		}
+	}
+	for _, s := range []string{"code_hash", "total", "remaining", "paid_via", "salon_id"} {
+		if strings.Contains(a.body, s) {
+			t.Errorf("the audit page shows %q", s)
+		}
+	}
+	a = b.get("/panel/audit?entity=balance_offer")
+	if body := strings.ReplaceAll(a.body, "\u00a0", " "); !strings.Contains(body, "«Gift 5000»") || !strings.Contains(body, "Цена: 5 000 ₽") ||
+		!strings.Contains(body, "Действует: да → нет") {
+		_, rows, _ := strings.Cut(body, `<tbody`)
+		t.Errorf("the offer's rows: %.3000s", rows)
+	}
+}

@@ -447,6 +447,8 @@ var ru = map[string]string{
 	"Payment":                           "Оплата",
 	"Deposits received":                 "Получено предоплат",
 	"Refunded":                          "Возвращено",
+	"package or certificate":            "абонемент или сертификат",
+	"offer for sale":                    "предложение для продажи",
 	"Net":                               "Итого",
 	"Ledger":                            "Журнал денег",
 	"Entry":                             "Запись",

@@ -294,7 +294,7 @@ type auditRow struct {
 	Href    string
 }
 
-var auditEntities = []string{"booking", "client", "master", "master_service", "service", "shift", "salon", "user"}
+var auditEntities = []string{"booking", "client", "master", "master_service", "service", "shift", "salon", "user", "balance", "balance_offer"}
 
 // audit lists the salon's audit log, filtered by date, actor and entity.
 func (h *Handler) audit(c *fiber.Ctx) error {
@@ -315,18 +315,25 @@ func (h *Handler) audit(c *fiber.Ctx) error {
 	if d.Actors, err = h.svc.AuditActors(c.UserContext(), u.SalonID); err != nil {
 		return err
 	}
-	loc := salonOf(c).Location()
-	masters, err := h.masterNames(c)
+	salon := salonOf(c)
+	n := auditNames{services: map[int64]string{}, loc: salon.Location(), currency: salon.Currency}
+	if n.masters, err = h.masterNames(c); err != nil {
+		return err
+	}
+	services, err := h.svc.AllServices(c.UserContext(), u.SalonID)
 	if err != nil {
 		return err
 	}
+	for _, sv := range services {
+		n.services[sv.ID] = sv.Name
+	}
 	l := langOf(c)
 	for _, r := range rows {
-		ar := auditRow{At: r.At.In(loc).Format("02.01.2006 15:04"), Actor: r.Actor}
+		ar := auditRow{At: r.At.In(n.loc).Format("02.01.2006 15:04"), Actor: r.Actor}
 		if name, ok := strings.CutPrefix(r.Actor, "import:"); ok {
 			ar.Actor = l.T("import of %s", name)
 		}
-		ar.What, ar.Changes = auditText(r, masters, loc, l)
+		ar.What, ar.Changes = auditText(r, n, l)
 		switch r.Entity {
 		case "booking":
 			ar.Href = fmt.Sprintf("/panel/bookings/%d", r.EntityID)
@@ -336,6 +343,10 @@ func (h *Handler) audit(c *fiber.Ctx) error {
 			ar.Href = fmt.Sprintf("/panel/masters/%d", r.EntityID)
 		case "service":
 			ar.Href = fmt.Sprintf("/panel/services/%d", r.EntityID)
+		case "balance":
+			ar.Href = fmt.Sprintf("/panel/balances/%d", r.EntityID)
+		case "balance_offer":
+			ar.Href = "/panel/balances"
 		}
 		d.Rows = append(d.Rows, ar)
 	}
