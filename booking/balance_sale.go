@@ -244,7 +244,10 @@ type BalanceSale struct {
 	// LastError: why the last check with the provider failed ("" : it
 	// did not), e.g. a refund the provider refused.
 	LastError string
-	Refunded  Money
+	// RefundCancelled: the provider cancelled the sale's refund; the money
+	// is owed, and RetrySaleRefund asks for it again.
+	RefundCancelled bool
+	Refunded        Money
 	CreatedAt time.Time
 	// ValidUntil is the balance's last day (once credited; zero: no end).
 	ValidUntil Date
@@ -272,6 +275,7 @@ func scanSale(r pgx.Row) (*BalanceSale, error) {
 		return nil, err
 	}
 	x.Price, x.Refunded = Money(price), Money(refunded)
+	x.RefundCancelled = x.Status == PayRefunding && x.LastError == refundCancelled
 	if mailed != nil {
 		x.MailedAt = *mailed
 	}
@@ -449,6 +453,8 @@ type saleState struct {
 	receipt         []byte
 	refundAmount    int64
 	refundKey       string
+	refundID        string    // the provider's, once it answered
+	refundAskedAt   time.Time // when it was asked under refundKey
 	checks          int
 	createdAt       time.Time
 	title           string
@@ -459,10 +465,10 @@ type saleState struct {
 func (s *Service) readSale(ctx context.Context, q querier, id int64, lock string) (*saleState, error) {
 	var x saleState
 	err := q.QueryRow(ctx, `SELECT s.id, s.salon_id, s.status, s.provider, s.idempotence_key, COALESCE(s.external_id, ''), s.price, s.currency,
-		    s.return_url, s.receipt, COALESCE(s.refund_amount, 0), COALESCE(s.refund_key, ''), s.checks, s.created_at, s.title, s.kind,
-		    COALESCE(s.balance_id, 0)
+		    s.return_url, s.receipt, COALESCE(s.refund_amount, 0), COALESCE(s.refund_key, ''), COALESCE(s.refund_id, ''),
+		    COALESCE(s.refund_asked_at, s.updated_at), s.checks, s.created_at, s.title, s.kind, COALESCE(s.balance_id, 0)
 		FROM balance_sales s WHERE s.id = $1 `+lock, id).Scan(&x.id, &x.salonID, &x.status, &x.provider, &x.key, &x.externalID, &x.price, &x.currency,
-		&x.returnURL, &x.receipt, &x.refundAmount, &x.refundKey, &x.checks, &x.createdAt, &x.title, &x.kind, &x.balance)
+		&x.returnURL, &x.receipt, &x.refundAmount, &x.refundKey, &x.refundID, &x.refundAskedAt, &x.checks, &x.createdAt, &x.title, &x.kind, &x.balance)
 	if isNoRows(err) {
 		return nil, fmt.Errorf("balance sale %d: %w", id, ErrNotFound)
 	}
@@ -901,34 +907,167 @@ func (s *Service) saleNotified(ctx context.Context, provider, externalID string)
 
 // refundSale asks the provider for a sale's refund (decided, with its
 // amount and key, in the transaction that wrote the balance's refund
-// entry), and records it done when the provider says so.
+// entry), and records it done when the provider says so. A refund the
+// provider answered is read by its id from then on; one it never
+// answered is asked again under its key only within the provider's
+// memory of the key (psp.KeyWindow, less a margin): past it, the payment
+// says whether the money went back (a sale is refunded once), and if not
+// it is asked under a new key. A refund the provider cancelled is not
+// asked again by itself: the sale owes it, and a person sees why
+// (RetrySaleRefund asks anew).
 func (s *Service) refundSale(ctx context.Context, x *saleState) error {
+	cctx, cancel := context.WithTimeout(ctx, providerCall)
+	defer cancel()
+	var r *psp.Refund
+	var err error
+	switch {
+	case x.refundID != "":
+		if r, err = psp.GetRefund(cctx, s.psp, x.refundID); errors.Is(err, psp.ErrCannotGetRefund) {
+			r, err = s.askRefund(cctx, x)
+		}
+	case !s.now().Before(x.refundAskedAt.Add(psp.KeyWindow - refundKeyMargin)):
+		var p *psp.Payment
+		if p, err = s.psp.Get(cctx, x.externalID); err != nil {
+			break
+		}
+		if p.Refunded >= x.refundAmount {
+			r = &psp.Refund{Status: "succeeded", Amount: x.refundAmount}
+			break
+		}
+		// Not made: asked again, under a key the provider never saw.
+		if err = s.renewRefundKey(ctx, x); err == nil {
+			r, err = s.askRefund(cctx, x)
+		}
+	default:
+		r, err = s.askRefund(cctx, x)
+	}
+	if err != nil {
+		s.saleCheckFailed(ctx, x, err)
+		return fmt.Errorf("the payment provider did not answer: %w", ErrUnavailable)
+	}
+	if r.ID != "" && r.ID != x.refundID {
+		if _, err := s.pool.Exec(ctx, `UPDATE balance_sales SET refund_id = $3 WHERE id = $1 AND refund_key = $2`, x.id, x.refundKey, r.ID); err != nil {
+			return fmt.Errorf("balance sale %d: %w", x.id, dbErr(err))
+		}
+	}
+	switch r.Status {
+	case "succeeded":
+		_, err := s.moveSale(ctx, x.id, PayRefunding, PayRefunded, nil, "")
+		return err
+	case "canceled":
+		// The refund entry stands (the balance was paid out of the
+		// ledger): the money is owed still, and a person sees why. The
+		// sweep leaves it.
+		s.log.Warn("balance sale: refund", "sale", x.id, "refund", r.ID, "err", refundCancelled)
+		if _, err := s.pool.Exec(ctx, `UPDATE balance_sales SET last_error = $2, next_check_at = 'infinity', updated_at = now()
+			WHERE id = $1 AND status = 'refunding'`, x.id, refundCancelled); err != nil {
+			return fmt.Errorf("balance sale %d: %w", x.id, dbErr(err))
+		}
+		return fmt.Errorf("balance sale %d: %s: %w", x.id, refundCancelled, ErrConflict)
+	}
+	s.saleUnchanged(ctx, x)
+	return nil
+}
+
+// refundCancelled is a sale's last error when the provider cancelled its
+// refund.
+const refundCancelled = "the provider cancelled the refund"
+
+// refundKeyMargin is how long before the provider forgets a refund's key
+// it is no longer asked under it.
+const refundKeyMargin = time.Hour
+
+// askRefund asks the provider for x's refund under its key.
+func (s *Service) askRefund(ctx context.Context, x *saleState) (*psp.Refund, error) {
 	var receipt *psp.Receipt
 	if x.receipt != nil {
 		var r psp.Receipt
 		if err := json.Unmarshal(x.receipt, &r); err != nil {
-			return fmt.Errorf("balance sale %d: receipt: %w", x.id, err)
+			return nil, fmt.Errorf("balance sale %d: receipt: %w", x.id, err)
 		}
 		receipt = refundReceipt(&r, Money(x.refundAmount))
 	}
-	cctx, cancel := context.WithTimeout(ctx, providerCall)
-	defer cancel()
-	r, err := s.psp.Refund(cctx, x.refundKey, x.externalID, x.refundAmount, x.currency, receipt)
-	switch {
-	case err != nil:
-		s.saleCheckFailed(ctx, x, err)
-		return fmt.Errorf("the payment provider did not answer: %w", ErrUnavailable)
-	case r.Status == "succeeded":
-		_, err := s.moveSale(ctx, x.id, PayRefunding, PayRefunded, nil, "")
-		return err
-	case r.Status == "canceled":
-		// The refund entry stands (the balance was paid out of the
-		// ledger): the money is owed still, and a person sees why.
-		s.saleCheckFailed(ctx, x, errors.New("the provider cancelled the refund"))
-		return fmt.Errorf("balance sale %d: the provider cancelled the refund: %w", x.id, ErrConflict)
+	return s.psp.Refund(ctx, x.refundKey, x.externalID, x.refundAmount, x.currency, receipt)
+}
+
+// renewRefundKey gives x's refund a key of its own, asked from now (the
+// one before it is not asked again: its refund was not made, or was
+// cancelled).
+func (s *Service) renewRefundKey(ctx context.Context, x *saleState) error {
+	key := fmt.Sprintf("sale-refund-%d-%d", x.id, s.now().UnixMilli())
+	tag, err := s.pool.Exec(ctx, `UPDATE balance_sales SET refund_key = $3, refund_id = NULL, refund_asked_at = $4, updated_at = now()
+		WHERE id = $1 AND status = 'refunding' AND refund_key = $2`, x.id, x.refundKey, key, s.now())
+	if err != nil {
+		return fmt.Errorf("balance sale %d: %w", x.id, dbErr(err))
 	}
-	s.saleUnchanged(ctx, x)
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("balance sale %d: its refund moved meanwhile: %w", x.id, ErrConflict)
+	}
+	x.refundKey, x.refundID, x.refundAskedAt = key, "", s.now()
 	return nil
+}
+
+// RetrySaleRefund asks the provider again for the refund it cancelled of
+// the sale of balance balanceID (staff of the salon), under a new key.
+// Errors: ErrForbidden, ErrNotFound, ErrConflict (no refund is owed, or
+// the one asked is not cancelled), ErrUnavailable.
+func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64) (*BalanceSale, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	var id int64
+	err := s.pool.QueryRow(ctx, `SELECT id FROM balance_sales WHERE salon_id = $1 AND balance_id = $2`, salonID, balanceID).Scan(&id)
+	if isNoRows(err) {
+		return nil, fmt.Errorf("balance %d: %w", balanceID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("balance %d: %w", balanceID, dbErr(err))
+	}
+	x, err := s.readSale(ctx, s.pool, id, "")
+	if err != nil {
+		return nil, err
+	}
+	if x.status != PayRefunding {
+		return nil, conflict("no refund is owed")
+	}
+	if s.psp == nil || x.provider != s.psp.Name() || !providerCallsAllowed(ctx) {
+		return nil, fmt.Errorf("balance sale %d: the payment provider is not reachable from here: %w", id, ErrUnavailable)
+	}
+	cctx, cancel := context.WithTimeout(ctx, providerCall)
+	r, err := s.refundState(cctx, x)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	if r == nil || r.Status != "canceled" {
+		return nil, conflict("the refund is on its way: the provider has not cancelled it")
+	}
+	if err := s.renewRefundKey(ctx, x); err != nil {
+		return nil, err
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE balance_sales SET next_check_at = $2, checks = 0, last_error = '' WHERE id = $1`, id, s.now()); err != nil {
+		return nil, fmt.Errorf("balance sale %d: %w", id, dbErr(err))
+	}
+	if err := s.refundSale(ctx, x); err != nil && !errors.Is(err, ErrUnavailable) {
+		return nil, err
+	}
+	return s.sale(ctx, `s.id = $1`, id)
+}
+
+// refundState is the provider's refund of x as it stands (nil: none
+// answered yet).
+func (s *Service) refundState(ctx context.Context, x *saleState) (*psp.Refund, error) {
+	if x.refundID == "" {
+		return nil, nil
+	}
+	r, err := psp.GetRefund(ctx, s.psp, x.refundID)
+	if errors.Is(err, psp.ErrCannotGetRefund) {
+		r, err = s.askRefund(ctx, x)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the payment provider did not answer: %w", ErrUnavailable)
+	}
+	return r, nil
 }
 
 // refundSaleOf, in the transaction of a balance's refund entry, turns the
@@ -957,7 +1096,7 @@ func refundSaleOf(ctx context.Context, tx pgx.Tx, b *Balance, left int64, now ti
 		return 0, 0, nil
 	}
 	_, err = tx.Exec(ctx, `UPDATE balance_sales SET status = 'refunding', refund_amount = $2, refund_key = $3, next_check_at = $4,
-		checks = 0, updated_at = now() WHERE id = $1`, id, amount, "sale-refund-"+strconv.FormatInt(id, 10), now)
+		refund_asked_at = $4, refund_id = NULL, checks = 0, updated_at = now() WHERE id = $1`, id, amount, "sale-refund-"+strconv.FormatInt(id, 10), now)
 	return id, Money(amount), err
 }
 

@@ -23,8 +23,9 @@ import (
 // through a fake YooKassa with receipts on, and e-mails through Mailpit.
 type saleWorld struct {
 	*payWorld
-	mp    *mailtest.Server
-	owner context.Context
+	mp     *mailtest.Server
+	owner  context.Context
+	booked int // bookings soldPackage made
 }
 
 func newSaleWorld(t *testing.T) *saleWorld {
@@ -352,5 +353,137 @@ func TestARefundTheProviderCancelsStaysOwed(t *testing.T) {
 	}
 	if list, err := e.Svc.SalesNeedingAttention(owner, salon.ID); err != nil || len(list) != 1 || list[0].ID != x.ID {
 		t.Fatalf("needing attention: %+v, %v", list, err)
+	}
+}
+
+// soldPackage is a package of five visits sold online for 20 000 and
+// paid, used visits of it booked at the desk: what is left is refundable
+// twice over at the provider (a second refund would be taken).
+func (w *saleWorld) soldPackage(used int) *booking.BalanceSale {
+	w.t.Helper()
+	o := w.offer(booking.BalanceOffer{Kind: booking.BalancePackage, Title: "5 стрижек", ServiceIDs: []int64{w.svc.ID}, Visits: 5, Price: 2000000})
+	x := w.buy(o.ID, "", "olga@example.com")
+	w.fake.Pay(w.externalID(x.ID))
+	x, err := w.Svc.CheckSale(bookingtest.System(), x.ID)
+	if err != nil || x.Status != booking.PayCompleted {
+		w.t.Fatalf("paid: %+v, %v", x, err)
+	}
+	var phone string
+	if err := w.Pool.QueryRow(context.Background(), `SELECT c.phone FROM clients c JOIN balances b ON b.client_id = c.id WHERE b.id = $1`,
+		x.BalanceID).Scan(&phone); err != nil {
+		w.t.Fatal(err)
+	}
+	for range used {
+		w.booked++
+		if _, err := w.Svc.Book(booking.As(context.Background(), w.admin()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID,
+			MasterID: w.master.ID, StartsAt: bookingtest.At(w.salon, w.day, "09:00").Add(time.Duration(w.booked) * time.Hour),
+			Client: booking.ClientInput{Name: "Ольга", Phone: phone}, PayWith: &booking.PayWith{Kind: booking.BalancePackage, BalanceID: x.BalanceID}}); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+	return x
+}
+
+// A sale's refund is made once at the provider however long the provider
+// takes, though the provider forgets an idempotence key after a day (its
+// fake here does, on the test's clock): a refund whose answer was lost
+// is found on the payment, not asked again under the forgotten key; a
+// pending one is followed by its id; one the provider cancelled is not
+// asked again by itself, for days, until staff ask (a new key), and then
+// the money goes back once. The provider's record is what is checked.
+func TestASaleIsRefundedOnceAcrossTheProvidersKeyWindow(t *testing.T) {
+	w := newSaleWorld(t)
+	w.fake.Now = w.Clock.Now
+	staff := booking.As(context.Background(), w.admin())
+	const owed = 2000000 * 2 / 5 // two visits of five left
+	var lose atomic.Bool
+	w.fake.Fault = func(method, path string) psptest.Fault {
+		if lose.Load() && path == "POST /refunds" {
+			return psptest.Lost
+		}
+		return psptest.None
+	}
+	refunded := func() int64 { _, r := w.fake.Totals(); return r }
+	status := func(x *booking.BalanceSale) booking.PaymentStatus {
+		t.Helper()
+		got, err := w.Svc.SaleOfBalance(staff, w.salon.ID, x.BalanceID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Status
+	}
+	sweepAfter := func(d time.Duration) {
+		t.Helper()
+		w.Clock.Advance(d)
+		if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// (Sold and used before the clock moves: their visits are tomorrow.)
+	lost, pending, cancelled := w.soldPackage(3), w.soldPackage(3), w.soldPackage(3)
+
+	// The answer lost, then the provider's memory of the key.
+	x := lost
+	before, posts := refunded(), w.fake.Calls("POST /refunds")
+	lose.Store(true)
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, "moved away"); err != nil {
+		t.Fatal(err)
+	}
+	lose.Store(false)
+	if got := refunded() - before; got != owed || status(x) != booking.PayRefunding {
+		t.Fatalf("the lost refund: %d at the provider, the sale %s", got, status(x))
+	}
+	posts = w.fake.Calls("POST /refunds")
+	sweepAfter(psp.KeyWindow + time.Hour)
+	if got, n := refunded()-before, w.fake.Calls("POST /refunds")-posts; got != owed || n != 0 || status(x) != booking.PayRefunded {
+		t.Fatalf("a day later: %d refunded at the provider (asked %d times more), want %d; the sale %s", got, n, owed, status(x))
+	}
+
+	// Pending at the provider for longer than a day.
+	w.fake.RefundsPending = true
+	x = pending
+	before, posts = refunded(), w.fake.Calls("POST /refunds")
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+		t.Fatal(err)
+	}
+	sweepAfter(time.Hour)
+	sweepAfter(psp.KeyWindow)
+	w.fake.SettleRefunds()
+	w.fake.RefundsPending = false
+	sweepAfter(time.Hour)
+	if got, n := refunded()-before, w.fake.Calls("POST /refunds")-posts; got != owed || n != 1 || status(x) != booking.PayRefunded ||
+		w.fake.Calls("GET /refunds/{id}") < 2 {
+		t.Fatalf("pending for a day: %d refunded in %d refunds (%d reads), the sale %s", got, n, w.fake.Calls("GET /refunds/{id}"), status(x))
+	}
+
+	// Cancelled by the provider: owed, shown, not asked again by itself.
+	w.fake.RefundsCanceled = true
+	x = cancelled
+	before, posts = refunded(), w.fake.Calls("POST /refunds")
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		sweepAfter(psp.KeyWindow / 2)
+	}
+	if n := w.fake.Calls("POST /refunds") - posts; n != 1 || refunded() != before || status(x) != booking.PayRefunding {
+		t.Fatalf("cancelled: asked %d times in a day and a half, %d refunded, the sale %s", n, refunded()-before, status(x))
+	}
+	if list, err := w.Svc.SalesNeedingAttention(staff, w.salon.ID); err != nil || len(list) != 1 || list[0].ID != x.ID ||
+		!strings.Contains(list[0].LastError, "cancelled the refund") {
+		t.Fatalf("needing attention: %+v, %v", list, err)
+	}
+	w.fake.RefundsCanceled = false
+	got, err := w.Svc.RetrySaleRefund(staff, w.salon.ID, x.BalanceID)
+	if err != nil || got.Status != booking.PayRefunded || refunded()-before != owed || w.fake.Calls("POST /refunds")-posts != 2 {
+		t.Fatalf("asked again: %+v, %v; %d refunded", got, err, refunded()-before)
+	}
+	if _, err := w.Svc.RetrySaleRefund(staff, w.salon.ID, x.BalanceID); !errors.Is(err, booking.ErrConflict) {
+		t.Fatalf("asked again once refunded: %v", err)
+	}
+	sweepAfter(psp.KeyWindow)
+	if refunded()-before != owed {
+		t.Fatalf("refunded %d after all, want %d", refunded()-before, owed)
 	}
 }

@@ -254,6 +254,7 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"SalesNeedingAttention": {run: func(ctx context.Context) error { return e1(f.Svc.SalesNeedingAttention(ctx, a)) }},
 		"SaleOfBalance":         {run: func(ctx context.Context) error { return e1(f.Svc.SaleOfBalance(ctx, a, 1)) }},
 		"ResendBalanceCode":     {run: func(ctx context.Context) error { return e1(f.Svc.ResendBalanceCode(ctx, a, 1)) }},
+		"RetrySaleRefund":       {run: func(ctx context.Context) error { return e1(f.Svc.RetrySaleRefund(ctx, a, 1)) }},
 		"WaitlistOn":            {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistOn(ctx, a, day)) }},
 		"OfferTime":             {run: func(ctx context.Context) error { return e1(f.Svc.OfferTime(ctx, 1, 1, time.Now())) }},
 		"WaitlistFillOf":        {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistFillOf(ctx, a)) }},

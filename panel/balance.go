@@ -324,6 +324,7 @@ type saleRow struct {
 	When, Title, Price, Status, Email string
 	MailError                         string
 	Problem                           string // the provider's last refusal
+	RefundCancelled                   bool   // the provider cancelled the refund: it may be asked again
 }
 
 // onlineSales fills in the balances page's offers and latest sales.
@@ -370,7 +371,10 @@ func (h *Handler) onlineSales(c *fiber.Ctx, d *balancesData) error {
 func saleLine(l *lang, s *booking.Salon, x *booking.BalanceSale) saleRow {
 	r := saleRow{ID: x.ID, BalanceID: x.BalanceID, When: x.CreatedAt.In(s.Location()).Format("02.01.2006 15:04"), Title: x.Title,
 		Price: x.Price.Format(s.Currency, l.Code), Status: saleStatus(l, x.Status), Email: x.Email, MailError: mailError(l, x.MailError),
-		Problem: x.LastError}
+		Problem: x.LastError, RefundCancelled: x.RefundCancelled}
+	if x.RefundCancelled {
+		r.Problem = l.T("it cancelled the refund: the money is still owed to the buyer")
+	}
 	if x.Paid() && x.MailedAt.IsZero() && r.MailError == "" {
 		r.MailError = l.T("not recorded as sent")
 	}
@@ -461,6 +465,27 @@ func (h *Handler) resendCode(c *fiber.Ctx) error {
 		return h.showBalance(c, id, langOf(c).T("The e-mail did not go: %s", mailError(langOf(c), x.MailError)))
 	}
 	return done(c, fmt.Sprintf("/panel/balances/%d", id), "code_sent")
+}
+
+// retryRefund asks the payment service again for the refund it cancelled.
+func (h *Handler) retryRefund(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	x, err := h.svc.RetrySaleRefund(c.UserContext(), salonOf(c).ID, id)
+	if err != nil {
+		var msg string
+		var fields map[string]string
+		if !h.fieldError(c, err, &msg, &fields) {
+			return err
+		}
+		return h.showBalance(c, id, msg)
+	}
+	if x.Status != booking.PayRefunded {
+		return done(c, fmt.Sprintf("/panel/balances/%d", id), "refund_asked")
+	}
+	return done(c, fmt.Sprintf("/panel/balances/%d", id), "sale_back")
 }
 
 // mailError is why a code's e-mail did not go, in the page's language

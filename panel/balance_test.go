@@ -187,9 +187,25 @@ func TestTheOwnerSellsOnline(t *testing.T) {
 	if got := textOf(t, ctx, "main"); !strings.Contains(got, "этот сервер не отправляет почту") {
 		t.Fatalf("after sending a new code, with no mail here: %q", got)
 	}
+	// The provider cancels the refund: the page says the money is owed,
+	// and asks again when told to.
+	fake.RefundsCanceled = true
 	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/balances/%d", w.base, balance)), chromedp.WaitVisible(css(`#refund-balance`)),
 		chromedp.SendKeys(css(`#refund-balance input[name=reason]`), "не понадобился"),
 		chromedp.Click(css(`#refund-balance button[type=submit]`)), chromedp.WaitVisible(css(`.notice`)))
+	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/balances/%d", w.base, balance)), chromedp.WaitVisible(css(`#retry-refund`)))
+	if got := textOf(t, ctx, "#sale-problem"); !strings.Contains(got, "отменил возврат") || strings.Contains(got, "cancelled") {
+		t.Fatalf("a cancelled refund on the balance's page: %q", got)
+	}
+	if _, refunded := fake.Totals(); refunded != 0 {
+		t.Fatalf("the provider refunded %d of a cancelled refund", refunded)
+	}
+	browsertest.Axe(t, ctx, "a balance whose refund the provider cancelled")
+	fake.RefundsCanceled = false
+	do(t, ctx, chromedp.Click(css(`#retry-refund button[type=submit]`)), chromedp.WaitVisible(css(`.notice`)))
+	if got := textOf(t, ctx, ".notice"); !strings.Contains(got, "вернулись") {
+		t.Fatalf("after asking again: %q", got)
+	}
 	if _, refunded := fake.Totals(); refunded != 300000 {
 		t.Fatalf("the provider refunded %d", refunded)
 	}

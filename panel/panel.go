@@ -123,6 +123,7 @@ func (h *Handler) Register(app *fiber.App) {
 	a.Get("/balances/:id", h.balancePage)
 	a.Post("/balances/:id/refund", h.refundBalance)
 	a.Post("/balances/:id/resend", h.resendCode)
+	a.Post("/balances/:id/retry-refund", h.retryRefund)
 	a.Post("/balance-offers", h.addOffer)
 	a.Post("/balance-offers/:id/active", h.setOfferActive)
 	a.Get("/waitlist", h.waitlist)

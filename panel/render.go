@@ -150,6 +150,8 @@ var notices = map[string]string{
 	"offer_added":      "On sale online: clients buy it on the widget's gift page.",
 	"offer_changed":    "Saved.",
 	"code_sent":        "A new code is e-mailed to the buyer; the old one no longer works.",
+	"refund_asked":     "The refund is asked of the payment service again: it is followed until the money goes back.",
+	"sale_back":        "The money went back to the buyer's card.",
 }
 
 // done redirects (303) to path with a confirmation.

@@ -62,6 +62,15 @@ func (m measured) Refund(ctx context.Context, key, paymentID string, amount int6
 	return m.p.Refund(ctx, key, paymentID, amount, currency, receipt)
 }
 
+func (m measured) GetRefund(ctx context.Context, id string) (r *Refund, err error) {
+	defer func(t time.Time) {
+		if !errors.Is(err, ErrCannotGetRefund) {
+			m.observe("get_refund", t, err)
+		}
+	}(time.Now())
+	return GetRefund(ctx, m.p, id)
+}
+
 func (m measured) SendReceipt(ctx context.Context, key string, r Receipt) (err error) {
 	defer func(t time.Time) { m.observe("receipt", t, err) }(time.Now())
 	return SendReceipt(ctx, m.p, key, r)

@@ -76,6 +76,32 @@ type Lister interface {
 	List(ctx context.Context, since time.Time, cursor string) (page []Payment, next string, err error)
 }
 
+// KeyWindow is how long a provider remembers an idempotence key: the same
+// call again within it returns the first call's result, after it is a new
+// call (YooKassa: 24 hours). A call that may have happened is not repeated
+// under its key once the window is near: what it made is read instead.
+const KeyWindow = 24 * time.Hour
+
+// RefundGetter is a provider that reads a refund by its id (where a
+// pending refund is followed, and never made again).
+type RefundGetter interface {
+	GetRefund(ctx context.Context, id string) (*Refund, error)
+}
+
+// ErrCannotGetRefund is a provider that reads no refund by its id.
+var ErrCannotGetRefund = errors.New("payment provider: reads no refund by its id")
+
+// GetRefund reads refund id at p when it can (through any wrappers).
+func GetRefund(ctx context.Context, p Provider, id string) (*Refund, error) {
+	if g, ok := p.(RefundGetter); ok {
+		return g.GetRefund(ctx, id)
+	}
+	if u, ok := p.(interface{ Unwrap() Provider }); ok {
+		return GetRefund(ctx, u.Unwrap(), id)
+	}
+	return nil, ErrCannotGetRefund
+}
+
 // ErrCannotList is a provider that keeps no list to read.
 var ErrCannotList = errors.New("payment provider: lists no payments")
 

@@ -62,6 +62,10 @@ func (r retrying) Refund(ctx context.Context, key, paymentID string, amount int6
 	return retry(ctx, r, func() (*Refund, error) { return r.p.Refund(ctx, key, paymentID, amount, currency, receipt) })
 }
 
+func (r retrying) GetRefund(ctx context.Context, id string) (*Refund, error) {
+	return retry(ctx, r, func() (*Refund, error) { return GetRefund(ctx, r.p, id) })
+}
+
 func (r retrying) SendReceipt(ctx context.Context, key string, rc Receipt) error {
 	_, err := retry(ctx, r, func() (struct{}, error) { return struct{}{}, SendReceipt(ctx, r.p, key, rc) })
 	return err

@@ -148,6 +148,23 @@ func (s *Sandbox) move(ctx context.Context, id string, from []Status, to Status)
 	return p, err
 }
 
+// GetRefund implements RefundGetter (the sandbox's refunds are made at
+// once).
+func (s *Sandbox) GetRefund(ctx context.Context, id string) (*Refund, error) {
+	if err := s.before(ctx); err != nil {
+		return nil, err
+	}
+	r := Refund{ID: id, Status: "succeeded"}
+	err := s.Pool.QueryRow(ctx, `SELECT amount FROM sandbox_refunds WHERE id = $1`, id).Scan(&r.Amount)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, &RejectedError{Code: "not_found", Message: "no such refund"}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %v: %w", err, ErrUnknown)
+	}
+	return &r, nil
+}
+
 // Refund implements Provider.
 func (s *Sandbox) Refund(ctx context.Context, key, paymentID string, amount int64, _ string, _ *Receipt) (*Refund, error) {
 	if err := s.before(ctx); err != nil {

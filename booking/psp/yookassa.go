@@ -129,13 +129,21 @@ func (y *YooKassa) Cancel(ctx context.Context, key, id string) (*Payment, error)
 	return p.payment()
 }
 
+// ykRefund is a refund as YooKassa sends it.
+type ykRefund struct {
+	ID     string   `json:"id"`
+	Status string   `json:"status"`
+	Amount ykAmount `json:"amount"`
+}
+
+func (r *ykRefund) refund() *Refund {
+	a, _ := minor(r.Amount.Value)
+	return &Refund{ID: r.ID, Status: r.Status, Amount: a}
+}
+
 // Refund implements Provider.
 func (y *YooKassa) Refund(ctx context.Context, key, paymentID string, amount int64, currency string, receipt *Receipt) (*Refund, error) {
-	var r struct {
-		ID     string   `json:"id"`
-		Status string   `json:"status"`
-		Amount ykAmount `json:"amount"`
-	}
+	var r ykRefund
 	body := map[string]any{"payment_id": paymentID, "amount": ykAmount{Value: major(amount), Currency: currency}}
 	if receipt != nil {
 		body["receipt"] = receipt.wire()
@@ -143,8 +151,16 @@ func (y *YooKassa) Refund(ctx context.Context, key, paymentID string, amount int
 	if err := y.do(ctx, http.MethodPost, "/refunds", key, body, &r); err != nil {
 		return nil, err
 	}
-	a, _ := minor(r.Amount.Value)
-	return &Refund{ID: r.ID, Status: r.Status, Amount: a}, nil
+	return r.refund(), nil
+}
+
+// GetRefund implements RefundGetter: GET /refunds/{id}.
+func (y *YooKassa) GetRefund(ctx context.Context, id string) (*Refund, error) {
+	var r ykRefund
+	if err := y.do(ctx, http.MethodGet, "/refunds/"+id, "", nil, &r); err != nil {
+		return nil, err
+	}
+	return r.refund(), nil
 }
 
 // do sends one request. Transport failures, timeouts and 5xx are

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"salon/booking/psp"
 )
 
 // Fault is what the server does to one call.
@@ -47,10 +49,16 @@ type Server struct {
 	// RequireReceipts refuses a payment or a refund without a fiscal
 	// receipt YooKassa would accept (54-FZ), as a shop with receipts on.
 	RequireReceipts bool
+	// RefundsCanceled makes new refunds canceled (as YooKassa's may be:
+	// the shop's balance, the bank): nothing goes back.
+	RefundsCanceled bool
+	// Now is the fake's clock (nil: the time): an idempotence key is
+	// remembered for psp.KeyWindow of it, then a call under it is new.
+	Now func() time.Time
 
 	mu       sync.Mutex
 	payments map[string]*payment
-	byKey    map[string]string // idempotence key -> payment or refund id
+	byKey    map[string]keyed // idempotence key -> payment or refund id
 	refunds  map[string]*refund
 	calls    map[string]int // "POST /payments" -> count
 	receipts []Receipt
@@ -89,6 +97,30 @@ type payment struct {
 	} `json:"confirmation"`
 }
 
+// keyed is what an idempotence key made, and when.
+type keyed struct {
+	id string
+	at time.Time
+}
+
+// made is what key made within the window.
+func (s *Server) made(key string) (string, bool) {
+	k, ok := s.byKey[key]
+	if !ok || !s.now().Before(k.at.Add(psp.KeyWindow)) {
+		return "", false
+	}
+	return k.id, true
+}
+
+func (s *Server) remember(key, id string) { s.byKey[key] = keyed{id: id, at: s.now()} }
+
+func (s *Server) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
 type refund struct {
 	ID        string `json:"id"`
 	PaymentID string `json:"payment_id"`
@@ -103,7 +135,7 @@ type amount struct {
 
 // New starts a fake YooKassa; it stops when the test ends.
 func New(t interface{ Cleanup(func()) }) *Server {
-	s := &Server{ShopID: "shop-1", Secret: "test-secret", payments: map[string]*payment{}, byKey: map[string]string{},
+	s := &Server{ShopID: "shop-1", Secret: "test-secret", payments: map[string]*payment{}, byKey: map[string]keyed{},
 		refunds: map[string]*refund{}, calls: map[string]int{}, Delay: 3 * time.Second}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
@@ -310,7 +342,7 @@ func (s *Server) handle(method, pattern string, parts []string, key string, body
 	defer s.mu.Unlock()
 	switch pattern {
 	case "POST /payments":
-		if id, ok := s.byKey[key]; ok {
+		if id, ok := s.made(key); ok {
 			return 200, s.payments[id]
 		}
 		a, _ := body["amount"].(map[string]any)
@@ -338,7 +370,7 @@ func (s *Server) handle(method, pattern string, parts []string, key string, body
 		p.Confirm.Type = "redirect"
 		p.Confirm.URL = s.URL + "/pay/" + p.ID
 		s.payments[p.ID] = p
-		s.byKey[key] = p.ID
+		s.remember(key, p.ID)
 		if hasReceipt {
 			s.receipts = append(s.receipts, Receipt{Kind: "payment", PaymentID: p.ID, Body: r})
 		}
@@ -354,14 +386,14 @@ func (s *Server) handle(method, pattern string, parts []string, key string, body
 		if !ok {
 			return 404, errBody("not_found", "no such payment")
 		}
-		if id, ok := s.byKey[key]; ok && id == p.ID+"/capture" || p.Status == "succeeded" {
+		if id, ok := s.made(key); ok && id == p.ID+"/capture" || p.Status == "succeeded" {
 			return 200, p
 		}
 		if p.Status != "waiting_for_capture" {
 			return 400, errBody("invalid_request", "payment is "+p.Status)
 		}
 		p.Status, p.Captured = "succeeded", minor(p.Amount.Value)
-		s.byKey[key] = p.ID + "/capture"
+		s.remember(key, p.ID+"/capture")
 		return 200, p
 	case "POST /payments/{id}/cancel":
 		p, ok := s.payments[parts[1]]
@@ -376,8 +408,14 @@ func (s *Server) handle(method, pattern string, parts []string, key string, body
 		}
 		p.Status, p.Paid = "canceled", false
 		return 200, p
+	case "GET /refunds/{id}":
+		rf, ok := s.refunds[parts[1]]
+		if !ok {
+			return 404, errBody("not_found", "no such refund")
+		}
+		return 200, rf
 	case "POST /refunds":
-		if id, ok := s.byKey[key]; ok {
+		if id, ok := s.made(key); ok {
 			return 200, s.refunds[id]
 		}
 		p, ok := s.payments[str(body["payment_id"])]
@@ -398,15 +436,20 @@ func (s *Server) handle(method, pattern string, parts []string, key string, body
 		}
 		s.seq++
 		rf := &refund{ID: fmt.Sprintf("ref-%04d", s.seq), PaymentID: p.ID, Status: "succeeded", Amount: amount{Value: str(a["value"]), Currency: p.Amount.Currency}}
-		if s.RefundsPending {
+		switch {
+		case s.RefundsCanceled:
+			rf.Status = "canceled"
+		case s.RefundsPending:
 			rf.Status = "pending"
 		}
-		p.Refunded.Value = fmt.Sprintf("%d.%02d", (minor(p.Refunded.Value)+v)/100, (minor(p.Refunded.Value)+v)%100)
+		if rf.Status != "canceled" {
+			p.Refunded.Value = fmt.Sprintf("%d.%02d", (minor(p.Refunded.Value)+v)/100, (minor(p.Refunded.Value)+v)%100)
+		}
 		s.refunds[rf.ID] = rf
-		s.byKey[key] = rf.ID
+		s.remember(key, rf.ID)
 		return 200, rf
 	case "POST /receipts":
-		if id, ok := s.byKey[key]; ok {
+		if id, ok := s.made(key); ok {
 			return 200, map[string]any{"id": id, "status": "succeeded"}
 		}
 		p, ok := s.payments[str(body["payment_id"])]
@@ -421,7 +464,7 @@ func (s *Server) handle(method, pattern string, parts []string, key string, body
 		}
 		s.seq++
 		id := fmt.Sprintf("rct-%04d", s.seq)
-		s.byKey[key] = id
+		s.remember(key, id)
 		s.receipts = append(s.receipts, Receipt{Kind: "settlement", PaymentID: p.ID, Body: body})
 		return 200, map[string]any{"id": id, "status": "succeeded"}
 	}
