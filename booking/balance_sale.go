@@ -248,7 +248,7 @@ type BalanceSale struct {
 	// is owed, and RetrySaleRefund asks for it again.
 	RefundCancelled bool
 	Refunded        Money
-	CreatedAt time.Time
+	CreatedAt       time.Time
 	// ValidUntil is the balance's last day (once credited; zero: no end).
 	ValidUntil Date
 	// Code is set only where the buyer's claim reveals it (SaleCode).

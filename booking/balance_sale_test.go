@@ -425,7 +425,7 @@ func TestASaleIsRefundedOnceAcrossTheProvidersKeyWindow(t *testing.T) {
 
 	// The answer lost, then the provider's memory of the key.
 	x := lost
-	before, posts := refunded(), w.fake.Calls("POST /refunds")
+	before := refunded()
 	lose.Store(true)
 	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, "moved away"); err != nil {
 		t.Fatal(err)
@@ -434,7 +434,7 @@ func TestASaleIsRefundedOnceAcrossTheProvidersKeyWindow(t *testing.T) {
 	if got := refunded() - before; got != owed || status(x) != booking.PayRefunding {
 		t.Fatalf("the lost refund: %d at the provider, the sale %s", got, status(x))
 	}
-	posts = w.fake.Calls("POST /refunds")
+	posts := w.fake.Calls("POST /refunds")
 	sweepAfter(psp.KeyWindow + time.Hour)
 	if got, n := refunded()-before, w.fake.Calls("POST /refunds")-posts; got != owed || n != 0 || status(x) != booking.PayRefunded {
 		t.Fatalf("a day later: %d refunded at the provider (asked %d times more), want %d; the sale %s", got, n, owed, status(x))
