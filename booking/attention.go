@@ -107,8 +107,14 @@ func (s *Service) RetryPayment(ctx context.Context, salonID, sessionID int64) (*
 	if _, err := s.salonAs(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
 	}
+	// A refund the provider cancelled is asked again, under a new key.
 	err := s.staffPaymentAction(ctx, salonID, sessionID, "payment_retry", `UPDATE payment_sessions SET next_check_at = $2, checks = 0,
-		lease_until = NULL WHERE id = $1 AND status IN ('registering', 'registered', 'unknown', 'authorized', 'canceling', 'refunding') RETURNING status`)
+		lease_until = NULL,
+		refund_key = CASE WHEN status = 'refunding' AND last_error = '`+refundCancelled+`' THEN refund_key || '-' || (extract(epoch FROM $2::timestamptz) * 1000)::bigint ELSE refund_key END,
+		refund_id = CASE WHEN status = 'refunding' AND last_error = '`+refundCancelled+`' THEN NULL ELSE refund_id END,
+		refund_asked_at = CASE WHEN status = 'refunding' AND last_error = '`+refundCancelled+`' THEN $2 ELSE refund_asked_at END,
+		last_error = CASE WHEN status = 'refunding' AND last_error = '`+refundCancelled+`' THEN '' ELSE last_error END
+		WHERE id = $1 AND status IN ('registering', 'registered', 'unknown', 'authorized', 'canceling', 'refunding') RETURNING status`)
 	if err != nil {
 		return nil, err
 	}

@@ -969,9 +969,11 @@ func (s *Service) refundSale(ctx context.Context, x *saleState) error {
 	return nil
 }
 
-// refundCancelled is a sale's last error when the provider cancelled its
-// refund.
+// refundCancelled is a sale's or a payment's last error when the provider
+// cancelled its refund; errRefundCancelled says so.
 const refundCancelled = "the provider cancelled the refund"
+
+var errRefundCancelled = errors.New(refundCancelled)
 
 // refundKeyMargin is how long before the provider forgets a refund's key
 // it is no longer asked under it.

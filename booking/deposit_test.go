@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"salon/booking"
 	"salon/booking/bookingtest"
+	"salon/booking/psp"
 	"salon/booking/psp/psptest"
 )
 
@@ -408,5 +411,89 @@ func TestADifferencePaidAfterTheVisitIsReleased(t *testing.T) {
 	w.sweep(2)
 	if captured, _ := w.fake.Totals(); captured != 100000 || w.fake.Held() != 0 {
 		t.Errorf("captured %d, held %d; want the deposit only, nothing held", captured, w.fake.Held())
+	}
+}
+
+// TestADepositRefundIsMadeOnceAcrossTheProvidersKeyWindow: refunds of
+// parts of a deposit, each made once at the provider though the provider
+// forgets an idempotence key after a day (its fake here does, on the
+// test's clock): one whose answer was lost is found on the payment a day
+// later, not asked again under the forgotten key; a pending one is read by
+// its id; one the provider cancelled is not asked again by the checks,
+// shows on Attention, and is asked anew (a new key) when staff retry. The
+// provider's record and the ledger agree.
+func TestADepositRefundIsMadeOnceAcrossTheProvidersKeyWindow(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	w.fake.Now = w.Clock.Now
+	var lose atomic.Bool
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if lose.Load() && path == "POST /refunds" {
+			return psptest.Lost
+		}
+		return psptest.None
+	}
+	b := w.book("11:00")
+	s := w.paid(b)
+	back := func() int64 { _, r := w.fake.Totals(); return r }
+	later := func(d time.Duration) {
+		t.Helper()
+		w.Clock.Advance(d)
+		if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	lose.Store(true)
+	if _, err := w.Svc.RefundDepositPart(w.staff(), w.salon.ID, b.ID, 30000); err != nil && !errors.Is(err, booking.ErrUnavailable) {
+		t.Fatal(err)
+	}
+	lose.Store(false)
+	posts := w.fake.Calls("POST /refunds")
+	later(psp.KeyWindow + time.Hour)
+	if _, refunded, _ := w.ledgerSums(b.ID); back() != 30000 || refunded != 30000 || w.fake.Calls("POST /refunds") != posts {
+		t.Fatalf("the lost refund a day later: the provider refunded %d, the ledger %s, asked %d times more", back(),
+			refunded, w.fake.Calls("POST /refunds")-posts)
+	}
+
+	w.fake.RefundsPending = true
+	if _, err := w.Svc.RefundDepositPart(w.staff(), w.salon.ID, b.ID, 20000); err != nil && !errors.Is(err, booking.ErrUnavailable) {
+		t.Fatal(err)
+	}
+	posts = w.fake.Calls("POST /refunds")
+	later(time.Hour)
+	later(psp.KeyWindow)
+	w.fake.SettleRefunds()
+	w.fake.RefundsPending = false
+	later(time.Hour)
+	if _, refunded, _ := w.ledgerSums(b.ID); back() != 50000 || refunded != 50000 || w.fake.Calls("POST /refunds") != posts {
+		t.Fatalf("pending for a day: the provider refunded %d, the ledger %s, asked %d times more", back(), refunded,
+			w.fake.Calls("POST /refunds")-posts)
+	}
+
+	w.fake.RefundsCanceled = true
+	if _, err := w.Svc.RefundDepositPart(w.staff(), w.salon.ID, b.ID, 10000); err != nil && !errors.Is(err, booking.ErrUnavailable) &&
+		!errors.Is(err, booking.ErrConflict) {
+		t.Fatal(err)
+	}
+	posts = w.fake.Calls("POST /refunds")
+	for range 3 {
+		later(psp.KeyWindow / 2)
+	}
+	if w.fake.Calls("POST /refunds") != posts || back() != 50000 {
+		t.Fatalf("cancelled: asked %d times more by the checks, %d refunded", w.fake.Calls("POST /refunds")-posts, back())
+	}
+	items, err := w.Svc.Attention(w.staff(), w.salon.ID)
+	if err != nil || len(items) != 1 || items[0].Session.ID != s.ID || items[0].Kind != booking.AttentionStuck ||
+		!strings.Contains(items[0].Session.LastError, "cancelled the refund") {
+		t.Fatalf("attention: %+v, %v", items, err)
+	}
+	w.fake.RefundsCanceled = false
+	if _, err := w.Svc.RetryPayment(w.staff(), w.salon.ID, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	w.sweep(2)
+	if _, refunded, _ := w.ledgerSums(b.ID); back() != 60000 || refunded != 60000 {
+		t.Fatalf("asked again: the provider refunded %d, the ledger %s", back(), refunded)
 	}
 }

@@ -569,6 +569,9 @@ func (s *Service) checkPayment(ctx context.Context, sessionID int64) (*PaymentSe
 // waiting for its client later each time).
 func (s *Service) checkFailed(ctx context.Context, sess *PaymentSession, cause error) error {
 	s.log.Warn("payment: check", "session", sess.ID, "status", sess.Status, "err", cause)
+	if errors.Is(cause, errRefundCancelled) {
+		return fmt.Errorf("payment provider: %v: %w", cause, ErrConflict) // (recorded: not looked at again by itself)
+	}
 	if err := s.lookAgain(ctx, sess, sess.Status == PayRegistered, cause.Error()); err != nil {
 		return err
 	}
@@ -637,30 +640,80 @@ func answered(p *psp.Payment) *psp.Payment {
 	return p
 }
 
-// refund makes the session's refund (its own idempotence key) and records it.
+// refund makes the session's refund (its own idempotence key) and records
+// it. As a sale's (refundSale): followed by its id once the provider
+// answered; never answered for nearly the provider's memory of the key,
+// looked for on the payment (what it had refunded before, and this), and
+// asked under a new key only if not made; cancelled by the provider, not
+// asked again until staff ask (RetryPayment).
 func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
-	var key string
-	var amount Money
-	if err := s.pool.QueryRow(ctx, `SELECT COALESCE(refund_key, ''), COALESCE(refund_amount, 0) FROM payment_sessions WHERE id = $1`,
-		sess.ID).Scan(&key, &amount); err != nil {
+	var key, refundID string
+	var amount, before Money
+	var asked time.Time
+	if err := s.pool.QueryRow(ctx, `SELECT COALESCE(refund_key, ''), COALESCE(refund_amount, 0), COALESCE(refund_id, ''),
+		    COALESCE(refund_asked_at, updated_at), refunded FROM payment_sessions WHERE id = $1`,
+		sess.ID).Scan(&key, &amount, &refundID, &asked, &before); err != nil {
 		return dbErr(err)
 	}
 	receipt, err := s.receiptOf(ctx, sess.ID)
 	if err != nil {
 		return err
 	}
-	r, err := s.psp.Refund(ctx, key, sess.ExternalID, int64(amount), sess.Currency, refundReceipt(receipt, amount))
+	ask := func() (*psp.Refund, error) {
+		return s.psp.Refund(ctx, key, sess.ExternalID, int64(amount), sess.Currency, refundReceipt(receipt, amount))
+	}
+	var r *psp.Refund
+	switch {
+	case refundID != "":
+		if r, err = psp.GetRefund(ctx, s.psp, refundID); errors.Is(err, psp.ErrCannotGetRefund) {
+			r, err = ask()
+		}
+	case !s.now().Before(asked.Add(psp.KeyWindow - refundKeyMargin)):
+		var p *psp.Payment
+		if p, err = s.psp.Get(ctx, sess.ExternalID); err != nil {
+			break
+		}
+		if Money(p.Refunded) >= before+amount {
+			r = &psp.Refund{Status: "succeeded", Amount: int64(amount)}
+			break
+		}
+		// Not made: asked again, under a key the provider never saw.
+		renewed := fmt.Sprintf("%s-%d", key, s.now().UnixMilli())
+		tag, uerr := s.pool.Exec(ctx, `UPDATE payment_sessions SET refund_key = $3, refund_id = NULL, refund_asked_at = $4
+			WHERE id = $1 AND status = 'refunding' AND refund_key = $2`, sess.ID, key, renewed, s.now())
+		if uerr != nil {
+			return dbErr(uerr)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("refund of payment session %d moved meanwhile: %w", sess.ID, psp.ErrUnknown)
+		}
+		key = renewed
+		r, err = ask()
+	default:
+		r, err = ask()
+	}
 	if err != nil {
 		return err
+	}
+	if r.ID != "" && r.ID != refundID {
+		if _, err := s.pool.Exec(ctx, `UPDATE payment_sessions SET refund_id = $3 WHERE id = $1 AND refund_key = $2`, sess.ID, key, r.ID); err != nil {
+			return dbErr(err)
+		}
 	}
 	switch r.Status {
 	case "succeeded":
 	case "canceled":
 		// The provider did not make it (its balance, the bank): the client
-		// has nothing back yet; staff see it (Attention) after the checks.
-		return fmt.Errorf("refund %s canceled by the provider: %w", r.ID, psp.ErrUnknown)
+		// has nothing back yet. Staff see it (Attention, at once), and ask
+		// again (RetryPayment: a new key); the checks do not.
+		if _, err := s.pool.Exec(ctx, `UPDATE payment_sessions SET last_error = $3, checks = GREATEST(checks, $4),
+			next_check_at = 'infinity', lease_until = NULL, updated_at = now() WHERE id = $1 AND status = 'refunding' AND refund_key = $2`,
+			sess.ID, key, refundCancelled, stuckAfter); err != nil {
+			return dbErr(err)
+		}
+		return fmt.Errorf("refund %s: %w", r.ID, errRefundCancelled)
 	default:
-		// Pending at the provider: the same call (same key) asks again.
+		// Pending at the provider: read again by its id.
 		return fmt.Errorf("refund %s is %s at the provider: %w", r.ID, cmpOr(r.Status, "not finished"), psp.ErrUnknown)
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
@@ -864,7 +917,7 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 					return err
 				}
 				next, err := scanSession(tx.QueryRow(ctx, `UPDATE payment_sessions SET status = 'refunding', refund_amount = amount,
-					refund_key = 'refund-' || id, version = version + 1, next_check_at = $2, last_error = 'refunded in full: the booking was cancelled',
+					refund_key = 'refund-' || id, refund_id = NULL, refund_asked_at = $2, version = version + 1, next_check_at = $2, last_error = 'refunded in full: the booking was cancelled',
 					checks = 0, updated_at = now()
 					WHERE id = $1 AND status = 'completed' RETURNING `+sessionColumns, sess.ID, now))
 				if err != nil {

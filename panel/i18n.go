@@ -450,6 +450,7 @@ var ru = map[string]string{
 	"package or certificate": "абонемент или сертификат",
 	"it cancelled the refund: the money is still owed to the buyer":                               "он отменил возврат: деньги всё ещё причитаются покупателю",
 	"Ask for the refund again":                                                                    "Запросить возврат снова",
+	"the provider cancelled the refund":                                                           "платёжный сервис отменил возврат: «Проверить сейчас» запросит его снова",
 	"The refund is asked of the payment service again: it is followed until the money goes back.": "Возврат снова запрошен у платёжного сервиса: мы следим за ним, пока деньги не вернутся.",
 	"The money went back to the buyer's card.":                                                    "Деньги вернулись на карту покупателя.",
 	"offer for sale":                    "предложение для продажи",

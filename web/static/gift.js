@@ -1,7 +1,7 @@
 // The gift page (buy a certificate or a package online) and the page the
 // buyer comes back to from paying. The purchase carries a claim this
 // browser made: the return page shows the code only to the claim, which
-// stays in this browser (localStorage), never in a URL.
+// stays in this browser's tab (sessionStorage), never in a URL.
 (function () {
   'use strict';
   var cfg = JSON.parse(document.getElementById('config').textContent);
@@ -22,8 +22,14 @@
     crypto.getRandomValues(a);
     return btoa(String.fromCharCode.apply(null, a)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
   }
-  function store(k, v) { try { if (v === null) localStorage.removeItem(k); else localStorage.setItem(k, v); } catch (e) { /* storage blocked */ } }
-  function stored(k) { try { return localStorage.getItem(k); } catch (e) { return null; } }
+  // The claim lives in this tab (sessionStorage: through the provider's
+  // page and back, and reloads), and goes when the tab is closed: a
+  // shared computer's next user does not find it.
+  function store(k, v) { try { if (v === null) sessionStorage.removeItem(k); else sessionStorage.setItem(k, v); } catch (e) { /* storage blocked */ } }
+  function stored(k) { try { return sessionStorage.getItem(k); } catch (e) { return null; } }
+  try { // (claims an older version kept in localStorage)
+    for (var i = localStorage.length - 1; i >= 0; i--) { var k = localStorage.key(i); if (k && k.indexOf('salon-claim-') === 0) localStorage.removeItem(k); }
+  } catch (e) { /* storage blocked */ }
   function showError(text) { var e = $('error'); e.textContent = text; e.hidden = !text; }
   function money(v) {
     return new Intl.NumberFormat(cfg.lang === 'ru' ? 'ru-RU' : 'en-GB', { style: 'currency', currency: cfg.currency, currencyDisplay: 'narrowSymbol', minimumFractionDigits: 0, maximumFractionDigits: 2 }).format(v);
