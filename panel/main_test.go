@@ -44,6 +44,13 @@ func newWorld(t *testing.T, cfgs ...func(*panel.Config)) *world {
 // newWorldOn is newWorld on a given environment.
 func newWorldOn(t testing.TB, e *bookingtest.Env, cfgs ...func(*panel.Config)) *world {
 	t.Helper()
+	return newWorldApp(t, e, nil, cfgs...)
+}
+
+// newWorldApp is newWorldOn with the server's app set up by setup (nil:
+// as served) before the panel is mounted.
+func newWorldApp(t testing.TB, e *bookingtest.Env, setup func(*fiber.App), cfgs ...func(*panel.Config)) *world {
+	t.Helper()
 	salon, err := demo.Seed(bookingtest.System(), e.Svc, e.Clock.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +62,9 @@ func newWorldOn(t testing.TB, e *bookingtest.Env, cfgs ...func(*panel.Config)) *
 		f(&cfg)
 	}
 	w.app = widget.NewApp(log)
+	if setup != nil {
+		setup(w.app)
+	}
 	w.app.Use(requestid.New())
 	widget.New(e.Svc, widget.Config{Log: log}).Register(w.app)
 	panel.New(e.Svc, cfg).Register(w.app)

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofiber/fiber/v2"
+
 	"salon/booking"
 	"salon/booking/bookingtest"
 	"salon/booking/psp"
@@ -833,5 +835,54 @@ func TestNewBookingShowsTheMastersOwnDuration(t *testing.T) {
 	if page := html.UnescapeString(b.get("/panel/bookings/new").body); !strings.Contains(page, ">Долгая укладка · 60–90 мин<") ||
 		!strings.Contains(page, fmt.Sprintf(`data-terms="%d=90`, slow.ID)) && !strings.Contains(page, fmt.Sprintf(` %d=90`, slow.ID)) {
 		t.Errorf("without a master the service does not give its range and each master's minutes")
+	}
+}
+
+// TestASlowUploadIsNotCut: a file that takes longer to arrive than the
+// server gives any other request's body (the server's read timeout, 1 s
+// here) is still taken, within the upload's own deadline; a form as slow
+// on another page is cut at the server's.
+func TestASlowUploadIsNotCut(t *testing.T) {
+	t.Parallel()
+	w := newWorldApp(t, bookingtest.New(t), func(app *fiber.App) { app.Server().ReadTimeout = time.Second })
+	b := w.owner()
+	slowly := func(path, contentType string, body []byte) (*http.Response, error) {
+		pr, pw := io.Pipe()
+		go func() {
+			for i := 0; i < len(body); i += len(body)/4 + 1 {
+				time.Sleep(700 * time.Millisecond)
+				if _, err := pw.Write(body[i:min(i+len(body)/4+1, len(body))]); err != nil {
+					return
+				}
+			}
+			pw.Close()
+		}()
+		req, _ := http.NewRequest("POST", w.base+path, pr)
+		req.ContentLength = int64(len(body))
+		req.Header.Set("Content-Type", contentType)
+		return b.http.Do(req)
+	}
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	_ = mw.WriteField("csrf", b.csrf)
+	_ = mw.WriteField("kind", "schedule")
+	fw, _ := mw.CreateFormFile("file", "s.csv")
+	_, _ = io.WriteString(fw, "master,date,start,end\nВера,2026-04-01,10:00,18:00\n")
+	mw.Close()
+	began := time.Now()
+	resp, err := slowly("/panel/import", mw.FormDataContentType(), buf.Bytes())
+	if err != nil {
+		t.Fatalf("a slow upload: %v after %v", err, time.Since(began))
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/panel/import/") || time.Since(began) < 2*time.Second {
+		t.Fatalf("a slow upload: %d to %q after %v", resp.StatusCode, resp.Header.Get("Location"), time.Since(began))
+	}
+	form := []byte(url.Values{"csrf": {b.csrf}, "name": {"Slow"}, "notes": {strings.Repeat("x", 400)}}.Encode())
+	if resp, err := slowly("/panel/clients/1", "application/x-www-form-urlencoded", form); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode < 400 {
+			t.Fatalf("a form as slow elsewhere: %d, want it cut", resp.StatusCode)
+		}
 	}
 }

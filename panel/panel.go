@@ -14,6 +14,7 @@
 package panel
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"salon/booking"
 	"salon/internal/bodylimit"
@@ -86,6 +88,22 @@ const CookieName = "salon_session"
 
 // Register mounts the panel on app under /panel.
 func (h *Handler) Register(app *fiber.App) {
+	// An upload's file streams in for as long as its deadline: the
+	// connection's read deadline (the server's, 30 s, for every other
+	// request) is the upload's. Only staff get that far: a request the
+	// panel refuses is answered from its headers, and its connection
+	// closed unread (bodylimit.Guard).
+	srv := app.Server()
+	prev := srv.HeaderReceived
+	srv.HeaderReceived = func(hdr *fasthttp.RequestHeader) fasthttp.RequestConfig {
+		if path, _, _ := bytes.Cut(hdr.RequestURI(), []byte("?")); string(hdr.Method()) == fiber.MethodPost && string(path) == UploadPath {
+			return fasthttp.RequestConfig{ReadTimeout: UploadTimeout}
+		}
+		if prev != nil {
+			return prev(hdr)
+		}
+		return fasthttp.RequestConfig{}
+	}
 	p := app.Group("/panel", h.headers, h.deadline, h.errors, h.bodies)
 	p.Get("/login", h.loginPage)
 	p.Post("/login", h.login)
@@ -272,8 +290,9 @@ func (h *Handler) csrfValid(c *fiber.Ctx, token string) bool {
 	return subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1
 }
 
-// UploadTimeout is the upload's deadline: its file arrives while it runs.
-const UploadTimeout = 30 * time.Second
+// UploadTimeout is the upload's deadline: its file arrives while it runs
+// (the largest file at 50 KB/s, a poor mobile uplink).
+const UploadTimeout = 10 * time.Minute
 
 // MaxForm is the largest form the panel reads (the upload streams its own).
 const MaxForm = 64 << 10
