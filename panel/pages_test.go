@@ -846,12 +846,14 @@ func TestASlowUploadIsNotCut(t *testing.T) {
 	t.Parallel()
 	w := newWorldApp(t, bookingtest.New(t), func(app *fiber.App) { app.Server().ReadTimeout = time.Second })
 	b := w.owner()
-	slowly := func(path, contentType string, body []byte) (*http.Response, error) {
+	// slowly posts body in chunks, 700 ms apart.
+	slowly := func(path, contentType string, body []byte, chunks int) (*http.Response, error) {
 		pr, pw := io.Pipe()
 		go func() {
-			for i := 0; i < len(body); i += len(body)/4 + 1 {
+			step := len(body)/chunks + 1
+			for i := 0; i < len(body); i += step {
 				time.Sleep(700 * time.Millisecond)
-				if _, err := pw.Write(body[i:min(i+len(body)/4+1, len(body))]); err != nil {
+				if _, err := pw.Write(body[i:min(i+step, len(body))]); err != nil {
 					return
 				}
 			}
@@ -870,7 +872,7 @@ func TestASlowUploadIsNotCut(t *testing.T) {
 	_, _ = io.WriteString(fw, "master,date,start,end\nВера,2026-04-01,10:00,18:00\n")
 	mw.Close()
 	began := time.Now()
-	resp, err := slowly("/panel/import", mw.FormDataContentType(), buf.Bytes())
+	resp, err := slowly("/panel/import", mw.FormDataContentType(), buf.Bytes(), 4)
 	if err != nil {
 		t.Fatalf("a slow upload: %v after %v", err, time.Since(began))
 	}
@@ -878,8 +880,23 @@ func TestASlowUploadIsNotCut(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/panel/import/") || time.Since(began) < 2*time.Second {
 		t.Fatalf("a slow upload: %d to %q after %v", resp.StatusCode, resp.Header.Get("Location"), time.Since(began))
 	}
+	// Anyone else's upload, as slow, keeps the server's read timeout, not
+	// the upload's minutes.
+	anon := w.client()
+	b.http, b.csrf = anon.http, ""
+	began = time.Now()
+	if resp, err := slowly("/panel/import", mw.FormDataContentType(), bytes.Repeat(buf.Bytes(), 4), 12); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode < 300 || resp.StatusCode == http.StatusSeeOther && strings.HasPrefix(resp.Header.Get("Location"), "/panel/import/") {
+			t.Fatalf("an anonymous upload: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+	if took := time.Since(began); took > 3*time.Second {
+		t.Fatalf("an anonymous slow upload held its connection %v", took)
+	}
+	b = w.owner()
 	form := []byte(url.Values{"csrf": {b.csrf}, "name": {"Slow"}, "notes": {strings.Repeat("x", 400)}}.Encode())
-	if resp, err := slowly("/panel/clients/1", "application/x-www-form-urlencoded", form); err == nil {
+	if resp, err := slowly("/panel/clients/1", "application/x-www-form-urlencoded", form, 4); err == nil {
 		resp.Body.Close()
 		if resp.StatusCode < 400 {
 			t.Fatalf("a form as slow elsewhere: %d, want it cut", resp.StatusCode)

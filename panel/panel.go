@@ -90,13 +90,14 @@ const CookieName = "salon_session"
 func (h *Handler) Register(app *fiber.App) {
 	// An upload's file streams in for as long as its deadline: the
 	// connection's read deadline (the server's, 30 s, for every other
-	// request) is the upload's. Only staff get that far: a request the
-	// panel refuses is answered from its headers, and its connection
-	// closed unread (bodylimit.Guard).
+	// request) is the upload's, for a request of a live session only (the
+	// server reads a body before the panel sees the request: anyone else's
+	// keeps the 30 s).
 	srv := app.Server()
 	prev := srv.HeaderReceived
 	srv.HeaderReceived = func(hdr *fasthttp.RequestHeader) fasthttp.RequestConfig {
-		if path, _, _ := bytes.Cut(hdr.RequestURI(), []byte("?")); string(hdr.Method()) == fiber.MethodPost && string(path) == UploadPath {
+		if path, _, _ := bytes.Cut(hdr.RequestURI(), []byte("?")); string(hdr.Method()) == fiber.MethodPost && string(path) == UploadPath &&
+			h.liveSession(string(hdr.Cookie(CookieName))) {
 			return fasthttp.RequestConfig{ReadTimeout: UploadTimeout}
 		}
 		if prev != nil {
@@ -288,6 +289,17 @@ func (h *Handler) csrf(c *fiber.Ctx) error {
 func (h *Handler) csrfValid(c *fiber.Ctx, token string) bool {
 	want := csrfToken(c.Locals(sessionKey).(string))
 	return subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1
+}
+
+// liveSession reports whether id is a live session's (a user's).
+func (h *Handler) liveSession(id string) bool {
+	if id == "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(booking.As(context.Background(), booking.Visitor()), 2*time.Second)
+	defer cancel()
+	_, err := h.svc.SessionUser(ctx, id)
+	return err == nil
 }
 
 // UploadTimeout is the upload's deadline: its file arrives while it runs

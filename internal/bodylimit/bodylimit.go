@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -103,29 +104,40 @@ func (l *limited) Read(p []byte) (int, error) {
 // up to GuardDrain, or its connection closed. Left on the connection, its
 // bytes would be read as the next request: a request smuggled past the
 // proxy in front (its own X-Forwarded-For, say).
+//
+// The drain has GuardDrainTime, whatever the route gave its body (an
+// upload's is minutes): a refused body sent slowly does not hold the
+// connection.
 func Guard(c *fiber.Ctx) error {
 	err := c.Next()
-	if s := c.Request().BodyStream(); s != nil {
-		if n, derr := io.Copy(io.Discard, io.LimitReader(s, GuardDrain+1)); derr != nil || n > GuardDrain {
-			c.Set(fiber.HeaderConnection, "close")
-		}
-	}
+	drain(c, GuardDrain)
 	return err
 }
 
-// GuardDrain is the most of an unread body Guard reads before it closes the
-// connection instead.
-const GuardDrain = 1 << 20
-
-// Drain throws away the rest of a refused body, up to DrainMax, so that
-// a client still sending it reads the answer; a longer one, or one that
-// fails, closes the connection after the answer.
-func Drain(c *fiber.Ctx) {
+// drain reads what is left of c's streamed body, up to max and for
+// GuardDrainTime at most, and closes the connection after the answer when
+// it could not read it all.
+func drain(c *fiber.Ctx, max int64) {
 	s := c.Request().BodyStream()
 	if s == nil {
 		return // read already, by a server that does not stream
 	}
-	if n, err := io.Copy(io.Discard, io.LimitReader(s, DrainMax+1)); err != nil || n > DrainMax {
+	if conn := c.Context().Conn(); conn != nil {
+		_ = conn.SetReadDeadline(time.Now().Add(GuardDrainTime))
+	}
+	if n, err := io.Copy(io.Discard, io.LimitReader(s, max+1)); err != nil || n > max {
 		c.Set(fiber.HeaderConnection, "close")
 	}
 }
+
+// GuardDrain is the most of an unread body Guard reads before it closes the
+// connection instead, and GuardDrainTime the longest it reads.
+const (
+	GuardDrain     = 1 << 20
+	GuardDrainTime = 5 * time.Second
+)
+
+// Drain throws away the rest of a refused body, up to DrainMax, so that
+// a client still sending it reads the answer; a longer one, or one that
+// fails, closes the connection after the answer.
+func Drain(c *fiber.Ctx) { drain(c, DrainMax) }
