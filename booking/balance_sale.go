@@ -960,7 +960,7 @@ func (s *Service) refundSale(ctx context.Context, x *saleState) error {
 		// sweep leaves it.
 		s.log.Warn("balance sale: refund", "sale", x.id, "refund", r.ID, "err", refundCancelled)
 		if _, err := s.pool.Exec(ctx, `UPDATE balance_sales SET last_error = $2, next_check_at = 'infinity', updated_at = now()
-			WHERE id = $1 AND status = 'refunding'`, x.id, refundCancelled); err != nil {
+			WHERE id = $1 AND status = 'refunding' AND refund_key = $3`, x.id, refundCancelled, x.refundKey); err != nil {
 			return fmt.Errorf("balance sale %d: %w", x.id, dbErr(err))
 		}
 		return fmt.Errorf("balance sale %d: %s: %w", x.id, refundCancelled, ErrConflict)

@@ -27,8 +27,11 @@
   // shared computer's next user does not find it.
   function store(k, v) { try { if (v === null) sessionStorage.removeItem(k); else sessionStorage.setItem(k, v); } catch (e) { /* storage blocked */ } }
   function stored(k) { try { return sessionStorage.getItem(k); } catch (e) { return null; } }
-  try { // (claims an older version kept in localStorage)
-    for (var i = localStorage.length - 1; i >= 0; i--) { var k = localStorage.key(i); if (k && k.indexOf('salon-claim-') === 0) localStorage.removeItem(k); }
+  try { // (claims an older version kept in localStorage: this page's moves to the tab)
+    for (var i = localStorage.length - 1; i >= 0; i--) {
+      var k = localStorage.key(i);
+      if (k && k.indexOf('salon-claim-') === 0) { if (k === 'salon-claim-' + cfg.ref && !stored(k)) store(k, localStorage.getItem(k)); localStorage.removeItem(k); }
+    }
   } catch (e) { /* storage blocked */ }
   function showError(text) { var e = $('error'); e.textContent = text; e.hidden = !text; }
   function money(v) {
