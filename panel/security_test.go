@@ -153,6 +153,7 @@ func TestAnotherSalonsIDsAreNotFound(t *testing.T) {
 		"/panel/balances/:id/refund":         {fmt.Sprintf("/panel/balances/%d/refund", o.balance)},
 		"/panel/bookings/:id/pay-with":       {fmt.Sprintf("/panel/bookings/%d/pay-with", o.booking)},
 		"/panel/balances/:id/resend":         {fmt.Sprintf("/panel/balances/%d/resend", o.balance)},
+		"/panel/balances/:id/retry-refund":   {fmt.Sprintf("/panel/balances/%d/retry-refund", o.balance)},
 		"/panel/balance-offers/:id/active":   {fmt.Sprintf("/panel/balance-offers/%d/active", o.offer)},
 	}
 	// Ids in queries and forms: a new booking for another salon's client,
