@@ -446,6 +446,17 @@ func (h *Handler) setOfferActive(c *fiber.Ctx) error {
 	return done(c, "/panel/balances", "offer_changed")
 }
 
+// balanceRefused shows the balance's page with why its action was
+// refused (an error the user reads), or returns err.
+func (h *Handler) balanceRefused(c *fiber.Ctx, id int64, err error) error {
+	var msg string
+	var fields map[string]string
+	if !h.fieldError(c, err, &msg, &fields) {
+		return err
+	}
+	return h.showBalance(c, id, msg)
+}
+
 // resendCode gives a balance sold online a new code and e-mails it.
 func (h *Handler) resendCode(c *fiber.Ctx) error {
 	id, err := idParam(c)
@@ -454,12 +465,7 @@ func (h *Handler) resendCode(c *fiber.Ctx) error {
 	}
 	x, err := h.svc.ResendBalanceCode(c.UserContext(), salonOf(c).ID, id)
 	if err != nil {
-		var msg string
-		var fields map[string]string
-		if !h.fieldError(c, err, &msg, &fields) {
-			return err
-		}
-		return h.showBalance(c, id, msg)
+		return h.balanceRefused(c, id, err)
 	}
 	if x.MailError != "" {
 		return h.showBalance(c, id, langOf(c).T("The e-mail did not go: %s", mailError(langOf(c), x.MailError)))
@@ -475,12 +481,7 @@ func (h *Handler) retryRefund(c *fiber.Ctx) error {
 	}
 	x, err := h.svc.RetrySaleRefund(c.UserContext(), salonOf(c).ID, id)
 	if err != nil {
-		var msg string
-		var fields map[string]string
-		if !h.fieldError(c, err, &msg, &fields) {
-			return err
-		}
-		return h.showBalance(c, id, msg)
+		return h.balanceRefused(c, id, err)
 	}
 	if x.Status != booking.PayRefunded {
 		return done(c, fmt.Sprintf("/panel/balances/%d", id), "refund_asked")

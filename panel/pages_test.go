@@ -851,8 +851,10 @@ func TestASlowUploadIsNotCut(t *testing.T) {
 		pr, pw := io.Pipe()
 		go func() {
 			step := len(body)/chunks + 1
+			tick := time.NewTicker(700 * time.Millisecond) // (a client's pace, not a wait for a condition)
+			defer tick.Stop()
 			for i := 0; i < len(body); i += step {
-				time.Sleep(700 * time.Millisecond)
+				<-tick.C
 				if _, err := pw.Write(body[i:min(i+step, len(body))]); err != nil {
 					return
 				}
