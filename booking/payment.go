@@ -1051,9 +1051,12 @@ func (s *Service) PaymentReturn(ctx context.Context, ref string) (*View, *Paymen
 }
 
 // ReturnAt checks that ref, a return page's reference (a deposit's or a
-// purchase's, within ReturnRefTTL), is salon salonID's: its page is that
-// salon's, and one salon's page never shows another's payment. Errors:
-// ErrNotFound (unknown, expired or another salon's).
+// purchase's), is salon salonID's: its page is that salon's, and one
+// salon's page never shows another's payment. An expired reference still
+// opens its salon's page, which says in the client's language that the
+// link no longer shows the payment (what it reads through the reference
+// is refused past ReturnRefTTL). Errors: ErrNotFound (unknown or another
+// salon's).
 func (s *Service) ReturnAt(ctx context.Context, salonID int64, ref string) error {
 	if _, err := asked(ctx); err != nil {
 		return err
@@ -1062,9 +1065,8 @@ func (s *Service) ReturnAt(ctx context.Context, salonID int64, ref string) error
 		return fmt.Errorf("return: %w", ErrNotFound)
 	}
 	var ok bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM payment_sessions WHERE return_ref = $1 AND salon_id = $2 AND created_at > $3)
-		OR EXISTS (SELECT 1 FROM balance_sales WHERE return_ref = $1 AND salon_id = $2 AND created_at > $3)`,
-		ref, salonID, s.now().Add(-ReturnRefTTL)).Scan(&ok)
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM payment_sessions WHERE return_ref = $1 AND salon_id = $2)
+		OR EXISTS (SELECT 1 FROM balance_sales WHERE return_ref = $1 AND salon_id = $2)`, ref, salonID).Scan(&ok)
 	if err != nil {
 		return fmt.Errorf("return: %w", dbErr(err))
 	}

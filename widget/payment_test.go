@@ -110,6 +110,15 @@ func TestDepositPaidThroughTheSandbox(t *testing.T) {
 	if ret := s.do("GET", "/api/v1/returns/"+ref, nil); ret.status != 404 {
 		t.Errorf("a day later, the return reference: %d", ret.status)
 	}
+	// Its page still opens at its salon (and says so in the salon's
+	// words, not the site's bare 404), and still at no other.
+	for path, want := range map[string]int{"/w/studio/back/" + ref: 200, "/w/rival/back/" + ref: 404} {
+		if page, err := http.Get(s.base + path); err != nil || page.StatusCode != want {
+			t.Errorf("a day later, %s: %v %v, want %d", path, page, err, want)
+		} else {
+			page.Body.Close()
+		}
+	}
 }
 
 // TestDepositDeclined: the booking stays held, the payment failed with no
