@@ -910,9 +910,9 @@ func (s *Service) saleNotified(ctx context.Context, provider, externalID string)
 // entry), and records it done when the provider says so. A refund the
 // provider answered is read by its id from then on; one it never
 // answered is asked again under its key only within the provider's
-// memory of the key (psp.KeyWindow, less a margin): past it, the payment
-// says whether the money went back (a sale is refunded once), and if not
-// it is asked under a new key. A refund the provider cancelled is not
+// memory of the key (refundKeyLife): past it, it is looked for among the
+// payment's refunds at the provider (findSaleRefund), and asked under a
+// new key only if it is not there. A refund the provider cancelled is not
 // asked again by itself: the sale owes it, and a person sees why
 // (RetrySaleRefund asks anew).
 func (s *Service) refundSale(ctx context.Context, x *saleState) error {
@@ -925,23 +925,16 @@ func (s *Service) refundSale(ctx context.Context, x *saleState) error {
 		if r, err = psp.GetRefund(cctx, s.psp, x.refundID); errors.Is(err, psp.ErrCannotGetRefund) {
 			r, err = s.askRefund(cctx, x)
 		}
-	case !s.now().Before(x.refundAskedAt.Add(psp.KeyWindow - refundKeyMargin)):
-		var p *psp.Payment
-		if p, err = s.psp.Get(cctx, x.externalID); err != nil {
-			break
-		}
-		if p.Refunded >= x.refundAmount {
-			r = &psp.Refund{Status: "succeeded", Amount: x.refundAmount}
-			break
-		}
-		// Not made: asked again, under a key the provider never saw.
-		if err = s.renewRefundKey(ctx, x); err == nil {
-			r, err = s.askRefund(cctx, x)
-		}
+	case !s.now().Before(x.refundAskedAt.Add(refundKeyLife)):
+		r, err = s.findSaleRefund(cctx, x)
 	default:
 		r, err = s.askRefund(cctx, x)
 	}
-	if err != nil {
+	switch {
+	case refundForAPerson(err):
+		s.saleCheckFailed(ctx, x, err)
+		return fmt.Errorf("balance sale %d: %v: %w", x.id, err, ErrConflict)
+	case err != nil:
 		s.saleCheckFailed(ctx, x, err)
 		return fmt.Errorf("the payment provider did not answer: %w", ErrUnavailable)
 	}
@@ -976,8 +969,113 @@ const refundCancelled = "the provider cancelled the refund"
 var errRefundCancelled = errors.New(refundCancelled)
 
 // refundKeyMargin is how long before the provider forgets a refund's key
-// it is no longer asked under it.
-const refundKeyMargin = time.Hour
+// it is no longer asked under it; refundKeyLife how long after it was
+// asked under the key it is asked under it again.
+const (
+	refundKeyMargin = time.Hour
+	refundKeyLife   = psp.KeyWindow - refundKeyMargin
+)
+
+// A refund the checks cannot finish without risking a second one is left
+// to a person (its last error says why, and puts it before staff): the
+// provider lists no refunds, so one asked under a forgotten key cannot be
+// looked for; or the payment's refunds at the provider are not what our
+// records and this refund add up to.
+const (
+	refundUnlisted    = "the provider lists no refunds: whether this refund was made is to be checked at the provider"
+	refundUnaccounted = "the provider's refunds of the payment are not what ours add up to: they are to be checked at the provider"
+)
+
+var (
+	errRefundUnlisted    = errors.New(refundUnlisted)
+	errRefundUnaccounted = errors.New(refundUnaccounted)
+)
+
+// refundForAPerson reports whether err leaves a refund to a person.
+func refundForAPerson(err error) bool {
+	return errors.Is(err, errRefundUnlisted) || errors.Is(err, errRefundUnaccounted)
+}
+
+// maxRefundPages bounds the pages of one payment's refunds read (100 a
+// page: far more refunds than a payment has).
+const maxRefundPages = 100
+
+// paymentRefunds lists every refund the provider made of payment id,
+// whatever its state, page by page; errRefundUnlisted when the provider
+// lists none.
+func (s *Service) paymentRefunds(ctx context.Context, id string) ([]psp.Refund, error) {
+	var all []psp.Refund
+	cursor := ""
+	for range maxRefundPages {
+		page, next, err := psp.ListRefunds(ctx, s.psp, id, cursor)
+		if errors.Is(err, psp.ErrCannotListRefunds) {
+			return nil, errRefundUnlisted
+		}
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if next == "" || next == cursor {
+			return all, nil
+		}
+		cursor = next
+	}
+	return nil, fmt.Errorf("refunds of payment %s: more than %d pages: %w", id, maxRefundPages, psp.ErrUnknown)
+}
+
+// unaccountedRefund finds, among a payment's refunds at the provider, the
+// one a refund of amount asked under a key now forgotten made, when its
+// answers were all lost (the payment's refunded amount does not show a
+// pending one: it counts only the refunds that succeeded). The refunds
+// pending or made beyond accounted (what of the payment our records
+// have refunded already, each of those made) are the ones we have not
+// recorded: none (none is true: the refund was not made, and may be asked
+// anew), or exactly amount, of which the newest refund of that amount is
+// it. Anything else is errRefundUnaccounted: the provider has refunded
+// what we cannot tell ours, and a new refund could be a second one.
+func unaccountedRefund(refunds []psp.Refund, accounted, amount int64) (r *psp.Refund, none bool, err error) {
+	var live int64
+	for i := range refunds {
+		f := &refunds[i]
+		if f.Status != "pending" && f.Status != "succeeded" {
+			continue // canceled: nothing went back
+		}
+		live += f.Amount
+		if f.Amount == amount && (r == nil || f.CreatedAt.After(r.CreatedAt)) {
+			r = f // (of two made at once, the first listed: the provider lists newest first)
+		}
+	}
+	switch {
+	case live == accounted:
+		return nil, true, nil
+	case live == accounted+amount && r != nil:
+		return r, false, nil
+	}
+	return nil, false, errRefundUnaccounted
+}
+
+// findSaleRefund looks for x's refund among its payment's refunds at the
+// provider, once the provider has (nearly) forgotten the key it was asked
+// under and never answered. A sale is refunded once: the provider's one
+// refund of its payment, pending or made, of its amount, is it, and is
+// followed by its id from now. None there, it was not made, and is asked
+// under a new key. A provider that lists no refunds, or refunds that are
+// not ours alone, leave it to a person (refundForAPerson): no new key,
+// no second refund risked.
+func (s *Service) findSaleRefund(ctx context.Context, x *saleState) (*psp.Refund, error) {
+	refunds, err := s.paymentRefunds(ctx, x.externalID)
+	if err != nil {
+		return nil, err
+	}
+	r, none, err := unaccountedRefund(refunds, 0, x.refundAmount)
+	if err != nil || !none {
+		return r, err
+	}
+	if err := s.renewRefundKey(ctx, x); err != nil {
+		return nil, err
+	}
+	return s.askRefund(ctx, x)
+}
 
 // askRefund asks the provider for x's refund under its key.
 func (s *Service) askRefund(ctx context.Context, x *saleState) (*psp.Refund, error) {

@@ -28,7 +28,11 @@ type saleWorld struct {
 	booked int // bookings soldPackage made
 }
 
-func newSaleWorld(t *testing.T) *saleWorld {
+func newSaleWorld(t *testing.T) *saleWorld { t.Helper(); return newSaleWorldOver(t, nil) }
+
+// newSaleWorldOver is a saleWorld whose service calls the fake provider
+// through wrap (nil: directly).
+func newSaleWorldOver(t *testing.T, wrap func(psp.Provider) psp.Provider) *saleWorld {
 	t.Helper()
 	mp := mailtest.Start(t)
 	sender, err := mail.New("smtp://salon:secret@"+mp.SMTP, "Studio <booking@studio.example>")
@@ -37,9 +41,12 @@ func newSaleWorld(t *testing.T) *saleWorld {
 	}
 	fake := psptest.New(t)
 	fake.RequireReceipts = true
-	w := newPayWorldOn(t, fake, booking.RefundAlways, booking.WithReceipts(),
-		booking.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-		booking.WithCourier(booking.ChannelEmail, &courier.Email{Mail: sender, Base: "https://salon.test"}, 0))
+	opts := []booking.Option{booking.WithReceipts(), booking.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		booking.WithCourier(booking.ChannelEmail, &courier.Email{Mail: sender, Base: "https://salon.test"}, 0)}
+	if wrap != nil {
+		opts = append(opts, booking.WithPayments(wrap(&psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret})))
+	}
+	w := newPayWorldOn(t, fake, booking.RefundAlways, opts...)
 	owner := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleOwner}))
 	if err := w.Svc.SetReceiptSettings(owner, w.salon.ID, booking.ReceiptSettings{VatCode: 1}); err != nil {
 		t.Fatal(err)
@@ -485,5 +492,95 @@ func TestASaleIsRefundedOnceAcrossTheProvidersKeyWindow(t *testing.T) {
 	sweepAfter(psp.KeyWindow)
 	if refunded()-before != owed {
 		t.Fatalf("refunded %d after all, want %d", refunded()-before, owed)
+	}
+}
+
+// A sale's refund that reached the provider and is pending there, every
+// answer to it lost for longer than the provider remembers its key, is
+// found among the payment's refunds (the payment's refunded amount does
+// not show it: it counts only the refunds that succeeded) and followed by
+// its id, not asked again under a new key: one refund at the provider,
+// and the sale refunded when it settles.
+func TestAPendingSaleRefundWhoseAnswersWereLostIsMadeOnce(t *testing.T) {
+	w := newSaleWorld(t)
+	w.fake.Now = w.Clock.Now
+	staff := booking.As(context.Background(), w.admin())
+	const owed = 2000000 * 2 / 5 // two visits of five left
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if path == "POST /refunds" {
+			return psptest.Lost
+		}
+		return psptest.None
+	}
+	sweepAfter := func(d time.Duration) {
+		t.Helper()
+		w.Clock.Advance(d)
+		if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	status := func(x *booking.BalanceSale) booking.PaymentStatus {
+		t.Helper()
+		got, err := w.Svc.SaleOfBalance(staff, w.salon.ID, x.BalanceID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Status
+	}
+	x := w.soldPackage(3)
+	w.fake.RefundsPending = true
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+		t.Fatal(err)
+	}
+	sweepAfter(time.Hour)
+	posts := w.fake.Calls("POST /refunds")
+	sweepAfter(psp.KeyWindow)
+	if n, more := w.fake.Refunds(), w.fake.Calls("POST /refunds")-posts; n != 1 || more != 0 || status(x) != booking.PayRefunding {
+		t.Fatalf("a day later: %d refunds at the provider (asked %d times more), want 1; the sale %s", n, more, status(x))
+	}
+	w.fake.SettleRefunds()
+	sweepAfter(time.Hour)
+	if _, back := w.fake.Totals(); back != owed || w.fake.Refunds() != 1 || status(x) != booking.PayRefunded {
+		t.Fatalf("settled: %d refunded in %d refunds, want %d in 1; the sale %s", back, w.fake.Refunds(), owed, status(x))
+	}
+}
+
+// unlisted is a provider that lists no refunds (nor reads one by its id).
+type unlisted struct{ psp.Provider }
+
+// A sale's refund asked under a key the provider has nearly forgotten,
+// never answered, of a provider that lists no refunds is left to a
+// person (before staff, saying why), not asked under a new key: it may be
+// pending there, and a new key would make a second one.
+func TestASaleRefundTheProviderCannotListIsLeftToAPerson(t *testing.T) {
+	w := newSaleWorldOver(t, func(p psp.Provider) psp.Provider { return unlisted{p} })
+	w.fake.Now = w.Clock.Now
+	staff := booking.As(context.Background(), w.admin())
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if path == "POST /refunds" {
+			return psptest.Lost
+		}
+		return psptest.None
+	}
+	x := w.soldPackage(3)
+	w.fake.RefundsPending = true
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+		t.Fatal(err)
+	}
+	posts := w.fake.Calls("POST /refunds")
+	for _, d := range []time.Duration{psp.KeyWindow, time.Hour} {
+		w.Clock.Advance(d)
+		if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := w.Svc.SaleOfBalance(staff, w.salon.ID, x.BalanceID)
+	if err != nil || got.Status != booking.PayRefunding || w.fake.Refunds() != 1 || w.fake.Calls("POST /refunds") != posts {
+		t.Fatalf("a day later: %+v, %v; %d refunds at the provider, asked %d times more", got, err, w.fake.Refunds(),
+			w.fake.Calls("POST /refunds")-posts)
+	}
+	if list, err := w.Svc.SalesNeedingAttention(staff, w.salon.ID); err != nil || len(list) != 1 || list[0].ID != x.ID ||
+		!strings.Contains(list[0].LastError, "lists no refunds") {
+		t.Fatalf("needing attention: %+v, %v", list, err)
 	}
 }

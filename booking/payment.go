@@ -572,6 +572,9 @@ func (s *Service) checkFailed(ctx context.Context, sess *PaymentSession, cause e
 	if errors.Is(cause, errRefundCancelled) {
 		return fmt.Errorf("payment provider: %v: %w", cause, ErrConflict) // (recorded: not looked at again by itself)
 	}
+	if refundForAPerson(cause) {
+		return fmt.Errorf("payment provider: %v: %w", cause, ErrConflict) // (recorded, and put before staff)
+	}
 	if err := s.lookAgain(ctx, sess, sess.Status == PayRegistered, cause.Error()); err != nil {
 		return err
 	}
@@ -642,10 +645,12 @@ func answered(p *psp.Payment) *psp.Payment {
 
 // refund makes the session's refund (its own idempotence key) and records
 // it. As a sale's (refundSale): followed by its id once the provider
-// answered; never answered for nearly the provider's memory of the key,
-// looked for on the payment (what it had refunded before, and this), and
-// asked under a new key only if not made; cancelled by the provider, not
-// asked again until staff ask (RetryPayment).
+// answered; never answered for nearly the provider's memory of the key
+// (refundKeyLife), looked for among the payment's refunds at the provider
+// beyond those of the session's earlier refunds (unaccountedRefund), and
+// asked under a new key only if not there; left to a person when the
+// provider lists no refunds or its refunds are not ours alone; cancelled
+// by the provider, not asked again until staff ask (RetryPayment).
 func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
 	var key, refundID string
 	var amount, before Money
@@ -668,13 +673,13 @@ func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
 		if r, err = psp.GetRefund(ctx, s.psp, refundID); errors.Is(err, psp.ErrCannotGetRefund) {
 			r, err = ask()
 		}
-	case !s.now().Before(asked.Add(psp.KeyWindow - refundKeyMargin)):
-		var p *psp.Payment
-		if p, err = s.psp.Get(ctx, sess.ExternalID); err != nil {
+	case !s.now().Before(asked.Add(refundKeyLife)):
+		var refunds []psp.Refund
+		if refunds, err = s.paymentRefunds(ctx, sess.ExternalID); err != nil {
 			break
 		}
-		if Money(p.Refunded) >= before+amount {
-			r = &psp.Refund{Status: "succeeded", Amount: int64(amount)}
+		var none bool
+		if r, none, err = unaccountedRefund(refunds, int64(before), int64(amount)); err != nil || !none {
 			break
 		}
 		// Not made: asked again, under a key the provider never saw.
@@ -691,6 +696,16 @@ func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
 		r, err = ask()
 	default:
 		r, err = ask()
+	}
+	if refundForAPerson(err) {
+		// Not asked again by the checks under a new key: staff see it at
+		// once (Attention), and it is looked for again meanwhile.
+		if _, uerr := s.pool.Exec(ctx, `UPDATE payment_sessions SET last_error = $3, checks = GREATEST(checks + 1, $4),
+			next_check_at = $5, lease_until = NULL, updated_at = now() WHERE id = $1 AND status = 'refunding' AND refund_key = $2`,
+			sess.ID, key, err.Error(), stuckAfter, s.now().Add(checkDelay(PayRefunding, false, stuckAfter))); uerr != nil {
+			return dbErr(uerr)
+		}
+		return fmt.Errorf("refund of payment session %d: %w", sess.ID, err)
 	}
 	if err != nil {
 		return err
