@@ -909,28 +909,37 @@ func (s *Service) saleNotified(ctx context.Context, provider, externalID string)
 // amount and key, in the transaction that wrote the balance's refund
 // entry), and records it done when the provider says so. A refund the
 // provider answered is read by its id from then on; one it never
-// answered is asked again under its key only within the provider's
-// memory of the key (refundKeyLife): past it, it is looked for among the
-// payment's refunds at the provider (findSaleRefund), and asked under a
-// new key only if it is not there. A refund the provider cancelled is not
-// asked again by itself: the sale owes it, and a person sees why
-// (RetrySaleRefund asks anew).
+// answered (or one a provider cannot read by its id) is asked again under
+// its key only within the provider's memory of the key (refundKeyLife):
+// past it, it is looked for among the payment's refunds at the provider
+// (findSaleRefund), and asked under a new key only if it is not there. A
+// refund the provider cancelled is not asked again by itself: the sale
+// owes it, and a person sees why (RetrySaleRefund asks anew).
 func (s *Service) refundSale(ctx context.Context, x *saleState) error {
 	cctx, cancel := context.WithTimeout(ctx, providerCall)
 	defer cancel()
 	var r *psp.Refund
 	var err error
-	switch {
-	case x.refundID != "":
-		if r, err = psp.GetRefund(cctx, s.psp, x.refundID); errors.Is(err, psp.ErrCannotGetRefund) {
-			r, err = s.askRefund(cctx, x)
-		}
-	case !s.now().Before(x.refundAskedAt.Add(refundKeyLife)):
-		r, err = s.findSaleRefund(cctx, x)
-	default:
-		r, err = s.askRefund(cctx, x)
+	read := false // read by its id
+	if x.refundID != "" {
+		r, err = psp.GetRefund(cctx, s.psp, x.refundID)
+		read = !errors.Is(err, psp.ErrCannotGetRefund)
 	}
 	switch {
+	case read:
+	case s.now().Before(x.refundAskedAt.Add(refundKeyLife)):
+		// (Asked again under its key, the provider answers with the refund
+		// it made under it, if it did.)
+		r, err = s.askRefund(cctx, x)
+	default:
+		r, err = s.findSaleRefund(cctx, x)
+	}
+	switch {
+	case errors.Is(err, errRefundKeyMoved), err == nil && r == nil:
+		// Another path moved the refund on, or a POST under its key may
+		// still land: the next check reads it again.
+		s.saleUnchanged(ctx, x)
+		return nil
 	case refundForAPerson(err):
 		s.saleCheckFailed(ctx, x, err)
 		return fmt.Errorf("balance sale %d: %v: %w", x.id, err, ErrConflict)
@@ -1056,29 +1065,88 @@ func unaccountedRefund(refunds []psp.Refund, accounted, amount int64) (r *psp.Re
 
 // findSaleRefund looks for x's refund among its payment's refunds at the
 // provider, once the provider has (nearly) forgotten the key it was asked
-// under and never answered. A sale is refunded once: the provider's one
-// refund of its payment, pending or made, of its amount, is it, and is
-// followed by its id from now. None there, it was not made, and is asked
-// under a new key. A provider that lists no refunds, or refunds that are
-// not ours alone, leave it to a person (refundForAPerson): no new key,
-// no second refund risked.
+// under and never answered (or cannot read it by its id: it is listed by
+// that id). A sale is refunded once: the provider's one refund of its
+// payment, pending or made, of its amount, is it, and is followed by its
+// id from now. None there, it was not made, and is asked under a new key
+// (renewUnmadeRefundKey), unless a POST under the old one may still land:
+// nil then, and it is looked for again at the next check. A provider that
+// lists no refunds, or refunds that are not ours alone, leave it to a
+// person (refundForAPerson): no new key, no second refund risked.
 func (s *Service) findSaleRefund(ctx context.Context, x *saleState) (*psp.Refund, error) {
+	listed := s.now()
 	refunds, err := s.paymentRefunds(ctx, x.externalID)
 	if err != nil {
 		return nil, err
+	}
+	if r := refundByID(refunds, x.refundID); r != nil {
+		return r, nil
 	}
 	r, none, err := unaccountedRefund(refunds, 0, x.refundAmount)
 	if err != nil || !none {
 		return r, err
 	}
-	if err := s.renewRefundKey(ctx, x); err != nil {
+	if renewed, err := s.renewUnmadeRefundKey(ctx, x, listed); err != nil || !renewed {
 		return nil, err
 	}
-	return s.askRefund(ctx, x)
+	return s.postRefund(ctx, x)
 }
 
-// askRefund asks the provider for x's refund under its key.
+// refundByID is the refund of id among refunds (nil: none, or id "").
+func refundByID(refunds []psp.Refund, id string) *psp.Refund {
+	for i := range refunds {
+		if id != "" && refunds[i].ID == id {
+			return &refunds[i]
+		}
+	}
+	return nil
+}
+
+// refundPostBound is the longest a refund's POST can take: every attempt
+// of the retrying provider a whole providerCall, and the pauses between
+// them (psp.CallBound). A POST recorded longer ago has landed at the
+// provider, or never will: the refunds listed since show what it made.
+func (s *Service) refundPostBound() time.Duration { return psp.CallBound(s.psp, providerCall) }
+
+// errRefundKeyMoved: a refund's POST was not made under the key read,
+// which is no longer the refund's (another path renewed it, or finished
+// the refund) or is near the end of the provider's memory of it (the
+// refund is looked for instead).
+var errRefundKeyMoved = errors.New("the refund's key moved on, or is nearly forgotten by the provider: not asked under it")
+
+// claimRefundPost records, just before a refund's POST under key, that it
+// is made now (refund_posted_at of row id of table, balance_sales or
+// payment_sessions), and only while key is still the refund's and within
+// the provider's memory of it (refundKeyLife); errRefundKeyMoved, and the
+// POST is not to be made, when not. A key is renewed only once the last
+// POST under it is older than refundPostBound.
+func (s *Service) claimRefundPost(ctx context.Context, table string, id int64, key string) error {
+	now := s.now()
+	tag, err := s.pool.Exec(ctx, `UPDATE `+table+` SET refund_posted_at = $3
+		WHERE id = $1 AND status = 'refunding' AND refund_key = $2 AND COALESCE(refund_asked_at, updated_at) > $4`,
+		id, key, now, now.Add(-refundKeyLife))
+	if err != nil {
+		return fmt.Errorf("%s %d: %w", table, id, dbErr(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return errRefundKeyMoved
+	}
+	return nil
+}
+
+// askRefund asks the provider for x's refund under its key, the POST
+// recorded first (claimRefundPost: errRefundKeyMoved, and nothing asked,
+// when the key moved on or is nearly forgotten).
 func (s *Service) askRefund(ctx context.Context, x *saleState) (*psp.Refund, error) {
+	if err := s.claimRefundPost(ctx, "balance_sales", x.id, x.refundKey); err != nil {
+		return nil, err
+	}
+	return s.postRefund(ctx, x)
+}
+
+// postRefund is the POST of x's refund under its key (recorded by the
+// caller: claimRefundPost, or the key's renewal).
+func (s *Service) postRefund(ctx context.Context, x *saleState) (*psp.Refund, error) {
 	var receipt *psp.Receipt
 	if x.receipt != nil {
 		var r psp.Receipt
@@ -1090,13 +1158,15 @@ func (s *Service) askRefund(ctx context.Context, x *saleState) (*psp.Refund, err
 	return s.psp.Refund(ctx, x.refundKey, x.externalID, x.refundAmount, x.currency, receipt)
 }
 
-// renewRefundKey gives x's refund a key of its own, asked from now (the
-// one before it is not asked again: its refund was not made, or was
-// cancelled).
+// renewRefundKey gives x's refund, cancelled by the provider, a key of its
+// own, asked from now (nothing posted under it yet): the one before it is
+// not asked again. (A POST under the old key still on its way is answered
+// with the cancelled refund: it is made only while the provider remembers
+// the key, and takes far less than the margin left.)
 func (s *Service) renewRefundKey(ctx context.Context, x *saleState) error {
 	key := fmt.Sprintf("sale-refund-%d-%d", x.id, s.now().UnixMilli())
-	tag, err := s.pool.Exec(ctx, `UPDATE balance_sales SET refund_key = $3, refund_id = NULL, refund_asked_at = $4, updated_at = now()
-		WHERE id = $1 AND status = 'refunding' AND refund_key = $2`, x.id, x.refundKey, key, s.now())
+	tag, err := s.pool.Exec(ctx, `UPDATE balance_sales SET refund_key = $3, refund_id = NULL, refund_asked_at = $4, refund_posted_at = NULL,
+		updated_at = now() WHERE id = $1 AND status = 'refunding' AND refund_key = $2`, x.id, x.refundKey, key, s.now())
 	if err != nil {
 		return fmt.Errorf("balance sale %d: %w", x.id, dbErr(err))
 	}
@@ -1105,6 +1175,28 @@ func (s *Service) renewRefundKey(ctx context.Context, x *saleState) error {
 	}
 	x.refundKey, x.refundID, x.refundAskedAt = key, "", s.now()
 	return nil
+}
+
+// renewUnmadeRefundKey gives x's refund, not made under its key (none of
+// the provider's refunds listed at listed is it), a key of its own, to be
+// POSTed under at once (recorded with it). Only when no POST under the old
+// key was recorded within refundPostBound before listed: one still on its
+// way then was not listed, and may yet land; nothing changes, and it
+// reports false (as it does when another path moved the refund on).
+func (s *Service) renewUnmadeRefundKey(ctx context.Context, x *saleState, listed time.Time) (bool, error) {
+	now := s.now()
+	key := fmt.Sprintf("sale-refund-%d-%d", x.id, now.UnixMilli())
+	tag, err := s.pool.Exec(ctx, `UPDATE balance_sales SET refund_key = $3, refund_id = NULL, refund_asked_at = $4, refund_posted_at = $4,
+		updated_at = now() WHERE id = $1 AND status = 'refunding' AND refund_key = $2 AND (refund_posted_at IS NULL OR refund_posted_at < $5)`,
+		x.id, x.refundKey, key, now, listed.Add(-s.refundPostBound()))
+	if err != nil {
+		return false, fmt.Errorf("balance sale %d: %w", x.id, dbErr(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return false, nil
+	}
+	x.refundKey, x.refundID, x.refundAskedAt = key, "", now
+	return true, nil
 }
 
 // RetrySaleRefund asks the provider again for the refund it cancelled of

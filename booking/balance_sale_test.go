@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -582,5 +584,124 @@ func TestASaleRefundTheProviderCannotListIsLeftToAPerson(t *testing.T) {
 	if list, err := w.Svc.SalesNeedingAttention(staff, w.salon.ID); err != nil || len(list) != 1 || list[0].ID != x.ID ||
 		!strings.Contains(list[0].LastError, "lists no refunds") {
 		t.Fatalf("needing attention: %+v, %v", list, err)
+	}
+}
+
+// A refund's key is not renewed while a POST under it may be on its way:
+// a check POSTs just before the provider's memory of the key ends (its
+// POST recorded, then slow to land), and a check of another path right
+// after finds nothing among the payment's refunds yet, and does not renew
+// the key (nor POST) until the longest a POST takes has passed; by then
+// the first has landed, is found, and the sale is refunded: one refund at
+// the provider.
+func TestASaleRefundKeyIsNotRenewedUnderAPostOnItsWay(t *testing.T) {
+	w := newSaleWorld(t)
+	w.fake.Now = w.Clock.Now
+	staff := booking.As(context.Background(), w.admin())
+	const owed = 2000000 * 2 / 5 // two visits of five left
+	x := w.soldPackage(3)
+	var mode atomic.Int32 // POST /refunds: 0 refused unmade (500), 1 the next held then its answer lost, 2 answers lost
+	reached, hold := make(chan struct{}), make(chan struct{})
+	var release sync.Once
+	t.Cleanup(func() { release.Do(func() { close(hold) }) }) // (before the fake stops: it waits for the held call)
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if path != "POST /refunds" {
+			return psptest.None
+		}
+		switch {
+		case mode.Load() == 0:
+			return psptest.Error
+		case mode.CompareAndSwap(1, 2):
+			close(reached)
+			<-hold
+		}
+		return psptest.Lost
+	}
+	wait := func(c <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-c:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: not within 10 s", what)
+		}
+	}
+	key := func() string {
+		t.Helper()
+		var k string
+		if err := w.Pool.QueryRow(context.Background(), `SELECT refund_key FROM balance_sales WHERE id = $1`, x.ID).Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+		t.Fatal(err)
+	}
+	if w.fake.Refunds() != 0 {
+		t.Fatalf("%d refunds made, want none yet", w.fake.Refunds())
+	}
+	first := key()
+	w.Clock.Advance(psp.KeyWindow - time.Hour - 10*time.Second)
+	mode.Store(1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = w.Svc.CheckSale(bookingtest.System(), x.ID) // (its answer is lost)
+	}()
+	wait(reached, "the POST just before the window ends")
+	w.Clock.Advance(11 * time.Second)
+	posts := w.fake.Calls("POST /refunds")
+	if _, err := w.Svc.CheckSale(bookingtest.System(), x.ID); err != nil && !errors.Is(err, booking.ErrUnavailable) {
+		t.Fatal(err)
+	}
+	if k, n := key(), w.fake.Calls("POST /refunds")-posts; k != first || n != 0 {
+		t.Fatalf("right after the window, a POST on its way: the key %q (was %q), asked %d times more", k, first, n)
+	}
+	release.Do(func() { close(hold) })
+	wait(done, "the first POST")
+	w.Clock.Advance(time.Minute)
+	got, err := w.Svc.CheckSale(bookingtest.System(), x.ID)
+	if _, back := w.fake.Totals(); err != nil || got.Status != booking.PayRefunded || w.fake.Refunds() != 1 || back != owed || key() != first {
+		t.Fatalf("after the longest a POST takes: %+v, %v; %d refunded in %d refunds, want %d in 1", got, err, back, w.fake.Refunds(), owed)
+	}
+}
+
+// A sale's refund that never reached the provider (every POST refused
+// before it was made) is asked under a new key once the provider has
+// nearly forgotten the old one and the last POST under it is long past:
+// nothing of it among the payment's refunds, it is made once.
+func TestASaleRefundNeverMadeIsAskedUnderANewKey(t *testing.T) {
+	w := newSaleWorld(t)
+	w.fake.Now = w.Clock.Now
+	staff := booking.As(context.Background(), w.admin())
+	const owed = 2000000 * 2 / 5 // two visits of five left
+	var refuse atomic.Bool
+	refuse.Store(true)
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if refuse.Load() && path == "POST /refunds" {
+			return psptest.Error
+		}
+		return psptest.None
+	}
+	x := w.soldPackage(3)
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []time.Duration{time.Hour, psp.KeyWindow / 2} {
+		w.Clock.Advance(d)
+		if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refuse.Store(false)
+	w.Clock.Advance(psp.KeyWindow / 2)
+	got, err := w.Svc.CheckSale(bookingtest.System(), x.ID)
+	if _, back := w.fake.Totals(); err != nil || got.Status != booking.PayRefunded || w.fake.Refunds() != 1 || back != owed {
+		t.Fatalf("a day later: %+v, %v; %d refunded in %d refunds, want %d in 1", got, err, back, w.fake.Refunds(), owed)
+	}
+	var k string
+	if err := w.Pool.QueryRow(context.Background(), `SELECT refund_key FROM balance_sales WHERE id = $1`, x.ID).Scan(&k); err != nil ||
+		k == "sale-refund-"+strconv.FormatInt(x.ID, 10) {
+		t.Fatalf("the key %q (%v), want a new one", k, err)
 	}
 }

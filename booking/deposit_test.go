@@ -508,6 +508,89 @@ func TestADepositRefundTheProviderCannotListIsLeftToAPerson(t *testing.T) {
 	}
 }
 
+// TestADepositRefundKeyIsNotRenewedUnderAPostOnItsWay: a check POSTs a
+// deposit's refund just before the provider's memory of its key ends (its
+// POST recorded, then slow to land); a check of another path right after
+// finds nothing among the payment's refunds yet, and does not renew the
+// key (nor POST) until the longest a POST takes has passed; by then the
+// first has landed, is found, and the session is refunded: one refund at
+// the provider.
+func TestADepositRefundKeyIsNotRenewedUnderAPostOnItsWay(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	w.fake.Now = w.Clock.Now
+	var mode atomic.Int32 // POST /refunds: 0 refused unmade (500), 1 the next held then its answer lost, 2 answers lost
+	reached, hold := make(chan struct{}), make(chan struct{})
+	var release sync.Once
+	t.Cleanup(func() { release.Do(func() { close(hold) }) }) // (before the fake stops: it waits for the held call)
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if path != "POST /refunds" {
+			return psptest.None
+		}
+		switch {
+		case mode.Load() == 0:
+			return psptest.Error
+		case mode.CompareAndSwap(1, 2):
+			close(reached)
+			<-hold
+		}
+		return psptest.Lost
+	}
+	wait := func(c <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-c:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: not within 10 s", what)
+		}
+	}
+	b := w.book("11:00")
+	s := w.paid(b)
+	key := func() string {
+		t.Helper()
+		var k string
+		if err := w.Pool.QueryRow(context.Background(), `SELECT refund_key FROM payment_sessions WHERE id = $1`, s.ID).Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	if _, err := w.Svc.RefundDeposit(w.staff(), w.salon.ID, b.ID); err != nil && !errors.Is(err, booking.ErrUnavailable) {
+		t.Fatal(err)
+	}
+	if w.fake.Refunds() != 0 {
+		t.Fatalf("%d refunds made, want none yet", w.fake.Refunds())
+	}
+	first := key()
+	w.Clock.Advance(psp.KeyWindow - time.Hour - 5*time.Second)
+	mode.Store(1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = w.Svc.CheckPayment(bookingtest.System(), s.ID) // (its answer is lost)
+	}()
+	wait(reached, "the POST just before the window ends")
+	w.Clock.Advance(6 * time.Second)
+	posts := w.fake.Calls("POST /refunds")
+	if _, err := w.Svc.CheckPayment(bookingtest.System(), s.ID); err != nil && !errors.Is(err, booking.ErrUnavailable) {
+		t.Fatal(err)
+	}
+	if k, n := key(), w.fake.Calls("POST /refunds")-posts; k != first || n != 0 {
+		t.Fatalf("right after the window, a POST on its way: the key %q (was %q), asked %d times more", k, first, n)
+	}
+	release.Do(func() { close(hold) })
+	wait(done, "the first POST")
+	w.Clock.Advance(time.Minute)
+	if _, err := w.Svc.CheckPayment(bookingtest.System(), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, back := w.fake.Totals()
+	_, refunded, _ := w.ledgerSums(b.ID)
+	if _, ps := w.status(b.ID); ps != booking.PayRefunded || w.fake.Refunds() != 1 || back != 100000 || refunded != 100000 || key() != first {
+		t.Fatalf("after the longest a POST takes: the session %s; the provider refunded %d in %d refunds, the ledger %s; want 1000 in 1",
+			ps, back, w.fake.Refunds(), refunded)
+	}
+}
+
 // TestADepositRefundIsMadeOnceAcrossTheProvidersKeyWindow: refunds of
 // parts of a deposit, each made once at the provider though the provider
 // forgets an idempotence key after a day (its fake here does, on the

@@ -645,10 +645,11 @@ func answered(p *psp.Payment) *psp.Payment {
 
 // refund makes the session's refund (its own idempotence key) and records
 // it. As a sale's (refundSale): followed by its id once the provider
-// answered; never answered for nearly the provider's memory of the key
-// (refundKeyLife), looked for among the payment's refunds at the provider
-// beyond those of the session's earlier refunds (unaccountedRefund), and
-// asked under a new key only if not there; left to a person when the
+// answered; never answered (or not readable by its id) for nearly the
+// provider's memory of the key (refundKeyLife), looked for among the
+// payment's refunds at the provider beyond those of the session's earlier
+// refunds (unaccountedRefund), and asked under a new key only if not there
+// and no POST under the old one may still land; left to a person when the
 // provider lists no refunds or its refunds are not ours alone; cancelled
 // by the provider, not asked again until staff ask (RetryPayment).
 func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
@@ -664,38 +665,56 @@ func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
 	if err != nil {
 		return err
 	}
-	ask := func() (*psp.Refund, error) {
+	post := func() (*psp.Refund, error) {
 		return s.psp.Refund(ctx, key, sess.ExternalID, int64(amount), sess.Currency, refundReceipt(receipt, amount))
 	}
-	var r *psp.Refund
-	switch {
-	case refundID != "":
-		if r, err = psp.GetRefund(ctx, s.psp, refundID); errors.Is(err, psp.ErrCannotGetRefund) {
-			r, err = ask()
+	// ask POSTs under key once that is recorded (claimRefundPost): not when
+	// the key moved on or is nearly forgotten.
+	ask := func() (*psp.Refund, error) {
+		if err := s.claimRefundPost(ctx, "payment_sessions", sess.ID, key); err != nil {
+			return nil, err
 		}
-	case !s.now().Before(asked.Add(refundKeyLife)):
+		return post()
+	}
+	var r *psp.Refund
+	read := false // read by its id
+	if refundID != "" {
+		r, err = psp.GetRefund(ctx, s.psp, refundID)
+		read = !errors.Is(err, psp.ErrCannotGetRefund)
+	}
+	switch {
+	case read:
+	case s.now().Before(asked.Add(refundKeyLife)):
+		r, err = ask()
+	default:
+		listed := s.now()
 		var refunds []psp.Refund
 		if refunds, err = s.paymentRefunds(ctx, sess.ExternalID); err != nil {
+			break
+		}
+		if r = refundByID(refunds, refundID); r != nil {
 			break
 		}
 		var none bool
 		if r, none, err = unaccountedRefund(refunds, int64(before), int64(amount)); err != nil || !none {
 			break
 		}
-		// Not made: asked again, under a key the provider never saw.
+		// Not made: asked again, under a key the provider never saw, its
+		// POST recorded with it; unless a POST under the old key was
+		// recorded within the longest a POST takes before the list was
+		// read (it may yet land: looked for again at the next check).
 		renewed := fmt.Sprintf("%s-%d", key, s.now().UnixMilli())
-		tag, uerr := s.pool.Exec(ctx, `UPDATE payment_sessions SET refund_key = $3, refund_id = NULL, refund_asked_at = $4
-			WHERE id = $1 AND status = 'refunding' AND refund_key = $2`, sess.ID, key, renewed, s.now())
+		tag, uerr := s.pool.Exec(ctx, `UPDATE payment_sessions SET refund_key = $3, refund_id = NULL, refund_asked_at = $4, refund_posted_at = $4
+			WHERE id = $1 AND status = 'refunding' AND refund_key = $2 AND (refund_posted_at IS NULL OR refund_posted_at < $5)`,
+			sess.ID, key, renewed, s.now(), listed.Add(-s.refundPostBound()))
 		if uerr != nil {
 			return dbErr(uerr)
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("refund of payment session %d moved meanwhile: %w", sess.ID, psp.ErrUnknown)
+			return fmt.Errorf("refund of payment session %d moved meanwhile, or a POST of it may still land: %w", sess.ID, psp.ErrUnknown)
 		}
 		key = renewed
-		r, err = ask()
-	default:
-		r, err = ask()
+		r, err = post()
 	}
 	if refundForAPerson(err) {
 		// Not asked again by the checks under a new key: staff see it at
