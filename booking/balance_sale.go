@@ -978,8 +978,8 @@ const refundCancelled = "the provider cancelled the refund"
 var errRefundCancelled = errors.New(refundCancelled)
 
 // refundKeyMargin is how long before the provider forgets a refund's key
-// it is no longer asked under it; refundKeyLife how long after it was
-// asked under the key it is asked under it again.
+// it is no longer asked under it; refundKeyLife, how long after a refund
+// was asked under a key it may still be asked under it.
 const (
 	refundKeyMargin = time.Hour
 	refundKeyLife   = psp.KeyWindow - refundKeyMargin
@@ -1200,9 +1200,12 @@ func (s *Service) renewUnmadeRefundKey(ctx context.Context, x *saleState, listed
 }
 
 // RetrySaleRefund asks the provider again for the refund it cancelled of
-// the sale of balance balanceID (staff of the salon), under a new key.
-// Errors: ErrForbidden, ErrNotFound, ErrConflict (no refund is owed, or
-// the one asked is not cancelled), ErrUnavailable.
+// the sale of balance balanceID (staff of the salon), under a new key. A
+// refund the provider has made after all (its word had not reached the
+// sale yet) is recorded instead, and the sale returned refunded. Errors:
+// ErrForbidden, ErrNotFound, ErrConflict (no refund is owed, or the one
+// asked is on its way), ErrUnavailable (the provider did not answer, or
+// reads no refund by its id).
 func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64) (*BalanceSale, error) {
 	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
@@ -1231,7 +1234,13 @@ func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64)
 	if err != nil {
 		return nil, err
 	}
-	if r == nil || r.Status != "canceled" {
+	switch {
+	case r != nil && r.Status == "succeeded":
+		if _, err := s.moveSale(ctx, id, PayRefunding, PayRefunded, nil, ""); err != nil {
+			return nil, err
+		}
+		return s.sale(ctx, `s.id = $1`, id)
+	case r == nil || r.Status != "canceled":
 		return nil, conflict("the refund is on its way: the provider has not cancelled it")
 	}
 	if err := s.renewRefundKey(ctx, x); err != nil {
@@ -1246,15 +1255,16 @@ func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64)
 	return s.sale(ctx, `s.id = $1`, id)
 }
 
-// refundState is the provider's refund of x as it stands (nil: none
-// answered yet).
+// refundState is the provider's refund of x as it stands, read by its id
+// (nil: none answered yet). A provider that reads no refund by its id is
+// ErrUnavailable: a read is never made by asking for the refund again.
 func (s *Service) refundState(ctx context.Context, x *saleState) (*psp.Refund, error) {
 	if x.refundID == "" {
 		return nil, nil
 	}
 	r, err := psp.GetRefund(ctx, s.psp, x.refundID)
 	if errors.Is(err, psp.ErrCannotGetRefund) {
-		r, err = s.askRefund(ctx, x)
+		return nil, fmt.Errorf("balance sale %d: the payment provider reads no refund by its id: %w", x.id, ErrUnavailable)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the payment provider did not answer: %w", ErrUnavailable)

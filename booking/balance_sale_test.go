@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/stdlib"
+
 	"salon/booking"
 	"salon/booking/bookingtest"
 	"salon/booking/mail"
@@ -19,6 +21,7 @@ import (
 	"salon/booking/psp"
 	"salon/booking/psp/psptest"
 	"salon/internal/courier"
+	"salon/migrations"
 )
 
 // saleWorld is a salon that sells certificates and packages online
@@ -703,5 +706,104 @@ func TestASaleRefundNeverMadeIsAskedUnderANewKey(t *testing.T) {
 	if err := w.Pool.QueryRow(context.Background(), `SELECT refund_key FROM balance_sales WHERE id = $1`, x.ID).Scan(&k); err != nil ||
 		k == "sale-refund-"+strconv.FormatInt(x.ID, 10) {
 		t.Fatalf("the key %q (%v), want a new one", k, err)
+	}
+}
+
+// Staff asking again for a sale's refund the provider has made after all
+// (pending when asked, settled since, before a check read it) have the
+// sale recorded refunded, as a check would: nothing asked again.
+func TestRetryingASaleRefundTheProviderMadeRecordsIt(t *testing.T) {
+	w := newSaleWorld(t)
+	staff := booking.As(context.Background(), w.admin())
+	const owed = 2000000 * 2 / 5 // two visits of five left
+	x := w.soldPackage(3)
+	w.fake.RefundsPending = true
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+		t.Fatal(err)
+	}
+	w.fake.SettleRefunds()
+	posts := w.fake.Calls("POST /refunds")
+	got, err := w.Svc.RetrySaleRefund(staff, w.salon.ID, x.BalanceID)
+	if _, back := w.fake.Totals(); err != nil || got.Status != booking.PayRefunded || got.Refunded != owed || back != owed ||
+		w.fake.Calls("POST /refunds") != posts {
+		t.Fatalf("asked again, made: %+v, %v; %d refunded, asked %d times more", got, err, back, w.fake.Calls("POST /refunds")-posts)
+	}
+}
+
+// Staff asking again for a sale's refund through a provider that reads no
+// refund by its id are told the provider cannot say (ErrUnavailable): the
+// refund's state is not learnt by asking for it again.
+func TestRetryingASaleRefundTheProviderCannotReadAsksNothing(t *testing.T) {
+	w := newSaleWorldOver(t, func(p psp.Provider) psp.Provider { return unlisted{p} })
+	staff := booking.As(context.Background(), w.admin())
+	x := w.soldPackage(3)
+	w.fake.RefundsCanceled = true
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil && !errors.Is(err, booking.ErrConflict) {
+		t.Fatal(err)
+	}
+	w.fake.RefundsCanceled = false
+	posts := w.fake.Calls("POST /refunds")
+	if _, err := w.Svc.RetrySaleRefund(staff, w.salon.ID, x.BalanceID); !errors.Is(err, booking.ErrUnavailable) ||
+		w.fake.Calls("POST /refunds") != posts {
+		t.Fatalf("asked again: %v, want unavailable; asked %d times more", err, w.fake.Calls("POST /refunds")-posts)
+	}
+	if _, back := w.fake.Totals(); back != 0 {
+		t.Fatalf("%d refunded", back)
+	}
+}
+
+// Migration 00030 takes when a sale's refund was asked from its balance's
+// refund entry, where 00029 took the sale's updated_at (later: every check
+// moves it); a sale not refunding is left as it is.
+func TestMigration30TakesASaleRefundsAskFromItsEntry(t *testing.T) {
+	w := newSaleWorld(t)
+	staff := booking.As(context.Background(), w.admin())
+	ctx := context.Background()
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if path == "POST /refunds" {
+			return psptest.Error // (never made: the sale stays refunding)
+		}
+		return psptest.None
+	}
+	refunding, done := w.soldPackage(3), w.soldPackage(3)
+	for _, x := range []*booking.BalanceSale{refunding, done} {
+		if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := stdlib.OpenDBFromPool(w.Pool)
+	defer db.Close() // (not the pool)
+	p, err := migrations.Provider(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(ctx, 29); err != nil {
+		t.Fatal(err)
+	}
+	// As 00029 left them: asked when the sale last changed, days after.
+	if _, err := w.Pool.Exec(ctx, `UPDATE balance_sales s SET refund_asked_at = e.created_at + interval '5 days',
+		status = CASE WHEN s.id = $1 THEN 'refunding' ELSE 'refunded' END
+		FROM balance_entries e WHERE e.balance_id = s.balance_id AND e.type = 'refund'`, refunding.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 30); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := w.Pool.Query(ctx, `SELECT s.id, s.refund_asked_at = e.created_at FROM balance_sales s
+		JOIN balance_entries e ON e.balance_id = s.balance_id AND e.type = 'refund' ORDER BY s.id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		var entry bool
+		if err := rows.Scan(&id, &entry); err != nil {
+			t.Fatal(err)
+		}
+		got[id] = entry
+	}
+	if err := rows.Err(); err != nil || len(got) != 2 || !got[refunding.ID] || got[done.ID] {
+		t.Fatalf("asked at the refund entry's time: %v (%v); want the refunding sale %d only", got, err, refunding.ID)
 	}
 }
