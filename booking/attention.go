@@ -113,6 +113,7 @@ func (s *Service) RetryPayment(ctx context.Context, salonID, sessionID int64) (*
 		refund_key = CASE WHEN status = 'refunding' AND last_error = '`+refundCancelled+`' THEN refund_key || '-' || (extract(epoch FROM $2::timestamptz) * 1000)::bigint ELSE refund_key END,
 		refund_id = CASE WHEN status = 'refunding' AND last_error = '`+refundCancelled+`' THEN NULL ELSE refund_id END,
 		refund_asked_at = CASE WHEN status = 'refunding' AND last_error = '`+refundCancelled+`' THEN $2 ELSE refund_asked_at END,
+		refund_posted_at = CASE WHEN status = 'refunding' AND last_error = '`+refundCancelled+`' THEN NULL ELSE refund_posted_at END,
 		last_error = CASE WHEN status = 'refunding' AND last_error = '`+refundCancelled+`' THEN '' ELSE last_error END
 		WHERE id = $1 AND status IN ('registering', 'registered', 'unknown', 'authorized', 'canceling', 'refunding') RETURNING status`)
 	if err != nil {

@@ -909,39 +909,41 @@ func (s *Service) saleNotified(ctx context.Context, provider, externalID string)
 // amount and key, in the transaction that wrote the balance's refund
 // entry), and records it done when the provider says so. A refund the
 // provider answered is read by its id from then on; one it never
-// answered is asked again under its key only within the provider's
-// memory of the key (psp.KeyWindow, less a margin): past it, the payment
-// says whether the money went back (a sale is refunded once), and if not
-// it is asked under a new key. A refund the provider cancelled is not
-// asked again by itself: the sale owes it, and a person sees why
-// (RetrySaleRefund asks anew).
+// answered (or one a provider cannot read by its id) is asked again under
+// its key only within the provider's memory of the key (refundKeyLife):
+// past it, it is looked for among the payment's refunds at the provider
+// (findSaleRefund), and asked under a new key only if it is not there. A
+// refund the provider cancelled is not asked again by itself: the sale
+// owes it, and a person sees why (RetrySaleRefund asks anew).
 func (s *Service) refundSale(ctx context.Context, x *saleState) error {
 	cctx, cancel := context.WithTimeout(ctx, providerCall)
 	defer cancel()
 	var r *psp.Refund
 	var err error
-	switch {
-	case x.refundID != "":
-		if r, err = psp.GetRefund(cctx, s.psp, x.refundID); errors.Is(err, psp.ErrCannotGetRefund) {
-			r, err = s.askRefund(cctx, x)
-		}
-	case !s.now().Before(x.refundAskedAt.Add(psp.KeyWindow - refundKeyMargin)):
-		var p *psp.Payment
-		if p, err = s.psp.Get(cctx, x.externalID); err != nil {
-			break
-		}
-		if p.Refunded >= x.refundAmount {
-			r = &psp.Refund{Status: "succeeded", Amount: x.refundAmount}
-			break
-		}
-		// Not made: asked again, under a key the provider never saw.
-		if err = s.renewRefundKey(ctx, x); err == nil {
-			r, err = s.askRefund(cctx, x)
-		}
-	default:
-		r, err = s.askRefund(cctx, x)
+	read := false // read by its id
+	if x.refundID != "" {
+		r, err = psp.GetRefund(cctx, s.psp, x.refundID)
+		read = !errors.Is(err, psp.ErrCannotGetRefund)
 	}
-	if err != nil {
+	switch {
+	case read:
+	case s.now().Before(x.refundAskedAt.Add(refundKeyLife)):
+		// (Asked again under its key, the provider answers with the refund
+		// it made under it, if it did.)
+		r, err = s.askRefund(cctx, x)
+	default:
+		r, err = s.findSaleRefund(cctx, x)
+	}
+	switch {
+	case errors.Is(err, errRefundKeyMoved), err == nil && r == nil:
+		// Another path moved the refund on, or a POST under its key may
+		// still land: the next check reads it again.
+		s.saleUnchanged(ctx, x)
+		return nil
+	case refundForAPerson(err):
+		s.saleCheckFailed(ctx, x, err)
+		return fmt.Errorf("balance sale %d: %v: %w", x.id, err, ErrConflict)
+	case err != nil:
 		s.saleCheckFailed(ctx, x, err)
 		return fmt.Errorf("the payment provider did not answer: %w", ErrUnavailable)
 	}
@@ -976,11 +978,175 @@ const refundCancelled = "the provider cancelled the refund"
 var errRefundCancelled = errors.New(refundCancelled)
 
 // refundKeyMargin is how long before the provider forgets a refund's key
-// it is no longer asked under it.
-const refundKeyMargin = time.Hour
+// it is no longer asked under it; refundKeyLife, how long after a refund
+// was asked under a key it may still be asked under it.
+const (
+	refundKeyMargin = time.Hour
+	refundKeyLife   = psp.KeyWindow - refundKeyMargin
+)
 
-// askRefund asks the provider for x's refund under its key.
+// A refund the checks cannot finish without risking a second one is left
+// to a person (its last error says why, and puts it before staff): the
+// provider lists no refunds, so one asked under a forgotten key cannot be
+// looked for; or the payment's refunds at the provider are not what our
+// records and this refund add up to.
+const (
+	refundUnlisted    = "the provider lists no refunds: whether this refund was made is to be checked at the provider"
+	refundUnaccounted = "the provider's refunds of the payment are not what ours add up to: they are to be checked at the provider"
+)
+
+var (
+	errRefundUnlisted    = errors.New(refundUnlisted)
+	errRefundUnaccounted = errors.New(refundUnaccounted)
+)
+
+// refundForAPerson reports whether err leaves a refund to a person.
+func refundForAPerson(err error) bool {
+	return errors.Is(err, errRefundUnlisted) || errors.Is(err, errRefundUnaccounted)
+}
+
+// maxRefundPages bounds the pages of one payment's refunds read (100 a
+// page: far more refunds than a payment has).
+const maxRefundPages = 100
+
+// paymentRefunds lists every refund the provider made of payment id,
+// whatever its state, page by page; errRefundUnlisted when the provider
+// lists none.
+func (s *Service) paymentRefunds(ctx context.Context, id string) ([]psp.Refund, error) {
+	var all []psp.Refund
+	cursor := ""
+	for range maxRefundPages {
+		page, next, err := psp.ListRefunds(ctx, s.psp, id, cursor)
+		if errors.Is(err, psp.ErrCannotListRefunds) {
+			return nil, errRefundUnlisted
+		}
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if next == "" || next == cursor {
+			return all, nil
+		}
+		cursor = next
+	}
+	return nil, fmt.Errorf("refunds of payment %s: more than %d pages: %w", id, maxRefundPages, psp.ErrUnknown)
+}
+
+// unaccountedRefund finds, among a payment's refunds at the provider, the
+// one a refund of amount asked under a key now forgotten made, when its
+// answers were all lost (the payment's refunded amount does not show a
+// pending one: it counts only the refunds that succeeded). The refunds
+// pending or made beyond accounted (what of the payment our records
+// have refunded already, each of those made) are the ones we have not
+// recorded: none (none is true: the refund was not made, and may be asked
+// anew), or exactly amount, of which the newest refund of that amount is
+// it. Anything else is errRefundUnaccounted: the provider has refunded
+// what we cannot tell ours, and a new refund could be a second one.
+func unaccountedRefund(refunds []psp.Refund, accounted, amount int64) (r *psp.Refund, none bool, err error) {
+	var live int64
+	for i := range refunds {
+		f := &refunds[i]
+		if f.Status != "pending" && f.Status != "succeeded" {
+			continue // canceled: nothing went back
+		}
+		live += f.Amount
+		if f.Amount == amount && (r == nil || f.CreatedAt.After(r.CreatedAt)) {
+			r = f // (of two made at once, the first listed: the provider lists newest first)
+		}
+	}
+	switch {
+	case live == accounted:
+		return nil, true, nil
+	case live == accounted+amount && r != nil:
+		return r, false, nil
+	}
+	return nil, false, errRefundUnaccounted
+}
+
+// findSaleRefund looks for x's refund among its payment's refunds at the
+// provider, once the provider has (nearly) forgotten the key it was asked
+// under and never answered (or cannot read it by its id: it is listed by
+// that id). A sale is refunded once: the provider's one refund of its
+// payment, pending or made, of its amount, is it, and is followed by its
+// id from now. None there, it was not made, and is asked under a new key
+// (renewUnmadeRefundKey), unless a POST under the old one may still land:
+// nil then, and it is looked for again at the next check. A provider that
+// lists no refunds, or refunds that are not ours alone, leave it to a
+// person (refundForAPerson): no new key, no second refund risked.
+func (s *Service) findSaleRefund(ctx context.Context, x *saleState) (*psp.Refund, error) {
+	listed := s.now()
+	refunds, err := s.paymentRefunds(ctx, x.externalID)
+	if err != nil {
+		return nil, err
+	}
+	if r := refundByID(refunds, x.refundID); r != nil {
+		return r, nil
+	}
+	r, none, err := unaccountedRefund(refunds, 0, x.refundAmount)
+	if err != nil || !none {
+		return r, err
+	}
+	if renewed, err := s.renewUnmadeRefundKey(ctx, x, listed); err != nil || !renewed {
+		return nil, err
+	}
+	return s.postRefund(ctx, x)
+}
+
+// refundByID is the refund of id among refunds (nil: none, or id "").
+func refundByID(refunds []psp.Refund, id string) *psp.Refund {
+	for i := range refunds {
+		if id != "" && refunds[i].ID == id {
+			return &refunds[i]
+		}
+	}
+	return nil
+}
+
+// refundPostBound is the longest a refund's POST can take: every attempt
+// of the retrying provider a whole providerCall, and the pauses between
+// them (psp.CallBound). A POST recorded longer ago has landed at the
+// provider, or never will: the refunds listed since show what it made.
+func (s *Service) refundPostBound() time.Duration { return psp.CallBound(s.psp, providerCall) }
+
+// errRefundKeyMoved: a refund's POST was not made under the key read,
+// which is no longer the refund's (another path renewed it, or finished
+// the refund) or is near the end of the provider's memory of it (the
+// refund is looked for instead).
+var errRefundKeyMoved = errors.New("the refund's key moved on, or is nearly forgotten by the provider: not asked under it")
+
+// claimRefundPost records, just before a refund's POST under key, that it
+// is made now (refund_posted_at of row id of table, balance_sales or
+// payment_sessions), and only while key is still the refund's and within
+// the provider's memory of it (refundKeyLife); errRefundKeyMoved, and the
+// POST is not to be made, when not. A key is renewed only once the last
+// POST under it is older than refundPostBound.
+func (s *Service) claimRefundPost(ctx context.Context, table string, id int64, key string) error {
+	now := s.now()
+	tag, err := s.pool.Exec(ctx, `UPDATE `+table+` SET refund_posted_at = $3
+		WHERE id = $1 AND status = 'refunding' AND refund_key = $2 AND COALESCE(refund_asked_at, updated_at) > $4`,
+		id, key, now, now.Add(-refundKeyLife))
+	if err != nil {
+		return fmt.Errorf("%s %d: %w", table, id, dbErr(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return errRefundKeyMoved
+	}
+	return nil
+}
+
+// askRefund asks the provider for x's refund under its key, the POST
+// recorded first (claimRefundPost: errRefundKeyMoved, and nothing asked,
+// when the key moved on or is nearly forgotten).
 func (s *Service) askRefund(ctx context.Context, x *saleState) (*psp.Refund, error) {
+	if err := s.claimRefundPost(ctx, "balance_sales", x.id, x.refundKey); err != nil {
+		return nil, err
+	}
+	return s.postRefund(ctx, x)
+}
+
+// postRefund is the POST of x's refund under its key (recorded by the
+// caller: claimRefundPost, or the key's renewal).
+func (s *Service) postRefund(ctx context.Context, x *saleState) (*psp.Refund, error) {
 	var receipt *psp.Receipt
 	if x.receipt != nil {
 		var r psp.Receipt
@@ -992,13 +1158,15 @@ func (s *Service) askRefund(ctx context.Context, x *saleState) (*psp.Refund, err
 	return s.psp.Refund(ctx, x.refundKey, x.externalID, x.refundAmount, x.currency, receipt)
 }
 
-// renewRefundKey gives x's refund a key of its own, asked from now (the
-// one before it is not asked again: its refund was not made, or was
-// cancelled).
+// renewRefundKey gives x's refund, cancelled by the provider, a key of its
+// own, asked from now (nothing posted under it yet): the one before it is
+// not asked again. (A POST under the old key still on its way is answered
+// with the cancelled refund: it is made only while the provider remembers
+// the key, and takes far less than the margin left.)
 func (s *Service) renewRefundKey(ctx context.Context, x *saleState) error {
 	key := fmt.Sprintf("sale-refund-%d-%d", x.id, s.now().UnixMilli())
-	tag, err := s.pool.Exec(ctx, `UPDATE balance_sales SET refund_key = $3, refund_id = NULL, refund_asked_at = $4, updated_at = now()
-		WHERE id = $1 AND status = 'refunding' AND refund_key = $2`, x.id, x.refundKey, key, s.now())
+	tag, err := s.pool.Exec(ctx, `UPDATE balance_sales SET refund_key = $3, refund_id = NULL, refund_asked_at = $4, refund_posted_at = NULL,
+		updated_at = now() WHERE id = $1 AND status = 'refunding' AND refund_key = $2`, x.id, x.refundKey, key, s.now())
 	if err != nil {
 		return fmt.Errorf("balance sale %d: %w", x.id, dbErr(err))
 	}
@@ -1009,10 +1177,35 @@ func (s *Service) renewRefundKey(ctx context.Context, x *saleState) error {
 	return nil
 }
 
+// renewUnmadeRefundKey gives x's refund, not made under its key (none of
+// the provider's refunds listed at listed is it), a key of its own, to be
+// POSTed under at once (recorded with it). Only when no POST under the old
+// key was recorded within refundPostBound before listed: one still on its
+// way then was not listed, and may yet land; nothing changes, and it
+// reports false (as it does when another path moved the refund on).
+func (s *Service) renewUnmadeRefundKey(ctx context.Context, x *saleState, listed time.Time) (bool, error) {
+	now := s.now()
+	key := fmt.Sprintf("sale-refund-%d-%d", x.id, now.UnixMilli())
+	tag, err := s.pool.Exec(ctx, `UPDATE balance_sales SET refund_key = $3, refund_id = NULL, refund_asked_at = $4, refund_posted_at = $4,
+		updated_at = now() WHERE id = $1 AND status = 'refunding' AND refund_key = $2 AND (refund_posted_at IS NULL OR refund_posted_at < $5)`,
+		x.id, x.refundKey, key, now, listed.Add(-s.refundPostBound()))
+	if err != nil {
+		return false, fmt.Errorf("balance sale %d: %w", x.id, dbErr(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return false, nil
+	}
+	x.refundKey, x.refundID, x.refundAskedAt = key, "", now
+	return true, nil
+}
+
 // RetrySaleRefund asks the provider again for the refund it cancelled of
-// the sale of balance balanceID (staff of the salon), under a new key.
-// Errors: ErrForbidden, ErrNotFound, ErrConflict (no refund is owed, or
-// the one asked is not cancelled), ErrUnavailable.
+// the sale of balance balanceID (staff of the salon), under a new key. A
+// refund the provider has made after all (its word had not reached the
+// sale yet) is recorded instead, and the sale returned refunded. Errors:
+// ErrForbidden, ErrNotFound, ErrConflict (no refund is owed, or the one
+// asked is on its way), ErrUnavailable (the provider did not answer, or
+// reads no refund by its id).
 func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64) (*BalanceSale, error) {
 	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
@@ -1041,7 +1234,13 @@ func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64)
 	if err != nil {
 		return nil, err
 	}
-	if r == nil || r.Status != "canceled" {
+	switch {
+	case r != nil && r.Status == "succeeded":
+		if _, err := s.moveSale(ctx, id, PayRefunding, PayRefunded, nil, ""); err != nil {
+			return nil, err
+		}
+		return s.sale(ctx, `s.id = $1`, id)
+	case r == nil || r.Status != "canceled":
 		return nil, conflict("the refund is on its way: the provider has not cancelled it")
 	}
 	if err := s.renewRefundKey(ctx, x); err != nil {
@@ -1056,15 +1255,16 @@ func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64)
 	return s.sale(ctx, `s.id = $1`, id)
 }
 
-// refundState is the provider's refund of x as it stands (nil: none
-// answered yet).
+// refundState is the provider's refund of x as it stands, read by its id
+// (nil: none answered yet). A provider that reads no refund by its id is
+// ErrUnavailable: a read is never made by asking for the refund again.
 func (s *Service) refundState(ctx context.Context, x *saleState) (*psp.Refund, error) {
 	if x.refundID == "" {
 		return nil, nil
 	}
 	r, err := psp.GetRefund(ctx, s.psp, x.refundID)
 	if errors.Is(err, psp.ErrCannotGetRefund) {
-		r, err = s.askRefund(ctx, x)
+		return nil, fmt.Errorf("balance sale %d: the payment provider reads no refund by its id: %w", x.id, ErrUnavailable)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the payment provider did not answer: %w", ErrUnavailable)

@@ -5,10 +5,14 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"salon/booking"
 	"salon/booking/bookingtest"
@@ -17,6 +21,7 @@ import (
 	"salon/booking/psp"
 	"salon/booking/psp/psptest"
 	"salon/internal/courier"
+	"salon/migrations"
 )
 
 // saleWorld is a salon that sells certificates and packages online
@@ -28,7 +33,11 @@ type saleWorld struct {
 	booked int // bookings soldPackage made
 }
 
-func newSaleWorld(t *testing.T) *saleWorld {
+func newSaleWorld(t *testing.T) *saleWorld { t.Helper(); return newSaleWorldOver(t, nil) }
+
+// newSaleWorldOver is a saleWorld whose service calls the fake provider
+// through wrap (nil: directly).
+func newSaleWorldOver(t *testing.T, wrap func(psp.Provider) psp.Provider) *saleWorld {
 	t.Helper()
 	mp := mailtest.Start(t)
 	sender, err := mail.New("smtp://salon:secret@"+mp.SMTP, "Studio <booking@studio.example>")
@@ -37,9 +46,12 @@ func newSaleWorld(t *testing.T) *saleWorld {
 	}
 	fake := psptest.New(t)
 	fake.RequireReceipts = true
-	w := newPayWorldOn(t, fake, booking.RefundAlways, booking.WithReceipts(),
-		booking.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-		booking.WithCourier(booking.ChannelEmail, &courier.Email{Mail: sender, Base: "https://salon.test"}, 0))
+	opts := []booking.Option{booking.WithReceipts(), booking.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		booking.WithCourier(booking.ChannelEmail, &courier.Email{Mail: sender, Base: "https://salon.test"}, 0)}
+	if wrap != nil {
+		opts = append(opts, booking.WithPayments(wrap(&psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret})))
+	}
+	w := newPayWorldOn(t, fake, booking.RefundAlways, opts...)
 	owner := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleOwner}))
 	if err := w.Svc.SetReceiptSettings(owner, w.salon.ID, booking.ReceiptSettings{VatCode: 1}); err != nil {
 		t.Fatal(err)
@@ -485,5 +497,313 @@ func TestASaleIsRefundedOnceAcrossTheProvidersKeyWindow(t *testing.T) {
 	sweepAfter(psp.KeyWindow)
 	if refunded()-before != owed {
 		t.Fatalf("refunded %d after all, want %d", refunded()-before, owed)
+	}
+}
+
+// A sale's refund that reached the provider and is pending there, every
+// answer to it lost for longer than the provider remembers its key, is
+// found among the payment's refunds (the payment's refunded amount does
+// not show it: it counts only the refunds that succeeded) and followed by
+// its id, not asked again under a new key: one refund at the provider,
+// and the sale refunded when it settles.
+func TestAPendingSaleRefundWhoseAnswersWereLostIsMadeOnce(t *testing.T) {
+	w := newSaleWorld(t)
+	w.fake.Now = w.Clock.Now
+	staff := booking.As(context.Background(), w.admin())
+	const owed = 2000000 * 2 / 5 // two visits of five left
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if path == "POST /refunds" {
+			return psptest.Lost
+		}
+		return psptest.None
+	}
+	sweepAfter := func(d time.Duration) {
+		t.Helper()
+		w.Clock.Advance(d)
+		if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	status := func(x *booking.BalanceSale) booking.PaymentStatus {
+		t.Helper()
+		got, err := w.Svc.SaleOfBalance(staff, w.salon.ID, x.BalanceID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Status
+	}
+	x := w.soldPackage(3)
+	w.fake.RefundsPending = true
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+		t.Fatal(err)
+	}
+	sweepAfter(time.Hour)
+	posts := w.fake.Calls("POST /refunds")
+	sweepAfter(psp.KeyWindow)
+	if n, more := w.fake.Refunds(), w.fake.Calls("POST /refunds")-posts; n != 1 || more != 0 || status(x) != booking.PayRefunding {
+		t.Fatalf("a day later: %d refunds at the provider (asked %d times more), want 1; the sale %s", n, more, status(x))
+	}
+	w.fake.SettleRefunds()
+	sweepAfter(time.Hour)
+	if _, back := w.fake.Totals(); back != owed || w.fake.Refunds() != 1 || status(x) != booking.PayRefunded {
+		t.Fatalf("settled: %d refunded in %d refunds, want %d in 1; the sale %s", back, w.fake.Refunds(), owed, status(x))
+	}
+}
+
+// unlisted is a provider that lists no refunds (nor reads one by its id).
+type unlisted struct{ psp.Provider }
+
+// A sale's refund asked under a key the provider has nearly forgotten,
+// never answered, of a provider that lists no refunds is left to a
+// person (before staff, saying why), not asked under a new key: it may be
+// pending there, and a new key would make a second one.
+func TestASaleRefundTheProviderCannotListIsLeftToAPerson(t *testing.T) {
+	w := newSaleWorldOver(t, func(p psp.Provider) psp.Provider { return unlisted{p} })
+	w.fake.Now = w.Clock.Now
+	staff := booking.As(context.Background(), w.admin())
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if path == "POST /refunds" {
+			return psptest.Lost
+		}
+		return psptest.None
+	}
+	x := w.soldPackage(3)
+	w.fake.RefundsPending = true
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+		t.Fatal(err)
+	}
+	posts := w.fake.Calls("POST /refunds")
+	for _, d := range []time.Duration{psp.KeyWindow, time.Hour} {
+		w.Clock.Advance(d)
+		if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := w.Svc.SaleOfBalance(staff, w.salon.ID, x.BalanceID)
+	if err != nil || got.Status != booking.PayRefunding || w.fake.Refunds() != 1 || w.fake.Calls("POST /refunds") != posts {
+		t.Fatalf("a day later: %+v, %v; %d refunds at the provider, asked %d times more", got, err, w.fake.Refunds(),
+			w.fake.Calls("POST /refunds")-posts)
+	}
+	if list, err := w.Svc.SalesNeedingAttention(staff, w.salon.ID); err != nil || len(list) != 1 || list[0].ID != x.ID ||
+		!strings.Contains(list[0].LastError, "lists no refunds") {
+		t.Fatalf("needing attention: %+v, %v", list, err)
+	}
+}
+
+// A refund's key is not renewed while a POST under it may be on its way:
+// a check POSTs just before the provider's memory of the key ends (its
+// POST recorded, then slow to land), and a check of another path right
+// after finds nothing among the payment's refunds yet, and does not renew
+// the key (nor POST) until the longest a POST takes has passed; by then
+// the first has landed, is found, and the sale is refunded: one refund at
+// the provider.
+func TestASaleRefundKeyIsNotRenewedUnderAPostOnItsWay(t *testing.T) {
+	w := newSaleWorld(t)
+	w.fake.Now = w.Clock.Now
+	staff := booking.As(context.Background(), w.admin())
+	const owed = 2000000 * 2 / 5 // two visits of five left
+	x := w.soldPackage(3)
+	var mode atomic.Int32 // POST /refunds: 0 refused unmade (500), 1 the next held then its answer lost, 2 answers lost
+	reached, hold := make(chan struct{}), make(chan struct{})
+	var release sync.Once
+	t.Cleanup(func() { release.Do(func() { close(hold) }) }) // (before the fake stops: it waits for the held call)
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if path != "POST /refunds" {
+			return psptest.None
+		}
+		switch {
+		case mode.Load() == 0:
+			return psptest.Error
+		case mode.CompareAndSwap(1, 2):
+			close(reached)
+			<-hold
+		}
+		return psptest.Lost
+	}
+	wait := func(c <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-c:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: not within 10 s", what)
+		}
+	}
+	key := func() string {
+		t.Helper()
+		var k string
+		if err := w.Pool.QueryRow(context.Background(), `SELECT refund_key FROM balance_sales WHERE id = $1`, x.ID).Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+		t.Fatal(err)
+	}
+	if w.fake.Refunds() != 0 {
+		t.Fatalf("%d refunds made, want none yet", w.fake.Refunds())
+	}
+	first := key()
+	w.Clock.Advance(psp.KeyWindow - time.Hour - 10*time.Second)
+	mode.Store(1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = w.Svc.CheckSale(bookingtest.System(), x.ID) // (its answer is lost)
+	}()
+	wait(reached, "the POST just before the window ends")
+	w.Clock.Advance(11 * time.Second)
+	posts := w.fake.Calls("POST /refunds")
+	if _, err := w.Svc.CheckSale(bookingtest.System(), x.ID); err != nil && !errors.Is(err, booking.ErrUnavailable) {
+		t.Fatal(err)
+	}
+	if k, n := key(), w.fake.Calls("POST /refunds")-posts; k != first || n != 0 {
+		t.Fatalf("right after the window, a POST on its way: the key %q (was %q), asked %d times more", k, first, n)
+	}
+	release.Do(func() { close(hold) })
+	wait(done, "the first POST")
+	w.Clock.Advance(time.Minute)
+	got, err := w.Svc.CheckSale(bookingtest.System(), x.ID)
+	if _, back := w.fake.Totals(); err != nil || got.Status != booking.PayRefunded || w.fake.Refunds() != 1 || back != owed || key() != first {
+		t.Fatalf("after the longest a POST takes: %+v, %v; %d refunded in %d refunds, want %d in 1", got, err, back, w.fake.Refunds(), owed)
+	}
+}
+
+// A sale's refund that never reached the provider (every POST refused
+// before it was made) is asked under a new key once the provider has
+// nearly forgotten the old one and the last POST under it is long past:
+// nothing of it among the payment's refunds, it is made once.
+func TestASaleRefundNeverMadeIsAskedUnderANewKey(t *testing.T) {
+	w := newSaleWorld(t)
+	w.fake.Now = w.Clock.Now
+	staff := booking.As(context.Background(), w.admin())
+	const owed = 2000000 * 2 / 5 // two visits of five left
+	var refuse atomic.Bool
+	refuse.Store(true)
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if refuse.Load() && path == "POST /refunds" {
+			return psptest.Error
+		}
+		return psptest.None
+	}
+	x := w.soldPackage(3)
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []time.Duration{time.Hour, psp.KeyWindow / 2} {
+		w.Clock.Advance(d)
+		if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refuse.Store(false)
+	w.Clock.Advance(psp.KeyWindow / 2)
+	got, err := w.Svc.CheckSale(bookingtest.System(), x.ID)
+	if _, back := w.fake.Totals(); err != nil || got.Status != booking.PayRefunded || w.fake.Refunds() != 1 || back != owed {
+		t.Fatalf("a day later: %+v, %v; %d refunded in %d refunds, want %d in 1", got, err, back, w.fake.Refunds(), owed)
+	}
+	var k string
+	if err := w.Pool.QueryRow(context.Background(), `SELECT refund_key FROM balance_sales WHERE id = $1`, x.ID).Scan(&k); err != nil ||
+		k == "sale-refund-"+strconv.FormatInt(x.ID, 10) {
+		t.Fatalf("the key %q (%v), want a new one", k, err)
+	}
+}
+
+// Staff asking again for a sale's refund the provider has made after all
+// (pending when asked, settled since, before a check read it) have the
+// sale recorded refunded, as a check would: nothing asked again.
+func TestRetryingASaleRefundTheProviderMadeRecordsIt(t *testing.T) {
+	w := newSaleWorld(t)
+	staff := booking.As(context.Background(), w.admin())
+	const owed = 2000000 * 2 / 5 // two visits of five left
+	x := w.soldPackage(3)
+	w.fake.RefundsPending = true
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+		t.Fatal(err)
+	}
+	w.fake.SettleRefunds()
+	posts := w.fake.Calls("POST /refunds")
+	got, err := w.Svc.RetrySaleRefund(staff, w.salon.ID, x.BalanceID)
+	if _, back := w.fake.Totals(); err != nil || got.Status != booking.PayRefunded || got.Refunded != owed || back != owed ||
+		w.fake.Calls("POST /refunds") != posts {
+		t.Fatalf("asked again, made: %+v, %v; %d refunded, asked %d times more", got, err, back, w.fake.Calls("POST /refunds")-posts)
+	}
+}
+
+// Staff asking again for a sale's refund through a provider that reads no
+// refund by its id are told the provider cannot say (ErrUnavailable): the
+// refund's state is not learnt by asking for it again.
+func TestRetryingASaleRefundTheProviderCannotReadAsksNothing(t *testing.T) {
+	w := newSaleWorldOver(t, func(p psp.Provider) psp.Provider { return unlisted{p} })
+	staff := booking.As(context.Background(), w.admin())
+	x := w.soldPackage(3)
+	w.fake.RefundsCanceled = true
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil && !errors.Is(err, booking.ErrConflict) {
+		t.Fatal(err)
+	}
+	w.fake.RefundsCanceled = false
+	posts := w.fake.Calls("POST /refunds")
+	if _, err := w.Svc.RetrySaleRefund(staff, w.salon.ID, x.BalanceID); !errors.Is(err, booking.ErrUnavailable) ||
+		w.fake.Calls("POST /refunds") != posts {
+		t.Fatalf("asked again: %v, want unavailable; asked %d times more", err, w.fake.Calls("POST /refunds")-posts)
+	}
+	if _, back := w.fake.Totals(); back != 0 {
+		t.Fatalf("%d refunded", back)
+	}
+}
+
+// Migration 00030 takes when a sale's refund was asked from its balance's
+// refund entry, where 00029 took the sale's updated_at (later: every check
+// moves it); a sale not refunding is left as it is.
+func TestMigration30TakesASaleRefundsAskFromItsEntry(t *testing.T) {
+	w := newSaleWorld(t)
+	staff := booking.As(context.Background(), w.admin())
+	ctx := context.Background()
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if path == "POST /refunds" {
+			return psptest.Error // (never made: the sale stays refunding)
+		}
+		return psptest.None
+	}
+	refunding, done := w.soldPackage(3), w.soldPackage(3)
+	for _, x := range []*booking.BalanceSale{refunding, done} {
+		if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := stdlib.OpenDBFromPool(w.Pool)
+	defer db.Close() // (not the pool)
+	p, err := migrations.Provider(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(ctx, 29); err != nil {
+		t.Fatal(err)
+	}
+	// As 00029 left them: asked when the sale last changed, days after.
+	if _, err := w.Pool.Exec(ctx, `UPDATE balance_sales s SET refund_asked_at = e.created_at + interval '5 days',
+		status = CASE WHEN s.id = $1 THEN 'refunding' ELSE 'refunded' END
+		FROM balance_entries e WHERE e.balance_id = s.balance_id AND e.type = 'refund'`, refunding.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 30); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := w.Pool.Query(ctx, `SELECT s.id, s.refund_asked_at = e.created_at FROM balance_sales s
+		JOIN balance_entries e ON e.balance_id = s.balance_id AND e.type = 'refund' ORDER BY s.id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		var entry bool
+		if err := rows.Scan(&id, &entry); err != nil {
+			t.Fatal(err)
+		}
+		got[id] = entry
+	}
+	if err := rows.Err(); err != nil || len(got) != 2 || !got[refunding.ID] || got[done.ID] {
+		t.Fatalf("asked at the refund entry's time: %v (%v); want the refunding sale %d only", got, err, refunding.ID)
 	}
 }

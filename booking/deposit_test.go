@@ -414,6 +414,183 @@ func TestADifferencePaidAfterTheVisitIsReleased(t *testing.T) {
 	}
 }
 
+// TestAPendingDepositRefundWhoseAnswersWereLostIsMadeOnce: a deposit's
+// refund that reached the provider and is pending there, every answer to
+// it lost for longer than the provider remembers its key, is found among
+// the payment's refunds beyond the session's earlier one (the payment's
+// refunded amount shows only that one: it counts only refunds that
+// succeeded) and followed by its id, not asked again under a new key: one
+// refund more at the provider, and the session refunded when it settles.
+func TestAPendingDepositRefundWhoseAnswersWereLostIsMadeOnce(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	w.fake.Now = w.Clock.Now
+	var lose atomic.Bool
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if lose.Load() && path == "POST /refunds" {
+			return psptest.Lost
+		}
+		return psptest.None
+	}
+	later := func(d time.Duration) {
+		t.Helper()
+		w.Clock.Advance(d)
+		if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := w.book("11:00")
+	w.paid(b)
+	if _, err := w.Svc.RefundDepositPart(w.staff(), w.salon.ID, b.ID, 20000); err != nil {
+		t.Fatal(err)
+	}
+	lose.Store(true)
+	w.fake.RefundsPending = true
+	if _, err := w.Svc.RefundDeposit(w.staff(), w.salon.ID, b.ID); err != nil && !errors.Is(err, booking.ErrUnavailable) {
+		t.Fatal(err)
+	}
+	later(time.Hour)
+	posts := w.fake.Calls("POST /refunds")
+	later(psp.KeyWindow)
+	if n, more := w.fake.Refunds(), w.fake.Calls("POST /refunds")-posts; n != 2 || more != 0 {
+		t.Fatalf("a day later: %d refunds at the provider (asked %d times more), want 2", n, more)
+	}
+	w.fake.SettleRefunds()
+	later(time.Hour)
+	_, back := w.fake.Totals()
+	_, refunded, _ := w.ledgerSums(b.ID)
+	if _, ps := w.status(b.ID); back != 100000 || refunded != 100000 || w.fake.Refunds() != 2 || ps != booking.PayRefunded {
+		t.Fatalf("settled: the provider refunded %d in %d refunds, the ledger %s, the session %s; want 1000 in 2, refunded",
+			back, w.fake.Refunds(), refunded, ps)
+	}
+}
+
+// TestADepositRefundTheProviderCannotListIsLeftToAPerson: a deposit's
+// refund asked under a key the provider has nearly forgotten, never
+// answered, of a provider that lists no refunds is put before staff
+// (Attention, saying why), not asked under a new key: it may be pending
+// there, and a new key would make a second one.
+func TestADepositRefundTheProviderCannotListIsLeftToAPerson(t *testing.T) {
+	t.Parallel()
+	fake := psptest.New(t)
+	yk := &psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}
+	w := newPayWorldOn(t, fake, booking.RefundAlways, booking.WithPayments(unlisted{yk}), booking.WithProviderAttempts(1))
+	w.fake.Now = w.Clock.Now
+	var lose atomic.Bool
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if lose.Load() && path == "POST /refunds" {
+			return psptest.Lost
+		}
+		return psptest.None
+	}
+	b := w.book("11:00")
+	s := w.paid(b)
+	lose.Store(true)
+	w.fake.RefundsPending = true
+	if _, err := w.Svc.RefundDeposit(w.staff(), w.salon.ID, b.ID); err != nil && !errors.Is(err, booking.ErrUnavailable) {
+		t.Fatal(err)
+	}
+	posts := w.fake.Calls("POST /refunds")
+	for _, d := range []time.Duration{psp.KeyWindow, time.Hour} {
+		w.Clock.Advance(d)
+		if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ps := w.status(b.ID); ps != booking.PayRefunding || w.fake.Refunds() != 1 || w.fake.Calls("POST /refunds") != posts {
+		t.Fatalf("a day later: the session %s, %d refunds at the provider, asked %d times more", ps, w.fake.Refunds(),
+			w.fake.Calls("POST /refunds")-posts)
+	}
+	items, err := w.Svc.Attention(w.staff(), w.salon.ID)
+	if err != nil || len(items) != 1 || items[0].Session.ID != s.ID || items[0].Kind != booking.AttentionStuck ||
+		!strings.Contains(items[0].Session.LastError, "lists no refunds") {
+		t.Fatalf("attention: %+v, %v", items, err)
+	}
+}
+
+// TestADepositRefundKeyIsNotRenewedUnderAPostOnItsWay: a check POSTs a
+// deposit's refund just before the provider's memory of its key ends (its
+// POST recorded, then slow to land); a check of another path right after
+// finds nothing among the payment's refunds yet, and does not renew the
+// key (nor POST) until the longest a POST takes has passed; by then the
+// first has landed, is found, and the session is refunded: one refund at
+// the provider.
+func TestADepositRefundKeyIsNotRenewedUnderAPostOnItsWay(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	w.fake.Now = w.Clock.Now
+	var mode atomic.Int32 // POST /refunds: 0 refused unmade (500), 1 the next held then its answer lost, 2 answers lost
+	reached, hold := make(chan struct{}), make(chan struct{})
+	var release sync.Once
+	t.Cleanup(func() { release.Do(func() { close(hold) }) }) // (before the fake stops: it waits for the held call)
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if path != "POST /refunds" {
+			return psptest.None
+		}
+		switch {
+		case mode.Load() == 0:
+			return psptest.Error
+		case mode.CompareAndSwap(1, 2):
+			close(reached)
+			<-hold
+		}
+		return psptest.Lost
+	}
+	wait := func(c <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-c:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: not within 10 s", what)
+		}
+	}
+	b := w.book("11:00")
+	s := w.paid(b)
+	key := func() string {
+		t.Helper()
+		var k string
+		if err := w.Pool.QueryRow(context.Background(), `SELECT refund_key FROM payment_sessions WHERE id = $1`, s.ID).Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	if _, err := w.Svc.RefundDeposit(w.staff(), w.salon.ID, b.ID); err != nil && !errors.Is(err, booking.ErrUnavailable) {
+		t.Fatal(err)
+	}
+	if w.fake.Refunds() != 0 {
+		t.Fatalf("%d refunds made, want none yet", w.fake.Refunds())
+	}
+	first := key()
+	w.Clock.Advance(psp.KeyWindow - time.Hour - 5*time.Second)
+	mode.Store(1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = w.Svc.CheckPayment(bookingtest.System(), s.ID) // (its answer is lost)
+	}()
+	wait(reached, "the POST just before the window ends")
+	w.Clock.Advance(6 * time.Second)
+	posts := w.fake.Calls("POST /refunds")
+	if _, err := w.Svc.CheckPayment(bookingtest.System(), s.ID); err != nil && !errors.Is(err, booking.ErrUnavailable) {
+		t.Fatal(err)
+	}
+	if k, n := key(), w.fake.Calls("POST /refunds")-posts; k != first || n != 0 {
+		t.Fatalf("right after the window, a POST on its way: the key %q (was %q), asked %d times more", k, first, n)
+	}
+	release.Do(func() { close(hold) })
+	wait(done, "the first POST")
+	w.Clock.Advance(time.Minute)
+	if _, err := w.Svc.CheckPayment(bookingtest.System(), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, back := w.fake.Totals()
+	_, refunded, _ := w.ledgerSums(b.ID)
+	if _, ps := w.status(b.ID); ps != booking.PayRefunded || w.fake.Refunds() != 1 || back != 100000 || refunded != 100000 || key() != first {
+		t.Fatalf("after the longest a POST takes: the session %s; the provider refunded %d in %d refunds, the ledger %s; want 1000 in 1",
+			ps, back, w.fake.Refunds(), refunded)
+	}
+}
+
 // TestADepositRefundIsMadeOnceAcrossTheProvidersKeyWindow: refunds of
 // parts of a deposit, each made once at the provider though the provider
 // forgets an idempotence key after a day (its fake here does, on the

@@ -572,6 +572,9 @@ func (s *Service) checkFailed(ctx context.Context, sess *PaymentSession, cause e
 	if errors.Is(cause, errRefundCancelled) {
 		return fmt.Errorf("payment provider: %v: %w", cause, ErrConflict) // (recorded: not looked at again by itself)
 	}
+	if refundForAPerson(cause) {
+		return fmt.Errorf("payment provider: %v: %w", cause, ErrConflict) // (recorded, and put before staff)
+	}
 	if err := s.lookAgain(ctx, sess, sess.Status == PayRegistered, cause.Error()); err != nil {
 		return err
 	}
@@ -642,10 +645,13 @@ func answered(p *psp.Payment) *psp.Payment {
 
 // refund makes the session's refund (its own idempotence key) and records
 // it. As a sale's (refundSale): followed by its id once the provider
-// answered; never answered for nearly the provider's memory of the key,
-// looked for on the payment (what it had refunded before, and this), and
-// asked under a new key only if not made; cancelled by the provider, not
-// asked again until staff ask (RetryPayment).
+// answered; never answered (or not readable by its id) for nearly the
+// provider's memory of the key (refundKeyLife), looked for among the
+// payment's refunds at the provider beyond those of the session's earlier
+// refunds (unaccountedRefund), and asked under a new key only if not there
+// and no POST under the old one may still land; left to a person when the
+// provider lists no refunds or its refunds are not ours alone; cancelled
+// by the provider, not asked again until staff ask (RetryPayment).
 func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
 	var key, refundID string
 	var amount, before Money
@@ -659,38 +665,66 @@ func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
 	if err != nil {
 		return err
 	}
-	ask := func() (*psp.Refund, error) {
+	post := func() (*psp.Refund, error) {
 		return s.psp.Refund(ctx, key, sess.ExternalID, int64(amount), sess.Currency, refundReceipt(receipt, amount))
 	}
+	// ask POSTs under key once that is recorded (claimRefundPost): not when
+	// the key moved on or is nearly forgotten.
+	ask := func() (*psp.Refund, error) {
+		if err := s.claimRefundPost(ctx, "payment_sessions", sess.ID, key); err != nil {
+			return nil, err
+		}
+		return post()
+	}
 	var r *psp.Refund
+	read := false // read by its id
+	if refundID != "" {
+		r, err = psp.GetRefund(ctx, s.psp, refundID)
+		read = !errors.Is(err, psp.ErrCannotGetRefund)
+	}
 	switch {
-	case refundID != "":
-		if r, err = psp.GetRefund(ctx, s.psp, refundID); errors.Is(err, psp.ErrCannotGetRefund) {
-			r, err = ask()
-		}
-	case !s.now().Before(asked.Add(psp.KeyWindow - refundKeyMargin)):
-		var p *psp.Payment
-		if p, err = s.psp.Get(ctx, sess.ExternalID); err != nil {
+	case read:
+	case s.now().Before(asked.Add(refundKeyLife)):
+		r, err = ask()
+	default:
+		listed := s.now()
+		var refunds []psp.Refund
+		if refunds, err = s.paymentRefunds(ctx, sess.ExternalID); err != nil {
 			break
 		}
-		if Money(p.Refunded) >= before+amount {
-			r = &psp.Refund{Status: "succeeded", Amount: int64(amount)}
+		if r = refundByID(refunds, refundID); r != nil {
 			break
 		}
-		// Not made: asked again, under a key the provider never saw.
+		var none bool
+		if r, none, err = unaccountedRefund(refunds, int64(before), int64(amount)); err != nil || !none {
+			break
+		}
+		// Not made: asked again, under a key the provider never saw, its
+		// POST recorded with it; unless a POST under the old key was
+		// recorded within the longest a POST takes before the list was
+		// read (it may yet land: looked for again at the next check).
 		renewed := fmt.Sprintf("%s-%d", key, s.now().UnixMilli())
-		tag, uerr := s.pool.Exec(ctx, `UPDATE payment_sessions SET refund_key = $3, refund_id = NULL, refund_asked_at = $4
-			WHERE id = $1 AND status = 'refunding' AND refund_key = $2`, sess.ID, key, renewed, s.now())
+		tag, uerr := s.pool.Exec(ctx, `UPDATE payment_sessions SET refund_key = $3, refund_id = NULL, refund_asked_at = $4, refund_posted_at = $4
+			WHERE id = $1 AND status = 'refunding' AND refund_key = $2 AND (refund_posted_at IS NULL OR refund_posted_at < $5)`,
+			sess.ID, key, renewed, s.now(), listed.Add(-s.refundPostBound()))
 		if uerr != nil {
 			return dbErr(uerr)
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("refund of payment session %d moved meanwhile: %w", sess.ID, psp.ErrUnknown)
+			return fmt.Errorf("refund of payment session %d moved meanwhile, or a POST of it may still land: %w", sess.ID, psp.ErrUnknown)
 		}
 		key = renewed
-		r, err = ask()
-	default:
-		r, err = ask()
+		r, err = post()
+	}
+	if refundForAPerson(err) {
+		// Not asked again by the checks under a new key: staff see it at
+		// once (Attention), and it is looked for again meanwhile.
+		if _, uerr := s.pool.Exec(ctx, `UPDATE payment_sessions SET last_error = $3, checks = GREATEST(checks + 1, $4),
+			next_check_at = $5, lease_until = NULL, updated_at = now() WHERE id = $1 AND status = 'refunding' AND refund_key = $2`,
+			sess.ID, key, err.Error(), stuckAfter, s.now().Add(checkDelay(PayRefunding, false, stuckAfter))); uerr != nil {
+			return dbErr(uerr)
+		}
+		return fmt.Errorf("refund of payment session %d: %w", sess.ID, err)
 	}
 	if err != nil {
 		return err

@@ -371,7 +371,7 @@ func (h *Handler) onlineSales(c *fiber.Ctx, d *balancesData) error {
 func saleLine(l *lang, s *booking.Salon, x *booking.BalanceSale) saleRow {
 	r := saleRow{ID: x.ID, BalanceID: x.BalanceID, When: x.CreatedAt.In(s.Location()).Format("02.01.2006 15:04"), Title: x.Title,
 		Price: x.Price.Format(s.Currency, l.Code), Status: saleStatus(l, x.Status), Email: x.Email, MailError: mailError(l, x.MailError),
-		Problem: x.LastError, RefundCancelled: x.RefundCancelled}
+		Problem: reason(l, x.LastError), RefundCancelled: x.RefundCancelled}
 	if x.RefundCancelled {
 		r.Problem = l.T("it cancelled the refund: the money is still owed to the buyer")
 	}

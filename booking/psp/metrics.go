@@ -81,5 +81,14 @@ func (m measured) List(ctx context.Context, since time.Time, cursor string) (p [
 	return List(ctx, m.p, since, cursor)
 }
 
+func (m measured) ListRefunds(ctx context.Context, paymentID, cursor string) (r []Refund, next string, err error) {
+	defer func(t time.Time) {
+		if !errors.Is(err, ErrCannotListRefunds) {
+			m.observe("list_refunds", t, err)
+		}
+	}(time.Now())
+	return ListRefunds(ctx, m.p, paymentID, cursor)
+}
+
 // Unwrap returns the measured provider.
 func (m measured) Unwrap() Provider { return m.p }

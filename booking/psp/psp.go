@@ -35,7 +35,7 @@ type Payment struct {
 	Amount          int64 // minor units
 	Currency        string
 	ConfirmationURL string // where the client pays (while pending)
-	Refunded        int64  // minor units refunded so far
+	Refunded        int64  // minor units refunded so far: by refunds that succeeded, not pending ones
 	Metadata        map[string]string
 }
 
@@ -51,9 +51,10 @@ type CreateRequest struct {
 
 // Refund is a refund as the provider reports it.
 type Refund struct {
-	ID     string
-	Status string // pending, succeeded, canceled
-	Amount int64
+	ID        string
+	Status    string // pending, succeeded, canceled
+	Amount    int64
+	CreatedAt time.Time // when the provider made it (zero: not said)
 }
 
 // Provider is a payment provider. Every method that changes something takes
@@ -100,6 +101,30 @@ func GetRefund(ctx context.Context, p Provider, id string) (*Refund, error) {
 		return GetRefund(ctx, u.Unwrap(), id)
 	}
 	return nil, ErrCannotGetRefund
+}
+
+// RefundLister is a provider that lists the refunds it made of a payment,
+// whatever their state, in pages from cursor ("" for the first page); next
+// is "" after the last page. A refund whose answer never came is found
+// there (a payment's refunded amount counts only the refunds that
+// succeeded: a pending one is in the list alone).
+type RefundLister interface {
+	ListRefunds(ctx context.Context, paymentID, cursor string) (page []Refund, next string, err error)
+}
+
+// ErrCannotListRefunds is a provider that lists no refunds of a payment.
+var ErrCannotListRefunds = errors.New("payment provider: lists no refunds of a payment")
+
+// ListRefunds lists p's refunds of payment paymentID when it can (through
+// any wrappers).
+func ListRefunds(ctx context.Context, p Provider, paymentID, cursor string) ([]Refund, string, error) {
+	if l, ok := p.(RefundLister); ok {
+		return l.ListRefunds(ctx, paymentID, cursor)
+	}
+	if u, ok := p.(interface{ Unwrap() Provider }); ok {
+		return ListRefunds(ctx, u.Unwrap(), paymentID, cursor)
+	}
+	return nil, "", ErrCannotListRefunds
 }
 
 // ErrCannotList is a provider that keeps no list to read.

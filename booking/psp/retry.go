@@ -10,7 +10,7 @@ import (
 // timeout, a reset, a 5xx) is made again at once, up to attempts times in
 // all, with the same idempotence key, as YooKassa asks: the same key with
 // the same request returns the first call's result, so a retry never does
-// the work twice. The pause between attempts doubles from 50 ms; the
+// the work twice. The pause between attempts doubles from firstPause; the
 // caller's context bounds them all. A refusal is not retried.
 func Retrying(p Provider, attempts int) Provider {
 	if attempts <= 1 {
@@ -24,8 +24,28 @@ type retrying struct {
 	attempts int
 }
 
+// firstPause is the pause after a call's first attempt; it doubles after
+// each one.
+const firstPause = 50 * time.Millisecond
+
+// CallBound is the longest one call through p takes when each attempt of
+// it at the provider takes at most perCall: a Retrying provider's every
+// attempt and the pauses between them. (The caller's context may end it
+// sooner; this is what it can take, not what it usually does.) A call
+// begun longer ago than this has landed at the provider, or never will.
+func CallBound(p Provider, perCall time.Duration) time.Duration {
+	switch w := p.(type) {
+	case retrying:
+		each := CallBound(w.p, perCall)
+		return time.Duration(w.attempts)*each + firstPause*(1<<(w.attempts-1)-1)
+	case interface{ Unwrap() Provider }:
+		return CallBound(w.Unwrap(), perCall)
+	}
+	return perCall
+}
+
 func retry[T any](ctx context.Context, r retrying, call func() (T, error)) (T, error) {
-	pause := 50 * time.Millisecond
+	pause := firstPause
 	for i := 1; ; i++ {
 		v, err := call()
 		if err == nil || !errors.Is(err, ErrUnknown) || i == r.attempts {
@@ -78,6 +98,18 @@ func (r retrying) List(ctx context.Context, since time.Time, cursor string) ([]P
 	}
 	p, err := retry(ctx, r, func() (page, error) {
 		items, next, err := List(ctx, r.p, since, cursor)
+		return page{items, next}, err
+	})
+	return p.items, p.next, err
+}
+
+func (r retrying) ListRefunds(ctx context.Context, paymentID, cursor string) ([]Refund, string, error) {
+	type page struct {
+		items []Refund
+		next  string
+	}
+	p, err := retry(ctx, r, func() (page, error) {
+		items, next, err := ListRefunds(ctx, r.p, paymentID, cursor)
 		return page{items, next}, err
 	})
 	return p.items, p.next, err

@@ -165,6 +165,38 @@ func (s *Sandbox) GetRefund(ctx context.Context, id string) (*Refund, error) {
 	return &r, nil
 }
 
+// ListRefunds implements RefundLister: the sandbox's refunds of a payment,
+// newest first, in pages of 100 (the cursor is the page's last id; ids
+// are random, so a page is ordered by time, then id).
+func (s *Sandbox) ListRefunds(ctx context.Context, paymentID, cursor string) ([]Refund, string, error) {
+	if err := s.before(ctx); err != nil {
+		return nil, "", err
+	}
+	rows, err := s.Pool.Query(ctx, `SELECT id, amount, created_at FROM sandbox_refunds
+		WHERE payment_id = $1 AND ($2 = '' OR (created_at, id) < (SELECT created_at, id FROM sandbox_refunds WHERE id = $2))
+		ORDER BY created_at DESC, id DESC LIMIT 100`, paymentID, cursor)
+	if err != nil {
+		return nil, "", fmt.Errorf("sandbox: %v: %w", err, ErrUnknown)
+	}
+	defer rows.Close()
+	var out []Refund
+	for rows.Next() {
+		r := Refund{Status: "succeeded"} // the sandbox's refunds are made at once
+		if err := rows.Scan(&r.ID, &r.Amount, &r.CreatedAt); err != nil {
+			return nil, "", fmt.Errorf("sandbox: %v: %w", err, ErrUnknown)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("sandbox: %v: %w", err, ErrUnknown)
+	}
+	next := ""
+	if len(out) == 100 {
+		next = out[len(out)-1].ID
+	}
+	return out, next, nil
+}
+
 // Refund implements Provider.
 func (s *Sandbox) Refund(ctx context.Context, key, paymentID string, amount int64, _ string, _ *Receipt) (*Refund, error) {
 	if err := s.before(ctx); err != nil {

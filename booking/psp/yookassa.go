@@ -131,14 +131,16 @@ func (y *YooKassa) Cancel(ctx context.Context, key, id string) (*Payment, error)
 
 // ykRefund is a refund as YooKassa sends it.
 type ykRefund struct {
-	ID     string   `json:"id"`
-	Status string   `json:"status"`
-	Amount ykAmount `json:"amount"`
+	ID        string   `json:"id"`
+	Status    string   `json:"status"`
+	Amount    ykAmount `json:"amount"`
+	CreatedAt string   `json:"created_at"`
 }
 
 func (r *ykRefund) refund() *Refund {
 	a, _ := minor(r.Amount.Value)
-	return &Refund{ID: r.ID, Status: r.Status, Amount: a}
+	at, _ := time.Parse(time.RFC3339Nano, r.CreatedAt)
+	return &Refund{ID: r.ID, Status: r.Status, Amount: a, CreatedAt: at}
 }
 
 // Refund implements Provider.
@@ -161,6 +163,27 @@ func (y *YooKassa) GetRefund(ctx context.Context, id string) (*Refund, error) {
 		return nil, err
 	}
 	return r.refund(), nil
+}
+
+// ListRefunds implements RefundLister: GET /refunds?payment_id=...&limit=100,
+// page by page with next_cursor.
+func (y *YooKassa) ListRefunds(ctx context.Context, paymentID, cursor string) ([]Refund, string, error) {
+	q := url.Values{"payment_id": {paymentID}, "limit": {"100"}}
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	var page struct {
+		Items      []ykRefund `json:"items"`
+		NextCursor string     `json:"next_cursor"`
+	}
+	if err := y.do(ctx, http.MethodGet, "/refunds?"+q.Encode(), "", nil, &page); err != nil {
+		return nil, "", err
+	}
+	out := make([]Refund, 0, len(page.Items))
+	for i := range page.Items {
+		out = append(out, *page.Items[i].refund())
+	}
+	return out, page.NextCursor, nil
 }
 
 // do sends one request. Transport failures, timeouts and 5xx are

@@ -1,9 +1,11 @@
 // Package psptest is a fake YooKassa (API v3) for tests: payments created
-// with capture: false, idempotence keys, capture, cancel and refunds, the
-// client's Pay and Decline, notifications to a webhook, and faults the
-// tests control (delays, 500s, answers lost after the work was done). It
-// counts every call and keeps the money's truth, which tests compare with
-// the ledger.
+// with capture: false, idempotence keys, capture, cancel and refunds (read
+// by id, listed by payment), the client's Pay and Decline, notifications
+// to a webhook, and faults the tests control (delays, 500s, answers lost
+// after the work was done). It counts every call and keeps the money's
+// truth, which tests compare with the ledger. As YooKassa, a payment's
+// refunded_amount counts only the refunds that succeeded: a pending one
+// adds to it when it settles, a canceled one never.
 package psptest
 
 import (
@@ -44,7 +46,8 @@ type Server struct {
 	// Delay is how long a Slow call waits.
 	Delay time.Duration
 	// RefundsPending makes new refunds pending (as YooKassa's may be) until
-	// SettleRefunds.
+	// SettleRefunds: meanwhile the payment's refunded_amount does not count
+	// them (the refund list and GET /refunds/{id} show them).
 	RefundsPending bool
 	// RequireReceipts refuses a payment or a refund without a fiscal
 	// receipt YooKassa would accept (54-FZ), as a shop with receipts on.
@@ -126,6 +129,8 @@ type refund struct {
 	PaymentID string `json:"payment_id"`
 	Status    string `json:"status"`
 	Amount    amount `json:"amount"`
+	CreatedAt string `json:"created_at"`
+	seq       int    // the order of creation
 }
 
 type amount struct {
@@ -144,7 +149,7 @@ func New(t interface{ Cleanup(func()) }) *Server {
 
 // Calls returns how many times "METHOD /path-pattern" was called
 // (patterns: POST /payments, GET /payments (the list), GET /payments/{id}, POST /payments/{id}/capture,
-// POST /payments/{id}/cancel, POST /refunds).
+// POST /payments/{id}/cancel, POST /refunds, GET /refunds (the list of a payment's), GET /refunds/{id}).
 func (s *Server) Calls(what string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -158,8 +163,17 @@ func (s *Server) Payments() int {
 	return len(s.payments)
 }
 
-// Totals returns the money captured and refunded, in minor units, over
-// every payment: the truth the ledger must equal.
+// Refunds returns how many refunds the fake made, whatever became of them
+// (pending, succeeded or canceled): each is a refund the shop asked for.
+func (s *Server) Refunds() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.refunds)
+}
+
+// Totals returns the money captured and refunded (by refunds that
+// succeeded), in minor units, over every payment: the truth the ledger
+// must equal.
 func (s *Server) Totals() (captured, refunded int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -206,13 +220,15 @@ func (s *Server) IDs() []string {
 }
 
 // SettleRefunds makes every pending refund succeeded (the money reached
-// the client).
+// the client): its payment's refunded_amount counts it from now.
 func (s *Server) SettleRefunds() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range s.refunds {
 		if r.Status == "pending" {
 			r.Status = "succeeded"
+			p := s.payments[r.PaymentID]
+			p.Refunded.Value = majorOf(minor(p.Refunded.Value) + minor(r.Amount.Value))
 		}
 	}
 }
@@ -323,9 +339,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	key := r.Header.Get("Idempotence-Key")
 	var status int
 	var out any
-	if pattern == "GET /payments" {
+	switch pattern {
+	case "GET /payments":
 		status, out = s.list(r.URL.Query())
-	} else {
+	case "GET /refunds":
+		status, out = s.listRefunds(r.URL.Query())
+	default:
 		status, out = s.handle(r.Method, pattern, parts, key, body)
 	}
 	if fault == Lost {
@@ -424,6 +443,10 @@ func (s *Server) handle(method, pattern string, parts []string, key string, body
 		}
 		a, _ := body["amount"].(map[string]any)
 		v := minor(str(a["value"]))
+		// Refused beyond what the refunds that succeeded left: pending
+		// ones are not counted against it, so a refund asked twice while
+		// the first is pending shows as two refunds (Refunds, Totals once
+		// settled), not as one refused.
 		if p.Status != "succeeded" || minor(p.Refunded.Value)+v > p.Captured {
 			return 400, errBody("invalid_request", "cannot refund")
 		}
@@ -435,15 +458,16 @@ func (s *Server) handle(method, pattern string, parts []string, key string, body
 			s.receipts = append(s.receipts, Receipt{Kind: "refund", PaymentID: p.ID, Body: r})
 		}
 		s.seq++
-		rf := &refund{ID: fmt.Sprintf("ref-%04d", s.seq), PaymentID: p.ID, Status: "succeeded", Amount: amount{Value: str(a["value"]), Currency: p.Amount.Currency}}
+		rf := &refund{ID: fmt.Sprintf("ref-%04d", s.seq), PaymentID: p.ID, Status: "succeeded", Amount: amount{Value: str(a["value"]), Currency: p.Amount.Currency},
+			CreatedAt: s.now().UTC().Format("2006-01-02T15:04:05.000Z"), seq: s.seq}
 		switch {
 		case s.RefundsCanceled:
 			rf.Status = "canceled"
 		case s.RefundsPending:
 			rf.Status = "pending"
 		}
-		if rf.Status != "canceled" {
-			p.Refunded.Value = fmt.Sprintf("%d.%02d", (minor(p.Refunded.Value)+v)/100, (minor(p.Refunded.Value)+v)%100)
+		if rf.Status == "succeeded" {
+			p.Refunded.Value = majorOf(minor(p.Refunded.Value) + v)
 		}
 		s.refunds[rf.ID] = rf
 		s.remember(key, rf.ID)
@@ -584,6 +608,49 @@ func (s *Server) list(q url.Values) (int, any) {
 	return 200, out
 }
 
+// listRefunds is GET /refunds: the refunds of payment_id (every one when
+// it is not given), newest first, limit a page (at most 100), next_cursor
+// to go on.
+func (s *Server) listRefunds(q url.Values) (int, any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	limit, err := strconv.Atoi(q.Get("limit"))
+	if err != nil || limit < 1 || limit > 100 {
+		limit = 10
+	}
+	var all []*refund
+	for _, r := range s.refunds {
+		if pid := q.Get("payment_id"); pid == "" || r.PaymentID == pid {
+			all = append(all, r)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].seq > all[j].seq })
+	from := 0
+	if c := q.Get("cursor"); c != "" {
+		from = len(all)
+		for i, r := range all {
+			if r.ID == c {
+				from = i
+				break
+			}
+		}
+	}
+	items := []*refund{}
+	next := ""
+	for i := from; i < len(all); i++ {
+		if len(items) == limit {
+			next = all[i].ID
+			break
+		}
+		items = append(items, all[i])
+	}
+	out := map[string]any{"type": "list", "items": items}
+	if next != "" {
+		out["next_cursor"] = next
+	}
+	return 200, out
+}
+
 func errBody(code, desc string) map[string]string {
 	return map[string]string{"type": "error", "code": code, "description": desc}
 }
@@ -603,6 +670,8 @@ func str(v any) string {
 	}
 	return ""
 }
+
+func majorOf(v int64) string { return fmt.Sprintf("%d.%02d", v/100, v%100) }
 
 func minor(s string) int64 {
 	whole, frac, _ := strings.Cut(s, ".")
