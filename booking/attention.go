@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"salon/i18n"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -101,20 +102,33 @@ func (s *Service) PaymentHistory(ctx context.Context, salonID, bookingID int64) 
 	})
 }
 
+// askableAgain is a refunding session's condition for staff to ask for
+// its refund again: the provider cancelled it, or the checks could not
+// tell whether it was made and left it to a person.
+var askableAgain = func() string {
+	var in []string
+	for _, why := range []string{refundCancelled, refundUnlisted, refundUnaccounted} {
+		in = append(in, "'"+strings.ReplaceAll(why, "'", "''")+"'") // (the texts are ours: quoted as literals)
+	}
+	return "last_error IN (" + strings.Join(in, ", ") + ")"
+}()
+
 // RetryPayment has a payment's check made now, as staff ask, and again
 // soon after (its backoff starts over). Admins and owners.
 func (s *Service) RetryPayment(ctx context.Context, salonID, sessionID int64) (*PaymentSession, error) {
 	if _, err := s.salonAs(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
 	}
-	// A refund the provider cancelled is asked again, under a new key.
+	// A refund the provider cancelled, or one the checks left to a person
+	// (who found at the provider that it was not made), is asked again,
+	// under a new key.
 	err := s.staffPaymentAction(ctx, salonID, sessionID, "payment_retry", `UPDATE payment_sessions SET next_check_at = $2, checks = 0,
 		lease_until = NULL,
-		refund_key = CASE WHEN status = 'refunding' AND last_error = '`+refundCancelled+`' THEN refund_key || '-' || (extract(epoch FROM $2::timestamptz) * 1000)::bigint ELSE refund_key END,
-		refund_id = CASE WHEN status = 'refunding' AND last_error = '`+refundCancelled+`' THEN NULL ELSE refund_id END,
-		refund_asked_at = CASE WHEN status = 'refunding' AND last_error = '`+refundCancelled+`' THEN $2 ELSE refund_asked_at END,
-		refund_posted_at = CASE WHEN status = 'refunding' AND last_error = '`+refundCancelled+`' THEN NULL ELSE refund_posted_at END,
-		last_error = CASE WHEN status = 'refunding' AND last_error = '`+refundCancelled+`' THEN '' ELSE last_error END
+		refund_key = CASE WHEN status = 'refunding' AND `+askableAgain+` THEN 'refund-' || id || '-at' || (extract(epoch FROM $2::timestamptz) * 1000)::bigint ELSE refund_key END,
+		refund_id = CASE WHEN status = 'refunding' AND `+askableAgain+` THEN NULL ELSE refund_id END,
+		refund_asked_at = CASE WHEN status = 'refunding' AND `+askableAgain+` THEN $2 ELSE refund_asked_at END,
+		refund_posted_at = CASE WHEN status = 'refunding' AND `+askableAgain+` THEN NULL ELSE refund_posted_at END,
+		last_error = CASE WHEN status = 'refunding' AND `+askableAgain+` THEN '' ELSE last_error END
 		WHERE id = $1 AND status IN ('registering', 'registered', 'unknown', 'authorized', 'canceling', 'refunding') RETURNING status`)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -247,8 +248,12 @@ type BalanceSale struct {
 	// RefundCancelled: the provider cancelled the sale's refund; the money
 	// is owed, and RetrySaleRefund asks for it again.
 	RefundCancelled bool
-	Refunded        Money
-	CreatedAt       time.Time
+	// RefundToCheck: whether the sale's refund was made is for a person to
+	// check at the provider (the checks cannot tell, and do not risk a
+	// second one); if it was not, RetrySaleRefund asks for it again.
+	RefundToCheck bool
+	Refunded      Money
+	CreatedAt     time.Time
 	// ValidUntil is the balance's last day (once credited; zero: no end).
 	ValidUntil Date
 	// Code is set only where the buyer's claim reveals it (SaleCode).
@@ -276,6 +281,7 @@ func scanSale(r pgx.Row) (*BalanceSale, error) {
 	}
 	x.Price, x.Refunded = Money(price), Money(refunded)
 	x.RefundCancelled = x.Status == PayRefunding && x.LastError == refundCancelled
+	x.RefundToCheck = x.Status == PayRefunding && (x.LastError == refundUnlisted || x.LastError == refundUnaccounted)
 	if mailed != nil {
 		x.MailedAt = *mailed
 	}
@@ -991,8 +997,8 @@ const (
 // looked for; or the payment's refunds at the provider are not what our
 // records and this refund add up to.
 const (
-	refundUnlisted    = "the provider lists no refunds: whether this refund was made is to be checked at the provider"
-	refundUnaccounted = "the provider's refunds of the payment are not what ours add up to: they are to be checked at the provider"
+	refundUnlisted    = "the provider lists no refunds: check at the provider whether this refund was made; if it was not, ask for it again here"
+	refundUnaccounted = "the provider's refunds of the payment are not what ours add up to: check them at the provider; if this refund is not among them, ask for it again here"
 )
 
 var (
@@ -1035,30 +1041,33 @@ func (s *Service) paymentRefunds(ctx context.Context, id string) ([]psp.Refund, 
 // unaccountedRefund finds, among a payment's refunds at the provider, the
 // one a refund of amount asked under a key now forgotten made, when its
 // answers were all lost (the payment's refunded amount does not show a
-// pending one: it counts only the refunds that succeeded). The refunds
-// pending or made beyond accounted (what of the payment our records
-// have refunded already, each of those made) are the ones we have not
-// recorded: none (none is true: the refund was not made, and may be asked
-// anew), or exactly amount, of which the newest refund of that amount is
-// it. Anything else is errRefundUnaccounted: the provider has refunded
-// what we cannot tell ours, and a new refund could be a second one.
+// pending one: it counts only the refunds that succeeded). Of the refunds
+// pending or made, oldest first, ours before this one are the first ones,
+// adding up to accounted (what of the payment our records have refunded
+// already); what comes after them is this one's: nothing (none is true:
+// the refund was not made, and may be asked anew), or one refund of
+// amount, which is it. Anything else is errRefundUnaccounted: the provider
+// has refunded what we cannot tell ours (a refund made by hand, say), and
+// a new refund could be a second one.
 func unaccountedRefund(refunds []psp.Refund, accounted, amount int64) (r *psp.Refund, none bool, err error) {
-	var live int64
-	for i := range refunds {
-		f := &refunds[i]
-		if f.Status != "pending" && f.Status != "succeeded" {
-			continue // canceled: nothing went back
-		}
-		live += f.Amount
-		if f.Amount == amount && (r == nil || f.CreatedAt.After(r.CreatedAt)) {
-			r = f // (of two made at once, the first listed: the provider lists newest first)
+	var live []*psp.Refund
+	for i := len(refunds) - 1; i >= 0; i-- { // (the provider lists newest first)
+		if f := &refunds[i]; f.Status == "pending" || f.Status == "succeeded" { // (canceled: nothing went back)
+			live = append(live, f)
 		}
 	}
+	slices.SortStableFunc(live, func(a, b *psp.Refund) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	var sum int64
+	for len(live) > 0 && sum < accounted {
+		sum += live[0].Amount
+		live = live[1:]
+	}
 	switch {
-	case live == accounted:
+	case sum != accounted:
+	case len(live) == 0:
 		return nil, true, nil
-	case live == accounted+amount && r != nil:
-		return r, false, nil
+	case len(live) == 1 && live[0].Amount == amount:
+		return live[0], false, nil
 	}
 	return nil, false, errRefundUnaccounted
 }
@@ -1102,17 +1111,34 @@ func refundByID(refunds []psp.Refund, id string) *psp.Refund {
 	return nil
 }
 
-// refundPostBound is the longest a refund's POST can take: every attempt
-// of the retrying provider a whole providerCall, and the pauses between
-// them (psp.CallBound). A POST recorded longer ago has landed at the
-// provider, or never will: the refunds listed since show what it made.
-func (s *Service) refundPostBound() time.Duration { return psp.CallBound(s.psp, providerCall) }
+// refundPostBound is how long after a refund's POST began the refund it
+// made is surely among the payment's refunds: the longest the POST can
+// take (every attempt of the retrying provider a whole providerCall, and
+// the pauses between them: psp.CallBound), and refundLandMargin. A POST
+// recorded longer ago has landed at the provider, or never will: the
+// refunds listed since show what it made.
+func (s *Service) refundPostBound() time.Duration {
+	return psp.CallBound(s.psp, providerCall) + refundLandMargin
+}
+
+// refundLandMargin is how long after our call a refund may still come to
+// be among the payment's refunds: the provider may finish a refund asked
+// of it after our call gave up, and its list may lag behind. It also
+// covers the replicas' clocks, which stamp a POST and compare the stamp
+// (each its own: they differ by far less). The key's last hour leaves it
+// room: nothing is asked under a key once it is 23 hours old, and a key
+// is renewed a quarter of an hour after its last POST at the earliest.
+const refundLandMargin = 15 * time.Minute
 
 // errRefundKeyMoved: a refund's POST was not made under the key read,
 // which is no longer the refund's (another path renewed it, or finished
 // the refund) or is near the end of the provider's memory of it (the
 // refund is looked for instead).
 var errRefundKeyMoved = errors.New("the refund's key moved on, or is nearly forgotten by the provider: not asked under it")
+
+// errRefundLater: a refund's key was not renewed, as another path moved
+// the refund on meanwhile, or a POST under the key may still land.
+var errRefundLater = errors.New("the refund moved on meanwhile, or a POST of it may still land: looked for again at the next check")
 
 // claimRefundPost records, just before a refund's POST under key, that it
 // is made now (refund_posted_at of row id of table, balance_sales or
@@ -1200,7 +1226,9 @@ func (s *Service) renewUnmadeRefundKey(ctx context.Context, x *saleState, listed
 }
 
 // RetrySaleRefund asks the provider again for the refund it cancelled of
-// the sale of balance balanceID (staff of the salon), under a new key. A
+// the sale of balance balanceID (staff of the salon), or for one the
+// checks left to a person (RefundToCheck: staff found at the provider
+// that it was not made), under a new key. A
 // refund the provider has made after all (its word had not reached the
 // sale yet) is recorded instead, and the sale returned refunded. Errors:
 // ErrForbidden, ErrNotFound, ErrConflict (no refund is owed, or the one
@@ -1228,6 +1256,10 @@ func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64)
 	if s.psp == nil || x.provider != s.psp.Name() || !providerCallsAllowed(ctx) {
 		return nil, fmt.Errorf("balance sale %d: the payment provider is not reachable from here: %w", id, ErrUnavailable)
 	}
+	cur, err := s.sale(ctx, `s.id = $1`, id)
+	if err != nil {
+		return nil, err
+	}
 	cctx, cancel := context.WithTimeout(ctx, providerCall)
 	r, err := s.refundState(cctx, x)
 	cancel()
@@ -1240,7 +1272,11 @@ func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64)
 			return nil, err
 		}
 		return s.sale(ctx, `s.id = $1`, id)
-	case r == nil || r.Status != "canceled":
+	case r != nil && r.Status == "canceled":
+	case r == nil && cur.RefundToCheck:
+		// The provider could not tell whether it was made: the person who
+		// checked there says it was not.
+	default:
 		return nil, conflict("the refund is on its way: the provider has not cancelled it")
 	}
 	if err := s.renewRefundKey(ctx, x); err != nil {
@@ -1298,7 +1334,7 @@ func refundSaleOf(ctx context.Context, tx pgx.Tx, b *Balance, left int64, now ti
 		return 0, 0, nil
 	}
 	_, err = tx.Exec(ctx, `UPDATE balance_sales SET status = 'refunding', refund_amount = $2, refund_key = $3, next_check_at = $4,
-		refund_asked_at = $4, refund_id = NULL, checks = 0, updated_at = now() WHERE id = $1`, id, amount, "sale-refund-"+strconv.FormatInt(id, 10), now)
+		refund_asked_at = $4, refund_id = NULL, refund_posted_at = NULL, checks = 0, updated_at = now() WHERE id = $1`, id, amount, "sale-refund-"+strconv.FormatInt(id, 10), now)
 	return id, Money(amount), err
 }
 

@@ -9,10 +9,10 @@ import (
 )
 
 // TestUnaccountedRefund: among a payment's refunds at the provider, the
-// one a refund whose answers were lost made is what is pending or made
-// beyond what our records refunded, when that is exactly its amount (the
-// newest of that amount); nothing beyond is none; anything else is a
-// person's.
+// one a refund whose answers were lost made is the one refund pending or
+// made after those our records refunded (the oldest, adding up to what
+// they refunded), when it is of its amount; nothing after them is none;
+// anything else is a person's.
 func TestUnaccountedRefund(t *testing.T) {
 	at := func(m int) time.Time { return time.Date(2026, 3, 2, 10, m, 0, 0, time.UTC) }
 	r := func(id, status string, amount int64, m int) psp.Refund {
@@ -35,6 +35,10 @@ func TestUnaccountedRefund(t *testing.T) {
 		{"another amount", []psp.Refund{r("a", "pending", 200, 1)}, 0, 300, "person"},
 		{"ours twice", []psp.Refund{r("b", "pending", 300, 2), r("a", "succeeded", 300, 1)}, 0, 300, "person"},
 		{"less than our records", []psp.Refund{r("a", "succeeded", 200, 1)}, 500, 300, "person"},
+		{"refunds by hand beyond ours, adding up to this one", []psp.Refund{r("m2", "pending", 200, 3), r("m1", "pending", 100, 2), r("a", "succeeded", 300, 1)},
+			300, 300, "person"},
+		{"a refund by hand before ours", []psp.Refund{r("c", "pending", 300, 3), r("a", "succeeded", 300, 2), r("m", "succeeded", 100, 1)},
+			300, 300, "person"},
 	} {
 		got, none, err := unaccountedRefund(c.refunds, c.accounted, c.amount)
 		var is string

@@ -590,6 +590,47 @@ func TestASaleRefundTheProviderCannotListIsLeftToAPerson(t *testing.T) {
 	}
 }
 
+// A sale's refund the checks left to a person (the provider lists no
+// refunds, and never answered it) is asked again when staff say so,
+// having found at the provider that it was not made: under a new key,
+// made once.
+func TestASaleRefundLeftToAPersonIsAskedAgainWhenStaffSay(t *testing.T) {
+	w := newSaleWorldOver(t, func(p psp.Provider) psp.Provider { return unlisted{p} })
+	w.fake.Now = w.Clock.Now
+	staff := booking.As(context.Background(), w.admin())
+	const owed = 2000000 * 2 / 5 // two visits of five left
+	var refuse atomic.Bool
+	refuse.Store(true)
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if refuse.Load() && path == "POST /refunds" {
+			return psptest.Error // (refused before it was made)
+		}
+		return psptest.None
+	}
+	x := w.soldPackage(3)
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []time.Duration{psp.KeyWindow, time.Hour} {
+		w.Clock.Advance(d)
+		if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := w.Svc.SaleOfBalance(staff, w.salon.ID, x.BalanceID)
+	if err != nil || got.Status != booking.PayRefunding || !got.RefundToCheck || got.RefundCancelled || w.fake.Refunds() != 0 {
+		t.Fatalf("a day later: %+v, %v; %d refunds at the provider", got, err, w.fake.Refunds())
+	}
+	refuse.Store(false)
+	posts := w.fake.Calls("POST /refunds")
+	got, err = w.Svc.RetrySaleRefund(staff, w.salon.ID, x.BalanceID)
+	if _, back := w.fake.Totals(); err != nil || got.Status != booking.PayRefunded || w.fake.Refunds() != 1 || back != owed ||
+		w.fake.Calls("POST /refunds")-posts != 1 {
+		t.Fatalf("asked again: %+v, %v; %d refunded in %d refunds (%d POSTs), want %d in 1", got, err, back, w.fake.Refunds(),
+			w.fake.Calls("POST /refunds")-posts, owed)
+	}
+}
+
 // A refund's key is not renewed while a POST under it may be on its way:
 // a check POSTs just before the provider's memory of the key ends (its
 // POST recorded, then slow to land), and a check of another path right

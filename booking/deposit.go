@@ -91,7 +91,7 @@ func heldOf(ss []sessionMoney) Money {
 // writes its follow-up job when it did.
 func beginRefund(ctx context.Context, tx pgx.Tx, id int64, amount Money, why string, now time.Time) (bool, error) {
 	tag, err := tx.Exec(ctx, `UPDATE payment_sessions SET status = 'refunding', cancel_token = NULL, refund_amount = $2,
-		refund_key = 'refund-' || id || CASE WHEN refunds > 0 THEN '-' || refunds ELSE '' END, refund_id = NULL, refund_asked_at = $3,
+		refund_key = 'refund-' || id || CASE WHEN refunds > 0 THEN '-' || refunds ELSE '' END, refund_id = NULL, refund_asked_at = $3, refund_posted_at = NULL,
 		version = version + 1, next_check_at = $3, checks = 0, last_error = COALESCE(NULLIF($4, ''), last_error), updated_at = now()
 		WHERE id = $1 AND status = 'completed' AND cancel_token IS NOT NULL AND refunded + $2 <= amount`, id, amount, now, why)
 	if err != nil {

@@ -575,6 +575,11 @@ func (s *Service) checkFailed(ctx context.Context, sess *PaymentSession, cause e
 	if refundForAPerson(cause) {
 		return fmt.Errorf("payment provider: %v: %w", cause, ErrConflict) // (recorded, and put before staff)
 	}
+	if errors.Is(cause, errRefundKeyMoved) || errors.Is(cause, errRefundLater) {
+		// Nothing asked of the provider, nothing failed: the next check
+		// looks again.
+		return s.unchanged(ctx, sess, false)
+	}
 	if err := s.lookAgain(ctx, sess, sess.Status == PayRegistered, cause.Error()); err != nil {
 		return err
 	}
@@ -703,7 +708,7 @@ func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
 		// POST recorded with it; unless a POST under the old key was
 		// recorded within the longest a POST takes before the list was
 		// read (it may yet land: looked for again at the next check).
-		renewed := fmt.Sprintf("%s-%d", key, s.now().UnixMilli())
+		renewed := fmt.Sprintf("refund-%d-at%d", sess.ID, s.now().UnixMilli()) // (not the old key lengthened: the provider takes 64 characters at most)
 		tag, uerr := s.pool.Exec(ctx, `UPDATE payment_sessions SET refund_key = $3, refund_id = NULL, refund_asked_at = $4, refund_posted_at = $4
 			WHERE id = $1 AND status = 'refunding' AND refund_key = $2 AND (refund_posted_at IS NULL OR refund_posted_at < $5)`,
 			sess.ID, key, renewed, s.now(), listed.Add(-s.refundPostBound()))
@@ -711,7 +716,7 @@ func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
 			return dbErr(uerr)
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("refund of payment session %d moved meanwhile, or a POST of it may still land: %w", sess.ID, psp.ErrUnknown)
+			return fmt.Errorf("refund of payment session %d: %w", sess.ID, errRefundLater)
 		}
 		key = renewed
 		r, err = post()
@@ -951,7 +956,7 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 					return err
 				}
 				next, err := scanSession(tx.QueryRow(ctx, `UPDATE payment_sessions SET status = 'refunding', refund_amount = amount,
-					refund_key = 'refund-' || id, refund_id = NULL, refund_asked_at = $2, version = version + 1, next_check_at = $2, last_error = 'refunded in full: the booking was cancelled',
+					refund_key = 'refund-' || id, refund_id = NULL, refund_asked_at = $2, refund_posted_at = NULL, version = version + 1, next_check_at = $2, last_error = 'refunded in full: the booking was cancelled',
 					checks = 0, updated_at = now()
 					WHERE id = $1 AND status = 'completed' RETURNING `+sessionColumns, sess.ID, now))
 				if err != nil {

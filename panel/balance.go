@@ -325,6 +325,7 @@ type saleRow struct {
 	MailError                         string
 	Problem                           string // the provider's last refusal
 	RefundCancelled                   bool   // the provider cancelled the refund: it may be asked again
+	RefundToCheck                     bool   // whether the refund was made is for staff to check at the provider: it may be asked again
 }
 
 // onlineSales fills in the balances page's offers and latest sales.
@@ -371,7 +372,7 @@ func (h *Handler) onlineSales(c *fiber.Ctx, d *balancesData) error {
 func saleLine(l *lang, s *booking.Salon, x *booking.BalanceSale) saleRow {
 	r := saleRow{ID: x.ID, BalanceID: x.BalanceID, When: x.CreatedAt.In(s.Location()).Format("02.01.2006 15:04"), Title: x.Title,
 		Price: x.Price.Format(s.Currency, l.Code), Status: saleStatus(l, x.Status), Email: x.Email, MailError: mailError(l, x.MailError),
-		Problem: reason(l, x.LastError), RefundCancelled: x.RefundCancelled}
+		Problem: reason(l, x.LastError), RefundCancelled: x.RefundCancelled, RefundToCheck: x.RefundToCheck}
 	if x.RefundCancelled {
 		r.Problem = l.T("it cancelled the refund: the money is still owed to the buyer")
 	}

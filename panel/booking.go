@@ -647,8 +647,8 @@ var paymentReasons = map[string]bool{"created": true, "paid": true, "captured": 
 	"hold expired": true, "the booking moved": true, "too late to remind": true, "its time has passed": true,
 	"the difference is paid": true, "the client unsubscribed": true, "the booking's e-mail is no longer this one": true,
 	"the client's phone is no longer this one": true, "the provider cancelled the refund": true,
-	"the provider lists no refunds: whether this refund was made is to be checked at the provider":              true,
-	"the provider's refunds of the payment are not what ours add up to: they are to be checked at the provider": true}
+	"the provider lists no refunds: check at the provider whether this refund was made; if it was not, ask for it again here":                                true,
+	"the provider's refunds of the payment are not what ours add up to: check them at the provider; if this refund is not among them, ask for it again here": true}
 
 // payLink makes a link that pays what the booking owes online and shows
 // it on the booking's page, for staff to send the client themselves.
