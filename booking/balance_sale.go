@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -281,7 +280,7 @@ func scanSale(r pgx.Row) (*BalanceSale, error) {
 	}
 	x.Price, x.Refunded = Money(price), Money(refunded)
 	x.RefundCancelled = x.Status == PayRefunding && x.LastError == refundCancelled
-	x.RefundToCheck = x.Status == PayRefunding && (x.LastError == refundUnlisted || x.LastError == refundUnaccounted)
+	x.RefundToCheck = refundToCheck(x.Status, x.LastError)
 	if mailed != nil {
 		x.MailedAt = *mailed
 	}
@@ -466,15 +465,16 @@ type saleState struct {
 	title           string
 	kind            BalanceKind
 	balance         int64
+	lastError       string
 }
 
 func (s *Service) readSale(ctx context.Context, q querier, id int64, lock string) (*saleState, error) {
 	var x saleState
 	err := q.QueryRow(ctx, `SELECT s.id, s.salon_id, s.status, s.provider, s.idempotence_key, COALESCE(s.external_id, ''), s.price, s.currency,
 		    s.return_url, s.receipt, COALESCE(s.refund_amount, 0), COALESCE(s.refund_key, ''), COALESCE(s.refund_id, ''),
-		    COALESCE(s.refund_asked_at, s.updated_at), s.checks, s.created_at, s.title, s.kind, COALESCE(s.balance_id, 0)
+		    COALESCE(s.refund_asked_at, s.updated_at), s.checks, s.created_at, s.title, s.kind, COALESCE(s.balance_id, 0), s.last_error
 		FROM balance_sales s WHERE s.id = $1 `+lock, id).Scan(&x.id, &x.salonID, &x.status, &x.provider, &x.key, &x.externalID, &x.price, &x.currency,
-		&x.returnURL, &x.receipt, &x.refundAmount, &x.refundKey, &x.refundID, &x.refundAskedAt, &x.checks, &x.createdAt, &x.title, &x.kind, &x.balance)
+		&x.returnURL, &x.receipt, &x.refundAmount, &x.refundKey, &x.refundID, &x.refundAskedAt, &x.checks, &x.createdAt, &x.title, &x.kind, &x.balance, &x.lastError)
 	if isNoRows(err) {
 		return nil, fmt.Errorf("balance sale %d: %w", id, ErrNotFound)
 	}
@@ -941,7 +941,7 @@ func (s *Service) refundSale(ctx context.Context, x *saleState) error {
 		r, err = s.findSaleRefund(cctx, x)
 	}
 	switch {
-	case errors.Is(err, errRefundKeyMoved), err == nil && r == nil:
+	case errors.Is(err, errRefundKeyMoved), errors.Is(err, errRefundLater):
 		// Another path moved the refund on, or a POST under its key may
 		// still land: the next check reads it again.
 		s.saleUnchanged(ctx, x)
@@ -974,189 +974,6 @@ func (s *Service) refundSale(ctx context.Context, x *saleState) error {
 		return fmt.Errorf("balance sale %d: %s: %w", x.id, refundCancelled, ErrConflict)
 	}
 	s.saleUnchanged(ctx, x)
-	return nil
-}
-
-// refundCancelled is a sale's or a payment's last error when the provider
-// cancelled its refund; errRefundCancelled says so.
-const refundCancelled = "the provider cancelled the refund"
-
-var errRefundCancelled = errors.New(refundCancelled)
-
-// refundKeyMargin is how long before the provider forgets a refund's key
-// it is no longer asked under it; refundKeyLife, how long after a refund
-// was asked under a key it may still be asked under it.
-const (
-	refundKeyMargin = time.Hour
-	refundKeyLife   = psp.KeyWindow - refundKeyMargin
-)
-
-// A refund the checks cannot finish without risking a second one is left
-// to a person (its last error says why, and puts it before staff): the
-// provider lists no refunds, so one asked under a forgotten key cannot be
-// looked for; or the payment's refunds at the provider are not what our
-// records and this refund add up to.
-const (
-	refundUnlisted    = "the provider lists no refunds: check at the provider whether this refund was made; if it was not, ask for it again here"
-	refundUnaccounted = "the provider's refunds of the payment are not what ours add up to: check them at the provider; if this refund is not among them, ask for it again here"
-)
-
-var (
-	errRefundUnlisted    = errors.New(refundUnlisted)
-	errRefundUnaccounted = errors.New(refundUnaccounted)
-)
-
-// refundForAPerson reports whether err leaves a refund to a person.
-func refundForAPerson(err error) bool {
-	return errors.Is(err, errRefundUnlisted) || errors.Is(err, errRefundUnaccounted)
-}
-
-// maxRefundPages bounds the pages of one payment's refunds read (100 a
-// page: far more refunds than a payment has).
-const maxRefundPages = 100
-
-// paymentRefunds lists every refund the provider made of payment id,
-// whatever its state, page by page; errRefundUnlisted when the provider
-// lists none.
-func (s *Service) paymentRefunds(ctx context.Context, id string) ([]psp.Refund, error) {
-	var all []psp.Refund
-	cursor := ""
-	for range maxRefundPages {
-		page, next, err := psp.ListRefunds(ctx, s.psp, id, cursor)
-		if errors.Is(err, psp.ErrCannotListRefunds) {
-			return nil, errRefundUnlisted
-		}
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, page...)
-		if next == "" || next == cursor {
-			return all, nil
-		}
-		cursor = next
-	}
-	return nil, fmt.Errorf("refunds of payment %s: more than %d pages: %w", id, maxRefundPages, psp.ErrUnknown)
-}
-
-// unaccountedRefund finds, among a payment's refunds at the provider, the
-// one a refund of amount asked under a key now forgotten made, when its
-// answers were all lost (the payment's refunded amount does not show a
-// pending one: it counts only the refunds that succeeded). Of the refunds
-// pending or made, oldest first, ours before this one are the first ones,
-// adding up to accounted (what of the payment our records have refunded
-// already); what comes after them is this one's: nothing (none is true:
-// the refund was not made, and may be asked anew), or one refund of
-// amount, which is it. Anything else is errRefundUnaccounted: the provider
-// has refunded what we cannot tell ours (a refund made by hand, say), and
-// a new refund could be a second one.
-func unaccountedRefund(refunds []psp.Refund, accounted, amount int64) (r *psp.Refund, none bool, err error) {
-	var live []*psp.Refund
-	for i := len(refunds) - 1; i >= 0; i-- { // (the provider lists newest first)
-		if f := &refunds[i]; f.Status == "pending" || f.Status == "succeeded" { // (canceled: nothing went back)
-			live = append(live, f)
-		}
-	}
-	slices.SortStableFunc(live, func(a, b *psp.Refund) int { return a.CreatedAt.Compare(b.CreatedAt) })
-	var sum int64
-	for len(live) > 0 && sum < accounted {
-		sum += live[0].Amount
-		live = live[1:]
-	}
-	switch {
-	case sum != accounted:
-	case len(live) == 0:
-		return nil, true, nil
-	case len(live) == 1 && live[0].Amount == amount:
-		return live[0], false, nil
-	}
-	return nil, false, errRefundUnaccounted
-}
-
-// findSaleRefund looks for x's refund among its payment's refunds at the
-// provider, once the provider has (nearly) forgotten the key it was asked
-// under and never answered (or cannot read it by its id: it is listed by
-// that id). A sale is refunded once: the provider's one refund of its
-// payment, pending or made, of its amount, is it, and is followed by its
-// id from now. None there, it was not made, and is asked under a new key
-// (renewUnmadeRefundKey), unless a POST under the old one may still land:
-// nil then, and it is looked for again at the next check. A provider that
-// lists no refunds, or refunds that are not ours alone, leave it to a
-// person (refundForAPerson): no new key, no second refund risked.
-func (s *Service) findSaleRefund(ctx context.Context, x *saleState) (*psp.Refund, error) {
-	listed := s.now()
-	refunds, err := s.paymentRefunds(ctx, x.externalID)
-	if err != nil {
-		return nil, err
-	}
-	if r := refundByID(refunds, x.refundID); r != nil {
-		return r, nil
-	}
-	r, none, err := unaccountedRefund(refunds, 0, x.refundAmount)
-	if err != nil || !none {
-		return r, err
-	}
-	if renewed, err := s.renewUnmadeRefundKey(ctx, x, listed); err != nil || !renewed {
-		return nil, err
-	}
-	return s.postRefund(ctx, x)
-}
-
-// refundByID is the refund of id among refunds (nil: none, or id "").
-func refundByID(refunds []psp.Refund, id string) *psp.Refund {
-	for i := range refunds {
-		if id != "" && refunds[i].ID == id {
-			return &refunds[i]
-		}
-	}
-	return nil
-}
-
-// refundPostBound is how long after a refund's POST began the refund it
-// made is surely among the payment's refunds: the longest the POST can
-// take (every attempt of the retrying provider a whole providerCall, and
-// the pauses between them: psp.CallBound), and refundLandMargin. A POST
-// recorded longer ago has landed at the provider, or never will: the
-// refunds listed since show what it made.
-func (s *Service) refundPostBound() time.Duration {
-	return psp.CallBound(s.psp, providerCall) + refundLandMargin
-}
-
-// refundLandMargin is how long after our call a refund may still come to
-// be among the payment's refunds: the provider may finish a refund asked
-// of it after our call gave up, and its list may lag behind. It also
-// covers the replicas' clocks, which stamp a POST and compare the stamp
-// (each its own: they differ by far less). The key's last hour leaves it
-// room: nothing is asked under a key once it is 23 hours old, and a key
-// is renewed a quarter of an hour after its last POST at the earliest.
-const refundLandMargin = 15 * time.Minute
-
-// errRefundKeyMoved: a refund's POST was not made under the key read,
-// which is no longer the refund's (another path renewed it, or finished
-// the refund) or is near the end of the provider's memory of it (the
-// refund is looked for instead).
-var errRefundKeyMoved = errors.New("the refund's key moved on, or is nearly forgotten by the provider: not asked under it")
-
-// errRefundLater: a refund's key was not renewed, as another path moved
-// the refund on meanwhile, or a POST under the key may still land.
-var errRefundLater = errors.New("the refund moved on meanwhile, or a POST of it may still land: looked for again at the next check")
-
-// claimRefundPost records, just before a refund's POST under key, that it
-// is made now (refund_posted_at of row id of table, balance_sales or
-// payment_sessions), and only while key is still the refund's and within
-// the provider's memory of it (refundKeyLife); errRefundKeyMoved, and the
-// POST is not to be made, when not. A key is renewed only once the last
-// POST under it is older than refundPostBound.
-func (s *Service) claimRefundPost(ctx context.Context, table string, id int64, key string) error {
-	now := s.now()
-	tag, err := s.pool.Exec(ctx, `UPDATE `+table+` SET refund_posted_at = $3
-		WHERE id = $1 AND status = 'refunding' AND refund_key = $2 AND COALESCE(refund_asked_at, updated_at) > $4`,
-		id, key, now, now.Add(-refundKeyLife))
-	if err != nil {
-		return fmt.Errorf("%s %d: %w", table, id, dbErr(err))
-	}
-	if tag.RowsAffected() == 0 {
-		return errRefundKeyMoved
-	}
 	return nil
 }
 
@@ -1203,26 +1020,18 @@ func (s *Service) renewRefundKey(ctx context.Context, x *saleState) error {
 	return nil
 }
 
-// renewUnmadeRefundKey gives x's refund, not made under its key (none of
-// the provider's refunds listed at listed is it), a key of its own, to be
-// POSTed under at once (recorded with it). Only when no POST under the old
-// key was recorded within refundPostBound before listed: one still on its
-// way then was not listed, and may yet land; nothing changes, and it
-// reports false (as it does when another path moved the refund on).
-func (s *Service) renewUnmadeRefundKey(ctx context.Context, x *saleState, listed time.Time) (bool, error) {
-	now := s.now()
-	key := fmt.Sprintf("sale-refund-%d-%d", x.id, now.UnixMilli())
-	tag, err := s.pool.Exec(ctx, `UPDATE balance_sales SET refund_key = $3, refund_id = NULL, refund_asked_at = $4, refund_posted_at = $4,
-		updated_at = now() WHERE id = $1 AND status = 'refunding' AND refund_key = $2 AND (refund_posted_at IS NULL OR refund_posted_at < $5)`,
-		x.id, x.refundKey, key, now, listed.Add(-s.refundPostBound()))
-	if err != nil {
-		return false, fmt.Errorf("balance sale %d: %w", x.id, dbErr(err))
+// findSaleRefund looks for x's refund at the provider (lookForRefund: a
+// sale is refunded once, so nothing of its payment was refunded before
+// it), and asks for it under a new key when it was not made.
+func (s *Service) findSaleRefund(ctx context.Context, x *saleState) (*psp.Refund, error) {
+	key := fmt.Sprintf("sale-refund-%d-%d", x.id, s.now().UnixMilli())
+	r, renewed, err := s.lookForRefund(ctx, owedRefund{table: "balance_sales", id: x.id, paymentID: x.externalID,
+		key: x.refundKey, refundID: x.refundID, amount: x.refundAmount}, key)
+	if !renewed {
+		return r, err
 	}
-	if tag.RowsAffected() == 0 {
-		return false, nil
-	}
-	x.refundKey, x.refundID, x.refundAskedAt = key, "", now
-	return true, nil
+	x.refundKey, x.refundID, x.refundAskedAt = key, "", s.now()
+	return s.postRefund(ctx, x)
 }
 
 // RetrySaleRefund asks the provider again for the refund it cancelled of
@@ -1256,10 +1065,6 @@ func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64)
 	if s.psp == nil || x.provider != s.psp.Name() || !providerCallsAllowed(ctx) {
 		return nil, fmt.Errorf("balance sale %d: the payment provider is not reachable from here: %w", id, ErrUnavailable)
 	}
-	cur, err := s.sale(ctx, `s.id = $1`, id)
-	if err != nil {
-		return nil, err
-	}
 	cctx, cancel := context.WithTimeout(ctx, providerCall)
 	r, err := s.refundState(cctx, x)
 	cancel()
@@ -1273,7 +1078,7 @@ func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64)
 		}
 		return s.sale(ctx, `s.id = $1`, id)
 	case r != nil && r.Status == "canceled":
-	case r == nil && cur.RefundToCheck:
+	case r == nil && refundToCheck(x.status, x.lastError):
 		// The provider could not tell whether it was made: the person who
 		// checked there says it was not.
 	default:

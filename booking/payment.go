@@ -692,34 +692,14 @@ func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
 	case s.now().Before(asked.Add(refundKeyLife)):
 		r, err = ask()
 	default:
-		listed := s.now()
-		var refunds []psp.Refund
-		if refunds, err = s.paymentRefunds(ctx, sess.ExternalID); err != nil {
-			break
-		}
-		if r = refundByID(refunds, refundID); r != nil {
-			break
-		}
-		var none bool
-		if r, none, err = unaccountedRefund(refunds, int64(before), int64(amount)); err != nil || !none {
-			break
-		}
-		// Not made: asked again, under a key the provider never saw, its
-		// POST recorded with it; unless a POST under the old key was
-		// recorded within the longest a POST takes before the list was
-		// read (it may yet land: looked for again at the next check).
 		renewed := fmt.Sprintf("refund-%d-at%d", sess.ID, s.now().UnixMilli()) // (not the old key lengthened: the provider takes 64 characters at most)
-		tag, uerr := s.pool.Exec(ctx, `UPDATE payment_sessions SET refund_key = $3, refund_id = NULL, refund_asked_at = $4, refund_posted_at = $4
-			WHERE id = $1 AND status = 'refunding' AND refund_key = $2 AND (refund_posted_at IS NULL OR refund_posted_at < $5)`,
-			sess.ID, key, renewed, s.now(), listed.Add(-s.refundPostBound()))
-		if uerr != nil {
-			return dbErr(uerr)
+		var fresh bool                                                         // (not made: asked under the new key, its POST recorded)
+		r, fresh, err = s.lookForRefund(ctx, owedRefund{table: "payment_sessions", id: sess.ID, paymentID: sess.ExternalID,
+			key: key, refundID: refundID, accounted: int64(before), amount: int64(amount)}, renewed)
+		if fresh {
+			key = renewed
+			r, err = post()
 		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("refund of payment session %d: %w", sess.ID, errRefundLater)
-		}
-		key = renewed
-		r, err = post()
 	}
 	if refundForAPerson(err) {
 		// Not asked again by the checks under a new key: staff see it at
