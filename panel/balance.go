@@ -379,6 +379,9 @@ func saleLine(l *lang, s *booking.Salon, x *booking.BalanceSale) saleRow {
 	if x.Paid() && x.MailedAt.IsZero() && r.MailError == "" {
 		r.MailError = l.T("not recorded as sent")
 	}
+	if x.Status == booking.PayRefunded {
+		r.MailError = "" // (the code is refunded: whether its e-mail went no longer matters)
+	}
 	return r
 }
 
