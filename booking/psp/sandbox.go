@@ -97,24 +97,38 @@ func (s *Sandbox) List(ctx context.Context, since time.Time, cursor string) ([]P
 	}
 	rows, err := s.Pool.Query(ctx, `SELECT `+sandboxColumns+` FROM sandbox_payments WHERE created_at >= $1 AND id > $2
 		ORDER BY id LIMIT 100`, since, cursor)
+	return sandboxPage(rows, err, func(r pgx.Rows) (Payment, error) {
+		p, err := s.scan(r)
+		if err != nil {
+			return Payment{}, err
+		}
+		return *p, nil
+	}, func(p Payment) string { return p.ID })
+}
+
+// sandboxPage is a page of a list, read from rows (a query's, err its
+// error) of at most 100 by scan (whose errors it returns as they are),
+// and the cursor to the next page: the last id of a full one ("" after
+// the last).
+func sandboxPage[T any](rows pgx.Rows, err error, scan func(pgx.Rows) (T, error), id func(T) string) ([]T, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("sandbox: %v: %w", err, ErrUnknown)
 	}
 	defer rows.Close()
-	var out []Payment
+	var out []T
 	for rows.Next() {
-		p, err := s.scan(rows)
+		v, err := scan(rows)
 		if err != nil {
 			return nil, "", err
 		}
-		out = append(out, *p)
+		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("sandbox: %v: %w", err, ErrUnknown)
 	}
 	next := ""
 	if len(out) == 100 {
-		next = out[len(out)-1].ID
+		next = id(out[len(out)-1])
 	}
 	return out, next, nil
 }
@@ -175,26 +189,13 @@ func (s *Sandbox) ListRefunds(ctx context.Context, paymentID, cursor string) ([]
 	rows, err := s.Pool.Query(ctx, `SELECT id, amount, created_at FROM sandbox_refunds
 		WHERE payment_id = $1 AND ($2 = '' OR (created_at, id) < (SELECT created_at, id FROM sandbox_refunds WHERE id = $2))
 		ORDER BY created_at DESC, id DESC LIMIT 100`, paymentID, cursor)
-	if err != nil {
-		return nil, "", fmt.Errorf("sandbox: %v: %w", err, ErrUnknown)
-	}
-	defer rows.Close()
-	var out []Refund
-	for rows.Next() {
-		r := Refund{Status: "succeeded"} // the sandbox's refunds are made at once
-		if err := rows.Scan(&r.ID, &r.Amount, &r.CreatedAt); err != nil {
-			return nil, "", fmt.Errorf("sandbox: %v: %w", err, ErrUnknown)
+	return sandboxPage(rows, err, func(r pgx.Rows) (Refund, error) {
+		f := Refund{Status: "succeeded"} // the sandbox's refunds are made at once
+		if err := r.Scan(&f.ID, &f.Amount, &f.CreatedAt); err != nil {
+			return f, fmt.Errorf("sandbox: %v: %w", err, ErrUnknown)
 		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("sandbox: %v: %w", err, ErrUnknown)
-	}
-	next := ""
-	if len(out) == 100 {
-		next = out[len(out)-1].ID
-	}
-	return out, next, nil
+		return f, nil
+	}, func(f Refund) string { return f.ID })
 }
 
 // Refund implements Provider.
