@@ -599,14 +599,7 @@ func TestASaleRefundLeftToAPersonIsAskedAgainWhenStaffSay(t *testing.T) {
 	w.fake.Now = w.Clock.Now
 	staff := booking.As(context.Background(), w.admin())
 	const owed = 2000000 * 2 / 5 // two visits of five left
-	var refuse atomic.Bool
-	refuse.Store(true)
-	w.fake.Fault = func(_, path string) psptest.Fault {
-		if refuse.Load() && path == "POST /refunds" {
-			return psptest.Error // (refused before it was made)
-		}
-		return psptest.None
-	}
+	refuse := w.refuseRefundPosts()
 	x := w.soldPackage(3)
 	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
 		t.Fatal(err)
@@ -719,14 +712,7 @@ func TestASaleRefundNeverMadeIsAskedUnderANewKey(t *testing.T) {
 	w.fake.Now = w.Clock.Now
 	staff := booking.As(context.Background(), w.admin())
 	const owed = 2000000 * 2 / 5 // two visits of five left
-	var refuse atomic.Bool
-	refuse.Store(true)
-	w.fake.Fault = func(_, path string) psptest.Fault {
-		if refuse.Load() && path == "POST /refunds" {
-			return psptest.Error
-		}
-		return psptest.None
-	}
+	refuse := w.refuseRefundPosts()
 	x := w.soldPackage(3)
 	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
 		t.Fatal(err)
@@ -847,4 +833,18 @@ func TestMigration30TakesASaleRefundsAskFromItsEntry(t *testing.T) {
 	if err := rows.Err(); err != nil || len(got) != 2 || !got[refunding.ID] || got[done.ID] {
 		t.Fatalf("asked at the refund entry's time: %v (%v); want the refunding sale %d only", got, err, refunding.ID)
 	}
+}
+
+// refuseRefundPosts makes the fake provider refuse every refund's POST
+// before it makes it, until the returned switch is turned off.
+func (w *saleWorld) refuseRefundPosts() *atomic.Bool {
+	var refuse atomic.Bool
+	refuse.Store(true)
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if refuse.Load() && path == "POST /refunds" {
+			return psptest.Error // (refused before it was made)
+		}
+		return psptest.None
+	}
+	return &refuse
 }
