@@ -41,6 +41,11 @@ type AttentionItem struct {
 	BookingStatus Status
 	StartsAt      time.Time
 	Since         time.Time // when the session last changed
+	// RefundLeft: the session's refund is one the checks will not finish
+	// (the provider cancelled it, or they left it to a person): staff ask
+	// for it again (RetryPayment), or record it as made at the provider
+	// (MarkDepositRefunded).
+	RefundLeft bool
 }
 
 // Attention lists the salon's payments that need a person, oldest first.
@@ -70,7 +75,7 @@ func (s *Service) Attention(ctx context.Context, salonID int64) ([]AttentionItem
 		var p PaymentSession
 		err := r.Scan(&p.ID, &p.SalonID, &p.BookingID, &p.Provider, &p.Status, &p.Amount, &p.Currency, &p.ExternalID,
 			&p.URL, &p.Version, &p.Checks, &p.LastError, &p.HoldUntil, &p.CreatedAt, &it.BookingStatus, &it.StartsAt, &it.Since, &it.Kind)
-		it.Session = p
+		it.Session, it.RefundLeft = p, refundLeftToStaff(p.Status, p.LastError)
 		return it, err
 	})
 }
@@ -147,6 +152,80 @@ func (s *Service) ReleasePayment(ctx context.Context, salonID, sessionID int64) 
 	err := s.staffPaymentAction(ctx, salonID, sessionID, "payment_release", `UPDATE payment_sessions s SET status = 'canceling',
 		cancel_token = NULL, version = version + 1, next_check_at = $2, checks = 0, last_error = 'released by the salon', updated_at = now()
 		FROM bookings b WHERE s.id = $1 AND b.id = s.booking_id AND s.status = 'authorized' AND b.status = 'cancelled' RETURNING s.status`)
+	if err != nil {
+		return nil, err
+	}
+	s.followUp(ctx, sessionID)
+	return s.paymentOfSalon(ctx, salonID, sessionID)
+}
+
+// MarkDepositRefunded records a deposit's refund as made, as staff say
+// having found it made at the provider, when the checks will not: the
+// provider cancelled it (and it was made there since, by hand), or they
+// left it to a person (the provider lists no refunds, or its refunds are
+// not ours alone). Nothing is asked of the provider. What a refund the
+// provider reported makes is written (the ledger's row, the session
+// refunded, or completed with the rest refundable, and the client told),
+// with an audit row naming who said so. Admins and owners. Errors:
+// ErrForbidden, ErrNotFound, ErrConflict (no refund is owed, or the
+// checks follow it, or it was asked of the provider a moment ago).
+func (s *Service) MarkDepositRefunded(ctx context.Context, salonID, sessionID int64) (*PaymentSession, error) {
+	if _, err := s.salonAs(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	caller, err := s.asked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		var bookingID int64
+		err := tx.QueryRow(ctx, `SELECT booking_id FROM payment_sessions WHERE id = $1 AND salon_id = $2`, sessionID, salonID).Scan(&bookingID)
+		if isNoRows(err) {
+			return fmt.Errorf("payment %d: %w", sessionID, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		// (The core's lock order: the booking's row, then the session's.)
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM bookings WHERE id = $1 FOR UPDATE`, bookingID); err != nil {
+			return err
+		}
+		var status PaymentStatus
+		var lastError, key string
+		var amount Money
+		var posted *time.Time
+		if err := tx.QueryRow(ctx, `SELECT status, last_error, COALESCE(refund_key, ''), COALESCE(refund_amount, 0), refund_posted_at
+			FROM payment_sessions WHERE id = $1 FOR UPDATE`, sessionID).Scan(&status, &lastError, &key, &amount, &posted); err != nil {
+			return err
+		}
+		if err := s.refundRecordable(status, lastError, posted); err != nil {
+			return err
+		}
+		if part, err := finishRefund(ctx, tx, sessionID, key, refundRecorded, s.now()); err != nil {
+			return err
+		} else if part < 0 {
+			return conflict("no refund is owed")
+		}
+		var after PaymentStatus
+		if err := tx.QueryRow(ctx, `SELECT status FROM payment_sessions WHERE id = $1`, sessionID).Scan(&after); err != nil {
+			return err
+		}
+		if after == PayRefunding { // (the rest, owed since the booking was cancelled: asked next)
+			if err := enqueueCheck(ctx, tx, sessionID, s.now()); err != nil {
+				return err
+			}
+		}
+		b, err := getBooking(ctx, tx, salonID, bookingID)
+		if err != nil {
+			return err
+		}
+		n := notifyArgs(b, EventRefunded, System, nil)
+		n.Amount = amount
+		if err := s.enqueueNotice(ctx, tx, b, n, System); err != nil {
+			return err
+		}
+		return auditPayment(ctx, tx, salonID, caller, "payment_refund_recorded", sessionID, PayRefunding, after)
+	})
 	if err != nil {
 		return nil, err
 	}

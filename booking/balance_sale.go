@@ -1096,6 +1096,55 @@ func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64)
 	return s.sale(ctx, `s.id = $1`, id)
 }
 
+// MarkSaleRefunded records the refund of the sale of balance balanceID as
+// made, as staff say having found it made at the provider, when the
+// checks will not: the provider cancelled it (and it was made there
+// since, by hand), or they left it to a person (RefundToCheck). Nothing is
+// asked of the provider; the sale is refunded, with an audit row naming
+// who said so. Admins and owners. Errors: ErrForbidden, ErrNotFound,
+// ErrConflict (no refund is owed, or the checks follow it, or it was
+// asked of the provider a moment ago).
+func (s *Service) MarkSaleRefunded(ctx context.Context, salonID, balanceID int64) (*BalanceSale, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	caller, err := s.asked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var id int64
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		var status PaymentStatus
+		var lastError, kind, hint string
+		var posted *time.Time
+		err := tx.QueryRow(ctx, `SELECT s.id, s.status, s.last_error, s.refund_posted_at, s.kind, COALESCE(b.code_hint, '')
+			FROM balance_sales s LEFT JOIN balances b ON b.id = s.balance_id
+			WHERE s.salon_id = $1 AND s.balance_id = $2 FOR UPDATE OF s`, salonID, balanceID).Scan(&id, &status, &lastError, &posted, &kind, &hint)
+		if isNoRows(err) {
+			return fmt.Errorf("balance %d: %w", balanceID, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.refundRecordable(status, lastError, posted); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE balance_sales SET status = 'refunded', last_error = '', next_check_at = $2, checks = 0,
+			updated_at = now() WHERE id = $1`, id, s.now().Add(checkDelay(PayRefunded, false, 0))); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO audit_log (salon_id, actor, action, entity, entity_id, old, new)
+			VALUES ($1, $2, 'refund_recorded', 'balance', $3, jsonb_build_object('kind', $4::text, 'code_hint', $5::text, 'payment', 'refunding'),
+			        jsonb_build_object('kind', $4::text, 'code_hint', $5::text, 'payment', 'refunded'))`,
+			salonID, cmpOr(caller.auditName(), "system"), balanceID, kind, hint)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("balance %d: %w", balanceID, dbErr(err))
+	}
+	return s.sale(ctx, `s.id = $1`, id)
+}
+
 // refundState is the provider's refund of x as it stands, read by its id
 // (nil: none answered yet). A provider that reads no refund by its id is
 // ErrUnavailable: a read is never made by asking for the refund again.

@@ -624,6 +624,92 @@ func TestASaleRefundLeftToAPersonIsAskedAgainWhenStaffSay(t *testing.T) {
 	}
 }
 
+// A sale's refund the checks left to a person (the provider lists no
+// refunds, and lost every answer to it), found made at the provider by
+// staff, is recorded so: the sale refunded, nothing asked of the provider
+// again, then or in a day of checks after, off the attention list, the
+// audit log naming who recorded it. Recorded again, or asked again, it is
+// refused.
+func TestASaleRefundLeftToAPersonIsRecordedWhenStaffFindItMade(t *testing.T) {
+	w := newSaleWorldOver(t, func(p psp.Provider) psp.Provider { return unlisted{p} })
+	w.fake.Now = w.Clock.Now
+	staff := booking.As(context.Background(), w.admin())
+	const owed = 2000000 * 2 / 5 // two visits of five left
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if path == "POST /refunds" {
+			return psptest.Lost
+		}
+		return psptest.None
+	}
+	sweepAfter := func(d time.Duration) {
+		t.Helper()
+		w.Clock.Advance(d)
+		if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := w.soldPackage(3)
+	w.fake.RefundsPending = true
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+		t.Fatal(err)
+	}
+	posts := w.fake.Calls("POST /refunds")
+	sweepAfter(psp.KeyWindow)
+	sweepAfter(time.Hour)
+	if got, err := w.Svc.SaleOfBalance(staff, w.salon.ID, x.BalanceID); err != nil || !got.RefundToCheck {
+		t.Fatalf("a day later: %+v, %v; want it left to a person", got, err)
+	}
+	w.fake.SettleRefunds()
+	got, err := w.Svc.MarkSaleRefunded(staff, w.salon.ID, x.BalanceID)
+	if err != nil || got.Status != booking.PayRefunded || got.Refunded != owed || got.RefundToCheck || got.LastError != "" {
+		t.Fatalf("recorded: %+v, %v", got, err)
+	}
+	if list, err := w.Svc.SalesNeedingAttention(staff, w.salon.ID); err != nil || len(list) != 0 {
+		t.Fatalf("needing attention once recorded: %+v, %v", list, err)
+	}
+	if n := w.count(`SELECT count(*) FROM audit_log WHERE action = 'refund_recorded' AND entity = 'balance' AND entity_id = $1
+		AND actor = 'user #2' AND old->>'payment' = 'refunding' AND new->>'payment' = 'refunded'`, x.BalanceID); n != 1 {
+		t.Fatalf("%d audit rows of the record, want 1", n)
+	}
+	if _, err := w.Svc.MarkSaleRefunded(staff, w.salon.ID, x.BalanceID); !errors.Is(err, booking.ErrConflict) {
+		t.Fatalf("recorded again: %v, want a conflict", err)
+	}
+	if _, err := w.Svc.RetrySaleRefund(staff, w.salon.ID, x.BalanceID); !errors.Is(err, booking.ErrConflict) {
+		t.Fatalf("asked again once recorded: %v, want a conflict", err)
+	}
+	sweepAfter(psp.KeyWindow)
+	if _, back := w.fake.Totals(); back != owed || w.fake.Refunds() != 1 || w.fake.Calls("POST /refunds") != posts {
+		t.Fatalf("a day later: the provider refunded %d in %d refunds (%d POSTs more), want %d in 1", back, w.fake.Refunds(),
+			w.fake.Calls("POST /refunds")-posts, owed)
+	}
+}
+
+// A sale's refund pending at the provider is the checks' to follow:
+// staff recording it as made are refused, saying why, and the sale stays
+// refunding; another salon's staff do not find it.
+func TestASaleRefundTheChecksFollowIsNotRecordedByStaff(t *testing.T) {
+	w := newSaleWorld(t)
+	w.fake.Now = w.Clock.Now
+	staff := booking.As(context.Background(), w.admin())
+	x := w.soldPackage(3)
+	w.fake.RefundsPending = true
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.MarkSaleRefunded(staff, w.salon.ID, x.BalanceID); !errors.Is(err, booking.ErrConflict) ||
+		!strings.Contains(err.Error(), "checks follow it") {
+		t.Fatalf("pending at the provider, recorded: %v, want a conflict", err)
+	}
+	other := w.Salon(t, booking.Salon{})
+	foreign := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 3, SalonID: other.ID, Role: booking.RoleAdmin}))
+	if _, err := w.Svc.MarkSaleRefunded(foreign, other.ID, x.BalanceID); !errors.Is(err, booking.ErrNotFound) {
+		t.Fatalf("another salon's staff: %v, want not found", err)
+	}
+	if got, err := w.Svc.SaleOfBalance(staff, w.salon.ID, x.BalanceID); err != nil || got.Status != booking.PayRefunding {
+		t.Fatalf("refused, yet: %+v, %v", got, err)
+	}
+}
+
 // A refund's key is not renewed while a POST under it may be on its way:
 // a check POSTs just before the provider's memory of the key ends (its
 // POST recorded, then slow to land), and a check of another path right

@@ -171,13 +171,14 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"PruneIdempotencyKeys": {run: func(ctx context.Context) error {
 			return e1(f.Svc.PruneIdempotencyKeys(ctx, time.Hour))
 		}, foreign: booking.ErrForbidden},
-		"RefundDeposit":     {run: func(ctx context.Context) error { return e1(f.Svc.RefundDeposit(ctx, a, b.ID)) }},
-		"RefundDepositPart": {run: func(ctx context.Context) error { return e1(f.Svc.RefundDepositPart(ctx, a, b.ID, 100)) }},
-		"Attention":         {run: func(ctx context.Context) error { return e1(f.Svc.Attention(ctx, a)) }},
-		"PaymentHistory":    {run: func(ctx context.Context) error { return e1(f.Svc.PaymentHistory(ctx, a, b.ID)) }},
-		"RetryPayment":      {run: func(ctx context.Context) error { return e1(f.Svc.RetryPayment(ctx, a, 1)) }},
-		"ReleasePayment":    {run: func(ctx context.Context) error { return e1(f.Svc.ReleasePayment(ctx, a, 1)) }},
-		"MarkDepositPaid":   {run: func(ctx context.Context) error { return e1(f.Svc.MarkDepositPaid(ctx, a, b.ID)) }},
+		"RefundDeposit":       {run: func(ctx context.Context) error { return e1(f.Svc.RefundDeposit(ctx, a, b.ID)) }},
+		"RefundDepositPart":   {run: func(ctx context.Context) error { return e1(f.Svc.RefundDepositPart(ctx, a, b.ID, 100)) }},
+		"Attention":           {run: func(ctx context.Context) error { return e1(f.Svc.Attention(ctx, a)) }},
+		"PaymentHistory":      {run: func(ctx context.Context) error { return e1(f.Svc.PaymentHistory(ctx, a, b.ID)) }},
+		"RetryPayment":        {run: func(ctx context.Context) error { return e1(f.Svc.RetryPayment(ctx, a, 1)) }},
+		"ReleasePayment":      {run: func(ctx context.Context) error { return e1(f.Svc.ReleasePayment(ctx, a, 1)) }},
+		"MarkDepositRefunded": {run: func(ctx context.Context) error { return e1(f.Svc.MarkDepositRefunded(ctx, a, 1)) }},
+		"MarkDepositPaid":     {run: func(ctx context.Context) error { return e1(f.Svc.MarkDepositPaid(ctx, a, b.ID)) }},
 		"DepositHeld": {run: func(ctx context.Context) error {
 			_, _, err := f.Svc.DepositHeld(ctx, a, b.ID)
 			return err
@@ -255,6 +256,7 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"SaleOfBalance":         {run: func(ctx context.Context) error { return e1(f.Svc.SaleOfBalance(ctx, a, 1)) }},
 		"ResendBalanceCode":     {run: func(ctx context.Context) error { return e1(f.Svc.ResendBalanceCode(ctx, a, 1)) }},
 		"RetrySaleRefund":       {run: func(ctx context.Context) error { return e1(f.Svc.RetrySaleRefund(ctx, a, 1)) }},
+		"MarkSaleRefunded":      {run: func(ctx context.Context) error { return e1(f.Svc.MarkSaleRefunded(ctx, a, 1)) }},
 		"WaitlistOn":            {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistOn(ctx, a, day)) }},
 		"OfferTime":             {run: func(ctx context.Context) error { return e1(f.Svc.OfferTime(ctx, 1, 1, time.Now())) }},
 		"WaitlistFillOf":        {run: func(ctx context.Context) error { return e1(f.Svc.WaitlistFillOf(ctx, a)) }},

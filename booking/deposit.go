@@ -143,8 +143,9 @@ func refundAcross(ctx context.Context, tx pgx.Tx, ss []sessionMoney, amount Mone
 // booking was cancelled while this refund was under way, the rest is
 // refunded next). A refund of another key (an answer that came after its
 // refund was recorded by another path, and another refund begun) records
-// nothing. It reports the part the ledger row took (-1: nothing recorded).
-func finishRefund(ctx context.Context, tx pgx.Tx, id int64, key string, now time.Time) (int, error) {
+// nothing. Its history says why it was recorded. It reports the part the
+// ledger row took (-1: nothing recorded).
+func finishRefund(ctx context.Context, tx pgx.Tx, id int64, key, why string, now time.Time) (int, error) {
 	var part int
 	var salonID, bookingID int64
 	var amount, left Money
@@ -153,12 +154,12 @@ func finishRefund(ctx context.Context, tx pgx.Tx, id int64, key string, now time
 	err := tx.QueryRow(ctx, `UPDATE payment_sessions SET refunded = refunded + refund_amount, refunds = refunds + 1,
 		status = CASE WHEN refunded + refund_amount >= amount THEN 'refunded' ELSE 'completed' END,
 		cancel_token = CASE WHEN refunded + refund_amount >= amount THEN NULL ELSE $3 END,
-		version = version + 1, last_error = 'refunded', next_check_at = $2, checks = 0, lease_until = NULL, refund_rest = false,
+		version = version + 1, last_error = $5, next_check_at = $2, checks = 0, lease_until = NULL, refund_rest = false,
 		updated_at = now()
 		WHERE id = $1 AND status = 'refunding' AND refund_key = $4
 		RETURNING refunds - 1, salon_id, booking_id, refund_amount, currency, amount - refunded,
 		          (SELECT refund_rest FROM payment_sessions WHERE id = $1)`,
-		id, now.Add(checkDelay(PayRefunded, false, 0)), randomHex(16), key).
+		id, now.Add(checkDelay(PayRefunded, false, 0)), randomHex(16), key, why).
 		Scan(&part, &salonID, &bookingID, &amount, &currency, &left, &rest)
 	if isNoRows(err) {
 		return -1, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -472,6 +473,24 @@ func TestAPendingDepositRefundWhoseAnswersWereLostIsMadeOnce(t *testing.T) {
 // there, and a new key would make a second one.
 func TestADepositRefundTheProviderCannotListIsLeftToAPerson(t *testing.T) {
 	t.Parallel()
+	w, b, s, posts := depositRefundLeftToAPerson(t)
+	if _, ps := w.status(b.ID); ps != booking.PayRefunding || w.fake.Refunds() != 1 || w.fake.Calls("POST /refunds") != posts {
+		t.Fatalf("a day later: the session %s, %d refunds at the provider, asked %d times more", ps, w.fake.Refunds(),
+			w.fake.Calls("POST /refunds")-posts)
+	}
+	items, err := w.Svc.Attention(w.staff(), w.salon.ID)
+	if err != nil || len(items) != 1 || items[0].Session.ID != s.ID || items[0].Kind != booking.AttentionStuck || !items[0].RefundLeft ||
+		!strings.Contains(items[0].Session.LastError, "lists no refunds") {
+		t.Fatalf("attention: %+v, %v", items, err)
+	}
+}
+
+// depositRefundLeftToAPerson is a paid deposit's refund asked of a
+// provider that lists no refunds, made there (pending) but every answer
+// to it lost, a day and an hour later: left to a person by the checks. It
+// returns the POSTs of refunds made until the key's end.
+func depositRefundLeftToAPerson(t *testing.T) (*payWorld, *booking.Booking, *booking.PaymentSession, int) {
+	t.Helper()
 	fake := psptest.New(t)
 	yk := &psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}
 	w := newPayWorldOn(t, fake, booking.RefundAlways, booking.WithPayments(unlisted{yk}), booking.WithProviderAttempts(1))
@@ -483,8 +502,8 @@ func TestADepositRefundTheProviderCannotListIsLeftToAPerson(t *testing.T) {
 		}
 		return psptest.None
 	}
-	b := w.book("11:00")
-	s := w.paid(b)
+	b := w.bookFrom(7001, w.day, "11:00") // (a Telegram client: told of the refund)
+	s := w.paidFrom(7001, b)
 	lose.Store(true)
 	w.fake.RefundsPending = true
 	if _, err := w.Svc.RefundDeposit(w.staff(), w.salon.ID, b.ID); err != nil && !errors.Is(err, booking.ErrUnavailable) {
@@ -497,14 +516,106 @@ func TestADepositRefundTheProviderCannotListIsLeftToAPerson(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, ps := w.status(b.ID); ps != booking.PayRefunding || w.fake.Refunds() != 1 || w.fake.Calls("POST /refunds") != posts {
-		t.Fatalf("a day later: the session %s, %d refunds at the provider, asked %d times more", ps, w.fake.Refunds(),
+	return w, b, s, posts
+}
+
+// TestADepositRefundLeftToAPersonIsRecordedWhenStaffFindItMade: staff who
+// find at the provider the refund the checks left to them record it as
+// made. Nothing is asked of the provider again; the ledger's refund and
+// the client's message are written once; the session is refunded, off
+// Attention, its history and the audit log saying who recorded it. Said
+// again, it is refused, and a day of checks asks nothing more.
+func TestADepositRefundLeftToAPersonIsRecordedWhenStaffFindItMade(t *testing.T) {
+	t.Parallel()
+	w, b, s, posts := depositRefundLeftToAPerson(t)
+	w.fake.SettleRefunds()
+	got, err := w.Svc.MarkDepositRefunded(w.staff(), w.salon.ID, s.ID)
+	if err != nil || got.Status != booking.PayRefunded {
+		t.Fatalf("recorded: %+v, %v", got, err)
+	}
+	_, refunded, rows := w.ledgerSums(b.ID)
+	if refunded != 100000 || rows != 2 || w.told(b.ID, booking.EventRefunded) != 1 {
+		t.Fatalf("the ledger refunded %s in %d rows, the client told %d times; want 1000, 2 rows, once", refunded, rows,
+			w.told(b.ID, booking.EventRefunded))
+	}
+	if items, err := w.Svc.Attention(w.staff(), w.salon.ID); err != nil || len(items) != 0 {
+		t.Fatalf("attention once recorded: %+v, %v", items, err)
+	}
+	if n := w.count(`SELECT count(*) FROM audit_log WHERE action = 'payment_refund_recorded' AND entity_id = $1
+		AND actor = 'admin@salon.test' AND new->>'status' = 'refunded'`, s.ID); n != 1 {
+		t.Fatalf("%d audit rows of the record, want 1", n)
+	}
+	if n := w.count(`SELECT count(*) FROM payment_events WHERE session_id = $1 AND to_status = 'refunded' AND detail LIKE '%salon found%'`, s.ID); n != 1 {
+		t.Fatalf("%d history events of the record, want 1", n)
+	}
+	if _, err := w.Svc.MarkDepositRefunded(w.staff(), w.salon.ID, s.ID); !errors.Is(err, booking.ErrConflict) {
+		t.Fatalf("recorded again: %v, want a conflict", err)
+	}
+	w.Clock.Advance(psp.KeyWindow)
+	if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+		t.Fatal(err)
+	}
+	if _, back := w.fake.Totals(); back != 100000 || w.fake.Refunds() != 1 || w.fake.Calls("POST /refunds") != posts {
+		t.Fatalf("a day later: the provider refunded %d in %d refunds (%d POSTs more), want 1000 in 1", back, w.fake.Refunds(),
 			w.fake.Calls("POST /refunds")-posts)
 	}
-	items, err := w.Svc.Attention(w.staff(), w.salon.ID)
-	if err != nil || len(items) != 1 || items[0].Session.ID != s.ID || items[0].Kind != booking.AttentionStuck ||
-		!strings.Contains(items[0].Session.LastError, "lists no refunds") {
-		t.Fatalf("attention: %+v, %v", items, err)
+	if _, _, rows := w.ledgerSums(b.ID); rows != 2 || w.told(b.ID, booking.EventRefunded) != 1 {
+		t.Fatalf("a day later: %d ledger rows, told %d times", rows, w.told(b.ID, booking.EventRefunded))
+	}
+}
+
+// TestADepositRefundTheChecksFollowIsNotRecordedByStaff: a refund pending
+// at the provider is followed by the checks, and one the provider
+// cancelled just now may still have a POST on its way: staff recording
+// either as made are refused (saying why), nothing written; the cancelled
+// one is recorded once no POST of it can land any more. Another salon's
+// staff do not find it.
+func TestADepositRefundTheChecksFollowIsNotRecordedByStaff(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	w.fake.Now = w.Clock.Now
+	b := w.bookFrom(7001, w.day, "11:00") // (Telegram clients: told of a refund)
+	s := w.paidFrom(7001, b)
+	w.fake.RefundsPending = true
+	if _, err := w.Svc.RefundDeposit(w.staff(), w.salon.ID, b.ID); err != nil && !errors.Is(err, booking.ErrUnavailable) {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.MarkDepositRefunded(w.staff(), w.salon.ID, s.ID); !errors.Is(err, booking.ErrConflict) ||
+		!strings.Contains(err.Error(), "checks follow it") {
+		t.Fatalf("pending at the provider, recorded: %v, want a conflict", err)
+	}
+	other := w.Salon(t, booking.Salon{})
+	foreign := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 2, SalonID: other.ID, Role: booking.RoleAdmin, Email: "x@other.test"}))
+	if _, err := w.Svc.MarkDepositRefunded(foreign, other.ID, s.ID); !errors.Is(err, booking.ErrNotFound) {
+		t.Fatalf("another salon's staff: %v, want not found", err)
+	}
+	if _, refunded, _ := w.ledgerSums(b.ID); refunded != 0 || w.told(b.ID, booking.EventRefunded) != 0 {
+		t.Fatalf("refused, yet the ledger refunded %s, the client told %d times", refunded, w.told(b.ID, booking.EventRefunded))
+	}
+	w.fake.RefundsPending, w.fake.RefundsCanceled = false, true
+	c := w.bookFrom(7002, w.day, "13:00")
+	sc := w.paidFrom(7002, c)
+	if _, err := w.Svc.RefundDeposit(w.staff(), w.salon.ID, c.ID); err != nil && !errors.Is(err, booking.ErrConflict) {
+		t.Fatal(err)
+	}
+	if items, err := w.Svc.Attention(w.staff(), w.salon.ID); err != nil || !slices.ContainsFunc(items, func(it booking.AttentionItem) bool {
+		return it.Session.ID == sc.ID && it.RefundLeft
+	}) {
+		t.Fatalf("cancelled: attention %+v, %v", items, err)
+	}
+	if _, err := w.Svc.MarkDepositRefunded(w.staff(), w.salon.ID, sc.ID); !errors.Is(err, booking.ErrConflict) ||
+		!strings.Contains(err.Error(), "a moment ago") {
+		t.Fatalf("cancelled a moment after its POST, recorded: %v, want a conflict", err)
+	}
+	if _, refunded, _ := w.ledgerSums(c.ID); refunded != 0 || w.told(c.ID, booking.EventRefunded) != 0 {
+		t.Fatalf("refused, yet the ledger refunded %s, the client told %d times", refunded, w.told(c.ID, booking.EventRefunded))
+	}
+	w.Clock.Advance(time.Hour)
+	if got, err := w.Svc.MarkDepositRefunded(w.staff(), w.salon.ID, sc.ID); err != nil || got.Status != booking.PayRefunded {
+		t.Fatalf("cancelled an hour ago, recorded: %+v, %v", got, err)
+	}
+	if _, refunded, _ := w.ledgerSums(c.ID); refunded != 100000 || w.told(c.ID, booking.EventRefunded) != 1 {
+		t.Fatalf("the ledger refunded %s, the client told %d times; want 1000, once", refunded, w.told(c.ID, booking.EventRefunded))
 	}
 }
 

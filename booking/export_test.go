@@ -17,7 +17,7 @@ func FinishRefund(ctx context.Context, pool *pgxpool.Pool, id int64, key string,
 	var part int
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		var err error
-		part, err = finishRefund(ctx, tx, id, key, now)
+		part, err = finishRefund(ctx, tx, id, key, "refunded", now)
 		return err
 	})
 	return part, err

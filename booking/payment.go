@@ -739,7 +739,7 @@ func (s *Service) refund(ctx context.Context, sess *PaymentSession) error {
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM bookings WHERE id = $1 FOR UPDATE`, sess.BookingID); err != nil {
 			return err
 		}
-		part, err := finishRefund(ctx, tx, sess.ID, key, s.now())
+		part, err := finishRefund(ctx, tx, sess.ID, key, refundMade, s.now())
 		if err != nil || part < 0 {
 			return err
 		}

@@ -42,6 +42,21 @@ func (w *payWorld) startFrom(user int64, b *booking.Booking) *booking.PaymentSes
 	return s
 }
 
+// paidFrom makes a Telegram client pay for their booking and the core
+// learn it; it returns the session.
+func (w *payWorld) paidFrom(user int64, b *booking.Booking) *booking.PaymentSession {
+	w.t.Helper()
+	s := w.startFrom(user, b)
+	if !w.fake.Pay(s.ExternalID) {
+		w.t.Fatalf("pay %s", s.ExternalID)
+	}
+	out, err := w.Svc.CheckPayment(bookingtest.System(), s.ID)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return out
+}
+
 // told counts the notices of event about booking id.
 func (w *payWorld) told(id int64, event string) int {
 	w.t.Helper()

@@ -54,6 +54,13 @@ func refundToCheck(status PaymentStatus, lastError string) bool {
 	return status == PayRefunding && (lastError == refundUnlisted || lastError == refundUnaccounted)
 }
 
+// refundLeftToStaff reports whether a row's refund is one the checks
+// will not finish: the provider cancelled it, or it was left to a person.
+// Staff ask for it again, or record it as made at the provider.
+func refundLeftToStaff(status PaymentStatus, lastError string) bool {
+	return status == PayRefunding && (lastError == refundCancelled || refundToCheck(status, lastError))
+}
+
 // refundForAPerson reports whether err leaves a refund to a person.
 func refundForAPerson(err error) bool {
 	return errors.Is(err, errRefundUnlisted) || errors.Is(err, errRefundUnaccounted)
@@ -228,6 +235,31 @@ func (s *Service) claimRefundPost(ctx context.Context, table string, id int64, k
 	}
 	if tag.RowsAffected() == 0 {
 		return errRefundKeyMoved
+	}
+	return nil
+}
+
+// A deposit refund's record says who found it made: the provider's word
+// (refundMade), or staff who found it at the provider (refundRecorded).
+const (
+	refundMade     = "refunded"
+	refundRecorded = "refunded: the salon found the refund made at the provider"
+)
+
+// refundRecordable is nil when staff may record a row's refund as made
+// at the provider (found there by them): the row owes one (refunding)
+// that the checks will not finish, the provider having cancelled it or
+// the checks having left it to a person, and no POST of it may still be
+// on its way (posted: when the last one began). Else ErrConflict, saying
+// why.
+func (s *Service) refundRecordable(status PaymentStatus, lastError string, posted *time.Time) error {
+	switch {
+	case status != PayRefunding:
+		return conflict("no refund is owed")
+	case !refundLeftToStaff(status, lastError):
+		return conflict("the refund is on its way: the checks follow it")
+	case posted != nil && s.now().Before(posted.Add(s.refundPostBound())):
+		return conflict("the refund was asked of the payment service a moment ago: look again in a quarter of an hour")
 	}
 	return nil
 }

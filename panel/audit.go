@@ -154,6 +154,9 @@ func auditText(r booking.AuditEntry, n auditNames, l *lang) (what string, change
 			continue // (a balance is created empty: its credit is the ledger's)
 		}
 		key, as := k, k // the column's label, and how its value reads
+		if r.Entity == "payment_session" && k == "status" {
+			key, as = "payment", "payment" // (a payment's status, not a booking's)
+		}
 		if r.Entity == "balance" || r.Entity == "balance_offer" {
 			switch {
 			case balanceUnits[k] && kind == string(booking.BalanceCertificate):
@@ -191,11 +194,15 @@ var hiddenColumns = map[string]bool{"id": true, "salon_id": true, "version": tru
 
 var auditActions = map[string]string{"create": "Created", "update": "Changed", "delete": "Deleted",
 	"reschedule": "Moved", "cancelled": "Cancelled", "completed": "Visit took place", "no_show": "The client did not come",
-	"confirmed": "Confirmed", "refund": "Refunded"}
+	"confirmed": "Confirmed", "refund": "Refunded",
+	"payment_retry": "Checked again with the payment service", "payment_release": "Money held released",
+	"payment_refund": "Refund asked", "payment_paid_in_salon": "Deposit paid in the salon",
+	"payment_refund_recorded": "Refund recorded as made at the payment service",
+	"refund_recorded":         "Refund recorded as made at the payment service"}
 
 var entityNames = map[string]string{"booking": "booking", "client": "client", "master": "master", "master_service": "master's service",
 	"service": "service", "shift": "shift", "salon": "salon", "user": "user", "client_channels": "client's messages",
-	"balance": "package or certificate", "balance_offer": "offer for sale"}
+	"balance": "package or certificate", "balance_offer": "offer for sale", "payment_session": "payment"}
 
 // balanceUnits are the columns of balances and offers in their units: a
 // package's visits, a certificate's minor units of money.
@@ -230,6 +237,9 @@ func auditValue(key string, v any, n auditNames, l *lang) string {
 			return l.Source(booking.Source(x))
 		case "kind":
 			return l.T(x)
+		case "payment":
+			word := "payment " + x // (as the attention page says a payment's status; en: the status's own word)
+			return strings.TrimPrefix(l.T(word), "payment ")
 		case "paid_via":
 			return l.T(map[string]string{"salon": "paid in the salon", "online": "paid online"}[x])
 		}

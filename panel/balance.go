@@ -493,6 +493,19 @@ func (h *Handler) retryRefund(c *fiber.Ctx) error {
 	return done(c, fmt.Sprintf("/panel/balances/%d", id), "sale_back")
 }
 
+// saleRefundMade records a sale's refund the checks left to staff as made
+// at the payment service.
+func (h *Handler) saleRefundMade(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if _, err := h.svc.MarkSaleRefunded(c.UserContext(), salonOf(c).ID, id); err != nil {
+		return h.balanceRefused(c, id, err)
+	}
+	return done(c, fmt.Sprintf("/panel/balances/%d", id), "refund_recorded")
+}
+
 // mailError is why a code's e-mail did not go, in the page's language
 // when it is ours (a provider's own words stay as they are).
 func mailError(l *lang, why string) string {

@@ -641,7 +641,7 @@ func reason(l *lang, s string) string {
 // language.
 var paymentReasons = map[string]bool{"created": true, "paid": true, "captured": true, "released": true, "never paid": true,
 	"declined, or expired unpaid, at the provider": true, "the booking was cancelled": true, "paid after the hold, the time taken": true,
-	"captured before the cancellation was known": true, "refunded": true, "refunded by the salon": true, "paid in the salon": true,
+	"captured before the cancellation was known": true, "refunded": true, "refunded by the salon": true, "refunded: the salon found the refund made at the provider": true, "paid in the salon": true,
 	"released by the salon": true, "refunded in full: the booking was cancelled": true,
 	"the difference refunded: the booking moved to a smaller deposit": true, "the booking was paid otherwise": true, "paid after the visit": true,
 	"hold expired": true, "the booking moved": true, "too late to remind": true, "its time has passed": true,

@@ -53,6 +53,7 @@ func (h *Handler) payments(c *fiber.Ctx) error {
 }
 
 type attentionData struct {
+	Error    string // why the last action was refused
 	Items    []booking.AttentionItem
 	Failed   []messageLine // messages that did not go
 	Sales    []saleRow     // packages and certificates sold online, stuck
@@ -62,7 +63,11 @@ type attentionData struct {
 
 // attention lists the payments the saga cannot finish alone, with what
 // staff may do about each.
-func (h *Handler) attention(c *fiber.Ctx) error {
+func (h *Handler) attention(c *fiber.Ctx) error { return h.showAttention(c, "") }
+
+// showAttention is the attention page, saying why an action was refused
+// (refused: "" for none).
+func (h *Handler) showAttention(c *fiber.Ctx, refused string) error {
 	u := user(c)
 	s := salonOf(c)
 	items, err := h.svc.Attention(c.UserContext(), u.SalonID)
@@ -87,12 +92,30 @@ func (h *Handler) attention(c *fiber.Ctx) error {
 	for i := range sales {
 		saleRows = append(saleRows, saleLine(l, s, &sales[i]))
 	}
-	return h.render(c, "attention", l.T("Needs attention"), attentionData{Items: items, Currency: s.Currency, Now: h.svc.Now(),
+	return h.render(c, "attention", l.T("Needs attention"), attentionData{Error: refused, Items: items, Currency: s.Currency, Now: h.svc.Now(),
 		Failed: messageLines(failed, s, l), Sales: saleRows})
 }
 
 func (h *Handler) retryPayment(c *fiber.Ctx) error {
 	return h.paymentAction(c, h.svc.RetryPayment, "checked")
+}
+
+// depositRefundMade records a deposit's refund the checks left to staff
+// as made at the payment service; a refusal is shown with its reason.
+func (h *Handler) depositRefundMade(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if _, err := h.svc.MarkDepositRefunded(c.UserContext(), user(c).SalonID, id); err != nil {
+		var msg string
+		var fields map[string]string
+		if !h.fieldError(c, err, &msg, &fields) {
+			return err
+		}
+		return h.showAttention(c, msg)
+	}
+	return done(c, "/panel/attention", "refund_recorded")
 }
 
 func (h *Handler) releasePayment(c *fiber.Ctx) error {

@@ -152,6 +152,7 @@ var notices = map[string]string{
 	"code_sent":        "A new code is e-mailed to the buyer; the old one no longer works.",
 	"refund_asked":     "The refund is asked of the payment service again: it is followed until the money goes back.",
 	"sale_back":        "The money went back to the buyer's card.",
+	"refund_recorded":  "The refund is recorded as made at the payment service.",
 }
 
 // done redirects (303) to path with a confirmation.

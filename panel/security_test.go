@@ -129,6 +129,7 @@ func TestAnotherSalonsIDsAreNotFound(t *testing.T) {
 		"/panel/bookings/:id/pay-link":       {fmt.Sprintf("/panel/bookings/%d/pay-link", o.booking)},
 		"/panel/bookings/:id/paid-in-salon":  {fmt.Sprintf("/panel/bookings/%d/paid-in-salon", o.booking)},
 		"/panel/attention/:id/retry":         {fmt.Sprintf("/panel/attention/%d/retry", o.session)},
+		"/panel/attention/:id/refund-made":   {fmt.Sprintf("/panel/attention/%d/refund-made", o.session)},
 		"/panel/attention/:id/release":       {fmt.Sprintf("/panel/attention/%d/release", o.session)},
 		"/panel/clients/:id/export":          {fmt.Sprintf("/panel/clients/%d/export", o.client)},
 		"/panel/clients/:id/erase":           {fmt.Sprintf("/panel/clients/%d/erase", o.client)},
@@ -154,6 +155,7 @@ func TestAnotherSalonsIDsAreNotFound(t *testing.T) {
 		"/panel/bookings/:id/pay-with":       {fmt.Sprintf("/panel/bookings/%d/pay-with", o.booking)},
 		"/panel/balances/:id/resend":         {fmt.Sprintf("/panel/balances/%d/resend", o.balance)},
 		"/panel/balances/:id/retry-refund":   {fmt.Sprintf("/panel/balances/%d/retry-refund", o.balance)},
+		"/panel/balances/:id/refund-made":    {fmt.Sprintf("/panel/balances/%d/refund-made", o.balance)},
 		"/panel/balance-offers/:id/active":   {fmt.Sprintf("/panel/balance-offers/%d/active", o.offer)},
 	}
 	// Ids in queries and forms: a new booking for another salon's client,
