@@ -710,6 +710,48 @@ func TestASaleRefundTheChecksFollowIsNotRecordedByStaff(t *testing.T) {
 	}
 }
 
+// A check that read a sale refund's key, about to POST under it, is
+// refused its POST once staff asking again renewed the key meanwhile; a
+// POST under the new key is claimed.
+func TestASaleRefundPostIsNotClaimedUnderAKeyAnotherPathRenewed(t *testing.T) {
+	w := newSaleWorld(t)
+	w.fake.Now = w.Clock.Now
+	ctx := context.Background()
+	staff := booking.As(ctx, w.admin())
+	x := w.soldPackage(3)
+	w.fake.RefundsCanceled = true
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+		t.Fatal(err)
+	}
+	key := func() string {
+		t.Helper()
+		var k string
+		if err := w.Pool.QueryRow(ctx, `SELECT refund_key FROM balance_sales WHERE id = $1`, x.ID).Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	old := key()
+	w.Clock.Advance(time.Minute)
+	if _, err := w.Svc.RetrySaleRefund(staff, w.salon.ID, x.BalanceID); err != nil && !errors.Is(err, booking.ErrConflict) {
+		t.Fatal(err)
+	}
+	renewed := key()
+	if renewed == old {
+		t.Fatalf("asked again: the key stayed %s", old)
+	}
+	posts := w.fake.Calls("POST /refunds")
+	if err := w.Svc.ClaimRefundPost(ctx, "balance_sales", x.ID, old); !errors.Is(err, booking.ErrRefundKeyMoved) {
+		t.Fatalf("a POST under the renewed-away key %s: %v, want refused", old, err)
+	}
+	if err := w.Svc.ClaimRefundPost(ctx, "balance_sales", x.ID, renewed); err != nil {
+		t.Fatalf("a POST under the refund's key %s: %v", renewed, err)
+	}
+	if n := w.fake.Calls("POST /refunds") - posts; n != 0 {
+		t.Fatalf("claims made %d POSTs", n)
+	}
+}
+
 // A refund's key is not renewed while a POST under it may be on its way:
 // a check POSTs just before the provider's memory of the key ends (its
 // POST recorded, then slow to land), and a check of another path right

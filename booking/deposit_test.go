@@ -619,6 +619,51 @@ func TestADepositRefundTheChecksFollowIsNotRecordedByStaff(t *testing.T) {
 	}
 }
 
+// TestARefundPostIsNotClaimedUnderAKeyAnotherPathRenewed: a check that
+// read a refund's key, about to POST under it, is refused its POST once
+// another path (staff asking again) has renewed the key meanwhile, and
+// records nothing; a POST under the new key is claimed. (A sale's:
+// TestASaleRefundPostIsNotClaimedUnderAKeyAnotherPathRenewed.)
+func TestARefundPostIsNotClaimedUnderAKeyAnotherPathRenewed(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := context.Background()
+	b := w.book("11:00")
+	s := w.paid(b)
+	w.fake.RefundsCanceled = true
+	if _, err := w.Svc.RefundDeposit(w.staff(), w.salon.ID, b.ID); err != nil && !errors.Is(err, booking.ErrConflict) {
+		t.Fatal(err)
+	}
+	var old string
+	var posted time.Time
+	if err := w.Pool.QueryRow(ctx, `SELECT refund_key, refund_posted_at FROM payment_sessions WHERE id = $1`, s.ID).Scan(&old, &posted); err != nil {
+		t.Fatal(err)
+	}
+	w.Clock.Advance(time.Minute)
+	if _, err := w.Svc.RetryPayment(w.staff(), w.salon.ID, s.ID); err != nil && !errors.Is(err, booking.ErrUnavailable) {
+		t.Fatal(err)
+	}
+	var renewed string
+	var after time.Time
+	if err := w.Pool.QueryRow(ctx, `SELECT refund_key, refund_posted_at FROM payment_sessions WHERE id = $1`, s.ID).Scan(&renewed, &after); err != nil {
+		t.Fatal(err)
+	}
+	if renewed == old {
+		t.Fatalf("asked again: the key stayed %s", old)
+	}
+	if err := w.Svc.ClaimRefundPost(ctx, "payment_sessions", s.ID, old); !errors.Is(err, booking.ErrRefundKeyMoved) {
+		t.Fatalf("a POST under the renewed-away key %s: %v, want refused", old, err)
+	}
+	var now time.Time
+	if err := w.Pool.QueryRow(ctx, `SELECT refund_posted_at FROM payment_sessions WHERE id = $1`, s.ID).Scan(&now); err != nil || !now.Equal(after) {
+		t.Fatalf("refused, yet the POST's record moved from %v to %v (%v)", after, now, err)
+	}
+	w.Clock.Advance(time.Minute)
+	if err := w.Svc.ClaimRefundPost(ctx, "payment_sessions", s.ID, renewed); err != nil {
+		t.Fatalf("a POST under the refund's key %s: %v", renewed, err)
+	}
+}
+
 // TestADepositRefundKeyIsNotRenewedUnderAPostOnItsWay: a check POSTs a
 // deposit's refund just before the provider's memory of its key ends (its
 // POST recorded, then slow to land); a check of another path right after

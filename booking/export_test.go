@@ -22,3 +22,13 @@ func FinishRefund(ctx context.Context, pool *pgxpool.Pool, id int64, key string,
 	})
 	return part, err
 }
+
+// ClaimRefundPost records, as a check about to POST would, that a
+// refund's POST under key is made now: ErrRefundKeyMoved when it is not
+// to be made.
+func (s *Service) ClaimRefundPost(ctx context.Context, table string, id int64, key string) error {
+	return s.claimRefundPost(ctx, table, id, key)
+}
+
+// ErrRefundKeyMoved is errRefundKeyMoved, for the tests.
+var ErrRefundKeyMoved = errRefundKeyMoved
