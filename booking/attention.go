@@ -46,6 +46,8 @@ type AttentionItem struct {
 	// for it again (RetryPayment), or record it as made at the provider
 	// (MarkDepositRefunded).
 	RefundLeft bool
+	// Refund is the amount of the session's refund under way (or last made).
+	Refund Money
 }
 
 // Attention lists the salon's payments that need a person, oldest first.
@@ -59,7 +61,7 @@ func (s *Service) Attention(ctx context.Context, salonID int64) ([]AttentionItem
 		CASE WHEN s.status IN ('registering', 'unknown', 'refunding') OR (s.status IN ('authorized', 'canceling') AND s.checks >= $2) THEN 'stuck'
 		     WHEN s.status = 'completed' AND s.settlement_error IS NOT NULL THEN 'receipt'
 		     WHEN s.status IN ('authorized', 'canceling') AND b.status NOT IN ('pending', 'confirmed', 'completed', 'no_show') THEN 'held'
-		     ELSE 'kept' END
+		     ELSE 'kept' END, COALESCE(s.refund_amount, 0)
 		FROM payment_sessions s JOIN bookings b ON b.id = s.booking_id
 		WHERE s.salon_id = $1 AND (
 		      (s.status IN ('registering', 'unknown', 'authorized', 'canceling', 'refunding') AND s.checks >= $2)
@@ -74,7 +76,7 @@ func (s *Service) Attention(ctx context.Context, salonID int64) ([]AttentionItem
 		var it AttentionItem
 		var p PaymentSession
 		err := r.Scan(&p.ID, &p.SalonID, &p.BookingID, &p.Provider, &p.Status, &p.Amount, &p.Currency, &p.ExternalID,
-			&p.URL, &p.Version, &p.Checks, &p.LastError, &p.HoldUntil, &p.CreatedAt, &it.BookingStatus, &it.StartsAt, &it.Since, &it.Kind)
+			&p.URL, &p.Version, &p.Checks, &p.LastError, &p.HoldUntil, &p.CreatedAt, &it.BookingStatus, &it.StartsAt, &it.Since, &it.Kind, &it.Refund)
 		it.Session, it.RefundLeft = p, refundLeftToStaff(p.Status, p.LastError)
 		return it, err
 	})
@@ -206,14 +208,14 @@ func (s *Service) MarkDepositRefunded(ctx context.Context, salonID, sessionID in
 		} else if part < 0 {
 			return conflict("no refund is owed")
 		}
+		// What the record made of the session: refunded, or completed with
+		// the rest refundable (the rest, owed since its booking was
+		// cancelled, is then asked next, with its own check, as after a
+		// refund the provider reported).
 		var after PaymentStatus
-		if err := tx.QueryRow(ctx, `SELECT status FROM payment_sessions WHERE id = $1`, sessionID).Scan(&after); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT CASE WHEN refunded >= amount THEN 'refunded' ELSE 'completed' END
+			FROM payment_sessions WHERE id = $1`, sessionID).Scan(&after); err != nil {
 			return err
-		}
-		if after == PayRefunding { // (the rest, owed since the booking was cancelled: asked next)
-			if err := enqueueCheck(ctx, tx, sessionID, s.now()); err != nil {
-				return err
-			}
 		}
 		b, err := getBooking(ctx, tx, salonID, bookingID)
 		if err != nil {

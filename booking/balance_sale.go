@@ -633,8 +633,10 @@ func (s *Service) saleCheckFailed(ctx context.Context, x *saleState, cause error
 
 func (s *Service) saleLater(ctx context.Context, x *saleState, why string) {
 	next := s.now().Add(checkDelay(x.status, x.status == PayRegistered, x.checks+1))
+	// (Only while the sale is as the check read it: a sale moved on
+	// meanwhile, by staff say, keeps its own word.)
 	if _, err := s.pool.Exec(context.WithoutCancel(ctx), `UPDATE balance_sales SET checks = checks + 1, next_check_at = $2,
-		last_error = $3, updated_at = now() WHERE id = $1`, x.id, next, why); err != nil {
+		last_error = $3, updated_at = now() WHERE id = $1 AND status = $4`, x.id, next, why, x.status); err != nil {
 		s.log.Warn("balance sale: reschedule", "sale", x.id, "err", err)
 	}
 }
@@ -1002,14 +1004,15 @@ func (s *Service) postRefund(ctx context.Context, x *saleState) (*psp.Refund, er
 }
 
 // renewRefundKey gives x's refund, cancelled by the provider, a key of its
-// own, asked from now (nothing posted under it yet): the one before it is
-// not asked again. (A POST under the old key still on its way is answered
+// own, asked from now (nothing posted under it yet), its checks starting
+// over, in one statement: the one before it is not asked again. (A POST under the old key still on its way is answered
 // with the cancelled refund: it is made only while the provider remembers
 // the key, and takes far less than the margin left.)
 func (s *Service) renewRefundKey(ctx context.Context, x *saleState) error {
 	key := fmt.Sprintf("sale-refund-%d-%d", x.id, s.now().UnixMilli())
 	tag, err := s.pool.Exec(ctx, `UPDATE balance_sales SET refund_key = $3, refund_id = NULL, refund_asked_at = $4, refund_posted_at = NULL,
-		updated_at = now() WHERE id = $1 AND status = 'refunding' AND refund_key = $2`, x.id, x.refundKey, key, s.now())
+		next_check_at = $4, checks = 0, last_error = '', updated_at = now() WHERE id = $1 AND status = 'refunding' AND refund_key = $2`,
+		x.id, x.refundKey, key, s.now())
 	if err != nil {
 		return fmt.Errorf("balance sale %d: %w", x.id, dbErr(err))
 	}
@@ -1086,9 +1089,6 @@ func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64)
 	}
 	if err := s.renewRefundKey(ctx, x); err != nil {
 		return nil, err
-	}
-	if _, err := s.pool.Exec(ctx, `UPDATE balance_sales SET next_check_at = $2, checks = 0, last_error = '' WHERE id = $1`, id, s.now()); err != nil {
-		return nil, fmt.Errorf("balance sale %d: %w", id, dbErr(err))
 	}
 	if err := s.refundSale(ctx, x); err != nil && !errors.Is(err, ErrUnavailable) {
 		return nil, err

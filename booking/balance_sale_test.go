@@ -708,6 +708,28 @@ func TestASaleRefundTheChecksFollowIsNotRecordedByStaff(t *testing.T) {
 	if got, err := w.Svc.SaleOfBalance(staff, w.salon.ID, x.BalanceID); err != nil || got.Status != booking.PayRefunding {
 		t.Fatalf("refused, yet: %+v, %v", got, err)
 	}
+	// One the provider cancelled just now: refused while a POST of it may
+	// land; an hour later, recorded, nothing asked of the provider.
+	w.fake.RefundsPending, w.fake.RefundsCanceled = false, true
+	y := w.soldPackage(3)
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, y.BalanceID, ""); err != nil && !errors.Is(err, booking.ErrConflict) {
+		t.Fatal(err)
+	}
+	if got, err := w.Svc.SaleOfBalance(staff, w.salon.ID, y.BalanceID); err != nil || !got.RefundCancelled {
+		t.Fatalf("cancelled: %+v, %v", got, err)
+	}
+	posts := w.fake.Calls("POST /refunds")
+	if _, err := w.Svc.MarkSaleRefunded(staff, w.salon.ID, y.BalanceID); !errors.Is(err, booking.ErrConflict) ||
+		!strings.Contains(err.Error(), "a moment ago") {
+		t.Fatalf("cancelled a moment after its POST, recorded: %v, want a conflict", err)
+	}
+	w.Clock.Advance(time.Hour)
+	if got, err := w.Svc.MarkSaleRefunded(staff, w.salon.ID, y.BalanceID); err != nil || got.Status != booking.PayRefunded {
+		t.Fatalf("cancelled an hour ago, recorded: %+v, %v", got, err)
+	}
+	if n := w.fake.Calls("POST /refunds") - posts; n != 0 {
+		t.Fatalf("recording asked %d refunds of the provider", n)
+	}
 }
 
 // A check that read a sale refund's key, about to POST under it, is
@@ -741,10 +763,10 @@ func TestASaleRefundPostIsNotClaimedUnderAKeyAnotherPathRenewed(t *testing.T) {
 		t.Fatalf("asked again: the key stayed %s", old)
 	}
 	posts := w.fake.Calls("POST /refunds")
-	if err := w.Svc.ClaimRefundPost(ctx, "balance_sales", x.ID, old); !errors.Is(err, booking.ErrRefundKeyMoved) {
+	if err := booking.ClaimRefundPost(ctx, w.Svc, "balance_sales", x.ID, old); !errors.Is(err, booking.ErrRefundKeyMoved) {
 		t.Fatalf("a POST under the renewed-away key %s: %v, want refused", old, err)
 	}
-	if err := w.Svc.ClaimRefundPost(ctx, "balance_sales", x.ID, renewed); err != nil {
+	if err := booking.ClaimRefundPost(ctx, w.Svc, "balance_sales", x.ID, renewed); err != nil {
 		t.Fatalf("a POST under the refund's key %s: %v", renewed, err)
 	}
 	if n := w.fake.Calls("POST /refunds") - posts; n != 0 {

@@ -619,6 +619,45 @@ func TestADepositRefundTheChecksFollowIsNotRecordedByStaff(t *testing.T) {
 	}
 }
 
+// TestARecordedPartRefundOfACancelledBookingAsksTheRest: part of a
+// deposit refunded, the provider cancels that refund, and the booking is
+// cancelled meanwhile (the rest owed too, after it). Staff who made the
+// part by hand at the provider record it: the ledger has the part, the
+// rest is asked of the provider next, by itself, once; the audit row
+// says what the record made (completed), and the deposit ends refunded
+// in full.
+func TestARecordedPartRefundOfACancelledBookingAsksTheRest(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	w.fake.Now = w.Clock.Now
+	b := w.book("11:00")
+	s := w.paid(b)
+	w.fake.RefundsCanceled = true
+	if _, err := w.Svc.RefundDepositPart(w.staff(), w.salon.ID, b.ID, 20000); err != nil && !errors.Is(err, booking.ErrConflict) {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.Cancel(booking.As(context.Background(), booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID}); err != nil {
+		t.Fatal(err)
+	}
+	w.Clock.Advance(time.Hour)
+	w.fake.RefundsCanceled = false
+	posts := w.fake.Calls("POST /refunds")
+	if _, err := w.Svc.MarkDepositRefunded(w.staff(), w.salon.ID, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	w.sweep(3)
+	_, refunded, _ := w.ledgerSums(b.ID)
+	_, back := w.fake.Totals()
+	if _, ps := w.status(b.ID); refunded != 100000 || back != 80000 || w.fake.Calls("POST /refunds")-posts != 1 || ps != booking.PayRefunded {
+		t.Fatalf("the ledger refunded %s, the provider %d in %d POSTs more, the session %s; want 1000, 800 in 1, refunded",
+			refunded, back, w.fake.Calls("POST /refunds")-posts, ps)
+	}
+	if n := w.count(`SELECT count(*) FROM audit_log WHERE action = 'payment_refund_recorded' AND entity_id = $1
+		AND old->>'status' = 'refunding' AND new->>'status' = 'completed'`, s.ID); n != 1 {
+		t.Fatalf("%d audit rows saying the record completed the session, want 1", n)
+	}
+}
+
 // TestARefundPostIsNotClaimedUnderAKeyAnotherPathRenewed: a check that
 // read a refund's key, about to POST under it, is refused its POST once
 // another path (staff asking again) has renewed the key meanwhile, and
@@ -651,7 +690,7 @@ func TestARefundPostIsNotClaimedUnderAKeyAnotherPathRenewed(t *testing.T) {
 	if renewed == old {
 		t.Fatalf("asked again: the key stayed %s", old)
 	}
-	if err := w.Svc.ClaimRefundPost(ctx, "payment_sessions", s.ID, old); !errors.Is(err, booking.ErrRefundKeyMoved) {
+	if err := booking.ClaimRefundPost(ctx, w.Svc, "payment_sessions", s.ID, old); !errors.Is(err, booking.ErrRefundKeyMoved) {
 		t.Fatalf("a POST under the renewed-away key %s: %v, want refused", old, err)
 	}
 	var now time.Time
@@ -659,7 +698,7 @@ func TestARefundPostIsNotClaimedUnderAKeyAnotherPathRenewed(t *testing.T) {
 		t.Fatalf("refused, yet the POST's record moved from %v to %v (%v)", after, now, err)
 	}
 	w.Clock.Advance(time.Minute)
-	if err := w.Svc.ClaimRefundPost(ctx, "payment_sessions", s.ID, renewed); err != nil {
+	if err := booking.ClaimRefundPost(ctx, w.Svc, "payment_sessions", s.ID, renewed); err != nil {
 		t.Fatalf("a POST under the refund's key %s: %v", renewed, err)
 	}
 }

@@ -23,10 +23,11 @@ func FinishRefund(ctx context.Context, pool *pgxpool.Pool, id int64, key string,
 	return part, err
 }
 
-// ClaimRefundPost records, as a check about to POST would, that a
+// ClaimRefundPost records, as a check of s about to POST would, that a
 // refund's POST under key is made now: ErrRefundKeyMoved when it is not
-// to be made.
-func (s *Service) ClaimRefundPost(ctx context.Context, table string, id int64, key string) error {
+// to be made. (A function, not a method: the Service's methods are the
+// ones its callers have.)
+func ClaimRefundPost(ctx context.Context, s *Service, table string, id int64, key string) error {
 	return s.claimRefundPost(ctx, table, id, key)
 }
 
