@@ -165,12 +165,15 @@ func (s *Service) ReleasePayment(ctx context.Context, salonID, sessionID int64) 
 // having found it made at the provider, when the checks will not: the
 // provider cancelled it (and it was made there since, by hand), or they
 // left it to a person (the provider lists no refunds, or its refunds are
-// not ours alone). Nothing is asked of the provider. What a refund the
+// not ours alone). Only what the provider's payment shows is recorded:
+// its refunds that succeeded cover the session's earlier ones and this
+// (refundShown). Nothing is asked of the provider. What a refund the
 // provider reported makes is written (the ledger's row, the session
 // refunded, or completed with the rest refundable, and the client told),
 // with an audit row naming who said so. Admins and owners. Errors:
-// ErrForbidden, ErrNotFound, ErrConflict (no refund is owed, or the
-// checks follow it, or it was asked of the provider a moment ago).
+// ErrForbidden, ErrNotFound, ErrConflict (no refund is owed, the checks
+// follow it, it was asked of the provider a moment ago, or the provider's
+// payment does not show it), ErrUnavailable (the provider did not answer).
 func (s *Service) MarkDepositRefunded(ctx context.Context, salonID, sessionID int64) (*PaymentSession, error) {
 	if _, err := s.salonAs(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
@@ -178,6 +181,29 @@ func (s *Service) MarkDepositRefunded(ctx context.Context, salonID, sessionID in
 	caller, err := s.asked(ctx)
 	if err != nil {
 		return nil, err
+	}
+	// The provider's payment must show it: read first, outside the
+	// transaction, then recorded only if the refund is still the one read.
+	var provider, paymentID, seenKey string
+	var before, owed Money
+	var st PaymentStatus
+	var why string
+	var at *time.Time
+	err = s.pool.QueryRow(ctx, `SELECT provider, COALESCE(external_id, ''), status, last_error, COALESCE(refund_key, ''), refunded,
+		    COALESCE(refund_amount, 0), refund_posted_at
+		FROM payment_sessions WHERE id = $1 AND salon_id = $2`, sessionID, salonID).
+		Scan(&provider, &paymentID, &st, &why, &seenKey, &before, &owed, &at)
+	if isNoRows(err) {
+		return nil, fmt.Errorf("payment %d: %w", sessionID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("payment %d: %w", sessionID, dbErr(err))
+	}
+	if err := s.refundRecordable(st, why, at); err != nil {
+		return nil, err
+	}
+	if err := s.refundShown(ctx, provider, paymentID, before, owed); err != nil {
+		return nil, fmt.Errorf("payment %d: %w", sessionID, err)
 	}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var bookingID int64
@@ -202,6 +228,9 @@ func (s *Service) MarkDepositRefunded(ctx context.Context, salonID, sessionID in
 		}
 		if err := s.refundRecordable(status, lastError, posted); err != nil {
 			return err
+		}
+		if key != seenKey {
+			return conflict("the refund moved on meanwhile: look at it again")
 		}
 		if part, err := finishRefund(ctx, tx, sessionID, key, refundRecorded, s.now()); err != nil {
 			return err

@@ -1096,14 +1096,43 @@ func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64)
 	return s.sale(ctx, `s.id = $1`, id)
 }
 
+// saleRefund is what recording a sale's refund reads of it.
+type saleRefund struct {
+	id                         int64
+	status                     PaymentStatus
+	lastError, key, kind, hint string
+	provider, paymentID        string
+	amount                     Money
+	posted                     *time.Time
+}
+
+// read reads the refund of the sale of balance balanceID of the salon
+// (lock: "" or a locking clause).
+func (r *saleRefund) read(ctx context.Context, q querier, salonID, balanceID int64, lock string) error {
+	err := q.QueryRow(ctx, `SELECT s.id, s.status, s.last_error, COALESCE(s.refund_key, ''), s.kind, COALESCE(b.code_hint, ''),
+		    s.provider, COALESCE(s.external_id, ''), COALESCE(s.refund_amount, 0), s.refund_posted_at
+		FROM balance_sales s LEFT JOIN balances b ON b.id = s.balance_id
+		WHERE s.salon_id = $1 AND s.balance_id = $2 `+lock, salonID, balanceID).
+		Scan(&r.id, &r.status, &r.lastError, &r.key, &r.kind, &r.hint, &r.provider, &r.paymentID, &r.amount, &r.posted)
+	if isNoRows(err) {
+		return fmt.Errorf("balance %d: %w", balanceID, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("balance %d: %w", balanceID, dbErr(err))
+	}
+	return nil
+}
+
 // MarkSaleRefunded records the refund of the sale of balance balanceID as
 // made, as staff say having found it made at the provider, when the
 // checks will not: the provider cancelled it (and it was made there
-// since, by hand), or they left it to a person (RefundToCheck). Nothing is
+// since, by hand), or they left it to a person (RefundToCheck). Only
+// what the provider's payment shows is recorded (refundShown). Nothing is
 // asked of the provider; the sale is refunded, with an audit row naming
 // who said so. Admins and owners. Errors: ErrForbidden, ErrNotFound,
-// ErrConflict (no refund is owed, or the checks follow it, or it was
-// asked of the provider a moment ago).
+// ErrConflict (no refund is owed, the checks follow it, it was asked of
+// the provider a moment ago, or the provider's payment does not show it),
+// ErrUnavailable (the provider did not answer).
 func (s *Service) MarkSaleRefunded(ctx context.Context, salonID, balanceID int64) (*BalanceSale, error) {
 	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
@@ -1112,31 +1141,41 @@ func (s *Service) MarkSaleRefunded(ctx context.Context, salonID, balanceID int64
 	if err != nil {
 		return nil, err
 	}
+	// The provider's payment must show it (a sale is refunded once:
+	// nothing of its payment was refunded before): read first, outside
+	// the transaction, then recorded only if the refund is still the one
+	// read.
 	var id int64
+	var seen saleRefund
+	if err := seen.read(ctx, s.pool, salonID, balanceID, ""); err != nil {
+		return nil, err
+	}
+	if err := s.refundRecordable(seen.status, seen.lastError, seen.posted); err != nil {
+		return nil, err
+	}
+	if err := s.refundShown(ctx, seen.provider, seen.paymentID, 0, seen.amount); err != nil {
+		return nil, fmt.Errorf("balance %d: %w", balanceID, err)
+	}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		var status PaymentStatus
-		var lastError, kind, hint string
-		var posted *time.Time
-		err := tx.QueryRow(ctx, `SELECT s.id, s.status, s.last_error, s.refund_posted_at, s.kind, COALESCE(b.code_hint, '')
-			FROM balance_sales s LEFT JOIN balances b ON b.id = s.balance_id
-			WHERE s.salon_id = $1 AND s.balance_id = $2 FOR UPDATE OF s`, salonID, balanceID).Scan(&id, &status, &lastError, &posted, &kind, &hint)
-		if isNoRows(err) {
-			return fmt.Errorf("balance %d: %w", balanceID, ErrNotFound)
-		}
-		if err != nil {
+		var now saleRefund
+		if err := now.read(ctx, tx, salonID, balanceID, "FOR UPDATE OF s"); err != nil {
 			return err
 		}
-		if err := s.refundRecordable(status, lastError, posted); err != nil {
+		if err := s.refundRecordable(now.status, now.lastError, now.posted); err != nil {
 			return err
 		}
+		if now.key != seen.key {
+			return conflict("the refund moved on meanwhile: look at it again")
+		}
+		id = now.id
 		if _, err := tx.Exec(ctx, `UPDATE balance_sales SET status = 'refunded', last_error = '', next_check_at = $2, checks = 0,
 			updated_at = now() WHERE id = $1`, id, s.now().Add(checkDelay(PayRefunded, false, 0))); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO audit_log (salon_id, actor, action, entity, entity_id, old, new)
+		_, err := tx.Exec(ctx, `INSERT INTO audit_log (salon_id, actor, action, entity, entity_id, old, new)
 			VALUES ($1, $2, 'refund_recorded', 'balance', $3, jsonb_build_object('kind', $4::text, 'code_hint', $5::text, 'payment', 'refunding'),
 			        jsonb_build_object('kind', $4::text, 'code_hint', $5::text, 'payment', 'refunded'))`,
-			salonID, cmpOr(caller.auditName(), "system"), balanceID, kind, hint)
+			salonID, cmpOr(caller.auditName(), "system"), balanceID, now.kind, now.hint)
 		return err
 	})
 	if err != nil {

@@ -625,11 +625,11 @@ func TestASaleRefundLeftToAPersonIsAskedAgainWhenStaffSay(t *testing.T) {
 }
 
 // A sale's refund the checks left to a person (the provider lists no
-// refunds, and lost every answer to it), found made at the provider by
-// staff, is recorded so: the sale refunded, nothing asked of the provider
-// again, then or in a day of checks after, off the attention list, the
-// audit log naming who recorded it. Recorded again, or asked again, it is
-// refused.
+// refunds, and lost every answer to it) is recorded by staff once it
+// succeeded there (pending, it is refused): the sale refunded, nothing
+// asked of the provider again, then or in a day of checks after, off the
+// attention list, the audit log naming who recorded it. Recorded again,
+// or asked again, it is refused.
 func TestASaleRefundLeftToAPersonIsRecordedWhenStaffFindItMade(t *testing.T) {
 	w := newSaleWorldOver(t, func(p psp.Provider) psp.Provider { return unlisted{p} })
 	w.fake.Now = w.Clock.Now
@@ -658,6 +658,10 @@ func TestASaleRefundLeftToAPersonIsRecordedWhenStaffFindItMade(t *testing.T) {
 	sweepAfter(time.Hour)
 	if got, err := w.Svc.SaleOfBalance(staff, w.salon.ID, x.BalanceID); err != nil || !got.RefundToCheck {
 		t.Fatalf("a day later: %+v, %v; want it left to a person", got, err)
+	}
+	if _, err := w.Svc.MarkSaleRefunded(staff, w.salon.ID, x.BalanceID); !errors.Is(err, booking.ErrConflict) ||
+		!strings.Contains(err.Error(), "not succeeded there") {
+		t.Fatalf("pending at the provider, recorded: %v, want a conflict", err)
 	}
 	w.fake.SettleRefunds()
 	got, err := w.Svc.MarkSaleRefunded(staff, w.salon.ID, x.BalanceID)
@@ -709,7 +713,9 @@ func TestASaleRefundTheChecksFollowIsNotRecordedByStaff(t *testing.T) {
 		t.Fatalf("refused, yet: %+v, %v", got, err)
 	}
 	// One the provider cancelled just now: refused while a POST of it may
-	// land; an hour later, recorded, nothing asked of the provider.
+	// land; an hour later, refused while the provider's payment shows no
+	// refund, and recorded once staff made it by hand there, nothing asked
+	// of the provider by us.
 	w.fake.RefundsPending, w.fake.RefundsCanceled = false, true
 	y := w.soldPackage(3)
 	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, y.BalanceID, ""); err != nil && !errors.Is(err, booking.ErrConflict) {
@@ -724,11 +730,22 @@ func TestASaleRefundTheChecksFollowIsNotRecordedByStaff(t *testing.T) {
 		t.Fatalf("cancelled a moment after its POST, recorded: %v, want a conflict", err)
 	}
 	w.Clock.Advance(time.Hour)
-	if got, err := w.Svc.MarkSaleRefunded(staff, w.salon.ID, y.BalanceID); err != nil || got.Status != booking.PayRefunded {
-		t.Fatalf("cancelled an hour ago, recorded: %+v, %v", got, err)
+	if _, err := w.Svc.MarkSaleRefunded(staff, w.salon.ID, y.BalanceID); !errors.Is(err, booking.ErrConflict) ||
+		!strings.Contains(err.Error(), "not succeeded there") {
+		t.Fatalf("cancelled and not made, recorded: %v, want a conflict", err)
 	}
-	if n := w.fake.Calls("POST /refunds") - posts; n != 0 {
-		t.Fatalf("recording asked %d refunds of the provider", n)
+	var ext string
+	var owed int64
+	if err := w.Pool.QueryRow(context.Background(), `SELECT external_id, refund_amount FROM balance_sales WHERE balance_id = $1`,
+		y.BalanceID).Scan(&ext, &owed); err != nil {
+		t.Fatal(err)
+	}
+	w.byHand(ext, owed, y.Currency)
+	if got, err := w.Svc.MarkSaleRefunded(staff, w.salon.ID, y.BalanceID); err != nil || got.Status != booking.PayRefunded {
+		t.Fatalf("cancelled, then made by hand, recorded: %+v, %v", got, err)
+	}
+	if n := w.fake.Calls("POST /refunds") - posts; n != 1 {
+		t.Fatalf("%d refunds asked of the provider, want the one by hand", n)
 	}
 }
 

@@ -521,13 +521,18 @@ func depositRefundLeftToAPerson(t *testing.T) (*payWorld, *booking.Booking, *boo
 
 // TestADepositRefundLeftToAPersonIsRecordedWhenStaffFindItMade: staff who
 // find at the provider the refund the checks left to them record it as
-// made. Nothing is asked of the provider again; the ledger's refund and
+// made, once it succeeded there (pending, it is refused). Nothing is asked of the provider again; the ledger's refund and
 // the client's message are written once; the session is refunded, off
 // Attention, its history and the audit log saying who recorded it. Said
 // again, it is refused, and a day of checks asks nothing more.
 func TestADepositRefundLeftToAPersonIsRecordedWhenStaffFindItMade(t *testing.T) {
 	t.Parallel()
 	w, b, s, posts := depositRefundLeftToAPerson(t)
+	// Still pending at the provider: not what staff may record.
+	if _, err := w.Svc.MarkDepositRefunded(w.staff(), w.salon.ID, s.ID); !errors.Is(err, booking.ErrConflict) ||
+		!strings.Contains(err.Error(), "not succeeded there") {
+		t.Fatalf("pending at the provider, recorded: %v, want a conflict", err)
+	}
 	w.fake.SettleRefunds()
 	got, err := w.Svc.MarkDepositRefunded(w.staff(), w.salon.ID, s.ID)
 	if err != nil || got.Status != booking.PayRefunded {
@@ -610,9 +615,16 @@ func TestADepositRefundTheChecksFollowIsNotRecordedByStaff(t *testing.T) {
 	if _, refunded, _ := w.ledgerSums(c.ID); refunded != 0 || w.told(c.ID, booking.EventRefunded) != 0 {
 		t.Fatalf("refused, yet the ledger refunded %s, the client told %d times", refunded, w.told(c.ID, booking.EventRefunded))
 	}
+	// An hour later: refused while the provider's payment shows no
+	// refund; recorded once staff made it by hand there.
 	w.Clock.Advance(time.Hour)
+	if _, err := w.Svc.MarkDepositRefunded(w.staff(), w.salon.ID, sc.ID); !errors.Is(err, booking.ErrConflict) ||
+		!strings.Contains(err.Error(), "not succeeded there") {
+		t.Fatalf("cancelled and not made, recorded: %v, want a conflict", err)
+	}
+	w.byHand(sc.ExternalID, 100000, sc.Currency)
 	if got, err := w.Svc.MarkDepositRefunded(w.staff(), w.salon.ID, sc.ID); err != nil || got.Status != booking.PayRefunded {
-		t.Fatalf("cancelled an hour ago, recorded: %+v, %v", got, err)
+		t.Fatalf("cancelled, then made by hand, recorded: %+v, %v", got, err)
 	}
 	if _, refunded, _ := w.ledgerSums(c.ID); refunded != 100000 || w.told(c.ID, booking.EventRefunded) != 1 {
 		t.Fatalf("the ledger refunded %s, the client told %d times; want 1000, once", refunded, w.told(c.ID, booking.EventRefunded))
@@ -641,6 +653,7 @@ func TestARecordedPartRefundOfACancelledBookingAsksTheRest(t *testing.T) {
 	}
 	w.Clock.Advance(time.Hour)
 	w.fake.RefundsCanceled = false
+	w.byHand(s.ExternalID, 20000, s.Currency)
 	posts := w.fake.Calls("POST /refunds")
 	if _, err := w.Svc.MarkDepositRefunded(w.staff(), w.salon.ID, s.ID); err != nil {
 		t.Fatal(err)
@@ -648,8 +661,8 @@ func TestARecordedPartRefundOfACancelledBookingAsksTheRest(t *testing.T) {
 	w.sweep(3)
 	_, refunded, _ := w.ledgerSums(b.ID)
 	_, back := w.fake.Totals()
-	if _, ps := w.status(b.ID); refunded != 100000 || back != 80000 || w.fake.Calls("POST /refunds")-posts != 1 || ps != booking.PayRefunded {
-		t.Fatalf("the ledger refunded %s, the provider %d in %d POSTs more, the session %s; want 1000, 800 in 1, refunded",
+	if _, ps := w.status(b.ID); refunded != 100000 || back != 100000 || w.fake.Calls("POST /refunds")-posts != 1 || ps != booking.PayRefunded {
+		t.Fatalf("the ledger refunded %s, the provider %d (200 by hand) in %d POSTs more, the session %s; want 1000, 1000 in 1, refunded",
 			refunded, back, w.fake.Calls("POST /refunds")-posts, ps)
 	}
 	if n := w.count(`SELECT count(*) FROM audit_log WHERE action = 'payment_refund_recorded' AND entity_id = $1

@@ -57,6 +57,18 @@ func (w *payWorld) paidFrom(user int64, b *booking.Booking) *booking.PaymentSess
 	return out
 }
 
+// byHand makes a refund of amount of payment id at the fake provider, as
+// a person in the salon's account there would: not through us.
+func (w *payWorld) byHand(id string, amount int64, currency string) {
+	w.t.Helper()
+	canceled, pending, receipts := w.fake.RefundsCanceled, w.fake.RefundsPending, w.fake.RequireReceipts
+	w.fake.RefundsCanceled, w.fake.RefundsPending, w.fake.RequireReceipts = false, false, false // (its receipt: the person's matter)
+	defer func() { w.fake.RefundsCanceled, w.fake.RefundsPending, w.fake.RequireReceipts = canceled, pending, receipts }()
+	if _, err := w.Svc.Provider().Refund(context.Background(), fmt.Sprintf("by-hand-%s-%d", id, amount), id, amount, currency, nil); err != nil {
+		w.t.Fatalf("a refund by hand: %v", err)
+	}
+}
+
 // told counts the notices of event about booking id.
 func (w *payWorld) told(id int64, event string) int {
 	w.t.Helper()

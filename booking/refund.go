@@ -263,3 +263,25 @@ func (s *Service) refundRecordable(status PaymentStatus, lastError string, poste
 	}
 	return nil
 }
+
+// refundShown is nil when the provider's payment paymentID shows a refund
+// of amount after before (what our records refunded of it already): its
+// refunds that succeeded add up to both at least. Staff record a refund
+// as made only so: one still pending there, or never made, is refused
+// (ErrConflict, saying what the payment shows); ErrUnavailable when the
+// provider does not answer, or is not this server's.
+func (s *Service) refundShown(ctx context.Context, provider, paymentID string, before, amount Money) error {
+	if s.psp == nil || provider != s.psp.Name() || paymentID == "" || !providerCallsAllowed(ctx) {
+		return fmt.Errorf("the payment provider is not reachable from here: %w", ErrUnavailable)
+	}
+	cctx, cancel := context.WithTimeout(ctx, providerCall)
+	defer cancel()
+	p, err := s.psp.Get(cctx, paymentID)
+	if err != nil {
+		return fmt.Errorf("the payment provider did not answer: %v: %w", err, ErrUnavailable)
+	}
+	if p.Refunded < int64(before+amount) {
+		return conflict("the payment service shows %s refunded of this payment, not %s: the refund has not succeeded there", Money(p.Refunded), before+amount)
+	}
+	return nil
+}

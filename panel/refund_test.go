@@ -24,7 +24,8 @@ import (
 // before staff with two actions: ask again, or record it as made there
 // (by hand, in the provider's account). Recorded a moment after its POST
 // it is refused, saying why, in the page's language, nothing written; an
-// hour later it is recorded: the deposit's ledger has its refund and the
+// hour later too, while the provider's payment shows no refund; made by
+// hand there, it is recorded: the deposit's ledger has its refund and the
 // payment is refunded, the sale is refunded, neither needs attention any
 // more, the provider is asked nothing more, and the audit log says who
 // recorded what, in ru and en. In Chromium at 390 px (axe-core) and on a
@@ -118,8 +119,25 @@ func TestARefundFoundMadeAtTheProviderIsRecorded(t *testing.T) {
 		t.Fatalf("refused, yet %d refunds in the ledger, or the sale moved", n)
 	}
 
-	// An hour later, both are recorded.
+	// An hour later, refused while the provider's payments show no refund
+	// (it did not succeed there); recorded once staff made both by hand in
+	// the provider's account.
 	clock.Advance(time.Hour)
+	do(t, tab, chromedp.Navigate(w.base+"/panel/attention"), chromedp.WaitVisible(recordDeposit),
+		chromedp.Click(recordDeposit), chromedp.WaitVisible(css(`#refused`)))
+	if got := textOf(t, tab, "#refused"); !strings.Contains(got, "возврат там не прошёл") {
+		t.Fatalf("recorded with no refund at the provider: %q", got)
+	}
+	fake.RefundsCanceled = false
+	for _, r := range []struct {
+		payment string
+		amount  int64
+	}{{ps.ExternalID, 100000}, {ext, 300000}} {
+		if _, err := yk.Refund(ctx, "by-hand-"+r.payment, r.payment, r.amount, "RUB", nil); err != nil {
+			t.Fatalf("a refund by hand: %v", err)
+		}
+	}
+	posts += 2
 	do(t, tab, chromedp.Navigate(w.base+"/panel/attention"), chromedp.WaitVisible(recordDeposit),
 		chromedp.Click(recordDeposit), chromedp.WaitVisible(css(`.notice`)))
 	if got := textOf(t, tab, ".notice"); !strings.Contains(got, "отмечен") {
