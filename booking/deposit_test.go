@@ -615,9 +615,20 @@ func TestADepositRefundTheChecksFollowIsNotRecordedByStaff(t *testing.T) {
 	if _, refunded, _ := w.ledgerSums(c.ID); refunded != 0 || w.told(c.ID, booking.EventRefunded) != 0 {
 		t.Fatalf("refused, yet the ledger refunded %s, the client told %d times", refunded, w.told(c.ID, booking.EventRefunded))
 	}
-	// An hour later: refused while the provider's payment shows no
-	// refund; recorded once staff made it by hand there.
+	// An hour later: unavailable while the provider does not answer;
+	// refused while its payment shows no refund; recorded once staff made
+	// it by hand there.
 	w.Clock.Advance(time.Hour)
+	w.fake.Fault = func(_, path string) psptest.Fault {
+		if path == "GET /payments/{id}" {
+			return psptest.Error
+		}
+		return psptest.None
+	}
+	if _, err := w.Svc.MarkDepositRefunded(w.staff(), w.salon.ID, sc.ID); !errors.Is(err, booking.ErrUnavailable) {
+		t.Fatalf("the provider down, recorded: %v, want unavailable", err)
+	}
+	w.fake.Fault = nil
 	if _, err := w.Svc.MarkDepositRefunded(w.staff(), w.salon.ID, sc.ID); !errors.Is(err, booking.ErrConflict) ||
 		!strings.Contains(err.Error(), "not succeeded there") {
 		t.Fatalf("cancelled and not made, recorded: %v, want a conflict", err)
@@ -668,6 +679,43 @@ func TestARecordedPartRefundOfACancelledBookingAsksTheRest(t *testing.T) {
 	if n := w.count(`SELECT count(*) FROM audit_log WHERE action = 'payment_refund_recorded' AND entity_id = $1
 		AND old->>'status' = 'refunding' AND new->>'status' = 'completed'`, s.ID); n != 1 {
 		t.Fatalf("%d audit rows saying the record completed the session, want 1", n)
+	}
+}
+
+// TestARecordedPartCountsTheEarlierParts: a deposit's first part is
+// refunded through the provider, its second part cancelled there. The
+// second is recorded only once the provider's payment shows both parts
+// (the first alone does not cover it), then the ledger has both.
+func TestARecordedPartCountsTheEarlierParts(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	w.fake.Now = w.Clock.Now
+	b := w.bookFrom(7003, w.day, "11:00")
+	s := w.paidFrom(7003, b)
+	if _, err := w.Svc.RefundDepositPart(w.staff(), w.salon.ID, b.ID, 20000); err != nil && !errors.Is(err, booking.ErrUnavailable) {
+		t.Fatal(err)
+	}
+	w.sweep(2)
+	if _, refunded, _ := w.ledgerSums(b.ID); refunded != 20000 {
+		t.Fatalf("the first part: the ledger refunded %s, want 200", refunded)
+	}
+	w.fake.RefundsCanceled = true
+	if _, err := w.Svc.RefundDepositPart(w.staff(), w.salon.ID, b.ID, 30000); err != nil && !errors.Is(err, booking.ErrConflict) {
+		t.Fatal(err)
+	}
+	w.Clock.Advance(time.Hour)
+	if _, err := w.Svc.MarkDepositRefunded(w.staff(), w.salon.ID, s.ID); !errors.Is(err, booking.ErrConflict) ||
+		!strings.Contains(err.Error(), "not succeeded there") {
+		t.Fatalf("the second part, shown nowhere, recorded: %v, want a conflict", err)
+	}
+	w.byHand(s.ExternalID, 30000, s.Currency)
+	got, err := w.Svc.MarkDepositRefunded(w.staff(), w.salon.ID, s.ID)
+	if err != nil || got.Status != booking.PayCompleted {
+		t.Fatalf("the second part, made by hand, recorded: %+v, %v; want completed (the rest refundable)", got, err)
+	}
+	if _, refunded, rows := w.ledgerSums(b.ID); refunded != 50000 || rows != 3 || w.told(b.ID, booking.EventRefunded) != 2 {
+		t.Fatalf("the ledger refunded %s in %d rows, the client told %d times; want 500 in 3, twice", refunded, rows,
+			w.told(b.ID, booking.EventRefunded))
 	}
 }
 

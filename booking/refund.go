@@ -268,20 +268,26 @@ func (s *Service) refundRecordable(status PaymentStatus, lastError string, poste
 // of amount after before (what our records refunded of it already): its
 // refunds that succeeded add up to both at least. Staff record a refund
 // as made only so: one still pending there, or never made, is refused
-// (ErrConflict, saying what the payment shows); ErrUnavailable when the
-// provider does not answer, or is not this server's.
+// (ErrConflict, saying what the payment shows), as is one of a payment
+// whose provider this server does not speak to; ErrUnavailable when the
+// provider does not answer.
 func (s *Service) refundShown(ctx context.Context, provider, paymentID string, before, amount Money) error {
-	if s.psp == nil || provider != s.psp.Name() || paymentID == "" || !providerCallsAllowed(ctx) {
-		return fmt.Errorf("the payment provider is not reachable from here: %w", ErrUnavailable)
+	switch {
+	case s.psp == nil || provider != s.psp.Name() || paymentID == "":
+		return conflict("this server does not reach the payment service of this payment: its refund cannot be checked here")
+	case !providerCallsAllowed(ctx):
+		return fmt.Errorf("no provider calls from here: %w", ErrUnavailable)
 	}
 	cctx, cancel := context.WithTimeout(ctx, providerCall)
 	defer cancel()
 	p, err := s.psp.Get(cctx, paymentID)
 	if err != nil {
+		s.log.Warn("refund record: the provider's payment", "payment", paymentID, "err", err)
 		return fmt.Errorf("the payment provider did not answer: %v: %w", err, ErrUnavailable)
 	}
 	if p.Refunded < int64(before+amount) {
-		return conflict("the payment service shows %s refunded of this payment, not %s: the refund has not succeeded there", Money(p.Refunded), before+amount)
+		return conflict("the payment service shows %s refunded of this payment; our records and this refund make %s: the refund has not succeeded there",
+			Money(p.Refunded), before+amount)
 	}
 	return nil
 }

@@ -501,6 +501,10 @@ func (h *Handler) saleRefundMade(c *fiber.Ctx) error {
 		return err
 	}
 	if _, err := h.svc.MarkSaleRefunded(c.UserContext(), salonOf(c).ID, id); err != nil {
+		if errors.Is(err, booking.ErrUnavailable) {
+			c.Status(fiber.StatusServiceUnavailable)
+			return h.showBalance(c, id, langOf(c).T("The payment service did not answer, so the refund could not be checked: try again in a minute."))
+		}
 		return h.balanceRefused(c, id, err)
 	}
 	return done(c, fmt.Sprintf("/panel/balances/%d", id), "refund_recorded")

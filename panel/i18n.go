@@ -453,6 +453,7 @@ var ru = map[string]string{
 	"A refund the system will not finish by itself":                 "Возврат, который система сама не завершит",
 	"It succeeded at the payment service: record it":                "Он прошёл в платёжном сервисе — отметить",
 	"Look for this refund in the payment service's account. Succeeded there: record it. Not there: ask for it again.": "Найдите этот возврат в личном кабинете платёжного сервиса. Если он там прошёл успешно, отметьте это; если его нет, запросите возврат снова.",
+	"The payment service did not answer, so the refund could not be checked: try again in a minute.":                  "Платёжный сервис не ответил, и возврат не удалось проверить: попробуйте через минуту.",
 	"The refund is recorded as made at the payment service.":                                                          "Возврат отмечен как сделанный в платёжном сервисе.",
 	"refunded: the salon found the refund made at the provider":                                                       "возвращено: салон нашёл возврат сделанным в платёжном сервисе",
 	"Checked again with the payment service":                                                                          "Повторная проверка в платёжном сервисе",

@@ -108,6 +108,10 @@ func (h *Handler) depositRefundMade(c *fiber.Ctx) error {
 		return err
 	}
 	if _, err := h.svc.MarkDepositRefunded(c.UserContext(), user(c).SalonID, id); err != nil {
+		if errors.Is(err, booking.ErrUnavailable) {
+			c.Status(fiber.StatusServiceUnavailable)
+			return h.showAttention(c, langOf(c).T("The payment service did not answer, so the refund could not be checked: try again in a minute."))
+		}
 		var msg string
 		var fields map[string]string
 		if !h.fieldError(c, err, &msg, &fields) {

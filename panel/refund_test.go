@@ -24,8 +24,8 @@ import (
 // before staff with two actions: ask again, or record it as made there
 // (by hand, in the provider's account). Recorded a moment after its POST
 // it is refused, saying why, in the page's language, nothing written; an
-// hour later too, while the provider's payment shows no refund; made by
-// hand there, it is recorded: the deposit's ledger has its refund and the
+// hour later too, while the provider does not answer or its payment
+// shows no refund; made by hand there, it is recorded: the deposit's ledger has its refund and the
 // payment is refunded, the sale is refunded, neither needs attention any
 // more, the provider is asked nothing more, and the audit log says who
 // recorded what, in ru and en. In Chromium at 390 px (axe-core) and on a
@@ -123,6 +123,18 @@ func TestARefundFoundMadeAtTheProviderIsRecorded(t *testing.T) {
 	// (it did not succeed there); recorded once staff made both by hand in
 	// the provider's account.
 	clock.Advance(time.Hour)
+	fake.Fault = func(_, path string) psptest.Fault {
+		if path == "GET /payments/{id}" {
+			return psptest.Error
+		}
+		return psptest.None
+	}
+	do(t, tab, chromedp.Navigate(w.base+"/panel/attention"), chromedp.WaitVisible(recordDeposit),
+		chromedp.Click(recordDeposit), chromedp.WaitVisible(css(`#refused`)))
+	if got := textOf(t, tab, "#refused"); !strings.Contains(got, "Платёжный сервис не ответил") {
+		t.Fatalf("recorded with the provider down: %q", got)
+	}
+	fake.Fault = nil
 	do(t, tab, chromedp.Navigate(w.base+"/panel/attention"), chromedp.WaitVisible(recordDeposit),
 		chromedp.Click(recordDeposit), chromedp.WaitVisible(css(`#refused`)))
 	if got := textOf(t, tab, "#refused"); !strings.Contains(got, "возврат там не прошёл") {
