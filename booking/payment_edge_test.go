@@ -63,7 +63,9 @@ func (w *payWorld) byHand(id string, amount int64, currency string) {
 	w.t.Helper()
 	canceled, pending, receipts := w.fake.RefundsCanceled, w.fake.RefundsPending, w.fake.RequireReceipts
 	w.fake.RefundsCanceled, w.fake.RefundsPending, w.fake.RequireReceipts = false, false, false // (its receipt: the person's matter)
-	defer func() { w.fake.RefundsCanceled, w.fake.RefundsPending, w.fake.RequireReceipts = canceled, pending, receipts }()
+	defer func() {
+		w.fake.RefundsCanceled, w.fake.RefundsPending, w.fake.RequireReceipts = canceled, pending, receipts
+	}()
 	if _, err := w.Svc.Provider().Refund(context.Background(), fmt.Sprintf("by-hand-%s-%d", id, amount), id, amount, currency, nil); err != nil {
 		w.t.Fatalf("a refund by hand: %v", err)
 	}
