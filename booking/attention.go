@@ -121,15 +121,38 @@ var askableAgain = func() string {
 }()
 
 // RetryPayment has a payment's check made now, as staff ask, and again
-// soon after (its backoff starts over). Admins and owners.
+// soon after (its backoff starts over); a refund the provider cancelled,
+// or one the checks left to a person, is asked again under a new key,
+// unless the provider's payment shows more refunded than our records
+// (ErrConflict: one made there by hand is recorded as made, with
+// MarkDepositRefunded). Admins and owners. Errors: ErrForbidden,
+// ErrNotFound, ErrConflict, ErrUnavailable (the provider did not answer).
 func (s *Service) RetryPayment(ctx context.Context, salonID, sessionID int64) (*PaymentSession, error) {
 	if _, err := s.salonAs(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
 	}
 	// A refund the provider cancelled, or one the checks left to a person
 	// (who found at the provider that it was not made), is asked again,
-	// under a new key.
-	err := s.staffPaymentAction(ctx, salonID, sessionID, "payment_retry", `UPDATE payment_sessions SET next_check_at = $2, checks = 0,
+	// under a new key: only while the provider's payment shows no refund
+	// beyond what our records have (one made there by hand is recorded,
+	// not made twice).
+	var st PaymentStatus
+	var why, provider, paymentID string
+	var before Money
+	err := s.pool.QueryRow(ctx, `SELECT status, last_error, provider, COALESCE(external_id, ''), refunded
+		FROM payment_sessions WHERE id = $1 AND salon_id = $2`, sessionID, salonID).Scan(&st, &why, &provider, &paymentID, &before)
+	if isNoRows(err) {
+		return nil, fmt.Errorf("payment %d: %w", sessionID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("payment %d: %w", sessionID, dbErr(err))
+	}
+	if refundLeftToStaff(st, why) {
+		if err := s.refundNotMadeElsewhere(ctx, provider, paymentID, before); err != nil {
+			return nil, fmt.Errorf("payment %d: %w", sessionID, err)
+		}
+	}
+	err = s.staffPaymentAction(ctx, salonID, sessionID, "payment_retry", `UPDATE payment_sessions SET next_check_at = $2, checks = 0,
 		lease_until = NULL,
 		refund_key = CASE WHEN status = 'refunding' AND `+askableAgain+` THEN 'refund-' || id || '-at' || (extract(epoch FROM $2::timestamptz) * 1000)::bigint ELSE refund_key END,
 		refund_id = CASE WHEN status = 'refunding' AND `+askableAgain+` THEN NULL ELSE refund_id END,

@@ -1040,12 +1040,15 @@ func (s *Service) findSaleRefund(ctx context.Context, x *saleState) (*psp.Refund
 // RetrySaleRefund asks the provider again for the refund it cancelled of
 // the sale of balance balanceID (staff of the salon), or for one the
 // checks left to a person (RefundToCheck: staff found at the provider
-// that it was not made), under a new key. A
-// refund the provider has made after all (its word had not reached the
-// sale yet) is recorded instead, and the sale returned refunded. Errors:
-// ErrForbidden, ErrNotFound, ErrConflict (no refund is owed, or the one
-// asked is on its way), ErrUnavailable (the provider did not answer, or
-// reads no refund by its id).
+// that it was not made), under a new key. A refund the provider has
+// made after all (its word had not reached the sale yet) is recorded
+// instead, and the sale returned refunded; one the provider's payment
+// shows refunded otherwise (made there by hand) is not asked again, as
+// a second refund would be paid too: staff record it (MarkSaleRefunded).
+// Errors: ErrForbidden, ErrNotFound, ErrConflict (no refund is owed, the
+// one asked is on its way, or the payment shows a refund already),
+// ErrUnavailable (the provider did not answer, or reads no refund by its
+// id).
 func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64) (*BalanceSale, error) {
 	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
@@ -1086,6 +1089,10 @@ func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64)
 		// checked there says it was not.
 	default:
 		return nil, conflict("the refund is on its way: the provider has not cancelled it")
+	}
+	// (A sale is refunded once: nothing of its payment was before.)
+	if err := s.refundNotMadeElsewhere(ctx, x.provider, x.externalID, 0); err != nil {
+		return nil, fmt.Errorf("balance sale %d: %w", id, err)
 	}
 	if err := s.renewRefundKey(ctx, x); err != nil {
 		return nil, err

@@ -291,3 +291,47 @@ func (s *Service) refundShown(ctx context.Context, provider, paymentID string, b
 	}
 	return nil
 }
+
+// refundNotMadeElsewhere is nil when the provider's payment paymentID
+// (of provider) shows nothing refunded beyond what our records refunded
+// of it (before): staff asking for a refund again, after the provider
+// cancelled it or after finding it not made, ask for one that is not
+// there. A payment showing more (a refund made there by hand, this one
+// perhaps, or one of ours whose answers were lost) is ErrConflict,
+// saying what it shows: a new refund would reach the client as a second
+// one, and staff record this one as made instead (refundShown). Refunds
+// still pending there count too, when the provider lists them.
+// ErrUnavailable when the provider does not answer, or is not this
+// server's.
+func (s *Service) refundNotMadeElsewhere(ctx context.Context, provider, paymentID string, before Money) error {
+	if s.psp == nil || provider != s.psp.Name() || paymentID == "" || !providerCallsAllowed(ctx) {
+		return fmt.Errorf("the payment provider is not reachable from here: %w", ErrUnavailable)
+	}
+	cctx, cancel := context.WithTimeout(ctx, providerCall)
+	defer cancel()
+	p, err := s.psp.Get(cctx, paymentID)
+	if err != nil {
+		s.log.Warn("refund asked again: the provider's payment", "payment", paymentID, "err", err)
+		return fmt.Errorf("the payment provider did not answer: %v: %w", err, ErrUnavailable)
+	}
+	shown := p.Refunded
+	switch refunds, err := s.paymentRefunds(cctx, paymentID); {
+	case errors.Is(err, errRefundUnlisted): // (what succeeded is all it shows)
+	case err != nil:
+		s.log.Warn("refund asked again: the provider's refunds", "payment", paymentID, "err", err)
+		return fmt.Errorf("the payment provider did not answer: %v: %w", err, ErrUnavailable)
+	default:
+		var live int64
+		for _, r := range refunds {
+			if r.Status == "pending" || r.Status == "succeeded" {
+				live += r.Amount
+			}
+		}
+		shown = max(shown, live)
+	}
+	if shown > int64(before) {
+		return conflict("the payment service shows %s refunded of this payment, our records %s: the refund is not asked again, as a second one would reach the client too; if this refund was made there, record it as made",
+			Money(shown), before)
+	}
+	return nil
+}

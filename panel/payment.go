@@ -96,8 +96,18 @@ func (h *Handler) showAttention(c *fiber.Ctx, refused string) error {
 		Failed: messageLines(failed, s, l), Sales: saleRows})
 }
 
+// retryPayment has a payment checked now; a refund left to staff is
+// asked again, and a refusal (the payment service shows it refunded
+// already, or did not answer) is shown with its reason.
 func (h *Handler) retryPayment(c *fiber.Ctx) error {
-	return h.paymentAction(c, h.svc.RetryPayment, "checked")
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if _, err := h.svc.RetryPayment(c.UserContext(), user(c).SalonID, id); err != nil {
+		return h.attentionRefused(c, err)
+	}
+	return done(c, "/panel/attention", "checked")
 }
 
 // depositRefundMade records a deposit's refund the checks left to staff
@@ -108,18 +118,25 @@ func (h *Handler) depositRefundMade(c *fiber.Ctx) error {
 		return err
 	}
 	if _, err := h.svc.MarkDepositRefunded(c.UserContext(), user(c).SalonID, id); err != nil {
-		if errors.Is(err, booking.ErrUnavailable) {
-			c.Status(fiber.StatusServiceUnavailable)
-			return h.showAttention(c, langOf(c).T("The payment service did not answer, so the refund could not be checked: try again in a minute."))
-		}
-		var msg string
-		var fields map[string]string
-		if !h.fieldError(c, err, &msg, &fields) {
-			return err
-		}
-		return h.showAttention(c, msg)
+		return h.attentionRefused(c, err)
 	}
 	return done(c, "/panel/attention", "refund_recorded")
+}
+
+// attentionRefused shows the attention page with why a payment's action
+// was refused: the payment service not answering (503), or the reason in
+// the user's language; any other error is the caller's.
+func (h *Handler) attentionRefused(c *fiber.Ctx, err error) error {
+	if errors.Is(err, booking.ErrUnavailable) {
+		c.Status(fiber.StatusServiceUnavailable)
+		return h.showAttention(c, langOf(c).T("The payment service did not answer, so the refund could not be checked: try again in a minute."))
+	}
+	var msg string
+	var fields map[string]string
+	if !h.fieldError(c, err, &msg, &fields) {
+		return err
+	}
+	return h.showAttention(c, msg)
 }
 
 func (h *Handler) releasePayment(c *fiber.Ctx) error {

@@ -150,6 +150,22 @@ func TestARefundFoundMadeAtTheProviderIsRecorded(t *testing.T) {
 		}
 	}
 	posts += 2
+	// Asked again instead, made by hand as they are: refused, saying what
+	// the payment shows, nothing asked of the provider.
+	do(t, tab, chromedp.Navigate(w.base+"/panel/attention"), chromedp.WaitVisible(recordDeposit),
+		chromedp.Click(css(row+` form[action$="/retry"] button`)), chromedp.WaitVisible(css(`#refused`)))
+	if got := textOf(t, tab, "#refused"); !strings.Contains(got, "возвращено 1000") || !strings.Contains(got, "не запрошен повторно") {
+		t.Fatalf("the deposit's refund, made by hand, asked again: %q", got)
+	}
+	do(t, tab, chromedp.Navigate(fmt.Sprintf("%s/panel/balances/%d", w.base, balance)), chromedp.WaitVisible(css(`#retry-refund`)),
+		chromedp.Click(css(`#retry-refund button`)), chromedp.WaitVisible(css(`#refused`)))
+	if got := textOf(t, tab, "main"); !strings.Contains(got, "возвращено 3000") || !strings.Contains(got, "отметьте его как сделанный") {
+		t.Fatalf("the sale's refund, made by hand, asked again: %q", got)
+	}
+	shot(t, tab, "refund-made-by-hand-asked-again-390.png", 390, 844)
+	if n := fake.Calls("POST /refunds"); n != posts {
+		t.Fatalf("asked again: the provider was asked %d refunds more", n-posts)
+	}
 	do(t, tab, chromedp.Navigate(w.base+"/panel/attention"), chromedp.WaitVisible(recordDeposit),
 		chromedp.Click(recordDeposit), chromedp.WaitVisible(css(`.notice`)))
 	if got := textOf(t, tab, ".notice"); !strings.Contains(got, "отмечен") {
