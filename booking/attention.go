@@ -225,7 +225,8 @@ func (s *Service) MarkDepositRefunded(ctx context.Context, salonID, sessionID in
 	if err := s.refundRecordable(st, why, at); err != nil {
 		return nil, err
 	}
-	if err := s.refundShown(ctx, provider, paymentID, before, owed); err != nil {
+	shown, err := s.refundShown(ctx, provider, paymentID, before, owed)
+	if err != nil {
 		return nil, fmt.Errorf("payment %d: %w", sessionID, err)
 	}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
@@ -254,6 +255,13 @@ func (s *Service) MarkDepositRefunded(ctx context.Context, salonID, sessionID in
 		}
 		if key != seenKey {
 			return conflict("the refund moved on meanwhile: look at it again")
+		}
+		// Made by hand for more than was owed (the whole deposit for a
+		// part, say): what the payment shows is recorded, so that the
+		// ledger stays what the provider paid back.
+		if err := tx.QueryRow(ctx, `UPDATE payment_sessions SET refund_amount = GREATEST(refund_amount, LEAST($2 - refunded, amount - refunded))
+			WHERE id = $1 RETURNING refund_amount`, sessionID, shown).Scan(&amount); err != nil {
+			return err
 		}
 		if part, err := finishRefund(ctx, tx, sessionID, key, refundRecorded, s.now()); err != nil {
 			return err

@@ -1160,7 +1160,8 @@ func (s *Service) MarkSaleRefunded(ctx context.Context, salonID, balanceID int64
 	if err := s.refundRecordable(seen.status, seen.lastError, seen.posted); err != nil {
 		return nil, err
 	}
-	if err := s.refundShown(ctx, seen.provider, seen.paymentID, 0, seen.amount); err != nil {
+	shown, err := s.refundShown(ctx, seen.provider, seen.paymentID, 0, seen.amount)
+	if err != nil {
 		return nil, fmt.Errorf("balance %d: %w", balanceID, err)
 	}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
@@ -1175,8 +1176,12 @@ func (s *Service) MarkSaleRefunded(ctx context.Context, salonID, balanceID int64
 			return conflict("the refund moved on meanwhile: look at it again")
 		}
 		id = now.id
+		// Made by hand for more than was owed (the whole price for the
+		// visits left, say): what the payment shows is recorded, so that
+		// the sale says what the provider paid back.
 		if _, err := tx.Exec(ctx, `UPDATE balance_sales SET status = 'refunded', last_error = '', next_check_at = $2, checks = 0,
-			updated_at = now() WHERE id = $1`, id, s.now().Add(checkDelay(PayRefunded, false, 0))); err != nil {
+			refund_amount = GREATEST(refund_amount, LEAST($3, price)), updated_at = now() WHERE id = $1`,
+			id, s.now().Add(checkDelay(PayRefunded, false, 0)), shown); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO audit_log (salon_id, actor, action, entity, entity_id, old, new)

@@ -264,32 +264,32 @@ func (s *Service) refundRecordable(status PaymentStatus, lastError string, poste
 	return nil
 }
 
-// refundShown is nil when the provider's payment paymentID shows a refund
-// of amount after before (what our records refunded of it already): its
-// refunds that succeeded add up to both at least. Staff record a refund
-// as made only so: one still pending there, or never made, is refused
-// (ErrConflict, saying what the payment shows), as is one of a payment
-// whose provider this server does not speak to; ErrUnavailable when the
-// provider does not answer.
-func (s *Service) refundShown(ctx context.Context, provider, paymentID string, before, amount Money) error {
+// refundShown returns what the provider's payment paymentID shows
+// refunded when that covers a refund of amount after before (what our
+// records refunded of it already): its refunds that succeeded add up to
+// both at least. Staff record a refund as made only so: one still pending
+// there, or never made, is refused (ErrConflict, saying what the payment
+// shows), as is one of a payment whose provider this server does not
+// speak to; ErrUnavailable when the provider does not answer.
+func (s *Service) refundShown(ctx context.Context, provider, paymentID string, before, amount Money) (Money, error) {
 	switch {
 	case s.psp == nil || provider != s.psp.Name() || paymentID == "":
-		return conflict("this server does not reach the payment service of this payment: its refund cannot be checked here")
+		return 0, conflict("this server does not reach the payment service of this payment: its refund cannot be checked here")
 	case !providerCallsAllowed(ctx):
-		return fmt.Errorf("no provider calls from here: %w", ErrUnavailable)
+		return 0, fmt.Errorf("no provider calls from here: %w", ErrUnavailable)
 	}
 	cctx, cancel := context.WithTimeout(ctx, providerCall)
 	defer cancel()
 	p, err := s.psp.Get(cctx, paymentID)
 	if err != nil {
 		s.log.Warn("refund record: the provider's payment", "payment", paymentID, "err", err)
-		return fmt.Errorf("the payment provider did not answer: %v: %w", err, ErrUnavailable)
+		return 0, fmt.Errorf("the payment provider did not answer: %v: %w", err, ErrUnavailable)
 	}
 	if p.Refunded < int64(before+amount) {
-		return conflict("the payment service shows %s refunded of this payment; our records and this refund make %s: the refund has not succeeded there",
+		return 0, conflict("the payment service shows %s refunded of this payment; our records and this refund make %s: the refund has not succeeded there",
 			Money(p.Refunded), before+amount)
 	}
-	return nil
+	return Money(p.Refunded), nil
 }
 
 // refundNotMadeElsewhere is nil when the provider's payment paymentID

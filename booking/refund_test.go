@@ -125,6 +125,59 @@ func TestASaleRefundMadeByHandIsNotAskedAgain(t *testing.T) {
 	}
 }
 
+// TestARefundMadeByHandForMoreIsRecordedAsShown: staff who, at the
+// provider, refunded more than was owed (the whole deposit for its part
+// of 200; the whole price of a package for its two visits left) and then
+// record the refund as made: what the provider's payment shows is
+// recorded, so the ledger (and the sale) say what the client got back;
+// the client is told once of that amount, the deposit ends refunded and
+// asks nothing more of the provider.
+func TestARefundMadeByHandForMoreIsRecordedAsShown(t *testing.T) {
+	t.Run("deposit", func(t *testing.T) {
+		t.Parallel()
+		w := newPayWorld(t, booking.RefundAlways)
+		b, s, _ := depositRefundMadeByHand(t, w)
+		w.byHand(s.ExternalID, 80000, s.Currency) // the rest of the 1000 too
+		posts := w.fake.Calls("POST /refunds")
+		got, err := w.Svc.MarkDepositRefunded(w.staff(), w.salon.ID, s.ID)
+		if err != nil || got.Status != booking.PayRefunded || got.Refunded != 100000 {
+			t.Fatalf("recorded: %+v, %v; want refunded, 1000", got, err)
+		}
+		w.sweep(3)
+		_, refunded, rows := w.ledgerSums(b.ID)
+		_, back := w.fake.Totals()
+		if refunded != 100000 || booking.Money(back) != refunded || rows != 2 || w.fake.Calls("POST /refunds") != posts {
+			t.Fatalf("the ledger refunded %s in %d rows, the provider %d in %d POSTs more; want 1000 in 2, equal, none",
+				refunded, rows, back, w.fake.Calls("POST /refunds")-posts)
+		}
+		if n := w.count(`SELECT count(*) FROM river_job WHERE kind = $1 AND args->>'event' = $2 AND (args->>'booking_id')::bigint = $3
+			AND (args->>'amount')::numeric = 1000`, booking.NotifyArgs{}.Kind(), booking.EventRefunded, b.ID); n != 1 ||
+			w.told(b.ID, booking.EventRefunded) != 1 {
+			t.Fatalf("told %d times, %d of 1000; want once, of 1000", w.told(b.ID, booking.EventRefunded), n)
+		}
+	})
+	t.Run("sale", func(t *testing.T) {
+		w := newSaleWorld(t)
+		staff := booking.As(context.Background(), w.admin())
+		x, owed, _ := saleRefundMadeByHand(t, w)
+		var ext string
+		var price int64
+		if err := w.Pool.QueryRow(context.Background(), `SELECT external_id, price FROM balance_sales WHERE id = $1`, x.ID).Scan(&ext, &price); err != nil {
+			t.Fatal(err)
+		}
+		w.byHand(ext, price-owed, x.Currency) // the visits used paid back too
+		posts := w.fake.Calls("POST /refunds")
+		got, err := w.Svc.MarkSaleRefunded(staff, w.salon.ID, x.BalanceID)
+		_, back := w.fake.Totals()
+		if err != nil || got.Status != booking.PayRefunded || int64(got.Refunded) != price || back != price {
+			t.Fatalf("recorded: %+v, %v, the provider refunded %d; want refunded, %d on both", got, err, back, price)
+		}
+		if w.fake.Calls("POST /refunds") != posts {
+			t.Fatalf("%d POSTs more, want none", w.fake.Calls("POST /refunds")-posts)
+		}
+	})
+}
+
 // tally counts errs: successes, conflicts, and the others.
 func tally(errs []error) (ok, conflicts int, other []error) {
 	for _, err := range errs {
