@@ -170,6 +170,11 @@ type reservation struct {
 	hint      string
 	units     int64
 	covers    Money // of the deposit
+	// keeps is what a cancellation the salon's policy keeps spends of the
+	// reservation (the rest is released): what a card would lose, the
+	// deposit (of a certificate, the part paying it; of a package, its
+	// visit when the service asks one).
+	keeps     int64
 	actor     string
 	remaining int64 // what the balance has left after the reservation
 }
@@ -198,6 +203,9 @@ func (sp *spendable) reserve(p *PayWith, caller Caller, pay payment) (*reservati
 			return nil, Invalid("pay_with", "the package is not for this service")
 		}
 		r.units, r.covers = 1, pay.deposits[i]
+		if r.covers > 0 {
+			r.keeps = 1
+		}
 	} else {
 		var price Money
 		for _, p := range pay.prices {
@@ -212,6 +220,7 @@ func (sp *spendable) reserve(p *PayWith, caller Caller, pay payment) (*reservati
 			deposit += d
 		}
 		r.covers = min(Money(r.units), deposit)
+		r.keeps = int64(r.covers)
 	}
 	if sp.remaining < r.units || r.units <= 0 {
 		return nil, exhausted("nothing is left on it")
@@ -245,9 +254,9 @@ func overdrawn(err error) bool { return violated(err, "balances_remaining_check"
 // reserveSQL extends the statement of queueInsertBooking (the CTE b is
 // the booking inserted) with the reservation's entry.
 func reserveSQL(r *reservation, args map[string]any) string {
-	args["bal"], args["units"], args["bal_actor"] = r.balanceID, r.units, r.actor
-	return `, rsv AS (INSERT INTO balance_entries (balance_id, salon_id, type, delta, booking_id, actor)
-		    SELECT @bal, @salon, 'reserve', -@units::bigint, id, @bal_actor FROM b RETURNING balance_after)`
+	args["bal"], args["units"], args["bal_keeps"], args["bal_actor"] = r.balanceID, r.units, r.keeps, r.actor
+	return `, rsv AS (INSERT INTO balance_entries (balance_id, salon_id, type, delta, keeps, booking_id, actor)
+		    SELECT @bal, @salon, 'reserve', -@units::bigint, @bal_keeps::bigint, id, @bal_actor FROM b RETURNING balance_after)`
 }
 
 // validOn refuses moving a booking paid with p (nil: none) to day, past
@@ -361,8 +370,16 @@ func (s *Service) ApplyBalance(ctx context.Context, salonID, bookingID int64, p 
 		if err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, `INSERT INTO balance_entries (balance_id, salon_id, type, delta, booking_id, actor)
-			VALUES ($1, $2, 'reserve', -$3::bigint, $4, $5) RETURNING balance_after`, rsv.balanceID, salonID, rsv.units, b.ID, rsv.actor).
+		// A cancellation the policy keeps keeps the deposit the booking
+		// asks (none was paid online: a package pays no such visit).
+		if due := max(int64(b.Deposit)-int64(held), 0); due > 0 {
+			rsv.keeps = min(rsv.units, due)
+			if rsv.kind == BalancePackage {
+				rsv.keeps = rsv.units
+			}
+		}
+		if err := tx.QueryRow(ctx, `INSERT INTO balance_entries (balance_id, salon_id, type, delta, keeps, booking_id, actor)
+			VALUES ($1, $2, 'reserve', -$3::bigint, $4, $5, $6) RETURNING balance_after`, rsv.balanceID, salonID, rsv.units, rsv.keeps, b.ID, rsv.actor).
 			Scan(&rsv.remaining); err != nil {
 			return fmt.Errorf("balance: %w", err)
 		}

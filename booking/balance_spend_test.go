@@ -311,7 +311,9 @@ func TestWhatWasReservedIsSettled(t *testing.T) {
 	if l := readLedger(t, f, pkg.ID); l.remaining != 8 || l.types["release"] != 2 || l.types["spend"] != 2 {
 		t.Fatalf("two released, two spent: %+v", l)
 	}
-	// A policy that keeps deposits keeps the visit of a client's cancellation.
+	// A policy that keeps deposits keeps of a client's cancellation what a
+	// card would lose: of a service that asks no deposit, nothing (the
+	// visit is given back); one that asks a deposit keeps the visit (below).
 	f.Clock.Set(bookingtest.DefaultNow)
 	s := *f.salon
 	s.RefundPolicy = booking.RefundNever
@@ -322,15 +324,15 @@ func TestWhatWasReservedIsSettled(t *testing.T) {
 	if _, err := f.Svc.Cancel(booking.As(ctx, booking.ByToken(kept.ManageToken)), booking.CancelRequest{BookingID: kept.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if l := readLedger(t, f, pkg.ID); l.remaining != 7 || l.types["spend"] != 3 {
-		t.Fatalf("a kept cancellation: %+v", l)
+	if l := readLedger(t, f, pkg.ID); l.remaining != 8 || l.types["spend"] != 2 || l.types["release"] != 3 {
+		t.Fatalf("a kept cancellation of a visit asking no deposit: %+v, want it given back", l)
 	}
 	// The salon's own cancellation gives it back, whatever the policy.
 	salonGone := book(f.masters[2], "18:00", booking.Visitor(), byCode)
 	if _, err := f.Svc.Cancel(booking.As(ctx, f.admin(1)), booking.CancelRequest{SalonID: f.salon.ID, BookingID: salonGone.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if l := readLedger(t, f, pkg.ID); l.remaining != 7 || l.types["release"] != 3 {
+	if l := readLedger(t, f, pkg.ID); l.remaining != 8 || l.types["release"] != 4 {
 		t.Fatalf("the salon's cancellation under a keeping policy: %+v", l)
 	}
 	// A booking paid with a package is not moved past the package's last day.
@@ -386,6 +388,29 @@ func TestWhatWasReservedIsSettled(t *testing.T) {
 	}
 	if l := readLedger(t, f, big.ID); l.remaining != 400000 {
 		t.Fatalf("a refused booking moved the certificate: %+v", l)
+	}
+	// The client cancels the visit the large one paid in whole, under the
+	// policy that keeps deposits: the 500.00 its deposit would have been
+	// is kept (a spend), the other 500.00 given back (a release).
+	if _, err := f.Svc.Cancel(booking.As(ctx, booking.ByToken(whole.ManageToken)), booking.CancelRequest{BookingID: whole.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if l := readLedger(t, f, big.ID); l.remaining != 450000 || l.types["spend"] != 1 || l.types["release"] != 1 {
+		t.Fatalf("a kept cancellation of a certificate's visit: %+v, want 4500.00 left, 500.00 kept", l)
+	}
+	// A package's visit of a service asking a deposit is kept whole.
+	deps, err := f.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalancePackage, ServiceIDs: []int64{dep.ID},
+		Visits: 2, Client: booking.ClientInput{Name: "Regular", Phone: phone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.StartsAt, r.Client.Phone, r.PayWith = f.at("16:00"), phone, &booking.PayWith{Kind: booking.BalancePackage, Code: deps.Code}
+	visit := f.mustBook(t, r)
+	if _, err := f.Svc.Cancel(booking.As(ctx, booking.ByToken(visit.ManageToken)), booking.CancelRequest{BookingID: visit.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if l := readLedger(t, f, deps.ID); l.remaining != 1 || l.types["spend"] != 1 || l.types["release"] != 0 {
+		t.Fatalf("a kept cancellation of a package's visit asking a deposit: %+v, want the visit kept", l)
 	}
 }
 
@@ -509,11 +534,14 @@ func TestBalanceLedgerProperty(t *testing.T) {
 		FROM balance_entries r LEFT JOIN bookings k ON k.id = r.booking_id
 		LEFT JOIN balance_entries x ON x.balance_id = r.balance_id AND x.booking_id = r.booking_id AND x.type IN ('spend', 'release')
 		WHERE r.salon_id = $1 AND r.type = 'reserve'
-		GROUP BY r.id, r.booking_id, k.status
+		GROUP BY r.id, r.booking_id, k.status, r.delta, r.keeps
 		HAVING k.status IS NULL
 		    OR (k.status IN ('pending', 'confirmed') AND count(x.id) <> 0)
 		    OR (k.status IN ('completed', 'no_show') AND (count(x.id) <> 1 OR count(x.id) FILTER (WHERE x.type = 'spend') <> 1))
-		    OR (k.status = 'cancelled' AND (count(x.id) <> 1 OR count(x.id) FILTER (WHERE x.type = 'release') <> 1))
+		    -- cancelled: given back, all of it but what a kept cancellation keeps
+		    OR (k.status = 'cancelled' AND (count(x.id) NOT IN (1, 2) OR count(x.id) FILTER (WHERE x.type = 'release') > 1
+		        OR count(x.id) FILTER (WHERE x.type = 'spend') > 1
+		        OR COALESCE(sum(x.delta) FILTER (WHERE x.type = 'release'), 0) NOT BETWEEN -r.delta - r.keeps AND -r.delta))
 		UNION ALL
 		SELECT format('booking %s has %s reservations', booking_id, count(*)) FROM balance_entries
 		WHERE salon_id = $1 AND type = 'reserve' GROUP BY booking_id HAVING count(*) > 1`, f.salon.ID)
