@@ -2,6 +2,7 @@ package booking
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -384,12 +385,37 @@ func (s *Service) ApplyBalance(ctx context.Context, salonID, bookingID int64, p 
 			return fmt.Errorf("balance: %w", err)
 		}
 		b.PaidWith, out = rsv.paid(), b
-		return nil
+		return recordDeskPayment(ctx, tx, b, caller, rsv)
 	})
 	if err != nil {
 		return nil, dbErr(err)
 	}
 	return out, nil
+}
+
+// recordDeskPayment writes, beside the entry of booking b paid with rsv at
+// the desk, the booking's history event (paid_with_balance: the kind, the
+// code's hint and the units it paid) and the audit row of the balance's change
+// (what it had left before and after), both under the caller's name.
+func recordDeskPayment(ctx context.Context, tx pgx.Tx, b *Booking, caller Caller, rsv *reservation) error {
+	actor := caller.actor(b)
+	paid := map[string]any{"kind": rsv.kind, "code_hint": rsv.hint, "units": rsv.units} // (visits, or minor units)
+	details, err := json.Marshal(actor.details(paid))
+	if err != nil {
+		return fmt.Errorf("balance: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO booking_events (salon_id, booking_id, action, actor_kind, actor_id, channel, details)
+		VALUES ($1, $2, 'paid_with_balance', $3, $4, $5, $6)`, b.SalonID, b.ID, actor.Kind, actor.dbID(), actor.Channel, details); err != nil {
+		return fmt.Errorf("balance: %w", err)
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO audit_log (salon_id, actor, action, entity, entity_id, old, new)
+		VALUES ($1, $2, 'paid_booking', 'balance', $3, jsonb_build_object('kind', $4::text, 'code_hint', $5::text, 'remaining', $6::bigint),
+		        jsonb_build_object('kind', $4::text, 'code_hint', $5::text, 'remaining', $7::bigint, 'booking', $8::bigint))`,
+		b.SalonID, cmpOr(caller.auditName(), "system"), rsv.balanceID, rsv.kind, rsv.hint, rsv.remaining+rsv.units, rsv.remaining, b.ID)
+	if err != nil {
+		return fmt.Errorf("balance: audit: %w", err)
+	}
+	return nil
 }
 
 // RefundBalance pays back what is left of a balance (staff of the salon):

@@ -693,6 +693,11 @@ func TestALatePaymentDoesNotTakeBackAGivenBackBalance(t *testing.T) {
 	if bs, _ := w.status(b.ID); bs != booking.StatusCancelled {
 		t.Fatalf("the booking paid late: %s, want cancelled", bs)
 	}
+	// The history says why: the certificate went back, not the time.
+	if n := w.count(`SELECT count(*) FROM payment_events WHERE session_id = $1 AND to_status = 'canceling'
+		AND detail LIKE '%certificate it used given back%'`, sess.ID); n != 1 {
+		t.Fatalf("%d events releasing the late money for the certificate given back, want 1", n)
+	}
 	var reserved, left int64
 	if err := w.Pool.QueryRow(context.Background(), `SELECT COALESCE(-sum(delta) FILTER (WHERE type = 'reserve'), 0) -
 		COALESCE(sum(delta) FILTER (WHERE type = 'release'), 0), (SELECT remaining FROM balances WHERE id = $1)

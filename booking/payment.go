@@ -874,14 +874,14 @@ func (s *Service) applyPayment(ctx context.Context, sessionID int64, p *psp.Paym
 				return tell(b, StatusConfirmed, EventPaid)
 			case mayRebook(b):
 				// Paid after the hold expired: the slot again if it is free.
-				ok, err := rebook(ctx, tx, b)
+				why, err := rebook(ctx, tx, b)
 				if err != nil {
 					return err
 				}
-				if ok {
+				if why == "" {
 					return tell(b, StatusConfirmed, EventPaid)
 				}
-				if err := move([]PaymentStatus{PayAuthorized}, PayCanceling, "paid after the hold, the time taken"); err != nil {
+				if err := move([]PaymentStatus{PayAuthorized}, PayCanceling, why); err != nil {
 					return err
 				}
 				return released()
@@ -977,32 +977,38 @@ const holdExpiredReason = "hold expired"
 
 // rebook makes a booking whose hold expired active again, if its slot is
 // still free (the exclusion constraint decides, under a savepoint) and it
-// gave no balance back. The
-// caller holds the master's lock (taken before the booking's row).
-func rebook(ctx context.Context, tx pgx.Tx, b *Booking) (bool, error) {
+// gave no balance back; else it says why not (the reason the late money
+// is released with). The caller holds the master's lock (taken before the
+// booking's row).
+func rebook(ctx context.Context, tx pgx.Tx, b *Booking) (string, error) {
 	// A booking paid in part with a balance gave it back when its hold
 	// ended (it may be spent elsewhere since): it is not taken again, and
 	// the late money is released, as for a time taken meanwhile.
 	var released bool
 	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM balance_entries WHERE booking_id = $1 AND type = 'release')`,
-		b.visit()).Scan(&released); err != nil || released {
-		return false, err
+		b.visit()).Scan(&released); err != nil {
+		return "", err
+	}
+	if released {
+		return "paid after the hold, the package or certificate it used given back", nil
 	}
 	if _, err := tx.Exec(ctx, `SAVEPOINT rebook`); err != nil {
-		return false, err
+		return "", err
 	}
 	_, err := setStatus(ctx, tx, b, StatusConfirmed, "", System, "paid_late", nil)
 	if pgCode(err) == pgExclusionViolation {
 		if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT rebook`); err != nil {
-			return false, err
+			return "", err
 		}
-		return false, nil
+		return "paid after the hold, the time taken", nil
 	}
 	if err != nil {
-		return false, err
+		return "", err
 	}
-	_, err = tx.Exec(ctx, `RELEASE SAVEPOINT rebook`)
-	return err == nil, err
+	if _, err = tx.Exec(ctx, `RELEASE SAVEPOINT rebook`); err != nil {
+		return "", err
+	}
+	return "", nil
 }
 
 // PaymentNotified handles a provider's notification about a payment: it is

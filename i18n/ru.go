@@ -24,14 +24,14 @@ var fields = map[string]string{
 	"quiet_from": "Quiet hours from", "quiet_to": "Quiet hours to", "reminder_offsets": "Reminders", "reminder_holdout_pct": "Hold-out",
 	"no_sms": "No SMS", "no_email": "No e-mail",
 	"waitlist_mode": "Waiting list mode", "waitlist_offer_min": "Offer held for", "waitlist_broadcast_n": "Offered at once to",
-	"times": "Hours", "visits": "Visits", "valid_until": "Valid until", "kind": "Kind",
+	"times": "Hours", "booking": "Booking", "visits": "Visits", "valid_until": "Valid until", "kind": "Kind",
 	"title": "Title", "code_hint": "Code", "payment": "Payment", "expires_on": "Valid until", "paid_via": "Paid", "service_ids": "Services", "active": "Active", "offer_id": "Offer", "buyer.name": "Name", "buyer.phone": "Phone", "buyer.email": "Email", "claim": "Claim", "valid_days": "Valid for, days",
 }
 
 var ru = map[string]string{
 	// Field labels.
 	"Waiting list mode": "Режим листа ожидания", "Offer held for": "Сколько держать предложение", "Offered at once to": "Скольким предлагать сразу",
-	"Hours": "Часы", "broadcast or hold": "broadcast или hold", "Visits": "Визиты", "Valid until": "Действует до", "Kind": "Вид",
+	"Hours": "Часы", "Booking": "Запись", "broadcast or hold": "broadcast или hold", "Visits": "Визиты", "Valid until": "Действует до", "Kind": "Вид",
 	"Amount": "Сумма", "Paid": "Оплата", "Active": "Действует", "Request": "Запрос", "Break end": "Конец перерыва", "Break start": "Начало перерыва",
 	"Buffer": "Перерыв после услуги", "Processing time": "Выдержка", "Visit": "Визит", "Finish": "Завершение", "Who asks": "Кто спрашивает", "Client": "Клиент", "Name": "Имя",
 	"Phone": "Телефон", "Country": "Страна", "Currency": "Валюта", "Date": "Дата", "Days": "Дни",

@@ -25,9 +25,10 @@ type historyLine struct {
 	Who  string // who did it
 }
 
-// historyLines puts a booking's events in words; masters names the
-// salon's masters by id.
-func historyLines(events []booking.Event, masters map[int64]string, loc *time.Location, l *lang) []historyLine {
+// historyLines puts a booking's events in words, on the salon's clock
+// and in its currency; masters names the salon's masters by id.
+func historyLines(events []booking.Event, masters map[int64]string, salon *booking.Salon, l *lang) []historyLine {
+	loc := salon.Location()
 	out := make([]historyLine, 0, len(events))
 	for _, e := range events {
 		h := historyLine{At: e.At.In(loc).Format("02.01.2006 15:04"), Text: l.T(eventNames[e.Action])}
@@ -46,6 +47,13 @@ func historyLines(events []booking.Event, masters map[int64]string, loc *time.Lo
 		case "cancelled":
 			if r, _ := d["reason"].(string); r != "" {
 				h.Text += ": " + r
+			}
+		case "paid_with_balance":
+			if hint, _ := d["code_hint"].(string); hint != "" {
+				h.Text += ": " + l.T(fmt.Sprint(d["kind"])) + " …" + hint
+			}
+			if n, ok := d["units"].(float64); ok {
+				h.Text += ", " + units(l, salon, booking.BalanceKind(fmt.Sprint(d["kind"])), int64(n))
 			}
 		case "completed":
 			if auto, _ := d["auto"].(bool); auto {
@@ -72,7 +80,7 @@ var eventNames = map[string]string{
 	"confirmed": "Deposit paid: confirmed", "paid": "Deposit paid", "refunded": "Deposit refunded",
 	"imported": "Changed by an import", "client_confirmed": "The client confirmed they will come",
 	"deposit_paid_in_salon": "Deposit paid in the salon", "deposit_due_paid_in_salon": "The rest of the deposit paid in the salon",
-	"paid_late": "Deposit paid late: booked again",
+	"paid_late": "Deposit paid late: booked again", "paid_with_balance": "Paid at the desk with",
 }
 
 var actorNames = map[string]string{"admin": "the salon", "client": "the client", "system": "automatically", "import": "an import"}
@@ -198,7 +206,8 @@ var auditActions = map[string]string{"create": "Created", "update": "Changed", "
 	"payment_retry": "Checked again with the payment service", "payment_release": "Money held released",
 	"payment_refund": "Refund asked", "payment_paid_in_salon": "Deposit paid in the salon",
 	"payment_refund_recorded": "Refund recorded as made at the payment service",
-	"refund_recorded":         "Refund recorded as made at the payment service"}
+	"refund_recorded":         "Refund recorded as made at the payment service",
+	"paid_booking":            "A booking paid with it at the desk"}
 
 var entityNames = map[string]string{"booking": "booking", "client": "client", "master": "master", "master_service": "master's service",
 	"service": "service", "shift": "shift", "salon": "salon", "user": "user", "client_channels": "client's messages",
@@ -250,6 +259,8 @@ func auditValue(key string, v any, n auditNames, l *lang) string {
 			if name := n.masters[int64(x)]; name != "" {
 				return name
 			}
+		case "booking":
+			return "#" + strconv.FormatInt(int64(x), 10)
 		case "amount":
 			if n.currency != "" {
 				return booking.Money(x).Format(n.currency, l.Code)

@@ -60,7 +60,29 @@ func units(l *lang, s *booking.Salon, kind booking.BalanceKind, n int64) string 
 	if kind == booking.BalanceCertificate {
 		return booking.Money(n).Format(s.Currency, l.Code)
 	}
-	return l.T("%d visits", n)
+	return visits(l, n)
+}
+
+// visits is a count of visits with its noun in the number the language
+// wants: 1 visit, 2 visits; 1 визит, 3 визита, 5 визитов, 21 визит.
+func visits(l *lang, n int64) string {
+	m := n
+	if m < 0 {
+		m = -m
+	}
+	if l.Code == "ru" {
+		switch {
+		case m%10 == 1 && m%100 != 11:
+			return fmt.Sprintf("%d визит", n)
+		case m%10 >= 2 && m%10 <= 4 && (m%100 < 12 || m%100 > 14):
+			return fmt.Sprintf("%d визита", n)
+		}
+		return fmt.Sprintf("%d визитов", n)
+	}
+	if m == 1 {
+		return fmt.Sprintf("%d visit", n)
+	}
+	return fmt.Sprintf("%d visits", n)
 }
 
 func (h *Handler) balanceRows(c *fiber.Ctx, list []booking.BalanceRow) ([]balanceRow, error) {
@@ -349,7 +371,7 @@ func (h *Handler) onlineSales(c *fiber.Ctx, d *balancesData) error {
 			for _, id := range o.ServiceIDs {
 				svs = append(svs, names[id])
 			}
-			r.What = l.T("%d visits", o.Visits) + ": " + strings.Join(svs, ", ")
+			r.What = visits(l, int64(o.Visits)) + ": " + strings.Join(svs, ", ")
 		}
 		if o.ValidDays > 0 {
 			r.Valid = l.T("%d days", o.ValidDays)

@@ -96,6 +96,20 @@ func TestBrowserSellsPackagesAndCertificates(t *testing.T) {
 	if got := textOf(t, ctx, "#paid-with"); !strings.Contains(got, "абонемент") || !strings.Contains(got, "4") {
 		t.Fatalf("paid with: %q", got)
 	}
+	// The desk's payment is in the booking's history and the audit log,
+	// under the admin's name.
+	if got := textOf(t, ctx, "#history"); !strings.Contains(got, "Оплачена на месте: абонемент …") || !strings.Contains(got, "1 визит") {
+		t.Fatalf("the booking's history after the desk's payment: %q", got)
+	}
+	if n := scalar[int64](t, w, `SELECT count(*) FROM audit_log WHERE action = 'paid_booking' AND entity = 'balance' AND entity_id = $1
+		AND actor = $2 AND (new->>'booking')::bigint = $3 AND (old->>'remaining')::bigint - (new->>'remaining')::bigint = 1`, id, "admin@demo.salon", bk.ID); n != 1 {
+		t.Fatalf("%d audit rows of the desk's payment, want 1", n)
+	}
+	do(t, ctx, chromedp.Navigate(w.base+"/panel/audit"), chromedp.WaitVisible(css(`main`)))
+	if got := textOf(t, ctx, "main"); !strings.Contains(got, "Запись оплачена им на месте") || !strings.Contains(got, fmt.Sprintf("#%d", bk.ID)) {
+		t.Fatalf("the audit page after the desk's payment: %q", got)
+	}
+	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/bookings/%d", w.base, bk.ID)), chromedp.WaitVisible(css(`#complete button`)))
 	do(t, ctx, chromedp.Click(css(`#complete button`)), chromedp.WaitVisible(css(`#status.completed`)))
 	if n := scalar[int64](t, w, `SELECT count(*) FROM balance_entries WHERE balance_id = $1 AND booking_id = $2 AND type IN ('reserve', 'spend')`,
 		id, bk.ID); n != 2 {

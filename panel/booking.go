@@ -512,7 +512,7 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	// The booking's row says who made it; the events are what came after.
 	l := langOf(c)
 	p.Lines = append([]historyLine{{At: v.CreatedAt.In(loc).Format("02.01.2006 15:04"), Text: l.T("Booked"),
-		Who: l.Source(v.Source)}}, historyLines(p.History, names, loc, l)...)
+		Who: l.Source(v.Source)}}, historyLines(p.History, names, salonOf(c), l)...)
 	if err := h.paidWith(c, p, v); err != nil {
 		return err
 	}
@@ -640,7 +640,7 @@ func reason(l *lang, s string) string {
 // message was dropped or a booking cancelled, which the panel says in its
 // language.
 var paymentReasons = map[string]bool{"created": true, "paid": true, "captured": true, "released": true, "never paid": true,
-	"declined, or expired unpaid, at the provider": true, "the booking was cancelled": true, "paid after the hold, the time taken": true,
+	"declined, or expired unpaid, at the provider": true, "the booking was cancelled": true, "paid after the hold, the time taken": true, "paid after the hold, the package or certificate it used given back": true,
 	"captured before the cancellation was known": true, "refunded": true, "refunded by the salon": true, "refunded: the salon found the refund made at the provider": true, "paid in the salon": true,
 	"released by the salon": true, "refunded in full: the booking was cancelled": true,
 	"the difference refunded: the booking moved to a smaller deposit": true, "the booking was paid otherwise": true, "paid after the visit": true,

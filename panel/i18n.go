@@ -30,17 +30,30 @@ var (
 // shown in English and remembered (untranslated), for the test that
 // renders every page.
 func (l *lang) T(s string, args ...any) string {
-	if l.Code == "ru" {
+	switch {
+	case l.Code == "ru":
 		if r, ok := ru[s]; ok {
 			s = r
 		} else if s != "" {
 			untranslated.Store(s, true)
 		}
+	case en[s] != "":
+		s = en[s]
 	}
 	if len(args) > 0 {
 		return fmt.Sprintf(s, args...)
 	}
 	return s
+}
+
+// en are the English words of the keys that are not English to read (a
+// key naming the thing it qualifies: "sale registered" is a sale's state).
+var en = map[string]string{
+	"sale registering": "being created", "sale registered": "awaiting payment", "sale unknown": "being checked",
+	"sale authorized": "paid, being captured", "sale completed": "paid", "sale canceled": "not paid", "sale failed": "not paid",
+	"sale refunding": "being refunded", "sale refunded": "refunded",
+	"entry credit": "sale", "entry reserve": "reserved", "entry spend": "spent", "entry release": "reservation given back",
+	"entry refund": "money refunded",
 }
 
 // Other is the other language's code and name, for the switch.
@@ -136,7 +149,7 @@ var ru = map[string]string{
 	"Messages to this client":             "Сообщения этому клиенту", "client's messages": "сообщения клиенту",
 	"When the client asks the salon to stop them (SMS cannot be answered to stop).": "Если клиент просит салон их не присылать (ответом на SMS отписаться нельзя).",
 	"No SMS to %s": "Не присылать SMS на %s", "No e-mail to %s": "Не присылать письма на %s",
-	"%d visits": "визитов: %d", "All packages and certificates": "Все абонементы и сертификаты", "Amount (a certificate)": "Сумма (сертификат)",
+	"All packages and certificates": "Все абонементы и сертификаты", "Amount (a certificate)": "Сумма (сертификат)",
 	"Balance": "Баланс", "By": "Кто", "Change": "Изменение", "Code": "Код", "Left": "Осталось", "Nothing sold yet.": "Пока ничего не продано.",
 	"Of": "Из", "Packages and certificates": "Абонементы и сертификаты", "Sell": "Продать", "Sell, paid in the salon": "Продать, оплата в салоне",
 	"Service (a package)": "Услуга (абонемент)", "Sold on": "Продан", "Sold": "Проданные",
@@ -460,6 +473,7 @@ var ru = map[string]string{
 	"Money held released":                                                                                             "Заблокированные деньги освобождены",
 	"Refund asked":                                                                                                    "Запрошен возврат",
 	"Refund recorded as made at the payment service":                                                                  "Возврат отмечен как сделанный в платёжном сервисе",
+	"A booking paid with it at the desk":                                                                              "Запись оплачена им на месте", "Paid at the desk with": "Оплачена на месте",
 	"payment":                           "оплата",
 	"the provider cancelled the refund": "платёжный сервис отменил возврат",
 	"the provider lists no refunds: check at the provider whether this refund was made; if it was not, ask for it again here":                                "платёжный сервис не даёт списка возвратов: проверьте в его личном кабинете, сделан ли этот возврат; если нет, запросите его снова здесь",
@@ -517,17 +531,18 @@ var ru = map[string]string{
 	"captured":   "списана",
 	"released":   "отменена, деньги разблокированы",
 	"never paid": "так и не оплачена",
-	"declined, or expired unpaid, at the provider":                    "отклонена или истекла без оплаты у платёжного сервиса",
-	"the booking was cancelled":                                       "запись отменена",
-	"paid after the hold, the time taken":                             "оплачена после окончания удержания, время уже занято",
-	"captured before the cancellation was known":                      "списана до того, как стало известно об отмене",
-	"refunded by the salon":                                           "возвращена салоном",
-	"paid in the salon":                                               "оплачено в салоне",
-	"released by the salon":                                           "отменена салоном",
-	"refunded in full: the booking was cancelled":                     "возвращена полностью: запись отменена",
-	"the difference refunded: the booking moved to a smaller deposit": "разница возвращена: запись перенесли на меньшую предоплату",
-	"the booking was paid otherwise":                                  "запись оплачена иначе: деньги разблокированы",
-	"paid after the visit":                                            "оплачена после визита: деньги разблокированы",
+	"declined, or expired unpaid, at the provider":                       "отклонена или истекла без оплаты у платёжного сервиса",
+	"the booking was cancelled":                                          "запись отменена",
+	"paid after the hold, the time taken":                                "оплачена после окончания удержания, время уже занято",
+	"paid after the hold, the package or certificate it used given back": "оплачена после окончания удержания, а абонемент или сертификат уже возвращён на баланс",
+	"captured before the cancellation was known":                         "списана до того, как стало известно об отмене",
+	"refunded by the salon":                                              "возвращена салоном",
+	"paid in the salon":                                                  "оплачено в салоне",
+	"released by the salon":                                              "отменена салоном",
+	"refunded in full: the booking was cancelled":                        "возвращена полностью: запись отменена",
+	"the difference refunded: the booking moved to a smaller deposit":    "разница возвращена: запись перенесли на меньшую предоплату",
+	"the booking was paid otherwise":                                     "запись оплачена иначе: деньги разблокированы",
+	"paid after the visit":                                               "оплачена после визита: деньги разблокированы",
 	"A message with a link to pay waits to be sent (see Messages). To send one yourself now, in a chat or a call, make it here.": "Сообщение со ссылкой на оплату ждёт отправки (см. «Сообщения»). Чтобы отправить ссылку самим сейчас, в чате или по телефону, создайте её здесь.",
 	"paid":                    "оплачена",
 	"refunded":                "возвращена",

@@ -78,7 +78,7 @@ func fail(c *fiber.Ctx, log *slog.Logger, err error) error {
 		// A wrong manage token and a missing booking look the same.
 		return reply(c, fiber.StatusNotFound, errorBody{Error: "not_found", Message: notFoundMessage(err)})
 	case errors.Is(err, booking.ErrExhausted):
-		return reply(c, fiber.StatusConflict, errorBody{Error: "balance_exhausted", Message: "nothing is left of this package or certificate for this booking: " + kindless(err)})
+		return reply(c, fiber.StatusConflict, errorBody{Error: "balance_exhausted", Message: "this package or certificate cannot pay for this booking: " + kindless(err)})
 	case errors.Is(err, booking.ErrTooLate):
 		return reply(c, fiber.StatusConflict, errorBody{Error: "too_late", Message: "changes are closed for this booking: " + kindless(err)})
 	case errors.Is(err, booking.ErrConflict):
@@ -86,7 +86,7 @@ func fail(c *fiber.Ctx, log *slog.Logger, err error) error {
 	case errors.Is(err, booking.ErrInvalid):
 		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "invalid", Message: kindless(err)})
 	case errors.Is(err, errRateLimited):
-		return reply(c, fiber.StatusTooManyRequests, errorBody{Error: "rate_limited", Message: "too many bookings or changes from your address; try again in a minute"})
+		return reply(c, fiber.StatusTooManyRequests, errorBody{Error: "rate_limited", Message: "too many requests from your address; try again in a minute"})
 	}
 	log.Error("internal error", "request_id", c.Locals("requestid"), "method", c.Method(), "path", LoggedPath(c), "err", err)
 	return reply(c, fiber.StatusInternalServerError, errorBody{Error: "internal", Message: "internal error"})
