@@ -51,7 +51,23 @@ type BalanceIssue struct {
 	Client     ClientInput
 	// ValidUntil is the last day it is good for (zero: no end).
 	ValidUntil Date
+	// RequestKey, when given, makes the sale once per key (a panel form's
+	// one-time key): the same key again is *SoldAlready.
+	RequestKey string
 }
+
+// SoldAlready is IssueBalance's answer to a request key it sold under
+// before (a form sent twice): nothing more is sold, and the balance sold
+// the first time is BalanceID (its code was shown then, and only then).
+// It is ErrConflict.
+type SoldAlready struct{ BalanceID int64 }
+
+func (e *SoldAlready) Error() string {
+	return fmt.Sprintf("balance %d was sold under this request already", e.BalanceID)
+}
+
+// Is makes a SoldAlready an ErrConflict.
+func (e *SoldAlready) Is(target error) bool { return target == ErrConflict }
 
 // Balance is a package or a certificate.
 type Balance struct {
@@ -123,7 +139,8 @@ func normalizeCode(code string) string {
 // salon: the balance and its credit in one transaction. Staff of the
 // salon (admins and owners) and the platform. It returns the balance with
 // its code, which is shown this once. Errors: ErrForbidden, ErrNotFound,
-// ErrInvalid (naming the field).
+// ErrInvalid (naming the field), *SoldAlready (its request key was sold
+// under before).
 func (s *Service) IssueBalance(ctx context.Context, in BalanceIssue) (*Balance, error) {
 	if err := authorize(ctx, in.SalonID, RoleAdmin); err != nil {
 		return nil, err
@@ -172,15 +189,28 @@ func (s *Service) IssueBalance(ctx context.Context, in BalanceIssue) (*Balance, 
 			}
 			client = &b.ClientID
 		}
-		if err := tx.QueryRow(ctx, `INSERT INTO balances (salon_id, kind, code_hash, code_hint, client_id, service_ids, total, expires_on)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id, created_at`, in.SalonID, in.Kind, tokenHash(norm), b.Hint, client,
-			b.ServiceIDs, b.Total, expires).Scan(&b.ID, &b.CreatedAt); err != nil {
+		var key *string
+		if in.RequestKey != "" {
+			key = &in.RequestKey
+		}
+		if err := tx.QueryRow(ctx, `INSERT INTO balances (salon_id, kind, code_hash, code_hint, client_id, service_ids, total, expires_on, request_key)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id, created_at`, in.SalonID, in.Kind, tokenHash(norm), b.Hint, client,
+			b.ServiceIDs, b.Total, expires, key).Scan(&b.ID, &b.CreatedAt); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO balance_entries (balance_id, salon_id, type, delta, actor) VALUES ($1, $2, 'credit', $3, $4)`,
 			b.ID, in.SalonID, b.Total, actor)
 		return err
 	})
+	if violated(err, "balances_request") {
+		// Sold under this key already: that sale stands, alone.
+		var id int64
+		if err := s.pool.QueryRow(ctx, `SELECT id FROM balances WHERE salon_id = $1 AND request_key = $2`, in.SalonID, in.RequestKey).
+			Scan(&id); err != nil {
+			return nil, fmt.Errorf("issue balance: %w", dbErr(err))
+		}
+		return nil, &SoldAlready{BalanceID: id}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("issue balance: %w", dbErr(err))
 	}

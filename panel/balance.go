@@ -25,6 +25,7 @@ type balanceRow struct {
 type balanceForm struct {
 	Kind, Amount, Visits, Phone, Name, ValidUntil string
 	ServiceID                                     int64
+	Key                                           string // one-time: the form sent twice sells once
 }
 
 type balancesData struct {
@@ -119,6 +120,9 @@ func (h *Handler) balances(c *fiber.Ctx) error {
 
 func (h *Handler) showBalances(c *fiber.Ctx, d *balancesData) error {
 	s := salonOf(c)
+	if d.Form.Key == "" {
+		d.Form.Key = newKey()
+	}
 	list, err := h.svc.Balances(c.UserContext(), s.ID)
 	if err != nil {
 		return err
@@ -144,10 +148,14 @@ func (h *Handler) sellBalance(c *fiber.Ctx) error {
 	s, l := salonOf(c), langOf(c)
 	f := balanceForm{Kind: strings.Clone(c.FormValue("kind")), Amount: strings.Clone(c.FormValue("amount")),
 		Visits: strings.Clone(c.FormValue("visits")), Phone: strings.Clone(c.FormValue("phone")), Name: strings.Clone(c.FormValue("name")),
-		ValidUntil: strings.Clone(strings.TrimSpace(c.FormValue("valid_until")))}
+		ValidUntil: strings.Clone(strings.TrimSpace(c.FormValue("valid_until"))), Key: strings.Clone(c.FormValue("key"))}
+	if len(f.Key) > 64 {
+		f.Key = "" // (not a key this form made)
+	}
 	f.ServiceID, _ = strconv.ParseInt(c.FormValue("service"), 10, 64)
 	d := &balancesData{Form: f}
-	in := booking.BalanceIssue{SalonID: s.ID, Kind: booking.BalanceKind(f.Kind), Client: booking.ClientInput{Name: f.Name, Phone: f.Phone}}
+	in := booking.BalanceIssue{SalonID: s.ID, Kind: booking.BalanceKind(f.Kind), Client: booking.ClientInput{Name: f.Name, Phone: f.Phone},
+		RequestKey: f.Key}
 	fields := map[string]i18n.Text{}
 	switch in.Kind {
 	case booking.BalanceCertificate:
@@ -176,6 +184,12 @@ func (h *Handler) sellBalance(c *fiber.Ctx) error {
 		return h.showBalances(c, d)
 	}
 	b, err := h.svc.IssueBalance(c.UserContext(), in)
+	var sold *booking.SoldAlready
+	if errors.As(err, &sold) {
+		// The same form again (a refresh, a second click): the first sale
+		// stands, and its code was shown then.
+		return done(c, fmt.Sprintf("/panel/balances/%d", sold.BalanceID), "sold_already")
+	}
 	if err != nil {
 		if !h.fieldError(c, err, &d.Error, &d.Fields) {
 			return err
@@ -183,7 +197,7 @@ func (h *Handler) sellBalance(c *fiber.Ctx) error {
 		return h.showBalances(c, d)
 	}
 	d.Code = b.Code
-	d.Form = balanceForm{Kind: f.Kind, Visits: "5"}
+	d.Form = balanceForm{Kind: f.Kind, Visits: "5", Key: newKey()}
 	// No redirect: the code is on this page only, never in a URL.
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return h.showBalances(c, d)

@@ -231,3 +231,47 @@ func TestTheOwnerSellsOnline(t *testing.T) {
 		_ = os.WriteFile(filepath.Join(t.ArtifactDir(), "sale-refunded-390.png"), png, 0o644)
 	}
 }
+
+// TestASaleSentTwiceSellsOnce: the sale form sent twice with its one-time
+// key (a refresh of the page that showed the code, a second click) sells
+// one certificate; the second send is taken to the first sale's page,
+// which says so, and shows no code. A new form (a new key) sells again.
+func TestASaleSentTwiceSellsOnce(t *testing.T) {
+	w := newWorld(t)
+	b := w.owner()
+	page := b.get("/panel/balances")
+	key := regexp.MustCompile(`name="key" value="([0-9a-f]{32})"`).FindStringSubmatch(page.body)
+	if key == nil {
+		t.Fatalf("the sale form has no one-time key: %s", page.body)
+	}
+	form := url.Values{"kind": {"certificate"}, "amount": {"5000"}, "key": {key[1]}}
+	count := func() int64 {
+		return scalar[int64](t, w, `SELECT count(*) FROM balances WHERE salon_id = $1 AND kind = 'certificate' AND total = 500000`, w.salon.ID)
+	}
+	first := b.post("/panel/balances", form)
+	if first.status != http.StatusOK || !strings.Contains(first.body, `id="balance-code"`) || count() != 1 {
+		t.Fatalf("the first send: %d, %d certificates of 5000; want the code shown, one", first.status, count())
+	}
+	again := b.post("/panel/balances", form)
+	id := scalar[int64](t, w, `SELECT id FROM balances WHERE salon_id = $1 AND total = 500000`, w.salon.ID)
+	if again.status != http.StatusSeeOther || again.header.Get("Location") != fmt.Sprintf("/panel/balances/%d?done=sold_already", id) || count() != 1 {
+		t.Fatalf("sent again: %d to %q, %d certificates of 5000; want a redirect to balance %d, still one", again.status,
+			again.header.Get("Location"), count(), id)
+	}
+	shown := b.get(again.header.Get("Location"))
+	if !strings.Contains(shown.body, "Эта продажа уже сделана") || strings.Contains(shown.body, `id="balance-code"`) {
+		t.Fatalf("the first sale's page after the second send: %s", shown.body)
+	}
+	if n := scalar[int64](t, w, `SELECT count(*) FROM balance_entries e JOIN balances b ON b.id = e.balance_id
+		WHERE b.salon_id = $1 AND b.total = 500000 AND e.type = 'credit'`, w.salon.ID); n != 1 {
+		t.Fatalf("%d credits, want 1", n)
+	}
+	next := regexp.MustCompile(`name="key" value="([0-9a-f]{32})"`).FindStringSubmatch(first.body)
+	if next == nil || next[1] == key[1] {
+		t.Fatalf("the page after a sale has no new key: %v", next)
+	}
+	form.Set("key", next[1])
+	if a := b.post("/panel/balances", form); a.status != http.StatusOK || count() != 2 {
+		t.Fatalf("a new form: %d, %d certificates; want a second sale", a.status, count())
+	}
+}

@@ -153,6 +153,7 @@ var notices = map[string]string{
 	"refund_asked":     "The refund is asked of the payment service again: it is followed until the money goes back.",
 	"sale_back":        "The money went back to the buyer's card.",
 	"refund_recorded":  "The refund is recorded as made at the payment service.",
+	"sold_already":     "This sale was made already (the form was sent twice): here it is. Its code was shown once, after the first send; nothing more was sold.",
 }
 
 // done redirects (303) to path with a confirmation.
