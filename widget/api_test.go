@@ -44,6 +44,11 @@ func TestReadEndpoints(t *testing.T) {
 	if r := s.do("GET", fmt.Sprintf("/api/v1/salons/studio/masters?service_id=%d", other.ID), nil); r.status != 200 || len(r.list) != 0 {
 		t.Fatalf("masters of a service nobody does: %d %s", r.status, r.raw)
 	}
+	// With service_id, each master has its price, duration and deposit.
+	if r := s.do("GET", fmt.Sprintf("/api/v1/salons/studio/masters?service_id=%d", s.svc.ID), nil); r.status != 200 || len(r.list) == 0 ||
+		!strings.Contains(string(r.raw), `"deposit":`) || strings.Count(string(r.raw), `"deposit":`) != len(r.list) {
+		t.Fatalf("masters of a service: %d %s, want a deposit on each", r.status, r.raw)
+	}
 	if r := s.do("GET", "/api/v1/salons/studio/masters?service_id=abc", nil); r.status != 422 || r.fields()["service_id"] == nil {
 		t.Fatalf("masters, bad service_id: %d %s", r.status, r.raw)
 	}

@@ -1,6 +1,7 @@
 package widget
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -75,6 +76,8 @@ type masterJSON struct {
 	// master's own price and duration, else the service's).
 	Price       *booking.Money `json:"price,omitempty"`
 	DurationMin int            `json:"duration_min,omitempty"`
+	// The deposit a booking of it with this master asks (the service's).
+	Deposit *booking.Money `json:"deposit,omitempty"`
 }
 
 func (h *Handler) listMasters(c *fiber.Ctx) error {
@@ -90,11 +93,21 @@ func (h *Handler) listMasters(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	var deposit booking.Money
+	if serviceID != 0 {
+		services, err := h.svc.Services(c.UserContext(), s.ID)
+		if err != nil {
+			return err
+		}
+		if i := slices.IndexFunc(services, func(sv booking.SalonService) bool { return sv.ID == serviceID }); i >= 0 {
+			deposit = services[i].Deposit
+		}
+	}
 	out := make([]masterJSON, len(list))
 	for i, m := range list {
 		out[i] = masterJSON{ID: m.ID, Name: m.Name, ServiceIDs: m.ServiceIDs}
 		if o, ok := m.TermsOf(serviceID); ok {
-			out[i].Price, out[i].DurationMin = &o.Price, o.DurationMin
+			out[i].Price, out[i].DurationMin, out[i].Deposit = &o.Price, o.DurationMin, &deposit
 		}
 		if out[i].ServiceIDs == nil {
 			out[i].ServiceIDs = []int64{}
