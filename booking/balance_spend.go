@@ -204,9 +204,6 @@ func (sp *spendable) reserve(p *PayWith, caller Caller, pay payment) (*reservati
 			return nil, Invalid("pay_with", "the package is not for this service")
 		}
 		r.units, r.covers = 1, pay.deposits[i]
-		if r.covers > 0 {
-			r.keeps = 1
-		}
 	} else {
 		var price Money
 		for _, p := range pay.prices {
@@ -221,12 +218,26 @@ func (sp *spendable) reserve(p *PayWith, caller Caller, pay payment) (*reservati
 			deposit += d
 		}
 		r.covers = min(Money(r.units), deposit)
-		r.keeps = int64(r.covers)
 	}
+	r.keep(r.covers)
 	if sp.remaining < r.units || r.units <= 0 {
 		return nil, exhausted("nothing is left on it")
 	}
 	return r, nil
+}
+
+// keep sets what a cancellation the policy keeps keeps of r when the
+// booking asks deposit: of a package, its visit; of a certificate, as
+// much of deposit as it holds; nothing when no deposit is asked.
+func (r *reservation) keep(deposit Money) {
+	switch {
+	case deposit <= 0:
+		r.keeps = 0
+	case r.kind == BalancePackage:
+		r.keeps = r.units
+	default:
+		r.keeps = min(r.units, int64(deposit))
+	}
 }
 
 // paid is the reservation as the booking shows it.
@@ -372,13 +383,9 @@ func (s *Service) ApplyBalance(ctx context.Context, salonID, bookingID int64, p 
 			return err
 		}
 		// A cancellation the policy keeps keeps the deposit the booking
-		// asks (none was paid online: a package pays no such visit).
-		if due := max(int64(b.Deposit)-int64(held), 0); due > 0 {
-			rsv.keeps = min(rsv.units, due)
-			if rsv.kind == BalancePackage {
-				rsv.keeps = rsv.units
-			}
-		}
+		// asks, less what was paid of it online (a package is refused
+		// then, above).
+		rsv.keep(max(b.Deposit-held, 0))
 		if err := tx.QueryRow(ctx, `INSERT INTO balance_entries (balance_id, salon_id, type, delta, keeps, booking_id, actor)
 			VALUES ($1, $2, 'reserve', -$3::bigint, $4, $5, $6) RETURNING balance_after`, rsv.balanceID, salonID, rsv.units, rsv.keeps, b.ID, rsv.actor).
 			Scan(&rsv.remaining); err != nil {

@@ -105,3 +105,30 @@ func Field(name string) Text {
 	}
 	return New(label)
 }
+
+// Plural forms of a noun after a count, as Russian has them (English uses
+// PluralOne for 1 and PluralMany otherwise).
+const (
+	PluralOne  = iota // 1, 21, 101: визит, день
+	PluralFew         // 2-4, 22-24: визита, дня
+	PluralMany        // 0, 5-20, 25-30: визитов, дней
+)
+
+// Plural is the form of a noun after n in lang (its sign aside).
+func Plural(lang string, n int64) int {
+	if n < 0 {
+		n = -n
+	}
+	switch {
+	case lang != "ru":
+		if n == 1 {
+			return PluralOne
+		}
+		return PluralMany
+	case n%10 == 1 && n%100 != 11:
+		return PluralOne
+	case n%10 >= 2 && n%10 <= 4 && (n%100 < 12 || n%100 > 14):
+		return PluralFew
+	}
+	return PluralMany
+}

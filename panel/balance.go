@@ -67,23 +67,11 @@ func units(l *lang, s *booking.Salon, kind booking.BalanceKind, n int64) string 
 // visits is a count of visits with its noun in the number the language
 // wants: 1 visit, 2 visits; 1 визит, 3 визита, 5 визитов, 21 визит.
 func visits(l *lang, n int64) string {
-	m := n
-	if m < 0 {
-		m = -m
-	}
+	nouns := [...]string{"visit", "visits", "visits"}
 	if l.Code == "ru" {
-		switch {
-		case m%10 == 1 && m%100 != 11:
-			return fmt.Sprintf("%d визит", n)
-		case m%10 >= 2 && m%10 <= 4 && (m%100 < 12 || m%100 > 14):
-			return fmt.Sprintf("%d визита", n)
-		}
-		return fmt.Sprintf("%d визитов", n)
+		nouns = [...]string{"визит", "визита", "визитов"}
 	}
-	if m == 1 {
-		return fmt.Sprintf("%d visit", n)
-	}
-	return fmt.Sprintf("%d visits", n)
+	return fmt.Sprintf("%d %s", n, nouns[i18n.Plural(l.Code, n)])
 }
 
 func (h *Handler) balanceRows(c *fiber.Ctx, list []booking.BalanceRow) ([]balanceRow, error) {

@@ -266,7 +266,7 @@ func (h *Handler) salePage(c *fiber.Ctx, mode string) error {
 				so.For = fmt.Sprintf(t["gift_pkg_for"], o.Visits, strings.Join(svc, ", "))
 			}
 			if o.ValidDays > 0 {
-				so.For += " · " + fmt.Sprintf(t[validDaysKey(o.ValidDays)], o.ValidDays)
+				so.For += " · " + fmt.Sprintf(t[validDaysKey(lang, o.ValidDays)], o.ValidDays)
 			}
 			d.Offers = append(d.Offers, so)
 		}
@@ -284,16 +284,7 @@ func (h *Handler) salePage(c *fiber.Ctx, mode string) error {
 }
 
 // validDaysKey is the text of "valid for n days" whose noun agrees with n
-// (one, a few, many: 1 день, 3 дня, 5 дней, 21 день; in English, 1 day
-// and the others days).
-func validDaysKey(n int) string {
-	switch {
-	case n == 1:
-		return "gift_valid_one"
-	case n%10 == 1 && n%100 != 11:
-		return "gift_valid_day"
-	case n%10 >= 2 && n%10 <= 4 && (n%100 < 12 || n%100 > 14):
-		return "gift_valid_days_few"
-	}
-	return "gift_valid_days"
+// in lang (1 день, 3 дня, 5 дней, 21 день; 1 day, 21 days).
+func validDaysKey(lang string, n int) string {
+	return [...]string{"gift_valid_day", "gift_valid_days_few", "gift_valid_days"}[i18n.Plural(lang, int64(n))]
 }
