@@ -1,6 +1,7 @@
 package booking
 
 import (
+	"cmp"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -251,8 +252,12 @@ type BalanceSale struct {
 	// check at the provider (the checks cannot tell, and do not risk a
 	// second one); if it was not, RetrySaleRefund asks for it again.
 	RefundToCheck bool
-	Refunded      Money
-	CreatedAt     time.Time
+	// Refunded is what the sale's refunds paid back so far; Refunding the
+	// refund on its way (while the sale is refunding).
+	Refunded, Refunding Money
+	// Left is what its balance has left to spend (visits, or minor units).
+	Left      int64
+	CreatedAt time.Time
 	// ValidUntil is the balance's last day (once credited; zero: no end).
 	ValidUntil Date
 	// Code is set only where the buyer's claim reveals it (SaleCode).
@@ -266,19 +271,20 @@ func (b *BalanceSale) Paid() bool {
 
 const saleColumns = `s.id, s.salon_id, s.offer_id, s.kind, s.title, s.units, s.price, s.currency, s.status,
 	COALESCE(s.confirmation_url, ''), s.return_ref, COALESCE(s.balance_id, 0), s.email, s.mailed_at, s.mail_error,
-	CASE WHEN s.status = 'refunded' THEN COALESCE(s.refund_amount, 0) ELSE 0 END, s.created_at, b.expires_on, s.last_error`
+	s.refunded,
+	CASE WHEN s.status = 'refunding' THEN COALESCE(s.refund_amount, 0) ELSE 0 END, COALESCE(b.remaining, 0), s.created_at, b.expires_on, s.last_error`
 
 const saleFrom = ` FROM balance_sales s LEFT JOIN balances b ON b.id = s.balance_id `
 
 func scanSale(r pgx.Row) (*BalanceSale, error) {
 	var x BalanceSale
-	var price, refunded int64
+	var price, refunded, refunding int64
 	var mailed, expires *time.Time
 	if err := r.Scan(&x.ID, &x.SalonID, &x.OfferID, &x.Kind, &x.Title, &x.Units, &price, &x.Currency, &x.Status, &x.URL, &x.Ref,
-		&x.BalanceID, &x.Email, &mailed, &x.MailError, &refunded, &x.CreatedAt, &expires, &x.LastError); err != nil {
+		&x.BalanceID, &x.Email, &mailed, &x.MailError, &refunded, &refunding, &x.Left, &x.CreatedAt, &expires, &x.LastError); err != nil {
 		return nil, err
 	}
-	x.Price, x.Refunded = Money(price), Money(refunded)
+	x.Price, x.Refunded, x.Refunding = Money(price), Money(refunded), Money(refunding)
 	x.RefundCancelled = x.Status == PayRefunding && x.LastError == refundCancelled
 	x.RefundToCheck = refundToCheck(x.Status, x.LastError)
 	if mailed != nil {
@@ -456,7 +462,8 @@ type saleState struct {
 	currency        string
 	returnURL       string
 	receipt         []byte
-	refundAmount    int64
+	refundAmount    int64 // the refund under way (or last made)
+	refunded        int64 // what the refunds made paid back
 	refundKey       string
 	refundID        string    // the provider's, once it answered
 	refundAskedAt   time.Time // when it was asked under refundKey
@@ -472,9 +479,10 @@ func (s *Service) readSale(ctx context.Context, q querier, id int64, lock string
 	var x saleState
 	err := q.QueryRow(ctx, `SELECT s.id, s.salon_id, s.status, s.provider, s.idempotence_key, COALESCE(s.external_id, ''), s.price, s.currency,
 		    s.return_url, s.receipt, COALESCE(s.refund_amount, 0), COALESCE(s.refund_key, ''), COALESCE(s.refund_id, ''),
-		    COALESCE(s.refund_asked_at, s.updated_at), s.checks, s.created_at, s.title, s.kind, COALESCE(s.balance_id, 0), s.last_error
+		    COALESCE(s.refund_asked_at, s.updated_at), s.checks, s.created_at, s.title, s.kind, COALESCE(s.balance_id, 0), s.last_error, s.refunded
 		FROM balance_sales s WHERE s.id = $1 `+lock, id).Scan(&x.id, &x.salonID, &x.status, &x.provider, &x.key, &x.externalID, &x.price, &x.currency,
-		&x.returnURL, &x.receipt, &x.refundAmount, &x.refundKey, &x.refundID, &x.refundAskedAt, &x.checks, &x.createdAt, &x.title, &x.kind, &x.balance, &x.lastError)
+		&x.returnURL, &x.receipt, &x.refundAmount, &x.refundKey, &x.refundID, &x.refundAskedAt, &x.checks, &x.createdAt, &x.title, &x.kind, &x.balance,
+		&x.lastError, &x.refunded)
 	if isNoRows(err) {
 		return nil, fmt.Errorf("balance sale %d: %w", id, ErrNotFound)
 	}
@@ -656,9 +664,10 @@ func (s *Service) creditSale(ctx context.Context, id int64, p *psp.Payment) (*Sa
 		var status PaymentStatus
 		var claim []byte
 		var m SaleMail
-		if err := tx.QueryRow(ctx, `SELECT salon_id, client_id, kind, service_ids, units, COALESCE(valid_days, 0), status, claim_key, email, lang
-			FROM balance_sales WHERE id = $1 FOR UPDATE`, id).
-			Scan(&salonID, &clientID, &kind, &services, &units, &days, &status, &claim, &m.To, &m.Lang); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT s.salon_id, s.client_id, s.kind, s.service_ids, s.units, COALESCE(s.valid_days, 0), s.status, s.claim_key,
+			    s.email, s.lang, CASE WHEN s.kind = 'package' THEN COALESCE(c.phone, '') ELSE '' END
+			FROM balance_sales s LEFT JOIN clients c ON c.salon_id = s.salon_id AND c.id = s.client_id WHERE s.id = $1 FOR UPDATE OF s`, id).
+			Scan(&salonID, &clientID, &kind, &services, &units, &days, &status, &claim, &m.To, &m.Lang, &m.Phone); err != nil {
 			return err
 		}
 		if status == PayCompleted || status == PayRefunding || status == PayRefunded || status == PayCanceled {
@@ -801,9 +810,11 @@ type SaleMail struct {
 	Kind              BalanceKind
 	Code              string
 	// Units: a package's visits, a certificate's minor units.
-	Units      int64
-	Services   []string // a package's
-	ValidUntil Date     // zero: no end
+	Units    int64
+	Services []string // a package's
+	// Phone is a package's client's (E.164): bookings it pays are theirs.
+	Phone      string
+	ValidUntil Date // zero: no end
 }
 
 // SaleCourier is an e-mail courier that also delivers a sale's code.
@@ -843,8 +854,10 @@ func (s *Service) mailSale(ctx context.Context, m *SaleMail) {
 
 // SaleReturn is what the buyer back from paying sees, by the sale's
 // return reference (any caller, for ReturnRefTTL): its state, checked with
-// the provider first (at most every few seconds), and the code when claim
-// is the buyer's own. Errors: ErrNotFound.
+// the provider first (at most every few seconds), and, when claim is the
+// buyer's own, the code while it has anything left to spend (paid, or
+// refunded in part). What is left is the claim's to see, with the code
+// (Left is zero for anyone else). Errors: ErrNotFound.
 func (s *Service) SaleReturn(ctx context.Context, ref, claim string) (*BalanceSale, error) {
 	if err := callerOf(ctx).check(); err != nil {
 		return nil, err
@@ -872,7 +885,9 @@ func (s *Service) SaleReturn(ctx context.Context, ref, claim string) (*BalanceSa
 		return nil, err
 	}
 	x.Email = maskEmail(x.Email)
-	if claim == "" || x.Status != PayCompleted {
+	left := x.Left
+	x.Left = 0
+	if claim == "" || !(x.Status == PayCompleted || (x.Status == PayRefunded && left > 0)) {
 		return x, nil
 	}
 	var sealed []byte
@@ -881,7 +896,7 @@ func (s *Service) SaleReturn(ctx context.Context, ref, claim string) (*BalanceSa
 	}
 	if sealed != nil {
 		if code, err := openCode(claim, id, sealed); err == nil {
-			x.Code = code
+			x.Code, x.Left = code, left
 		}
 	}
 	return x, nil
@@ -962,7 +977,7 @@ func (s *Service) refundSale(ctx context.Context, x *saleState) error {
 	}
 	switch r.Status {
 	case "succeeded":
-		_, err := s.moveSale(ctx, x.id, PayRefunding, PayRefunded, nil, "")
+		_, err := s.saleRefundMade(ctx, s.pool, x.id, x.refundKey)
 		return err
 	case "canceled":
 		// The refund entry stands (the balance was paid out of the
@@ -1023,13 +1038,13 @@ func (s *Service) renewRefundKey(ctx context.Context, x *saleState) error {
 	return nil
 }
 
-// findSaleRefund looks for x's refund at the provider (lookForRefund: a
-// sale is refunded once, so nothing of its payment was refunded before
-// it), and asks for it under a new key when it was not made.
+// findSaleRefund looks for x's refund at the provider (lookForRefund:
+// after the refunds the sale made before it), and asks for it under a new
+// key when it was not made.
 func (s *Service) findSaleRefund(ctx context.Context, x *saleState) (*psp.Refund, error) {
 	key := fmt.Sprintf("sale-refund-%d-%d", x.id, s.now().UnixMilli())
 	r, renewed, err := s.lookForRefund(ctx, owedRefund{table: "balance_sales", id: x.id, paymentID: x.externalID,
-		key: x.refundKey, refundID: x.refundID, amount: x.refundAmount}, key)
+		key: x.refundKey, refundID: x.refundID, accounted: x.refunded, amount: x.refundAmount}, key)
 	if !renewed {
 		return r, err
 	}
@@ -1079,7 +1094,7 @@ func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64)
 	}
 	switch {
 	case r != nil && r.Status == "succeeded":
-		if _, err := s.moveSale(ctx, id, PayRefunding, PayRefunded, nil, ""); err != nil {
+		if _, err := s.saleRefundMade(ctx, s.pool, id, x.refundKey); err != nil {
 			return nil, err
 		}
 		return s.sale(ctx, `s.id = $1`, id)
@@ -1090,8 +1105,9 @@ func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64)
 	default:
 		return nil, conflict("the refund is on its way: the provider has not cancelled it")
 	}
-	// (A sale is refunded once: nothing of its payment was before.)
-	if err := s.refundNotMadeElsewhere(ctx, x.provider, x.externalID, 0); err != nil {
+	// (What the sale's earlier refunds paid back is all the payment may
+	// show refunded.)
+	if err := s.refundNotMadeElsewhere(ctx, x.provider, x.externalID, Money(x.refunded)); err != nil {
 		return nil, fmt.Errorf("balance sale %d: %w", id, err)
 	}
 	if err := s.renewRefundKey(ctx, x); err != nil {
@@ -1109,7 +1125,7 @@ type saleRefund struct {
 	status                     PaymentStatus
 	lastError, key, kind, hint string
 	provider, paymentID        string
-	amount                     Money
+	amount, before             Money // the refund's, and what the refunds before it made
 	posted                     *time.Time
 }
 
@@ -1117,10 +1133,10 @@ type saleRefund struct {
 // (lock: "" or a locking clause).
 func (r *saleRefund) read(ctx context.Context, q querier, salonID, balanceID int64, lock string) error {
 	err := q.QueryRow(ctx, `SELECT s.id, s.status, s.last_error, COALESCE(s.refund_key, ''), s.kind, COALESCE(b.code_hint, ''),
-		    s.provider, COALESCE(s.external_id, ''), COALESCE(s.refund_amount, 0), s.refund_posted_at
+		    s.provider, COALESCE(s.external_id, ''), COALESCE(s.refund_amount, 0), s.refunded, s.refund_posted_at
 		FROM balance_sales s LEFT JOIN balances b ON b.id = s.balance_id
 		WHERE s.salon_id = $1 AND s.balance_id = $2 `+lock, salonID, balanceID).
-		Scan(&r.id, &r.status, &r.lastError, &r.key, &r.kind, &r.hint, &r.provider, &r.paymentID, &r.amount, &r.posted)
+		Scan(&r.id, &r.status, &r.lastError, &r.key, &r.kind, &r.hint, &r.provider, &r.paymentID, &r.amount, &r.before, &r.posted)
 	if isNoRows(err) {
 		return fmt.Errorf("balance %d: %w", balanceID, ErrNotFound)
 	}
@@ -1148,10 +1164,9 @@ func (s *Service) MarkSaleRefunded(ctx context.Context, salonID, balanceID int64
 	if err != nil {
 		return nil, err
 	}
-	// The provider's payment must show it (a sale is refunded once:
-	// nothing of its payment was refunded before): read first, outside
-	// the transaction, then recorded only if the refund is still the one
-	// read.
+	// The provider's payment must show it, after what the sale's refunds
+	// before it made: read first, outside the transaction, then recorded
+	// only if the refund is still the one read.
 	var id int64
 	var seen saleRefund
 	if err := seen.read(ctx, s.pool, salonID, balanceID, ""); err != nil {
@@ -1160,7 +1175,7 @@ func (s *Service) MarkSaleRefunded(ctx context.Context, salonID, balanceID int64
 	if err := s.refundRecordable(seen.status, seen.lastError, seen.posted); err != nil {
 		return nil, err
 	}
-	shown, err := s.refundShown(ctx, seen.provider, seen.paymentID, 0, seen.amount)
+	shown, err := s.refundShown(ctx, seen.provider, seen.paymentID, seen.before, seen.amount)
 	if err != nil {
 		return nil, fmt.Errorf("balance %d: %w", balanceID, err)
 	}
@@ -1179,10 +1194,12 @@ func (s *Service) MarkSaleRefunded(ctx context.Context, salonID, balanceID int64
 		// Made by hand for more than was owed (the whole price for the
 		// visits left, say): what the payment shows is recorded, so that
 		// the sale says what the provider paid back.
-		if _, err := tx.Exec(ctx, `UPDATE balance_sales SET status = 'refunded', last_error = '', next_check_at = $2, checks = 0,
-			refund_amount = GREATEST(refund_amount, LEAST($3, price)), updated_at = now() WHERE id = $1`,
-			id, s.now().Add(checkDelay(PayRefunded, false, 0)), shown); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE balance_sales SET refund_amount = GREATEST(refund_amount, LEAST($2 - refunded, price - refunded))
+			WHERE id = $1`, id, shown); err != nil {
 			return err
+		}
+		if made, err := s.saleRefundMade(ctx, tx, id, now.key); err != nil || !made {
+			return cmp.Or(err, conflict("the refund moved on meanwhile: look at it again"))
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO audit_log (salon_id, actor, action, entity, entity_id, old, new)
 			VALUES ($1, $2, 'refund_recorded', 'balance', $3, jsonb_build_object('kind', $4::text, 'code_hint', $5::text, 'payment', 'refunding'),
@@ -1216,31 +1233,62 @@ func (s *Service) refundState(ctx context.Context, x *saleState) (*psp.Refund, e
 // refundSaleOf, in the transaction of a balance's refund entry, turns the
 // refund of left units of balance b into the refund of its sale's money,
 // if it was sold online: the left share of the price (a certificate: what
-// is left; a package: the price of the visits left). It returns the sale
-// to follow up (0: none).
+// is left; a package: the price of the visits left). A sale refunded
+// before (what a booking held then came back since, its booking
+// cancelled) is refunded again, a part of its own under a key of its own;
+// each part is the share of every unit refunded so far less what the
+// parts before it paid back, so that they add up to the price. It returns
+// the sale to follow up (0: none).
 func refundSaleOf(ctx context.Context, tx pgx.Tx, b *Balance, left int64, now time.Time) (int64, Money, error) {
-	var id, price, units int64
+	var id, price, units, refunded, gone int64
+	var parts int
 	var status PaymentStatus
-	err := tx.QueryRow(ctx, `SELECT id, price, units, status FROM balance_sales WHERE balance_id = $1 FOR UPDATE`, b.ID).
-		Scan(&id, &price, &units, &status)
+	err := tx.QueryRow(ctx, `SELECT id, price, units, refunded, refunds, status FROM balance_sales WHERE balance_id = $1 FOR UPDATE`, b.ID).
+		Scan(&id, &price, &units, &refunded, &parts, &status)
 	if isNoRows(err) {
 		return 0, 0, nil
 	}
 	if err != nil {
 		return 0, 0, err
 	}
-	if status != PayCompleted {
-		return 0, 0, conflict("the sale's payment is %s", string(status))
+	switch status {
+	case PayCompleted, PayRefunded:
+	case PayRefunding:
+		return 0, 0, conflict("a refund of it is on its way: what is left can be refunded once it is made")
+	default:
+		return 0, 0, conflict("its payment is not complete")
 	}
-	// The share of the price left (a certificate sold at its face value:
-	// what is left).
-	amount := price * left / units
+	// Every unit refunded so far, this refund's (its entry written) with
+	// the rest.
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(-sum(delta), 0) FROM balance_entries WHERE balance_id = $1 AND type = 'refund'`,
+		b.ID).Scan(&gone); err != nil {
+		return 0, 0, err
+	}
+	amount := min(price*min(gone, units)/units, price) - refunded
 	if amount <= 0 {
 		return 0, 0, nil
 	}
+	key := "sale-refund-" + strconv.FormatInt(id, 10)
+	if parts > 0 {
+		key += "-part-" + strconv.Itoa(parts)
+	}
 	_, err = tx.Exec(ctx, `UPDATE balance_sales SET status = 'refunding', refund_amount = $2, refund_key = $3, next_check_at = $4,
-		refund_asked_at = $4, refund_id = NULL, refund_posted_at = NULL, checks = 0, updated_at = now() WHERE id = $1`, id, amount, "sale-refund-"+strconv.FormatInt(id, 10), now)
+		refund_asked_at = $4, refund_id = NULL, refund_posted_at = NULL, checks = 0, last_error = '', updated_at = now() WHERE id = $1`,
+		id, amount, key, now)
 	return id, Money(amount), err
+}
+
+// saleRefundMade records the refund of sale id asked under key as made
+// (the provider says it succeeded): what it paid back is added to the
+// sale's, and the sale is refunded. False: the refund had moved on.
+func (s *Service) saleRefundMade(ctx context.Context, q querier, id int64, key string) (bool, error) {
+	tag, err := q.Exec(ctx, `UPDATE balance_sales SET status = 'refunded', refunded = LEAST(refunded + refund_amount, price),
+		refunds = refunds + 1, last_error = '', next_check_at = $3, checks = 0, updated_at = now()
+		WHERE id = $1 AND status = 'refunding' AND refund_key = $2`, id, key, s.now().Add(checkDelay(PayRefunded, false, 0)))
+	if err != nil {
+		return false, fmt.Errorf("balance sale %d: %w", id, dbErr(err))
+	}
+	return tag.RowsAffected() == 1, nil
 }
 
 // sweepSales follows up the sales whose time came (SweepPayments runs it):
@@ -1311,9 +1359,11 @@ func (s *Service) ResendBalanceCode(ctx context.Context, salonID, balanceID int6
 		var remaining int64
 		var expires *time.Time
 		var services []int64
-		err := tx.QueryRow(ctx, `SELECT s.id, s.email, s.lang, b.kind, b.remaining, b.expires_on, b.service_ids
-			FROM balance_sales s JOIN balances b ON b.id = s.balance_id WHERE s.salon_id = $1 AND s.balance_id = $2 FOR UPDATE OF b, s`,
-			salonID, balanceID).Scan(&m.SaleID, &m.To, &m.Lang, &m.Kind, &remaining, &expires, &services)
+		err := tx.QueryRow(ctx, `SELECT s.id, s.email, s.lang, b.kind, b.remaining, b.expires_on, b.service_ids, COALESCE(c.phone, '')
+			FROM balance_sales s JOIN balances b ON b.id = s.balance_id
+			LEFT JOIN clients c ON c.salon_id = b.salon_id AND c.id = b.client_id
+			WHERE s.salon_id = $1 AND s.balance_id = $2 FOR UPDATE OF b, s`,
+			salonID, balanceID).Scan(&m.SaleID, &m.To, &m.Lang, &m.Kind, &remaining, &expires, &services, &m.Phone)
 		if isNoRows(err) {
 			return fmt.Errorf("balance %d: %w", balanceID, ErrNotFound)
 		}

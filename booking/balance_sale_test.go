@@ -1015,3 +1015,157 @@ func (w *saleWorld) refuseRefundPosts() *atomic.Bool {
 	}
 	return &refuse
 }
+
+// A certificate sold online is refunded while a booking holds part of it:
+// what was left goes back, and what the booking held, given back to the
+// certificate when the booking is cancelled, is refunded in turn, a
+// refund of its own at the provider (under a key of its own): the
+// provider pays back the whole price, in two refunds, and the sale says
+// so. A refund asked while another is on its way is refused, nothing
+// written. The buyer's return page says how much came back and, to the
+// buyer's claim, what is left and the code that spends it.
+func TestASaleIsRefundedInParts(t *testing.T) {
+	w := newSaleWorld(t)
+	staff := booking.As(context.Background(), w.admin())
+	o := w.offer(booking.BalanceOffer{Kind: booking.BalanceCertificate, Title: "Сертификат на 8000", Amount: 800000, Price: 800000})
+	x := w.buy(o.ID, claim, "vera@example.com")
+	w.fake.Pay(w.externalID(x.ID))
+	if _, err := w.Svc.CheckSale(bookingtest.System(), x.ID); err != nil {
+		t.Fatal(err)
+	}
+	back, err := w.Svc.SaleReturn(web(), x.Ref, claim)
+	if err != nil || back.Code == "" {
+		t.Fatalf("paid: %+v, %v", back, err)
+	}
+	// A colour of 5000 booked with it: 3000 left.
+	b, err := w.Svc.Book(web(), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, MasterID: w.master.ID,
+		StartsAt: bookingtest.At(w.salon, w.day, "12:00"), Client: booking.ClientInput{Name: "Гость", Phone: bookingtest.Phone()},
+		PayWith: &booking.PayWith{Kind: booking.BalanceCertificate, Code: back.Code}})
+	if err != nil || b.PaidWith == nil || b.PaidWith.Remaining != 300000 {
+		t.Fatalf("booked: %+v, %v", b, err)
+	}
+	settled := func(what string, want int64) {
+		t.Helper()
+		w.fake.SettleRefunds()
+		bookingtest.WaitFor(t, 10*time.Second, what, func() bool {
+			w.Clock.Advance(10 * time.Minute) // (the sweep's next look at it)
+			_, _ = w.Svc.SweepPayments(bookingtest.System())
+			x, err := w.Svc.SaleOfBalance(staff, w.salon.ID, back.BalanceID)
+			return err == nil && x.Status == booking.PayRefunded && int64(x.Refunded) == want
+		})
+		if _, refunded := w.fake.Totals(); refunded != want {
+			t.Fatalf("%s: the provider refunded %d, want %d", what, refunded, want)
+		}
+	}
+	// What is left, 3000, goes back (the provider's refund pending a
+	// while). The buyer's page says how much; no code: nothing is left.
+	w.fake.RefundsPending = true
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, back.BalanceID, "a gift not wanted"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := w.Svc.SaleReturn(web(), x.Ref, claim)
+	if err != nil || r.Status != booking.PayRefunding || r.Refunding != 300000 || r.Code != "" || r.Left != 0 {
+		t.Fatalf("the return page while the refund is on its way (the booking holds the rest): %+v, %v", r, err)
+	}
+	// The booking cancelled: its 5000 come back to the certificate. Asked
+	// to refund them while the first refund is on its way: refused,
+	// nothing written.
+	if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID, Reason: "ill"}); err != nil {
+		t.Fatal(err)
+	}
+	entries := w.count(`SELECT count(*) FROM balance_entries WHERE balance_id = $1`, back.BalanceID)
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, back.BalanceID, "the rest"); !errors.Is(err, booking.ErrConflict) {
+		t.Fatalf("a refund while one is on its way: %v", err)
+	}
+	if n := w.count(`SELECT count(*) FROM balance_entries WHERE balance_id = $1`, back.BalanceID); n != entries {
+		t.Fatalf("%d entries after the refused refund, %d before", n, entries)
+	}
+	settled("the first refund", 300000)
+	// The buyer's page: 3000 of 8000 back, and, to the claim, the 5000 on
+	// it with the code that spends them.
+	r, err = w.Svc.SaleReturn(web(), x.Ref, claim)
+	if err != nil || r.Status != booking.PayRefunded || r.Refunded != 300000 || r.Code != back.Code || r.Left != 500000 {
+		t.Fatalf("the return page with 5000 back on it: %+v, %v", r, err)
+	}
+	if r, err := w.Svc.SaleReturn(web(), x.Ref, ""); err != nil || r.Code != "" || r.Left != 0 {
+		t.Fatalf("without the claim: %+v, %v", r, err)
+	}
+	// Refunded in turn: a second refund at the provider, the whole price
+	// back in all.
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, back.BalanceID, "the rest"); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.count(`SELECT count(*) FROM balance_entries WHERE balance_id = $1`, back.BalanceID); n != entries+1 {
+		t.Fatalf("%d entries, want %d (the second refund's)", n, entries+1)
+	}
+	settled("the second refund", 800000)
+	if n := w.fake.Refunds(); n != 2 {
+		t.Fatalf("%d refunds at the provider", n)
+	}
+	var keys []string
+	if err := w.Pool.QueryRow(context.Background(), `SELECT ARRAY[refund_key, refunds::text] FROM balance_sales WHERE id = $1`, x.ID).
+		Scan(&keys); err != nil || keys[0] == "sale-refund-"+strconv.FormatInt(x.ID, 10) || keys[1] != "2" {
+		t.Fatalf("the second refund's key and the sale's count: %v, %v", keys, err)
+	}
+	r, err = w.Svc.SaleReturn(web(), x.Ref, claim)
+	if err != nil || r.Refunded != 800000 || r.Code != "" {
+		t.Fatalf("the return page when all came back: %+v, %v", r, err)
+	}
+	var sum, left int64
+	if err := w.Pool.QueryRow(context.Background(), `SELECT (SELECT sum(delta) FROM balance_entries WHERE balance_id = $1), remaining
+		FROM balances WHERE id = $1`, back.BalanceID).Scan(&sum, &left); err != nil || sum != 0 || left != 0 {
+		t.Fatalf("the ledger sums to %d, the balance has %d (%v)", sum, left, err)
+	}
+}
+
+// A package refunded in parts pays back the price exactly: each part is
+// the share of every visit refunded so far less what the parts before it
+// paid (three visits for 10 000: 6 666.66, then 3 333.34).
+func TestAPackageRefundedInPartsPaysBackItsPrice(t *testing.T) {
+	w := newSaleWorld(t)
+	staff := booking.As(context.Background(), w.admin())
+	o := w.offer(booking.BalanceOffer{Kind: booking.BalancePackage, Title: "3 окрашивания", ServiceIDs: []int64{w.svc.ID}, Visits: 3, Price: 1000000})
+	x := w.buy(o.ID, "", "olga@example.com")
+	w.fake.Pay(w.externalID(x.ID))
+	x, err := w.Svc.CheckSale(bookingtest.System(), x.ID)
+	if err != nil || x.Status != booking.PayCompleted {
+		t.Fatalf("paid: %+v, %v", x, err)
+	}
+	var phone string
+	if err := w.Pool.QueryRow(context.Background(), `SELECT c.phone FROM clients c JOIN balances b ON b.client_id = c.id WHERE b.id = $1`,
+		x.BalanceID).Scan(&phone); err != nil {
+		t.Fatal(err)
+	}
+	// Its e-mail says whose it is: the phone its visits are booked with.
+	bookingtest.WaitFor(t, 10*time.Second, "the code's e-mail", func() bool { return w.mp.Count(t) >= 1 })
+	if m := w.mp.Messages(t)[0]; !strings.Contains(m.Text, "Для телефона") || !strings.Contains(m.Text, booking.DisplayPhone(phone)) ||
+		!strings.Contains(m.Text, "записывайтесь с этим номером") {
+		t.Fatalf("the package's e-mail does not name its phone %s:\n%s", booking.DisplayPhone(phone), m.Text)
+	}
+	b, err := w.Svc.Book(staff, booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, MasterID: w.master.ID,
+		StartsAt: bookingtest.At(w.salon, w.day, "10:00"), Client: booking.ClientInput{Name: "Ольга", Phone: phone},
+		PayWith: &booking.PayWith{Kind: booking.BalancePackage, BalanceID: x.BalanceID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refund := func(want int64) {
+		t.Helper()
+		if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, ""); err != nil {
+			t.Fatal(err)
+		}
+		bookingtest.WaitFor(t, 10*time.Second, "the refund", func() bool {
+			w.fake.SettleRefunds()
+			_, _ = w.Svc.SweepPayments(bookingtest.System())
+			s, err := w.Svc.SaleOfBalance(staff, w.salon.ID, x.BalanceID)
+			return err == nil && s.Status == booking.PayRefunded && int64(s.Refunded) == want
+		})
+		if _, refunded := w.fake.Totals(); refunded != want {
+			t.Fatalf("the provider refunded %d, want %d", refunded, want)
+		}
+	}
+	refund(666666)
+	if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID}); err != nil {
+		t.Fatal(err)
+	}
+	refund(1000000)
+}

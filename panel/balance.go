@@ -400,6 +400,11 @@ func saleLine(l *lang, s *booking.Salon, x *booking.BalanceSale) saleRow {
 	if x.RefundCancelled {
 		r.Problem = l.T("it cancelled the refund: the money is still owed to the buyer")
 	}
+	if back := x.Refunded + x.Refunding; back > 0 && back < x.Price {
+		// (Refunded in part: what was left then, and maybe what a booking
+		// held then, given back later.)
+		r.Status = l.T("%s: %s of %s", r.Status, back.Format(s.Currency, l.Code), r.Price)
+	}
 	if x.Paid() && x.MailedAt.IsZero() && r.MailError == "" {
 		r.MailError = l.T("not recorded as sent")
 	}

@@ -624,6 +624,7 @@ var ru = map[string]string{
 	"sale registering": "создаётся", "sale registered": "ждёт оплаты", "sale unknown": "проверяется", "sale authorized": "оплачено, списывается",
 	"sale completed": "оплачено", "sale canceled": "не оплачено", "sale failed": "не оплачено", "sale refunding": "возвращается",
 	"sale refunded": "возвращено",
+	"%s: %s of %s": "%s: %s из %s",
 	"What was left is being refunded to the buyer's card through the payment service.": "Остаток возвращается на карту покупателя через платёжный сервис.",
 	"On sale online: clients buy it on the widget's gift page.":                        "Выставлено на продажу: клиенты покупают на странице подарков виджета.",
 	"A new code is e-mailed to the buyer; the old one no longer works.":                "Новый код отправлен покупателю; старый больше не действует.",

@@ -80,6 +80,11 @@ type saleJSON struct {
 	Mailed bool `json:"mailed,omitempty"`
 	// Code: for the claim that bought it.
 	Code string `json:"code,omitempty"`
+	// Refunded: what was paid back, or is on its way back (refunded).
+	Refunded *booking.Money `json:"refunded,omitempty"`
+	// Remaining: with the code, what it has left to spend (a
+	// certificate's amount, or a package's visits).
+	Remaining any `json:"remaining,omitempty"`
 }
 
 func toSale(x *booking.BalanceSale) saleJSON {
@@ -96,6 +101,16 @@ func toSale(x *booking.BalanceSale) saleJSON {
 	}
 	if x.URL != "" {
 		out.Payment = &paymentJSON{Status: string(x.Status), Amount: x.Price, URL: x.URL}
+	}
+	if r := x.Refunded + x.Refunding; r > 0 {
+		out.Refunded = &r
+	}
+	switch {
+	case x.Code == "":
+	case x.Kind == booking.BalanceCertificate:
+		out.Remaining = booking.Money(x.Left)
+	default:
+		out.Remaining = x.Left
 	}
 	return out
 }
@@ -212,7 +227,9 @@ type salePageData struct {
 	T          map[string]string
 	Mode       string
 	Offers     []saleOffer
-	Config     salePageConfig
+	// Packages: a package is on sale (whose buyer's phone is its client's).
+	Packages bool
+	Config   salePageConfig
 }
 
 type saleOffer struct {
@@ -264,6 +281,7 @@ func (h *Handler) salePage(c *fiber.Ctx, mode string) error {
 					svc = append(svc, names[id])
 				}
 				so.For = fmt.Sprintf(t["gift_pkg_for"], o.Visits, strings.Join(svc, ", "))
+				d.Packages = true
 			}
 			if o.ValidDays > 0 {
 				so.For += " · " + fmt.Sprintf(t[validDaysKey(lang, o.ValidDays)], o.ValidDays)

@@ -134,6 +134,10 @@ func TestBrowserBuysAGiftCertificate(t *testing.T) {
 		}
 		run(t, ctx, chromedp.Click(css("#gift-offer a")), chromedp.WaitVisible(css("#gift-form")))
 		browsertest.Axe(t, ctx, "the gift page "+c.lang)
+		// A package is its buyer's phone's: the page says so at the phone.
+		if got := text(t, ctx, "#hint-package"); !strings.Contains(got, map[string]string{"ru": "на этот номер", "en": "booked with this number"}[c.lang]) {
+			t.Fatalf("%s: the package's phone hint: %q", c.lang, got)
+		}
 		saveShot(t, ctx, "gift-"+c.lang)
 		// Nothing chosen: said at the choice.
 		run(t, ctx, chromedp.Click(css("#gift-pay")), chromedp.WaitVisible(css("#err-offer")))
@@ -158,5 +162,74 @@ func TestBrowserBuysAGiftCertificate(t *testing.T) {
 		if r.status != 200 || r.body["remaining"] != 3000.0 {
 			t.Fatalf("%s: the code shown %q: %d %s", c.lang, code, r.status, r.raw)
 		}
+	}
+}
+
+// TestBrowserShowsAGiftRefundedInPart: a certificate bought on the gift
+// page pays a booking of part of it; the rest is refunded. The buyer's
+// return page says how much came back, not that all did, and no code
+// (nothing is left on it); the booking cancelled, what it held is back on
+// the certificate, and the page shows it with the code that spends it
+// (in Russian on a phone, in English on a desktop; axe finds nothing).
+func TestBrowserShowsAGiftRefundedInPart(t *testing.T) {
+	s, cert, _ := saleSite(t)
+	trim := s.Service(t, s.salon, booking.SalonService{Name: "Trim", DurationMin: 30, Price: 100000})
+	m := s.Master(t, s.salon, trim)
+	s.Shift(t, s.salon, m, testDay, 1, "10:00", "20:00")
+	ctx := browser(t)
+	run(t, ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(s.base+"/w/studio/gift?lang=ru"), chromedp.WaitVisible(css("#gift-form")),
+		chromedp.Click(css(`input[name=offer][value="`+itoa(cert.ID)+`"]`)),
+		chromedp.SendKeys(css("#buyer-name"), "Вера"), chromedp.SendKeys(css("#buyer-phone"), "+7 999 100-20-33"),
+		chromedp.SendKeys(css("#buyer-email"), "vera@example.com"), chromedp.Click(css("#gift-pay")),
+		chromedp.WaitVisible(css("#pay")), chromedp.Click(css("#pay")), chromedp.WaitVisible(css("#code-value")))
+	bookingtest.WaitFor(t, 10*time.Second, "the code", func() bool { return text(t, ctx, "#code-value") != "" })
+	code := text(t, ctx, "#code-value")
+	// A trim of 1000 paid with it; the 2000 left refunded.
+	r := s.do("POST", "/api/v1/salons/studio/bookings", map[string]any{"service_id": trim.ID, "master_id": m.ID,
+		"starts_at": bookingtest.At(s.salon, testDay, "12:00").Format(time.RFC3339),
+		"client":    map[string]any{"name": "Гость", "phone": "+7 999 100-20-34"}, "pay_with": map[string]any{"certificate": code}})
+	if r.status != 201 {
+		t.Fatalf("booked with the code: %d %s", r.status, r.raw)
+	}
+	b, err := s.Svc.BalanceByCode(booking.As(context.Background(), booking.Visitor()), s.salon.ID, code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staff := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: s.salon.ID, Role: booking.RoleOwner}))
+	if _, err := s.Svc.RefundBalance(staff, s.salon.ID, b.ID, "not wanted"); err != nil {
+		t.Fatal(err)
+	}
+	if x, err := s.Svc.SaleOfBalance(staff, s.salon.ID, b.ID); err != nil || x.Status != booking.PayRefunded || x.Refunded != 200000 {
+		t.Fatalf("the sale after the refund: %+v, %v", x, err)
+	}
+	run(t, ctx, chromedp.Reload())
+	bookingtest.WaitFor(t, 10*time.Second, "the refund on the page", func() bool { return strings.Contains(text(t, ctx, "#bought-status"), "Возвращено") })
+	if got := text(t, ctx, "#bought-status"); !strings.Contains(got, "Возвращено 2\u00a0000\u00a0₽ из 3\u00a0000\u00a0₽") || strings.Contains(got, "код") {
+		t.Fatalf("the page after the refund of the rest: %q", got)
+	}
+	if shown, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!document.getElementById('bought-code').hidden`)); err != nil || shown {
+		t.Fatal("the code shows with nothing left on it")
+	}
+	saveShot(t, ctx, "gift-refunded-part-ru")
+	// The booking cancelled: its 1000 back on the certificate.
+	if r := s.do("POST", "/api/v1/bookings/"+itoa(r.id())+"/cancel", map[string]any{}, "X-Manage-Token", r.str("manage_token")); r.status != 200 {
+		t.Fatalf("cancel: %d %s", r.status, r.raw)
+	}
+	for _, c := range []struct {
+		lang, want string
+		w, h       int64
+	}{{"ru", "Возвращено 2\u00a0000\u00a0₽ из 3\u00a0000\u00a0₽. На нём ещё 1\u00a0000\u00a0₽. Ваш код:", 390, 844},
+		{"en", "₽2,000 of ₽3,000 was refunded. It still has ₽1,000 on it. Your code:", 1280, 900}} {
+		loc, err := chromedp.Run(ctx, chromedp.Location())
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, ctx, chromedp.EmulateViewport(c.w, c.h), chromedp.Navigate(strings.Split(loc, "?")[0]+"?lang="+c.lang))
+		bookingtest.WaitFor(t, 10*time.Second, "the code again", func() bool { return text(t, ctx, "#code-value") == code })
+		if got := text(t, ctx, "#bought-status"); got != c.want {
+			t.Fatalf("%s: the page with 1000 back on it: %q, want %q", c.lang, got, c.want)
+		}
+		browsertest.Axe(t, ctx, "the return page refunded in part "+c.lang)
+		saveShot(t, ctx, "gift-refunded-part-left-"+c.lang)
 	}
 }

@@ -238,6 +238,9 @@ func ComposeSale(m *booking.SaleMail, base string) Words {
 	if m.Kind == booking.BalancePackage {
 		w.Subject = t("Your package at %s", m.Salon.Name)
 		w.Lead = t("Thank you for your purchase. Book with this code and a visit is paid from the package.")
+		if m.Phone != "" {
+			w.Lead += " " + t("The package is for the client with the phone below: book with that phone.")
+		}
 	} else {
 		w.Subject = t("Your gift certificate at %s", m.Salon.Name)
 		w.Lead = t("Thank you for your purchase. Whoever holds this code pays with it when booking.")
@@ -246,6 +249,11 @@ func ComposeSale(m *booking.SaleMail, base string) Words {
 	if m.Kind == booking.BalancePackage {
 		w.Details = append(w.Details, detail{t("Visits"), strconv.FormatInt(m.Units, 10)},
 			detail{t("Service"), strings.Join(m.Services, ", ")})
+		if m.Phone != "" {
+			// (A package is its client's: the visits it pays are booked
+			// with this phone, by its owner.)
+			w.Details = append(w.Details, detail{t("For the phone"), booking.DisplayPhone(m.Phone)})
+		}
 	} else {
 		w.Details = append(w.Details, detail{t("Amount"), booking.Money(m.Units).Format(m.Salon.Currency, lang)})
 	}

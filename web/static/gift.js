@@ -112,7 +112,19 @@
         return;
       }
       if (x.status === 'failed') { st.textContent = T.bought_failed; store('salon-claim-' + cfg.ref, null); return; }
-      if (x.status === 'refunded') { st.textContent = T.bought_refunded; return; }
+      if (x.status === 'refunded') {
+        // Refunded in part (what a booking held then came back since, or
+        // was spent): how much, and, to the claim, what is left and the
+        // code that still spends it.
+        st.textContent = x.refunded === undefined || x.refunded >= x.price ? T.bought_refunded : fmt('bought_refunded_part', money(x.refunded), money(x.price));
+        if (x.code && x.remaining) {
+          st.textContent += ' ' + (x.kind === 'certificate' ? fmt('bought_left', money(x.remaining)) : fmt('bought_left_visits', String(x.remaining)));
+          $('code-value').textContent = x.code;
+          $('bought-code').hidden = false;
+          $('bought-book').hidden = false;
+        }
+        return;
+      }
       if (x.payment && x.payment.url) { $('bought-pay').href = x.payment.url; $('bought-pay').hidden = false; }
       tries++;
       st.textContent = tries > 20 ? T.bought_still : T.bought_pending;
