@@ -161,6 +161,16 @@ func (s *Service) IssueBalance(ctx context.Context, in BalanceIssue) (*Balance, 
 		if b.ServiceIDs, err = c.packageTerms(fe, in.Visits, in.ServiceIDs); err != nil {
 			return nil, err
 		}
+		if strings.TrimSpace(in.Client.Name) == "" {
+			// A client the salon knows by the phone is not asked the name
+			// again: theirs stands.
+			if p, err := NormalizePhone(in.Client.Phone, c.salon.Country); err == nil {
+				err := s.pool.QueryRow(ctx, `SELECT name FROM clients WHERE salon_id = $1 AND phone = $2`, in.SalonID, p).Scan(&in.Client.Name)
+				if err != nil && !isNoRows(err) {
+					return nil, fmt.Errorf("issue balance: %w", dbErr(err))
+				}
+			}
+		}
 		in.Client.normalize(fe, "client.", c.salon.Country)
 		b.Total = int64(in.Visits)
 	default:
@@ -285,13 +295,22 @@ const maxBalanceRows = 200
 // Balances returns the salon's latest balances, newest first (staff of the
 // salon).
 func (s *Service) Balances(ctx context.Context, salonID int64) ([]BalanceRow, error) {
-	return s.balances(ctx, salonID, 0)
+	return s.balances(ctx, salonID, 0, 0)
+}
+
+// ClientPackages returns the packages of the salon's client clientID,
+// newest first, those used up or past their day too (staff of the salon).
+func (s *Service) ClientPackages(ctx context.Context, salonID, clientID int64) ([]BalanceRow, error) {
+	if clientID == 0 {
+		return nil, nil
+	}
+	return s.balances(ctx, salonID, 0, clientID)
 }
 
 // BalanceOf returns one of the salon's balances (staff of the salon).
 // Errors: ErrNotFound, ErrForbidden.
 func (s *Service) BalanceOf(ctx context.Context, salonID, id int64) (*BalanceRow, error) {
-	list, err := s.balances(ctx, salonID, id)
+	list, err := s.balances(ctx, salonID, id, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -301,15 +320,17 @@ func (s *Service) BalanceOf(ctx context.Context, salonID, id int64) (*BalanceRow
 	return &list[0], nil
 }
 
-// balances reads the salon's latest balances (only id, when not 0).
-func (s *Service) balances(ctx context.Context, salonID, id int64) ([]BalanceRow, error) {
+// balances reads the salon's latest balances (only id, when not 0; only
+// client's, when not 0).
+func (s *Service) balances(ctx context.Context, salonID, id, client int64) ([]BalanceRow, error) {
 	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, `SELECT b.id, b.salon_id, b.kind, b.code_hint, COALESCE(b.client_id, 0), b.service_ids, b.total, b.remaining,
 		    b.expires_on, b.created_at, COALESCE(c.name, ''), COALESCE(c.phone, '')
 		FROM balances b LEFT JOIN clients c ON c.id = b.client_id WHERE b.salon_id = $1 AND ($3 = 0 OR b.id = $3)
-		ORDER BY b.id DESC LIMIT $2`, salonID, maxBalanceRows, id)
+		  AND ($4 = 0 OR b.client_id = $4)
+		ORDER BY b.id DESC LIMIT $2`, salonID, maxBalanceRows, id, client)
 	if err != nil {
 		return nil, fmt.Errorf("balances: %w", dbErr(err))
 	}

@@ -68,10 +68,12 @@ func (o *BalanceOffer) units() int64 {
 	return int64(o.Amount)
 }
 
+// MaxOfferDays is the longest an offer sells a balance good for.
+const MaxOfferDays = 3660
+
 // Offer bounds.
 const (
 	maxOfferTitle   = 120
-	maxOfferDays    = 3660
 	maxSalonOffers  = 50
 	saleClaimMinLen = 22
 	saleClaimMaxLen = 128
@@ -122,8 +124,8 @@ func (s *Service) AddBalanceOffer(ctx context.Context, o BalanceOffer) (*Balance
 	if o.Price <= 0 || o.Price > MaxCertificate {
 		fe.add("price", "from 0.01 to %s", MaxCertificate.String())
 	}
-	if o.ValidDays < 0 || o.ValidDays > maxOfferDays {
-		fe.add("valid_days", "from 1 to %d, or empty", maxOfferDays)
+	if o.ValidDays < 0 || o.ValidDays > MaxOfferDays {
+		fe.add("valid_days", "from 1 to %d, or empty", MaxOfferDays)
 	}
 	if err := fe.err(); err != nil {
 		return nil, err

@@ -444,8 +444,12 @@ func (h *Handler) addOffer(c *fiber.Ctx) error {
 	}
 	if f.ValidDays != "" {
 		n, err := strconv.Atoi(f.ValidDays)
-		if err != nil {
+		switch {
+		case err != nil:
 			fields["valid_days"] = i18n.New("must be an integer")
+		case n <= 0:
+			// (0 typed is not "no end": that is the field left empty.)
+			fields["valid_days"] = i18n.New("from 1 to %d, or empty", booking.MaxOfferDays)
 		}
 		o.ValidDays = n
 	}

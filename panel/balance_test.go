@@ -127,6 +127,34 @@ func TestBrowserSellsPackagesAndCertificates(t *testing.T) {
 		t.Fatalf("the ledger after the refund: %q", got)
 	}
 	shot(t, ctx, "balance-refunded-1280.png", 1280, 900)
+
+	// A second package for the same client, sold by the phone alone (the
+	// salon knows the name); the client's page lists both.
+	do(t, ctx, chromedp.Navigate(w.base+"/panel/balances"), chromedp.WaitVisible(css(`#sell-balance`)),
+		chromedp.Click(css(`#sell-balance input[value=package]`)),
+		chromedp.SetValue(css(`#sell-balance select[name=service]`), fmt.Sprint(haircut)),
+		chromedp.SetValue(css(`#sell-balance input[name=visits]`), "3"),
+		chromedp.SendKeys(css(`#sell-balance input[name=phone]`), "8 999 555 60 01"),
+		chromedp.Click(css(`#sell-balance button[type=submit]`)), chromedp.WaitVisible(css(`#balance-code`)))
+	client := scalar[int64](t, w, `SELECT id FROM clients WHERE salon_id = $1 AND phone = '+79995556001'`, w.salon.ID)
+	if n := scalar[int64](t, w, `SELECT count(*) FROM balances WHERE client_id = $1`, client); n != 2 {
+		t.Fatalf("the client has %d packages, want 2", n)
+	}
+	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/clients/%d", w.base, client)), chromedp.WaitVisible(css(`#client-packages`)))
+	if got := textOf(t, ctx, "#client-packages"); strings.Count(got, "Женская стрижка") != 2 || !strings.Contains(got, "3 визита") ||
+		!strings.Contains(got, "4 визита") {
+		t.Fatalf("the client's packages: %q", got)
+	}
+	browsertest.Axe(t, ctx, "a client with packages")
+	shot(t, ctx, "client-packages-390.png", 390, 900)
+	// A new client is asked the name.
+	do(t, ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.base+"/panel/balances"), chromedp.WaitVisible(css(`#sell-balance`)),
+		chromedp.Click(css(`#sell-balance input[value=package]`)),
+		chromedp.SendKeys(css(`#sell-balance input[name=phone]`), "+7 999 555-60-02"),
+		chromedp.Click(css(`#sell-balance button[type=submit]`)), chromedp.WaitVisible(css(`p.error`)))
+	if n := scalar[int64](t, w, `SELECT count(*) FROM clients WHERE salon_id = $1 AND phone = '+79995556002'`, w.salon.ID); n != 0 {
+		t.Fatalf("a nameless new client was made (%d)", n)
+	}
 }
 
 // TestTheOwnerSellsOnline: the owner puts a certificate on sale in the
@@ -168,6 +196,15 @@ func TestTheOwnerSellsOnline(t *testing.T) {
 	}
 	if a := admin.post("/panel/balance-offers", url.Values{"kind": {"certificate"}, "title": {"x"}, "price": {"1"}, "amount": {"1"}}); a.status != http.StatusForbidden {
 		t.Fatalf("an admin adds an offer: %d", a.status)
+	}
+	// Valid for 0 days is refused (empty is "no end"), named, nothing put on sale.
+	owner := w.user(w.salon.ID, "owner2@example.com", booking.RoleOwner)
+	if a := owner.post("/panel/balance-offers", url.Values{"kind": {"certificate"}, "title": {"Zero"}, "price": {"1000"}, "amount": {"1000"},
+		"valid_days": {"0"}}); a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "от 1 до 3660") {
+		t.Fatalf("valid for 0 days: %d", a.status)
+	}
+	if n := scalar[int64](t, w, `SELECT count(*) FROM balance_offers WHERE salon_id = $1 AND title = 'Zero'`, w.salon.ID); n != 0 {
+		t.Fatalf("valid for 0 days put %d on sale", n)
 	}
 	// Bought and paid.
 	x, err := w.Svc.BuyBalance(booking.As(context.Background(), booking.Visitor()), booking.BalancePurchase{SalonID: w.salon.ID, OfferID: offer,

@@ -28,6 +28,7 @@ type clientData struct {
 	Client   *booking.Client
 	Channels *booking.ClientChannels
 	Bookings []booking.View
+	Packages []balanceRow
 	NoShows  int
 	Error    string
 	Fields   map[string]string
@@ -52,6 +53,13 @@ func (h *Handler) showClient(c *fiber.Ctx, d *clientData) error {
 		return err
 	}
 	if d.Channels, err = h.svc.ChannelsOf(c.UserContext(), u.SalonID, id); err != nil {
+		return err
+	}
+	packages, err := h.svc.ClientPackages(c.UserContext(), u.SalonID, id)
+	if err != nil {
+		return err
+	}
+	if d.Packages, err = h.balanceRows(c, packages); err != nil {
 		return err
 	}
 	for _, b := range d.Bookings {

@@ -611,6 +611,8 @@ var ru = map[string]string{
 	"reschedule": "перенос",
 	"no_show":    "неявка",
 	// Packages and certificates sold online.
+	"Packages": "Абонементы",
+	"A client the salon knows by the phone needs no name.": "Для клиента, которого салон знает по телефону, имя можно не вводить.",
 	"Sold online": "Продажи онлайн", "Title": "Название", "Valid for": "Срок", "On sale": "В продаже", "Buyer": "Покупатель",
 	"The salon takes no payments online: clients buy packages and certificates in the salon.": "Салон не принимает оплату онлайн: абонементы и сертификаты покупают в салоне.",
 	"Take off sale": "Снять с продажи", "Put on sale": "Выставить на продажу", "Put on sale online": "Выставить на продажу онлайн",
@@ -624,7 +626,7 @@ var ru = map[string]string{
 	"sale registering": "создаётся", "sale registered": "ждёт оплаты", "sale unknown": "проверяется", "sale authorized": "оплачено, списывается",
 	"sale completed": "оплачено", "sale canceled": "не оплачено", "sale failed": "не оплачено", "sale refunding": "возвращается",
 	"sale refunded": "возвращено",
-	"%s: %s of %s": "%s: %s из %s",
+	"%s: %s of %s":  "%s: %s из %s",
 	"What was left is being refunded to the buyer's card through the payment service.": "Остаток возвращается на карту покупателя через платёжный сервис.",
 	"On sale online: clients buy it on the widget's gift page.":                        "Выставлено на продажу: клиенты покупают на странице подарков виджета.",
 	"A new code is e-mailed to the buyer; the old one no longer works.":                "Новый код отправлен покупателю; старый больше не действует.",

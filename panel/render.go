@@ -39,6 +39,9 @@ var funcs = template.FuncMap{
 	"date": func(t time.Time) string { return t.Format("2006-01-02") },
 	"dt":   func(t time.Time) string { return t.Format("2006-01-02 15:04") },
 	"join": strings.Join,
+	// phone is a phone as people read it (+7 999 123-45-67), as on every
+	// page.
+	"phone": booking.DisplayPhone,
 	// YooKassa's codes for a receipt's VAT and the seller's tax system.
 	"vatCodes": func() map[int]string {
 		return map[int]string{1: "no VAT", 2: "VAT 0%", 3: "VAT 10%", 4: "VAT 20%", 5: "VAT 10/110", 6: "VAT 20/120"}

@@ -188,6 +188,8 @@ func TestBadInput(t *testing.T) {
 		{"malformed JSON", `{"service_id": 1,`, 422, "body"},
 		{"not an object", `[1, 2]`, 422, "body"},
 		{"a string", `"book me"`, 422, "body"},
+		{"two values", `{"service_id": 1} {}`, 422, "body"},
+		{"a misspelt field", good(func(m map[string]any) { m["pay_width"] = map[string]any{"certificate": "X"} }), 422, "pay_width"},
 		{"service_id a string", good(func(m map[string]any) { m["service_id"] = "one" }), 422, "service_id"},
 		{"master_id a float", good(func(m map[string]any) { m["master_id"] = 1.5 }), 422, "master_id"},
 		{"starts_at a number", good(func(m map[string]any) { m["starts_at"] = 1700000000 }), 422, "starts_at"},

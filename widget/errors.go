@@ -1,12 +1,15 @@
 package widget
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -132,12 +135,25 @@ func decode(c *fiber.Ctx, v any, optional bool) error {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return &syntaxError{"the request body must be a JSON object"}
 	}
-	err := json.Unmarshal(body, v)
+	// A field the API does not take is refused, named (the OpenAPI
+	// document's objects take no others): a misspelt one ("pay_width")
+	// would otherwise be dropped without a word.
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, tail := dec.Token(); tail != io.EOF { // (one value, nothing after it)
+			return &syntaxError{fmt.Sprintf("malformed JSON at byte %d", dec.InputOffset())}
+		}
+	}
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
 	case err == nil:
 		return nil
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return booking.Invalid(name, "unknown field")
 	case errors.As(err, &te) && te.Field != "":
 		return booking.Invalid(te.Field, jsonKind(te.Type.Kind().String()))
 	case errors.As(err, &te):
