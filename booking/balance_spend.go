@@ -157,6 +157,9 @@ func queueSpendable(batch *pgx.Batch, salonID int64, p *PayWith, caller Caller, 
 // its segments with their prices and deposits, and its salon-local day.
 type payment struct {
 	clientID int64
+	// proven: the caller's chat channel vouched that the booking's phone
+	// (clientID's) is the caller's own: the chat is that client.
+	proven   bool
 	services []int64
 	prices   []Money
 	deposits []Money
@@ -189,7 +192,8 @@ func (sp *spendable) reserve(p *PayWith, caller Caller, pay payment) (*reservati
 	switch {
 	case !sp.found, sp.kind != p.Kind:
 		return nil, Invalid("pay_with", "no such package or certificate")
-	case p.Code == "" && !(caller.kind == callerStaff || caller.kind == callerSystem || (caller.kind == callerIdentity && sp.vouched)):
+	case p.Code == "" && !(caller.kind == callerStaff || caller.kind == callerSystem ||
+		(caller.kind == callerIdentity && (sp.vouched || (pay.proven && pay.clientID != 0 && sp.clientID == pay.clientID)))):
 		return nil, Invalid("pay_with", "give the code")
 	case sp.kind == BalancePackage && sp.clientID != pay.clientID:
 		return nil, Invalid("pay_with", "this package is another client's")
@@ -509,9 +513,11 @@ func (s *Service) ClientBalances(ctx context.Context, salonID, clientID int64) (
 
 // OwnBalances returns the packages with visits left, good until at least
 // today, of the client the asking chat identity is proven to be at the
-// salon (none when it is proven to be no one): what the chat may book
-// with, by their ids. Only a chat identity asks (ErrForbidden).
-func (s *Service) OwnBalances(ctx context.Context, salonID int64) ([]Balance, error) {
+// salon, and of the client whose phone the chat proved in this dialog
+// (proven: a contact of its own it shared, "" none) though it never
+// booked with it yet: what the chat may book with, by their ids (booking
+// with that phone, proven). Only a chat identity asks (ErrForbidden).
+func (s *Service) OwnBalances(ctx context.Context, salonID int64, proven string) ([]Balance, error) {
 	id, err := chatIdentity(ctx)
 	if err != nil {
 		return nil, err
@@ -523,10 +529,10 @@ func (s *Service) OwnBalances(ctx context.Context, salonID int64) ([]Balance, er
 	today := c.salon.Today(s.now()).dbDate()
 	rows, err := s.pool.Query(ctx, `SELECT b.id, b.salon_id, b.kind, b.code_hint, COALESCE(b.client_id, 0), b.service_ids, b.total,
 		    b.remaining, b.expires_on, b.created_at FROM balances b
-		JOIN client_identities i ON i.salon_id = b.salon_id AND i.client_id = b.client_id
-		WHERE b.salon_id = $1 AND i.channel = $2 AND i.external_id = $3 AND b.kind = 'package' AND b.remaining > 0
-		  AND (b.expires_on IS NULL OR b.expires_on >= $4)
-		ORDER BY b.expires_on NULLS LAST, b.id LIMIT 10`, salonID, id.Channel, id.ExternalID, today)
+		WHERE b.salon_id = $1 AND b.kind = 'package' AND b.remaining > 0 AND (b.expires_on IS NULL OR b.expires_on >= $4)
+		  AND b.client_id IN (SELECT i.client_id FROM client_identities i WHERE i.salon_id = $1 AND i.channel = $2 AND i.external_id = $3
+		                      UNION ALL SELECT c.id FROM clients c WHERE c.salon_id = $1 AND c.phone = $5)
+		ORDER BY b.expires_on NULLS LAST, b.id LIMIT 10`, salonID, id.Channel, id.ExternalID, today, cmpOr(proven, "-"))
 	if err != nil {
 		return nil, fmt.Errorf("own balances: %w", dbErr(err))
 	}

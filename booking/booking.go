@@ -480,7 +480,7 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 		// What is left was read without the balance's lock: the entry's
 		// trigger takes it, and an entry that would overdraw is refused
 		// (then the booking runs again, reading it anew).
-		pay := payment{clientID: bc.client.id, services: []int64{r.ServiceID}, prices: []Money{bc.price},
+		pay := payment{clientID: bc.client.id, proven: r.Client.Verified, services: []int64{r.ServiceID}, prices: []Money{bc.price},
 			deposits: []Money{bc.svc.Deposit}, day: bc.salon.Today(r.StartsAt)}
 		if rsv, err = sp.reserve(r.PayWith, r.caller, pay); err != nil {
 			return nil, err

@@ -699,7 +699,7 @@ func (s *Service) insertVisit(ctx context.Context, r *BookRequest, c *catalog, f
 func (s *Service) reserveVisit(ctx context.Context, tx pgx.Tx, r *BookRequest, c *catalog, plan []placed) (*reservation, error) {
 	batch := &pgx.Batch{}
 	batch.Queue(`SELECT set_config('lock_timeout', $1::bigint::text, true)`, max(s.lockWait.Milliseconds(), 1))
-	pay := payment{day: c.salon.Today(r.StartsAt)}
+	pay := payment{day: c.salon.Today(r.StartsAt), proven: r.Client.Verified}
 	batch.Queue(`SELECT id FROM clients WHERE salon_id = $1 AND phone = $2`, r.SalonID, r.Client.Phone).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			if err := rows.Scan(&pay.clientID); err != nil {

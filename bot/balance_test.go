@@ -73,3 +73,42 @@ func TestBookWithAPackageOrACertificateInTheChat(t *testing.T) {
 		t.Fatalf("the certificate's code is stored in %d rows", n)
 	}
 }
+
+// TestAPackageSoldAtTheDeskIsOfferedAtTheFirstBooking: a package sold at
+// the desk before the client ever wrote to the bot is offered on the
+// confirm screen of their first booking, once they share their own
+// contact (the proof), and books in one tap; their phone typed by someone
+// else is no proof, and their package is not offered.
+func TestAPackageSoldAtTheDeskIsOfferedAtTheFirstBooking(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	sys := bookingtest.System()
+	pkg, err := w.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{w.haircut.ID}, Visits: 3, Client: booking.ClientInput{Name: "Olga", Phone: "+79997100002"}})
+	w.must(err)
+	button := "Confirm with the package …" + pkg.Hint + " (3 visits left)"
+	// Her phone typed by someone else (no proof: a contact of another's
+	// is refused): no package offered.
+	other := w.tg.NewUser("Mallory", "en")
+	w.toContact(other, "Anna", "10:00")
+	other.ShareOthersContact("+7 999 710-00-02")
+	w.see(other, "share your own phone number")
+	other.Send("+7 999 710-00-02")
+	w.must(other.WaitButton("Confirm", wait))
+	if strings.Contains(other.Dump(), "Confirm with the package") {
+		t.Fatalf("a package offered to a chat that shared another's contact:%s", other.Dump())
+	}
+	// Her own: offered, and it books.
+	u := w.tg.NewUser("Olga", "en")
+	w.toContact(u, "Anna", "12:00")
+	u.ShareContact("+7 999 710-00-02")
+	w.must(u.WaitButton(button, wait))
+	w.tap(u, button)
+	done := w.see(u, "Paid with the package …"+pkg.Hint+": 2 visits left")
+	if !strings.Contains(done.Text, "✅ You are booked!") {
+		t.Fatalf("booked with the package: %q", done.Text)
+	}
+	if n := w.count(t, `SELECT count(*) FROM balance_entries WHERE type = 'reserve' AND balance_id = $1`, pkg.ID); n != 1 {
+		t.Fatalf("%d reservations, want 1", n)
+	}
+}

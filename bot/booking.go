@@ -271,7 +271,13 @@ func (t *turn) confirm() error {
 		return t.explain(err)
 	}
 	if t.c.D.Moving == 0 {
-		own, err := t.b.svc.OwnBalances(t.ctx, s.ID)
+		// (Those of the phone the chat proved too: a package sold at the
+		// desk, before the chat ever booked.)
+		proven := ""
+		if t.c.D.PhoneProven {
+			proven = t.c.D.Phone
+		}
+		own, err := t.b.svc.OwnBalances(t.ctx, s.ID, proven)
 		if err != nil && !errors.Is(err, booking.ErrForbidden) {
 			return err
 		}
