@@ -95,6 +95,11 @@ type BalanceEntry struct {
 	CreatedAt time.Time
 	// After is what the balance had left after the entry.
 	After int64
+	// Spent is a spend's: what of its booking's reservation it consumed
+	// (a spend moves nothing: the reservation took it); BookingStatus why
+	// (completed, no-show, or a cancellation the policy kept it of).
+	Spent         int64
+	BookingStatus Status
 }
 
 // Balance bounds.
@@ -270,15 +275,19 @@ func (s *Service) BalanceLedger(ctx context.Context, salonID, balanceID int64) (
 	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT e.id, e.type, e.delta, COALESCE(e.booking_id, 0), e.actor, e.created_at, COALESCE(e.balance_after, 0)
-		FROM balance_entries e JOIN balances b ON b.id = e.balance_id WHERE b.salon_id = $1 AND b.id = $2 ORDER BY e.id LIMIT 1000`,
+	rows, err := s.pool.Query(ctx, `SELECT e.id, e.type, e.delta, COALESCE(e.booking_id, 0), e.actor, e.created_at, COALESCE(e.balance_after, 0),
+		    CASE WHEN e.type = 'spend' THEN (SELECT -sum(x.delta) FROM balance_entries x WHERE x.balance_id = e.balance_id
+		                                     AND x.booking_id = e.booking_id AND x.type IN ('reserve', 'release')) ELSE 0 END,
+		    COALESCE(k.status, '')
+		FROM balance_entries e JOIN balances b ON b.id = e.balance_id LEFT JOIN bookings k ON k.id = e.booking_id
+		WHERE b.salon_id = $1 AND b.id = $2 ORDER BY e.id LIMIT 1000`,
 		salonID, balanceID)
 	if err != nil {
 		return nil, fmt.Errorf("balance ledger: %w", dbErr(err))
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (BalanceEntry, error) {
 		var e BalanceEntry
-		err := r.Scan(&e.ID, &e.Type, &e.Delta, &e.BookingID, &e.Actor, &e.CreatedAt, &e.After)
+		err := r.Scan(&e.ID, &e.Type, &e.Delta, &e.BookingID, &e.Actor, &e.CreatedAt, &e.After, &e.Spent, &e.BookingStatus)
 		return e, err
 	})
 }
@@ -301,8 +310,8 @@ func (s *Service) Balances(ctx context.Context, salonID int64) ([]BalanceRow, er
 // ClientPackages returns the packages of the salon's client clientID,
 // newest first, those used up or past their day too (staff of the salon).
 func (s *Service) ClientPackages(ctx context.Context, salonID, clientID int64) ([]BalanceRow, error) {
-	if clientID == 0 {
-		return nil, nil
+	if clientID == 0 { // (not every balance: a client's, of no one)
+		return nil, authorize(ctx, salonID, RoleAdmin)
 	}
 	return s.balances(ctx, salonID, 0, clientID)
 }

@@ -1266,7 +1266,7 @@ func refundSaleOf(ctx context.Context, tx pgx.Tx, b *Balance, left int64, now ti
 		b.ID).Scan(&gone); err != nil {
 		return 0, 0, err
 	}
-	amount := min(price*min(gone, units)/units, price) - refunded
+	amount := saleRefundShare(price, units, refunded, gone)
 	if amount <= 0 {
 		return 0, 0, nil
 	}
@@ -1278,6 +1278,14 @@ func refundSaleOf(ctx context.Context, tx pgx.Tx, b *Balance, left int64, now ti
 		refund_asked_at = $4, refund_id = NULL, refund_posted_at = NULL, checks = 0, last_error = '', updated_at = now() WHERE id = $1`,
 		id, amount, key, now)
 	return id, Money(amount), err
+}
+
+// saleRefundShare is what a sale of units at price pays back when gone
+// units of it are refunded in all, refunded of its price paid back before:
+// the share of the price of every unit refunded, less what was (the parts
+// add up to the price).
+func saleRefundShare(price, units, refunded, gone int64) int64 {
+	return min(price*min(gone, units)/units, price) - refunded
 }
 
 // saleRefundMade records the refund of sale id asked under key as made

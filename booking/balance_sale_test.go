@@ -1058,7 +1058,12 @@ func TestASaleIsRefundedInParts(t *testing.T) {
 		}
 	}
 	// What is left, 3000, goes back (the provider's refund pending a
-	// while). The buyer's page says how much; no code: nothing is left.
+	// while), as the quote says, the booking's 5000 held. The buyer's
+	// page says how much; no code: nothing is left.
+	if q, err := w.Svc.BalanceRefundQuote(staff, w.salon.ID, back.BalanceID); err != nil || !q.Online || q.Left != 300000 || q.Money != 300000 ||
+		q.Held != 500000 || len(q.HeldBy) != 1 || q.HeldBy[0] != b.ID {
+		t.Fatalf("the quote with a booking holding 5000: %+v, %v", q, err)
+	}
 	w.fake.RefundsPending = true
 	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, back.BalanceID, "a gift not wanted"); err != nil {
 		t.Fatal(err)
@@ -1092,6 +1097,9 @@ func TestASaleIsRefundedInParts(t *testing.T) {
 	}
 	// Refunded in turn: a second refund at the provider, the whole price
 	// back in all.
+	if q, err := w.Svc.BalanceRefundQuote(staff, w.salon.ID, back.BalanceID); err != nil || q.Left != 500000 || q.Money != 500000 || q.Held != 0 {
+		t.Fatalf("the quote of the rest: %+v, %v", q, err)
+	}
 	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, back.BalanceID, "the rest"); err != nil {
 		t.Fatal(err)
 	}

@@ -54,11 +54,25 @@ type PaidWith struct {
 	Hint      string // the code's last characters
 	Amount    Money  // of a certificate
 	Visits    int    // of a package
-	// Remaining is what the balance has left after the reservation
-	// (visits or minor units).
+	// Remaining is what the balance has left now (visits or minor units).
 	Remaining int64
 	// ValidUntil is the balance's last day (zero: no end).
 	ValidUntil Date
+	// Keeps is what a client's cancellation the salon's policy keeps
+	// keeps of it (units); Kept and Returned, once the booking was
+	// cancelled, what that kept of it and what went back to the balance.
+	Keeps, Kept, Returned int64
+	// Settled: the booking ended (completed, missed or cancelled), and
+	// what it reserved was spent or given back.
+	Settled bool
+}
+
+// Units is what the booking reserved, in the balance's units.
+func (p *PaidWith) Units() int64 {
+	if p.Kind == BalancePackage {
+		return int64(p.Visits)
+	}
+	return int64(p.Amount)
 }
 
 // normalize checks p's fields (p may be nil: nothing to pay with).
@@ -199,7 +213,7 @@ func (sp *spendable) reserve(p *PayWith, caller Caller, pay payment) (*reservati
 		return nil, Invalid("pay_with", "this package is another client's")
 	}
 	if sp.expires != nil && DateOf(*sp.expires).Before(pay.day) {
-		return nil, exhausted("valid until %s", DateOf(*sp.expires).String())
+		return nil, exhausted("valid until %s", DateOf(*sp.expires))
 	}
 	r := &reservation{balanceID: sp.id, kind: sp.kind, hint: sp.hint, actor: caller.auditName()}
 	if sp.kind == BalancePackage {
@@ -249,7 +263,7 @@ func (r *reservation) paid() *PaidWith {
 	if r == nil {
 		return nil
 	}
-	out := &PaidWith{BalanceID: r.balanceID, Kind: r.kind, Hint: r.hint, Remaining: r.remaining}
+	out := &PaidWith{BalanceID: r.balanceID, Kind: r.kind, Hint: r.hint, Remaining: r.remaining, Keeps: r.keeps}
 	if r.kind == BalancePackage {
 		out.Visits = int(r.units)
 	} else {
@@ -279,7 +293,7 @@ func reserveSQL(r *reservation, args map[string]any) string {
 // the balance's last day.
 func (p *PaidWith) validOn(day Date) error {
 	if p != nil && !p.ValidUntil.IsZero() && p.ValidUntil.Before(day) {
-		return Invalid("starts_at", "it is paid with a package or certificate valid until %s", p.ValidUntil.String())
+		return Invalid("starts_at", "it is paid with a package or certificate valid until %s", p.ValidUntil)
 	}
 	return nil
 }
@@ -291,19 +305,22 @@ func paidUntil(ctx context.Context, q querier, b *Booking, day Date) error {
 	if err != nil {
 		return err
 	}
-	return p.validOn(day)
+	return p.live().validOn(day)
 }
 
-// paidWith reads what booking id reserved of a balance (nil for nothing).
+// paidWith reads what booking id reserved of a balance (nil for
+// nothing), and, once settled, what was kept of it and given back.
 func paidWith(ctx context.Context, q querier, id int64) (*PaidWith, error) {
 	var p PaidWith
 	var delta int64
 	var expires *time.Time
-	err := q.QueryRow(ctx, `SELECT b.id, b.kind, b.code_hint, e.delta, COALESCE(e.balance_after, b.remaining), b.expires_on
+	err := q.QueryRow(ctx, `SELECT b.id, b.kind, b.code_hint, e.delta, b.remaining, b.expires_on, e.keeps,
+		    COALESCE(x.returned, 0), x.settled
 		FROM balance_entries e JOIN balances b ON b.id = e.balance_id
+		LEFT JOIN LATERAL (SELECT sum(y.delta) FILTER (WHERE y.type = 'release') AS returned, count(*) > 0 AS settled FROM balance_entries y
+		                   WHERE y.balance_id = e.balance_id AND y.booking_id = e.booking_id AND y.type IN ('spend', 'release')) x ON true
 		WHERE e.booking_id = $1 AND e.type = 'reserve'
-		  AND NOT EXISTS (SELECT 1 FROM balance_entries x WHERE x.booking_id = e.booking_id AND x.balance_id = e.balance_id AND x.type = 'release')
-		ORDER BY e.id LIMIT 1`, id).Scan(&p.BalanceID, &p.Kind, &p.Hint, &delta, &p.Remaining, &expires)
+		ORDER BY e.id LIMIT 1`, id).Scan(&p.BalanceID, &p.Kind, &p.Hint, &delta, &p.Remaining, &expires, &p.Keeps, &p.Returned, &p.Settled)
 	if isNoRows(err) {
 		return nil, nil
 	}
@@ -318,7 +335,19 @@ func paidWith(ctx context.Context, q querier, id int64) (*PaidWith, error) {
 	if expires != nil {
 		p.ValidUntil = DateOf(*expires)
 	}
+	if p.Settled {
+		p.Kept = -delta - p.Returned
+	}
 	return &p, nil
+}
+
+// live is p while the booking still holds it (nil: paid with nothing, or
+// given back).
+func (p *PaidWith) live() *PaidWith {
+	if p == nil || p.Settled {
+		return nil
+	}
+	return p
 }
 
 // ApplyBalance pays an active booking with a balance at the desk: staff of
@@ -352,7 +381,7 @@ func (s *Service) ApplyBalance(ctx context.Context, salonID, bookingID int64, p 
 		}
 		if prior, err := paidWith(ctx, tx, b.ID); err != nil {
 			return err
-		} else if prior != nil {
+		} else if prior.live() != nil {
 			return conflict("the booking is paid with a balance already")
 		}
 		if b.Status == StatusPending {
@@ -489,6 +518,50 @@ func (s *Service) RefundBalance(ctx context.Context, salonID, balanceID int64, r
 		}
 	}
 	return out, nil
+}
+
+// RefundQuote is what refunding what is left of a balance would do.
+type RefundQuote struct {
+	Left int64 // what is refunded (visits, or minor units)
+	// Online: sold online, the money goes back to the buyer's card
+	// through the provider: Money (0: the refunds before it paid it).
+	Online bool
+	Money  Money
+	// Held is what live bookings hold of it (not refunded now: given back
+	// when they are cancelled, then refundable); HeldBy those bookings.
+	Held   int64
+	HeldBy []int64
+}
+
+// BalanceRefundQuote says what RefundBalance would do now (staff of the
+// salon). Errors: ErrForbidden, ErrNotFound.
+func (s *Service) BalanceRefundQuote(ctx context.Context, salonID, balanceID int64) (*RefundQuote, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	var q RefundQuote
+	var price, units, refunded, gone *int64
+	err := s.pool.QueryRow(ctx, `SELECT b.remaining, s.price, s.units, s.refunded,
+		    (SELECT COALESCE(-sum(delta), 0) FROM balance_entries WHERE balance_id = b.id AND type = 'refund'),
+		    ARRAY(SELECT e.booking_id FROM balance_entries e WHERE e.balance_id = b.id AND e.type = 'reserve'
+		          AND NOT EXISTS (SELECT 1 FROM balance_entries x WHERE x.balance_id = e.balance_id AND x.booking_id = e.booking_id
+		                          AND x.type IN ('spend', 'release')) ORDER BY e.booking_id),
+		    (SELECT COALESCE(-sum(e.delta), 0) FROM balance_entries e WHERE e.balance_id = b.id AND e.type = 'reserve'
+		          AND NOT EXISTS (SELECT 1 FROM balance_entries x WHERE x.balance_id = e.balance_id AND x.booking_id = e.booking_id
+		                          AND x.type IN ('spend', 'release')))
+		FROM balances b LEFT JOIN balance_sales s ON s.balance_id = b.id
+		WHERE b.salon_id = $1 AND b.id = $2`, salonID, balanceID).Scan(&q.Left, &price, &units, &refunded, &gone, &q.HeldBy, &q.Held)
+	if isNoRows(err) {
+		return nil, fmt.Errorf("balance %d: %w", balanceID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("balance %d: %w", balanceID, dbErr(err))
+	}
+	if price != nil {
+		q.Online = true
+		q.Money = Money(max(saleRefundShare(*price, *units, *refunded, *gone+q.Left), 0))
+	}
+	return &q, nil
 }
 
 // ClientBalances returns the client's packages with visits left, good

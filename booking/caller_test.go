@@ -236,9 +236,11 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"ApplyBalance": {run: func(ctx context.Context) error {
 			return e1(f.Svc.ApplyBalance(ctx, a, 1, booking.PayWith{Kind: booking.BalancePackage, BalanceID: 1}))
 		}},
-		"ClientBalances": {run: func(ctx context.Context) error { return e1(f.Svc.ClientBalances(ctx, a, 1)) }},
-		"OwnBalances":    {run: func(ctx context.Context) error { return e1(f.Svc.OwnBalances(ctx, a, "")) }, foreign: booking.ErrForbidden},
-		"RefundBalance":  {run: func(ctx context.Context) error { return e1(f.Svc.RefundBalance(ctx, a, 1, "")) }},
+		"ClientBalances":     {run: func(ctx context.Context) error { return e1(f.Svc.ClientBalances(ctx, a, 1)) }},
+		"ClientPackages":     {run: func(ctx context.Context) error { return e1(f.Svc.ClientPackages(ctx, a, 1)) }},
+		"BalanceRefundQuote": {run: func(ctx context.Context) error { return e1(f.Svc.BalanceRefundQuote(ctx, a, 1)) }},
+		"OwnBalances":        {run: func(ctx context.Context) error { return e1(f.Svc.OwnBalances(ctx, a, "")) }, foreign: booking.ErrForbidden},
+		"RefundBalance":      {run: func(ctx context.Context) error { return e1(f.Svc.RefundBalance(ctx, a, 1, "")) }},
 		"AddBalanceOffer": {run: func(ctx context.Context) error {
 			return e1(f.Svc.AddBalanceOffer(ctx, booking.BalanceOffer{SalonID: a, Kind: booking.BalanceCertificate, Title: "C", Amount: 100, Price: 100}))
 		}},

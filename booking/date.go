@@ -34,6 +34,15 @@ func (d Date) IsZero() bool { return d == Date{} }
 // String formats d as YYYY-MM-DD.
 func (d Date) String() string { return fmt.Sprintf("%04d-%02d-%02d", d.Year, d.Month, d.Day) }
 
+// In is the date as a reader of lang writes it: 05.12.2026 in Russian, 5
+// Dec 2026 in English (i18n puts a message's dates in its language).
+func (d Date) In(lang string) string {
+	if lang == "ru" {
+		return fmt.Sprintf("%02d.%02d.%d", d.Day, d.Month, d.Year)
+	}
+	return fmt.Sprintf("%d %s %d", d.Day, d.Month.String()[:3], d.Year)
+}
+
 // AddDays returns d moved by n days.
 func (d Date) AddDays(n int) Date {
 	return DateOf(time.Date(d.Year, d.Month, d.Day+n, 12, 0, 0, 0, time.UTC))

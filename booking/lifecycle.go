@@ -168,6 +168,7 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		if err != nil {
 			return err
 		}
+		paid = paid.live()
 		if err := paid.validOn(salon.Today(r.StartsAt)); err != nil {
 			return err
 		}

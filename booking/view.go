@@ -29,6 +29,10 @@ type View struct {
 	// DepositDue is what the client still owes online of the deposit of a
 	// confirmed booking moved to a larger one (a top-up; 0: nothing).
 	DepositDue Money
+	// CancelKeeps is what the caller cancelling now would leave of the
+	// package or certificate it is paid with, by the salon's refund
+	// policy (units; 0: all of it goes back).
+	CancelKeeps int64
 	// offer is the waitlist offer a message shows as this view (its
 	// Booking the time offered, ID 0), nil for a booking.
 	offer *WaitOffer
@@ -112,6 +116,9 @@ func (s *Service) BookingView(ctx context.Context, salonID, bookingID int64) (*V
 func (s *Service) decorate(v *View, caller Caller) {
 	v.ChangeableUntil = v.Salon.ChangeableUntil(&v.Booking)
 	v.Changeable = mayChange(&v.Booking, &v.Salon, caller, s.now()) == nil
+	if p := v.PaidWith.live(); p != nil && v.Status.Active() && caller.client() && v.Salon.keepsPaid(&v.Booking, caller, s.now()) {
+		v.CancelKeeps = p.Keeps
+	}
 	if caller.client() {
 		v.ClientName = ""
 	}

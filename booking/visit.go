@@ -912,6 +912,7 @@ func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan 
 	if err != nil {
 		return nil, err
 	}
+	paid = paid.live()
 	n := len(plan)
 	ids, starts, ms, durs, prices := make([]int64, n), make([]time.Time, n), make([]int64, n), make([]int32, n), make([]Money, n)
 	bufs, procs, fins := make([]int32, n), make([]int32, n), make([]int32, n)

@@ -37,7 +37,8 @@ func (t Text) Error() string { return t.In("en") }
 func (t Text) IsZero() bool { return t.Key == "" }
 
 // In is the message in lang (en or ru; anything else reads in English).
-// Arguments that are Texts are put in lang too.
+// Arguments that say themselves in a language (a Text, a date: an In
+// method) are put in lang too.
 func (t Text) In(lang string) string {
 	format := t.Key
 	if tr, ok := catalogue[lang][t.Key]; ok {
@@ -48,7 +49,7 @@ func (t Text) In(lang string) string {
 	}
 	args := make([]any, len(t.Args))
 	for i, a := range t.Args {
-		if x, ok := a.(Text); ok {
+		if x, ok := a.(interface{ In(string) string }); ok {
 			a = x.In(lang)
 		}
 		args[i] = a

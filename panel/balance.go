@@ -46,7 +46,10 @@ type balanceData struct {
 	Row     balanceRow
 	Entries []balanceEntryRow
 	Left    bool // something is left: it may be refunded
-	Error   string
+	// Quote says what refunding it would pay back, and where; Held what
+	// live bookings hold of it (not refunded now).
+	Quote, Held string
+	Error       string
 	// Sale: the online sale that made it (nil: sold in the salon).
 	Sale *saleRow
 }
@@ -216,6 +219,26 @@ func (h *Handler) showBalance(c *fiber.Ctx, id int64, problem string) error {
 		return err
 	}
 	d := balanceData{Row: rows[0], Left: found[0].Remaining > 0, Error: problem}
+	if d.Left {
+		q, err := h.svc.BalanceRefundQuote(c.UserContext(), s.ID, id)
+		if err != nil {
+			return err
+		}
+		left := units(l, s, found[0].Kind, q.Left)
+		if q.Online {
+			d.Quote = l.T("%s is refunded: %s goes back to the buyer's card through the payment service.", left, q.Money.Format(s.Currency, l.Code))
+		} else {
+			d.Quote = l.T("%s is refunded: pay it back in the salon.", left)
+		}
+		if q.Held > 0 {
+			ids := make([]string, len(q.HeldBy))
+			for i, b := range q.HeldBy {
+				ids[i] = fmt.Sprintf("#%d", b)
+			}
+			d.Held = l.T("%s is held by bookings %s: it comes back when they are cancelled, and can be refunded then.",
+				units(l, s, found[0].Kind, q.Held), strings.Join(ids, ", "))
+		}
+	}
 	if x, err := h.svc.SaleOfBalance(c.UserContext(), s.ID, id); err == nil {
 		r := saleLine(l, s, x)
 		if !x.MailedAt.IsZero() {
@@ -230,6 +253,12 @@ func (h *Handler) showBalance(c *fiber.Ctx, id int64, problem string) error {
 			Delta: units(l, s, found[0].Kind, e.Delta), After: units(l, s, found[0].Kind, e.After), Actor: e.Actor, BookingID: e.BookingID}
 		if e.Delta > 0 {
 			r.Delta = "+" + r.Delta
+		}
+		if e.Type == booking.EntrySpend {
+			// What it consumed of the reservation, and why: the visit, a
+			// no-show, or a cancellation the policy kept it of.
+			r.Delta = units(l, s, found[0].Kind, e.Spent)
+			r.Type += " (" + l.Status(e.BookingStatus) + ")"
 		}
 		d.Entries = append(d.Entries, r)
 	}
@@ -263,6 +292,16 @@ func (h *Handler) paidWith(c *fiber.Ctx, p *bookingPage, v *booking.View) error 
 			n = int64(pw.Amount)
 		}
 		p.PaidWith = l.T("%s …%s: %s, %s left", l.T(string(pw.Kind)), pw.Hint, units(l, s, pw.Kind, n), units(l, s, pw.Kind, pw.Remaining))
+		if v.Status == booking.StatusCancelled {
+			// What the cancellation kept of it (the refund policy), and
+			// gave back.
+			if pw.Kept > 0 {
+				p.PaidWith += "; " + l.T("kept by the cancellation rules: %s", units(l, s, pw.Kind, pw.Kept))
+			}
+			if pw.Returned > 0 {
+				p.PaidWith += "; " + l.T("given back to it: %s", units(l, s, pw.Kind, pw.Returned))
+			}
+		}
 		return nil
 	}
 	if !v.Status.Active() {
@@ -292,8 +331,13 @@ func (h *Handler) payWithBalance(c *fiber.Ctx) error {
 	s := salonOf(c)
 	pay := booking.PayWith{Kind: booking.BalancePackage}
 	if code := strings.TrimSpace(c.FormValue("code")); code != "" {
+		// The code says its kind: the desk does not choose it.
 		pay.Code = strings.Clone(code)
-		pay.Kind = booking.BalanceKind(strings.Clone(c.FormValue("kind")))
+		if b, err := h.svc.BalanceByCode(c.UserContext(), s.ID, pay.Code); err == nil {
+			pay.Kind = b.Kind
+		} else if !errors.Is(err, booking.ErrNotFound) && !errors.Is(err, booking.ErrInvalid) {
+			return err
+		}
 	} else {
 		pay.BalanceID, _ = strconv.ParseInt(c.FormValue("balance"), 10, 64)
 	}

@@ -115,9 +115,19 @@ func TestBrowserSellsPackagesAndCertificates(t *testing.T) {
 		id, bk.ID); n != 2 {
 		t.Fatalf("the visit's entries: %d, want a reservation and a spend", n)
 	}
-	// The certificate's rest is refunded from its page.
+	// The package's ledger says what the spend took, and why.
+	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/balances/%d", w.base, id)), chromedp.WaitVisible(css(`#ledger`)))
+	if got := textOf(t, ctx, "#ledger"); !strings.Contains(got, "списание (состоялась)") || !strings.Contains(got, "1 визит") {
+		t.Fatalf("the ledger after the visit: %q", got)
+	}
+	// The certificate's rest is refunded from its page, which says how
+	// much goes back, and where.
 	certID := scalar[int64](t, w, `SELECT id FROM balances WHERE salon_id = $1 AND kind = 'certificate'`, w.salon.ID)
-	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/balances/%d", w.base, certID)), chromedp.WaitVisible(css(`#refund-balance`)),
+	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/balances/%d", w.base, certID)), chromedp.WaitVisible(css(`#refund-balance`)))
+	if got := textOf(t, ctx, "#refund-quote"); !strings.Contains(got, "Возвращается остаток 3\u00a0000") || !strings.Contains(got, "верните деньги в салоне") {
+		t.Fatalf("the refund's quote: %q", got)
+	}
+	do(t, ctx,
 		chromedp.SendKeys(css(`#refund-balance input[name=reason]`), "moved away"),
 		chromedp.Click(css(`#refund-balance button[type=submit]`)), chromedp.WaitNotPresent(css(`#refund-balance`)))
 	if left := scalar[int64](t, w, `SELECT remaining FROM balances WHERE id = $1`, certID); left != 0 {
@@ -241,8 +251,11 @@ func TestTheOwnerSellsOnline(t *testing.T) {
 	// The provider cancels the refund: the page says the money is owed,
 	// and asks again when told to.
 	fake.RefundsCanceled = true
-	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/balances/%d", w.base, balance)), chromedp.WaitVisible(css(`#refund-balance`)),
-		chromedp.SendKeys(css(`#refund-balance input[name=reason]`), "не понадобился"),
+	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/balances/%d", w.base, balance)), chromedp.WaitVisible(css(`#refund-balance`)))
+	if got := textOf(t, ctx, "#refund-quote"); !strings.Contains(got, "на карту через платёжный сервис уйдёт 3\u00a0000") {
+		t.Fatalf("the online refund's quote: %q", got)
+	}
+	do(t, ctx, chromedp.SendKeys(css(`#refund-balance input[name=reason]`), "не понадобился"),
 		chromedp.Click(css(`#refund-balance button[type=submit]`)), chromedp.WaitVisible(css(`.notice`)))
 	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/balances/%d", w.base, balance)), chromedp.WaitVisible(css(`#retry-refund`)))
 	if got := textOf(t, ctx, "#sale-problem"); !strings.Contains(got, "отменил возврат") || strings.Contains(got, "cancelled") {

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -78,8 +80,22 @@ func (h *Handler) classify(c *fiber.Ctx, err error) (int, string) {
 }
 
 // detail is what may be shown of an error kind to the user (never of an
-// internal error).
+// internal error), as a sentence of its own: it follows the kind's.
 func detail(err error, l *lang) string {
+	s := reasonOf(err, l)
+	if s == "" {
+		return ""
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	s = string(unicode.ToUpper(r)) + s[n:]
+	if !strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "!") && !strings.HasSuffix(s, "?") {
+		s += "."
+	}
+	return s
+}
+
+// reasonOf is detail's words, as the core gives them.
+func reasonOf(err error, l *lang) string {
 	var (
 		ve *booking.ValidationError
 		lb *booking.LostBookingsError
@@ -89,7 +105,7 @@ func detail(err error, l *lang) string {
 		fields := l.Fields(ve.Fields)
 		parts := make([]string, 0, len(fields))
 		for _, k := range slices.Sorted(maps.Keys(fields)) {
-			parts = append(parts, k+": "+fields[k])
+			parts = append(parts, i18n.Field(k).In(l.Code)+": "+fields[k])
 		}
 		return strings.Join(parts, "; ")
 	case errors.As(err, &lb):

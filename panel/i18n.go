@@ -612,6 +612,10 @@ var ru = map[string]string{
 	"no_show":    "неявка",
 	// Packages and certificates sold online.
 	"Packages": "Абонементы",
+	"%s is refunded: %s goes back to the buyer's card through the payment service.":               "Возвращается остаток %s: покупателю на карту через платёжный сервис уйдёт %s.",
+	"%s is refunded: pay it back in the salon.":                                                   "Возвращается остаток %s: верните деньги в салоне.",
+	"%s is held by bookings %s: it comes back when they are cancelled, and can be refunded then.": "%s держат записи %s: это вернётся на баланс при их отмене, тогда его можно будет вернуть.",
+	"kept by the cancellation rules: %s":                                                          "удержано по правилам отмены: %s", "given back to it: %s": "возвращено на него: %s",
 	"A client the salon knows by the phone needs no name.": "Для клиента, которого салон знает по телефону, имя можно не вводить.",
 	"Sold online": "Продажи онлайн", "Title": "Название", "Valid for": "Срок", "On sale": "В продаже", "Buyer": "Покупатель",
 	"The salon takes no payments online: clients buy packages and certificates in the salon.": "Салон не принимает оплату онлайн: абонементы и сертификаты покупают в салоне.",

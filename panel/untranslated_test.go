@@ -97,7 +97,7 @@ func TestNoEnglishInTheRussianPanel(t *testing.T) {
 	b.post(fmt.Sprintf("/panel/bookings/%d/cancel", bookings[0]), url.Values{"reason": {"тест"}})
 	noShow := fmt.Sprintf("/panel/bookings/%d/no-show", bookings[0])
 	a := b.post(noShow, url.Values{})
-	if a.status != 409 || !strings.Contains(a.body, fmt.Sprintf("запись №%d — отменена", bookings[0])) {
+	if a.status != 409 || !strings.Contains(a.body, fmt.Sprintf("Запись №%d — отменена.", bookings[0])) {
 		t.Errorf("a no-show of a cancelled booking: %d %s", a.status, a.body[max(0, strings.Index(a.body, `class="error"`)):][:min(600, len(a.body))])
 	}
 	check("POST "+noShow+" of a cancelled booking", a.body)

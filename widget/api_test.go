@@ -190,6 +190,11 @@ func TestBadInput(t *testing.T) {
 		{"a string", `"book me"`, 422, "body"},
 		{"two values", `{"service_id": 1} {}`, 422, "body"},
 		{"a misspelt field", good(func(m map[string]any) { m["pay_width"] = map[string]any{"certificate": "X"} }), 422, "pay_width"},
+		{"a misspelt nested field", good(func(m map[string]any) {
+			m["client"] = map[string]any{"name": "A", "phone": "+79991234567", "mail": "a@b.c"}
+		}), 422, "client.mail"},
+		{"a field in other letters", good(func(m map[string]any) { m["PAY_WITH"] = map[string]any{"certificate": "ABCD-EFGH-JKMN"} }), 422, "PAY_WITH"},
+		{"a field given twice", `{"service_id": 1, "service_id": 2, "master_id": 1, "starts_at": "2026-03-03T11:00:00+03:00", "client": {"name": "A", "phone": "+79991234567"}}`, 422, "service_id"},
 		{"service_id a string", good(func(m map[string]any) { m["service_id"] = "one" }), 422, "service_id"},
 		{"master_id a float", good(func(m map[string]any) { m["master_id"] = 1.5 }), 422, "master_id"},
 		{"starts_at a number", good(func(m map[string]any) { m["starts_at"] = 1700000000 }), 422, "starts_at"},

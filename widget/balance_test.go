@@ -2,8 +2,10 @@ package widget_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -106,11 +108,11 @@ func TestBrowserBooksWithACertificate(t *testing.T) {
 		cert.ID).Scan(&reserved); err != nil || reserved != 1 {
 		t.Fatalf("%d reservations (%v)", reserved, err)
 	}
-	// Spent: another time with the same code is refused at its field.
+	// Spent: another time with the same code is refused at its field,
+	// before confirming.
 	run(t, ctx, append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(s.base + "/w/studio?lang=ru"), chromedp.WaitVisible(css(`button[data-service-id]`))},
 		append(throughTime(s, m.ID, "13:00"), chromedp.SendKeys(css("#client-name"), "Gift Holder"), chromedp.SendKeys(css("#client-phone"), "+7 999 555-77-01"),
-			chromedp.SendKeys(css("#client-code"), cert.Code), chromedp.Click(css("#contact-next")), chromedp.WaitVisible(css("#confirm")),
-			chromedp.Click(css("#confirm")), chromedp.WaitVisible(css("#err-code")))...)...)
+			chromedp.SendKeys(css("#client-code"), cert.Code), chromedp.Click(css("#contact-next")), chromedp.WaitVisible(css("#err-code")))...)...)
 	if got := text(t, ctx, "#err-code"); !strings.Contains(got, "ничего не осталось") {
 		t.Fatalf("a spent certificate: %q", got)
 	}
@@ -130,5 +132,80 @@ func TestBrowserBooksWithACertificate(t *testing.T) {
 		"client":    map[string]any{"name": "API", "phone": "+79995557702"}, "pay_with": map[string]any{"package": "ZZZZ-ZZZZ-ZZZZ"}})
 	if fields, _ := r.body["fields"].(map[string]any); r.status != 422 || fields["pay_with"] == nil {
 		t.Fatalf("an unknown package through the API: %d %v", r.status, r.body)
+	}
+	// A package good until today, for a day after it: said at its field
+	// with its last day, before confirming; the API says why in the
+	// request's language, on pay_with.
+	today := s.salon.Today(s.Clock.Now())
+	pkg, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{s.svc.ID}, Visits: 2, ValidUntil: today, Client: booking.ClientInput{Name: "Gift Holder", Phone: "+79995557701"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := fmt.Sprintf("%02d.%02d.%d", today.Day, today.Month, today.Year)
+	run(t, ctx, append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(s.base + "/w/studio?lang=ru"), chromedp.WaitVisible(css(`button[data-service-id]`))},
+		append(throughTime(s, m.ID, "17:00"), chromedp.SendKeys(css("#client-name"), "Gift Holder"), chromedp.SendKeys(css("#client-phone"), "+7 999 555-77-01"),
+			chromedp.SendKeys(css("#client-code"), pkg.Code), chromedp.Click(css("#contact-next")), chromedp.WaitVisible(css("#err-code")))...)...)
+	if got := text(t, ctx, "#err-code"); !strings.Contains(got, "действует до "+last) {
+		t.Fatalf("a package past its day: %q", got)
+	}
+	saveShot(t, ctx, "package-expired-390")
+	r = s.do("POST", "/api/v1/salons/studio/bookings", map[string]any{"service_id": s.svc.ID, "master_id": m.ID,
+		"starts_at": s.at("17:00"),
+		"client":    map[string]any{"name": "Gift Holder", "phone": "+79995557701"}, "pay_with": map[string]any{"package": pkg.Code}},
+		"Accept-Language", "ru")
+	if fields, _ := r.body["fields"].(map[string]any); r.status != 409 || r.str("error") != "balance_exhausted" ||
+		!strings.Contains(r.str("message"), "не может оплатить эту запись: действует до "+last) || fields["pay_with"] != "действует до "+last {
+		t.Fatalf("a package past its day through the API: %d %s", r.status, r.raw)
+	}
+}
+
+// TestACancellationThatKeepsPartOfACertificateSaysSo: at a salon whose
+// refund policy keeps a client's cancellation, a booking paid with a
+// certificate says, before the client cancels, what cancelling would keep
+// of it (the deposit's part), on the manage page and in the API; once
+// cancelled, what was kept and what went back, and the certificate has
+// the rest.
+func TestACancellationThatKeepsPartOfACertificateSaysSo(t *testing.T) {
+	s := newSite(t)
+	salon := s.Salon(t, booking.Salon{Slug: "keeps", Name: "Keeps", CutoffHours: 3, RefundPolicy: booking.RefundNever})
+	svc := s.Service(t, salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 500000, Deposit: 100000})
+	m := s.Master(t, salon, svc)
+	s.Shift(t, salon, m, testDay, 1, "10:00", "20:00")
+	cert, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: salon.ID, Kind: booking.BalanceCertificate, Amount: 600000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.do("POST", "/api/v1/salons/keeps/bookings", map[string]any{"service_id": svc.ID, "master_id": m.ID,
+		"starts_at": bookingtest.At(salon, testDay, "12:00").Format(time.RFC3339),
+		"client":    map[string]any{"name": "Vera", "phone": "+79995557711"}, "pay_with": map[string]any{"certificate": cert.Code}})
+	if r.status != 201 {
+		t.Fatalf("booked: %d %s", r.status, r.raw)
+	}
+	id, token := r.id(), r.str("manage_token")
+	paid := func(r reply) map[string]any { p, _ := r.body["paid_with"].(map[string]any); return p }
+	got := s.do("GET", fmt.Sprintf("/api/v1/bookings/%d", id), nil, "X-Manage-Token", token)
+	if p := paid(got); got.status != 200 || p["cancel_keeps"] != 1000.0 || p["remaining"] != 1000.0 || p["kept"] != nil {
+		t.Fatalf("before the cancel: %d %s", got.status, got.raw)
+	}
+	ctx := browser(t)
+	run(t, ctx, chromedp.EmulateViewport(390, 844),
+		chromedp.Navigate(fmt.Sprintf("%s/w/keeps/manage/%d?lang=ru#t=%s", s.base, id, token)), chromedp.WaitVisible(css("#cancel-keeps")))
+	if got := text(t, ctx, "#cancel-keeps"); !strings.Contains(got, "будет удержано: 1\u00a0000") {
+		t.Fatalf("the manage page before the cancel: %q", got)
+	}
+	browsertest.Axe(t, ctx, "a booking whose cancellation keeps part of its certificate")
+	saveShot(t, ctx, "cancel-keeps-390")
+	run(t, ctx, chromedp.Click(css("#cancel")), chromedp.Click(css("#cancel-yes")), chromedp.WaitVisible(css("#book-again")))
+	bookingtest.WaitFor(t, 10*time.Second, "the cancelled booking's words", func() bool {
+		return strings.Contains(text(t, ctx, "#manage-details"), "Удержано по правилам отмены: 1\u00a0000")
+	})
+	if got := text(t, ctx, "#manage-details"); !strings.Contains(got, "Вернулось на него: 4\u00a0000") {
+		t.Fatalf("the manage page after the cancel: %q", got)
+	}
+	saveShot(t, ctx, "cancel-kept-390")
+	got = s.do("GET", fmt.Sprintf("/api/v1/bookings/%d", id), nil, "X-Manage-Token", token)
+	if p := paid(got); got.status != 200 || p["kept"] != 1000.0 || p["returned"] != 4000.0 || p["remaining"] != 5000.0 || p["cancel_keeps"] != nil {
+		t.Fatalf("after the cancel: %d %s", got.status, got.raw)
 	}
 }

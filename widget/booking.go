@@ -40,22 +40,41 @@ type bookingJSON struct {
 }
 
 // paidWithJSON is what a booking reserved of a balance: a package's visits
-// or a certificate's amount, and what the balance has left after it.
+// or a certificate's amount, and what the balance has left now; once the
+// booking was cancelled, what that kept of it and gave back; while it is
+// active, what the client cancelling now would leave of it (the salon's
+// refund policy).
 type paidWithJSON struct {
-	Kind      booking.BalanceKind `json:"kind"`
-	Visits    int                 `json:"visits,omitempty"`
-	Amount    booking.Money       `json:"amount,omitempty"`
-	Remaining any                 `json:"remaining"`
+	Kind        booking.BalanceKind `json:"kind"`
+	Visits      int                 `json:"visits,omitempty"`
+	Amount      booking.Money       `json:"amount,omitempty"`
+	Remaining   any                 `json:"remaining"`
+	Kept        any                 `json:"kept,omitempty"`
+	Returned    any                 `json:"returned,omitempty"`
+	CancelKeeps any                 `json:"cancel_keeps,omitempty"`
 }
 
-func toPaidWith(p *booking.PaidWith) *paidWithJSON {
+func toPaidWith(p *booking.PaidWith, status booking.Status, cancelKeeps int64) *paidWithJSON {
 	if p == nil {
 		return nil
 	}
-	if p.Kind == booking.BalancePackage {
-		return &paidWithJSON{Kind: p.Kind, Visits: p.Visits, Remaining: p.Remaining}
+	units := func(n int64) any { // (in the balance's units; nil: none)
+		switch {
+		case n <= 0:
+			return nil
+		case p.Kind == booking.BalancePackage:
+			return n
+		}
+		return booking.Money(n)
 	}
-	return &paidWithJSON{Kind: p.Kind, Amount: p.Amount, Remaining: booking.Money(p.Remaining)}
+	out := &paidWithJSON{Kind: p.Kind, Visits: p.Visits, Amount: p.Amount, Remaining: units(p.Remaining), CancelKeeps: units(cancelKeeps)}
+	if out.Remaining == nil {
+		out.Remaining = 0
+	}
+	if status == booking.StatusCancelled {
+		out.Kept, out.Returned = units(p.Kept), units(p.Returned)
+	}
+	return out
 }
 
 // paymentJSON is the deposit paid online; absent while deposits are paid
@@ -84,7 +103,7 @@ func toJSON(b *booking.Booking, s *booking.Salon, now time.Time) bookingJSON {
 		ID: b.ID, Salon: s.Slug, Status: string(b.Status), StartsAt: stamp(b.StartsAt, loc), EndsAt: stamp(booking.VisitEnd(b), loc),
 		MasterID: b.MasterID, ServiceID: b.ServiceID, Price: booking.VisitPrice(b), Deposit: b.Deposit,
 		ChangeableTill: stamp(s.ChangeableUntil(b), loc), Changeable: s.ClientMayChange(b, now),
-		ManageToken: b.ManageToken, Items: itemsJSON(booking.SegmentsOf(b), loc), PaidWith: toPaidWith(b.PaidWith),
+		ManageToken: b.ManageToken, Items: itemsJSON(booking.SegmentsOf(b), loc), PaidWith: toPaidWith(b.PaidWith, b.Status, 0),
 	}
 	if !b.HoldExpiresAt.IsZero() {
 		out.HoldExpiresAt = stamp(b.HoldExpiresAt, loc)
@@ -98,6 +117,7 @@ func viewJSON(v *booking.View) bookingJSON {
 	out := toJSON(&v.Booking, &v.Salon, time.Time{})
 	out.ChangeableTill, out.Changeable = stamp(v.ChangeableUntil, loc), v.Changeable
 	out.DepositDue = v.DepositDue
+	out.PaidWith = toPaidWith(v.PaidWith, v.Status, v.CancelKeeps)
 	return out
 }
 

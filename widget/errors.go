@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,7 +74,8 @@ func fail(c *fiber.Ctx, log *slog.Logger, err error) error {
 	case errors.As(err, &ve):
 		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "invalid", Message: "some fields are invalid", Fields: fieldsIn(ve.Fields, requestLang(c))})
 	case errors.As(err, &se):
-		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "invalid", Message: se.msg, Fields: map[string]string{"body": se.msg}})
+		msg := se.msg.In(requestLang(c))
+		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "invalid", Message: msg, Fields: map[string]string{"body": msg}})
 	case errors.Is(err, errMediaType):
 		return reply(c, fiber.StatusUnsupportedMediaType, errorBody{Error: "unsupported_media_type",
 			Message: "send the body as JSON, with Content-Type: application/json"})
@@ -81,13 +83,18 @@ func fail(c *fiber.Ctx, log *slog.Logger, err error) error {
 		// A wrong manage token and a missing booking look the same.
 		return reply(c, fiber.StatusNotFound, errorBody{Error: "not_found", Message: notFoundMessage(err)})
 	case errors.Is(err, booking.ErrExhausted):
-		return reply(c, fiber.StatusConflict, errorBody{Error: "balance_exhausted", Message: "this package or certificate cannot pay for this booking: " + kindless(err)})
+		// (Why, on the field that named it, too: the widget shows it there.)
+		why, lang := reasonIn(err, c), requestLang(c)
+		return reply(c, fiber.StatusConflict, errorBody{Error: "balance_exhausted", Fields: map[string]string{"pay_with": why},
+			Message: i18n.New("this package or certificate cannot pay for this booking: %s", why).In(lang)})
 	case errors.Is(err, booking.ErrTooLate):
-		return reply(c, fiber.StatusConflict, errorBody{Error: "too_late", Message: "changes are closed for this booking: " + kindless(err)})
+		return reply(c, fiber.StatusConflict, errorBody{Error: "too_late",
+			Message: i18n.New("changes are closed for this booking: %s", reasonIn(err, c)).In(requestLang(c))})
 	case errors.Is(err, booking.ErrConflict):
-		return reply(c, fiber.StatusConflict, errorBody{Error: "conflict", Message: "this booking can no longer be changed: " + kindless(err)})
+		return reply(c, fiber.StatusConflict, errorBody{Error: "conflict",
+			Message: i18n.New("this booking can no longer be changed: %s", reasonIn(err, c)).In(requestLang(c))})
 	case errors.Is(err, booking.ErrInvalid):
-		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "invalid", Message: kindless(err)})
+		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "invalid", Message: reasonIn(err, c)})
 	case errors.Is(err, errRateLimited):
 		return reply(c, fiber.StatusTooManyRequests, errorBody{Error: "rate_limited", Message: "too many requests from your address; try again in a minute"})
 	}
@@ -106,6 +113,16 @@ func notFoundMessage(err error) string {
 	return "not found"
 }
 
+// reasonIn is why err was refused, in the request's language: the reason
+// it carries, else its message without the kind's words.
+func reasonIn(err error, c *fiber.Ctx) string {
+	var t i18n.Text
+	if errors.As(err, &t) {
+		return t.In(requestLang(c))
+	}
+	return kindless(err)
+}
+
 // kindless is the error's message without the kind's own words at the end.
 func kindless(err error) string {
 	msg := err.Error()
@@ -116,13 +133,14 @@ func kindless(err error) string {
 }
 
 // syntaxError is a request body that is not the JSON expected.
-type syntaxError struct{ msg string }
+type syntaxError struct{ msg i18n.Text }
 
-func (e *syntaxError) Error() string { return e.msg }
+func (e *syntaxError) Error() string { return e.msg.String() }
 
 // decode reads the JSON body into v. The body must be declared JSON (else
 // errMediaType); wrong types become field errors named by their JSON path;
-// malformed JSON a body error. Unknown fields are ignored. With optional,
+// malformed JSON a body error; a field the API does not take a field
+// error naming it. With optional,
 // an empty body (of any declared type) leaves v as it is.
 func decode(c *fiber.Ctx, v any, optional bool) error {
 	body := c.Body()
@@ -133,17 +151,23 @@ func decode(c *fiber.Ctx, v any, optional bool) error {
 		return errMediaType
 	}
 	if len(strings.TrimSpace(string(body))) == 0 {
-		return &syntaxError{"the request body must be a JSON object"}
+		return &syntaxError{i18n.New("the request body must be a JSON object")}
 	}
-	// A field the API does not take is refused, named (the OpenAPI
-	// document's objects take no others): a misspelt one ("pay_width")
-	// would otherwise be dropped without a word.
+	// A field the API does not take is refused, named by its path (the
+	// OpenAPI document's objects take no others): a misspelt one
+	// ("pay_width") would otherwise be dropped without a word, one in
+	// other letters ("PAY_WITH") or given twice taken.
+	if json.Valid(body) {
+		if se := checkShape(body, reflect.TypeOf(v)); se != nil {
+			return booking.Invalid(se.path, se.why)
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
 	if err == nil {
 		if _, tail := dec.Token(); tail != io.EOF { // (one value, nothing after it)
-			return &syntaxError{fmt.Sprintf("malformed JSON at byte %d", dec.InputOffset())}
+			return &syntaxError{i18n.New("malformed JSON at byte %d", dec.InputOffset())}
 		}
 	}
 	var te *json.UnmarshalTypeError
@@ -157,11 +181,11 @@ func decode(c *fiber.Ctx, v any, optional bool) error {
 	case errors.As(err, &te) && te.Field != "":
 		return booking.Invalid(te.Field, jsonKind(te.Type.Kind().String()))
 	case errors.As(err, &te):
-		return &syntaxError{"the request body must be a JSON object"}
+		return &syntaxError{i18n.New("the request body must be a JSON object")}
 	case errors.As(err, &se):
-		return &syntaxError{fmt.Sprintf("malformed JSON at byte %d", se.Offset)}
+		return &syntaxError{i18n.New("malformed JSON at byte %d", se.Offset)}
 	}
-	return &syntaxError{"malformed JSON"}
+	return &syntaxError{i18n.New("malformed JSON")}
 }
 
 // isJSON reports a JSON media type (application/json, or a +json one).

@@ -280,7 +280,7 @@ func (h *Handler) salePage(c *fiber.Ctx, mode string) error {
 				for _, id := range o.ServiceIDs {
 					svc = append(svc, names[id])
 				}
-				so.For = fmt.Sprintf(t["gift_pkg_for"], o.Visits, strings.Join(svc, ", "))
+				so.For = fmt.Sprintf(t[pluralKey("gift_pkg_for", lang, o.Visits)], o.Visits, strings.Join(svc, ", "))
 				d.Packages = true
 			}
 			if o.ValidDays > 0 {
@@ -305,4 +305,10 @@ func (h *Handler) salePage(c *fiber.Ctx, mode string) error {
 // in lang (1 день, 3 дня, 5 дней, 21 день; 1 day, 21 days).
 func validDaysKey(lang string, n int) string {
 	return [...]string{"gift_valid_day", "gift_valid_days_few", "gift_valid_days"}[i18n.Plural(lang, int64(n))]
+}
+
+// pluralKey is the text key whose noun agrees with n in lang: key for
+// many (5 визитов), key_one (1, 21 визит), key_few (2 визита).
+func pluralKey(key, lang string, n int) string {
+	return key + [...]string{"_one", "_few", ""}[i18n.Plural(lang, int64(n))]
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -39,20 +40,19 @@ func cmdBalance(ctx context.Context, args []string, getenv env, stdout io.Writer
 		return err
 	}
 	defer closeDB()
+	// (No name: a client the salon knows by the phone keeps theirs; a new
+	// one is refused, named.)
 	in := booking.BalanceIssue{SalonID: s.ID, Kind: booking.BalanceKind(*kind), Visits: *visits,
 		Client: booking.ClientInput{Name: *name, Phone: *phone}}
-	if in.Client.Name == "" {
-		in.Client.Name = *phone
-	}
 	if *until != "" {
 		if in.ValidUntil, err = booking.ParseDate(*until); err != nil {
-			return booking.Invalid("valid_until", "use YYYY-MM-DD")
+			return booking.Invalid("--valid-until", "use YYYY-MM-DD")
 		}
 	}
 	switch in.Kind {
 	case booking.BalanceCertificate:
 		if in.Amount, err = booking.ParseMoney(*amount); err != nil {
-			return &booking.ValidationError{Fields: map[string]i18n.Text{"amount": i18n.Of(err)}}
+			return &booking.ValidationError{Fields: map[string]i18n.Text{"--amount": i18n.Of(err)}}
 		}
 	case booking.BalancePackage:
 		list, err := svc.Services(ctx, s.ID)
@@ -67,14 +67,37 @@ func cmdBalance(ctx context.Context, args []string, getenv env, stdout io.Writer
 				}
 			}
 			if !found {
-				return booking.Invalid("service_id", "no service %q at the salon", strings.TrimSpace(want))
+				return booking.Invalid("--service", "no service %q at the salon", strings.TrimSpace(want))
 			}
 		}
 	}
 	b, err := svc.IssueBalance(ctx, in)
 	if err != nil {
-		return err
+		return asFlags(err, issueFlags)
 	}
 	fmt.Fprintln(stdout, b.Code)
 	return nil
+}
+
+// issueFlags are the flags of balance issue that carry the fields the
+// core names.
+var issueFlags = map[string]string{"kind": "--kind", "amount": "--amount", "visits": "--visits", "service_id": "--service",
+	"client.name": "--name", "client.phone": "--phone", "valid_until": "--valid-until"}
+
+// asFlags is err with the fields it names (a *booking.ValidationError's)
+// named by the flags that carry them, as the command's user typed them.
+func asFlags(err error, flags map[string]string) error {
+	var ve *booking.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	named := make(map[string]i18n.Text, len(ve.Fields))
+	for k, why := range ve.Fields {
+		if f, ok := flags[k]; ok {
+			k = f
+		}
+		named[k] = why
+	}
+	ve.Fields = named
+	return err
 }

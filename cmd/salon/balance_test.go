@@ -41,10 +41,20 @@ func TestBalanceIssue(t *testing.T) {
 	if code != 0 || !codeRE.MatchString(cert) {
 		t.Fatalf("certificate: %d %q %s", code, cert, errs)
 	}
+	// A new client without a name is refused, naming the flag; with one,
+	// sold; a second package for the known phone needs none.
+	if code, out, errs := runCmd("balance", "issue", "--salon", "gift", "--kind", "package", "--service", "manicure", "--visits", "5",
+		"--phone", "+7 999 000-44-55"); code != 1 || out != "" || !strings.Contains(errs, "--name") {
+		t.Fatalf("a new client without a name: %d %q %s", code, out, errs)
+	}
 	code, pkg, errs := runCmd("balance", "issue", "--salon", "gift", "--kind", "package", "--service", "manicure", "--visits", "5",
-		"--phone", "+7 999 000-44-55", "--valid-until", "2099-12-31")
+		"--phone", "+7 999 000-44-55", "--name", "Vera", "--valid-until", "2099-12-31")
 	if code != 0 || !codeRE.MatchString(pkg) {
 		t.Fatalf("package: %d %q %s", code, pkg, errs)
+	}
+	if code, again, errs := runCmd("balance", "issue", "--salon", "gift", "--kind", "package", "--service", "manicure", "--visits", "2",
+		"--phone", "89990004455"); code != 0 || !codeRE.MatchString(again) {
+		t.Fatalf("a second package, by the phone alone: %d %q %s", code, again, errs)
 	}
 	pool := bookingtest.PoolFor(t, conn)
 	svc := booking.New(pool)
@@ -58,8 +68,13 @@ func TestBalanceIssue(t *testing.T) {
 			t.Fatalf("%s: %+v (%v), want %d left", code, b, err, want)
 		}
 	}
+	var names []string
+	if err := pool.QueryRow(context.Background(), `SELECT array_agg(name) FROM clients WHERE salon_id = $1`, s.ID).Scan(&names); err != nil ||
+		len(names) != 1 || names[0] != "Vera" {
+		t.Fatalf("the clients: %v (%v)", names, err)
+	}
 	if code, _, errs := runCmd("balance", "issue", "--salon", "gift", "--kind", "package", "--service", "Pedicure", "--visits", "5",
-		"--phone", "+79990004455"); code != 1 || !strings.Contains(errs, "Pedicure") {
+		"--phone", "+79990004455"); code != 1 || !strings.Contains(errs, "Pedicure") || !strings.Contains(errs, "--service") {
 		t.Fatalf("an unknown service: %d %s", code, errs)
 	}
 	if code, _, errs := runCmd("balance", "issue", "--salon", "gift", "--kind", "certificate", "--amount", "-5"); code != 1 || !strings.Contains(errs, "amount") {

@@ -286,9 +286,28 @@
   }
   // A balance (GET .../balances/CODE, or a booking's paid_with) in words.
   function paidWith(b) {
-    if (b.kind === 'package') return fmt('pw_package', String(b.remaining));
+    var until = b.expires_at ? ' ' + fmt('pw_until', lastDay(b.expires_at)) : '';
+    // A cancelled booking's: what its cancellation kept, and gave back.
+    var settled = (b.kept ? '. ' + fmt('pw_kept', units(b, b.kept)) : '') + (b.returned ? '. ' + fmt('pw_returned', units(b, b.returned)) : '');
+    if (b.kind === 'package') return fmt('pw_package', String(b.remaining)) + until + settled;
     // (A booking's paid_with says what it took; a balance read, only what is left.)
-    return b.amount ? fmt('pw_cert_paid', money(b.amount), money(b.remaining)) : fmt('pw_cert', money(b.remaining));
+    return (b.amount ? fmt('pw_cert_paid', money(b.amount), money(b.remaining)) : fmt('pw_cert', money(b.remaining))) + until + settled;
+  }
+  // units is n of balance b's: visits of a package (1 визит, 2 визита, 5
+  // визитов), or an amount of a certificate.
+  function units(b, n) {
+    if (b.kind !== 'package') return money(n);
+    var form = n % 10 === 1 && n % 100 !== 11 ? 0 : (n % 10 >= 2 && n % 10 <= 4 && (n % 100 < 12 || n % 100 > 14) ? 1 : 2);
+    if (cfg.lang !== 'ru') form = n === 1 ? 0 : 2;
+    return fmt(['visits_one', 'visits_few', 'visits_many'][form], String(n));
+  }
+  // lastDay is the last day a balance is good for, as the reader writes a
+  // date: the day before the end its expires_at is (at the salon's
+  // midnight, so its date part is the salon's day after).
+  function lastDay(expiresAt) {
+    var d = new Date(expiresAt.slice(0, 10) + 'T12:00:00Z');
+    d.setUTCDate(d.getUTCDate() - 1);
+    return d.toLocaleDateString(cfg.lang === 'ru' ? 'ru-RU' : 'en-GB', { timeZone: 'UTC', day: cfg.lang === 'ru' ? '2-digit' : 'numeric', month: cfg.lang === 'ru' ? '2-digit' : 'short', year: 'numeric' });
   }
   function offerAlternatives(alts) {
     var list = $('alternatives');
@@ -326,7 +345,9 @@
       if (r.status === 409 && r.body.error === 'slot_taken') return offerAlternatives(r.body.alternatives || []);
       if (mode !== 'manage' && (r.body.error === 'balance_exhausted' || (r.body.fields && r.body.fields.pay_with))) {
         btn.disabled = false;
-        fieldErrors({ pay_with: r.body.error === 'balance_exhausted' ? T.exhausted : r.body.fields.pay_with });
+        // (The salon's reason, in the page's language: what is left, or
+        // until when it is good.)
+        fieldErrors({ pay_with: r.body.error === 'balance_exhausted' ? (r.body.message || T.exhausted) : r.body.fields.pay_with });
         return show('contact');
       }
       if (r.status === 422 && r.body.fields && mode !== 'manage' && (r.body.fields['client.name'] || r.body.fields['client.phone'] || r.body.fields['client.email'])) {
@@ -393,6 +414,12 @@
       api('POST', '/salons/' + cfg.slug + '/balances/lookup', { code: code }).then(function (r) {
         if (r.status === 404) return fieldErrors({ pay_with: T.err_code });
         if (r.status !== 200) throw r;
+        // Said here, before confirming: nothing left, or not good on the
+        // day chosen.
+        if (!(r.body.remaining > 0)) return fieldErrors({ pay_with: T.exhausted });
+        if (r.body.expires_at && state.slot && Date.parse(state.slot.starts_at) >= Date.parse(r.body.expires_at)) {
+          return fieldErrors({ pay_with: fmt('code_expired', lastDay(r.body.expires_at)) });
+        }
         state.balance = r.body;
         state.payWith = {};
         state.payWith[r.body.kind] = code;
@@ -774,6 +801,11 @@
     $('manage-actions').hidden = !open || mode === 'back'; // back from paying: changes need the manage link
     if (active && state.token) { calendarLink($('manage-ics'), b.id, state.token); } else { $('manage-ics').hidden = true; }
     $('cancel-confirm').hidden = true;
+    // What cancelling now would keep of the package or certificate (the
+    // salon's policy), said before the client confirms.
+    var keeps = b.paid_with && b.paid_with.cancel_keeps;
+    $('cancel-keeps').hidden = !(keeps && open);
+    $('cancel-keeps').textContent = keeps ? fmt('cancel_keeps', units(b.paid_with, keeps)) : '';
     $('manage-result').hidden = !result;
     // Off (cancelled, or never paid): the client may book anew.
     $('book-again').hidden = active || mode === 'back' && b.status !== 'cancelled';
