@@ -804,8 +804,14 @@ func codeCipher(shared, ephPub, claimPub []byte) (cipher.AEAD, error) {
 	return cipher.NewGCM(b)
 }
 
-// SaleMail is the e-mail that delivers a balance bought online.
+// SaleMail is the e-mail that delivers a balance bought online, or tells
+// its buyer of a refund of it.
 type SaleMail struct {
+	// Refund, when not 0, is a refund made of it: the e-mail says so
+	// (what went back to the card, and what is left: Units), and holds
+	// no code, but the purchase's Title.
+	Refund            Money
+	Title             string
 	SaleID, BalanceID int64
 	To, Lang          string
 	Salon             Salon
@@ -851,6 +857,39 @@ func (s *Service) mailSale(ctx context.Context, m *SaleMail) {
 	if _, err := s.pool.Exec(ctx, `UPDATE balance_sales SET mailed_at = CASE WHEN $2 = '' THEN $3::timestamptz END, mail_error = $2
 		WHERE id = $1`, m.SaleID, why, s.now()); err != nil {
 		s.log.Warn("balance sale: record the e-mail", "sale", m.SaleID, "err", err)
+	}
+}
+
+// mailSaleRefund tells sale id's buyer of the refund of it just made (by
+// the process that recorded it, after its commit: once). Whether it went
+// is logged; the sale's page shows the refund either way.
+func (s *Service) mailSaleRefund(ctx context.Context, id int64) {
+	var m SaleMail
+	var salonID int64
+	err := s.pool.QueryRow(ctx, `SELECT s.id, s.salon_id, s.email, s.lang, s.kind, s.title, COALESCE(s.refund_amount, 0), COALESCE(b.id, 0),
+		    COALESCE(b.remaining, 0)
+		FROM balance_sales s LEFT JOIN balances b ON b.id = s.balance_id WHERE s.id = $1`, id).
+		Scan(&m.SaleID, &salonID, &m.To, &m.Lang, &m.Kind, &m.Title, &m.Refund, &m.BalanceID, &m.Units)
+	if err == nil && m.To != "" && m.Refund > 0 {
+		var c *catalog
+		if c, err = s.catalogAt(ctx, s.pool, salonID, 0); err == nil {
+			m.Salon = c.salon
+			m.Lang = cmpOr(m.Lang, c.salon.Locale)
+			courier, ok := s.couriers[ChannelEmail].(SaleCourier)
+			switch {
+			case !ok:
+				err = errors.New(NoMailer)
+			default:
+				if err = s.turn(ctx, ChannelEmail); err == nil {
+					sctx, cancel := context.WithTimeout(ctx, sendTimeout)
+					_, err = courier.DeliverSale(sctx, &m)
+					cancel()
+				}
+			}
+		}
+	}
+	if err != nil {
+		s.log.Warn("balance sale: the refund's e-mail did not go", "sale", id, "err", err)
 	}
 }
 
@@ -979,7 +1018,10 @@ func (s *Service) refundSale(ctx context.Context, x *saleState) error {
 	}
 	switch r.Status {
 	case "succeeded":
-		_, err := s.saleRefundMade(ctx, s.pool, x.id, x.refundKey)
+		made, err := s.saleRefundMade(ctx, s.pool, x.id, x.refundKey)
+		if made {
+			s.mailSaleRefund(ctx, x.id)
+		}
 		return err
 	case "canceled":
 		// The refund entry stands (the balance was paid out of the
@@ -1096,8 +1138,10 @@ func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64)
 	}
 	switch {
 	case r != nil && r.Status == "succeeded":
-		if _, err := s.saleRefundMade(ctx, s.pool, id, x.refundKey); err != nil {
+		if made, err := s.saleRefundMade(ctx, s.pool, id, x.refundKey); err != nil {
 			return nil, err
+		} else if made {
+			s.mailSaleRefund(ctx, id)
 		}
 		return s.sale(ctx, `s.id = $1`, id)
 	case r != nil && r.Status == "canceled":
@@ -1212,6 +1256,7 @@ func (s *Service) MarkSaleRefunded(ctx context.Context, salonID, balanceID int64
 	if err != nil {
 		return nil, fmt.Errorf("balance %d: %w", balanceID, dbErr(err))
 	}
+	s.mailSaleRefund(ctx, id)
 	return s.sale(ctx, `s.id = $1`, id)
 }
 

@@ -1110,6 +1110,19 @@ func TestASaleIsRefundedInParts(t *testing.T) {
 	if n := w.fake.Refunds(); n != 2 {
 		t.Fatalf("%d refunds at the provider", n)
 	}
+	// The buyer was told of each refund, once, by e-mail (after the code's).
+	bookingtest.WaitFor(t, 10*time.Second, "the refunds' e-mails", func() bool { return w.mp.Count(t) >= 3 })
+	var told []string
+	for _, m := range w.mp.Messages(t) {
+		if strings.HasPrefix(m.Subject, "Возврат от") {
+			told = append(told, m.Text)
+		}
+	}
+	if len(told) != 2 || !strings.Contains(strings.Join(told, "|"), "3\u00a0000") || !strings.Contains(strings.Join(told, "|"), "5\u00a0000") ||
+		!strings.Contains(strings.Join(told, "|"), "возвращено на карту") {
+		t.Fatalf("the refunds' e-mails: %q", told)
+	}
+	t.Logf("the first refund's e-mail:\n%s", told[0])
 	var keys []string
 	if err := w.Pool.QueryRow(context.Background(), `SELECT ARRAY[refund_key, refunds::text] FROM balance_sales WHERE id = $1`, x.ID).
 		Scan(&keys); err != nil || keys[0] == "sale-refund-"+strconv.FormatInt(x.ID, 10) || keys[1] != "2" {

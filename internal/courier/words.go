@@ -235,6 +235,22 @@ func ComposeSale(m *booking.SaleMail, base string) Words {
 	lang := m.Lang
 	t := func(key string, args ...any) string { return i18n.New(key, args...).In(lang) }
 	w := Words{}
+	if m.Refund > 0 {
+		// A refund of it: how much went back, and what it still holds.
+		w.Subject = t("A refund from %s", m.Salon.Name)
+		w.Lead = t("%s went back to the card you paid with.", m.Refund.Format(m.Salon.Currency, lang))
+		left := booking.Money(m.Units).Format(m.Salon.Currency, lang)
+		if m.Kind == booking.BalancePackage {
+			left = strconv.FormatInt(m.Units, 10)
+		}
+		w.Details = append(w.Details, detail{t("Purchase"), m.Title})
+		if m.Units > 0 {
+			w.Details = append(w.Details, detail{t("Left on it"), left})
+		}
+		w.Details = append(w.Details, detail{t("Salon"), m.Salon.Name})
+		w.Footer = append(w.Footer, t("A refund takes the bank a few days to show."))
+		return w
+	}
 	if m.Kind == booking.BalancePackage {
 		w.Subject = t("Your package at %s", m.Salon.Name)
 		w.Lead = t("Thank you for your purchase. Book with this code and a visit is paid from the package.")

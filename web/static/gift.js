@@ -96,7 +96,9 @@
       detail(dl, T.bought_what, x.title);
       if (x.amount !== undefined) detail(dl, T.bought_amount, money(x.amount));
       if (x.visits) detail(dl, T.bought_visits, String(x.visits));
-      if (x.valid_until) detail(dl, T.bought_valid_until, new Date(x.valid_until + 'T00:00:00').toLocaleDateString(cfg.lang === 'ru' ? 'ru-RU' : 'en-GB'));
+      // (04.01.2027 in Russian; 4 Jan 2027 in English, which no reader takes for April.)
+      if (x.valid_until) detail(dl, T.bought_valid_until, new Date(x.valid_until + 'T12:00:00Z').toLocaleDateString(cfg.lang === 'ru' ? 'ru-RU' : 'en-GB',
+        cfg.lang === 'ru' ? { timeZone: 'UTC' } : { timeZone: 'UTC', day: 'numeric', month: 'short', year: 'numeric' }));
       dl.hidden = false;
       $('bought-pay').hidden = true;
       if (x.status === 'paid') {
