@@ -209,3 +209,29 @@ func TestACancellationThatKeepsPartOfACertificateSaysSo(t *testing.T) {
 		t.Fatalf("after the cancel: %d %s", got.status, got.raw)
 	}
 }
+
+// TestBrowserSaysWhatACertificateLeavesToPay: a certificate smaller than
+// the price pays what it holds; the confirmation and the done step say
+// what is left to pay at the salon.
+func TestBrowserSaysWhatACertificateLeavesToPay(t *testing.T) {
+	s := newSite(t)
+	cert, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalanceCertificate, Amount: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t)
+	run(t, ctx, chromedp.EmulateViewport(390, 844))
+	m := s.masters[0]
+	steps := append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(s.base + "/w/studio?lang=ru"), chromedp.WaitVisible(css(`button[data-service-id]`))},
+		throughTime(s, m.ID, "11:00")...)
+	run(t, ctx, append(steps, chromedp.SendKeys(css("#client-name"), "Gift Holder"), chromedp.SendKeys(css("#client-phone"), "+7 999 555-77-21"),
+		chromedp.SendKeys(css("#client-code"), cert.Code), chromedp.Click(css("#contact-next")), chromedp.WaitVisible(css("#confirm")))...)
+	if got := text(t, ctx, "#summary"); !strings.Contains(got, "Оплатить в салоне") || !strings.Contains(got, "1\u00a0500") {
+		t.Fatalf("the confirmation: %q", got)
+	}
+	run(t, ctx, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css(`section[data-step="done"]`)))
+	if got := text(t, ctx, "#done-summary"); !strings.Contains(got, "Оплатить в салоне") || !strings.Contains(got, "1\u00a0500") {
+		t.Fatalf("the done step: %q", got)
+	}
+	saveShot(t, ctx, "certificate-part-done-390")
+}

@@ -253,26 +253,34 @@
     var s = state.slot;
     var svc = cfg.services.find(function (x) { return x.id === state.service; }) || {};
     var deposit = Number(svc.deposit) || 0;
-    var rows;
+    var rows, price;
     if (isVisit(s)) {
       // A visit: each service with its master and time, then the whole.
       rows = itemRows(s.items);
       rows.push([T.when, when(s.starts_at) + '–' + timeOf(s.ends_at)]);
       deposit = s.items.reduce(function (sum, it) { return sum + depositOf(it.service_id); }, 0);
-      if (mode !== 'manage') {
-        rows.push([T.price, money(s.items.reduce(function (sum, it) { return sum + priceOf(it.service_id, it.master_id); }, 0))]);
-      }
+      price = s.items.reduce(function (sum, it) { return sum + priceOf(it.service_id, it.master_id); }, 0);
     } else {
       rows = [[T.service, serviceName(state.service)], [T.master, masterName(s.master_id)], [T.when, when(s.starts_at)]];
       // The price of the master the time is with (theirs may not be the
       // service's).
-      if (mode !== 'manage') rows.push([T.price, money(priceOf(state.service, s.master_id))]);
+      price = priceOf(state.service, s.master_id);
     }
     if (mode !== 'manage') {
-      // What of it is paid now.
+      rows.push([T.price, money(price)]);
+      // What of it is paid now: a certificate pays up to the price, the
+      // deposit first; the rest of the deposit online, the rest of the
+      // price at the salon.
+      var b = state.balance, rest = 0;
+      if (b && b.kind === 'certificate') {
+        var covers = Math.min(Number(b.remaining), price);
+        deposit = Math.max(deposit - covers, 0);
+        rest = price - covers - deposit;
+      }
       if (deposit > 0) rows.push([T.deposit_row, fmt(cfg.onlinePay ? 'deposit_now' : 'deposit_in_salon', money(deposit))]);
       rows.push([T.client, state.client.name + ', ' + state.client.phone]);
-      if (state.balance) rows.push([T.paid_with, paidWith(state.balance)]);
+      if (b) rows.push([T.paid_with, paidWith(b)]);
+      if (rest > 0) rows.push([T.in_salon, money(rest)]);
     }
     summaryInto($('summary'), rows);
     var dn = $('confirm-deposit');
@@ -612,7 +620,12 @@
     $('manage-link').href = link.toString();
     var rows = isVisit(b) ? itemRows(b.items).concat([[T.when, when(b.starts_at) + '–' + timeOf(b.ends_at)]])
       : [[T.service, serviceName(b.service_id)], [T.master, masterName(b.master_id)], [T.when, when(b.starts_at)]];
-    if (b.paid_with) rows.push([T.paid_with, paidWith(b.paid_with)]);
+    if (b.paid_with) {
+      rows.push([T.paid_with, paidWith(b.paid_with)]);
+      // What a certificate did not pay, nor the deposit online: at the salon.
+      var rest = Number(b.price) - (Number(b.paid_with.amount) || 0) - (Number(b.deposit) || 0);
+      if (b.paid_with.kind === 'certificate' && rest > 0) rows.push([T.in_salon, money(rest)]);
+    }
     summaryInto($('done-summary'), rows);
     state.items = [];
     var held = b.status === 'pending';
