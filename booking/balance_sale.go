@@ -545,7 +545,7 @@ func (s *Service) checkSale(ctx context.Context, id int64) (bool, error) {
 		}
 		p, err = s.psp.Get(cctx, x.externalID)
 	default:
-		return false, nil // canceled, refunded: nothing moves again
+		return false, nil // canceled, refunded: nothing moves by the provider's word (a refunded one is refunded again by staff: refundSaleOf)
 	}
 	if err != nil {
 		s.saleCheckFailed(ctx, x, err)
@@ -860,16 +860,17 @@ func (s *Service) mailSale(ctx context.Context, m *SaleMail) {
 	}
 }
 
-// mailSaleRefund tells sale id's buyer of the refund of it just made (by
-// the process that recorded it, after its commit: once). Whether it went
-// is logged; the sale's page shows the refund either way.
-func (s *Service) mailSaleRefund(ctx context.Context, id int64) {
-	var m SaleMail
+// mailSaleRefund tells sale id's buyer of its refund of amount just made
+// (by the process that recorded it, after its commit: once; at most once,
+// as the code's e-mail). Whether it went is logged; the sale's page shows
+// the refund either way.
+func (s *Service) mailSaleRefund(ctx context.Context, id int64, amount Money) {
+	ctx = context.WithoutCancel(ctx) // (recorded: told, whatever the asker does now)
+	m := SaleMail{Refund: amount}
 	var salonID int64
-	err := s.pool.QueryRow(ctx, `SELECT s.id, s.salon_id, s.email, s.lang, s.kind, s.title, COALESCE(s.refund_amount, 0), COALESCE(b.id, 0),
-		    COALESCE(b.remaining, 0)
+	err := s.pool.QueryRow(ctx, `SELECT s.id, s.salon_id, s.email, s.lang, s.kind, s.title, COALESCE(b.id, 0), COALESCE(b.remaining, 0)
 		FROM balance_sales s LEFT JOIN balances b ON b.id = s.balance_id WHERE s.id = $1`, id).
-		Scan(&m.SaleID, &salonID, &m.To, &m.Lang, &m.Kind, &m.Title, &m.Refund, &m.BalanceID, &m.Units)
+		Scan(&m.SaleID, &salonID, &m.To, &m.Lang, &m.Kind, &m.Title, &m.BalanceID, &m.Units)
 	if err == nil && m.To != "" && m.Refund > 0 {
 		var c *catalog
 		if c, err = s.catalogAt(ctx, s.pool, salonID, 0); err == nil {
@@ -1019,8 +1020,8 @@ func (s *Service) refundSale(ctx context.Context, x *saleState) error {
 	switch r.Status {
 	case "succeeded":
 		made, err := s.saleRefundMade(ctx, s.pool, x.id, x.refundKey)
-		if made {
-			s.mailSaleRefund(ctx, x.id)
+		if made > 0 {
+			s.mailSaleRefund(ctx, x.id, made)
 		}
 		return err
 	case "canceled":
@@ -1140,8 +1141,8 @@ func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64)
 	case r != nil && r.Status == "succeeded":
 		if made, err := s.saleRefundMade(ctx, s.pool, id, x.refundKey); err != nil {
 			return nil, err
-		} else if made {
-			s.mailSaleRefund(ctx, id)
+		} else if made > 0 {
+			s.mailSaleRefund(ctx, id, made)
 		}
 		return s.sale(ctx, `s.id = $1`, id)
 	case r != nil && r.Status == "canceled":
@@ -1214,6 +1215,7 @@ func (s *Service) MarkSaleRefunded(ctx context.Context, salonID, balanceID int64
 	// before it made: read first, outside the transaction, then recorded
 	// only if the refund is still the one read.
 	var id int64
+	var made Money // the refund recorded
 	var seen saleRefund
 	if err := seen.read(ctx, s.pool, salonID, balanceID, ""); err != nil {
 		return nil, err
@@ -1244,10 +1246,11 @@ func (s *Service) MarkSaleRefunded(ctx context.Context, salonID, balanceID int64
 			WHERE id = $1`, id, shown); err != nil {
 			return err
 		}
-		if made, err := s.saleRefundMade(ctx, tx, id, now.key); err != nil || !made {
+		var err error
+		if made, err = s.saleRefundMade(ctx, tx, id, now.key); err != nil || made == 0 {
 			return cmp.Or(err, conflict("the refund moved on meanwhile: look at it again"))
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO audit_log (salon_id, actor, action, entity, entity_id, old, new)
+		_, err = tx.Exec(ctx, `INSERT INTO audit_log (salon_id, actor, action, entity, entity_id, old, new)
 			VALUES ($1, $2, 'refund_recorded', 'balance', $3, jsonb_build_object('kind', $4::text, 'code_hint', $5::text, 'payment', 'refunding'),
 			        jsonb_build_object('kind', $4::text, 'code_hint', $5::text, 'payment', 'refunded'))`,
 			salonID, cmpOr(caller.auditName(), "system"), balanceID, now.kind, now.hint)
@@ -1256,7 +1259,7 @@ func (s *Service) MarkSaleRefunded(ctx context.Context, salonID, balanceID int64
 	if err != nil {
 		return nil, fmt.Errorf("balance %d: %w", balanceID, dbErr(err))
 	}
-	s.mailSaleRefund(ctx, id)
+	s.mailSaleRefund(ctx, id, made)
 	return s.sale(ctx, `s.id = $1`, id)
 }
 
@@ -1335,15 +1338,21 @@ func saleRefundShare(price, units, refunded, gone int64) int64 {
 
 // saleRefundMade records the refund of sale id asked under key as made
 // (the provider says it succeeded): what it paid back is added to the
-// sale's, and the sale is refunded. False: the refund had moved on.
-func (s *Service) saleRefundMade(ctx context.Context, q querier, id int64, key string) (bool, error) {
-	tag, err := q.Exec(ctx, `UPDATE balance_sales SET status = 'refunded', refunded = LEAST(refunded + refund_amount, price),
+// sale's, and the sale is refunded. It returns that refund's amount (0:
+// the refund had moved on, nothing recorded).
+func (s *Service) saleRefundMade(ctx context.Context, q querier, id int64, key string) (Money, error) {
+	var amount int64
+	err := q.QueryRow(ctx, `UPDATE balance_sales SET status = 'refunded', refunded = LEAST(refunded + refund_amount, price),
 		refunds = refunds + 1, last_error = '', next_check_at = $3, checks = 0, updated_at = now()
-		WHERE id = $1 AND status = 'refunding' AND refund_key = $2`, id, key, s.now().Add(checkDelay(PayRefunded, false, 0)))
-	if err != nil {
-		return false, fmt.Errorf("balance sale %d: %w", id, dbErr(err))
+		WHERE id = $1 AND status = 'refunding' AND refund_key = $2 RETURNING refund_amount`,
+		id, key, s.now().Add(checkDelay(PayRefunded, false, 0))).Scan(&amount)
+	if isNoRows(err) {
+		return 0, nil
 	}
-	return tag.RowsAffected() == 1, nil
+	if err != nil {
+		return 0, fmt.Errorf("balance sale %d: %w", id, dbErr(err))
+	}
+	return Money(amount), nil
 }
 
 // sweepSales follows up the sales whose time came (SweepPayments runs it):

@@ -1085,6 +1085,9 @@ func TestASaleIsRefundedInParts(t *testing.T) {
 	if n := w.count(`SELECT count(*) FROM balance_entries WHERE balance_id = $1`, back.BalanceID); n != entries {
 		t.Fatalf("%d entries after the refused refund, %d before", n, entries)
 	}
+	if q, err := w.Svc.BalanceRefundQuote(staff, w.salon.ID, back.BalanceID); err != nil || !q.Waiting || q.Money != 0 || q.Left != 500000 {
+		t.Fatalf("the quote while a refund is on its way: %+v, %v", q, err)
+	}
 	settled("the first refund", 300000)
 	// The buyer's page: 3000 of 8000 back, and, to the claim, the 5000 on
 	// it with the code that spends them.
@@ -1123,6 +1126,13 @@ func TestASaleIsRefundedInParts(t *testing.T) {
 		t.Fatalf("the refunds' e-mails: %q", told)
 	}
 	t.Logf("the first refund's e-mail:\n%s", told[0])
+	w.Clock.Advance(10 * time.Minute)
+	if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.mp.Count(t); n != 3 {
+		t.Fatalf("%d e-mails after another sweep, want 3 (the code's, two refunds')", n)
+	}
 	var keys []string
 	if err := w.Pool.QueryRow(context.Background(), `SELECT ARRAY[refund_key, refunds::text] FROM balance_sales WHERE id = $1`, x.ID).
 		Scan(&keys); err != nil || keys[0] == "sale-refund-"+strconv.FormatInt(x.ID, 10) || keys[1] != "2" {

@@ -40,7 +40,8 @@ func exhausted(why string, args ...any) error {
 // PayWith names the balance a booking is paid with: by its code (whoever
 // holds it), or, for a package, by its id, when the caller is staff of the
 // salon or a chat identity the salon knows to be the package's client.
-// A typed phone is never enough.
+// A typed phone is never enough. With a code, Kind may be left empty: the
+// code says it (the desk's form asks none).
 type PayWith struct {
 	Kind      BalanceKind
 	Code      string
@@ -82,7 +83,7 @@ func (p *PayWith) normalize(fe fieldErrors) {
 	}
 	p.Code = normalizeCode(p.Code)
 	switch {
-	case p.Kind != BalancePackage && p.Kind != BalanceCertificate:
+	case p.Kind != BalancePackage && p.Kind != BalanceCertificate && !(p.Kind == "" && p.Code != ""):
 		fe.add("pay_with", "a package or a certificate")
 	case p.Code == "" && p.BalanceID == 0:
 		fe.add("pay_with", "give the code")
@@ -204,7 +205,7 @@ type reservation struct {
 // nothing is left or it expired before the day.
 func (sp *spendable) reserve(p *PayWith, caller Caller, pay payment) (*reservation, error) {
 	switch {
-	case !sp.found, sp.kind != p.Kind:
+	case !sp.found, sp.kind != p.Kind && p.Kind != "":
 		return nil, Invalid("pay_with", "no such package or certificate")
 	case p.Code == "" && !(caller.kind == callerStaff || caller.kind == callerSystem ||
 		(caller.kind == callerIdentity && (sp.vouched || (pay.proven && pay.clientID != 0 && sp.clientID == pay.clientID)))):
@@ -394,15 +395,15 @@ func (s *Service) ApplyBalance(ctx context.Context, salonID, bookingID int64, p 
 			return err
 		}
 		held := heldOf(ss)
-		if held > 0 && p.Kind == BalancePackage {
-			// The visit is paid in part already: a package's visit would
-			// pay it twice.
-			return conflict("a deposit was paid online for it: refund the deposit first")
-		}
 		batch := &pgx.Batch{}
 		sp := queueSpendable(batch, salonID, &p, caller, true)
 		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 			return fmt.Errorf("balance: %w", err)
+		}
+		if held > 0 && (p.Kind == BalancePackage || sp.kind == BalancePackage) {
+			// The visit is paid in part already: a package's visit would
+			// pay it twice.
+			return conflict("a deposit was paid online for it: refund the deposit first")
 		}
 		// What is left to pay: the visit's price less what was paid
 		// online (the deposit is paid: nothing of it is covered).
@@ -460,8 +461,11 @@ func recordDeskPayment(ctx context.Context, tx pgx.Tx, b *Booking, caller Caller
 
 // RefundBalance pays back what is left of a balance (staff of the salon):
 // a refund entry of everything not reserved by a booking, with the reason.
-// What was paid in the salon is paid back there. Errors: ErrForbidden,
-// ErrNotFound, ErrConflict (nothing left), ErrUnavailable.
+// What was paid in the salon is paid back there; what was sold online
+// goes back through the provider (a part of its own when the sale was
+// refunded before). Errors: ErrForbidden, ErrNotFound, ErrConflict
+// (nothing left, or a refund of its sale still on its way),
+// ErrUnavailable.
 func (s *Service) RefundBalance(ctx context.Context, salonID, balanceID int64, reason string) (*Balance, error) {
 	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
@@ -527,6 +531,9 @@ type RefundQuote struct {
 	// through the provider: Money (0: the refunds before it paid it).
 	Online bool
 	Money  Money
+	// Waiting: a refund of it is on its way at the provider; no other is
+	// made until it is (RefundBalance refuses), and Money is not known.
+	Waiting bool
 	// Held is what live bookings hold of it (not refunded now: given back
 	// when they are cancelled, then refundable); HeldBy those bookings.
 	Held   int64
@@ -541,7 +548,8 @@ func (s *Service) BalanceRefundQuote(ctx context.Context, salonID, balanceID int
 	}
 	var q RefundQuote
 	var price, units, refunded, gone *int64
-	err := s.pool.QueryRow(ctx, `SELECT b.remaining, s.price, s.units, s.refunded,
+	var status *PaymentStatus
+	err := s.pool.QueryRow(ctx, `SELECT b.remaining, s.price, s.units, s.refunded, s.status,
 		    (SELECT COALESCE(-sum(delta), 0) FROM balance_entries WHERE balance_id = b.id AND type = 'refund'),
 		    ARRAY(SELECT e.booking_id FROM balance_entries e WHERE e.balance_id = b.id AND e.type = 'reserve'
 		          AND NOT EXISTS (SELECT 1 FROM balance_entries x WHERE x.balance_id = e.balance_id AND x.booking_id = e.booking_id
@@ -550,14 +558,19 @@ func (s *Service) BalanceRefundQuote(ctx context.Context, salonID, balanceID int
 		          AND NOT EXISTS (SELECT 1 FROM balance_entries x WHERE x.balance_id = e.balance_id AND x.booking_id = e.booking_id
 		                          AND x.type IN ('spend', 'release')))
 		FROM balances b LEFT JOIN balance_sales s ON s.balance_id = b.id
-		WHERE b.salon_id = $1 AND b.id = $2`, salonID, balanceID).Scan(&q.Left, &price, &units, &refunded, &gone, &q.HeldBy, &q.Held)
+		WHERE b.salon_id = $1 AND b.id = $2`, salonID, balanceID).Scan(&q.Left, &price, &units, &refunded, &status, &gone, &q.HeldBy, &q.Held)
 	if isNoRows(err) {
 		return nil, fmt.Errorf("balance %d: %w", balanceID, ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("balance %d: %w", balanceID, dbErr(err))
 	}
-	if price != nil {
+	switch {
+	case price == nil:
+	case *status == PayRefunding:
+		// (Its refund entry is written, the money of it not yet made.)
+		q.Online, q.Waiting = true, true
+	default:
 		q.Online = true
 		q.Money = Money(max(saleRefundShare(*price, *units, *refunded, *gone+q.Left), 0))
 	}

@@ -151,19 +151,21 @@ func TestPayWithNeedsACredential(t *testing.T) {
 		svc    int64
 		master int64
 		want   error
+		proven bool // the chat's channel vouched for the phone
 	}{
-		{"a visitor naming the package without its code", booking.Visitor(), booking.PayWith{Kind: booking.BalancePackage, BalanceID: pkg.ID}, phone, 0, 0, booking.ErrInvalid},
-		{"a chat that is not the client's", booking.ByIdentity(stranger), booking.PayWith{Kind: booking.BalancePackage, BalanceID: pkg.ID}, phone, 0, 0, booking.ErrInvalid},
-		{"the code, for another client's phone", booking.Visitor(), booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code}, bookingtest.Phone(), 0, 0, booking.ErrInvalid},
-		{"another salon's certificate", booking.Visitor(), booking.PayWith{Kind: booking.BalanceCertificate, Code: foreign.Code}, phone, 0, 0, booking.ErrInvalid},
-		{"a package as a certificate", booking.Visitor(), booking.PayWith{Kind: booking.BalanceCertificate, Code: pkg.Code}, phone, 0, 0, booking.ErrInvalid},
-		{"a package of another service", booking.Visitor(), booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code}, phone, colour.ID, m.ID, booking.ErrInvalid},
-		{"a package that ended before the day", f.admin(1), booking.PayWith{Kind: booking.BalancePackage, BalanceID: ended.ID}, phone, 0, 0, booking.ErrExhausted},
-		{"a made-up code", booking.Visitor(), booking.PayWith{Kind: booking.BalanceCertificate, Code: "AAAA-BBBB-CCCC"}, phone, 0, 0, booking.ErrInvalid},
+		{"a visitor naming the package without its code", booking.Visitor(), booking.PayWith{Kind: booking.BalancePackage, BalanceID: pkg.ID}, phone, 0, 0, booking.ErrInvalid, false},
+		{"a chat that is not the client's", booking.ByIdentity(stranger), booking.PayWith{Kind: booking.BalancePackage, BalanceID: pkg.ID}, phone, 0, 0, booking.ErrInvalid, false},
+		{"a chat that proved another phone", booking.ByIdentity(stranger), booking.PayWith{Kind: booking.BalancePackage, BalanceID: pkg.ID}, bookingtest.Phone(), 0, 0, booking.ErrInvalid, true},
+		{"the code, for another client's phone", booking.Visitor(), booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code}, bookingtest.Phone(), 0, 0, booking.ErrInvalid, false},
+		{"another salon's certificate", booking.Visitor(), booking.PayWith{Kind: booking.BalanceCertificate, Code: foreign.Code}, phone, 0, 0, booking.ErrInvalid, false},
+		{"a package as a certificate", booking.Visitor(), booking.PayWith{Kind: booking.BalanceCertificate, Code: pkg.Code}, phone, 0, 0, booking.ErrInvalid, false},
+		{"a package of another service", booking.Visitor(), booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code}, phone, colour.ID, m.ID, booking.ErrInvalid, false},
+		{"a package that ended before the day", f.admin(1), booking.PayWith{Kind: booking.BalancePackage, BalanceID: ended.ID}, phone, 0, 0, booking.ErrExhausted, false},
+		{"a made-up code", booking.Visitor(), booking.PayWith{Kind: booking.BalanceCertificate, Code: "AAAA-BBBB-CCCC"}, phone, 0, 0, booking.ErrInvalid, false},
 	}
 	for _, c := range cases {
 		r := f.req(f.masters[0], "12:00")
-		r.Client.Phone, r.PayWith = c.phone, &c.pay
+		r.Client.Phone, r.Client.Verified, r.PayWith = c.phone, c.proven, &c.pay
 		if c.svc != 0 {
 			r.ServiceID, r.MasterID = c.svc, c.master
 		}
@@ -181,6 +183,18 @@ func TestPayWithNeedsACredential(t *testing.T) {
 	}
 	if n := activeBookings(t, f.Pool, f.masters[0].ID); n != 0 {
 		t.Fatalf("%d bookings after the refusals", n)
+	}
+	// The code alone says its kind (the desk's form asks none); the chat
+	// that proved the client's own phone needs no code.
+	r := f.req(f.masters[0], "12:00")
+	r.Client.Phone, r.PayWith = phone, &booking.PayWith{Code: pkg.Code}
+	if b, err := f.Svc.Book(booking.As(context.Background(), booking.Visitor()), r); err != nil || b.PaidWith == nil || b.PaidWith.Visits != 1 {
+		t.Fatalf("the code with no kind: %+v, %v", b, err)
+	}
+	r = f.req(f.masters[0], "14:00")
+	r.Client.Phone, r.Client.Verified, r.PayWith = phone, true, &booking.PayWith{Kind: booking.BalancePackage, BalanceID: pkg.ID}
+	if b, err := f.Svc.Book(booking.As(context.Background(), booking.ByIdentity(stranger)), r); err != nil || b.PaidWith == nil {
+		t.Fatalf("the chat that proved the client's phone: %+v, %v", b, err)
 	}
 }
 

@@ -98,7 +98,8 @@ type Booking struct {
 	// hash.
 	ManageToken string
 	// PaidWith is what the booking reserved of a package or a certificate
-	// (nil for none): returned by Book and ApplyBalance, read by
+	// (nil for none; once the booking ended, settled: what was kept and
+	// given back): returned by Book and ApplyBalance, read by
 	// BookingView.
 	PaidWith *PaidWith
 }

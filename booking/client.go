@@ -34,7 +34,8 @@ type ClientInput struct {
 	// Verified says the caller's chat channel vouched that Phone is the
 	// caller's own (a Telegram contact shared by its owner). Only then does
 	// the caller's identity join the client record: from then on it sees
-	// and may change every booking of that client. A typed phone is never
+	// and may change every booking of that client, and pay with that
+	// client's package by its id, no code asked. A typed phone is never
 	// verified: it books, and reveals nothing.
 	Verified bool
 }

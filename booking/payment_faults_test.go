@@ -2,7 +2,6 @@ package booking_test
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -87,7 +86,9 @@ func faultyProvider(t *testing.T) (*psptest.Server, *psp.YooKassa, func(on bool)
 func TestDepositsUnderProviderFaults(t *testing.T) {
 	t.Parallel()
 	fake, yk, faults := faultyProvider(t)
-	e := bookingtest.New(t, booking.WithPayments(yk))
+	// (Ten bookings at once for each master: on a loaded machine the last
+	// may wait past the usual lock wait, and be told busy; here they wait.)
+	e := bookingtest.New(t, booking.WithPayments(yk), booking.WithLockWait(30*time.Second))
 	ctx := bookingtest.System()
 	salon := e.Salon(t, booking.Salon{HoldMin: 15, RefundPolicy: booking.RefundAlways})
 	sv := e.Service(t, salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 300000, Deposit: 50000})
@@ -106,7 +107,7 @@ func TestDepositsUnderProviderFaults(t *testing.T) {
 	clients := make([]client, n)
 	intents := []string{"pay", "pay", "pay", "pay", "late", "decline", "abandon", "refund"}
 	var late []*booking.PaymentSession
-	var bookErrs, busy, startFails int
+	var bookErrs, startFails int
 	var mu sync.Mutex
 	start := time.Now()
 	bookingtest.Race(n, func(i int) {
@@ -115,17 +116,10 @@ func TestDepositsUnderProviderFaults(t *testing.T) {
 		b, err := e.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: at,
 			Client: booking.ClientInput{Name: "Client", Phone: bookingtest.Phone()}})
 		if err != nil {
-			// A master busy past the lock wait (a loaded machine: ten
-			// bookings at once for each) is a 503, nothing booked: that
-			// client tries again later, and is not one of this test's.
 			mu.Lock()
-			if errors.Is(err, booking.ErrUnavailable) {
-				busy++
-			} else {
-				bookErrs++
-				t.Errorf("booking %d: %v", i, err)
-			}
+			bookErrs++
 			mu.Unlock()
+			t.Errorf("booking %d: %v", i, err)
 			return
 		}
 		c := client{b: b, intent: intents[i%len(intents)]}
@@ -164,11 +158,8 @@ func TestDepositsUnderProviderFaults(t *testing.T) {
 			_, _ = e.Svc.PaymentNotified(ctx, "yookassa", p.ExternalID)
 		}
 	})
-	if bookErrs > 0 || busy > n/2 {
-		t.Fatalf("%d bookings failed, %d refused as busy", bookErrs, busy)
-	}
-	if busy > 0 {
-		t.Logf("%d bookings refused as busy (the master's lock wait passed)", busy)
+	if bookErrs > 0 {
+		t.Fatalf("%d bookings failed", bookErrs)
 	}
 	took := time.Since(start)
 	// The service's clock runs on in steps of the sweep interval (10 s):

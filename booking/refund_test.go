@@ -175,6 +175,25 @@ func TestARefundMadeByHandForMoreIsRecordedAsShown(t *testing.T) {
 		if w.fake.Calls("POST /refunds") != posts {
 			t.Fatalf("%d POSTs more, want none", w.fake.Calls("POST /refunds")-posts)
 		}
+		// Paid back in full: a visit a booking held, given back when it is
+		// cancelled, is not spendable again (refunded at once, no money).
+		var held int64
+		if err := w.Pool.QueryRow(context.Background(), `SELECT booking_id FROM balance_entries WHERE balance_id = $1 AND type = 'reserve'
+			ORDER BY id LIMIT 1`, x.BalanceID).Scan(&held); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: held}); err != nil {
+			t.Fatal(err)
+		}
+		var left, sum, refunds int64
+		if err := w.Pool.QueryRow(context.Background(), `SELECT remaining, (SELECT sum(delta) FROM balance_entries WHERE balance_id = $1),
+			(SELECT count(*) FROM balance_entries WHERE balance_id = $1 AND type = 'refund') FROM balances WHERE id = $1`, x.BalanceID).
+			Scan(&left, &sum, &refunds); err != nil || left != 0 || sum != 0 || refunds != 2 {
+			t.Fatalf("after the cancellation: %d left, the ledger sums to %d, %d refund entries (%v); want 0, 0, 2", left, sum, refunds, err)
+		}
+		if _, back := w.fake.Totals(); back != price || w.fake.Calls("POST /refunds") != posts {
+			t.Fatalf("the provider refunded %d in %d POSTs more", back, w.fake.Calls("POST /refunds")-posts)
+		}
 	})
 }
 

@@ -225,9 +225,14 @@ func (h *Handler) showBalance(c *fiber.Ctx, id int64, problem string) error {
 			return err
 		}
 		left := units(l, s, found[0].Kind, q.Left)
-		if q.Online {
+		switch {
+		case q.Waiting:
+			d.Quote = l.T("A refund of it is on its way at the payment service: what is left can be refunded once it is made.")
+		case q.Online && q.Money == 0:
+			d.Quote = l.T("%s is refunded: nothing more goes back to the buyer's card (the refunds before paid it).", left)
+		case q.Online:
 			d.Quote = l.T("%s is refunded: %s goes back to the buyer's card through the payment service.", left, q.Money.Format(s.Currency, l.Code))
-		} else {
+		default:
 			d.Quote = l.T("%s is refunded: pay it back in the salon.", left)
 		}
 		if q.Held > 0 {
@@ -332,12 +337,7 @@ func (h *Handler) payWithBalance(c *fiber.Ctx) error {
 	pay := booking.PayWith{Kind: booking.BalancePackage}
 	if code := strings.TrimSpace(c.FormValue("code")); code != "" {
 		// The code says its kind: the desk does not choose it.
-		pay.Code = strings.Clone(code)
-		if b, err := h.svc.BalanceByCode(c.UserContext(), s.ID, pay.Code); err == nil {
-			pay.Kind = b.Kind
-		} else if !errors.Is(err, booking.ErrNotFound) && !errors.Is(err, booking.ErrInvalid) {
-			return err
-		}
+		pay.Code, pay.Kind = strings.Clone(code), ""
 	} else {
 		pay.BalanceID, _ = strconv.ParseInt(c.FormValue("balance"), 10, 64)
 	}

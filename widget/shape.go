@@ -55,7 +55,12 @@ func walkShape(dec *json.Decoder, t reflect.Type, path string) (*shapeError, err
 			}
 		}
 	case '{':
-		fields := objectFields(t)
+		// A struct's keys are its fields; a map's, any (its values have
+		// its values' shape).
+		fields, values := objectFields(t), reflect.Type(nil)
+		if t != nil && t.Kind() == reflect.Map && !reads(t) {
+			values = t.Elem()
+		}
 		seen := map[string]bool{}
 		for dec.More() {
 			tok, err := dec.Token()
@@ -68,6 +73,9 @@ func walkShape(dec *json.Decoder, t reflect.Type, path string) (*shapeError, err
 				at = path + "." + key
 			}
 			ft, known := fields[key]
+			if fields == nil {
+				ft = values
+			}
 			switch {
 			case fields != nil && !known:
 				return &shapeError{at, "unknown field"}, nil
@@ -85,26 +93,43 @@ func walkShape(dec *json.Decoder, t reflect.Type, path string) (*shapeError, err
 }
 
 // objectFields are the JSON fields of struct type t, by the names the API
-// spells them with, and their types (nil: t is not a struct, whose keys
-// are not checked; a map's values are of any shape).
+// spells them with, and their types, an embedded struct's with them (nil:
+// t is not a struct, or reads itself, whose keys are not checked).
 func objectFields(t reflect.Type) map[string]reflect.Type {
-	if t == nil || t.Kind() != reflect.Struct {
+	if t == nil || t.Kind() != reflect.Struct || reads(t) {
 		return nil
 	}
 	out := map[string]reflect.Type{}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch name {
-		case "-":
+		et := f.Type
+		for et.Kind() == reflect.Pointer {
+			et = et.Elem()
+		}
+		if !f.IsExported() && !(f.Anonymous && et.Kind() == reflect.Struct) {
+			continue // (an unexported embedded struct's fields are promoted)
+		}
+		switch {
+		case name == "-":
 			continue
-		case "":
+		case name == "" && f.Anonymous && et.Kind() == reflect.Struct:
+			for k, v := range objectFields(et) {
+				if _, ok := out[k]; !ok { // (the outer struct's own win)
+					out[k] = v
+				}
+			}
+			continue
+		case name == "":
 			name = f.Name
 		}
 		out[name] = f.Type
 	}
 	return out
+}
+
+// reads reports whether t decodes itself from JSON (its keys are its own).
+func reads(t reflect.Type) bool {
+	u := reflect.TypeFor[json.Unmarshaler]()
+	return t.Implements(u) || reflect.PointerTo(t).Implements(u)
 }
