@@ -162,9 +162,11 @@ func linkButton(m *tgtest.Message, text string) string {
 
 // TestSlowProviderStallsNoOtherChat: ten clients confirm deposit bookings
 // at once while every payment provider call takes 8 s; twenty other chats
-// start a booking meanwhile and are answered within a second (p99): no
-// turn waits for the provider (the payment page follows when it answers,
-// or the chat hears to try again).
+// start a booking meanwhile and are answered within 2 s (p99; the bot's
+// own pace is about half a second: the inbox looks every 250 ms, the
+// outbox every 500 ms; alone here p99 0.55 s, beside the other packages'
+// tests 1.1 s): no turn waits for the provider (the payment page follows
+// when it answers, or the chat hears to try again).
 func TestSlowProviderStallsNoOtherChat(t *testing.T) {
 	t.Parallel()
 	fake := psptest.New(t)
@@ -220,7 +222,7 @@ func TestSlowProviderStallsNoOtherChat(t *testing.T) {
 	}
 	t.Logf("with every provider call taking 8 s: 10 deposit bookings confirmed, 20 other chats answered in p50 %v, p99 %v",
 		lat[len(lat)/2].Round(time.Millisecond), p99.Round(time.Millisecond))
-	if p99 > time.Second {
-		t.Errorf("other chats waited p99 %v (want <= 1 s): the bot waits for the payment provider", p99)
+	if p99 > 2*time.Second {
+		t.Errorf("other chats waited p99 %v (want <= 2 s, the provider's calls take 8 s): the bot waits for the payment provider", p99)
 	}
 }

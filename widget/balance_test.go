@@ -76,10 +76,7 @@ func TestBrowserBooksWithACertificate(t *testing.T) {
 	ctx := browser(t)
 	run(t, ctx, chromedp.EmulateViewport(390, 844))
 	m := s.masters[0]
-	steps := append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(s.base + "/w/studio?lang=ru"), chromedp.WaitVisible(css(`button[data-service-id]`))},
-		throughTime(s, m.ID, "11:00")...)
-	run(t, ctx, append(steps, chromedp.SendKeys(css("#client-name"), "Gift Holder"), chromedp.SendKeys(css("#client-phone"), "+7 999 555-77-01"),
-		chromedp.SendKeys(css("#client-code"), "NOPE-NOPE-NOPE"), chromedp.Click(css("#contact-next")), chromedp.WaitVisible(css("#err-code")))...)
+	run(t, ctx, withCode(s, m.ID, "11:00", "+7 999 555-77-01", "NOPE-NOPE-NOPE", "#err-code")...)
 	if got := text(t, ctx, "#err-code"); !strings.Contains(got, "нет") {
 		t.Fatalf("an unknown code: %q", got)
 	}
@@ -110,9 +107,7 @@ func TestBrowserBooksWithACertificate(t *testing.T) {
 	}
 	// Spent: another time with the same code is refused at its field,
 	// before confirming.
-	run(t, ctx, append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(s.base + "/w/studio?lang=ru"), chromedp.WaitVisible(css(`button[data-service-id]`))},
-		append(throughTime(s, m.ID, "13:00"), chromedp.SendKeys(css("#client-name"), "Gift Holder"), chromedp.SendKeys(css("#client-phone"), "+7 999 555-77-01"),
-			chromedp.SendKeys(css("#client-code"), cert.Code), chromedp.Click(css("#contact-next")), chromedp.WaitVisible(css("#err-code")))...)...)
+	run(t, ctx, withCode(s, m.ID, "13:00", "+7 999 555-77-01", cert.Code, "#err-code")...)
 	if got := text(t, ctx, "#err-code"); !strings.Contains(got, "ничего не осталось") {
 		t.Fatalf("a spent certificate: %q", got)
 	}
@@ -143,9 +138,7 @@ func TestBrowserBooksWithACertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := fmt.Sprintf("%02d.%02d.%d", today.Day, today.Month, today.Year)
-	run(t, ctx, append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(s.base + "/w/studio?lang=ru"), chromedp.WaitVisible(css(`button[data-service-id]`))},
-		append(throughTime(s, m.ID, "17:00"), chromedp.SendKeys(css("#client-name"), "Gift Holder"), chromedp.SendKeys(css("#client-phone"), "+7 999 555-77-01"),
-			chromedp.SendKeys(css("#client-code"), pkg.Code), chromedp.Click(css("#contact-next")), chromedp.WaitVisible(css("#err-code")))...)...)
+	run(t, ctx, withCode(s, m.ID, "17:00", "+7 999 555-77-01", pkg.Code, "#err-code")...)
 	if got := text(t, ctx, "#err-code"); !strings.Contains(got, "действует до "+last) {
 		t.Fatalf("a package past its day: %q", got)
 	}
@@ -222,10 +215,7 @@ func TestBrowserSaysWhatACertificateLeavesToPay(t *testing.T) {
 	ctx := browser(t)
 	run(t, ctx, chromedp.EmulateViewport(390, 844))
 	m := s.masters[0]
-	steps := append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(s.base + "/w/studio?lang=ru"), chromedp.WaitVisible(css(`button[data-service-id]`))},
-		throughTime(s, m.ID, "11:00")...)
-	run(t, ctx, append(steps, chromedp.SendKeys(css("#client-name"), "Gift Holder"), chromedp.SendKeys(css("#client-phone"), "+7 999 555-77-21"),
-		chromedp.SendKeys(css("#client-code"), cert.Code), chromedp.Click(css("#contact-next")), chromedp.WaitVisible(css("#confirm")))...)
+	run(t, ctx, withCode(s, m.ID, "11:00", "+7 999 555-77-21", cert.Code, "#confirm")...)
 	if got := text(t, ctx, "#summary"); !strings.Contains(got, "Оплатить в салоне") || !strings.Contains(got, "1\u00a0500") {
 		t.Fatalf("the confirmation: %q", got)
 	}
@@ -234,4 +224,14 @@ func TestBrowserSaysWhatACertificateLeavesToPay(t *testing.T) {
 		t.Fatalf("the done step: %q", got)
 	}
 	saveShot(t, ctx, "certificate-part-done-390")
+}
+
+// withCode are the widget's steps, in Russian, to master's time hhmm and
+// the contact step, filled in for a client of phone paying with code,
+// sent; then until sel shows (the confirmation, or the code's error).
+func withCode(s *site, master int64, hhmm, phone, code, sel string) []chromedp.Action[chromedp.Void] {
+	steps := append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(s.base + "/w/studio?lang=ru"), chromedp.WaitVisible(css(`button[data-service-id]`))},
+		throughTime(s, master, hhmm)...)
+	return append(steps, chromedp.SendKeys(css("#client-name"), "Gift Holder"), chromedp.SendKeys(css("#client-phone"), phone),
+		chromedp.SendKeys(css("#client-code"), code), chromedp.Click(css("#contact-next")), chromedp.WaitVisible(css(sel)))
 }
