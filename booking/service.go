@@ -180,6 +180,11 @@ func (s *Service) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		if !errors.Is(err, errRetry) && code != pgDeadlock && code != pgSerialization {
 			break
 		}
+		if code == pgDeadlock {
+			// (Run again, unseen by the caller: logged, as the lock order
+			// that should have made it impossible was broken somewhere.)
+			s.log.Warn("deadlock: the transaction runs again", "err", err)
+		}
 		if ctx.Err() != nil {
 			break
 		}
