@@ -837,20 +837,7 @@ const NoMailer = "this server sends no e-mail"
 // mailSale sends the code's e-mail and records how it went (its words
 // are not kept: they hold the code).
 func (s *Service) mailSale(ctx context.Context, m *SaleMail) {
-	why := ""
-	c, ok := s.couriers[ChannelEmail].(SaleCourier)
-	if !ok {
-		why = NoMailer
-	} else if err := s.turn(ctx, ChannelEmail); err != nil {
-		why = err.Error()
-	} else {
-		sctx, cancel := context.WithTimeout(ctx, sendTimeout)
-		_, err := c.DeliverSale(sctx, m)
-		cancel()
-		if err != nil {
-			why = err.Error()
-		}
-	}
+	why := s.deliverSale(ctx, m)
 	if why != "" {
 		s.log.Warn("balance sale: the code's e-mail did not go", "sale", m.SaleID, "err", why)
 	}
@@ -858,6 +845,24 @@ func (s *Service) mailSale(ctx context.Context, m *SaleMail) {
 		WHERE id = $1`, m.SaleID, why, s.now()); err != nil {
 		s.log.Warn("balance sale: record the e-mail", "sale", m.SaleID, "err", err)
 	}
+}
+
+// deliverSale sends m by the e-mail courier, in its turn among the
+// replicas: "" when it went, else why not.
+func (s *Service) deliverSale(ctx context.Context, m *SaleMail) string {
+	c, ok := s.couriers[ChannelEmail].(SaleCourier)
+	if !ok {
+		return NoMailer
+	}
+	if err := s.turn(ctx, ChannelEmail); err != nil {
+		return err.Error()
+	}
+	sctx, cancel := context.WithTimeout(ctx, sendTimeout)
+	defer cancel()
+	if _, err := c.DeliverSale(sctx, m); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // mailSaleRefund tells sale id's buyer of its refund of amount just made
@@ -871,26 +876,22 @@ func (s *Service) mailSaleRefund(ctx context.Context, id int64, amount Money) {
 	err := s.pool.QueryRow(ctx, `SELECT s.id, s.salon_id, s.email, s.lang, s.kind, s.title, COALESCE(b.id, 0), COALESCE(b.remaining, 0)
 		FROM balance_sales s LEFT JOIN balances b ON b.id = s.balance_id WHERE s.id = $1`, id).
 		Scan(&m.SaleID, &salonID, &m.To, &m.Lang, &m.Kind, &m.Title, &m.BalanceID, &m.Units)
-	if err == nil && m.To != "" && m.Refund > 0 {
-		var c *catalog
-		if c, err = s.catalogAt(ctx, s.pool, salonID, 0); err == nil {
-			m.Salon = c.salon
-			m.Lang = cmpOr(m.Lang, c.salon.Locale)
-			courier, ok := s.couriers[ChannelEmail].(SaleCourier)
-			switch {
-			case !ok:
-				err = errors.New(NoMailer)
-			default:
-				if err = s.turn(ctx, ChannelEmail); err == nil {
-					sctx, cancel := context.WithTimeout(ctx, sendTimeout)
-					_, err = courier.DeliverSale(sctx, &m)
-					cancel()
-				}
-			}
+	why := ""
+	switch {
+	case err != nil:
+		why = err.Error()
+	case m.To == "" || m.Refund <= 0: // (the buyer's e-mail erased: no one to tell)
+	default:
+		c, err := s.catalogAt(ctx, s.pool, salonID, 0)
+		if err != nil {
+			why = err.Error()
+			break
 		}
+		m.Salon, m.Lang = c.salon, cmpOr(m.Lang, c.salon.Locale)
+		why = s.deliverSale(ctx, &m)
 	}
-	if err != nil {
-		s.log.Warn("balance sale: the refund's e-mail did not go", "sale", id, "err", err)
+	if why != "" {
+		s.log.Warn("balance sale: the refund's e-mail did not go", "sale", id, "err", why)
 	}
 }
 
@@ -1281,7 +1282,7 @@ func (s *Service) refundState(ctx context.Context, x *saleState) (*psp.Refund, e
 }
 
 // refundSaleOf, in the transaction of a balance's refund entry, turns the
-// refund of left units of balance b into the refund of its sale's money,
+// refund of what is left of balance b into the refund of its sale's money,
 // if it was sold online: the left share of the price (a certificate: what
 // is left; a package: the price of the visits left). A sale refunded
 // before (what a booking held then came back since, its booking
@@ -1289,7 +1290,7 @@ func (s *Service) refundState(ctx context.Context, x *saleState) (*psp.Refund, e
 // each part is the share of every unit refunded so far less what the
 // parts before it paid back, so that they add up to the price. It returns
 // the sale to follow up (0: none).
-func refundSaleOf(ctx context.Context, tx pgx.Tx, b *Balance, left int64, now time.Time) (int64, Money, error) {
+func refundSaleOf(ctx context.Context, tx pgx.Tx, b *Balance, now time.Time) (int64, Money, error) {
 	var id, price, units, refunded, gone int64
 	var parts int
 	var status PaymentStatus

@@ -68,14 +68,6 @@ type PaidWith struct {
 	Settled bool
 }
 
-// Units is what the booking reserved, in the balance's units.
-func (p *PaidWith) Units() int64 {
-	if p.Kind == BalancePackage {
-		return int64(p.Visits)
-	}
-	return int64(p.Amount)
-}
-
 // normalize checks p's fields (p may be nil: nothing to pay with).
 func (p *PayWith) normalize(fe fieldErrors) {
 	if p == nil {
@@ -507,7 +499,7 @@ func (s *Service) RefundBalance(ctx context.Context, salonID, balanceID int64, r
 			}
 		}
 		// Sold online: the money goes back through the provider.
-		if sale, _, err = refundSaleOf(ctx, tx, b, b.Remaining, s.now()); err != nil {
+		if sale, _, err = refundSaleOf(ctx, tx, b, s.now()); err != nil {
 			return fmt.Errorf("balance %d: refund: %w", balanceID, err)
 		}
 		b.Remaining, out = 0, b
@@ -551,13 +543,13 @@ func (s *Service) BalanceRefundQuote(ctx context.Context, salonID, balanceID int
 	var status *PaymentStatus
 	err := s.pool.QueryRow(ctx, `SELECT b.remaining, s.price, s.units, s.refunded, s.status,
 		    (SELECT COALESCE(-sum(delta), 0) FROM balance_entries WHERE balance_id = b.id AND type = 'refund'),
-		    ARRAY(SELECT e.booking_id FROM balance_entries e WHERE e.balance_id = b.id AND e.type = 'reserve'
-		          AND NOT EXISTS (SELECT 1 FROM balance_entries x WHERE x.balance_id = e.balance_id AND x.booking_id = e.booking_id
-		                          AND x.type IN ('spend', 'release')) ORDER BY e.booking_id),
-		    (SELECT COALESCE(-sum(e.delta), 0) FROM balance_entries e WHERE e.balance_id = b.id AND e.type = 'reserve'
-		          AND NOT EXISTS (SELECT 1 FROM balance_entries x WHERE x.balance_id = e.balance_id AND x.booking_id = e.booking_id
-		                          AND x.type IN ('spend', 'release')))
+		    COALESCE(h.ids, '{}'), COALESCE(h.units, 0)
 		FROM balances b LEFT JOIN balance_sales s ON s.balance_id = b.id
+		-- the reservations live bookings hold (none spent or given back)
+		CROSS JOIN LATERAL (SELECT array_agg(e.booking_id ORDER BY e.booking_id) AS ids, -sum(e.delta) AS units
+		                    FROM balance_entries e WHERE e.balance_id = b.id AND e.type = 'reserve'
+		                      AND NOT EXISTS (SELECT 1 FROM balance_entries x WHERE x.balance_id = e.balance_id
+		                                      AND x.booking_id = e.booking_id AND x.type IN ('spend', 'release'))) h
 		WHERE b.salon_id = $1 AND b.id = $2`, salonID, balanceID).Scan(&q.Left, &price, &units, &refunded, &status, &gone, &q.HeldBy, &q.Held)
 	if isNoRows(err) {
 		return nil, fmt.Errorf("balance %d: %w", balanceID, ErrNotFound)
@@ -613,12 +605,16 @@ func (s *Service) OwnBalances(ctx context.Context, salonID int64, proven string)
 		return nil, err
 	}
 	today := c.salon.Today(s.now()).dbDate()
+	var phone *string // (none: NULL, which no phone equals)
+	if proven != "" {
+		phone = &proven
+	}
 	rows, err := s.pool.Query(ctx, `SELECT b.id, b.salon_id, b.kind, b.code_hint, COALESCE(b.client_id, 0), b.service_ids, b.total,
 		    b.remaining, b.expires_on, b.created_at FROM balances b
 		WHERE b.salon_id = $1 AND b.kind = 'package' AND b.remaining > 0 AND (b.expires_on IS NULL OR b.expires_on >= $4)
 		  AND b.client_id IN (SELECT i.client_id FROM client_identities i WHERE i.salon_id = $1 AND i.channel = $2 AND i.external_id = $3
 		                      UNION ALL SELECT c.id FROM clients c WHERE c.salon_id = $1 AND c.phone = $5)
-		ORDER BY b.expires_on NULLS LAST, b.id LIMIT 10`, salonID, id.Channel, id.ExternalID, today, cmpOr(proven, "-"))
+		ORDER BY b.expires_on NULLS LAST, b.id LIMIT 10`, salonID, id.Channel, id.ExternalID, today, phone)
 	if err != nil {
 		return nil, fmt.Errorf("own balances: %w", dbErr(err))
 	}

@@ -284,7 +284,7 @@ func (h *Handler) salePage(c *fiber.Ctx, mode string) error {
 				d.Packages = true
 			}
 			if o.ValidDays > 0 {
-				so.For += " · " + fmt.Sprintf(t[validDaysKey(lang, o.ValidDays)], o.ValidDays)
+				so.For += " · " + fmt.Sprintf(t[pluralKey("gift_valid_days", lang, o.ValidDays)], o.ValidDays)
 			}
 			d.Offers = append(d.Offers, so)
 		}
@@ -301,14 +301,9 @@ func (h *Handler) salePage(c *fiber.Ctx, mode string) error {
 	return c.Send(out.Bytes())
 }
 
-// validDaysKey is the text of "valid for n days" whose noun agrees with n
-// in lang (1 день, 3 дня, 5 дней, 21 день; 1 day, 21 days).
-func validDaysKey(lang string, n int) string {
-	return [...]string{"gift_valid_day", "gift_valid_days_few", "gift_valid_days"}[i18n.Plural(lang, int64(n))]
-}
-
 // pluralKey is the text key whose noun agrees with n in lang: key for
-// many (5 визитов), key_one (1, 21 визит), key_few (2 визита).
+// many (5 визитов, 5 дней), key_one (1, 21 визит; 1 day), key_few (2
+// визита, 3 дня).
 func pluralKey(key, lang string, n int) string {
 	return key + [...]string{"_one", "_few", ""}[i18n.Plural(lang, int64(n))]
 }

@@ -15,12 +15,13 @@ type shapeError struct {
 	why  string // an i18n key
 }
 
-// checkShape checks every object key of body, a valid JSON value, against
+// checkShape checks every object key of body, a JSON value, against
 // the type t it is read into: each must be a field of its object, spelt
 // exactly as the API spells it (encoding/json would take "PAY_WITH" for
 // pay_with), and given once (it would take the last of two). It returns
-// the first key that is not (nil: none). Values of the wrong kind are left
-// to the decoder, which names them.
+// the first key that is not (nil: none). Values of the wrong kind, and
+// malformed JSON (the walk stops there), are left to the decoder, which
+// names them.
 func checkShape(body []byte, t reflect.Type) *shapeError {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
