@@ -313,8 +313,11 @@ func TestBusyMasterStallsNoOneElse(t *testing.T) {
 	if got := statuses(codes); got[http.StatusServiceUnavailable] != 60 {
 		t.Errorf("the 60 bookings for the busy master: %v, want 60 answered 503", got)
 	}
-	if slowest := took[len(took)-1]; slowest > 5500*time.Millisecond {
-		t.Errorf("the slowest waiter was answered after %v, want within 5.5 s", slowest)
+	// (The lock wait, 5 s, and a second for the request on a loaded
+	// machine: 5.6 s seen beside the other packages' tests; before the
+	// gate, 10 s.)
+	if slowest := took[len(took)-1]; slowest > 6*time.Second {
+		t.Errorf("the slowest waiter was answered after %v, want within 6 s", slowest)
 	}
 	slices.Sort(calmTook)
 	p99 := calmTook[len(calmTook)*99/100]
