@@ -323,8 +323,11 @@ func TestBusyMasterStallsNoOneElse(t *testing.T) {
 	p99 := calmTook[len(calmTook)*99/100]
 	t.Logf("busy master: waiters answered in %v..%v; the other salon: %d requests, p99 %v, max %v; readyz failures %v",
 		took[0], took[len(took)-1], len(calmTook), p99, calmTook[len(calmTook)-1], readyBad)
-	if p99 > 200*time.Millisecond || len(calmBad) > 0 {
-		t.Errorf("the other salon: p99 %v (want at most 200 ms), failures %v", p99, calmBad)
+	// (At most 500 ms: 4-10 ms alone, 185-202 ms beside the other
+	// packages' tests on two cores; the stall this guards against held the
+	// other salon for seconds, 9.1 s before the gate.)
+	if p99 > 500*time.Millisecond || len(calmBad) > 0 {
+		t.Errorf("the other salon: p99 %v (want at most 500 ms), failures %v", p99, calmBad)
 	}
 	if len(readyBad) > 0 {
 		t.Errorf("/readyz answered %v while one master was busy", readyBad)
