@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
 
 	"salon/booking/psp"
 )
@@ -865,34 +866,67 @@ func (s *Service) deliverSale(ctx context.Context, m *SaleMail) string {
 	return ""
 }
 
-// mailSaleRefund tells sale id's buyer of its refund of amount just made
-// (by the process that recorded it, after its commit: once; at most once,
-// as the code's e-mail). Whether it went is logged; the sale's page shows
-// the refund either way.
-func (s *Service) mailSaleRefund(ctx context.Context, id int64, amount Money) {
-	ctx = context.WithoutCancel(ctx) // (recorded: told, whatever the asker does now)
-	m := SaleMail{Refund: amount}
+// SaleRefundMailArgs is the job that tells a sale's buyer, by e-mail, of
+// a refund of it made: written by the statement that records the refund
+// (saleRefundMade), so that the buyer hears of every refund recorded,
+// whichever replica recorded it and whether or not the mail server
+// answered then; River runs it again, backing off, until it goes.
+type SaleRefundMailArgs struct {
+	SaleID int64 `json:"sale_id"`
+	Amount Money `json:"amount"`
+	Part   int   `json:"part"` // the sale's refund it tells of, from 1
+}
+
+// Kind implements river.JobArgs.
+func (SaleRefundMailArgs) Kind() string { return "sale_refund_mail" }
+
+// saleRefundMailSQL is the job, for the sale updated by a relation u (id,
+// email, refund_amount, refunds): none when the buyer left no e-mail.
+const saleRefundMailSQL = `INSERT INTO river_job (kind, args)
+	SELECT 'sale_refund_mail', jsonb_build_object('sale_id', u.id, 'amount', round(u.refund_amount / 100.0, 2), 'part', u.refunds)
+	FROM u WHERE u.email <> '' AND u.refund_amount > 0`
+
+type saleRefundMailWorker struct {
+	river.WorkerDefaults[SaleRefundMailArgs]
+	s *Service
+}
+
+// Work sends the refund's e-mail; an error (the mail server down) is
+// River's to retry.
+func (w *saleRefundMailWorker) Work(ctx context.Context, job *river.Job[SaleRefundMailArgs]) error {
+	return w.s.mailSaleRefund(ctx, job.Args)
+}
+
+// mailSaleRefund tells a sale's buyer of its refund a (the amount that
+// went back to the card, and what the balance has left now). A sale
+// whose buyer's e-mail was erased since, or a server that sends no
+// e-mail, tells no one: nil.
+func (s *Service) mailSaleRefund(ctx context.Context, a SaleRefundMailArgs) error {
+	m := SaleMail{Refund: a.Amount}
 	var salonID int64
 	err := s.pool.QueryRow(ctx, `SELECT s.id, s.salon_id, s.email, s.lang, s.kind, s.title, COALESCE(b.id, 0), COALESCE(b.remaining, 0)
-		FROM balance_sales s LEFT JOIN balances b ON b.id = s.balance_id WHERE s.id = $1`, id).
+		FROM balance_sales s LEFT JOIN balances b ON b.id = s.balance_id WHERE s.id = $1`, a.SaleID).
 		Scan(&m.SaleID, &salonID, &m.To, &m.Lang, &m.Kind, &m.Title, &m.BalanceID, &m.Units)
-	why := ""
 	switch {
+	case isNoRows(err), err == nil && (m.To == "" || m.Refund <= 0):
+		return nil // (the sale or the buyer's e-mail erased: no one to tell)
 	case err != nil:
-		why = err.Error()
-	case m.To == "" || m.Refund <= 0: // (the buyer's e-mail erased: no one to tell)
+		return fmt.Errorf("balance sale %d: the refund's e-mail: %w", a.SaleID, err)
+	}
+	c, err := s.catalogAt(ctx, s.pool, salonID, 0)
+	if err != nil {
+		return fmt.Errorf("balance sale %d: the refund's e-mail: %w", a.SaleID, err)
+	}
+	m.Salon, m.Lang = c.salon, cmpOr(m.Lang, c.salon.Locale)
+	switch why := s.deliverSale(ctx, &m); why {
+	case "":
+		s.log.Info("balance sale: the refund's e-mail went", "sale", a.SaleID, "part", a.Part)
+	case NoMailer:
+		s.log.Warn("balance sale: the refund's e-mail did not go", "sale", a.SaleID, "part", a.Part, "err", why)
 	default:
-		c, err := s.catalogAt(ctx, s.pool, salonID, 0)
-		if err != nil {
-			why = err.Error()
-			break
-		}
-		m.Salon, m.Lang = c.salon, cmpOr(m.Lang, c.salon.Locale)
-		why = s.deliverSale(ctx, &m)
+		return fmt.Errorf("balance sale %d: the refund's e-mail did not go: %s", a.SaleID, why)
 	}
-	if why != "" {
-		s.log.Warn("balance sale: the refund's e-mail did not go", "sale", id, "err", why)
-	}
+	return nil
 }
 
 // SaleReturn is what the buyer back from paying sees, by the sale's
@@ -1020,10 +1054,7 @@ func (s *Service) refundSale(ctx context.Context, x *saleState) error {
 	}
 	switch r.Status {
 	case "succeeded":
-		made, err := s.saleRefundMade(ctx, s.pool, x.id, x.refundKey)
-		if made > 0 {
-			s.mailSaleRefund(ctx, x.id, made)
-		}
+		_, err := s.saleRefundMade(ctx, s.pool, x.id, x.refundKey)
 		return err
 	case "canceled":
 		// The refund entry stands (the balance was paid out of the
@@ -1140,10 +1171,8 @@ func (s *Service) RetrySaleRefund(ctx context.Context, salonID, balanceID int64)
 	}
 	switch {
 	case r != nil && r.Status == "succeeded":
-		if made, err := s.saleRefundMade(ctx, s.pool, id, x.refundKey); err != nil {
+		if _, err := s.saleRefundMade(ctx, s.pool, id, x.refundKey); err != nil {
 			return nil, err
-		} else if made > 0 {
-			s.mailSaleRefund(ctx, id, made)
 		}
 		return s.sale(ctx, `s.id = $1`, id)
 	case r != nil && r.Status == "canceled":
@@ -1260,7 +1289,6 @@ func (s *Service) MarkSaleRefunded(ctx context.Context, salonID, balanceID int64
 	if err != nil {
 		return nil, fmt.Errorf("balance %d: %w", balanceID, dbErr(err))
 	}
-	s.mailSaleRefund(ctx, id, made)
 	return s.sale(ctx, `s.id = $1`, id)
 }
 
@@ -1339,13 +1367,16 @@ func saleRefundShare(price, units, refunded, gone int64) int64 {
 
 // saleRefundMade records the refund of sale id asked under key as made
 // (the provider says it succeeded): what it paid back is added to the
-// sale's, and the sale is refunded. It returns that refund's amount (0:
-// the refund had moved on, nothing recorded).
+// sale's, the sale is refunded, and the buyer's e-mail of it is queued
+// (SaleRefundMailArgs). It returns that refund's amount (0: the refund
+// had moved on, nothing recorded).
 func (s *Service) saleRefundMade(ctx context.Context, q querier, id int64, key string) (Money, error) {
 	var amount int64
-	err := q.QueryRow(ctx, `UPDATE balance_sales SET status = 'refunded', refunded = LEAST(refunded + refund_amount, price),
-		refunds = refunds + 1, last_error = '', next_check_at = $3, checks = 0, updated_at = now()
-		WHERE id = $1 AND status = 'refunding' AND refund_key = $2 RETURNING refund_amount`,
+	err := q.QueryRow(ctx, `WITH u AS (UPDATE balance_sales SET status = 'refunded', refunded = LEAST(refunded + refund_amount, price),
+		    refunds = refunds + 1, last_error = '', next_check_at = $3, checks = 0, updated_at = now()
+		    WHERE id = $1 AND status = 'refunding' AND refund_key = $2 RETURNING id, email, refund_amount, refunds),
+		j AS (`+saleRefundMailSQL+`)
+		SELECT refund_amount FROM u`,
 		id, key, s.now().Add(checkDelay(PayRefunded, false, 0))).Scan(&amount)
 	if isNoRows(err) {
 		return 0, nil

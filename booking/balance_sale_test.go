@@ -1026,6 +1026,7 @@ func (w *saleWorld) refuseRefundPosts() *atomic.Bool {
 // buyer's claim, what is left and the code that spends it.
 func TestASaleIsRefundedInParts(t *testing.T) {
 	w := newSaleWorld(t)
+	runJobs(t, w.Pool, w.Svc) // (the refunds' e-mails)
 	staff := booking.As(context.Background(), w.admin())
 	o := w.offer(booking.BalanceOffer{Kind: booking.BalanceCertificate, Title: "Сертификат на 8000", Amount: 800000, Price: 800000})
 	x := w.buy(o.ID, claim, "vera@example.com")
@@ -1199,4 +1200,86 @@ func TestAPackageRefundedInPartsPaysBackItsPrice(t *testing.T) {
 		t.Fatal(err)
 	}
 	refund(1000000)
+}
+
+// flakyMail is an e-mail courier whose first sale e-mails fail, as a mail
+// server that is down for a while.
+type flakyMail struct {
+	*courier.Email
+	fails atomic.Int32 // how many still fail
+	tried atomic.Int32
+}
+
+func (f *flakyMail) DeliverSale(ctx context.Context, m *booking.SaleMail) (booking.Sent, error) {
+	f.tried.Add(1)
+	if f.fails.Add(-1) >= 0 {
+		return booking.Sent{}, errors.New("421 4.3.2 service not available")
+	}
+	return f.Email.DeliverSale(ctx, m)
+}
+
+// A refund's e-mail to the buyer is owed from the moment the refund is
+// recorded, not sent in passing by whoever recorded it: recorded with no
+// worker running (its recorder gone at once), it waits; another replica's
+// workers send it, again after the mail server refused it, and once.
+func TestARefundsEMailIsSentByAnyReplicaUntilItGoes(t *testing.T) {
+	w := newSaleWorld(t)
+	staff := booking.As(context.Background(), w.admin())
+	o := w.offer(booking.BalanceOffer{Kind: booking.BalanceCertificate, Title: "Сертификат на 2000", Amount: 200000, Price: 200000})
+	x := w.buy(o.ID, claim, "vera@example.com")
+	w.fake.Pay(w.externalID(x.ID))
+	if _, err := w.Svc.CheckSale(bookingtest.System(), x.ID); err != nil {
+		t.Fatal(err)
+	}
+	bookingtest.WaitFor(t, 10*time.Second, "the code's e-mail", func() bool { return w.mp.Count(t) == 1 })
+	sale, err := w.Svc.SaleReturn(web(), x.Ref, claim)
+	if err != nil || sale.BalanceID == 0 {
+		t.Fatalf("paid: %+v, %v", sale, err)
+	}
+	if _, err := w.Svc.RefundBalance(staff, w.salon.ID, sale.BalanceID, "not wanted"); err != nil {
+		t.Fatal(err)
+	}
+	bookingtest.WaitFor(t, 10*time.Second, "the refund recorded", func() bool {
+		w.Clock.Advance(10 * time.Minute)
+		_, _ = w.Svc.SweepPayments(bookingtest.System())
+		s, err := w.Svc.SaleOfBalance(staff, w.salon.ID, sale.BalanceID)
+		return err == nil && s.Status == booking.PayRefunded
+	})
+	// No worker ran: the e-mail is owed, not sent, and not lost.
+	if n := w.mp.Count(t); n != 1 {
+		t.Fatalf("%d e-mails before any worker ran, want the code's alone", n)
+	}
+	if n := w.count(`SELECT count(*) FROM river_job WHERE kind = 'sale_refund_mail' AND (args->>'sale_id')::bigint = $1
+		AND (args->>'amount')::numeric = 2000`, x.ID); n != 1 {
+		t.Fatalf("%d refund e-mails owed, want 1", n)
+	}
+	// Another replica, whose mail server refuses the first try.
+	sender, err := mail.New("smtp://salon:secret@"+w.mp.SMTP, "Studio <booking@studio.example>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flaky := &flakyMail{Email: &courier.Email{Mail: sender, Base: "https://salon.test"}}
+	flaky.fails.Store(1)
+	other := booking.New(w.Pool, booking.WithClock(w.Clock.Now), booking.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		booking.WithCourier(booking.ChannelEmail, flaky, 0))
+	runJobs(t, w.Pool, other)
+	bookingtest.WaitFor(t, 30*time.Second, "the refund's e-mail", func() bool { return w.mp.Count(t) == 2 })
+	told := 0
+	for _, m := range w.mp.Messages(t) {
+		if strings.HasPrefix(m.Subject, "Возврат от") {
+			if !strings.Contains(m.Text, "2\u00a0000") || !strings.Contains(m.Text, "возвращено на карту") {
+				t.Fatalf("the refund's e-mail: %+v", m)
+			}
+			told++
+		}
+	}
+	if told != 1 || flaky.tried.Load() != 2 {
+		t.Fatalf("%d refund e-mails in the mailbox after %d tries, want 1 after 2", told, flaky.tried.Load())
+	}
+	bookingtest.WaitFor(t, 10*time.Second, "the job completed", func() bool {
+		return w.count(`SELECT count(*) FROM river_job WHERE kind = 'sale_refund_mail' AND state = 'completed' AND attempt = 2`) == 1
+	})
+	if n := w.mp.Count(t); n != 2 {
+		t.Fatalf("%d e-mails in all, want the code's and the refund's", n)
+	}
 }

@@ -3,10 +3,14 @@ package booking_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"salon/booking"
 	"salon/booking/bookingtest"
@@ -193,4 +197,38 @@ func (f *fixture) get(t *testing.T, id int64) *booking.View {
 		t.Fatalf("booking %d: %v", id, err)
 	}
 	return v
+}
+
+// runJobs runs River's workers of each service (a replica each), as salon
+// serve does, until the test ends.
+func runJobs(t testing.TB, pool *pgxpool.Pool, replicas ...*booking.Service) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stops []func()
+	for _, svc := range replicas {
+		workers := river.NewWorkers()
+		booking.AddWorkers(workers, svc)
+		c, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+			Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}}, Workers: workers,
+			FetchPollInterval: 50 * time.Millisecond, FetchCooldown: 10 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		stops = append(stops, func() {
+			sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer scancel()
+			_ = c.Stop(sctx)
+		})
+	}
+	t.Cleanup(func() {
+		cancel()
+		for _, s := range stops {
+			s()
+		}
+	})
 }

@@ -606,6 +606,7 @@ func AddWorkers(w *river.Workers, s *Service) {
 	river.AddWorker(w, &sweep[RemindArgs]{what: "reminders sent", run: s.Remind, log: s.log})
 	river.AddWorker(w, &sweep[ExpireHoldsArgs]{what: "expired holds", run: s.ExpireHolds, log: s.log})
 	river.AddWorker(w, &paymentWorker{s: s})
+	river.AddWorker(w, &saleRefundMailWorker{s: s})
 	river.AddWorker(w, &sweep[SweepPaymentsArgs]{what: "payment sessions checked", run: s.SweepPayments, log: s.log})
 	// (A pass reads eight days of the provider's list: it may take longer
 	// than River's minute.)

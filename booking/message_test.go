@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"salon/booking"
 	"salon/booking/bookingtest"
@@ -92,37 +90,7 @@ func (w *msgWorld) book(m *booking.Master, day booking.Date, at, email string) *
 }
 
 // jobs runs River's workers on every replica, as salon serve does.
-func (w *msgWorld) jobs() {
-	w.t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var stops []func()
-	for _, svc := range w.replicas {
-		workers := river.NewWorkers()
-		booking.AddWorkers(workers, svc)
-		c, err := river.NewClient(riverpgxv5.New(w.Pool), &river.Config{
-			Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}}, Workers: workers,
-			FetchPollInterval: 50 * time.Millisecond, FetchCooldown: 10 * time.Millisecond,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		})
-		if err != nil {
-			w.t.Fatal(err)
-		}
-		if err := c.Start(ctx); err != nil {
-			w.t.Fatal(err)
-		}
-		stops = append(stops, func() {
-			sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer scancel()
-			_ = c.Stop(sctx)
-		})
-	}
-	w.t.Cleanup(func() {
-		cancel()
-		for _, s := range stops {
-			s()
-		}
-	})
-}
+func (w *msgWorld) jobs() { w.t.Helper(); runJobs(w.t, w.Pool, w.replicas...) }
 
 // sendAll has every replica send due messages at once, until none is due.
 func (w *msgWorld) sendAll() {
