@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-
 	"salon/booking"
 	"salon/booking/bookingtest"
 	"salon/booking/mail"
