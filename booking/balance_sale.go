@@ -265,6 +265,9 @@ type BalanceSale struct {
 	ValidUntil Date
 	// Code is set only where the buyer's claim reveals it (SaleCode).
 	Code string
+	// Phone is a package's client's (E.164), set with Code: the phone its
+	// visits are booked with.
+	Phone string
 }
 
 // Paid reports whether the balance was credited.
@@ -971,9 +974,18 @@ func (s *Service) SaleReturn(ctx context.Context, ref, claim string) (*BalanceSa
 	if err := s.pool.QueryRow(ctx, `SELECT code_sealed FROM balance_sales WHERE id = $1`, id).Scan(&sealed); err != nil {
 		return nil, fmt.Errorf("balance sale: %w", dbErr(err))
 	}
-	if sealed != nil {
-		if code, err := openCode(claim, id, sealed); err == nil {
-			x.Code, x.Left = code, left
+	if sealed == nil {
+		return x, nil
+	}
+	code, err := openCode(claim, id, sealed)
+	if err != nil {
+		return x, nil // (not the buyer's claim)
+	}
+	x.Code, x.Left = code, left
+	if x.Kind == BalancePackage {
+		if err := s.pool.QueryRow(ctx, `SELECT c.phone FROM balances b JOIN clients c ON c.salon_id = b.salon_id AND c.id = b.client_id
+			WHERE b.id = $1`, x.BalanceID).Scan(&x.Phone); err != nil && !isNoRows(err) {
+			return nil, fmt.Errorf("balance sale: %w", dbErr(err))
 		}
 	}
 	return x, nil

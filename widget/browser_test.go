@@ -334,11 +334,11 @@ func TestBrowserPaysTheDeposit(t *testing.T) {
 		steps = append(steps, contact("Dana", bookingtest.Phone())...)
 		steps = append(steps, chromedp.WaitVisible(css("#confirm-deposit")))
 		run(t, ctx, steps...)
-		if got := text(t, ctx, "#confirm-deposit"); !strings.Contains(got, "deposit of 1,000 ₽ is paid online") {
+		if got := text(t, ctx, "#confirm-deposit"); !strings.Contains(got, "deposit of 1,000\u00a0₽ is paid online") {
 			t.Errorf("the confirm step says of the deposit: %q", got)
 		}
 		run(t, ctx, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css("#done-pay")))
-		if got := text(t, ctx, "#h-done") + " / " + text(t, ctx, "#done-payment"); !strings.Contains(got, "The time is held for you") || !strings.Contains(got, "Pay the deposit of 1,000 ₽ by") {
+		if got := text(t, ctx, "#h-done") + " / " + text(t, ctx, "#done-payment"); !strings.Contains(got, "The time is held for you") || !strings.Contains(got, "Pay the deposit of 1,000\u00a0₽ by") {
 			t.Errorf("the done step reads %q", got)
 		}
 		run(t, ctx,

@@ -103,13 +103,13 @@ func TestBrowserManagePageInEveryPaymentState(t *testing.T) {
 		button     string // the visible action, if any
 	}
 	states := []*state{
-		{name: "pending-unpaid", hhmm: "10:00", en: "Pay the deposit of 1,000 ₽ by", ru: "Оплатите предоплату 1\u00a0000 ₽ до", button: "#manage-pay"},
+		{name: "pending-unpaid", hhmm: "10:00", en: "Pay the deposit of 1,000\u00a0₽ by", ru: "Оплатите предоплату 1\u00a0000\u00a0₽ до", button: "#manage-pay"},
 		{name: "declined", hhmm: "11:00", en: "The payment did not go through", ru: "Оплата не прошла", button: "#manage-retry"},
 		{name: "expired", hhmm: "12:00", en: "did not come in time", ru: "не поступила вовремя"},
 		{name: "paid-awaiting-capture", hhmm: "13:00", en: "is paid; the salon is confirming it", ru: "внесена; салон подтверждает"},
-		{name: "paid", hhmm: "14:00", en: "The deposit of 1,000 ₽ is paid.", ru: "Предоплата 1\u00a0000 ₽ получена."},
-		{name: "refunded", hhmm: "15:00", en: "The deposit of 1,000 ₽ is refunded.", ru: "Предоплата 1\u00a0000 ₽ возвращена."},
-		{name: "moved-difference-due", hhmm: "16:00", en: "500 ₽ more is due", ru: "осталось доплатить 500 ₽", button: "#manage-retry"},
+		{name: "paid", hhmm: "14:00", en: "The deposit of 1,000\u00a0₽ is paid.", ru: "Предоплата 1\u00a0000\u00a0₽ получена."},
+		{name: "refunded", hhmm: "15:00", en: "The deposit of 1,000\u00a0₽ is refunded.", ru: "Предоплата 1\u00a0000\u00a0₽ возвращена."},
+		{name: "moved-difference-due", hhmm: "16:00", en: "500\u00a0₽ more is due", ru: "осталось доплатить 500\u00a0₽", button: "#manage-retry"},
 	}
 	for _, st := range states {
 		st.id, st.token, st.ext = s.book(st.hhmm)

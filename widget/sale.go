@@ -80,6 +80,9 @@ type saleJSON struct {
 	Mailed bool `json:"mailed,omitempty"`
 	// Code: for the claim that bought it.
 	Code string `json:"code,omitempty"`
+	// Phone: with the code, a package's client's, as written for people
+	// (+7 999 555-60-01): its visits are booked with it.
+	Phone string `json:"phone,omitempty"`
 	// Refunded: what was paid back, or is on its way back (refunded).
 	Refunded *booking.Money `json:"refunded,omitempty"`
 	// Remaining: with the code, what it has left to spend (a
@@ -90,6 +93,9 @@ type saleJSON struct {
 func toSale(x *booking.BalanceSale) saleJSON {
 	out := saleJSON{ID: x.ID, Status: saleStatus(x), Kind: x.Kind, Title: x.Title, Price: x.Price, Code: x.Code,
 		Mailed: !x.MailedAt.IsZero()}
+	if x.Phone != "" {
+		out.Phone = booking.DisplayPhone(x.Phone)
+	}
 	if x.Kind == booking.BalanceCertificate {
 		m := booking.Money(x.Units)
 		out.Amount = &m

@@ -233,3 +233,39 @@ func TestBrowserShowsAGiftRefundedInPart(t *testing.T) {
 		saveShot(t, ctx, "gift-refunded-part-left-"+c.lang)
 	}
 }
+
+// TestBrowserShowsWhosePackageWasBought: a package bought on the gift page
+// is its phone's (its visits are booked with that number): the return
+// page says which phone, to the browser that bought it only, in Russian
+// on a phone and in English on a desktop.
+func TestBrowserShowsWhosePackageWasBought(t *testing.T) {
+	s, _, pkg := saleSite(t)
+	ctx := browser(t)
+	run(t, ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(s.base+"/w/studio/gift?lang=ru"), chromedp.WaitVisible(css("#gift-form")),
+		chromedp.Click(css(`input[name=offer][value="`+itoa(pkg.ID)+`"]`)),
+		chromedp.SendKeys(css("#buyer-name"), "Ольга"), chromedp.SendKeys(css("#buyer-phone"), "89991002035"),
+		chromedp.SendKeys(css("#buyer-email"), "olga@example.com"), chromedp.Click(css("#gift-pay")),
+		chromedp.WaitVisible(css("#pay")), chromedp.Click(css("#pay")), chromedp.WaitVisible(css("#code-value")))
+	bookingtest.WaitFor(t, 10*time.Second, "the code", func() bool { return text(t, ctx, "#code-value") != "" })
+	if got := plain(text(t, ctx, "#bought-details")); !strings.Contains(got, "Для телефона") || !strings.Contains(got, "+7 999 100-20-35") {
+		t.Fatalf("the return page's details: %q", got)
+	}
+	saveShot(t, ctx, "package-bought-ru")
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(strings.Split(loc, "?")[0]+"?lang=en"), chromedp.WaitVisible(css("#code-value")))
+	bookingtest.WaitFor(t, 10*time.Second, "the details", func() bool { return strings.Contains(text(t, ctx, "#bought-details"), "For the phone") })
+	if got := plain(text(t, ctx, "#bought-details")); !strings.Contains(got, "+7 999 100-20-35") {
+		t.Fatalf("the return page's details in English: %q", got)
+	}
+	browsertest.Axe(t, ctx, "the package's return page")
+	saveShot(t, ctx, "package-bought-en")
+	// Without the buyer's claim: neither the code nor the phone.
+	ref := strings.TrimPrefix(strings.Split(loc, "?")[0], s.base+"/w/studio/bought/")
+	if r := s.do("POST", "/api/v1/purchases/"+ref, nil); r.status != 200 || r.str("code") != "" || r.str("phone") != "" ||
+		strings.Contains(string(r.raw), "100-20-35") || strings.Contains(string(r.raw), "9991002035") {
+		t.Fatalf("without the claim: %d %s", r.status, r.raw)
+	}
+}

@@ -27,7 +27,8 @@
   }
   function money(v) {
     var s = Number(v).toLocaleString(cfg.lang === 'ru' ? 'ru-RU' : 'en-US', { maximumFractionDigits: 2 });
-    return cfg.currency === 'RUB' ? s + ' ₽' : cfg.currency === 'USD' ? '$' + s : cfg.currency === 'EUR' ? '€' + s : s + ' ' + cfg.currency;
+    // (a no-break space: the sign never wraps away from its amount)
+    return cfg.currency === 'RUB' ? s + '\u00a0₽' : cfg.currency === 'USD' ? '$' + s : cfg.currency === 'EUR' ? '€' + s : s + '\u00a0' + cfg.currency;
   }
   // A time is an instant; what the client reads is the salon's wall clock
   // (the salon's zone, not the browser's, and never the string's digits).

@@ -99,6 +99,9 @@
       // (04.01.2027 in Russian; 4 Jan 2027 in English, which no reader takes for April.)
       if (x.valid_until) detail(dl, T.bought_valid_until, new Date(x.valid_until + 'T12:00:00Z').toLocaleDateString(cfg.lang === 'ru' ? 'ru-RU' : 'en-GB',
         cfg.lang === 'ru' ? { timeZone: 'UTC' } : { timeZone: 'UTC', day: 'numeric', month: 'short', year: 'numeric' }));
+      // (A package's visits are booked with its client's phone: shown to
+      // the buyer, with the code.)
+      if (x.phone) detail(dl, T.bought_phone, x.phone);
       dl.hidden = false;
       $('bought-pay').hidden = true;
       if (x.status === 'paid') {
