@@ -60,7 +60,12 @@ type BalanceIssue struct {
 // before (a form sent twice): nothing more is sold, and the balance sold
 // the first time is BalanceID (its code was shown then, and only then).
 // It is ErrConflict.
-type SoldAlready struct{ BalanceID int64 }
+type SoldAlready struct {
+	BalanceID int64
+	// Differs: the first sale was not what this request asks (the form
+	// sent again with other values: a second sale meant, not a repeat).
+	Differs bool
+}
 
 func (e *SoldAlready) Error() string {
 	return fmt.Sprintf("balance %d was sold under this request already", e.BalanceID)
@@ -218,13 +223,21 @@ func (s *Service) IssueBalance(ctx context.Context, in BalanceIssue) (*Balance, 
 		return err
 	})
 	if violated(err, "balances_request") {
-		// Sold under this key already: that sale stands, alone.
-		var id int64
-		if err := s.pool.QueryRow(ctx, `SELECT id FROM balances WHERE salon_id = $1 AND request_key = $2`, in.SalonID, in.RequestKey).
-			Scan(&id); err != nil {
+		// Sold under this key already: that sale stands, alone; whether
+		// it is what this request asks is said.
+		var first Balance
+		var phone string
+		var until *time.Time
+		if err := s.pool.QueryRow(ctx, `SELECT b.id, b.kind, b.total, b.service_ids, b.expires_on, COALESCE(c.phone, '')
+			FROM balances b LEFT JOIN clients c ON c.salon_id = b.salon_id AND c.id = b.client_id
+			WHERE b.salon_id = $1 AND b.request_key = $2`, in.SalonID, in.RequestKey).
+			Scan(&first.ID, &first.Kind, &first.Total, &first.ServiceIDs, &until, &phone); err != nil {
 			return nil, fmt.Errorf("issue balance: %w", dbErr(err))
 		}
-		return nil, &SoldAlready{BalanceID: id}
+		same := first.Kind == b.Kind && first.Total == b.Total && slices.Equal(first.ServiceIDs, b.ServiceIDs) &&
+			(until == nil) == b.ExpiresOn.IsZero() && (until == nil || DateOf(*until) == b.ExpiresOn) &&
+			(b.Kind != BalancePackage || phone == in.Client.Phone)
+		return nil, &SoldAlready{BalanceID: first.ID, Differs: !same}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("issue balance: %w", dbErr(err))

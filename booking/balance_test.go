@@ -148,3 +148,46 @@ func TestOneVisitLeftIsSpentOnce(t *testing.T) {
 		t.Fatalf("%d reservations went through; remaining %d, the entries' sum %d, %d entries; want 1, 0, 0, 2", ok, remaining, sum, entries)
 	}
 }
+
+// TestASaleKeyTellsARepeatFromAnotherSale: a sale made under a request
+// key, asked again under it, sells nothing more; the refusal says whether
+// the request was the same (a repeat) or asked something else (another
+// phone, number of visits or last day: a second sale meant).
+func TestASaleKeyTellsARepeatFromAnotherSale(t *testing.T) {
+	f := setup(t)
+	sys := bookingtest.System()
+	phone := bookingtest.Phone()
+	in := booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalancePackage, ServiceIDs: []int64{f.svc.ID}, Visits: 5,
+		Client: booking.ClientInput{Name: "Regular", Phone: phone}, ValidUntil: f.day.AddDays(90), RequestKey: "form-1"}
+	first, err := f.Svc.IssueBalance(sys, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := bookingtest.Phone()
+	for _, c := range []struct {
+		name    string
+		change  func(*booking.BalanceIssue)
+		differs bool
+	}{
+		{"the same", func(*booking.BalanceIssue) {}, false},
+		{"the phone as typed at the desk", func(x *booking.BalanceIssue) { x.Client.Phone = "8" + phone[2:] }, false},
+		{"another phone", func(x *booking.BalanceIssue) { x.Client.Phone = other }, true},
+		{"more visits", func(x *booking.BalanceIssue) { x.Visits = 6 }, true},
+		{"no last day", func(x *booking.BalanceIssue) { x.ValidUntil = booking.Date{} }, true},
+		{"a certificate", func(x *booking.BalanceIssue) {
+			*x = booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalanceCertificate, Amount: 5, RequestKey: "form-1"}
+		}, true},
+	} {
+		x := in
+		c.change(&x)
+		_, err := f.Svc.IssueBalance(sys, x)
+		var sold *booking.SoldAlready
+		if !errors.As(err, &sold) || sold.BalanceID != first.ID || sold.Differs != c.differs {
+			t.Errorf("%s: %+v, %v; want balance %d, differs %v", c.name, sold, err, first.ID, c.differs)
+		}
+	}
+	var n int
+	if err := f.Pool.QueryRow(context.Background(), `SELECT count(*) FROM balances WHERE salon_id = $1`, f.salon.ID).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d balances (%v), want 1", n, err)
+	}
+}

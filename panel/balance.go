@@ -38,6 +38,9 @@ type balancesData struct {
 	Offer  saleOfferForm
 	Sales  []saleRow
 	Code   string // the code of the balance just sold: shown this once
+	// Sold: the balance the form sold when it was sent first, with other
+	// values (Error says so, and links it).
+	Sold   int64
 	Error  string
 	Fields map[string]string
 }
@@ -176,7 +179,17 @@ func (h *Handler) sellBalance(c *fiber.Ctx) error {
 	}
 	b, err := h.svc.IssueBalance(c.UserContext(), in)
 	var sold *booking.SoldAlready
-	if errors.As(err, &sold) {
+	switch {
+	case errors.As(err, &sold) && sold.Differs:
+		// The form sent again with other values (back from its code, a
+		// field changed): another sale meant, or the first one mistyped.
+		// Nothing more is sold; the values stay, under a new key, for
+		// staff to send again if they mean it.
+		c.Status(fiber.StatusConflict)
+		d.Error = l.T("This form sold one already, with other values. Nothing more was sold: check the values and send the form again to sell another.")
+		d.Form.Key, d.Sold = newKey(), sold.BalanceID
+		return h.showBalances(c, d)
+	case errors.As(err, &sold):
 		// The same form again (a refresh, a second click): the first sale
 		// stands, and its code was shown then.
 		return done(c, fmt.Sprintf("/panel/balances/%d", sold.BalanceID), "sold_already")

@@ -286,6 +286,8 @@ func TestTheOwnerSellsOnline(t *testing.T) {
 // key (a refresh of the page that showed the code, a second click) sells
 // one certificate; the second send is taken to the first sale's page,
 // which says so, and shows no code. A new form (a new key) sells again.
+// The first form sent again with another value sells nothing, and says
+// so, keeping the values for a deliberate second send.
 func TestASaleSentTwiceSellsOnce(t *testing.T) {
 	w := newWorld(t)
 	b := w.owner()
@@ -323,5 +325,26 @@ func TestASaleSentTwiceSellsOnce(t *testing.T) {
 	form.Set("key", next[1])
 	if a := b.post("/panel/balances", form); a.status != http.StatusOK || count() != 2 {
 		t.Fatalf("a new form: %d, %d certificates; want a second sale", a.status, count())
+	}
+	// The first form sent again with another amount (back from the code,
+	// the amount changed): nothing sold, the values kept under a new key,
+	// the first sale linked; sent once more, it sells.
+	all := func() int64 {
+		return scalar[int64](t, w, `SELECT count(*) FROM balances WHERE salon_id = $1`, w.salon.ID)
+	}
+	before := all()
+	form.Set("key", key[1])
+	form.Set("amount", "6000")
+	changed := b.post("/panel/balances", form)
+	renewed := regexp.MustCompile(`name="key" value="([0-9a-f]{32})"`).FindStringSubmatch(changed.body)
+	if changed.status != http.StatusConflict || all() != before || !strings.Contains(changed.body, "уже продан") ||
+		!strings.Contains(changed.body, fmt.Sprintf(`href="/panel/balances/%d"`, id)) || !strings.Contains(changed.body, `value="6000"`) ||
+		renewed == nil || renewed[1] == key[1] || strings.Contains(changed.body, `id="balance-code"`) {
+		t.Fatalf("the first form again with 6000: %d, %d balances (%d before): %s", changed.status, all(), before, changed.body)
+	}
+	form.Set("key", renewed[1])
+	if a := b.post("/panel/balances", form); a.status != http.StatusOK || !strings.Contains(a.body, `id="balance-code"`) ||
+		scalar[int64](t, w, `SELECT count(*) FROM balances WHERE salon_id = $1 AND total = 600000`, w.salon.ID) != 1 {
+		t.Fatalf("sent once more: %d", a.status)
 	}
 }
