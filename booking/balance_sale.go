@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -841,8 +842,9 @@ const NoMailer = "this server sends no e-mail"
 // mailSale sends the code's e-mail and records how it went (its words
 // are not kept: they hold the code).
 func (s *Service) mailSale(ctx context.Context, m *SaleMail) {
-	why := s.deliverSale(ctx, m)
-	if why != "" {
+	why := ""
+	if err := s.deliverSale(ctx, m); err != nil {
+		why = err.Error()
 		s.log.Warn("balance sale: the code's e-mail did not go", "sale", m.SaleID, "err", why)
 	}
 	if _, err := s.pool.Exec(ctx, `UPDATE balance_sales SET mailed_at = CASE WHEN $2 = '' THEN $3::timestamptz END, mail_error = $2
@@ -851,42 +853,61 @@ func (s *Service) mailSale(ctx context.Context, m *SaleMail) {
 	}
 }
 
+// errNoMailer is deliverSale's error on a server that sends no e-mail.
+var errNoMailer = errors.New(NoMailer)
+
 // deliverSale sends m by the e-mail courier, in its turn among the
-// replicas: "" when it went, else why not.
-func (s *Service) deliverSale(ctx context.Context, m *SaleMail) string {
+// replicas. Errors: errNoMailer, ErrDeliveryRefused (the mail server
+// will not take it), ErrDeliveryUnknown (no answer in time: it may have
+// gone), or why nothing went.
+func (s *Service) deliverSale(ctx context.Context, m *SaleMail) error {
 	c, ok := s.couriers[ChannelEmail].(SaleCourier)
 	if !ok {
-		return NoMailer
+		return errNoMailer
 	}
 	if err := s.turn(ctx, ChannelEmail); err != nil {
-		return err.Error()
+		return err
 	}
 	sctx, cancel := context.WithTimeout(ctx, sendTimeout)
 	defer cancel()
-	if _, err := c.DeliverSale(sctx, m); err != nil {
-		return err.Error()
+	_, err := c.DeliverSale(sctx, m)
+	if err != nil && sctx.Err() != nil && !errors.Is(err, ErrDeliveryUnknown) {
+		err = fmt.Errorf("%w: %w", ErrDeliveryUnknown, err)
 	}
-	return ""
+	return err
 }
 
 // SaleRefundMailArgs is the job that tells a sale's buyer, by e-mail, of
 // a refund of it made: written by the statement that records the refund
 // (saleRefundMade), so that the buyer hears of every refund recorded,
 // whichever replica recorded it and whether or not the mail server
-// answered then; River runs it again, backing off, until it goes.
+// answered then. It is sent as the booking messages are: tried again,
+// backing off, while nothing went (saleMailAttempts in all), never again
+// once the mail server refused it or may have taken it.
 type SaleRefundMailArgs struct {
 	SaleID int64 `json:"sale_id"`
 	Amount Money `json:"amount"`
 	Part   int   `json:"part"` // the sale's refund it tells of, from 1
+	// Left is what the balance had left once the refund was recorded (a
+	// package's visits, a certificate's minor units).
+	Left int64 `json:"left"`
 }
 
 // Kind implements river.JobArgs.
 func (SaleRefundMailArgs) Kind() string { return "sale_refund_mail" }
 
+// saleMailAttempts is how many times a sale's e-mail that no mail server
+// took is tried: with River's backoff (the attempt's fourth power, in
+// seconds) about two hours in all.
+const saleMailAttempts = 8
+
 // saleRefundMailSQL is the job, for the sale updated by a relation u (id,
-// email, refund_amount, refunds): none when the buyer left no e-mail.
-const saleRefundMailSQL = `INSERT INTO river_job (kind, args)
-	SELECT 'sale_refund_mail', jsonb_build_object('sale_id', u.id, 'amount', round(u.refund_amount / 100.0, 2), 'part', u.refunds)
+// email, refund_amount, refunds, balance_id): none when the buyer left no
+// e-mail. (What is left is read in the statement that records the
+// refund: the refund entry was written before it.)
+var saleRefundMailSQL = `INSERT INTO river_job (kind, args, max_attempts)
+	SELECT 'sale_refund_mail', jsonb_build_object('sale_id', u.id, 'amount', round(u.refund_amount / 100.0, 2), 'part', u.refunds,
+	       'left', COALESCE((SELECT b.remaining FROM balances b WHERE b.id = u.balance_id), 0)), ` + strconv.Itoa(saleMailAttempts) + `
 	FROM u WHERE u.email <> '' AND u.refund_amount > 0`
 
 type saleRefundMailWorker struct {
@@ -894,22 +915,33 @@ type saleRefundMailWorker struct {
 	s *Service
 }
 
-// Work sends the refund's e-mail; an error (the mail server down) is
-// River's to retry.
+// Work sends the refund's e-mail. Nothing went: an error, for River to
+// try again (a replica with no mailer snoozes it, for one that has one).
+// Refused, or perhaps taken: cancelled, not tried again.
 func (w *saleRefundMailWorker) Work(ctx context.Context, job *river.Job[SaleRefundMailArgs]) error {
-	return w.s.mailSaleRefund(ctx, job.Args)
+	err := w.s.mailSaleRefund(ctx, job.Args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errNoMailer):
+		return river.JobSnooze(time.Minute)
+	case errors.Is(err, ErrDeliveryRefused), errors.Is(err, ErrDeliveryUnknown):
+		w.s.log.Warn("balance sale: the refund's e-mail did not go, and is not tried again", "sale", job.Args.SaleID, "part", job.Args.Part,
+			"err", redactAddresses(err.Error()))
+		return river.JobCancel(errors.New(redactAddresses(err.Error())))
+	}
+	// (River keeps the error: the buyer's address goes from it.)
+	return errors.New(redactAddresses(err.Error()))
 }
 
-// mailSaleRefund tells a sale's buyer of its refund a (the amount that
-// went back to the card, and what the balance has left now). A sale
-// whose buyer's e-mail was erased since, or a server that sends no
-// e-mail, tells no one: nil.
+// mailSaleRefund tells a sale's buyer of its refund a. A sale whose
+// buyer's e-mail was erased since tells no one: nil.
 func (s *Service) mailSaleRefund(ctx context.Context, a SaleRefundMailArgs) error {
-	m := SaleMail{Refund: a.Amount}
+	m := SaleMail{Refund: a.Amount, Units: a.Left}
 	var salonID int64
-	err := s.pool.QueryRow(ctx, `SELECT s.id, s.salon_id, s.email, s.lang, s.kind, s.title, COALESCE(b.id, 0), COALESCE(b.remaining, 0)
-		FROM balance_sales s LEFT JOIN balances b ON b.id = s.balance_id WHERE s.id = $1`, a.SaleID).
-		Scan(&m.SaleID, &salonID, &m.To, &m.Lang, &m.Kind, &m.Title, &m.BalanceID, &m.Units)
+	err := s.pool.QueryRow(ctx, `SELECT s.id, s.salon_id, s.email, s.lang, s.kind, s.title, COALESCE(s.balance_id, 0)
+		FROM balance_sales s WHERE s.id = $1`, a.SaleID).
+		Scan(&m.SaleID, &salonID, &m.To, &m.Lang, &m.Kind, &m.Title, &m.BalanceID)
 	switch {
 	case isNoRows(err), err == nil && (m.To == "" || m.Refund <= 0):
 		return nil // (the sale or the buyer's e-mail erased: no one to tell)
@@ -921,16 +953,19 @@ func (s *Service) mailSaleRefund(ctx context.Context, a SaleRefundMailArgs) erro
 		return fmt.Errorf("balance sale %d: the refund's e-mail: %w", a.SaleID, err)
 	}
 	m.Salon, m.Lang = c.salon, cmpOr(m.Lang, c.salon.Locale)
-	switch why := s.deliverSale(ctx, &m); why {
-	case "":
-		s.log.Info("balance sale: the refund's e-mail went", "sale", a.SaleID, "part", a.Part)
-	case NoMailer:
-		s.log.Warn("balance sale: the refund's e-mail did not go", "sale", a.SaleID, "part", a.Part, "err", why)
-	default:
-		return fmt.Errorf("balance sale %d: the refund's e-mail did not go: %s", a.SaleID, why)
+	if err := s.deliverSale(ctx, &m); err != nil {
+		return fmt.Errorf("balance sale %d: the refund's e-mail: %w", a.SaleID, err)
 	}
+	s.log.Info("balance sale: the refund's e-mail went", "sale", a.SaleID, "part", a.Part)
 	return nil
 }
+
+// addressRE finds e-mail addresses in a mail server's words.
+var addressRE = regexp.MustCompile(`[^\s<>"'(),;:]+@[^\s<>"'(),;:]+`)
+
+// redactAddresses is a mail server's words without the addresses in them
+// (what may be kept of a failed send).
+func redactAddresses(s string) string { return addressRE.ReplaceAllString(s, "…@…") }
 
 // SaleReturn is what the buyer back from paying sees, by the sale's
 // return reference (any caller, for ReturnRefTTL): its state, checked with
@@ -983,7 +1018,7 @@ func (s *Service) SaleReturn(ctx context.Context, ref, claim string) (*BalanceSa
 	}
 	x.Code, x.Left = code, left
 	if x.Kind == BalancePackage {
-		if err := s.pool.QueryRow(ctx, `SELECT c.phone FROM balances b JOIN clients c ON c.salon_id = b.salon_id AND c.id = b.client_id
+		if err := s.pool.QueryRow(ctx, `SELECT COALESCE(c.phone, '') FROM balances b JOIN clients c ON c.salon_id = b.salon_id AND c.id = b.client_id
 			WHERE b.id = $1`, x.BalanceID).Scan(&x.Phone); err != nil && !isNoRows(err) {
 			return nil, fmt.Errorf("balance sale: %w", dbErr(err))
 		}
@@ -1386,7 +1421,7 @@ func (s *Service) saleRefundMade(ctx context.Context, q querier, id int64, key s
 	var amount int64
 	err := q.QueryRow(ctx, `WITH u AS (UPDATE balance_sales SET status = 'refunded', refunded = LEAST(refunded + refund_amount, price),
 		    refunds = refunds + 1, last_error = '', next_check_at = $3, checks = 0, updated_at = now()
-		    WHERE id = $1 AND status = 'refunding' AND refund_key = $2 RETURNING id, email, refund_amount, refunds),
+		    WHERE id = $1 AND status = 'refunding' AND refund_key = $2 RETURNING id, email, refund_amount, refunds, balance_id),
 		j AS (`+saleRefundMailSQL+`)
 		SELECT refund_amount FROM u`,
 		id, key, s.now().Add(checkDelay(PayRefunded, false, 0))).Scan(&amount)

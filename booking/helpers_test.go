@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -200,8 +201,8 @@ func (f *fixture) get(t *testing.T, id int64) *booking.View {
 }
 
 // runJobs runs River's workers of each service (a replica each), as salon
-// serve does, until the test ends.
-func runJobs(t testing.TB, pool *pgxpool.Pool, replicas ...*booking.Service) {
+// serve does, until the test ends or the returned stop is called.
+func runJobs(t testing.TB, pool *pgxpool.Pool, replicas ...*booking.Service) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var stops []func()
@@ -225,10 +226,15 @@ func runJobs(t testing.TB, pool *pgxpool.Pool, replicas ...*booking.Service) {
 			_ = c.Stop(sctx)
 		})
 	}
-	t.Cleanup(func() {
-		cancel()
-		for _, s := range stops {
-			s()
-		}
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			for _, s := range stops {
+				s()
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }

@@ -89,7 +89,7 @@ func (w *msgWorld) book(m *booking.Master, day booking.Date, at, email string) *
 }
 
 // jobs runs River's workers on every replica, as salon serve does.
-func (w *msgWorld) jobs() { w.t.Helper(); runJobs(w.t, w.Pool, w.replicas...) }
+func (w *msgWorld) jobs() { w.t.Helper(); _ = runJobs(w.t, w.Pool, w.replicas...) }
 
 // sendAll has every replica send due messages at once, until none is due.
 func (w *msgWorld) sendAll() {
