@@ -177,13 +177,7 @@ func TestBrowserShowsAGiftRefundedInPart(t *testing.T) {
 	m := s.Master(t, s.salon, trim)
 	s.Shift(t, s.salon, m, testDay, 1, "10:00", "20:00")
 	ctx := browser(t)
-	run(t, ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(s.base+"/w/studio/gift?lang=ru"), chromedp.WaitVisible(css("#gift-form")),
-		chromedp.Click(css(`input[name=offer][value="`+itoa(cert.ID)+`"]`)),
-		chromedp.SendKeys(css("#buyer-name"), "Вера"), chromedp.SendKeys(css("#buyer-phone"), "+7 999 100-20-33"),
-		chromedp.SendKeys(css("#buyer-email"), "vera@example.com"), chromedp.Click(css("#gift-pay")),
-		chromedp.WaitVisible(css("#pay")), chromedp.Click(css("#pay")), chromedp.WaitVisible(css("#code-value")))
-	bookingtest.WaitFor(t, 10*time.Second, "the code", func() bool { return text(t, ctx, "#code-value") != "" })
-	code := text(t, ctx, "#code-value")
+	code := buyOnGiftPage(t, ctx, s, cert.ID, "Вера", "+7 999 100-20-33", "vera@example.com")
 	// A trim of 1000 paid with it; the 2000 left refunded.
 	r := s.do("POST", "/api/v1/salons/studio/bookings", map[string]any{"service_id": trim.ID, "master_id": m.ID,
 		"starts_at": bookingtest.At(s.salon, testDay, "12:00").Format(time.RFC3339),
@@ -241,12 +235,7 @@ func TestBrowserShowsAGiftRefundedInPart(t *testing.T) {
 func TestBrowserShowsWhosePackageWasBought(t *testing.T) {
 	s, _, pkg := saleSite(t)
 	ctx := browser(t)
-	run(t, ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(s.base+"/w/studio/gift?lang=ru"), chromedp.WaitVisible(css("#gift-form")),
-		chromedp.Click(css(`input[name=offer][value="`+itoa(pkg.ID)+`"]`)),
-		chromedp.SendKeys(css("#buyer-name"), "Ольга"), chromedp.SendKeys(css("#buyer-phone"), "89991002035"),
-		chromedp.SendKeys(css("#buyer-email"), "olga@example.com"), chromedp.Click(css("#gift-pay")),
-		chromedp.WaitVisible(css("#pay")), chromedp.Click(css("#pay")), chromedp.WaitVisible(css("#code-value")))
-	bookingtest.WaitFor(t, 10*time.Second, "the code", func() bool { return text(t, ctx, "#code-value") != "" })
+	buyOnGiftPage(t, ctx, s, pkg.ID, "Ольга", "89991002035", "olga@example.com")
 	if got := plain(text(t, ctx, "#bought-details")); !strings.Contains(got, "Для телефона") || !strings.Contains(got, "+7 999 100-20-35") {
 		t.Fatalf("the return page's details: %q", got)
 	}
@@ -268,4 +257,18 @@ func TestBrowserShowsWhosePackageWasBought(t *testing.T) {
 		strings.Contains(string(r.raw), "100-20-35") || strings.Contains(string(r.raw), "9991002035") {
 		t.Fatalf("without the claim: %d %s", r.status, r.raw)
 	}
+}
+
+// buyOnGiftPage buys offer on the gift page in Russian at 390 px, as the
+// buyer named, pays in the sandbox, and returns the code the return page
+// shows.
+func buyOnGiftPage(t *testing.T, ctx context.Context, s *site, offer int64, name, phone, email string) string {
+	t.Helper()
+	run(t, ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(s.base+"/w/studio/gift?lang=ru"), chromedp.WaitVisible(css("#gift-form")),
+		chromedp.Click(css(`input[name=offer][value="`+itoa(offer)+`"]`)),
+		chromedp.SendKeys(css("#buyer-name"), name), chromedp.SendKeys(css("#buyer-phone"), phone),
+		chromedp.SendKeys(css("#buyer-email"), email), chromedp.Click(css("#gift-pay")),
+		chromedp.WaitVisible(css("#pay")), chromedp.Click(css("#pay")), chromedp.WaitVisible(css("#code-value")))
+	bookingtest.WaitFor(t, 10*time.Second, "the code", func() bool { return text(t, ctx, "#code-value") != "" })
+	return text(t, ctx, "#code-value")
 }
