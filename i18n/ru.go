@@ -204,6 +204,7 @@ var ru = map[string]string{
 	"unknown field": "неизвестное поле",
 	"this package or certificate cannot pay for this booking: %s": "этот абонемент или сертификат не может оплатить эту запись: %s",
 	"changes are closed for this booking: %s":                     "изменения этой записи закрыты: %s",
+	"too many requests from your address; try again in a minute":  "слишком много запросов с вашего адреса; попробуйте через минуту",
 	"this booking can no longer be changed: %s":                   "эту запись уже нельзя изменить: %s",
 	"the request body must be a JSON object":                      "тело запроса должно быть JSON-объектом",
 	"malformed JSON at byte %d":                                   "ошибка в JSON на байте %d",

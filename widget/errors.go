@@ -95,7 +95,8 @@ func fail(c *fiber.Ctx, log *slog.Logger, err error) error {
 	case errors.Is(err, booking.ErrInvalid):
 		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "invalid", Message: reasonIn(err, c)})
 	case errors.Is(err, errRateLimited):
-		return reply(c, fiber.StatusTooManyRequests, errorBody{Error: "rate_limited", Message: "too many requests from your address; try again in a minute"})
+		return reply(c, fiber.StatusTooManyRequests, errorBody{Error: "rate_limited",
+			Message: i18n.New("too many requests from your address; try again in a minute").In(requestLang(c))})
 	}
 	log.Error("internal error", "request_id", c.Locals("requestid"), "method", c.Method(), "path", LoggedPath(c), "err", err)
 	return reply(c, fiber.StatusInternalServerError, errorBody{Error: "internal", Message: "internal error"})

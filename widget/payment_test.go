@@ -19,8 +19,9 @@ import (
 	"salon/widget"
 )
 
-// paySite is the widget with the sandbox provider taking deposits.
-func paySite(t *testing.T) (*site, *psp.Sandbox) {
+// paySite is the widget with the sandbox provider taking deposits,
+// configured by opts.
+func paySite(t *testing.T, opts ...func(*widget.Config)) (*site, *psp.Sandbox) {
 	t.Helper()
 	pool := bookingtest.Pool(t)
 	sb := &psp.Sandbox{Pool: pool}
@@ -34,7 +35,11 @@ func paySite(t *testing.T) (*site, *psp.Sandbox) {
 	e.Shift(t, s.salon, m, testDay, 1, "10:00", "20:00")
 	s.masters = []*booking.Master{m}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	base := serve(t, widget.New(e.Svc, widget.Config{Log: log}), log)
+	cfg := widget.Config{Log: log}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	base := serve(t, widget.New(e.Svc, cfg), log)
 	s.base = base
 	sb.BaseURL = base
 	return s, sb

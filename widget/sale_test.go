@@ -13,14 +13,15 @@ import (
 	"salon/booking/bookingtest"
 	"salon/booking/psp"
 	"salon/internal/browsertest"
+	"salon/widget"
 )
 
 const testClaim = "claim-of-the-buyers-browser-0001"
 
 // saleSite is the sandbox site with a certificate and a package on sale.
-func saleSite(t *testing.T) (*site, *booking.BalanceOffer, *booking.BalanceOffer) {
+func saleSite(t *testing.T, opts ...func(*widget.Config)) (*site, *booking.BalanceOffer, *booking.BalanceOffer) {
 	t.Helper()
-	s, _ := paySite(t)
+	s, _ := paySite(t, opts...)
 	owner := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: s.salon.ID, Role: booking.RoleOwner}))
 	cert, err := s.Svc.AddBalanceOffer(owner, booking.BalanceOffer{SalonID: s.salon.ID, Kind: booking.BalanceCertificate,
 		Title: "Подарочный сертификат", Amount: 300000, Price: 300000, ValidDays: 180})
@@ -271,4 +272,30 @@ func buyOnGiftPage(t *testing.T, ctx context.Context, s *site, offer int64, name
 		chromedp.WaitVisible(css("#pay")), chromedp.Click(css("#pay")), chromedp.WaitVisible(css("#code-value")))
 	bookingtest.WaitFor(t, 10*time.Second, "the code", func() bool { return text(t, ctx, "#code-value") != "" })
 	return text(t, ctx, "#code-value")
+}
+
+// TestBrowserReturnPageOutlastsTheRateLimit: the buyer back from paying
+// whose address used up its requests (a shared network) is told, in the
+// page's language, that the page tries again, and it does: the code
+// shows once the limit lets it through.
+func TestBrowserReturnPageOutlastsTheRateLimit(t *testing.T) {
+	s, cert, _ := saleSite(t, func(c *widget.Config) { c.RateLimit = 6 }) // (a request every 10 s)
+	ctx := browser(t)
+	code := buyOnGiftPage(t, ctx, s, cert.ID, "Вера", "+7 999 100-20-36", "vera@example.com")
+	for range 6 {
+		s.do("POST", "/api/v1/salons/studio/balances/lookup", map[string]any{"code": "NONE-NONE-NONE"})
+	}
+	if r := s.do("POST", "/api/v1/salons/studio/balances/lookup", map[string]any{"code": code}, "Accept-Language", "ru"); r.status != 429 ||
+		!strings.Contains(r.str("message"), "слишком много запросов") {
+		t.Fatalf("the limit used up: %d %s", r.status, r.raw)
+	}
+	run(t, ctx, chromedp.Reload())
+	bookingtest.WaitFor(t, 5*time.Second, "the page saying it tries again", func() bool {
+		return strings.Contains(text(t, ctx, "#bought-status"), "попробует ещё раз")
+	})
+	saveShot(t, ctx, "gift-rate-limited-ru")
+	bookingtest.WaitFor(t, 40*time.Second, "the code after the limit", func() bool { return text(t, ctx, "#code-value") == code })
+	if got := text(t, ctx, "#bought-status"); !strings.Contains(got, "Оплачено") {
+		t.Fatalf("the page once through: %q", got)
+	}
 }

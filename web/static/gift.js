@@ -89,7 +89,15 @@
     var claim = stored('salon-claim-' + cfg.ref);
     api('POST', '/purchases/' + encodeURIComponent(cfg.ref), claim ? { claim: claim } : null).then(function (r) {
       var st = $('bought-status');
-      if (r.status !== 200) { st.textContent = r.body.message || T.not_found_page; return; }
+      if (r.status === 404) { st.textContent = T.bought_not_found; return; }
+      if (r.status !== 200) {
+        // Too many requests from this address (a shared network), or the
+        // server busy or restarting: the page keeps looking, backing off.
+        tries++;
+        st.textContent = T.bought_busy;
+        setTimeout(look, Math.min(5000 * tries, 60000));
+        return;
+      }
       var x = r.body;
       var dl = $('bought-details');
       dl.textContent = '';
