@@ -822,9 +822,14 @@ type SaleMail struct {
 	Salon             Salon
 	Kind              BalanceKind
 	Code              string
-	// Units: a package's visits, a certificate's minor units.
-	Units    int64
-	Services []string // a package's
+	// Units: a package's visits, a certificate's minor units (of a
+	// refund's e-mail: what it has left).
+	Units int64
+	// Of a refund's e-mail: what the sale's refunds paid back in all, of
+	// its Price, and what bookings still hold of it (Units' kind).
+	Refunded, Price Money
+	Held            int64
+	Services        []string // a package's
 	// Phone is a package's client's (E.164): bookings it pays are theirs.
 	Phone      string
 	ValidUntil Date // zero: no end
@@ -888,9 +893,14 @@ type SaleRefundMailArgs struct {
 	SaleID int64 `json:"sale_id"`
 	Amount Money `json:"amount"`
 	Part   int   `json:"part"` // the sale's refund it tells of, from 1
-	// Left is what the balance had left once the refund was recorded (a
-	// package's visits, a certificate's minor units).
-	Left int64 `json:"left"`
+	// Left is what the balance had left once the refund was recorded, and
+	// Held what bookings held of it then (a package's visits, a
+	// certificate's minor units); Refunded what the sale's refunds paid
+	// back in all, of its Price.
+	Left     int64 `json:"left"`
+	Held     int64 `json:"held"`
+	Refunded Money `json:"refunded"`
+	Price    Money `json:"price"`
 }
 
 // Kind implements river.JobArgs.
@@ -902,12 +912,16 @@ func (SaleRefundMailArgs) Kind() string { return "sale_refund_mail" }
 const saleMailAttempts = 8
 
 // saleRefundMailSQL is the job, for the sale updated by a relation u (id,
-// email, refund_amount, refunds, balance_id): none when the buyer left no
-// e-mail. (What is left is read in the statement that records the
+// email, refund_amount, refunds, balance_id, refunded, price): none when
+// the buyer left no e-mail. (What is left is read in the statement that records the
 // refund: the refund entry was written before it.)
 var saleRefundMailSQL = `INSERT INTO river_job (kind, args, max_attempts)
 	SELECT 'sale_refund_mail', jsonb_build_object('sale_id', u.id, 'amount', round(u.refund_amount / 100.0, 2), 'part', u.refunds,
-	       'left', COALESCE((SELECT b.remaining FROM balances b WHERE b.id = u.balance_id), 0)), ` + strconv.Itoa(saleMailAttempts) + `
+	       'left', COALESCE((SELECT b.remaining FROM balances b WHERE b.id = u.balance_id), 0),
+	       'held', COALESCE((SELECT sum(-r.delta) FROM balance_entries r WHERE r.balance_id = u.balance_id AND r.type = 'reserve'
+	                         AND NOT EXISTS (SELECT 1 FROM balance_entries x WHERE x.balance_id = r.balance_id
+	                                         AND x.booking_id = r.booking_id AND x.type IN ('spend', 'release'))), 0),
+	       'refunded', round(u.refunded / 100.0, 2), 'price', round(u.price / 100.0, 2)), ` + strconv.Itoa(saleMailAttempts) + `
 	FROM u WHERE u.email <> '' AND u.refund_amount > 0`
 
 type saleRefundMailWorker struct {
@@ -937,7 +951,7 @@ func (w *saleRefundMailWorker) Work(ctx context.Context, job *river.Job[SaleRefu
 // mailSaleRefund tells a sale's buyer of its refund a. A sale whose
 // buyer's e-mail was erased since tells no one: nil.
 func (s *Service) mailSaleRefund(ctx context.Context, a SaleRefundMailArgs) error {
-	m := SaleMail{Refund: a.Amount, Units: a.Left}
+	m := SaleMail{Refund: a.Amount, Units: a.Left, Held: a.Held, Refunded: a.Refunded, Price: a.Price}
 	var salonID int64
 	err := s.pool.QueryRow(ctx, `SELECT s.id, s.salon_id, s.email, s.lang, s.kind, s.title, COALESCE(s.balance_id, 0)
 		FROM balance_sales s WHERE s.id = $1`, a.SaleID).
@@ -1421,7 +1435,7 @@ func (s *Service) saleRefundMade(ctx context.Context, q querier, id int64, key s
 	var amount int64
 	err := q.QueryRow(ctx, `WITH u AS (UPDATE balance_sales SET status = 'refunded', refunded = LEAST(refunded + refund_amount, price),
 		    refunds = refunds + 1, last_error = '', next_check_at = $3, checks = 0, updated_at = now()
-		    WHERE id = $1 AND status = 'refunding' AND refund_key = $2 RETURNING id, email, refund_amount, refunds, balance_id),
+		    WHERE id = $1 AND status = 'refunding' AND refund_key = $2 RETURNING id, email, refund_amount, refunds, balance_id, refunded, price),
 		j AS (`+saleRefundMailSQL+`)
 		SELECT refund_amount FROM u`,
 		id, key, s.now().Add(checkDelay(PayRefunded, false, 0))).Scan(&amount)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -1123,8 +1124,14 @@ func TestASaleIsRefundedInParts(t *testing.T) {
 			told = append(told, m.Text)
 		}
 	}
-	if len(told) != 2 || !strings.Contains(strings.Join(told, "|"), "3\u00a0000") || !strings.Contains(strings.Join(told, "|"), "5\u00a0000") ||
-		!strings.Contains(strings.Join(told, "|"), "возвращено на карту") {
+	slices.SortFunc(told, func(a, b string) int { return strings.Index(a, "Всего возвращено: 8") - strings.Index(b, "Всего возвращено: 8") })
+	// The first: 3000 back, 3000 of 8000 in all, and the 5000 the booking
+	// held, given back by its cancellation before the refund was made, on
+	// it. The second: 8000 of 8000, nothing left or held.
+	if len(told) != 2 || !strings.Contains(told[0], "3\u00a0000\u00a0₽ возвращено на карту") ||
+		!strings.Contains(told[0], "Всего возвращено: 3\u00a0000\u00a0₽ из 8\u00a0000\u00a0₽") || !strings.Contains(told[0], "Осталось на нём: 5\u00a0000\u00a0₽") ||
+		!strings.Contains(told[1], "5\u00a0000\u00a0₽ возвращено на карту") || !strings.Contains(told[1], "Всего возвращено: 8\u00a0000\u00a0₽ из 8\u00a0000\u00a0₽") ||
+		strings.Contains(told[1], "Занято записями") {
 		t.Fatalf("the refunds' e-mails: %q", told)
 	}
 	t.Logf("the first refund's e-mail:\n%s", told[0])
@@ -1197,6 +1204,20 @@ func TestAPackageRefundedInPartsPaysBackItsPrice(t *testing.T) {
 		}
 	}
 	refund(666666)
+	// The buyer hears of it: what came back of the price, and the visit
+	// the booking still holds.
+	_ = runJobs(t, w.Pool, w.Svc)
+	bookingtest.WaitFor(t, 10*time.Second, "the refund's e-mail", func() bool { return w.mp.Count(t) == 2 })
+	var told string
+	for _, m := range w.mp.Messages(t) {
+		if strings.HasPrefix(m.Subject, "Возврат от") {
+			told = m.Text
+		}
+	}
+	if !strings.Contains(told, "Всего возвращено: 6\u00a0666,66\u00a0₽ из 10\u00a0000\u00a0₽") ||
+		!strings.Contains(told, "Занято записями: 1") || !strings.Contains(told, "если запись отменят") {
+		t.Fatalf("the refund's e-mail with a visit held:\n%s", told)
+	}
 	if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID}); err != nil {
 		t.Fatal(err)
 	}

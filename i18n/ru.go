@@ -359,6 +359,8 @@ var ru = map[string]string{
 	"A refund from %s":                                                           "Возврат от %s", "%s went back to the card you paid with.": "%s возвращено на карту, которой вы платили.",
 	"Purchase":   "Покупка",
 	"Left on it": "Осталось на нём", "A refund takes the bank a few days to show.": "Банк может показать возврат через несколько дней.",
+	"Refunded in all": "Всего возвращено", "%s of %s": "%s из %s", "Held by bookings": "Занято записями",
+	"What bookings hold pays for them; if one is cancelled, what it holds comes back to the purchase, and the salon can refund that too.": "Занятое записями идёт в их оплату; если запись отменят, занятое ею вернётся на покупку, и салон сможет вернуть и это.",
 	"For the phone": "Для телефона", "The package is for the client with the phone below: book with that phone.": "Абонемент оформлен на клиента с телефоном ниже: записывайтесь с этим номером.",
 	"Your package at %s": "Ваш абонемент в %s", "Your gift certificate at %s": "Ваш подарочный сертификат в %s",
 	"Thank you for your purchase. Book with this code and a visit is paid from the package.": "Спасибо за покупку! Записывайтесь с этим кодом, и визит будет оплачен абонементом.",

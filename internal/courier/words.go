@@ -244,8 +244,23 @@ func ComposeSale(m *booking.SaleMail, base string) Words {
 			left = strconv.FormatInt(m.Units, 10)
 		}
 		w.Details = append(w.Details, detail{t("Purchase"), m.Title})
+		if m.Price > 0 {
+			// (Refunded in parts: what came back in all, of its price.)
+			w.Details = append(w.Details, detail{t("Refunded in all"),
+				t("%s of %s", m.Refunded.Format(m.Salon.Currency, lang), m.Price.Format(m.Salon.Currency, lang))})
+		}
 		if m.Units > 0 {
 			w.Details = append(w.Details, detail{t("Left on it"), left})
+		}
+		if m.Held > 0 {
+			// What bookings still hold: theirs while they stand, back on
+			// it (and refundable) if they are cancelled.
+			held := booking.Money(m.Held).Format(m.Salon.Currency, lang)
+			if m.Kind == booking.BalancePackage {
+				held = strconv.FormatInt(m.Held, 10)
+			}
+			w.Details = append(w.Details, detail{t("Held by bookings"), held})
+			w.Footer = append(w.Footer, t("What bookings hold pays for them; if one is cancelled, what it holds comes back to the purchase, and the salon can refund that too."))
 		}
 		w.Details = append(w.Details, detail{t("Salon"), m.Salon.Name})
 		w.Footer = append(w.Footer, t("A refund takes the bank a few days to show."))
@@ -274,7 +289,7 @@ func ComposeSale(m *booking.SaleMail, base string) Words {
 		w.Details = append(w.Details, detail{t("Amount"), booking.Money(m.Units).Format(m.Salon.Currency, lang)})
 	}
 	if !m.ValidUntil.IsZero() {
-		w.Details = append(w.Details, detail{t("Valid until"), fmt.Sprintf("%02d.%02d.%d", m.ValidUntil.Day, m.ValidUntil.Month, m.ValidUntil.Year)})
+		w.Details = append(w.Details, detail{t("Valid until"), m.ValidUntil.In(lang)})
 	}
 	w.Details = append(w.Details, detail{t("Salon"), m.Salon.Name})
 	if m.Salon.Address != "" {
