@@ -1124,7 +1124,9 @@ func TestASaleIsRefundedInParts(t *testing.T) {
 			told = append(told, m.Text)
 		}
 	}
-	slices.SortFunc(told, func(a, b string) int { return strings.Index(a, "Всего возвращено: 8") - strings.Index(b, "Всего возвращено: 8") })
+	slices.SortFunc(told, func(a, b string) int {
+		return strings.Index(a, "Всего возвращено: 8") - strings.Index(b, "Всего возвращено: 8")
+	})
 	// The first: 3000 back, 3000 of 8000 in all, and the 5000 the booking
 	// held, given back by its cancellation before the refund was made, on
 	// it. The second: 8000 of 8000, nothing left or held.
