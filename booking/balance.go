@@ -282,6 +282,48 @@ func (s *Service) BalanceByCode(ctx context.Context, salonID int64, code string)
 	return b, nil
 }
 
+// BalanceUse is what a code would pay for, asked before booking with it
+// (the widget's code field): a visit of one of ServiceIDs, for the client
+// of Phone (as typed; either may be empty: not asked).
+type BalanceUse struct {
+	ServiceIDs []int64
+	Phone      string
+}
+
+// CheckBalance is BalanceByCode, refusing, as a booking with it would, a
+// package that is not for any of use's services or is another client's
+// (ErrInvalid on pay_with). Whether nothing is left, or the day is past
+// its end, is the caller's to read from the balance.
+func (s *Service) CheckBalance(ctx context.Context, salonID int64, code string, use BalanceUse) (*Balance, error) {
+	b, err := s.BalanceByCode(ctx, salonID, code)
+	if err != nil || b.Kind != BalancePackage {
+		return b, err
+	}
+	if len(use.ServiceIDs) > 0 && !slices.ContainsFunc(use.ServiceIDs, func(id int64) bool { return slices.Contains(b.ServiceIDs, id) }) {
+		return nil, Invalid("pay_with", "the package is not for this service")
+	}
+	if use.Phone == "" {
+		return b, nil
+	}
+	c, err := s.catalogAt(ctx, s.pool, salonID, 0)
+	if err != nil {
+		return nil, err
+	}
+	phone, err := NormalizePhone(use.Phone, c.salon.Country)
+	if err != nil {
+		return b, nil // (the phone's own field says what is wrong with it)
+	}
+	var theirs bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM clients WHERE salon_id = $1 AND id = $2 AND phone = $3)`,
+		salonID, b.ClientID, phone).Scan(&theirs); err != nil {
+		return nil, fmt.Errorf("balance: %w", dbErr(err))
+	}
+	if !theirs {
+		return nil, Invalid("pay_with", "this package is another client's")
+	}
+	return b, nil
+}
+
 // BalanceLedger returns a balance's entries, oldest first (staff of its
 // salon). Errors: ErrNotFound, ErrForbidden.
 func (s *Service) BalanceLedger(ctx context.Context, salonID, balanceID int64) ([]BalanceEntry, error) {

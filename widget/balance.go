@@ -20,13 +20,18 @@ type balanceJSON struct {
 }
 
 func (h *Handler) getBalance(c *fiber.Ctx) error {
-	return h.showBalance(c, strings.Clone(c.Params("code")))
+	return h.showBalance(c, strings.Clone(c.Params("code")), booking.BalanceUse{})
 }
 
 // lookupBody is a code sent in a body: the widget's way, which keeps the
 // code out of every URL (and of proxies' access logs).
 type lookupBody struct {
 	Code *string `json:"code"`
+	// What it would pay for (the widget's booking, before it is
+	// confirmed): a package for none of these services, or another
+	// client's, is refused as the booking would be.
+	ServiceIDs []int64 `json:"service_ids"`
+	Phone      *string `json:"phone"`
 }
 
 func (h *Handler) lookupBalance(c *fiber.Ctx) error {
@@ -37,16 +42,27 @@ func (h *Handler) lookupBalance(c *fiber.Ctx) error {
 	if body.Code == nil {
 		return &booking.ValidationError{Fields: map[string]i18n.Text{"code": i18n.New("required")}}
 	}
-	return h.showBalance(c, *body.Code)
+	use := booking.BalanceUse{ServiceIDs: body.ServiceIDs}
+	if body.Phone != nil {
+		use.Phone = *body.Phone
+	}
+	switch {
+	case len(use.ServiceIDs) > 20:
+		return &booking.ValidationError{Fields: map[string]i18n.Text{"service_ids": i18n.New("at most %d", 20)}}
+	case len(use.Phone) > 40:
+		return &booking.ValidationError{Fields: map[string]i18n.Text{"phone": i18n.New("at most %d characters", 40)}}
+	}
+	return h.showBalance(c, *body.Code, use)
 }
 
-// showBalance answers what is left of the balance of code.
-func (h *Handler) showBalance(c *fiber.Ctx, code string) error {
+// showBalance answers what is left of the balance of code, if it would
+// pay for use.
+func (h *Handler) showBalance(c *fiber.Ctx, code string, use booking.BalanceUse) error {
 	s, err := h.salon(c)
 	if err != nil {
 		return err
 	}
-	b, err := h.svc.BalanceByCode(c.UserContext(), s.ID, code)
+	b, err := h.svc.CheckBalance(c.UserContext(), s.ID, code, use)
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,35 @@ func TestBalanceByItsCode(t *testing.T) {
 	if r := s.do("GET", "/api/v1/salons/rival/balances/"+cert.Code, nil); r.status != 404 {
 		t.Fatalf("another salon's code: %d", r.status)
 	}
+	// With what it would pay for: a package for another service, or for
+	// another client, is refused as booking with it would be, in the
+	// request's language; its own client's phone, however typed, and its
+	// service are not. A certificate pays for anyone's anything.
+	var phone string
+	if err := s.Pool.QueryRow(context.Background(), `SELECT phone FROM clients WHERE id = $1`, pkg.ClientID).Scan(&phone); err != nil {
+		t.Fatal(err)
+	}
+	other := s.Service(t, s.salon, booking.SalonService{Name: "Beard", DurationMin: 30})
+	for _, c := range []struct {
+		code   string
+		body   map[string]any
+		status int
+		why    string
+	}{
+		{pkg.Code, map[string]any{"service_ids": []int64{s.svc.ID}, "phone": "8 " + phone[2:5] + " " + phone[5:]}, 200, ""},
+		{pkg.Code, map[string]any{"service_ids": []int64{other.ID, s.svc.ID}}, 200, ""},
+		{pkg.Code, map[string]any{"service_ids": []int64{other.ID}}, 422, "абонемент не на эту услугу"},
+		{pkg.Code, map[string]any{"phone": bookingtest.Phone()}, 422, "абонемент другого клиента"},
+		{cert.Code, map[string]any{"service_ids": []int64{other.ID}, "phone": bookingtest.Phone()}, 200, ""},
+		{pkg.Code, map[string]any{"service_ids": make([]int64, 21)}, 422, ""},
+	} {
+		c.body["code"] = c.code
+		r := s.do("POST", "/api/v1/salons/studio/balances/lookup", c.body, "Accept-Language", "ru")
+		f, _ := r.body["fields"].(map[string]any)
+		if why, _ := f["pay_with"].(string); r.status != c.status || !strings.Contains(why, c.why) {
+			t.Errorf("%v: %d %s; want %d %q", c.body, r.status, r.raw, c.status, c.why)
+		}
+	}
 }
 
 // TestBrowserBooksWithACertificate: a client books in the widget with a
@@ -150,6 +179,21 @@ func TestBrowserBooksWithACertificate(t *testing.T) {
 	if fields, _ := r.body["fields"].(map[string]any); r.status != 409 || r.str("error") != "balance_exhausted" ||
 		!strings.Contains(r.str("message"), "не может оплатить эту запись: действует до "+last) || fields["pay_with"] != "действует до "+last {
 		t.Fatalf("a package past its day through the API: %d %s", r.status, r.raw)
+	}
+	// Someone else's package: said at its field, as a sentence, before
+	// confirming (it was said only once "Book" was pressed).
+	theirs, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{s.svc.ID}, Visits: 2, Client: booking.ClientInput{Name: "Gift Holder", Phone: "+79995557701"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, withCode(s, m.ID, "17:00", "+7 999 555-77-09", theirs.Code, "#err-code")...)
+	if got := text(t, ctx, "#err-code"); got != "Это абонемент другого клиента." {
+		t.Fatalf("another client's package: %q", got)
+	}
+	saveShot(t, ctx, "package-theirs-390")
+	if n := countBookings(t, s, `c.phone = '+79995557709'`); n != 0 {
+		t.Fatalf("%d bookings with another client's package", n)
 	}
 }
 

@@ -356,7 +356,7 @@
         btn.disabled = false;
         // (The salon's reason, in the page's language: what is left, or
         // until when it is good.)
-        fieldErrors({ pay_with: r.body.error === 'balance_exhausted' ? (r.body.message || T.exhausted) : r.body.fields.pay_with });
+        fieldErrors({ pay_with: r.body.error === 'balance_exhausted' ? (r.body.message || T.exhausted) : sentence(r.body.fields.pay_with) });
         return show('contact');
       }
       if (r.status === 422 && r.body.fields && mode !== 'manage' && (r.body.fields['client.name'] || r.body.fields['client.phone'] || r.body.fields['client.email'])) {
@@ -420,8 +420,13 @@
       state.payWith = state.balance = null;
       if (!code) return confirmStep();
       // (In the body, never in a URL: the code is the credential.)
-      api('POST', '/salons/' + cfg.slug + '/balances/lookup', { code: code }).then(function (r) {
+      // What it would pay for goes with it: a package for another service,
+      // or another client's, is refused here, as booking would refuse it.
+      var s = state.slot || {};
+      var services = isVisit(s) ? s.items.map(function (it) { return it.service_id; }) : (state.service ? [state.service] : []);
+      api('POST', '/salons/' + cfg.slug + '/balances/lookup', { code: code, service_ids: services, phone: phone }).then(function (r) {
         if (r.status === 404) return fieldErrors({ pay_with: T.err_code });
+        if (r.status === 422 && r.body.fields && r.body.fields.pay_with) return fieldErrors({ pay_with: sentence(r.body.fields.pay_with) });
         if (r.status !== 200) throw r;
         // Said here, before confirming: nothing left, or not good on the
         // day chosen.
@@ -603,6 +608,9 @@
       return load();
     }).catch(failed);
   }
+  // sentence is a reason the server gave ("this package is another
+  // client's") as the field's error reads: a sentence.
+  function sentence(s) { return s ? s.charAt(0).toUpperCase() + s.slice(1) + (/[.!?…]$/.test(s) ? '' : '.') : s; }
   function fieldErrors(fields) {
     var any = false;
     [['client.name', 'client-name', 'err-name'], ['client.phone', 'client-phone', 'err-phone'], ['client.email', 'client-email', 'err-email'],
