@@ -3,6 +3,7 @@ package widget
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -278,7 +279,7 @@ func (h *Handler) salePage(c *fiber.Ctx, mode string) error {
 			}
 		}
 		for _, o := range offers {
-			so := saleOffer{ID: o.ID, Title: o.Title, Price: o.Price.Format(s.Currency, lang)}
+			so := saleOffer{ID: o.ID, Title: keepTogether(o.Title), Price: o.Price.Format(s.Currency, lang)}
 			if o.Kind == booking.BalanceCertificate {
 				so.For = fmt.Sprintf(t["gift_cert_for"], o.Amount.Format(s.Currency, lang))
 			} else {
@@ -312,4 +313,21 @@ func (h *Handler) salePage(c *fiber.Ctx, mode string) error {
 // визита, 3 дня).
 func pluralKey(key, lang string, n int) string {
 	return key + [...]string{"_one", "_few", ""}[i18n.Plural(lang, int64(n))]
+}
+
+// amountSpaceRE finds a plain space inside an amount as people type it:
+// between groups of digits ("3 000") and before a currency ("3000 ₽").
+var amountSpaceRE = regexp.MustCompile(`(\d) (\d{3}\b|₽|руб|RUB|USD|EUR|€|\$)`)
+
+// keepTogether is text an owner typed (an offer's title) with the spaces
+// inside its amounts made no-break: "Сертификат на 3 000 ₽" never leaves
+// "₽" or "000" alone on a line of a phone's screen.
+func keepTogether(s string) string {
+	for { // (overlapping runs: "10 000 000")
+		t := amountSpaceRE.ReplaceAllString(s, "${1}\u00a0${2}")
+		if t == s {
+			return s
+		}
+		s = t
+	}
 }

@@ -214,7 +214,7 @@ func TestBrowserShowsAGiftRefundedInPart(t *testing.T) {
 		lang, want string
 		w, h       int64
 	}{{"ru", "Возвращено 2\u00a0000\u00a0₽ из 3\u00a0000\u00a0₽. На нём ещё 1\u00a0000\u00a0₽. Ваш код:", 390, 844},
-		{"en", "₽2,000 of ₽3,000 was refunded. It still has ₽1,000 on it. Your code:", 1280, 900}} {
+		{"en", "2,000\u00a0₽ of 3,000\u00a0₽ was refunded. It still has 1,000\u00a0₽ on it. Your code:", 1280, 900}} {
 		loc, err := chromedp.Run(ctx, chromedp.Location())
 		if err != nil {
 			t.Fatal(err)

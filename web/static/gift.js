@@ -34,8 +34,11 @@
     }
   } catch (e) { /* storage blocked */ }
   function showError(text) { var e = $('error'); e.textContent = text; e.hidden = !text; }
+  // (As the booking widget and the e-mails write money: "3,000 ₽", the
+  // sign kept on the amount's line.)
   function money(v) {
-    return new Intl.NumberFormat(cfg.lang === 'ru' ? 'ru-RU' : 'en-GB', { style: 'currency', currency: cfg.currency, currencyDisplay: 'narrowSymbol', minimumFractionDigits: 0, maximumFractionDigits: 2 }).format(v);
+    var s = Number(v).toLocaleString(cfg.lang === 'ru' ? 'ru-RU' : 'en-US', { maximumFractionDigits: 2 });
+    return cfg.currency === 'RUB' ? s + '\u00a0₽' : cfg.currency === 'USD' ? '$' + s : cfg.currency === 'EUR' ? '€' + s : s + '\u00a0' + cfg.currency;
   }
 
   var fields = { 'offer_id': 'offer', 'buyer': 'name', 'buyer.name': 'name', 'buyer.phone': 'phone', 'buyer.email': 'email' };
@@ -101,7 +104,8 @@
       var x = r.body;
       var dl = $('bought-details');
       dl.textContent = '';
-      detail(dl, T.bought_what, x.title);
+      // (The owner's title, its amounts kept on one line: "3 000 ₽".)
+      detail(dl, T.bought_what, x.title.replace(/(\d) (?=\d{3}\b|₽|руб|RUB|USD|EUR|€|\$)/g, '$1\u00a0'));
       if (x.amount !== undefined) detail(dl, T.bought_amount, money(x.amount));
       if (x.visits) detail(dl, T.bought_visits, String(x.visits));
       // (04.01.2027 in Russian; 4 Jan 2027 in English, which no reader takes for April.)
