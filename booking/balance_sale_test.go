@@ -1120,7 +1120,7 @@ func TestASaleIsRefundedInParts(t *testing.T) {
 	bookingtest.WaitFor(t, 10*time.Second, "the refunds' e-mails", func() bool { return w.mp.Count(t) >= 3 })
 	var told []string
 	for _, m := range w.mp.Messages(t) {
-		if strings.HasPrefix(m.Subject, "Возврат от") {
+		if strings.HasPrefix(m.Subject, "Возврат: ") {
 			told = append(told, m.Text)
 		}
 	}
@@ -1212,7 +1212,7 @@ func TestAPackageRefundedInPartsPaysBackItsPrice(t *testing.T) {
 	bookingtest.WaitFor(t, 10*time.Second, "the refund's e-mail", func() bool { return w.mp.Count(t) == 2 })
 	var told string
 	for _, m := range w.mp.Messages(t) {
-		if strings.HasPrefix(m.Subject, "Возврат от") {
+		if strings.HasPrefix(m.Subject, "Возврат: ") {
 			told = m.Text
 		}
 	}
@@ -1318,7 +1318,7 @@ func TestARefundsEMailIsSentByAnyReplicaUntilItGoes(t *testing.T) {
 	})
 	told := 0
 	for _, m := range w.mp.Messages(t) {
-		if strings.HasPrefix(m.Subject, "Возврат от") {
+		if strings.HasPrefix(m.Subject, "Возврат: ") {
 			if !strings.Contains(m.Text, "2\u00a0000") || !strings.Contains(m.Text, "возвращено на карту") {
 				t.Fatalf("the refund's e-mail: %+v", m)
 			}
