@@ -1567,6 +1567,56 @@ func (s *Service) ResendBalanceCode(ctx context.Context, salonID, balanceID int6
 	return s.sale(context.WithoutCancel(ctx), `s.id = $1`, m.SaleID)
 }
 
+// RenewBalanceCode gives a balance sold in the salon a new code, in place
+// of one lost (its client lost the paper, or the page that showed it once
+// was left before it was noted): the old code no longer pays. The new one
+// is returned, to be shown this once. A balance bought online gets its
+// new code by e-mail to its buyer (ResendBalanceCode). Staff (admins and
+// owners); the audit log names who did it. Errors: ErrNotFound,
+// ErrConflict (nothing left on it, or bought online).
+func (s *Service) RenewBalanceCode(ctx context.Context, salonID, balanceID int64) (*Balance, error) {
+	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
+		return nil, err
+	}
+	var b *Balance
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		b, err = scanBalance(tx.QueryRow(ctx, `SELECT `+balanceColumns+` FROM balances WHERE salon_id = $1 AND id = $2 FOR UPDATE`, salonID, balanceID))
+		if isNoRows(err) {
+			return fmt.Errorf("balance %d: %w", balanceID, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		var online bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM balance_sales WHERE balance_id = $1)`, balanceID).Scan(&online); err != nil {
+			return err
+		}
+		switch {
+		case online:
+			return conflict("bought online: e-mail a new code to its buyer")
+		case b.Remaining == 0:
+			return conflict("nothing is left on it")
+		}
+		b.Code = newBalanceCode()
+		norm := normalizeCode(b.Code)
+		old := b.Hint
+		b.Hint = norm[len(norm)-4:]
+		if _, err := tx.Exec(ctx, `UPDATE balances SET code_hash = $2, code_hint = $3 WHERE id = $1`, balanceID, tokenHash(norm), b.Hint); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO audit_log (salon_id, actor, action, entity, entity_id, old, new)
+			VALUES ($1, $2, 'code_renewed', 'balance', $3, jsonb_build_object('kind', $4::text, 'code_hint', $5::text),
+			        jsonb_build_object('kind', $4::text, 'code_hint', $6::text))`,
+			salonID, cmpOr(callerOf(ctx).auditName(), "system"), balanceID, b.Kind, old, b.Hint)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("renew balance code: %w", dbErr(err))
+	}
+	return b, nil
+}
+
 // saleAttentionAfter is how long a sale may be on its way (money held,
 // an answer unknown, a refund asked) before a person is shown it.
 const saleAttentionAfter = 15 * time.Minute

@@ -207,7 +207,8 @@ var auditActions = map[string]string{"create": "Created", "update": "Changed", "
 	"payment_refund": "Refund asked", "payment_paid_in_salon": "Deposit paid in the salon",
 	"payment_refund_recorded": "Refund recorded as made at the payment service",
 	"refund_recorded":         "Refund recorded as made at the payment service",
-	"paid_booking":            "A booking paid with it at the desk"}
+	"paid_booking":            "A booking paid with it at the desk",
+	"code_renewed":            "Given a new code (the old one no longer works)"}
 
 var entityNames = map[string]string{"booking": "booking", "client": "client", "master": "master", "master_service": "master's service",
 	"service": "service", "shift": "shift", "salon": "salon", "user": "user", "client_channels": "client's messages",

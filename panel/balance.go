@@ -55,6 +55,8 @@ type balanceData struct {
 	Error       string
 	// Sale: the online sale that made it (nil: sold in the salon).
 	Sale *saleRow
+	// Code: its new code, just made (shown this once).
+	Code string
 }
 
 type balanceEntryRow struct {
@@ -217,6 +219,12 @@ func (h *Handler) balancePage(c *fiber.Ctx) error {
 }
 
 func (h *Handler) showBalance(c *fiber.Ctx, id int64, problem string) error {
+	return h.showBalanceWith(c, id, problem, "")
+}
+
+// showBalanceWith is showBalance with a code just made for it (shown
+// this once).
+func (h *Handler) showBalanceWith(c *fiber.Ctx, id int64, problem, code string) error {
 	s, l := salonOf(c), langOf(c)
 	b, err := h.svc.BalanceOf(c.UserContext(), s.ID, id)
 	if err != nil {
@@ -231,7 +239,7 @@ func (h *Handler) showBalance(c *fiber.Ctx, id int64, problem string) error {
 	if err != nil {
 		return err
 	}
-	d := balanceData{Row: rows[0], Left: found[0].Remaining > 0, Error: problem}
+	d := balanceData{Row: rows[0], Left: found[0].Remaining > 0, Error: problem, Code: code}
 	if d.Left {
 		q, err := h.svc.BalanceRefundQuote(c.UserContext(), s.ID, id)
 		if err != nil {
@@ -552,6 +560,21 @@ func (h *Handler) balanceRefused(c *fiber.Ctx, id int64, err error) error {
 }
 
 // resendCode gives a balance sold online a new code and e-mails it.
+// renewCode gives a balance sold in the salon a new code and shows it
+// this once, on the balance's page (no redirect: the code is in no URL).
+func (h *Handler) renewCode(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	b, err := h.svc.RenewBalanceCode(c.UserContext(), salonOf(c).ID, id)
+	if err != nil {
+		return h.balanceRefused(c, id, err)
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return h.showBalanceWith(c, id, "", b.Code)
+}
+
 func (h *Handler) resendCode(c *fiber.Ctx) error {
 	id, err := idParam(c)
 	if err != nil {

@@ -2,6 +2,7 @@ package panel_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -78,6 +79,13 @@ func TestBrowserSellsPackagesAndCertificates(t *testing.T) {
 		t.Fatalf("the ledger: %q", got)
 	}
 	browsertest.Axe(t, ctx, "a balance's ledger")
+	// Its code lost: a new one, shown this once on its page.
+	do(t, ctx, chromedp.EmulateViewport(390, 900), chromedp.Click(css(`#renew-code button[type=submit]`)), chromedp.WaitVisible(css(`#balance-code`)))
+	if renewed := codeRE.FindString(textOf(t, ctx, "#balance-code")); renewed == "" || renewed == pkg {
+		t.Fatalf("the package's new code: %q", renewed)
+	}
+	browsertest.Axe(t, ctx, "a balance's new code")
+	shot(t, ctx, "balance-new-code-390.png", 390, 900)
 
 	// At the desk: the package client's visit this morning is paid with
 	// the package (offered on the booking's page), then marked completed,
@@ -346,5 +354,46 @@ func TestASaleSentTwiceSellsOnce(t *testing.T) {
 	if a := b.post("/panel/balances", form); a.status != http.StatusOK || !strings.Contains(a.body, `id="balance-code"`) ||
 		scalar[int64](t, w, `SELECT count(*) FROM balances WHERE salon_id = $1 AND total = 600000`, w.salon.ID) != 1 {
 		t.Fatalf("sent once more: %d", a.status)
+	}
+}
+
+// TestALostDeskCodeIsRenewed: a certificate sold at the desk whose code
+// was lost (the page that showed it once was left) gets a new one on its
+// page, shown this once and never in a URL: the old code no longer pays,
+// the new one does, and the audit log names who renewed it.
+func TestALostDeskCodeIsRenewed(t *testing.T) {
+	w := newWorld(t)
+	b := w.owner()
+	page := b.get("/panel/balances")
+	key := regexp.MustCompile(`name="key" value="([0-9a-f]{32})"`).FindStringSubmatch(page.body)
+	sold := b.post("/panel/balances", url.Values{"kind": {"certificate"}, "amount": {"3000"}, "key": {key[1]}})
+	old := regexp.MustCompile(`<p class="code"><b>([A-Z0-9-]{14})</b>`).FindStringSubmatch(sold.body)
+	if sold.status != http.StatusOK || old == nil {
+		t.Fatalf("the sale: %d", sold.status)
+	}
+	id := scalar[int64](t, w, `SELECT id FROM balances WHERE salon_id = $1 AND total = 300000`, w.salon.ID)
+	shown := b.get(fmt.Sprintf("/panel/balances/%d", id))
+	if !strings.Contains(shown.body, `id="renew-code"`) || strings.Contains(shown.body, old[1]) {
+		t.Fatalf("the balance's page: no way to a new code, or the old code shown: %s", shown.body)
+	}
+	renewed := b.post(fmt.Sprintf("/panel/balances/%d/code", id), url.Values{})
+	code := regexp.MustCompile(`<p class="code"><b>([A-Z0-9-]{14})</b>`).FindStringSubmatch(renewed.body)
+	if renewed.status != http.StatusOK || code == nil || code[1] == old[1] || !strings.Contains(renewed.body, "Старый код больше не действует") ||
+		renewed.header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("the new code: %d, %v: %s", renewed.status, code, renewed.body)
+	}
+	visitor := booking.As(context.Background(), booking.Visitor())
+	if _, err := w.Svc.BalanceByCode(visitor, w.salon.ID, old[1]); !errors.Is(err, booking.ErrNotFound) {
+		t.Fatalf("the old code: %v", err)
+	}
+	if got, err := w.Svc.BalanceByCode(visitor, w.salon.ID, code[1]); err != nil || got.ID != id || got.Remaining != 300000 {
+		t.Fatalf("the new code: %+v, %v", got, err)
+	}
+	if n := scalar[int64](t, w, `SELECT count(*) FROM audit_log WHERE salon_id = $1 AND action = 'code_renewed' AND entity_id = $2 AND actor <> ''`,
+		w.salon.ID, id); n != 1 {
+		t.Fatalf("%d audit rows of the renewal", n)
+	}
+	if a := b.get("/panel/audit"); !strings.Contains(a.body, "Выдан новый код") {
+		t.Fatalf("the audit page does not say it: %s", a.body)
 	}
 }

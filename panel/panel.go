@@ -143,6 +143,7 @@ func (h *Handler) Register(app *fiber.App) {
 	a.Get("/balances/:id", h.balancePage)
 	a.Post("/balances/:id/refund", h.refundBalance)
 	a.Post("/balances/:id/resend", h.resendCode)
+	a.Post("/balances/:id/code", h.renewCode)
 	a.Post("/balances/:id/retry-refund", h.retryRefund)
 	a.Post("/balances/:id/refund-made", h.saleRefundMade)
 	a.Post("/balance-offers", h.addOffer)
