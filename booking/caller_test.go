@@ -230,9 +230,13 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 			return e1(f.Svc.IssueBalance(ctx, booking.BalanceIssue{SalonID: a, Kind: booking.BalanceCertificate, Amount: 100}))
 		}},
 		"BalanceByCode": {run: func(ctx context.Context) error { return e1(f.Svc.BalanceByCode(ctx, a, "ABCD-EFGH-JKMN")) }},
-		"Balances":      {run: func(ctx context.Context) error { return e1(f.Svc.Balances(ctx, a)) }},
-		"BalanceOf":     {run: func(ctx context.Context) error { return e1(f.Svc.BalanceOf(ctx, a, 1)) }},
-		"BalanceLedger": {run: func(ctx context.Context) error { return e1(f.Svc.BalanceLedger(ctx, a, 1)) }},
+		"CheckBalance": {run: func(ctx context.Context) error {
+			return e1(f.Svc.CheckBalance(ctx, a, "ABCD-EFGH-JKMN", booking.BalanceUse{Phone: "+79990000079"}))
+		}},
+		"RenewBalanceCode": {run: func(ctx context.Context) error { return e1(f.Svc.RenewBalanceCode(ctx, a, 1)) }},
+		"Balances":         {run: func(ctx context.Context) error { return e1(f.Svc.Balances(ctx, a)) }},
+		"BalanceOf":        {run: func(ctx context.Context) error { return e1(f.Svc.BalanceOf(ctx, a, 1)) }},
+		"BalanceLedger":    {run: func(ctx context.Context) error { return e1(f.Svc.BalanceLedger(ctx, a, 1)) }},
 		"ApplyBalance": {run: func(ctx context.Context) error {
 			return e1(f.Svc.ApplyBalance(ctx, a, 1, booking.PayWith{Kind: booking.BalancePackage, BalanceID: 1}))
 		}},

@@ -106,6 +106,7 @@ var ru = map[string]string{
 	"there is nothing to pay":                       "платить не за что",
 	"nothing is left on it":                         "на нём ничего не осталось",
 	"bought online: e-mail a new code to its buyer": "куплен онлайн: отправьте покупателю новый код на почту",
+	"at most %d":                                    "не больше %d",
 	"no refund is owed":                             "возврат не причитается",
 	"the payment service shows %s refunded of this payment, our records %s: the refund is not asked again, as a second one would reach the client too; if this refund was made there, record it as made": "платёжный сервис показывает по этому платежу возвращено %s, а по нашим записям — %s: возврат не запрошен повторно, иначе клиент получил бы деньги дважды; если этот возврат сделан там, отметьте его как сделанный",
 	"the payment service shows %s refunded of this payment; our records and this refund make %s: the refund has not succeeded there":                                                                     "платёжный сервис показывает по этому платежу возвращено %s, а по нашим записям с этим возвратом — %s: возврат там не прошёл",
