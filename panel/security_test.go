@@ -154,6 +154,7 @@ func TestAnotherSalonsIDsAreNotFound(t *testing.T) {
 		"/panel/balances/:id/refund":         {fmt.Sprintf("/panel/balances/%d/refund", o.balance)},
 		"/panel/bookings/:id/pay-with":       {fmt.Sprintf("/panel/bookings/%d/pay-with", o.booking)},
 		"/panel/balances/:id/resend":         {fmt.Sprintf("/panel/balances/%d/resend", o.balance)},
+		"/panel/balances/:id/code":           {fmt.Sprintf("/panel/balances/%d/code", o.balance)},
 		"/panel/balances/:id/retry-refund":   {fmt.Sprintf("/panel/balances/%d/retry-refund", o.balance)},
 		"/panel/balances/:id/refund-made":    {fmt.Sprintf("/panel/balances/%d/refund-made", o.balance)},
 		"/panel/balance-offers/:id/active":   {fmt.Sprintf("/panel/balance-offers/%d/active", o.offer)},
