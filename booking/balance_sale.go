@@ -913,8 +913,9 @@ const saleMailAttempts = 8
 
 // saleRefundMailSQL is the job, for the sale updated by a relation u (id,
 // email, refund_amount, refunds, balance_id, refunded, price): none when
-// the buyer left no e-mail. (What is left is read in the statement that records the
-// refund: the refund entry was written before it.)
+// the buyer left no e-mail. What the balance has left, and what bookings
+// hold of it, are read in the statement that records the refund (the
+// refund's entry was written before it, when the refund was decided).
 var saleRefundMailSQL = `INSERT INTO river_job (kind, args, max_attempts)
 	SELECT 'sale_refund_mail', jsonb_build_object('sale_id', u.id, 'amount', round(u.refund_amount / 100.0, 2), 'part', u.refunds,
 	       'left', COALESCE((SELECT b.remaining FROM balances b WHERE b.id = u.balance_id), 0),
