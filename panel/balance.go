@@ -559,7 +559,6 @@ func (h *Handler) balanceRefused(c *fiber.Ctx, id int64, err error) error {
 	return h.showBalance(c, id, msg)
 }
 
-// resendCode gives a balance sold online a new code and e-mails it.
 // renewCode gives a balance sold in the salon a new code and shows it
 // this once, on the balance's page (no redirect: the code is in no URL).
 func (h *Handler) renewCode(c *fiber.Ctx) error {
@@ -575,6 +574,7 @@ func (h *Handler) renewCode(c *fiber.Ctx) error {
 	return h.showBalanceWith(c, id, "", b.Code)
 }
 
+// resendCode gives a balance sold online a new code and e-mails it.
 func (h *Handler) resendCode(c *fiber.Ctx) error {
 	id, err := idParam(c)
 	if err != nil {
