@@ -919,9 +919,7 @@ const saleMailAttempts = 8
 var saleRefundMailSQL = `INSERT INTO river_job (kind, args, max_attempts)
 	SELECT 'sale_refund_mail', jsonb_build_object('sale_id', u.id, 'amount', round(u.refund_amount / 100.0, 2), 'part', u.refunds,
 	       'left', COALESCE((SELECT b.remaining FROM balances b WHERE b.id = u.balance_id), 0),
-	       'held', COALESCE((SELECT sum(-r.delta) FROM balance_entries r WHERE r.balance_id = u.balance_id AND r.type = 'reserve'
-	                         AND NOT EXISTS (SELECT 1 FROM balance_entries x WHERE x.balance_id = r.balance_id
-	                                         AND x.booking_id = r.booking_id AND x.type IN ('spend', 'release'))), 0),
+	       'held', COALESCE((SELECT sum(h.units) FROM balance_holds h WHERE h.balance_id = u.balance_id), 0),
 	       'refunded', round(u.refunded / 100.0, 2), 'price', round(u.price / 100.0, 2)), ` + strconv.Itoa(saleMailAttempts) + `
 	FROM u WHERE u.email <> '' AND u.refund_amount > 0`
 

@@ -545,11 +545,8 @@ func (s *Service) BalanceRefundQuote(ctx context.Context, salonID, balanceID int
 		    (SELECT COALESCE(-sum(delta), 0) FROM balance_entries WHERE balance_id = b.id AND type = 'refund'),
 		    COALESCE(h.ids, '{}'), COALESCE(h.units, 0)
 		FROM balances b LEFT JOIN balance_sales s ON s.balance_id = b.id
-		-- the reservations live bookings hold (none spent or given back)
-		CROSS JOIN LATERAL (SELECT array_agg(e.booking_id ORDER BY e.booking_id) AS ids, -sum(e.delta) AS units
-		                    FROM balance_entries e WHERE e.balance_id = b.id AND e.type = 'reserve'
-		                      AND NOT EXISTS (SELECT 1 FROM balance_entries x WHERE x.balance_id = e.balance_id
-		                                      AND x.booking_id = e.booking_id AND x.type IN ('spend', 'release'))) h
+		CROSS JOIN LATERAL (SELECT array_agg(h.booking_id ORDER BY h.booking_id) AS ids, sum(h.units) AS units
+		                    FROM balance_holds h WHERE h.balance_id = b.id) h
 		WHERE b.salon_id = $1 AND b.id = $2`, salonID, balanceID).Scan(&q.Left, &price, &units, &refunded, &status, &gone, &q.HeldBy, &q.Held)
 	if isNoRows(err) {
 		return nil, fmt.Errorf("balance %d: %w", balanceID, ErrNotFound)
