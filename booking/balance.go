@@ -248,10 +248,13 @@ func (s *Service) IssueBalance(ctx context.Context, in BalanceIssue) (*Balance, 
 
 const balanceColumns = `id, salon_id, kind, code_hint, COALESCE(client_id, 0), service_ids, total, remaining, expires_on, created_at`
 
-func scanBalance(r pgx.Row) (*Balance, error) {
+// scanBalance reads a row of balanceColumns, and into more the columns
+// after them.
+func scanBalance(r pgx.Row, more ...any) (*Balance, error) {
 	var b Balance
 	var expires *time.Time
-	if err := r.Scan(&b.ID, &b.SalonID, &b.Kind, &b.Hint, &b.ClientID, &b.ServiceIDs, &b.Total, &b.Remaining, &expires, &b.CreatedAt); err != nil {
+	if err := r.Scan(append([]any{&b.ID, &b.SalonID, &b.Kind, &b.Hint, &b.ClientID, &b.ServiceIDs, &b.Total, &b.Remaining, &expires,
+		&b.CreatedAt}, more...)...); err != nil {
 		return nil, err
 	}
 	if expires != nil {
@@ -290,36 +293,52 @@ type BalanceUse struct {
 	Phone      string
 }
 
+// phoneMissesADay is how many phones not its client's a package's code is
+// compared with in a day (CheckBalance); past them it no longer says.
+const phoneMissesADay = 5
+
 // CheckBalance is BalanceByCode, refusing, as a booking with it would, a
-// package that is not for any of use's services or is another client's
+// package that is another client's or is not for any of use's services
 // (ErrInvalid on pay_with). Whether nothing is left, or the day is past
 // its end, is the caller's to read from the balance.
+//
+// A phone not the package's client's is counted: past phoneMissesADay of
+// them in a day the phone is no longer compared (the booking still
+// refuses it), so a code's holder cannot learn, trying phones here, whose
+// package it is.
 func (s *Service) CheckBalance(ctx context.Context, salonID int64, code string, use BalanceUse) (*Balance, error) {
 	b, err := s.BalanceByCode(ctx, salonID, code)
 	if err != nil || b.Kind != BalancePackage {
 		return b, err
 	}
+	if use.Phone != "" {
+		c, err := s.catalogAt(ctx, s.pool, salonID, 0) // (its country reads the phone)
+		if err != nil {
+			return nil, err
+		}
+		if phone, err := NormalizePhone(use.Phone, c.salon.Country); err == nil { // (else the phone's own field says what is wrong)
+			var theirs bool
+			var misses int
+			if err := s.pool.QueryRow(ctx, `
+				WITH t AS (SELECT EXISTS (SELECT 1 FROM clients WHERE salon_id = $1 AND id = $2 AND phone = $3) AS theirs),
+				m AS (
+				    INSERT INTO balance_phone_misses AS x (balance_id, salon_id, misses, since)
+				    SELECT $4, $1, 1, now() FROM t WHERE NOT t.theirs
+				    ON CONFLICT (balance_id) DO UPDATE SET
+				        misses = CASE WHEN x.since > now() - interval '1 day' THEN x.misses + 1 ELSE 1 END,
+				        since = CASE WHEN x.since > now() - interval '1 day' THEN x.since ELSE now() END
+				    RETURNING misses)
+				SELECT t.theirs, COALESCE((SELECT misses FROM m), 0) FROM t`,
+				salonID, b.ClientID, phone, b.ID).Scan(&theirs, &misses); err != nil {
+				return nil, fmt.Errorf("balance: %w", dbErr(err))
+			}
+			if !theirs && misses <= phoneMissesADay {
+				return nil, Invalid("pay_with", "this package is another client's")
+			}
+		}
+	}
 	if len(use.ServiceIDs) > 0 && !slices.ContainsFunc(use.ServiceIDs, func(id int64) bool { return slices.Contains(b.ServiceIDs, id) }) {
 		return nil, Invalid("pay_with", "the package is not for this service")
-	}
-	if use.Phone == "" {
-		return b, nil
-	}
-	c, err := s.catalogAt(ctx, s.pool, salonID, 0)
-	if err != nil {
-		return nil, err
-	}
-	phone, err := NormalizePhone(use.Phone, c.salon.Country)
-	if err != nil {
-		return b, nil // (the phone's own field says what is wrong with it)
-	}
-	var theirs bool
-	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM clients WHERE salon_id = $1 AND id = $2 AND phone = $3)`,
-		salonID, b.ClientID, phone).Scan(&theirs); err != nil {
-		return nil, fmt.Errorf("balance: %w", dbErr(err))
-	}
-	if !theirs {
-		return nil, Invalid("pay_with", "this package is another client's")
 	}
 	return b, nil
 }

@@ -845,11 +845,12 @@ type SaleCourier interface {
 const NoMailer = "this server sends no e-mail"
 
 // mailSale sends the code's e-mail and records how it went (its words
-// are not kept: they hold the code).
+// are not kept: they hold the code; the mail server's are, without the
+// buyer's address).
 func (s *Service) mailSale(ctx context.Context, m *SaleMail) {
 	why := ""
 	if err := s.deliverSale(ctx, m); err != nil {
-		why = err.Error()
+		why = redactAddresses(err.Error())
 		s.log.Warn("balance sale: the code's e-mail did not go", "sale", m.SaleID, "err", why)
 	}
 	if _, err := s.pool.Exec(ctx, `UPDATE balance_sales SET mailed_at = CASE WHEN $2 = '' THEN $3::timestamptz END, mail_error = $2
@@ -890,9 +891,10 @@ func (s *Service) deliverSale(ctx context.Context, m *SaleMail) error {
 // backing off, while nothing went (saleMailAttempts in all), never again
 // once the mail server refused it or may have taken it.
 type SaleRefundMailArgs struct {
-	SaleID int64 `json:"sale_id"`
-	Amount Money `json:"amount"`
-	Part   int   `json:"part"` // the sale's refund it tells of, from 1
+	SalonID int64 `json:"salon_id"` // (0 in a job written before it was carried)
+	SaleID  int64 `json:"sale_id"`
+	Amount  Money `json:"amount"`
+	Part    int   `json:"part"` // the sale's refund it tells of, from 1
 	// Left is what the balance had left once the refund was recorded, and
 	// Held what bookings held of it then (a package's visits, a
 	// certificate's minor units); Refunded what the sale's refunds paid
@@ -912,14 +914,15 @@ func (SaleRefundMailArgs) Kind() string { return "sale_refund_mail" }
 const saleMailAttempts = 8
 
 // saleRefundMailSQL is the job, for the sale updated by a relation u (id,
-// email, refund_amount, refunds, balance_id, refunded, price): none when
+// salon_id, email, refund_amount, refunds, balance_id, refunded, price): none when
 // the buyer left no e-mail. What the balance has left, and what bookings
 // hold of it, are read in the statement that records the refund (the
 // refund's entry was written before it, when the refund was decided).
 var saleRefundMailSQL = `INSERT INTO river_job (kind, args, max_attempts)
-	SELECT 'sale_refund_mail', jsonb_build_object('sale_id', u.id, 'amount', round(u.refund_amount / 100.0, 2), 'part', u.refunds,
-	       'left', COALESCE((SELECT b.remaining FROM balances b WHERE b.id = u.balance_id), 0),
-	       'held', COALESCE((SELECT sum(h.units) FROM balance_holds h WHERE h.balance_id = u.balance_id), 0),
+	SELECT 'sale_refund_mail', jsonb_build_object('salon_id', u.salon_id, 'sale_id', u.id, 'amount', round(u.refund_amount / 100.0, 2),
+	       'part', u.refunds,
+	       'left', COALESCE((SELECT b.remaining FROM balances b WHERE b.salon_id = u.salon_id AND b.id = u.balance_id), 0),
+	       'held', COALESCE((SELECT sum(h.units) FROM balance_holds h WHERE h.salon_id = u.salon_id AND h.balance_id = u.balance_id), 0),
 	       'refunded', round(u.refunded / 100.0, 2), 'price', round(u.price / 100.0, 2)), ` + strconv.Itoa(saleMailAttempts) + `
 	FROM u WHERE u.email <> '' AND u.refund_amount > 0`
 
@@ -928,16 +931,25 @@ type saleRefundMailWorker struct {
 	s *Service
 }
 
+// saleMailWaitsForAMailer is how long a sale's e-mail that a replica with
+// no mailer took waits for one that has one (River's snoozes count no
+// attempt): past it, no replica sends e-mail, and it is cancelled.
+const saleMailWaitsForAMailer = 24 * time.Hour
+
 // Work sends the refund's e-mail. Nothing went: an error, for River to
-// try again (a replica with no mailer snoozes it, for one that has one).
-// Refused, or perhaps taken: cancelled, not tried again.
+// try again (a replica with no mailer snoozes it, for one that has one,
+// for a day at most). Refused, or perhaps taken: cancelled, not tried
+// again.
 func (w *saleRefundMailWorker) Work(ctx context.Context, job *river.Job[SaleRefundMailArgs]) error {
 	err := w.s.mailSaleRefund(ctx, job.Args)
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, errNoMailer):
+	case errors.Is(err, errNoMailer) && time.Since(job.CreatedAt) < saleMailWaitsForAMailer: // (CreatedAt is the database's clock: real time)
 		return river.JobSnooze(time.Minute)
+	case errors.Is(err, errNoMailer):
+		w.s.log.Warn("balance sale: the refund's e-mail did not go: no replica sends e-mail", "sale", job.Args.SaleID, "part", job.Args.Part)
+		return river.JobCancel(err)
 	case errors.Is(err, ErrDeliveryRefused), errors.Is(err, ErrDeliveryUnknown):
 		w.s.log.Warn("balance sale: the refund's e-mail did not go, and is not tried again", "sale", job.Args.SaleID, "part", job.Args.Part,
 			"err", redactAddresses(err.Error()))
@@ -953,7 +965,7 @@ func (s *Service) mailSaleRefund(ctx context.Context, a SaleRefundMailArgs) erro
 	m := SaleMail{Refund: a.Amount, Units: a.Left, Held: a.Held, Refunded: a.Refunded, Price: a.Price}
 	var salonID int64
 	err := s.pool.QueryRow(ctx, `SELECT s.id, s.salon_id, s.email, s.lang, s.kind, s.title, COALESCE(s.balance_id, 0)
-		FROM balance_sales s WHERE s.id = $1`, a.SaleID).
+		FROM balance_sales s WHERE s.id = $1 AND (s.salon_id = $2 OR $2 = 0)`, a.SaleID, a.SalonID).
 		Scan(&m.SaleID, &salonID, &m.To, &m.Lang, &m.Kind, &m.Title, &m.BalanceID)
 	switch {
 	case isNoRows(err), err == nil && (m.To == "" || m.Refund <= 0):
@@ -1019,7 +1031,7 @@ func (s *Service) SaleReturn(ctx context.Context, ref, claim string) (*BalanceSa
 		return x, nil
 	}
 	var sealed []byte
-	if err := s.pool.QueryRow(ctx, `SELECT code_sealed FROM balance_sales WHERE id = $1`, id).Scan(&sealed); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT code_sealed FROM balance_sales WHERE salon_id = $1 AND id = $2`, x.SalonID, id).Scan(&sealed); err != nil {
 		return nil, fmt.Errorf("balance sale: %w", dbErr(err))
 	}
 	if sealed == nil {
@@ -1032,7 +1044,7 @@ func (s *Service) SaleReturn(ctx context.Context, ref, claim string) (*BalanceSa
 	x.Code, x.Left = code, left
 	if x.Kind == BalancePackage {
 		if err := s.pool.QueryRow(ctx, `SELECT COALESCE(c.phone, '') FROM balances b JOIN clients c ON c.salon_id = b.salon_id AND c.id = b.client_id
-			WHERE b.id = $1`, x.BalanceID).Scan(&x.Phone); err != nil && !isNoRows(err) {
+			WHERE b.salon_id = $1 AND b.id = $2`, x.SalonID, x.BalanceID).Scan(&x.Phone); err != nil && !isNoRows(err) {
 			return nil, fmt.Errorf("balance sale: %w", dbErr(err))
 		}
 	}
@@ -1434,7 +1446,7 @@ func (s *Service) saleRefundMade(ctx context.Context, q querier, id int64, key s
 	var amount int64
 	err := q.QueryRow(ctx, `WITH u AS (UPDATE balance_sales SET status = 'refunded', refunded = LEAST(refunded + refund_amount, price),
 		    refunds = refunds + 1, last_error = '', next_check_at = $3, checks = 0, updated_at = now()
-		    WHERE id = $1 AND status = 'refunding' AND refund_key = $2 RETURNING id, email, refund_amount, refunds, balance_id, refunded, price),
+		    WHERE id = $1 AND status = 'refunding' AND refund_key = $2 RETURNING id, salon_id, email, refund_amount, refunds, balance_id, refunded, price),
 		j AS (`+saleRefundMailSQL+`)
 		SELECT refund_amount FROM u`,
 		id, key, s.now().Add(checkDelay(PayRefunded, false, 0))).Scan(&amount)
@@ -1566,29 +1578,40 @@ func (s *Service) ResendBalanceCode(ctx context.Context, salonID, balanceID int6
 	return s.sale(context.WithoutCancel(ctx), `s.id = $1`, m.SaleID)
 }
 
+// ErrRenewedAlready: the form asking for a balance's new code made one
+// already (RenewBalanceCode), shown then, once. It unwraps to ErrConflict.
+var ErrRenewedAlready = fmt.Errorf("this form made a new code already: %w", ErrConflict)
+
 // RenewBalanceCode gives a balance sold in the salon a new code, in place
 // of one lost (its client lost the paper, or the page that showed it once
 // was left before it was noted): the old code no longer pays. The new one
 // is returned, to be shown this once. A balance bought online gets its
 // new code by e-mail to its buyer (ResendBalanceCode). Staff (admins and
-// owners); the audit log names who did it. Errors: ErrNotFound,
-// ErrConflict (nothing left on it, or bought online).
-func (s *Service) RenewBalanceCode(ctx context.Context, salonID, balanceID int64) (*Balance, error) {
+// owners); the audit log names who did it. key is the asking form's
+// one-time key: the same key again makes no second code
+// (ErrRenewedAlready). Errors: ErrNotFound, ErrConflict (nothing left on
+// it, or bought online).
+func (s *Service) RenewBalanceCode(ctx context.Context, salonID, balanceID int64, key string) (*Balance, error) {
 	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
 	}
 	var b *Balance
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		b, err = scanBalance(tx.QueryRow(ctx, `SELECT `+balanceColumns+` FROM balances WHERE salon_id = $1 AND id = $2 FOR UPDATE`, salonID, balanceID))
+		var lastKey string
+		b, err = scanBalance(tx.QueryRow(ctx, `SELECT `+balanceColumns+`, COALESCE(code_key, '') FROM balances WHERE salon_id = $1 AND id = $2
+			FOR UPDATE`, salonID, balanceID), &lastKey)
 		if isNoRows(err) {
 			return fmt.Errorf("balance %d: %w", balanceID, ErrNotFound)
 		}
 		if err != nil {
 			return err
 		}
+		if key != "" && key == lastKey {
+			return ErrRenewedAlready
+		}
 		var online bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM balance_sales WHERE balance_id = $1)`, balanceID).Scan(&online); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM balance_sales WHERE salon_id = $1 AND balance_id = $2)`, salonID, balanceID).Scan(&online); err != nil {
 			return err
 		}
 		switch {
@@ -1601,7 +1624,8 @@ func (s *Service) RenewBalanceCode(ctx context.Context, salonID, balanceID int64
 		norm := normalizeCode(b.Code)
 		old := b.Hint
 		b.Hint = norm[len(norm)-4:]
-		if _, err := tx.Exec(ctx, `UPDATE balances SET code_hash = $2, code_hint = $3 WHERE id = $1`, balanceID, tokenHash(norm), b.Hint); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE balances SET code_hash = $3, code_hint = $4, code_key = NULLIF($5, '') WHERE salon_id = $1 AND id = $2`,
+			salonID, balanceID, tokenHash(norm), b.Hint, key); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO audit_log (salon_id, actor, action, entity, entity_id, old, new)

@@ -1279,24 +1279,31 @@ func TestARefundsEMailIsSentByAnyReplicaUntilItGoes(t *testing.T) {
 		})
 		return x
 	}
-	vera, gone := refund("vera@example.com"), refund("no-such-box@example.com")
-	bookingtest.WaitFor(t, 10*time.Second, "the codes' e-mails", func() bool { return w.mp.Count(t) == 2 })
+	vera, gone, stale := refund("vera@example.com"), refund("no-such-box@example.com"), refund("stale@example.com")
+	bookingtest.WaitFor(t, 10*time.Second, "the codes' e-mails", func() bool { return w.mp.Count(t) == 3 })
 	// No worker ran: the e-mails are owed, not sent, and not lost.
-	if n := w.mp.Count(t); n != 2 {
+	if n := w.mp.Count(t); n != 3 {
 		t.Fatalf("%d e-mails before any worker ran, want the codes' alone", n)
 	}
 	owed := func(x *booking.BalanceSale, state string) int {
 		return w.count(`SELECT count(*) FROM river_job WHERE kind = 'sale_refund_mail' AND (args->>'sale_id')::bigint = $1
-			AND (args->>'amount')::numeric = 2000 AND (args->>'left')::bigint = 0 AND state::text = $2`, x.ID, state)
+			AND (args->>'salon_id')::bigint = $3
+			AND (args->>'amount')::numeric = 2000 AND (args->>'left')::bigint = 0 AND state::text = $2`, x.ID, state, w.salon.ID)
 	}
-	if owed(vera, "available") != 1 || owed(gone, "available") != 1 {
-		t.Fatalf("refund e-mails owed: %d to vera, %d to the box that is not; want one each", owed(vera, "available"), owed(gone, "available"))
+	if owed(vera, "available") != 1 || owed(gone, "available") != 1 || owed(stale, "available") != 1 {
+		t.Fatalf("refund e-mails owed: %d to vera, %d to the box that is not, %d to stale; want one each", owed(vera, "available"),
+			owed(gone, "available"), owed(stale, "available"))
 	}
-	// A replica with no mailer takes them and leaves them for another.
+	// A replica with no mailer takes them and leaves them for another, for
+	// a day: one owed longer (no replica sends e-mail) is given up.
+	if _, err := w.Pool.Exec(context.Background(), `UPDATE river_job SET created_at = now() - interval '25 hours'
+		WHERE kind = 'sale_refund_mail' AND (args->>'sale_id')::bigint = $1`, stale.ID); err != nil {
+		t.Fatal(err)
+	}
 	quiet := booking.New(w.Pool, booking.WithClock(w.Clock.Now), booking.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	stop := runJobs(t, w.Pool, quiet)
 	bookingtest.WaitFor(t, 10*time.Second, "the e-mails left for later", func() bool {
-		return owed(vera, "scheduled") == 1 && owed(gone, "scheduled") == 1
+		return owed(vera, "scheduled") == 1 && owed(gone, "scheduled") == 1 && owed(stale, "cancelled") == 1
 	})
 	stop()
 	if _, err := w.Pool.Exec(context.Background(), `UPDATE river_job SET scheduled_at = now() WHERE kind = 'sale_refund_mail'`); err != nil {
@@ -1312,7 +1319,7 @@ func TestARefundsEMailIsSentByAnyReplicaUntilItGoes(t *testing.T) {
 	other := booking.New(w.Pool, booking.WithClock(w.Clock.Now), booking.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 		booking.WithCourier(booking.ChannelEmail, flaky, 0))
 	_ = runJobs(t, w.Pool, other)
-	bookingtest.WaitFor(t, 30*time.Second, "the refund's e-mail", func() bool { return w.mp.Count(t) == 3 })
+	bookingtest.WaitFor(t, 30*time.Second, "the refund's e-mail", func() bool { return w.mp.Count(t) == 4 })
 	bookingtest.WaitFor(t, 10*time.Second, "the jobs ended", func() bool {
 		return owed(vera, "completed") == 1 && owed(gone, "cancelled") == 1
 	})
@@ -1326,14 +1333,48 @@ func TestARefundsEMailIsSentByAnyReplicaUntilItGoes(t *testing.T) {
 		}
 	}
 	// vera's: failed once, then sent; the other: refused once, not again.
-	if told != 1 || flaky.tried.Load() != 3 || w.mp.Count(t) != 3 {
-		t.Fatalf("%d refund e-mails in the mailbox (%d in all) after %d tries, want 1 (3 in all) after 3", told, w.mp.Count(t), flaky.tried.Load())
+	if told != 1 || flaky.tried.Load() != 3 || w.mp.Count(t) != 4 {
+		t.Fatalf("%d refund e-mails in the mailbox (%d in all) after %d tries, want 1 (4 in all) after 3", told, w.mp.Count(t), flaky.tried.Load())
 	}
 	if n := w.count(`SELECT count(*) FROM river_job WHERE kind = 'sale_refund_mail' AND errors::text LIKE '%@example.com%'`); n != 0 {
 		t.Fatalf("%d jobs keep the buyer's address in their errors", n)
 	}
 	if n := w.count(`SELECT count(*) FROM river_job WHERE kind = 'sale_refund_mail' AND errors::text LIKE '%Recipient address rejected%'`); n != 1 {
 		t.Fatalf("%d jobs say the mail server refused it", n)
+	}
+}
+
+// TestACodesFailedEMailKeepsNoAddress: a code's e-mail the mail server
+// refuses is recorded as not sent, with the server's words but without
+// the buyer's address.
+func TestACodesFailedEMailKeepsNoAddress(t *testing.T) {
+	w := newSaleWorld(t)
+	o := w.offer(booking.BalanceOffer{Kind: booking.BalanceCertificate, Title: "Сертификат", Amount: 100000, Price: 100000})
+	x := w.buy(o.ID, claim, "no-such-box@example.com")
+	w.fake.Pay(w.externalID(x.ID))
+	sender, err := mail.New("smtp://salon:secret@"+w.mp.SMTP, "Studio <booking@studio.example>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged strings.Builder
+	refusing := booking.New(w.Pool, booking.WithClock(w.Clock.Now), booking.WithLogger(slog.New(slog.NewTextHandler(&logged, nil))),
+		booking.WithPayments(&psp.YooKassa{BaseURL: w.fake.URL, ShopID: w.fake.ShopID, Secret: w.fake.Secret}), booking.WithReceipts(),
+		booking.WithCourier(booking.ChannelEmail, &flakyMail{Email: &courier.Email{Mail: sender, Base: "https://salon.test"},
+			refused: "no-such-box@example.com"}, 0))
+	if _, err := refusing.CheckSale(bookingtest.System(), x.ID); err != nil {
+		t.Fatal(err)
+	}
+	var why string
+	var mailed bool
+	if err := w.Pool.QueryRow(context.Background(), `SELECT mail_error, mailed_at IS NOT NULL FROM balance_sales WHERE id = $1`, x.ID).
+		Scan(&why, &mailed); err != nil {
+		t.Fatal(err)
+	}
+	if mailed || !strings.Contains(why, "Recipient address rejected") || strings.Contains(why, "@example.com") {
+		t.Fatalf("recorded: mailed %v, %q", mailed, why)
+	}
+	if strings.Contains(logged.String(), "no-such-box") || !strings.Contains(logged.String(), "did not go") {
+		t.Fatalf("logged: %s", logged.String())
 	}
 }
 

@@ -233,7 +233,7 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"CheckBalance": {run: func(ctx context.Context) error {
 			return e1(f.Svc.CheckBalance(ctx, a, "ABCD-EFGH-JKMN", booking.BalanceUse{Phone: "+79990000079"}))
 		}},
-		"RenewBalanceCode": {run: func(ctx context.Context) error { return e1(f.Svc.RenewBalanceCode(ctx, a, 1)) }},
+		"RenewBalanceCode": {run: func(ctx context.Context) error { return e1(f.Svc.RenewBalanceCode(ctx, a, 1, "")) }},
 		"Balances":         {run: func(ctx context.Context) error { return e1(f.Svc.Balances(ctx, a)) }},
 		"BalanceOf":        {run: func(ctx context.Context) error { return e1(f.Svc.BalanceOf(ctx, a, 1)) }},
 		"BalanceLedger":    {run: func(ctx context.Context) error { return e1(f.Svc.BalanceLedger(ctx, a, 1)) }},

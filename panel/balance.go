@@ -57,6 +57,8 @@ type balanceData struct {
 	Sale *saleRow
 	// Code: its new code, just made (shown this once).
 	Code string
+	// Key is the one-time key of its form for a new code.
+	Key string
 }
 
 type balanceEntryRow struct {
@@ -239,7 +241,7 @@ func (h *Handler) showBalanceWith(c *fiber.Ctx, id int64, problem, code string) 
 	if err != nil {
 		return err
 	}
-	d := balanceData{Row: rows[0], Left: found[0].Remaining > 0, Error: problem, Code: code}
+	d := balanceData{Row: rows[0], Left: found[0].Remaining > 0, Error: problem, Code: code, Key: newKey()}
 	if d.Left {
 		q, err := h.svc.BalanceRefundQuote(c.UserContext(), s.ID, id)
 		if err != nil {
@@ -566,7 +568,13 @@ func (h *Handler) renewCode(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	b, err := h.svc.RenewBalanceCode(c.UserContext(), salonOf(c).ID, id)
+	b, err := h.svc.RenewBalanceCode(c.UserContext(), salonOf(c).ID, id, strings.Clone(c.FormValue("key")))
+	if errors.Is(err, booking.ErrRenewedAlready) {
+		// The same form again (a refresh, Back and the button): the code
+		// it made stands, and is not shown again.
+		c.Status(fiber.StatusConflict)
+		return h.showBalance(c, id, langOf(c).T("This form made a new code already, shown then once. If that one is lost too, make another."))
+	}
 	if err != nil {
 		return h.balanceRefused(c, id, err)
 	}

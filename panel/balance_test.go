@@ -376,7 +376,12 @@ func TestALostDeskCodeIsRenewed(t *testing.T) {
 	if !strings.Contains(shown.body, `id="renew-code"`) || strings.Contains(shown.body, old[1]) {
 		t.Fatalf("the balance's page: no way to a new code, or the old code shown: %s", shown.body)
 	}
-	renewed := b.post(fmt.Sprintf("/panel/balances/%d/code", id), url.Values{})
+	formKey := regexp.MustCompile(`id="renew-code">\s*<input type="hidden" name="csrf" value="[^"]*"><input type="hidden" name="key" value="([0-9a-f]{32})"`).
+		FindStringSubmatch(shown.body)
+	if formKey == nil {
+		t.Fatalf("the new code's form has no one-time key: %s", shown.body)
+	}
+	renewed := b.post(fmt.Sprintf("/panel/balances/%d/code", id), url.Values{"key": {formKey[1]}})
 	code := regexp.MustCompile(`<p class="code"><b>([A-Z0-9-]{14})</b>`).FindStringSubmatch(renewed.body)
 	if renewed.status != http.StatusOK || code == nil || code[1] == old[1] || !strings.Contains(renewed.body, "Старый код больше не действует") ||
 		renewed.header.Get("Cache-Control") != "no-store" {
@@ -388,6 +393,16 @@ func TestALostDeskCodeIsRenewed(t *testing.T) {
 	}
 	if got, err := w.Svc.BalanceByCode(visitor, w.salon.ID, code[1]); err != nil || got.ID != id || got.Remaining != 300000 {
 		t.Fatalf("the new code: %+v, %v", got, err)
+	}
+	// The same form sent again (a refresh of the page that showed the
+	// code): no second code, the one just given still pays, and it is not
+	// shown again.
+	again := b.post(fmt.Sprintf("/panel/balances/%d/code", id), url.Values{"key": {formKey[1]}})
+	if again.status != http.StatusConflict || strings.Contains(again.body, `<p class="code">`) || !strings.Contains(again.body, "уже выдала новый код") {
+		t.Fatalf("the form again: %d: %s", again.status, again.body)
+	}
+	if _, err := w.Svc.BalanceByCode(visitor, w.salon.ID, code[1]); err != nil {
+		t.Fatalf("the code given, after the form came again: %v", err)
 	}
 	if n := scalar[int64](t, w, `SELECT count(*) FROM audit_log WHERE salon_id = $1 AND action = 'code_renewed' AND entity_id = $2 AND actor <> ''`,
 		w.salon.ID, id); n != 1 {

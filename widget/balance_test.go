@@ -3,6 +3,7 @@ package widget_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,14 +78,50 @@ func TestBalanceByItsCode(t *testing.T) {
 		{pkg.Code, map[string]any{"service_ids": []int64{other.ID}}, 422, "абонемент не на эту услугу"},
 		{pkg.Code, map[string]any{"phone": bookingtest.Phone()}, 422, "абонемент другого клиента"},
 		{cert.Code, map[string]any{"service_ids": []int64{other.ID}, "phone": bookingtest.Phone()}, 200, ""},
-		{pkg.Code, map[string]any{"service_ids": make([]int64, 21)}, 422, ""},
+		{pkg.Code, map[string]any{"service_ids": slices.Repeat([]int64{s.svc.ID}, 21)}, 422, "не больше 20"},
 	} {
 		c.body["code"] = c.code
 		r := s.do("POST", "/api/v1/salons/studio/balances/lookup", c.body, "Accept-Language", "ru")
 		f, _ := r.body["fields"].(map[string]any)
-		if why, _ := f["pay_with"].(string); r.status != c.status || !strings.Contains(why, c.why) {
-			t.Errorf("%v: %d %s; want %d %q", c.body, r.status, r.raw, c.status, c.why)
+		field := "pay_with"
+		if _, ok := c.body["service_ids"]; ok && len(c.body["service_ids"].([]int64)) > 20 {
+			field = "service_ids"
 		}
+		if why, _ := f[field].(string); r.status != c.status || !strings.Contains(why, c.why) {
+			t.Errorf("%v: %d %s; want %d %q on %s", c.body, r.status, r.raw, c.status, c.why, field)
+		}
+	}
+	// Whoever holds the code cannot try phones against it: past five
+	// phones not its client's in a day (one above), the lookup no longer
+	// compares (a right phone and a wrong one answer alike), while the
+	// booking still refuses the wrong one.
+	wrong := func() reply {
+		return s.do("POST", "/api/v1/salons/studio/balances/lookup", map[string]any{"code": pkg.Code, "phone": bookingtest.Phone()})
+	}
+	for i := 2; i <= 5; i++ {
+		if r := wrong(); r.status != 422 {
+			t.Fatalf("wrong phone %d: %d %s", i, r.status, r.raw)
+		}
+	}
+	for _, r := range []reply{wrong(), s.do("POST", "/api/v1/salons/studio/balances/lookup", map[string]any{"code": pkg.Code, "phone": phone})} {
+		if r.status != 200 || r.num("remaining") != 5 {
+			t.Fatalf("past five wrong phones: %d %s", r.status, r.raw)
+		}
+	}
+	r = s.do("POST", "/api/v1/salons/studio/bookings", map[string]any{"service_id": s.svc.ID, "master_id": s.masters[0].ID,
+		"starts_at": s.at("11:00"), "client": map[string]any{"name": "Guess", "phone": bookingtest.Phone()},
+		"pay_with": map[string]any{"package": pkg.Code}})
+	if f, _ := r.body["fields"].(map[string]any); r.status != 422 || f["pay_with"] == nil {
+		t.Fatalf("booking with a wrong phone, past the lookup's count: %d %s", r.status, r.raw)
+	}
+	// Another package's count is its own.
+	pkg2, err := s.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage, ServiceIDs: []int64{s.svc.ID},
+		Visits: 1, Client: booking.ClientInput{Phone: phone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.do("POST", "/api/v1/salons/studio/balances/lookup", map[string]any{"code": pkg2.Code, "phone": bookingtest.Phone()}); r.status != 422 {
+		t.Fatalf("another package, a wrong phone: %d %s", r.status, r.raw)
 	}
 }
 

@@ -11,9 +11,10 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// limiter is a token bucket per client IP: perMinute bookings a minute, with
-// a burst of as many. Buckets idle for ten minutes are forgotten. Each
-// replica limits on its own.
+// limiter is a token bucket per client IP (per /64 for IPv6, the least a
+// network hands one subscriber): perMinute bookings a minute, with a burst
+// of as many. Buckets idle for ten minutes are forgotten. Each replica
+// limits on its own.
 type limiter struct {
 	perMinute int
 	mu        sync.Mutex
@@ -32,6 +33,11 @@ func newLimiter(perMinute int) *limiter {
 
 // allow takes a token for ip, or reports how long until one is free.
 func (l *limiter) allow(ip netip.Addr, now time.Time) (bool, time.Duration) {
+	if ip.Is6() {
+		if p, err := ip.Prefix(64); err == nil {
+			ip = p.Addr()
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if now.Sub(l.swept) > time.Minute {
