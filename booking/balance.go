@@ -145,6 +145,24 @@ func normalizeCode(code string) string {
 	}, code)
 }
 
+// LooksLikeCode reports whether text holds what reads as a balance's code
+// (its twelve characters, in any case, with or without the dashes, or in
+// up to three words): a front end keeps such text out of what it stores
+// and does not echo it. A phone never does (a code has a letter).
+func LooksLikeCode(text string) bool {
+	words := strings.Fields(text)
+	for i := range words {
+		joined := ""
+		for j := i; j < len(words) && j < i+3; j++ {
+			joined += strings.Trim(words[j], ".,;:!?\"'«»()")
+			if c := normalizeCode(joined); len(c) == 12 && strings.Trim(c, codeAlphabet) == "" && strings.ContainsAny(c, codeAlphabet[:23]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // IssueBalance sells a package or a certificate, recorded as paid in the
 // salon: the balance and its credit in one transaction. Staff of the
 // salon (admins and owners) and the platform. It returns the balance with

@@ -188,6 +188,7 @@ type reservation struct {
 	keeps     int64
 	actor     string
 	remaining int64 // what the balance has left after the reservation
+	until     Date  // the balance's last day (zero: no end)
 }
 
 // reserve decides what the booking reserves of sp, for the caller who
@@ -209,6 +210,9 @@ func (sp *spendable) reserve(p *PayWith, caller Caller, pay payment) (*reservati
 		return nil, exhausted("valid until %s", DateOf(*sp.expires))
 	}
 	r := &reservation{balanceID: sp.id, kind: sp.kind, hint: sp.hint, actor: caller.auditName()}
+	if sp.expires != nil {
+		r.until = DateOf(*sp.expires)
+	}
 	if sp.kind == BalancePackage {
 		i := slices.IndexFunc(pay.services, func(id int64) bool { return slices.Contains(sp.services, id) })
 		if i < 0 {
@@ -256,7 +260,7 @@ func (r *reservation) paid() *PaidWith {
 	if r == nil {
 		return nil
 	}
-	out := &PaidWith{BalanceID: r.balanceID, Kind: r.kind, Hint: r.hint, Remaining: r.remaining, Keeps: r.keeps}
+	out := &PaidWith{BalanceID: r.balanceID, Kind: r.kind, Hint: r.hint, Remaining: r.remaining, Keeps: r.keeps, ValidUntil: r.until}
 	if r.kind == BalancePackage {
 		out.Visits = int(r.units)
 	} else {

@@ -191,3 +191,32 @@ func TestASaleKeyTellsARepeatFromAnotherSale(t *testing.T) {
 		t.Fatalf("%d balances (%v), want 1", n, err)
 	}
 }
+
+// TestLooksLikeCode: a balance's code reads as one however it is typed
+// (case, dashes, spaces, inside a sentence); a phone, a name or a short
+// word does not.
+func TestLooksLikeCode(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{"ABCD-EFGH-JK23", true},
+		{"abcd-efgh-jk23", true},
+		{"ABCD EFGH JK23", true},
+		{"abcdefghjk23", true},
+		{"мой код ABCD-EFGH-JK23, спасибо", true},
+		{"код: «ABCD-EFGH-JK23».", true},
+		{"+7 999 234-56-78", false},
+		{"234567892345", false}, // (digits alone: a phone's shape)
+		{"ABCD-EFGH-JK2", false},
+		{"ABCD-EFGH-JK234", false},
+		{"ABCD-EFGH-JKL2", false}, // (L is not of the alphabet)
+		{"Anna Petrova", false},
+		{"please book me for next week", false},
+		{"", false},
+	} {
+		if got := booking.LooksLikeCode(c.text); got != c.want {
+			t.Errorf("LooksLikeCode(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+}

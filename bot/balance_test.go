@@ -1,6 +1,8 @@
 package bot_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -56,7 +58,7 @@ func TestBookWithAPackageOrACertificateInTheChat(t *testing.T) {
 	}
 	again("16:00")
 	u.Send(cert.Code)
-	w.see(u, "Nothing is left on this certificate or package")
+	w.see(u, "It cannot pay for this booking: nothing is left on it")
 	w.allAnswered()
 	if n := w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id WHERE c.phone = '+79997100001'`); n != 3 {
 		t.Fatalf("%d bookings, want 3", n)
@@ -110,5 +112,145 @@ func TestAPackageSoldAtTheDeskIsOfferedAtTheFirstBooking(t *testing.T) {
 	}
 	if n := w.count(t, `SELECT count(*) FROM balance_entries WHERE type = 'reserve' AND balance_id = $1`, pkg.ID); n != 1 {
 		t.Fatalf("%d reservations, want 1", n)
+	}
+}
+
+// TestTheChatIsToldWhatCancellingKeeps: cancelling from the chat a booking
+// paid with a package or a certificate says first what cancelling now
+// would keep of it by the salon's policy and what goes back, and after it
+// what was kept and what went back, as the ledger has it. What a booking
+// paid says what is left, until when, and what is left to pay.
+func TestTheChatIsToldWhatCancellingKeeps(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	sys := bookingtest.System()
+	colour := w.Service(t, w.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 600000, Deposit: 100000})
+	irina := mustMaster(t, w.Env, w.salon, "Irina", colour)
+	w.Shift(t, w.salon, irina, testDay, 2, "10:00", "20:00")
+	u := w.tg.NewUser("Vera", "en")
+	w.toContact(u, "Anna", "10:00")
+	u.ShareContact("+7 999 710-00-03")
+	w.tap(u, "Confirm")
+	w.see(u, "✅ You are booked!")
+	pkg, err := w.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{w.haircut.ID}, Visits: 2, Client: booking.ClientInput{Phone: "+79997100003"}, ValidUntil: testDay.AddDays(10)})
+	w.must(err)
+	cert, err := w.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalanceCertificate, Amount: 200000})
+	w.must(err)
+	to := func(service, master, hhmm string) {
+		t.Helper()
+		u.Send("/start studio")
+		w.tap(u, service)
+		w.tap(u, master)
+		w.tap(u, "Tue 3 Mar")
+		w.tap(u, hhmm)
+		w.must(u.WaitButton("Confirm", wait))
+	}
+	// A package, under the default policy (cancelled before the cutoff):
+	// its visit goes back.
+	to("Haircut", "Anna", "12:00")
+	w.tap(u, "Confirm with the package …"+pkg.Hint+" (2 visits left)")
+	w.see(u, "Paid with the package …"+pkg.Hint+": 1 visit left (valid until 13 Mar 2026)")
+	u.Send("/my")
+	w.see(u, "Your bookings")
+	w.tap(u, "❌ Cancel 2")
+	if q := w.see(u, "Cancel this booking?").Text; !strings.Contains(q, "12:00") || !strings.Contains(q, "The visit goes back to the package …"+pkg.Hint+".") {
+		t.Fatalf("the question: %q", q)
+	}
+	w.tap(u, "Yes, cancel")
+	w.see(u, "The visit went back to the package …"+pkg.Hint+": 2 visits left.")
+	// A certificate paying part of a price with a deposit, under a policy
+	// that keeps a client's cancellation: the part that paid the deposit
+	// is kept, the rest goes back.
+	_, err = w.Pool.Exec(context.Background(), `UPDATE salons SET refund_policy = 'never', catalog_version = catalog_version + 1 WHERE id = $1`, w.salon.ID)
+	w.must(err)
+	to("Colour", "Irina", "14:00")
+	w.see(u, "Unless a package or certificate pays it, a deposit of 1,000\u00a0₽ is paid in the salon.")
+	u.Send(cert.Code)
+	paid := w.see(u, "paid with the certificate")
+	if !strings.Contains(paid.Text, "Left to pay: 4,000") {
+		t.Fatalf("booked with the certificate: %q", paid.Text)
+	}
+	u.Send("/my")
+	w.tap(u, "❌ Cancel 2")
+	if q := w.see(u, "Cancel this booking?").Text; !strings.Contains(q, "cancelling now keeps 1,000\u00a0₽ of what the certificate …"+cert.Hint+" paid; 1,000\u00a0₽ goes back to it") {
+		t.Fatalf("the question: %q", q)
+	}
+	w.tap(u, "Yes, cancel")
+	done := w.see(u, "went back to the certificate")
+	if !strings.Contains(done.Text, "1,000\u00a0₽ of what the certificate …"+cert.Hint+" paid was kept") ||
+		!strings.Contains(done.Text, "1,000\u00a0₽ went back to the certificate …"+cert.Hint+": 1,000\u00a0₽ left on it") {
+		t.Fatalf("the cancellation: %q", done.Text)
+	}
+	var left int64
+	w.must(w.Pool.QueryRow(context.Background(), `SELECT remaining FROM balances WHERE id = $1`, cert.ID).Scan(&left))
+	if left != 100000 {
+		t.Fatalf("the certificate has %d left, the chat said 1,000 ₽", left)
+	}
+	w.allAnswered()
+}
+
+// TestACodeOutOfItsPlaceIsNotEchoed: a certificate's code sent at the
+// phone question, or with no booking under way, is not read as a phone,
+// not echoed, and kept nowhere; a package whose last day is before the
+// visit's is not offered, and its code says so; a notice's button for a
+// booking not the chat's (old, or forged) leaves the booking under way
+// on screen.
+func TestACodeOutOfItsPlaceIsNotEchoed(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	sys := bookingtest.System()
+	cert, err := w.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalanceCertificate, Amount: 100000})
+	w.must(err)
+	u := w.tg.NewUser("Vera", "ru")
+	u.Send("/start studio")
+	w.tap(u, "Haircut")
+	w.tap(u, "Anna")
+	w.tap(u, "вт 3 мар")
+	w.tap(u, "10:00")
+	w.see(u, "поделитесь номером")
+	u.Send(cert.Code)
+	w.see(u, "Похоже на код сертификата или абонемента — пришлите его на следующем экране")
+	u.ShareContact("+7 999 710-00-04")
+	w.tap(u, "✅ Подтвердить")
+	w.see(u, "Вы записаны")
+	u.Send("мой код " + strings.ToLower(cert.Code))
+	w.see(u, "Пришлите его на экране подтверждения записи")
+	if strings.Contains(strings.ToUpper(u.Dump()), strings.ReplaceAll(cert.Code, "-", "")) || strings.Contains(u.Dump(), cert.Code[5:]) {
+		t.Fatalf("the code echoed:%s", u.Dump())
+	}
+	if n := w.count(t, `SELECT (SELECT count(*) FROM tg_updates WHERE position($1 IN upper(convert_from(payload, 'UTF8'))) > 0)
+		+ (SELECT count(*) FROM tg_outbox WHERE payload::text ILIKE '%' || $1 || '%')`, cert.Code[5:9]); n != 0 {
+		t.Fatalf("the code is stored in %d rows", n)
+	}
+	// A package whose last day (today) is before the visit's (tomorrow).
+	pkg, err := w.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{w.haircut.ID}, Visits: 2, Client: booking.ClientInput{Phone: "+79997100004"}, ValidUntil: testDay.AddDays(-1)})
+	w.must(err)
+	u.Send("/start studio")
+	w.tap(u, "Haircut")
+	w.tap(u, "Anna")
+	w.tap(u, "вт 3 мар")
+	w.tap(u, "12:00")
+	confirm := w.see(u, "Проверьте запись")
+	if strings.Contains(u.Dump(), "по абонементу") {
+		t.Fatalf("a package that ends before the day offered:%s", u.Dump())
+	}
+	// A reminder's Cancel for another client's booking, tapped now.
+	other, err := w.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID,
+		ServiceID: w.haircut.ID, MasterID: w.boris.ID, StartsAt: bookingtest.At(w.salon, testDay, "15:00"),
+		Client: booking.ClientInput{Name: "Other", Phone: "+79997100099"}})
+	w.must(err)
+	u.TapData(confirm, fmt.Sprintf("r:x:%d:%d", w.salon.ID, other.ID))
+	w.allAnswered()
+	u.Send(pkg.Code)
+	w.see(u, "Им нельзя оплатить эту запись: действует до 02.03.2026")
+	w.tap(u, "✅ Подтвердить")
+	w.until("the second booking", func() bool {
+		return w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id WHERE c.phone = '+79997100004'
+			AND b.status = 'confirmed'`) == 2
+	})
+	if n := w.count(t, `SELECT count(*) FROM bookings WHERE id = $1 AND status = 'confirmed'`, other.ID); n != 1 {
+		t.Fatal("the other client's booking changed")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 // The booking dialog: service, master (or any), day, time, contact,
@@ -281,9 +282,11 @@ func (t *turn) confirm() error {
 		if err != nil && !errors.Is(err, booking.ErrForbidden) {
 			return err
 		}
+		day := s.Today(t.c.D.SlotAt)
 		for _, b := range own {
-			if t.covers(b) {
-				k.row(k.btn(t.tr("pay_package", b.Hint, b.Remaining), action{Verb: doConfirm, ID: b.ID}))
+			// (Not one whose last day is before the visit's.)
+			if t.covers(b) && (b.ExpiresOn.IsZero() || !b.ExpiresOn.Before(day)) {
+				k.row(k.btn(t.tr("pay_package", b.Hint, i18n.Visits(t.c.Lang, b.Remaining)), action{Verb: doConfirm, ID: b.ID}))
 			}
 		}
 	}
@@ -298,9 +301,15 @@ func (t *turn) confirm() error {
 	if d > 0 {
 		// What is due, and how: online right after booking (the time held
 		// meanwhile), or in the salon.
-		if s, _ := t.salon(); s != nil && t.b.svc.Provider() != nil {
+		switch s, _ := t.salon(); {
+		case s != nil && t.b.svc.Provider() != nil && t.c.D.Moving == 0:
+			// (A package or a certificate's code may pay it instead.)
+			text += "\n" + t.tr("confirm_deposit_unless", d.Format(s.Currency, t.c.Lang), s.HoldMin)
+		case s != nil && t.b.svc.Provider() != nil:
 			text += "\n" + t.tr("confirm_deposit", d.Format(s.Currency, t.c.Lang), s.HoldMin)
-		} else if s != nil {
+		case s != nil && t.c.D.Moving == 0:
+			text += "\n" + t.tr("deposit_note_unless", d.Format(s.Currency, t.c.Lang))
+		case s != nil:
 			text += "\n" + t.tr("deposit_note", d.Format(s.Currency, t.c.Lang))
 		}
 	}
@@ -360,13 +369,23 @@ func (t *turn) book(pay *booking.PayWith) error {
 		r.ServiceID, r.MasterID, r.Items = 0, 0, t.slotItems()
 	}
 	b, err := t.b.svc.Book(t.ctx, r)
-	if errors.Is(err, booking.ErrExhausted) {
-		t.say(t.tr("exhausted"))
-		return nil
-	}
 	var ve *booking.ValidationError
-	if errors.As(err, &ve) && ve.Fields["pay_with"].String() != "" {
-		t.say(t.tr("pay_refused", ve.Fields["pay_with"].In(t.c.Lang)))
+	refused := ""
+	switch {
+	case errors.Is(err, booking.ErrExhausted):
+		// Why: nothing left, or its last day is before the visit's.
+		refused = t.tr("exhausted", i18n.Of(err).In(t.c.Lang))
+	case errors.As(err, &ve) && ve.Fields["pay_with"].String() != "":
+		refused = t.tr("pay_refused", ve.Fields["pay_with"].In(t.c.Lang))
+	}
+	if refused != "" {
+		t.say(refused)
+		if t.msgID != 0 {
+			// A package's button was tapped: the confirmation screen
+			// again, with what is left now.
+			t.msgID = 0
+			return t.confirm()
+		}
 		return nil
 	}
 	if err != nil {
@@ -380,11 +399,7 @@ func (t *turn) book(pay *booking.PayWith) error {
 	if len(b.Segments) > 1 {
 		text = t.tr(head) + "\n" + t.visitSummary(b)
 	}
-	if p := b.PaidWith; p != nil && p.Kind == booking.BalancePackage {
-		text += "\n" + t.tr("paid_package", p.Hint, p.Remaining)
-	} else if p != nil {
-		text += "\n" + t.tr("paid_certificate", p.Amount.Format(s.Currency, t.c.Lang), booking.Money(p.Remaining).Format(s.Currency, t.c.Lang))
-	}
+	text += t.paidWith(s, b.PaidWith, booking.VisitPrice(b))
 	switch {
 	case b.Status == booking.StatusPending:
 		text += "\n" + t.tr("pending_note", when(t.c.Lang, b.HoldExpiresAt, s.Location()), b.Deposit.Format(s.Currency, t.c.Lang))
@@ -413,6 +428,27 @@ func (t *turn) book(pay *booking.PayWith) error {
 	}
 	t.show(text, k)
 	return nil
+}
+
+// paidWith is the lines saying what a package or a certificate paid of a
+// booking of price ("" for none): what is left on it and until when, and,
+// of a certificate that paid part of the price, what is left to pay.
+func (t *turn) paidWith(s *booking.Salon, p *booking.PaidWith, price booking.Money) string {
+	if p == nil {
+		return ""
+	}
+	until := ""
+	if !p.ValidUntil.IsZero() {
+		until = t.tr("valid_until", p.ValidUntil.In(t.c.Lang))
+	}
+	if p.Kind == booking.BalancePackage {
+		return "\n" + t.tr("paid_package", p.Hint, i18n.Visits(t.c.Lang, p.Remaining)) + until
+	}
+	text := "\n" + t.tr("paid_certificate", p.Amount.Format(s.Currency, t.c.Lang), booking.Money(p.Remaining).Format(s.Currency, t.c.Lang)) + until
+	if rest := price - p.Amount; rest > 0 {
+		text += "\n" + t.tr("to_pay", rest.Format(s.Currency, t.c.Lang))
+	}
+	return text
 }
 
 // alternatives offers the nearest free times after a lost race (of a

@@ -94,8 +94,12 @@ type turn struct {
 	// redact: the update held a credential (a balance's code), which the
 	// inbox must not keep.
 	redact bool
-	out    []outMsg
-	salonC *booking.Salon
+	// fromNotice: a notice's button was tapped (a reminder's, an
+	// offer's): a booking it names that is not found says so, leaving the
+	// dialog as it is.
+	fromNotice bool
+	out        []outMsg
+	salonC     *booking.Salon
 	// after is work for once the turn has committed (a provider call).
 	after []func(ctx context.Context)
 	// the salon's menu and masters, read at most once a turn
@@ -231,11 +235,26 @@ func (b *Bot) handle(t *turn, u *models.Update) error {
 	case u.Message != nil && strings.HasPrefix(u.Message.Text, "/"):
 		return t.onCommand(sanitize(u.Message.Text))
 	case u.Message != nil && u.Message.Text != "":
-		if t.c.D.Step == stepContact {
-			return t.onPhone(sanitize(u.Message.Text))
-		}
-		if t.c.D.Step == stepConfirm && t.c.D.Moving == 0 {
-			return t.onCode(sanitize(u.Message.Text))
+		text := sanitize(u.Message.Text)
+		switch {
+		case t.c.D.Step == stepConfirm && t.c.D.Moving == 0:
+			return t.onCode(text)
+		case booking.LooksLikeCode(text):
+			// A code sent before its step, or after: not echoed, not kept,
+			// and said where it goes.
+			t.redact = true
+			if t.c.D.Step == stepContact {
+				s, err := t.salon()
+				if err != nil {
+					return t.explain(err)
+				}
+				t.askContact(t.tr("code_at_contact", booking.ExamplePhone(s.Country)))
+				return nil
+			}
+			t.say(t.tr("code_not_now"))
+			return nil
+		case t.c.D.Step == stepContact:
+			return t.onPhone(text)
 		}
 		t.say(t.tr("dont_understand"))
 	}

@@ -44,6 +44,9 @@ func (t *turn) explain(err error) error {
 		return nil
 	case errors.Is(err, booking.ErrNotFound), errors.Is(err, booking.ErrForbidden):
 		t.notice = t.tr("stale")
+		if t.fromNotice {
+			return nil // (an old notice, or a forged tap: the dialog goes on)
+		}
 		if t.managing() {
 			return t.my()
 		}

@@ -186,6 +186,7 @@ func (t *turn) back(to step) error {
 // Cancel): "c:salon:booking" and the like. The chat's identity is the
 // credential; a booking that is not its own is not found.
 func (t *turn) onNoticeTap(data string) error {
+	t.fromNotice = true
 	parts := strings.Split(data, ":")
 	if len(parts) != 3 {
 		t.notice = t.tr("stale")

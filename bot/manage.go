@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 // /my and what it offers: cancel and move. Which bookings a user sees and
@@ -64,8 +65,57 @@ func (t *turn) cancelQuestion(salonID, bookingID int64) error {
 	}
 	k := t.keyboard()
 	k.row(k.btn(t.tr("cancel_yes"), action{Verb: doCancel, Salon: salonID, ID: bookingID}), k.btn(t.tr("keep"), action{Verb: doMy}))
-	t.show(t.tr("cancel_q")+"\n"+t.summary(v.ServiceName, v.MasterName, v.StartsAt, v.Price), k)
+	t.show(t.tr("cancel_q")+"\n"+t.summary(v.ServiceName, v.MasterName, v.StartsAt, v.Price)+t.cancelKeeps(v), k)
 	return nil
+}
+
+// cancelKeeps says, before a booking paid with a package or a certificate
+// is cancelled, what of it cancelling now would keep by the salon's
+// policy, and what goes back ("" when it is paid with neither).
+func (t *turn) cancelKeeps(v *booking.View) string {
+	p := v.PaidWith
+	if p == nil || p.Settled {
+		return ""
+	}
+	if p.Kind == booking.BalancePackage {
+		if v.CancelKeeps > 0 {
+			return "\n" + t.tr("cancel_keeps_package", p.Hint)
+		}
+		return "\n" + t.tr("cancel_back_package", p.Hint)
+	}
+	money := func(n int64) string { return booking.Money(n).Format(v.Salon.Currency, t.c.Lang) }
+	switch back := int64(p.Amount) - v.CancelKeeps; {
+	case v.CancelKeeps > 0 && back > 0:
+		return "\n" + t.tr("cancel_keeps_certificate", money(v.CancelKeeps), p.Hint, money(back))
+	case v.CancelKeeps > 0:
+		return "\n" + t.tr("cancel_keeps_all", money(v.CancelKeeps), p.Hint)
+	}
+	return "\n" + t.tr("cancel_back_certificate", money(int64(p.Amount)), p.Hint)
+}
+
+// cancelled says, once a booking paid with a package or a certificate was
+// cancelled, what of it was kept and what went back ("" when it was paid
+// with neither).
+func (t *turn) cancelled(v *booking.View) string {
+	p := v.PaidWith
+	if p == nil || !p.Settled {
+		return ""
+	}
+	if p.Kind == booking.BalancePackage {
+		if p.Kept > 0 {
+			return "\n" + t.tr("kept_package", p.Hint, i18n.Visits(t.c.Lang, p.Remaining))
+		}
+		return "\n" + t.tr("returned_package", p.Hint, i18n.Visits(t.c.Lang, p.Remaining))
+	}
+	money := func(n int64) string { return booking.Money(n).Format(v.Salon.Currency, t.c.Lang) }
+	text := ""
+	if p.Kept > 0 {
+		text += "\n" + t.tr("kept_certificate", money(p.Kept), p.Hint)
+	}
+	if p.Returned > 0 {
+		text += "\n" + t.tr("returned_certificate", money(p.Returned), p.Hint, money(p.Remaining))
+	}
+	return text
 }
 
 func (t *turn) cancel(salonID, bookingID int64) error {
@@ -78,7 +128,17 @@ func (t *turn) cancel(salonID, bookingID int64) error {
 		return t.explain(err)
 	}
 	t.c.D = t.c.D.keep()
-	t.show(t.tr("cancelled")+"\n"+t.summary(v.ServiceName, v.MasterName, v.StartsAt, v.Price), nil)
+	text := t.tr("cancelled") + "\n" + t.summary(v.ServiceName, v.MasterName, v.StartsAt, v.Price)
+	if v.PaidWith != nil {
+		// What the cancellation kept of the package or certificate, and
+		// gave back to it.
+		after, err := t.b.svc.BookingView(t.ctx, salonID, bookingID)
+		if err != nil {
+			return err
+		}
+		text += t.cancelled(after)
+	}
+	t.show(text, nil)
 	return nil
 }
 

@@ -35,7 +35,7 @@ func TestDepositPaidFromTheChat(t *testing.T) {
 	}
 	u := w.tg.NewUser("Payer", "en")
 	w.toConfirm(u, "Anna", "15:00", "+7 999 700-00-01")
-	w.see(u, "A deposit of 500\u00a0₽ is paid online right after booking") // the confirm step says what is due
+	w.see(u, "a deposit of 500\u00a0₽ is paid online right after booking") // the confirm step says what is due
 	w.tap(u, "Confirm")
 	w.see(u, "The time is held for you")
 	m := w.see(u, "The deposit of 500\u00a0₽, due by")

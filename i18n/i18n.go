@@ -115,6 +115,16 @@ const (
 	PluralMany        // 0, 5-20, 25-30: визитов, дней
 )
 
+// Visits is a count of visits with its noun in the number lang wants: 1
+// visit, 2 visits; 1 визит, 3 визита, 5 визитов, 21 визит.
+func Visits(lang string, n int64) string {
+	nouns := [...]string{"visit", "visits", "visits"}
+	if lang == "ru" {
+		nouns = [...]string{"визит", "визита", "визитов"}
+	}
+	return fmt.Sprintf("%d %s", n, nouns[Plural(lang, n)])
+}
+
 // Plural is the form of a noun after n in lang (its sign aside).
 func Plural(lang string, n int64) int {
 	if n < 0 {

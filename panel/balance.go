@@ -76,13 +76,7 @@ func units(l *lang, s *booking.Salon, kind booking.BalanceKind, n int64) string 
 
 // visits is a count of visits with its noun in the number the language
 // wants: 1 visit, 2 visits; 1 визит, 3 визита, 5 визитов, 21 визит.
-func visits(l *lang, n int64) string {
-	nouns := [...]string{"visit", "visits", "visits"}
-	if l.Code == "ru" {
-		nouns = [...]string{"визит", "визита", "визитов"}
-	}
-	return fmt.Sprintf("%d %s", n, nouns[i18n.Plural(l.Code, n)])
-}
+func visits(l *lang, n int64) string { return i18n.Visits(l.Code, n) }
 
 func (h *Handler) balanceRows(c *fiber.Ctx, list []booking.BalanceRow) ([]balanceRow, error) {
 	s, l := salonOf(c), langOf(c)
