@@ -254,3 +254,46 @@ func TestACodeOutOfItsPlaceIsNotEchoed(t *testing.T) {
 		t.Fatal("the other client's booking changed")
 	}
 }
+
+// TestAPackageSpentMeanwhile: the package on the confirm screen is spent
+// elsewhere before its button is tapped: the tap says why it cannot pay,
+// on that screen, and the confirmation comes again below it, without the
+// package, and books.
+func TestAPackageSpentMeanwhile(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	u := w.tg.NewUser("Vera", "en")
+	w.toContact(u, "Anna", "10:00")
+	u.ShareContact("+7 999 710-00-05")
+	w.tap(u, "Confirm")
+	w.see(u, "✅ You are booked!")
+	pkg, err := w.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{w.haircut.ID}, Visits: 1, Client: booking.ClientInput{Phone: "+79997100005"}})
+	w.must(err)
+	u.Send("/start studio")
+	w.tap(u, "Haircut")
+	w.tap(u, "Anna")
+	w.tap(u, "Tue 3 Mar")
+	w.tap(u, "12:00")
+	button := "💳 Confirm with the package …" + pkg.Hint + " (1 visit left)"
+	w.must(u.WaitButton(button, wait))
+	// Spent at the desk meanwhile.
+	_, err = w.Svc.Book(bookingtest.System(), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.boris.ID,
+		StartsAt: bookingtest.At(w.salon, testDay, "16:00"), Client: booking.ClientInput{Name: "Vera", Phone: "+79997100005"},
+		PayWith: &booking.PayWith{Kind: booking.BalancePackage, BalanceID: pkg.ID}})
+	w.must(err)
+	w.tap(u, button)
+	w.see(u, "It cannot pay for this booking: nothing is left on it")
+	w.until("the confirmation again, below", func() bool {
+		last := u.Last()
+		return last != nil && strings.HasPrefix(last.Text, "Check your booking:") && strings.Contains(u.Dump(), "nothing is left on it")
+	})
+	if strings.Contains(u.Dump(), "Confirm with the package") {
+		t.Fatalf("the spent package still offered:%s", u.Dump())
+	}
+	w.tap(u, "✅ Confirm")
+	w.until("booked without it", func() bool {
+		return w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id WHERE c.phone = '+79997100005'`) == 3
+	})
+	w.allAnswered()
+}

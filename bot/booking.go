@@ -379,14 +379,15 @@ func (t *turn) book(pay *booking.PayWith) error {
 		refused = t.tr("pay_refused", ve.Fields["pay_with"].In(t.c.Lang))
 	}
 	if refused != "" {
-		t.say(refused)
-		if t.msgID != 0 {
-			// A package's button was tapped: the confirmation screen
-			// again, with what is left now.
-			t.msgID = 0
-			return t.confirm()
+		if t.msgID == 0 {
+			t.say(refused) // (a code sent: the confirmation screen stands)
+			return nil
 		}
-		return nil
+		// A package's button was tapped: its screen says why, and the
+		// confirmation comes again below it, with what is left now.
+		t.show(refused, nil)
+		t.msgID = 0
+		return t.confirm()
 	}
 	if err != nil {
 		return t.explain(err)
