@@ -56,6 +56,16 @@ func TestBookWithAPackageOrACertificateInTheChat(t *testing.T) {
 	if !strings.Contains(done.Text, "✅ You are booked!") || !strings.Contains(done.Text, "14:00") {
 		t.Fatalf("booked with the certificate: %q", done.Text)
 	}
+	// The confirmation screen the code was typed on keeps its text and
+	// loses its buttons (they would look live above the answer).
+	w.until("the confirmation screen's buttons gone", func() bool {
+		for _, m := range u.Messages() {
+			if strings.HasPrefix(m.Text, "Check your booking:") && strings.Contains(m.Text, "14:00") {
+				return len(m.Inline) == 0
+			}
+		}
+		return false
+	})
 	again("16:00")
 	u.Send(cert.Code)
 	w.see(u, "It cannot pay for this booking: nothing is left on it")

@@ -22,6 +22,11 @@ type chat struct {
 	LangSet bool
 	SalonID int64
 	D       dialog
+	// screen is the message the dialog's screen was sent as when the
+	// turn began (0: not known, or no longer the dialog's), and
+	// screenNonce its buttons' nonce.
+	screen      int
+	screenNonce string
 }
 
 // step is where a dialog is.
@@ -115,6 +120,10 @@ type savedChat struct {
 	langSet bool
 	salonID int64
 	dialog  []byte
+	// screen and screenNonce: the message the chat's last screen was sent
+	// as, and its buttons' nonce.
+	screen      int
+	screenNonce string
 }
 
 // load starts a turn from the chat's saved state (a new chat starts in the
@@ -134,6 +143,9 @@ func (b *Bot) load(ctx context.Context, tx pgx.Tx, chatID int64, u *models.Updat
 		t.c.UserID, t.c.Lang, t.c.LangSet, t.c.SalonID = saved.userID, saved.lang, saved.langSet, saved.salonID
 		if err := json.Unmarshal(saved.dialog, &t.c.D); err != nil {
 			t.c.D = dialog{} // an unreadable state starts over
+		}
+		if saved.screenNonce != "" && saved.screenNonce == t.c.D.Nonce {
+			t.c.screen, t.c.screenNonce = saved.screen, saved.screenNonce
 		}
 	}
 	if t.c.UserID == 0 {
@@ -162,6 +174,11 @@ func (t *turn) save(ctx context.Context, updateID int64) error {
 		ON CONFLICT (chat_id) DO UPDATE SET user_id = EXCLUDED.user_id, lang = EXCLUDED.lang, lang_set = EXCLUDED.lang_set,
 		    salon_id = EXCLUDED.salon_id, dialog = EXCLUDED.dialog, updated_at = now()`,
 		t.c.ID, t.c.UserID, t.c.Lang, t.c.LangSet, salon, d)
+	if t.cbID == "" && t.c.screen != 0 && t.c.D.Nonce != t.c.screenNonce {
+		// A message typed (a code, a command) moved the dialog on: the
+		// screen it was on loses its buttons, which would be stale.
+		t.out = append([]outMsg{{Op: opMarkup, ChatID: t.c.ID, MessageID: t.c.screen}}, t.out...)
+	}
 	if t.cbID != "" {
 		t.out = append([]outMsg{{Op: opAnswer, ChatID: t.c.ID, Callback: t.cbID, Notice: t.notice}}, t.out...)
 	}

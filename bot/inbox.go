@@ -220,9 +220,10 @@ func (b *Bot) next(ctx context.Context, chat int64) (bool, error) {
 		found = err == nil
 		return ignoreNoRows(err)
 	})
-	batch.Queue(`SELECT user_id, lang, lang_set, COALESCE(salon_id, 0), dialog FROM tg_chats WHERE chat_id = $1`, chat).
+	batch.Queue(`SELECT user_id, lang, lang_set, COALESCE(salon_id, 0), dialog, COALESCE(screen_msg, 0), COALESCE(screen_nonce, '')
+		FROM tg_chats WHERE chat_id = $1`, chat).
 		QueryRow(func(r pgx.Row) error {
-			err := r.Scan(&saved.userID, &saved.lang, &saved.langSet, &saved.salonID, &saved.dialog)
+			err := r.Scan(&saved.userID, &saved.lang, &saved.langSet, &saved.salonID, &saved.dialog, &saved.screen, &saved.screenNonce)
 			saved.found = err == nil
 			return ignoreNoRows(err)
 		})

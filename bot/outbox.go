@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -13,6 +14,7 @@ const (
 	opSend   = "send"   // sendMessage
 	opEdit   = "edit"   // editMessageText (with its inline keyboard)
 	opAnswer = "answer" // answerCallbackQuery
+	opMarkup = "markup" // editMessageReplyMarkup: the message's buttons removed
 )
 
 // outMsg is one queued call to the Bot API.
@@ -29,6 +31,19 @@ type outMsg struct {
 	Notice   string `json:"notice,omitempty"`   // text of the answer
 	// Key makes the message queue once: a retried job finds it queued.
 	Key string `json:"-"`
+}
+
+// nonce is the dialog's nonce the message's buttons carry ("" for none:
+// no buttons, or a notice's or a link's).
+func (m *outMsg) nonce() string {
+	for _, row := range m.Inline {
+		for _, b := range row {
+			if n, _, ok := strings.Cut(b.Data, ":"); ok && n != "r" {
+				return n
+			}
+		}
+	}
+	return ""
 }
 
 // queue inserts outgoing calls into tg_outbox in tx, in order.

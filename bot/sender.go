@@ -23,6 +23,7 @@ type pending struct {
 // result is how a call went.
 type result struct {
 	p          *pending
+	sent       int // the message a send made
 	err        error
 	retryAfter time.Duration // a 429's wait
 	asSend     bool          // an edit whose message is gone: send it instead
@@ -225,9 +226,22 @@ func (b *Bot) settle(ctx context.Context, r result) bool {
 	switch {
 	case r.err == nil:
 		sentTotal.WithLabelValues(p.msg.Op, "ok").Inc()
+		// A screen sent or edited (buttons of the dialog's): the chat's
+		// current screen is this message.
+		var screen *int
+		nonce := p.msg.nonce()
+		switch {
+		case nonce == "":
+		case p.msg.Op == opSend && r.sent != 0:
+			screen = &r.sent
+		case p.msg.Op == opEdit:
+			screen = &p.msg.MessageID
+		}
 		if _, err := b.pool.Exec(ctx, `WITH o AS (
 			    UPDATE tg_outbox SET state = 'sent', sent_at = now(), attempts = attempts + 1 WHERE id = $1 RETURNING dedupe_key, payload
-			)`+settleMessage(`'sent', sent_at = now(), body = o.payload->>'text'`), p.id); err != nil {
+			), s AS (
+			    UPDATE tg_chats SET screen_msg = $3, screen_nonce = $4 WHERE chat_id = $2 AND $3::integer IS NOT NULL
+			)`+settleMessage(`'sent', sent_at = now(), body = o.payload->>'text'`), p.id, p.msg.ChatID, screen, nonce); err != nil {
 			// Sent but not recorded: a restart would send it again.
 			b.log.Error("bot: outbox: sent message not recorded", "id", p.id, "err", err)
 		}
@@ -269,6 +283,11 @@ func (b *Bot) call(ctx context.Context, p *pending) result {
 	switch m.Op {
 	case opAnswer:
 		_, err = b.api.AnswerCallbackQuery(ctx, &tgbot.AnswerCallbackQueryParams{CallbackQueryID: m.Callback, Text: m.Notice})
+	case opMarkup:
+		_, err = b.api.EditMessageReplyMarkup(ctx, &tgbot.EditMessageReplyMarkupParams{ChatID: m.ChatID, MessageID: m.MessageID})
+		if err != nil && errors.Is(err, tgbot.ErrorBadRequest) {
+			return result{p: p} // (gone, or without buttons already: nothing to remove)
+		}
 	case opEdit:
 		params := &tgbot.EditMessageTextParams{ChatID: m.ChatID, MessageID: m.MessageID, Text: m.Text}
 		if len(m.Inline) > 0 {
@@ -292,7 +311,10 @@ func (b *Bot) call(ctx context.Context, p *pending) result {
 		default:
 			params.ReplyMarkup = &models.ReplyKeyboardRemove{RemoveKeyboard: true}
 		}
-		_, err = b.api.SendMessage(ctx, params)
+		var msg *models.Message
+		if msg, err = b.api.SendMessage(ctx, params); err == nil && msg != nil {
+			return result{p: p, sent: msg.ID}
+		}
 	}
 	var tooMany *tgbot.TooManyRequestsError
 	if errors.As(err, &tooMany) {
