@@ -73,11 +73,16 @@ func (h *Handler) setLang(c *fiber.Ctx) error {
 	if err := h.svc.SetUserLang(c.UserContext(), c.FormValue("lang")); err != nil {
 		return err
 	}
-	back := c.Get(fiber.HeaderReferer)
-	if i := strings.Index(back, "/panel/"); i >= 0 {
-		back = back[i:]
-	} else {
-		back = "/panel/"
+	// Back to the page the switch was on: the one it names (its GET
+	// address), else the one the browser came from.
+	back := c.FormValue("back")
+	if !strings.HasPrefix(back, "/panel") || strings.ContainsAny(back, "\\#") || strings.Contains(back, "//") {
+		back = c.Get(fiber.HeaderReferer)
+		if i := strings.Index(back, "/panel/"); i >= 0 {
+			back = back[i:]
+		} else {
+			back = "/panel/"
+		}
 	}
-	return c.Redirect(back, fiber.StatusSeeOther)
+	return c.Redirect(strings.Clone(back), fiber.StatusSeeOther)
 }

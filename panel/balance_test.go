@@ -86,6 +86,15 @@ func TestBrowserSellsPackagesAndCertificates(t *testing.T) {
 	}
 	browsertest.Axe(t, ctx, "a balance's new code")
 	shot(t, ctx, "balance-new-code-390.png", 390, 900)
+	// The page the form's POST rendered is at the balance's own address:
+	// a reload asks for the page (the code not shown again), not the form.
+	if at, want := value(t, ctx, chromedp.Evaluate[string](`location.pathname`)), fmt.Sprintf("/panel/balances/%d", id); at != want {
+		t.Fatalf("the new code's page is at %s, want %s", at, want)
+	}
+	do(t, ctx, chromedp.Reload(), chromedp.WaitVisible(css(`#ledger`)))
+	if n := len(codeRE.FindAllString(textOf(t, ctx, "main"), -1)); n != 0 {
+		t.Fatalf("reloaded, the page shows %d codes", n)
+	}
 
 	// At the desk: the package client's visit this morning is paid with
 	// the package (offered on the booking's page), then marked completed,
@@ -410,5 +419,17 @@ func TestALostDeskCodeIsRenewed(t *testing.T) {
 	}
 	if a := b.get("/panel/audit"); !strings.Contains(a.body, "Выдан новый код") {
 		t.Fatalf("the audit page does not say it: %s", a.body)
+	}
+	// The refused form's page names the balance's own address, and the
+	// language switched there goes back to it (not to the POST's).
+	own := fmt.Sprintf("/panel/balances/%d", id)
+	if !strings.Contains(again.body, `data-here="`+own+`"`) || !strings.Contains(again.body, `name="back" value="`+own+`"`) {
+		t.Fatalf("the refused form's page does not name %s", own)
+	}
+	if r := b.post("/panel/lang", url.Values{"lang": {"en"}, "back": {own}}); r.status != http.StatusSeeOther || r.header.Get("Location") != own {
+		t.Fatalf("the language switched: %d to %q", r.status, r.header.Get("Location"))
+	}
+	if r := b.post("/panel/lang", url.Values{"lang": {"ru"}, "back": {"//evil.example/panel"}}); r.header.Get("Location") == "//evil.example/panel" {
+		t.Fatal("the language switch redirects off the panel")
 	}
 }

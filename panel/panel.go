@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -61,6 +62,10 @@ type Handler struct {
 	svc *booking.Service
 	cfg Config
 	log *slog.Logger
+	// gets are the panel's GET routes, split at their slashes (read from
+	// the app once: its routes are fixed once it serves).
+	gets     [][]string
+	getsOnce sync.Once
 }
 
 // New returns a panel over svc.

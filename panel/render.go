@@ -77,11 +77,15 @@ var funcs = template.FuncMap{
 // page is what every template gets: the language, the user and salon, the
 // CSRF token for forms, and the page's own data.
 type page struct {
-	L      *lang
-	User   *booking.User
-	Salon  *booking.Salon
-	CSRF   string
-	Title  string
+	L     *lang
+	User  *booking.User
+	Salon *booking.Salon
+	CSRF  string
+	Title string
+	// Here is the page's own address: a page rendered by a POST (a form
+	// refused, a code shown once) is at the page's GET address, which the
+	// browser's address bar and the language switch take.
+	Here   string
 	Nav    string
 	Notice string
 	Data   any
@@ -115,7 +119,10 @@ func (h *Handler) fragment(c *fiber.Ctx, name, block string, data any) error {
 }
 
 func (h *Handler) pageFor(c *fiber.Ctx, name, title string, data any) *page {
-	p := &page{L: langOf(c), Title: title, Nav: name, Data: data, Notice: notices[c.Query("done")]}
+	p := &page{L: langOf(c), Title: title, Nav: name, Data: data, Notice: notices[c.Query("done")], Here: c.OriginalURL()}
+	if c.Method() == fiber.MethodPost {
+		p.Here = h.pageOf(c.App(), c.Path())
+	}
 	if u, ok := c.Locals(userKey).(*booking.User); ok {
 		p.User = u
 		p.CSRF = csrfToken(c.Locals(sessionKey).(string))
@@ -166,4 +173,26 @@ func done(c *fiber.Ctx, path, what string) error {
 		sep = "&"
 	}
 	return c.Redirect(path+sep+"done="+what, fiber.StatusSeeOther)
+}
+
+// pageOf is the GET page a POST to path belongs to: the longest head of
+// path a panel GET route matches (/panel/balances/7/refund:
+// /panel/balances/7), else the panel's start.
+func (h *Handler) pageOf(app *fiber.App, path string) string {
+	h.getsOnce.Do(func() {
+		for _, r := range app.GetRoutes(true) {
+			if r.Method == fiber.MethodGet && strings.HasPrefix(r.Path, "/panel") && !strings.ContainsAny(r.Path, "*?+") {
+				h.gets = append(h.gets, strings.Split(strings.TrimSuffix(r.Path, "/"), "/"))
+			}
+		}
+	})
+	segs := strings.Split(strings.TrimSuffix(path, "/"), "/")
+	for n := len(segs); n > 2; n-- {
+		for _, r := range h.gets {
+			if len(r) == n && slices.EqualFunc(r, segs[:n], func(p, s string) bool { return p == s || (strings.HasPrefix(p, ":") && s != "") }) {
+				return strings.Join(segs[:n], "/")
+			}
+		}
+	}
+	return "/panel/"
 }

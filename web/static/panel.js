@@ -1,9 +1,16 @@
 // The panel's few behaviours that are not htmx: copying a text to the
 // clipboard (data-copy="#id"), filling a weekly template's days from its
-// first (data-fill-week), and on a phone the day grid one master at a time
-// (data-show-col). Plain script, no build step.
+// first (data-fill-week), on a phone the day grid one master at a time
+// (data-show-col), and a page a form's POST rendered (refused, or showing
+// a code once) put at its own address (body data-here), so a reload asks
+// for the page, not the form again. Plain script, no build step.
 (function () {
   'use strict';
+  function here() {
+    var h = document.body && document.body.dataset.here;
+    if (h && h.charAt(0) === '/' && location.pathname + location.search !== h) history.replaceState(null, '', h);
+  }
+  if (document.body) here(); else document.addEventListener('DOMContentLoaded', here);
   var narrow = window.matchMedia('(max-width: 640px)');
   // showCol shows, on a phone, only the chosen master's column of the
   // grid (kept across the grid's refreshes); on a wider screen all.
