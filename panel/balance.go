@@ -24,8 +24,21 @@ type balanceRow struct {
 
 type balanceForm struct {
 	Kind, Amount, Visits, Phone, Name, ValidUntil string
-	ServiceID                                     int64
-	Key                                           string // one-time: the form sent twice sells once
+	// ServiceIDs: a package's services, each visit of any one of them.
+	ServiceIDs []int64
+	Key        string // one-time: the form sent twice sells once
+}
+
+// formIDs reads the ids a form's checkboxes named name sent (at most max;
+// what is not an id is left out).
+func formIDs(c *fiber.Ctx, name string, max int) []int64 {
+	var ids []int64
+	for _, v := range c.Request().PostArgs().PeekMulti(name) {
+		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && n > 0 && len(ids) < max {
+			ids = append(ids, n)
+		}
+	}
+	return ids
 }
 
 type balancesData struct {
@@ -144,7 +157,7 @@ func (h *Handler) sellBalance(c *fiber.Ctx) error {
 	if len(f.Key) > 64 {
 		f.Key = "" // (not a key this form made)
 	}
-	f.ServiceID, _ = strconv.ParseInt(c.FormValue("service"), 10, 64)
+	f.ServiceIDs = formIDs(c, "service", maxFormServices)
 	d := &balancesData{Form: f}
 	in := booking.BalanceIssue{SalonID: s.ID, Kind: booking.BalanceKind(f.Kind), Client: booking.ClientInput{Name: f.Name, Phone: f.Phone},
 		RequestKey: f.Key}
@@ -161,7 +174,7 @@ func (h *Handler) sellBalance(c *fiber.Ctx) error {
 		if err != nil {
 			fields["visits"] = i18n.New("must be an integer")
 		}
-		in.Visits, in.ServiceIDs = n, []int64{f.ServiceID}
+		in.Visits, in.ServiceIDs = n, f.ServiceIDs
 	}
 	if f.ValidUntil != "" {
 		day, err := booking.ParseDate(f.ValidUntil)
@@ -401,8 +414,12 @@ type saleOfferRow struct {
 
 type saleOfferForm struct {
 	Kind, Title, Amount, Visits, Price, ValidDays string
-	ServiceID                                     int64
+	ServiceIDs                                    []int64 // a package's
 }
+
+// maxFormServices bounds the services a form's checkboxes are read for
+// (the core refuses more than it takes, naming the field).
+const maxFormServices = 100
 
 type saleRow struct {
 	ID, BalanceID                     int64
@@ -480,7 +497,7 @@ func (h *Handler) addOffer(c *fiber.Ctx) error {
 	s, l := salonOf(c), langOf(c)
 	f := saleOfferForm{Kind: strings.Clone(c.FormValue("kind")), Title: strings.Clone(c.FormValue("title")), Amount: strings.Clone(c.FormValue("amount")),
 		Visits: strings.Clone(c.FormValue("visits")), Price: strings.Clone(c.FormValue("price")), ValidDays: strings.Clone(strings.TrimSpace(c.FormValue("valid_days")))}
-	f.ServiceID, _ = strconv.ParseInt(c.FormValue("service"), 10, 64)
+	f.ServiceIDs = formIDs(c, "service", maxFormServices)
 	d := &balancesData{Form: balanceForm{Kind: string(booking.BalanceCertificate), Visits: "5"}, Offer: f}
 	o := booking.BalanceOffer{SalonID: s.ID, Kind: booking.BalanceKind(f.Kind), Title: f.Title}
 	fields := map[string]i18n.Text{}
@@ -501,7 +518,7 @@ func (h *Handler) addOffer(c *fiber.Ctx) error {
 		if err != nil {
 			fields["visits"] = i18n.New("must be an integer")
 		}
-		o.Visits, o.ServiceIDs = n, []int64{f.ServiceID}
+		o.Visits, o.ServiceIDs = n, f.ServiceIDs
 	}
 	if f.ValidDays != "" {
 		n, err := strconv.Atoi(f.ValidDays)

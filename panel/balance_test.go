@@ -46,14 +46,35 @@ func TestBrowserSellsPackagesAndCertificates(t *testing.T) {
 	if cert == "" || strings.Contains(value(t, ctx, chromedp.Location()), cert) {
 		t.Fatalf("the certificate's code: %q at %s", cert, value(t, ctx, chromedp.Location()))
 	}
+	// A package with no service ticked is refused, naming the field;
+	// one of two services (each visit of either) sells.
+	other := scalar[int64](t, w, `SELECT id FROM services WHERE salon_id = $1 AND id <> $2 AND active ORDER BY id LIMIT 1`, w.salon.ID, haircut)
+	otherName := scalar[string](t, w, `SELECT name FROM services WHERE id = $1`, other)
 	do(t, ctx, chromedp.Navigate(w.base+"/panel/balances"), chromedp.WaitVisible(css(`#sell-balance`)),
 		chromedp.Click(css(`#sell-balance input[value=package]`)),
-		chromedp.SetValue(css(`#sell-balance select[name=service]`), fmt.Sprint(haircut)),
+		chromedp.SetValue(css(`#sell-balance input[name=visits]`), "5"),
+		chromedp.SendKeys(css(`#sell-balance input[name=phone]`), "+7 999 555-60-01"),
+		chromedp.Click(css(`#sell-balance button[type=submit]`)), chromedp.WaitVisible(css(`p.error`)))
+	if n := scalar[int64](t, w, `SELECT count(*) FROM balances WHERE salon_id = $1 AND kind = 'package'`, w.salon.ID); n != 0 {
+		t.Fatalf("a package of no service sold %d", n)
+	}
+	if got := textOf(t, ctx, "main"); !strings.Contains(got, "Услуг") {
+		t.Fatalf("the refusal names no service field: %q", got)
+	}
+	do(t, ctx, chromedp.Navigate(w.base+"/panel/balances"), chromedp.WaitVisible(css(`#sell-balance`)),
+		chromedp.Click(css(`#sell-balance input[value=package]`)),
+		chromedp.Click(css(fmt.Sprintf(`#sell-balance input[name=service][value="%d"]`, haircut))),
+		chromedp.Click(css(fmt.Sprintf(`#sell-balance input[name=service][value="%d"]`, other))),
 		chromedp.SetValue(css(`#sell-balance input[name=visits]`), "5"),
 		chromedp.SendKeys(css(`#sell-balance input[name=phone]`), "+7 999 555-60-01"),
 		chromedp.SendKeys(css(`#sell-balance input[name=name]`), "Package Client"),
 		chromedp.Click(css(`#sell-balance button[type=submit]`)), chromedp.WaitVisible(css(`#balance-code`)))
+	shot(t, ctx, "balance-sold-package-390.png", 390, 900)
 	pkg := codeRE.FindString(textOf(t, ctx, "#balance-code"))
+	if n := scalar[int64](t, w, `SELECT count(*) FROM balances WHERE salon_id = $1 AND kind = 'package' AND service_ids = ARRAY[$2, $3]::bigint[]`,
+		w.salon.ID, min(haircut, other), max(haircut, other)); n != 1 {
+		t.Fatalf("%d packages of both services", n)
+	}
 	if pkg == "" || pkg == cert {
 		t.Fatalf("the package's code: %q", pkg)
 	}
@@ -64,7 +85,7 @@ func TestBrowserSellsPackagesAndCertificates(t *testing.T) {
 		}
 	}
 	list := textOf(t, ctx, "#balances")
-	for _, want := range []string{"Package Client", "сертификат", "абонемент", "Женская стрижка"} {
+	for _, want := range []string{"Package Client", "сертификат", "абонемент", "Женская стрижка", otherName} {
 		if !strings.Contains(list, want) {
 			t.Errorf("the list lacks %q:\n%s", want, list)
 		}
@@ -159,7 +180,7 @@ func TestBrowserSellsPackagesAndCertificates(t *testing.T) {
 	// salon knows the name); the client's page lists both.
 	do(t, ctx, chromedp.Navigate(w.base+"/panel/balances"), chromedp.WaitVisible(css(`#sell-balance`)),
 		chromedp.Click(css(`#sell-balance input[value=package]`)),
-		chromedp.SetValue(css(`#sell-balance select[name=service]`), fmt.Sprint(haircut)),
+		chromedp.Click(css(fmt.Sprintf(`#sell-balance input[name=service][value="%d"]`, haircut))),
 		chromedp.SetValue(css(`#sell-balance input[name=visits]`), "3"),
 		chromedp.SendKeys(css(`#sell-balance input[name=phone]`), "8 999 555 60 01"),
 		chromedp.Click(css(`#sell-balance button[type=submit]`)), chromedp.WaitVisible(css(`#balance-code`)))
@@ -232,6 +253,17 @@ func TestTheOwnerSellsOnline(t *testing.T) {
 	}
 	if n := scalar[int64](t, w, `SELECT count(*) FROM balance_offers WHERE salon_id = $1 AND title = 'Zero'`, w.salon.ID); n != 0 {
 		t.Fatalf("valid for 0 days put %d on sale", n)
+	}
+	// A package of visits of either of two services.
+	svcs := scalar[[]int64](t, w, `SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM services WHERE salon_id = $1 AND active ORDER BY id LIMIT 2) s`,
+		w.salon.ID)
+	if a := owner.post("/panel/balance-offers", url.Values{"kind": {"package"}, "title": {"Two ways"}, "price": {"9000"}, "visits": {"3"},
+		"service": {fmt.Sprint(svcs[0]), fmt.Sprint(svcs[1])}}); a.status != http.StatusSeeOther {
+		t.Fatalf("a package offer of two services: %d", a.status)
+	}
+	if n := scalar[int64](t, w, `SELECT count(*) FROM balance_offers WHERE salon_id = $1 AND title = 'Two ways' AND service_ids = $2`,
+		w.salon.ID, svcs); n != 1 {
+		t.Fatalf("%d offers of both services", n)
 	}
 	// Bought and paid.
 	x, err := w.Svc.BuyBalance(booking.As(context.Background(), booking.Visitor()), booking.BalancePurchase{SalonID: w.salon.ID, OfferID: offer,

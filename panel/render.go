@@ -61,6 +61,7 @@ var funcs = template.FuncMap{
 		return template.URL(v.Encode())
 	},
 	"add":   func(a, b int) int { return a + b },
+	"has":   func(ids []int64, id int64) bool { return slices.Contains(ids, id) },
 	"asset": web.Asset,
 	// timeZones lists the zones a salon may be in, Russia's first, and
 	// the salon's own (an old name the list no longer has is kept, never
