@@ -34,11 +34,7 @@ func TestBookWithAPackageOrACertificateInTheChat(t *testing.T) {
 	w.must(err)
 	again := func(hhmm string) {
 		t.Helper()
-		u.Send("/start studio")
-		w.tap(u, "Haircut")
-		w.tap(u, "Anna")
-		w.tap(u, "Tue 3 Mar")
-		w.tap(u, hhmm)
+		w.pick(u, "Haircut", "Anna", "Tue 3 Mar", hhmm)
 		w.must(u.WaitButton("Confirm", wait))
 	}
 	again("12:00")
@@ -149,11 +145,7 @@ func TestTheChatIsToldWhatCancellingKeeps(t *testing.T) {
 	w.must(err)
 	to := func(service, master, hhmm string) {
 		t.Helper()
-		u.Send("/start studio")
-		w.tap(u, service)
-		w.tap(u, master)
-		w.tap(u, "Tue 3 Mar")
-		w.tap(u, hhmm)
+		w.pick(u, service, master, "Tue 3 Mar", hhmm)
 		w.must(u.WaitButton("Confirm", wait))
 	}
 	// A package, under the default policy (cancelled before the cutoff):
@@ -213,11 +205,7 @@ func TestACodeOutOfItsPlaceIsNotEchoed(t *testing.T) {
 	cert, err := w.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalanceCertificate, Amount: 100000})
 	w.must(err)
 	u := w.tg.NewUser("Vera", "ru")
-	u.Send("/start studio")
-	w.tap(u, "Haircut")
-	w.tap(u, "Anna")
-	w.tap(u, "вт 3 мар")
-	w.tap(u, "10:00")
+	w.pick(u, "Haircut", "Anna", "вт 3 мар", "10:00")
 	w.see(u, "поделитесь номером")
 	u.Send(cert.Code)
 	w.see(u, "Похоже на код сертификата или абонемента — пришлите его на следующем экране")
@@ -237,11 +225,7 @@ func TestACodeOutOfItsPlaceIsNotEchoed(t *testing.T) {
 	pkg, err := w.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalancePackage,
 		ServiceIDs: []int64{w.haircut.ID}, Visits: 2, Client: booking.ClientInput{Phone: "+79997100004"}, ValidUntil: testDay.AddDays(-1)})
 	w.must(err)
-	u.Send("/start studio")
-	w.tap(u, "Haircut")
-	w.tap(u, "Anna")
-	w.tap(u, "вт 3 мар")
-	w.tap(u, "12:00")
+	w.pick(u, "Haircut", "Anna", "вт 3 мар", "12:00")
 	confirm := w.see(u, "Проверьте запись")
 	if strings.Contains(u.Dump(), "по абонементу") {
 		t.Fatalf("a package that ends before the day offered:%s", u.Dump())
@@ -280,11 +264,7 @@ func TestAPackageSpentMeanwhile(t *testing.T) {
 	pkg, err := w.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalancePackage,
 		ServiceIDs: []int64{w.haircut.ID}, Visits: 1, Client: booking.ClientInput{Phone: "+79997100005"}})
 	w.must(err)
-	u.Send("/start studio")
-	w.tap(u, "Haircut")
-	w.tap(u, "Anna")
-	w.tap(u, "Tue 3 Mar")
-	w.tap(u, "12:00")
+	w.pick(u, "Haircut", "Anna", "Tue 3 Mar", "12:00")
 	button := "💳 Confirm with the package …" + pkg.Hint + " (1 visit left)"
 	w.must(u.WaitButton(button, wait))
 	// Spent at the desk meanwhile.

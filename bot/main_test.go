@@ -171,15 +171,22 @@ func (w *world) see(u *tgtest.User, text string) *tgtest.Message {
 	return m
 }
 
+// pick walks a user from /start through service, master, the day's
+// button (day: "Tue 3 Mar", "вт 3 мар") and the time hhmm.
+func (w *world) pick(u *tgtest.User, service, master, day, hhmm string) {
+	w.t.Helper()
+	u.Send("/start studio")
+	w.tap(u, service)
+	w.tap(u, master)
+	w.tap(u, day)
+	w.tap(u, hhmm)
+}
+
 // toContact walks a user from /start to the phone question for master at
 // hhmm on the test day (en).
 func (w *world) toContact(u *tgtest.User, master, hhmm string) {
 	w.t.Helper()
-	u.Send("/start studio")
-	w.tap(u, "Haircut")
-	w.tap(u, master)
-	w.tap(u, "Tue 3 Mar")
-	w.tap(u, hhmm)
+	w.pick(u, "Haircut", master, "Tue 3 Mar", hhmm)
 	w.see(u, "share your phone")
 }
 
