@@ -412,6 +412,26 @@ func TestWhatWasReservedIsSettled(t *testing.T) {
 	if l := readLedger(t, f, big.ID); l.remaining != 450000 || l.types["spend"] != 1 || l.types["release"] != 1 {
 		t.Fatalf("a kept cancellation of a certificate's visit: %+v, want 4500.00 left, 500.00 kept", l)
 	}
+	// A hold still awaiting the rest of its deposit, cancelled by the
+	// client under the same policy, gives the certificate back whole, as
+	// its expiry did (nothing confirmed, nothing kept); the client is
+	// told so before cancelling.
+	held, err := f.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalanceCertificate, Amount: 30000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.StartsAt, r.PayWith = f.at("14:00"), &booking.PayWith{Kind: booking.BalanceCertificate, Code: held.Code}
+	pending := f.mustBook(t, r)
+	asClient := booking.As(ctx, booking.ByToken(pending.ManageToken))
+	if v, err := f.Svc.BookingView(asClient, 0, pending.ID); err != nil || v.Status != booking.StatusPending || v.CancelKeeps != 0 {
+		t.Fatalf("a hold paid in part with a certificate: %+v (%v), want pending, keeping nothing", v, err)
+	}
+	if _, err := f.Svc.Cancel(asClient, booking.CancelRequest{BookingID: pending.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if l := readLedger(t, f, held.ID); l.remaining != 30000 || l.types["spend"] != 0 || l.types["release"] != 1 {
+		t.Fatalf("a hold cancelled by the client: %+v, want the certificate given back whole", l)
+	}
 	// A package's visit of a service asking a deposit is kept whole.
 	deps, err := f.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalancePackage, ServiceIDs: []int64{dep.ID},
 		Visits: 2, Client: booking.ClientInput{Name: "Regular", Phone: phone}})

@@ -8,6 +8,7 @@ import (
 
 	"salon/booking"
 	"salon/booking/bookingtest"
+	"salon/bot/tgtest"
 )
 
 // TestBookWithAPackageOrACertificateInTheChat: a client whose chat is
@@ -214,6 +215,10 @@ func TestACodeOutOfItsPlaceIsNotEchoed(t *testing.T) {
 	w.see(u, "Вы записаны")
 	u.Send("мой код " + strings.ToLower(cert.Code))
 	w.see(u, "Пришлите его на экране подтверждения записи")
+	u.Send("/start " + cert.Code) // (as if a salon's link name)
+	w.until("the code after /start answered", func() bool {
+		return strings.Count(u.Dump(), "Пришлите его на экране подтверждения записи") == 2
+	})
 	if strings.Contains(strings.ToUpper(u.Dump()), strings.ReplaceAll(cert.Code, "-", "")) || strings.Contains(u.Dump(), cert.Code[5:]) {
 		t.Fatalf("the code echoed:%s", u.Dump())
 	}
@@ -247,6 +252,32 @@ func TestACodeOutOfItsPlaceIsNotEchoed(t *testing.T) {
 	if n := w.count(t, `SELECT count(*) FROM bookings WHERE id = $1 AND status = 'confirmed'`, other.ID); n != 1 {
 		t.Fatal("the other client's booking changed")
 	}
+	// A notice's button of the chat's own booking, tapped while another
+	// booking waits on its confirmation screen: the notice asks, and the
+	// confirmation screen, no longer the dialog's, loses its buttons.
+	w.pick(u, "Haircut", "Anna", "вт 3 мар", "16:00")
+	w.see(u, "Проверьте запись")
+	first := w.count(t, `SELECT b.id FROM bookings b JOIN clients c ON c.id = b.client_id WHERE c.phone = '+79997100004' ORDER BY b.starts_at LIMIT 1`)
+	var booked *tgtest.Message
+	for _, m := range u.Messages() {
+		if strings.Contains(m.Text, "Вы записаны") && strings.Contains(m.Text, "10:00") {
+			booked = &m
+		}
+	}
+	if booked == nil {
+		t.Fatalf("no booked message of 10:00:%s", u.Dump())
+	}
+	u.TapData(booked, fmt.Sprintf("r:x:%d:%d", w.salon.ID, first))
+	w.see(u, "Отменить эту запись?")
+	w.until("the waiting confirmation's buttons gone", func() bool {
+		for _, m := range u.Messages() {
+			if strings.HasPrefix(m.Text, "Проверьте запись") && strings.Contains(m.Text, "16:00") {
+				return len(m.Inline) == 0
+			}
+		}
+		return false
+	})
+	w.allAnswered()
 }
 
 // TestAPackageSpentMeanwhile: the package on the confirm screen is spent

@@ -94,6 +94,7 @@ type turn struct {
 	c      chat
 	from   models.User
 	msgID  int    // the message whose button was tapped: answers edit it
+	tapped int    // the message whose button was tapped (0: none), as msgID began
 	cbID   string // the callback query to answer (always)
 	notice string // the answer's text, if any
 	// redact: the update held a credential (a balance's code), which the
@@ -174,9 +175,10 @@ func (t *turn) save(ctx context.Context, updateID int64) error {
 		ON CONFLICT (chat_id) DO UPDATE SET user_id = EXCLUDED.user_id, lang = EXCLUDED.lang, lang_set = EXCLUDED.lang_set,
 		    salon_id = EXCLUDED.salon_id, dialog = EXCLUDED.dialog, updated_at = now()`,
 		t.c.ID, t.c.UserID, t.c.Lang, t.c.LangSet, salon, d)
-	if t.cbID == "" && t.c.screen != 0 && t.c.D.Nonce != t.c.screenNonce {
-		// A message typed (a code, a command) moved the dialog on: the
-		// screen it was on loses its buttons, which would be stale.
+	if t.c.screen != 0 && t.c.screen != t.tapped && t.c.D.Nonce != t.c.screenNonce {
+		// A message typed (a code, a command), or a tap on another
+		// message (a notice's), moved the dialog on: the screen it was on
+		// loses its buttons, which would be stale.
 		t.out = append([]outMsg{{Op: opMarkup, ChatID: t.c.ID, MessageID: t.c.screen}}, t.out...)
 	}
 	if t.cbID != "" {
@@ -244,7 +246,7 @@ func (b *Bot) handle(t *turn, u *models.Update) error {
 	case u.CallbackQuery != nil:
 		t.cbID = u.CallbackQuery.ID
 		if m := u.CallbackQuery.Message.Message; m != nil {
-			t.msgID = m.ID
+			t.msgID, t.tapped = m.ID, m.ID
 		}
 		return t.onTap(u.CallbackQuery.Data)
 	case u.Message != nil && u.Message.Contact != nil:

@@ -11,6 +11,10 @@ func (t *turn) onCommand(text string) error {
 	cmd, arg, _ := strings.Cut(strings.TrimSpace(text), " ")
 	cmd, _, _ = strings.Cut(cmd, "@") // /start@salon_bot
 	arg = strings.TrimSpace(arg)
+	// A balance's code after a command (sent in the wrong place) is not
+	// kept in the inbox. (A salon's link name that reads as one is found
+	// first, below.)
+	t.redact = booking.LooksLikeCode(arg) && strings.ToLower(cmd) != "/start"
 	switch strings.ToLower(cmd) {
 	case "/start":
 		if arg == "" {
@@ -20,6 +24,10 @@ func (t *turn) onCommand(text string) error {
 			return t.claimBooking(token)
 		}
 		s, err := t.b.svc.SalonBySlug(t.ctx, arg)
+		if errors.Is(err, booking.ErrNotFound) && booking.LooksLikeCode(arg) {
+			t.redact = true // (not echoed either)
+			return t.salons(t.tr("code_not_now") + "\n")
+		}
 		if errors.Is(err, booking.ErrNotFound) {
 			return t.salons(t.tr("unknown_salon", arg))
 		}
