@@ -179,6 +179,25 @@ func TestTheChatIsToldWhatCancellingKeeps(t *testing.T) {
 	if q := w.see(u, "Cancel this booking?").Text; !strings.Contains(q, "cancelling now keeps 1,000\u00a0₽ of what the certificate …"+cert.Hint+" paid; 1,000\u00a0₽ goes back to it") {
 		t.Fatalf("the question: %q", q)
 	}
+	// The salon's policy changes before "Yes": the question comes again,
+	// with what cancelling keeps now, and again when it changes back.
+	policy := func(p string) {
+		t.Helper()
+		_, err := w.Pool.Exec(context.Background(), `UPDATE salons SET refund_policy = $2, catalog_version = catalog_version + 1 WHERE id = $1`, w.salon.ID, p)
+		w.must(err)
+	}
+	policy("always")
+	w.tap(u, "Yes, cancel")
+	if q := w.see(u, "The cancellation terms changed").Text; !strings.Contains(q, "2,000\u00a0₽ goes back to the certificate …"+cert.Hint) {
+		t.Fatalf("asked again: %q", q)
+	}
+	policy("never")
+	w.tap(u, "Yes, cancel")
+	w.see(u, "The cancellation terms changed while you decided:\nCancel this booking?\nService: Colour")
+	w.until("asked again, keeping 1,000 ₽", func() bool { return strings.Contains(u.Dump(), "cancelling now keeps 1,000") && strings.Contains(u.Dump(), "The cancellation terms changed") })
+	if n := w.count(t, `SELECT count(*) FROM bookings WHERE status = 'cancelled' AND service_id = $1`, colour.ID); n != 0 {
+		t.Fatalf("%d cancelled while the terms changed", n)
+	}
 	w.tap(u, "Yes, cancel")
 	done := w.see(u, "went back to the certificate")
 	if !strings.Contains(done.Text, "1,000\u00a0₽ of what the certificate …"+cert.Hint+" paid was kept") ||

@@ -48,6 +48,9 @@ type action struct {
 	Lang   string `json:"lang,omitempty"`
 	// Masters are a visit's masters at At, in visit order (doTime).
 	Masters []int64 `json:"ms,omitempty"`
+	// Keeps is what the question said cancelling would keep of the
+	// package or certificate paying the booking (doCancel).
+	Keeps int64 `json:"keeps,omitempty"`
 }
 
 // button is an inline keyboard button.
@@ -143,7 +146,7 @@ func (t *turn) onTap(data string) error {
 	case doCancelAsk:
 		return t.cancelQuestion(a.Salon, a.ID)
 	case doCancel:
-		return t.cancel(a.Salon, a.ID)
+		return t.cancel(a.Salon, a.ID, a.Keeps)
 	case doMove:
 		return t.moveStart(a.Salon, a.ID)
 	case doMoveHere:

@@ -63,10 +63,16 @@ func (t *turn) cancelQuestion(salonID, bookingID int64) error {
 	if v == nil {
 		return err
 	}
-	k := t.keyboard()
-	k.row(k.btn(t.tr("cancel_yes"), action{Verb: doCancel, Salon: salonID, ID: bookingID}), k.btn(t.tr("keep"), action{Verb: doMy}))
-	t.show(t.tr("cancel_q")+"\n"+t.summary(v.ServiceName, v.MasterName, v.StartsAt, v.Price)+t.cancelKeeps(v), k)
+	t.askCancel(v, "")
 	return nil
+}
+
+// askCancel asks whether to cancel v, saying what cancelling would keep
+// of what pays it (after prefix).
+func (t *turn) askCancel(v *booking.View, prefix string) {
+	k := t.keyboard()
+	k.row(k.btn(t.tr("cancel_yes"), action{Verb: doCancel, Salon: v.SalonID, ID: v.ID, Keeps: v.CancelKeeps}), k.btn(t.tr("keep"), action{Verb: doMy}))
+	t.show(prefix+t.tr("cancel_q")+"\n"+t.summary(v.ServiceName, v.MasterName, v.StartsAt, v.Price)+t.cancelKeeps(v), k)
 }
 
 // cancelKeeps says, before a booking paid with a package or a certificate
@@ -118,10 +124,17 @@ func (t *turn) cancelled(v *booking.View) string {
 	return text
 }
 
-func (t *turn) cancel(salonID, bookingID int64) error {
+// cancel cancels booking bookingID, which the question said would keep
+// keeps of what pays it: when that changed meanwhile (the salon's policy,
+// the cutoff passed), it asks again instead.
+func (t *turn) cancel(salonID, bookingID, keeps int64) error {
 	v, err := t.own(salonID, bookingID)
 	if v == nil {
 		return err
+	}
+	if v.PaidWith != nil && v.CancelKeeps != keeps {
+		t.askCancel(v, t.tr("cancel_changed")+"\n")
+		return nil
 	}
 	// A refund is made by the core's follow-up job, not inside this turn.
 	if _, err := t.b.svc.Cancel(booking.WithoutProviderCalls(t.ctx), booking.CancelRequest{SalonID: salonID, BookingID: bookingID}); err != nil {
