@@ -194,7 +194,9 @@ func TestTheChatIsToldWhatCancellingKeeps(t *testing.T) {
 	policy("never")
 	w.tap(u, "Yes, cancel")
 	w.see(u, "The cancellation terms changed while you decided:\nCancel this booking?\nService: Colour")
-	w.until("asked again, keeping 1,000 ₽", func() bool { return strings.Contains(u.Dump(), "cancelling now keeps 1,000") && strings.Contains(u.Dump(), "The cancellation terms changed") })
+	w.until("asked again, keeping 1,000 ₽", func() bool {
+		return strings.Contains(u.Dump(), "cancelling now keeps 1,000") && strings.Contains(u.Dump(), "The cancellation terms changed")
+	})
 	if n := w.count(t, `SELECT count(*) FROM bookings WHERE status = 'cancelled' AND service_id = $1`, colour.ID); n != 0 {
 		t.Fatalf("%d cancelled while the terms changed", n)
 	}
