@@ -145,22 +145,37 @@ func normalizeCode(code string) string {
 	}, code)
 }
 
-// LooksLikeCode reports whether text holds what reads as a balance's code
-// (its twelve characters, in any case, with or without the dashes, or in
-// up to three words): a front end keeps such text out of what it stores
-// and does not echo it. A phone never does (a code has a letter).
-func LooksLikeCode(text string) bool {
-	words := strings.Fields(text)
+// FindCode returns the balance code text holds, as stored (upper case,
+// without dashes), and whether it holds one: its twelve characters in any
+// case, whole or in groups split by spaces, dashes or other signs, alone
+// or inside a sentence. It asks for a letter, so a phone never reads as
+// one (a code of digits alone, fewer than one in ten million, is missed),
+// and, of twelve characters spread over words, for a digit or the code's
+// own grouping (one word, or three of four), so plain words rarely do.
+func FindCode(text string) (string, bool) {
+	words := strings.FieldsFunc(text, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	})
 	for i := range words {
-		joined := ""
-		for j := i; j < len(words) && j < i+3; j++ {
-			joined += strings.Trim(words[j], ".,;:!?\"'«»()")
-			if c := normalizeCode(joined); len(c) == 12 && strings.Trim(c, codeAlphabet) == "" && strings.ContainsAny(c, codeAlphabet[:23]) {
-				return true
-			}
+		joined, lens := "", []int{}
+		for j := i; j < len(words) && len(joined) < 12; j++ {
+			joined, lens = joined+strings.ToUpper(words[j]), append(lens, len(words[j]))
+		}
+		if len(joined) != 12 || strings.Trim(joined, codeAlphabet) != "" || !strings.ContainsAny(joined, codeAlphabet[:23]) {
+			continue
+		}
+		if grouped := len(lens) == 1 || (len(lens) == 3 && lens[0] == 4 && lens[1] == 4); grouped || strings.ContainsAny(joined, "23456789") {
+			return joined, true
 		}
 	}
-	return false
+	return "", false
+}
+
+// LooksLikeCode reports whether text holds a balance's code (FindCode): a
+// front end keeps such text out of what it stores and does not echo it.
+func LooksLikeCode(text string) bool {
+	_, ok := FindCode(text)
+	return ok
 }
 
 // IssueBalance sells a package or a certificate, recorded as paid in the

@@ -206,6 +206,11 @@ func TestLooksLikeCode(t *testing.T) {
 		{"abcdefghjk23", true},
 		{"мой код ABCD-EFGH-JK23, спасибо", true},
 		{"код: «ABCD-EFGH-JK23».", true},
+		{"code:ABCD-EFGH-JK23", true},
+		{"ABCD - EFGH - JK23", true},
+		{"ABCD–EFGH–JK23", true}, // (en dashes)
+		{"abcd efgh jkmn", true},
+		{"we are seven twenty", false}, // (twelve letters of words, no digit, not grouped as a code)
 		{"+7 999 234-56-78", false},
 		{"234567892345", false}, // (digits alone: a phone's shape)
 		{"ABCD-EFGH-JK2", false},

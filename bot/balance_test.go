@@ -46,9 +46,10 @@ func TestBookWithAPackageOrACertificateInTheChat(t *testing.T) {
 		t.Fatalf("booked with the package: %q", done.Text)
 	}
 	again("14:00")
+	w.screenKnown(u) // (the sender recorded it: a code typed on it then strips its buttons)
 	u.Send("nope-nope-nope")
 	w.see(u, "No certificate or package with this code")
-	u.Send(strings.ToLower(cert.Code))
+	u.Send("my code is " + strings.ToLower(cert.Code) + ", thanks")
 	done = w.see(u, "paid with the certificate")
 	if !strings.Contains(done.Text, "✅ You are booked!") || !strings.Contains(done.Text, "14:00") {
 		t.Fatalf("booked with the certificate: %q", done.Text)
@@ -278,6 +279,7 @@ func TestACodeOutOfItsPlaceIsNotEchoed(t *testing.T) {
 	// confirmation screen, no longer the dialog's, loses its buttons.
 	w.pick(u, "Haircut", "Anna", "вт 3 мар", "16:00")
 	w.see(u, "Проверьте запись")
+	w.screenKnown(u)
 	first := w.count(t, `SELECT b.id FROM bookings b JOIN clients c ON c.id = b.client_id WHERE c.phone = '+79997100004' ORDER BY b.starts_at LIMIT 1`)
 	var booked *tgtest.Message
 	for _, m := range u.Messages() {
@@ -298,7 +300,21 @@ func TestACodeOutOfItsPlaceIsNotEchoed(t *testing.T) {
 		}
 		return false
 	})
+	w.tap(u, "Да, отменить")
+	w.see(u, "Запись отменена")
+	// That notice's button again, its booking now cancelled, while a
+	// booking waits on its confirmation: the tap's answer says so, and
+	// the booking under way stays, and books.
+	w.pick(u, "Haircut", "Anna", "вт 3 мар", "18:00")
+	w.see(u, "Проверьте запись")
+	w.screenKnown(u)
+	u.TapData(booked, fmt.Sprintf("r:x:%d:%d", w.salon.ID, first))
 	w.allAnswered()
+	w.tap(u, "✅ Подтвердить")
+	w.until("booked at 18:00", func() bool {
+		return w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id WHERE c.phone = '+79997100004'
+			AND b.status = 'confirmed' AND b.starts_at = $1`, bookingtest.At(w.salon, testDay, "18:00")) == 1
+	})
 }
 
 // TestAPackageSpentMeanwhile: the package on the confirm screen is spent

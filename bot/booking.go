@@ -339,6 +339,9 @@ func (t *turn) onCode(raw string) error {
 	if err != nil {
 		return t.explain(err)
 	}
+	if code, ok := booking.FindCode(raw); ok {
+		raw = code // (inside a sentence: "my code is …")
+	}
 	b, err := t.b.svc.BalanceByCode(t.ctx, s.ID, raw)
 	if errors.Is(err, booking.ErrNotFound) {
 		t.say(t.tr("no_such_code"))

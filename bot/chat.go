@@ -178,8 +178,9 @@ func (t *turn) save(ctx context.Context, updateID int64) error {
 	if t.c.screen != 0 && t.c.screen != t.tapped && t.c.D.Nonce != t.c.screenNonce {
 		// A message typed (a code, a command), or a tap on another
 		// message (a notice's), moved the dialog on: the screen it was on
-		// loses its buttons, which would be stale.
-		t.out = append([]outMsg{{Op: opMarkup, ChatID: t.c.ID, MessageID: t.c.screen}}, t.out...)
+		// loses its buttons, which would be stale (after the answer, which
+		// it must not hold up).
+		t.out = append(t.out, outMsg{Op: opMarkup, ChatID: t.c.ID, MessageID: t.c.screen})
 	}
 	if t.cbID != "" {
 		t.out = append([]outMsg{{Op: opAnswer, ChatID: t.c.ID, Callback: t.cbID, Notice: t.notice}}, t.out...)

@@ -35,12 +35,10 @@ func (t *turn) explain(err error) error {
 		if t.salonC != nil {
 			hours = t.salonC.CutoffHours
 		}
-		t.c.D = t.c.D.keep()
-		t.show(t.tr("too_late", hours), nil)
+		t.ended(t.tr("too_late", hours))
 		return nil
 	case errors.Is(err, booking.ErrConflict):
-		t.c.D = t.c.D.keep()
-		t.show(t.tr("not_active"), nil)
+		t.ended(t.tr("not_active"))
 		return nil
 	case errors.Is(err, booking.ErrNotFound), errors.Is(err, booking.ErrForbidden):
 		t.notice = t.tr("stale")
@@ -53,6 +51,18 @@ func (t *turn) explain(err error) error {
 		return t.startBooking("")
 	}
 	return err
+}
+
+// ended says that what was asked cannot be done any more (too late, the
+// booking no longer active), ending the dialog: of a notice's button
+// (fromNotice), in the tap's answer alone, and a booking under way stays.
+func (t *turn) ended(text string) {
+	if t.fromNotice {
+		t.answer(text)
+		return
+	}
+	t.c.D = t.c.D.keep()
+	t.show(text, nil)
 }
 
 // invalid explains a refused field.

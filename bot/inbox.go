@@ -15,6 +15,8 @@ import (
 
 	"github.com/go-telegram/bot/models"
 	"github.com/jackc/pgx/v5"
+
+	"salon/booking"
 )
 
 // chatOf returns the chat an update belongs to (0 for kinds the bot ignores).
@@ -314,7 +316,11 @@ func (b *Bot) giveUp(ctx context.Context, id, chat int64, u *models.Update, reas
 	if err := queue(ctx, tx, out); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `UPDATE tg_updates SET processed_at = now(), error = $2 WHERE update_id = $1`, id, reason); err != nil {
+	// A balance's code in the update is not kept, handled or not.
+	redact := u.Message != nil && booking.LooksLikeCode(u.Message.Text)
+	if _, err := tx.Exec(ctx, `UPDATE tg_updates SET processed_at = now(), error = $2,
+		payload = CASE WHEN $3 THEN convert_to('{"redacted": "a balance code"}', 'UTF8') ELSE payload END WHERE update_id = $1`,
+		id, reason, redact); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -182,6 +182,19 @@ func (w *world) pick(u *tgtest.User, service, master, day, hhmm string) {
 	w.tap(u, hhmm)
 }
 
+// screenKnown waits until the sender recorded the message on screen in
+// u's chat as the dialog's screen (what a typed turn strips the buttons
+// of when it moves the dialog on).
+func (w *world) screenKnown(u *tgtest.User) {
+	w.t.Helper()
+	w.until("the screen recorded as the chat's", func() bool {
+		var n int
+		w.must(w.Pool.QueryRow(context.Background(), `SELECT count(*) FROM tg_chats WHERE chat_id = $1 AND screen_nonce = dialog->>'nonce'`,
+			u.ID).Scan(&n))
+		return n == 1
+	})
+}
+
 // toContact walks a user from /start to the phone question for master at
 // hhmm on the test day (en).
 func (w *world) toContact(u *tgtest.User, master, hhmm string) {

@@ -46,15 +46,15 @@ func (t *turn) own(salonID, bookingID int64) (*booking.View, error) {
 	if err != nil {
 		return nil, t.explain(err)
 	}
-	t.c.SalonID, t.salonC = v.SalonID, &v.Salon
 	if !v.Changeable {
 		if v.Status.Active() {
-			t.show(t.tr("too_late", v.Salon.CutoffHours), nil)
+			t.ended(t.tr("too_late", v.Salon.CutoffHours))
 		} else {
-			t.show(t.tr("not_active"), nil)
+			t.ended(t.tr("not_active"))
 		}
 		return nil, nil
 	}
+	t.c.SalonID, t.salonC = v.SalonID, &v.Salon
 	return v, nil
 }
 
@@ -145,11 +145,13 @@ func (t *turn) cancel(salonID, bookingID, keeps int64) error {
 	if v.PaidWith != nil {
 		// What the cancellation kept of the package or certificate, and
 		// gave back to it.
-		after, err := t.b.svc.BookingView(t.ctx, salonID, bookingID)
-		if err != nil {
-			return err
+		// (Unread, the cancellation is said alone: it is done, and a turn
+		// run again would find the booking no longer changeable.)
+		if after, err := t.b.svc.BookingView(t.ctx, salonID, bookingID); err == nil {
+			text += t.cancelled(after)
+		} else {
+			t.b.log.Warn("bot: what a cancellation kept, unread", "booking", bookingID, "err", err)
 		}
-		text += t.cancelled(after)
 	}
 	t.show(text, nil)
 	return nil

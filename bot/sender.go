@@ -284,10 +284,13 @@ func (b *Bot) call(ctx context.Context, p *pending) result {
 	case opAnswer:
 		_, err = b.api.AnswerCallbackQuery(ctx, &tgbot.AnswerCallbackQueryParams{CallbackQueryID: m.Callback, Text: m.Notice})
 	case opMarkup:
-		_, err = b.api.EditMessageReplyMarkup(ctx, &tgbot.EditMessageReplyMarkupParams{ChatID: m.ChatID, MessageID: m.MessageID})
-		if err != nil && errors.Is(err, tgbot.ErrorBadRequest) {
-			return result{p: p} // (gone, or without buttons already: nothing to remove)
+		// Tried once: stale buttons left are no harm (a tap on one says the
+		// menu is out of date), and this chat's next answers wait for no
+		// retry of it.
+		if _, err := b.api.EditMessageReplyMarkup(ctx, &tgbot.EditMessageReplyMarkupParams{ChatID: m.ChatID, MessageID: m.MessageID}); err != nil {
+			b.log.Debug("bot: a stale screen's buttons not removed", "chat", m.ChatID, "err", err)
 		}
+		return result{p: p}
 	case opEdit:
 		params := &tgbot.EditMessageTextParams{ChatID: m.ChatID, MessageID: m.MessageID, Text: m.Text}
 		if len(m.Inline) > 0 {

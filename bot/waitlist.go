@@ -87,21 +87,26 @@ func (t *turn) takeOffer(entryID, offerID int64) error {
 	if err != nil {
 		return t.explain(err)
 	}
-	// The dialog is the entry's: the alternatives of a taken time book
-	// its service.
-	if t.c.SalonID != e.SalonID {
-		t.c.SalonID, t.salonC = e.SalonID, nil
-	}
-	t.c.D = t.c.D.keep()
-	t.c.D.Service, t.c.D.Master = e.ServiceID, e.MasterID
-	if len(e.Items) > 1 {
-		for _, it := range e.Items[:len(e.Items)-1] {
-			t.c.D.Items = append(t.c.D.Items, visitPick{Service: it.ServiceID, Master: it.MasterID})
-		}
-		last := e.Items[len(e.Items)-1]
-		t.c.D.Service, t.c.D.Master = last.ServiceID, last.MasterID
-	}
 	b, err := t.b.svc.AcceptOffer(t.ctx, entryID, offerID)
+	var taken *booking.SlotTakenError
+	var ve *booking.ValidationError
+	if err == nil || errors.As(err, &taken) || errors.As(err, &ve) {
+		// The dialog is the entry's: the alternatives of a taken time book
+		// its service. (Refused otherwise, the offer gone: a booking under
+		// way stays.)
+		if t.c.SalonID != e.SalonID {
+			t.c.SalonID, t.salonC = e.SalonID, nil
+		}
+		t.c.D = t.c.D.keep()
+		t.c.D.Service, t.c.D.Master = e.ServiceID, e.MasterID
+		if len(e.Items) > 1 {
+			for _, it := range e.Items[:len(e.Items)-1] {
+				t.c.D.Items = append(t.c.D.Items, visitPick{Service: it.ServiceID, Master: it.MasterID})
+			}
+			last := e.Items[len(e.Items)-1]
+			t.c.D.Service, t.c.D.Master = last.ServiceID, last.MasterID
+		}
+	}
 	if err != nil {
 		return t.explain(err)
 	}

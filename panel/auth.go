@@ -2,6 +2,7 @@ package panel
 
 import (
 	"errors"
+	"net/url"
 	"strings"
 	"time"
 
@@ -75,14 +76,33 @@ func (h *Handler) setLang(c *fiber.Ctx) error {
 	}
 	// Back to the page the switch was on: the one it names (its GET
 	// address), else the one the browser came from.
-	back := c.FormValue("back")
-	if !strings.HasPrefix(back, "/panel") || strings.ContainsAny(back, "\\#") || strings.Contains(back, "//") {
-		back = c.Get(fiber.HeaderReferer)
-		if i := strings.Index(back, "/panel/"); i >= 0 {
-			back = back[i:]
-		} else {
+	back, ok := panelPath(c.FormValue("back"))
+	if !ok {
+		ref := c.Get(fiber.HeaderReferer)
+		if i := strings.Index(ref, "/panel/"); i >= 0 {
+			back, ok = panelPath(ref[i:])
+		}
+		if !ok {
 			back = "/panel/"
 		}
 	}
-	return c.Redirect(strings.Clone(back), fiber.StatusSeeOther)
+	return c.Redirect(back, fiber.StatusSeeOther)
+}
+
+// panelPath is s as an address in the panel to redirect to (its path and
+// query, escaped), or false when it is not one: another site, another
+// scheme, control characters.
+func panelPath(s string) (string, bool) {
+	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) >= 0 {
+		return "", false
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !strings.HasPrefix(u.Path, "/panel") || strings.HasPrefix(u.Path, "//") {
+		return "", false
+	}
+	out := u.EscapedPath()
+	if u.RawQuery != "" {
+		out += "?" + u.Query().Encode()
+	}
+	return out, true
 }

@@ -461,7 +461,11 @@ func TestALostDeskCodeIsRenewed(t *testing.T) {
 	if r := b.post("/panel/lang", url.Values{"lang": {"en"}, "back": {own}}); r.status != http.StatusSeeOther || r.header.Get("Location") != own {
 		t.Fatalf("the language switched: %d to %q", r.status, r.header.Get("Location"))
 	}
-	if r := b.post("/panel/lang", url.Values{"lang": {"ru"}, "back": {"//evil.example/panel"}}); r.header.Get("Location") == "//evil.example/panel" {
-		t.Fatal("the language switch redirects off the panel")
+	for _, bad := range []string{"//evil.example/panel", "https://evil.example/panel/", "/panel\r\nSet-Cookie: evil=1", "/panel/\\evil.example"} {
+		r := b.post("/panel/lang", url.Values{"lang": {"ru"}, "back": {bad}})
+		if loc := r.header.Get("Location"); r.status != http.StatusSeeOther || !strings.HasPrefix(loc, "/panel") || strings.ContainsAny(loc, "\r\n\\") ||
+			strings.Contains(r.header.Get("Set-Cookie"), "evil") {
+			t.Fatalf("the language switch with back %q: %d to %q", bad, r.status, loc)
+		}
 	}
 }

@@ -176,9 +176,16 @@ func done(c *fiber.Ctx, path, what string) error {
 	return c.Redirect(path+sep+"done="+what, fiber.StatusSeeOther)
 }
 
-// pageOf is the GET page a POST to path belongs to: the longest head of
-// path a panel GET route matches (/panel/balances/7/refund:
-// /panel/balances/7), else the panel's start.
+// formPages are the GET pages of the forms that POST to an address no
+// GET route has.
+var formPages = map[string]string{
+	"/panel/bookings":       "/panel/bookings/new",
+	"/panel/balance-offers": "/panel/balances",
+}
+
+// pageOf is the GET page a POST to path belongs to: the form's page
+// (formPages), or the longest head of path a panel GET route matches
+// (/panel/balances/7/refund: /panel/balances/7), else the panel's start.
 func (h *Handler) pageOf(app *fiber.App, path string) string {
 	h.getsOnce.Do(func() {
 		for _, r := range app.GetRoutes(true) {
@@ -188,6 +195,12 @@ func (h *Handler) pageOf(app *fiber.App, path string) string {
 		}
 	})
 	segs := strings.Split(strings.TrimSuffix(path, "/"), "/")
+	if len(segs) > 3 && segs[2] == "balance-offers" {
+		return "/panel/balances" // (an offer's own actions: its list)
+	}
+	if p, ok := formPages[strings.Join(segs, "/")]; ok {
+		return p
+	}
 	for n := len(segs); n > 2; n-- {
 		for _, r := range h.gets {
 			if len(r) == n && slices.EqualFunc(r, segs[:n], func(p, s string) bool { return p == s || (strings.HasPrefix(p, ":") && s != "") }) {

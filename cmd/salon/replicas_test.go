@@ -394,8 +394,8 @@ func TestThreeReplicas(t *testing.T) {
 		switch {
 		case (c.Method == "sendMessage" || c.Method == "editMessageText" || c.Method == "answerCallbackQuery") && c.Status == 200:
 			calls++
-		case c.Method == "editMessageReplyMarkup" && (c.Status == 200 || c.Status == 400):
-			calls++ // (a stale screen's buttons removed; 400: none left to remove, and not tried again)
+		case c.Method == "editMessageReplyMarkup":
+			calls++ // (a stale screen's buttons removed: tried once, whatever the answer)
 		}
 	}
 	if overlaps != 0 {
