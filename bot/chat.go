@@ -101,8 +101,9 @@ type turn struct {
 	// inbox must not keep.
 	redact bool
 	// fromNotice: a notice's button was tapped (a reminder's, an
-	// offer's): a booking it names that is not found says so, leaving the
-	// dialog as it is.
+	// offer's): when it cannot act (the booking not found, cancelled, past
+	// its cutoff; the offer gone), the tap's answer says so, and the
+	// dialog stays as it is.
 	fromNotice bool
 	out        []outMsg
 	salonC     *booking.Salon
