@@ -54,12 +54,9 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 			return err
 		}
 		actor := caller.actor(b)
-		if caller.client() && b.Status == StatusConfirmed && salon.keepsPaid(b, caller, now) {
+		if salon.keepsBalance(b, caller, now) {
 			// What the booking reserved of a balance is spent, not
-			// released (the status trigger reads this): by a client's
-			// cancellation only (the salon's gives it back), of a booking
-			// confirmed (a hold still awaiting its deposit, cancelled,
-			// gives it back, as its expiry would).
+			// released (the status trigger reads this).
 			if _, err := tx.Exec(ctx, `SELECT set_config('salon.balance_keep', 'on', true)`); err != nil {
 				return fmt.Errorf("cancel: %w", err)
 			}

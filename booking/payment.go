@@ -1257,6 +1257,15 @@ func (s *Salon) keepsPaid(b *Booking, caller Caller, now time.Time) bool {
 	return false
 }
 
+// keepsBalance reports whether the caller cancelling b at now leaves what
+// it reserved of a package or a certificate to the salon (spent, not
+// released), by its policy: a client's cancellation of a confirmed
+// booking only (the salon's own gives it back, and so does a hold still
+// awaiting its deposit, as its expiry would).
+func (s *Salon) keepsBalance(b *Booking, caller Caller, now time.Time) bool {
+	return caller.client() && b.Status == StatusConfirmed && s.keepsPaid(b, caller, now)
+}
+
 // startRefund, in the transaction that cancels booking b (locked), takes
 // the one-time right to cancel each of its payments: what the salon holds
 // is refunded as its policy says (each paid session moves to refunding for

@@ -116,7 +116,7 @@ func (s *Service) BookingView(ctx context.Context, salonID, bookingID int64) (*V
 func (s *Service) decorate(v *View, caller Caller) {
 	v.ChangeableUntil = v.Salon.ChangeableUntil(&v.Booking)
 	v.Changeable = mayChange(&v.Booking, &v.Salon, caller, s.now()) == nil
-	if p := v.PaidWith.live(); p != nil && v.Status == StatusConfirmed && caller.client() && v.Salon.keepsPaid(&v.Booking, caller, s.now()) {
+	if p := v.PaidWith.live(); p != nil && v.Salon.keepsBalance(&v.Booking, caller, s.now()) {
 		v.CancelKeeps = p.Keeps
 	}
 	if caller.client() {
