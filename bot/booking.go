@@ -301,16 +301,15 @@ func (t *turn) confirm() error {
 	if d > 0 {
 		// What is due, and how: online right after booking (the time held
 		// meanwhile), or in the salon.
-		switch s, _ := t.salon(); {
-		case s != nil && t.b.svc.Provider() != nil && t.c.D.Moving == 0:
-			// (A package or a certificate's code may pay it instead.)
-			text += "\n" + t.tr("confirm_deposit_unless", d.Format(s.Currency, t.c.Lang), s.HoldMin)
-		case s != nil && t.b.svc.Provider() != nil:
-			text += "\n" + t.tr("confirm_deposit", d.Format(s.Currency, t.c.Lang), s.HoldMin)
-		case s != nil && t.c.D.Moving == 0:
-			text += "\n" + t.tr("deposit_note_unless", d.Format(s.Currency, t.c.Lang))
-		case s != nil:
-			text += "\n" + t.tr("deposit_note", d.Format(s.Currency, t.c.Lang))
+		if s, _ := t.salon(); s != nil {
+			key, args := "deposit_note", []any{d.Format(s.Currency, t.c.Lang)}
+			if t.b.svc.Provider() != nil {
+				key, args = "confirm_deposit", append(args, s.HoldMin)
+			}
+			if t.c.D.Moving == 0 {
+				key += "_unless" // (a package or a certificate's code may pay it instead)
+			}
+			text += "\n" + t.tr(key, args...)
 		}
 	}
 	if t.c.D.Moving == 0 {
@@ -448,12 +447,15 @@ func (t *turn) paidWith(s *booking.Salon, p *booking.PaidWith, price booking.Mon
 	if p.Kind == booking.BalancePackage {
 		return "\n" + t.tr("paid_package", p.Hint, i18n.Visits(t.c.Lang, p.Remaining)) + until
 	}
-	text := "\n" + t.tr("paid_certificate", p.Amount.Format(s.Currency, t.c.Lang), booking.Money(p.Remaining).Format(s.Currency, t.c.Lang)) + until
+	text := "\n" + t.tr("paid_certificate", t.money(s, p.Amount), t.money(s, booking.Money(p.Remaining))) + until
 	if rest := price - p.Amount; rest > 0 {
-		text += "\n" + t.tr("to_pay", rest.Format(s.Currency, t.c.Lang))
+		text += "\n" + t.tr("to_pay", t.money(s, rest))
 	}
 	return text
 }
+
+// money is m in salon s's currency, as the chat's language writes it.
+func (t *turn) money(s *booking.Salon, m booking.Money) string { return m.Format(s.Currency, t.c.Lang) }
 
 // alternatives offers the nearest free times after a lost race (of a
 // visit: whole-visit times, with their masters).

@@ -10,12 +10,11 @@ import (
 func (t *turn) onCommand(text string) error {
 	cmd, arg, _ := strings.Cut(strings.TrimSpace(text), " ")
 	cmd, _, _ = strings.Cut(cmd, "@") // /start@salon_bot
-	arg = strings.TrimSpace(arg)
+	arg, cmd = strings.TrimSpace(arg), strings.ToLower(cmd)
 	// A balance's code after a command (sent in the wrong place) is not
-	// kept in the inbox. (A salon's link name that reads as one is found
-	// first, below.)
-	t.redact = booking.LooksLikeCode(arg) && strings.ToLower(cmd) != "/start"
-	switch strings.ToLower(cmd) {
+	// kept in the inbox (after /start, once no salon's link name is it).
+	t.redact = cmd != "/start" && booking.LooksLikeCode(arg)
+	switch cmd {
 	case "/start":
 		if arg == "" {
 			return t.startBooking("")

@@ -89,14 +89,14 @@ func (t *turn) cancelKeeps(v *booking.View) string {
 		}
 		return "\n" + t.tr("cancel_back_package", p.Hint)
 	}
-	money := func(n int64) string { return booking.Money(n).Format(v.Salon.Currency, t.c.Lang) }
-	switch back := int64(p.Amount) - v.CancelKeeps; {
-	case v.CancelKeeps > 0 && back > 0:
-		return "\n" + t.tr("cancel_keeps_certificate", money(v.CancelKeeps), p.Hint, money(back))
-	case v.CancelKeeps > 0:
-		return "\n" + t.tr("cancel_keeps_all", money(v.CancelKeeps), p.Hint)
+	keeps := booking.Money(v.CancelKeeps)
+	switch back := p.Amount - keeps; {
+	case keeps > 0 && back > 0:
+		return "\n" + t.tr("cancel_keeps_certificate", t.money(&v.Salon, keeps), p.Hint, t.money(&v.Salon, back))
+	case keeps > 0:
+		return "\n" + t.tr("cancel_keeps_all", t.money(&v.Salon, keeps), p.Hint)
 	}
-	return "\n" + t.tr("cancel_back_certificate", money(int64(p.Amount)), p.Hint)
+	return "\n" + t.tr("cancel_back_certificate", t.money(&v.Salon, p.Amount), p.Hint)
 }
 
 // cancelled says, once a booking paid with a package or a certificate was
@@ -113,13 +113,12 @@ func (t *turn) cancelled(v *booking.View) string {
 		}
 		return "\n" + t.tr("returned_package", p.Hint, i18n.Visits(t.c.Lang, p.Remaining))
 	}
-	money := func(n int64) string { return booking.Money(n).Format(v.Salon.Currency, t.c.Lang) }
 	text := ""
 	if p.Kept > 0 {
-		text += "\n" + t.tr("kept_certificate", money(p.Kept), p.Hint)
+		text += "\n" + t.tr("kept_certificate", t.money(&v.Salon, booking.Money(p.Kept)), p.Hint)
 	}
 	if p.Returned > 0 {
-		text += "\n" + t.tr("returned_certificate", money(p.Returned), p.Hint, money(p.Remaining))
+		text += "\n" + t.tr("returned_certificate", t.money(&v.Salon, booking.Money(p.Returned)), p.Hint, t.money(&v.Salon, booking.Money(p.Remaining)))
 	}
 	return text
 }
@@ -144,9 +143,8 @@ func (t *turn) cancel(salonID, bookingID, keeps int64) error {
 	text := t.tr("cancelled") + "\n" + t.summary(v.ServiceName, v.MasterName, v.StartsAt, v.Price)
 	if v.PaidWith != nil {
 		// What the cancellation kept of the package or certificate, and
-		// gave back to it.
-		// (Unread, the cancellation is said alone: it is done, and a turn
-		// run again would find the booking no longer changeable.)
+		// gave back to it (unread, the cancellation is said alone: it is
+		// done, and a turn run again would find it no longer changeable).
 		if after, err := t.b.svc.BookingView(t.ctx, salonID, bookingID); err == nil {
 			text += t.cancelled(after)
 		} else {
