@@ -563,10 +563,8 @@ func (h *Handler) setTogether(c *fiber.Ctx) error {
 		return err
 	}
 	checked := map[int64]bool{}
-	for _, v := range c.Request().PostArgs().PeekMulti("with") {
-		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
-			checked[n] = true
-		}
+	for _, n := range formIDs(c, "with", maxFormServices) {
+		checked[n] = true
 	}
 	for _, sv := range others {
 		if sv.ID == id {
