@@ -49,6 +49,19 @@ func TestBookWithAPackageOrACertificateInTheChat(t *testing.T) {
 	w.screenKnown(u) // (the sender recorded it: a code typed on it then strips its buttons)
 	u.Send("nope-nope-nope")
 	w.see(u, "No certificate or package with this code")
+	// Said with the confirmation again, the chat's last message, whose
+	// buttons are the live ones: the screen above the code loses its own.
+	w.until("the refusal with the confirmation, below; the screen above without buttons", func() bool {
+		last, live := newest(u), 0
+		for _, m := range u.Messages() {
+			if len(m.Inline) > 0 {
+				live++
+			}
+		}
+		return last != nil && strings.HasPrefix(last.Text, "No certificate or package") && strings.Contains(last.Text, "Check your booking:") &&
+			len(last.Inline) > 0 && live == 1
+	})
+	w.screenKnown(u)
 	u.Send("my code is " + strings.ToLower(cert.Code) + ", thanks")
 	done = w.see(u, "paid with the certificate")
 	if !strings.Contains(done.Text, "✅ You are booked!") || !strings.Contains(done.Text, "14:00") {
@@ -65,11 +78,22 @@ func TestBookWithAPackageOrACertificateInTheChat(t *testing.T) {
 		return false
 	})
 	again("16:00")
+	w.screenKnown(u)
 	u.Send(cert.Code)
 	w.see(u, "It cannot pay for this booking: nothing is left on it")
+	w.until("the refusal with the confirmation, below", func() bool {
+		last := newest(u)
+		return last != nil && strings.HasPrefix(last.Text, "It cannot pay") && strings.Contains(last.Text, "Check your booking:") &&
+			strings.Contains(last.Text, "16:00")
+	})
+	w.tap(u, "✅ Confirm")
+	w.until("booked at 16:00 without it", func() bool {
+		last := newest(u)
+		return last != nil && strings.HasPrefix(last.Text, "✅ You are booked!") && strings.Contains(last.Text, "16:00")
+	})
 	w.allAnswered()
-	if n := w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id WHERE c.phone = '+79997100001'`); n != 3 {
-		t.Fatalf("%d bookings, want 3", n)
+	if n := w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id WHERE c.phone = '+79997100001'`); n != 4 {
+		t.Fatalf("%d bookings, want 4", n)
 	}
 	if n := w.count(t, `SELECT count(*) FROM balance_entries WHERE type = 'reserve' AND balance_id IN ($1, $2)`, pkg.ID, cert.ID); n != 2 {
 		t.Fatalf("%d reservations, want 2", n)
@@ -82,6 +106,18 @@ func TestBookWithAPackageOrACertificateInTheChat(t *testing.T) {
 		+ (SELECT count(*) FROM tg_chats WHERE dialog::text ILIKE '%' || $2 || '%')`, cert.Code, strings.ReplaceAll(cert.Code, "-", "")); n != 0 {
 		t.Fatalf("the certificate's code is stored in %d rows", n)
 	}
+}
+
+// newest is the chat's newest message from the bot (the last one below;
+// u.Last is the last sent or edited).
+func newest(u *tgtest.User) *tgtest.Message {
+	var last *tgtest.Message
+	for _, m := range u.Messages() {
+		if last == nil || m.ID > last.ID {
+			last = &m
+		}
+	}
+	return last
 }
 
 // TestAPackageSoldAtTheDeskIsOfferedAtTheFirstBooking: a package sold at
@@ -278,7 +314,7 @@ func TestACodeOutOfItsPlaceIsNotEchoed(t *testing.T) {
 	// booking waits on its confirmation screen: the notice asks, and the
 	// confirmation screen, no longer the dialog's, loses its buttons.
 	w.pick(u, "Haircut", "Anna", "вт 3 мар", "16:00")
-	w.see(u, "Проверьте запись")
+	w.see(u, "вт 3 мар, 16:00\nСтоимость: 2\u00a0500\u00a0₽\nТелефон") // (its own confirmation: an earlier one keeps its text)
 	w.screenKnown(u)
 	first := w.count(t, `SELECT b.id FROM bookings b JOIN clients c ON c.id = b.client_id WHERE c.phone = '+79997100004' ORDER BY b.starts_at LIMIT 1`)
 	var booked *tgtest.Message
@@ -306,7 +342,7 @@ func TestACodeOutOfItsPlaceIsNotEchoed(t *testing.T) {
 	// booking waits on its confirmation: the tap's answer says so, and
 	// the booking under way stays, and books.
 	w.pick(u, "Haircut", "Anna", "вт 3 мар", "18:00")
-	w.see(u, "Проверьте запись")
+	w.see(u, "вт 3 мар, 18:00\nСтоимость: 2\u00a0500\u00a0₽\nТелефон") // (its own confirmation: an earlier one keeps its text)
 	w.screenKnown(u)
 	u.TapData(booked, fmt.Sprintf("r:x:%d:%d", w.salon.ID, first))
 	w.allAnswered()

@@ -315,6 +315,9 @@ func (t *turn) confirm() error {
 	if t.c.D.Moving == 0 {
 		text += "\n\n" + t.tr("code_hint")
 	}
+	if t.lead != "" {
+		text, t.lead = t.lead+"\n\n"+text, ""
+	}
 	t.show(text, k)
 	return nil
 }
@@ -343,8 +346,10 @@ func (t *turn) onCode(raw string) error {
 	}
 	b, err := t.b.svc.BalanceByCode(t.ctx, s.ID, raw)
 	if errors.Is(err, booking.ErrNotFound) {
-		t.say(t.tr("no_such_code"))
-		return nil
+		// Said with the confirmation again, below the code: the screen
+		// above it loses its buttons, so what is live is the last message.
+		t.lead = t.tr("no_such_code")
+		return t.confirm()
 	}
 	if err != nil {
 		return t.explain(err)
@@ -382,8 +387,9 @@ func (t *turn) book(pay *booking.PayWith) error {
 	}
 	if refused != "" {
 		if t.msgID == 0 {
-			t.say(refused) // (a code sent: the confirmation screen stands)
-			return nil
+			// A code sent: why, with the confirmation again below it.
+			t.lead = refused
+			return t.confirm()
 		}
 		// A package's button was tapped: its screen says why, and the
 		// confirmation comes again below it, with what is left now.

@@ -105,8 +105,11 @@ type turn struct {
 	// its cutoff; the offer gone), the tap's answer says so, and the
 	// dialog stays as it is.
 	fromNotice bool
-	out        []outMsg
-	salonC     *booking.Salon
+	// lead is said at the head of the next screen confirm shows (why a
+	// code typed on it could not pay).
+	lead   string
+	out    []outMsg
+	salonC *booking.Salon
 	// after is work for once the turn has committed (a provider call).
 	after []func(ctx context.Context)
 	// the salon's menu and masters, read at most once a turn
