@@ -310,9 +310,11 @@ func scanSale(r pgx.Row) (*BalanceSale, error) {
 // the buyer's client record) in one transaction, then the provider is
 // asked for the payment, the buyer sent back to back(ref) after paying.
 // Anyone may buy. Errors: ErrInvalid naming the field, ErrNotFound (the
-// offer, not on sale), ErrConflict (the salon sells nothing online),
-// ErrUnavailable (the provider did not answer: the sale is checked again
-// later, and the same key finds it).
+// offer, not on sale), ErrConflict (the salon sells nothing online).
+// When the provider does not answer, the sale is returned awaiting its
+// payment (PayUnknown, no URL): the sweep asks the provider again, the
+// return page offers the payment once it is made, and the same key finds
+// the sale.
 func (s *Service) BuyBalance(ctx context.Context, in BalancePurchase, back ReturnLink) (*BalanceSale, error) {
 	caller := callerOf(ctx)
 	if err := caller.check(); err != nil {
@@ -419,7 +421,10 @@ func (s *Service) BuyBalance(ctx context.Context, in BalancePurchase, back Retur
 		return nil, fmt.Errorf("buy balance: %w", dbErr(err))
 	}
 	if fresh && providerCallsAllowed(ctx) {
-		if _, err := s.checkSale(ctx, id); err != nil {
+		// The provider not answering is no failure of the purchase: it is
+		// written, its payment is asked for again by the sweep, and its
+		// return page offers it once made (the same key finds it too).
+		if _, err := s.checkSale(ctx, id); err != nil && !errors.Is(err, ErrUnavailable) {
 			return nil, err
 		}
 	}

@@ -285,7 +285,7 @@ func (h *Handler) showBalanceWith(c *fiber.Ctx, id int64, problem, code string) 
 	}
 	for _, e := range entries {
 		r := balanceEntryRow{When: e.CreatedAt.In(s.Location()).Format("02.01.2006 15:04"), Type: entryLabel(l, e.Type),
-			Delta: units(l, s, found[0].Kind, e.Delta), After: units(l, s, found[0].Kind, e.After), Actor: e.Actor, BookingID: e.BookingID}
+			Delta: units(l, s, found[0].Kind, e.Delta), After: units(l, s, found[0].Kind, e.After), Actor: entryActor(l, e.Actor), BookingID: e.BookingID}
 		if e.Delta > 0 {
 			r.Delta = "+" + r.Delta
 		}
@@ -674,4 +674,18 @@ func saleStatus(l *lang, st booking.PaymentStatus) string {
 		return l.T("sale refunded")
 	}
 	return string(st)
+}
+
+// entryActor is who made a ledger entry, as the page says it: a staff
+// member's e-mail or an import's file as written; an online purchase's
+// payment, and an entry of the client's or of the platform's (no name),
+// in the reader's words.
+func entryActor(l *lang, actor string) string {
+	if id, ok := strings.CutPrefix(actor, "online: payment "); ok {
+		return l.T("online payment %s", id)
+	}
+	if actor == "" {
+		return l.T("the client or the platform")
+	}
+	return actor
 }

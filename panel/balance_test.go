@@ -288,6 +288,10 @@ func TestTheOwnerSellsOnline(t *testing.T) {
 		!strings.Contains(got, "не ушло") {
 		t.Fatalf("the sale on the balance's page: %q", got)
 	}
+	// Its credit's entry says who in the reader's words: the online payment.
+	if got := textOf(t, ctx, "#ledger"); !strings.Contains(got, "онлайн-оплата "+ext) || strings.Contains(got, "online: payment") {
+		t.Fatalf("the ledger's credit: %q", got)
+	}
 	old := scalar[[]byte](t, w, `SELECT code_hash FROM balances WHERE id = $1`, balance)
 	do(t, ctx, chromedp.Click(css(`#balance-sale button[type=submit]`)))
 	bookingtest.WaitFor(t, 10*time.Second, "a new code", func() bool {

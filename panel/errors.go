@@ -69,7 +69,7 @@ func (h *Handler) classify(c *fiber.Ctx, err error) (int, string) {
 	case errors.Is(err, booking.ErrSlotTaken):
 		return fiber.StatusConflict, "This time is taken."
 	case errors.Is(err, booking.ErrConflict):
-		return fiber.StatusConflict, "This cannot be done in the booking's current state."
+		return fiber.StatusConflict, "This cannot be done in its current state."
 	case errors.Is(err, booking.ErrInvalid):
 		return fiber.StatusUnprocessableEntity, "Some fields are invalid."
 	case errors.As(err, &fe) && fe.Code < 500:

@@ -148,7 +148,8 @@ func TestBrowserBooksWithACertificate(t *testing.T) {
 	}
 	run(t, ctx, chromedp.SetValue(css("#client-code"), strings.ToLower(cert.Code)), chromedp.Click(css("#contact-next")),
 		chromedp.WaitVisible(css("#confirm")))
-	if got := text(t, ctx, "#summary"); !strings.Contains(got, "сертификат") || !strings.Contains(got, "2\u00a0500") {
+	// What it will pay, and what it will have left.
+	if got := text(t, ctx, "#summary"); !strings.Contains(got, "сертификат: 2\u00a0500") || !strings.Contains(got, "осталось 0") {
 		t.Fatalf("the confirmation: %q", got)
 	}
 	browsertest.Axe(t, ctx, "confirming with a certificate")
@@ -231,6 +232,12 @@ func TestBrowserBooksWithACertificate(t *testing.T) {
 	saveShot(t, ctx, "package-theirs-390")
 	if n := countBookings(t, s, `c.phone = '+79995557709'`); n != 0 {
 		t.Fatalf("%d bookings with another client's package", n)
+	}
+	// Their own, with their phone: the confirmation says what is left on
+	// it, in words (2 визита).
+	run(t, ctx, withCode(s, m.ID, "17:00", "+7 999 555-77-01", theirs.Code, "#confirm")...)
+	if got := text(t, ctx, "#summary"); !strings.Contains(got, "абонемент, осталось: 2 визита") {
+		t.Fatalf("confirming with a package: %q", got)
 	}
 }
 

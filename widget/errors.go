@@ -55,23 +55,23 @@ func fail(c *fiber.Ctx, log *slog.Logger, err error) error {
 			alts = visitSlotsJSON(st.Visits, salonLoc(c))
 		}
 		return reply(c, fiber.StatusConflict, errorBody{Error: "slot_taken",
-			Message: "this time was just taken; here are the nearest free times", Alternatives: alts})
+			Message: i18n.New("this time was just taken; here are the nearest free times").In(requestLang(c)), Alternatives: alts})
 	case errors.Is(err, booking.ErrKeyReused):
 		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "idempotency_conflict",
-			Message: "this Idempotency-Key was used with a different request"})
+			Message: i18n.New("this Idempotency-Key was used with a different request").In(requestLang(c))})
 	case errors.Is(err, booking.ErrInProgress):
 		return reply(c, fiber.StatusConflict, errorBody{Error: "in_progress",
-			Message: "a request with this Idempotency-Key is still running; retry shortly"})
+			Message: i18n.New("a request with this Idempotency-Key is still running; retry shortly").In(requestLang(c))})
 	case errors.Is(err, booking.ErrPaymentsDown):
 		c.Set(fiber.HeaderRetryAfter, "60")
 		return reply(c, fiber.StatusServiceUnavailable, errorBody{Error: "unavailable", Payments: true,
-			Message: "online payment is not available right now, so deposit bookings are paused; nothing was booked, please try again in a few minutes"})
+			Message: i18n.New("online payment is not available right now, so deposit bookings are paused; nothing was booked, please try again in a few minutes").In(requestLang(c))})
 	case errors.Is(err, booking.ErrUnavailable):
 		c.Set(fiber.HeaderRetryAfter, fmt.Sprint(RetryAfter))
 		return reply(c, fiber.StatusServiceUnavailable, errorBody{Error: "unavailable",
-			Message: "the salon's calendar is busy; nothing was changed, please try again in a moment"})
+			Message: i18n.New("the salon's calendar is busy; nothing was changed, please try again in a moment").In(requestLang(c))})
 	case errors.As(err, &ve):
-		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "invalid", Message: "some fields are invalid", Fields: fieldsIn(ve.Fields, requestLang(c))})
+		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "invalid", Message: i18n.New("some fields are invalid").In(requestLang(c)), Fields: fieldsIn(ve.Fields, requestLang(c))})
 	case errors.As(err, &se):
 		msg := se.msg.In(requestLang(c))
 		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "invalid", Message: msg, Fields: map[string]string{"body": msg}})

@@ -20,6 +20,7 @@ import (
 
 	"salon/booking"
 	"salon/booking/bookingtest"
+	"salon/booking/psp"
 	"salon/widget"
 )
 
@@ -42,6 +43,9 @@ type site struct {
 	// outbox gives a message whole, links live (a site with the
 	// development outbox's couriers: linkSite)
 	outbox func(id int64) (string, bool)
+	// sandbox is the payment provider of a site that takes payments
+	// (paySite).
+	sandbox *psp.Sandbox
 }
 
 type siteOption func(*widget.Config)

@@ -28,7 +28,7 @@ func paySite(t *testing.T, opts ...func(*widget.Config)) (*site, *psp.Sandbox) {
 	e := &bookingtest.Env{Pool: pool, Clock: bookingtest.NewClock(bookingtest.DefaultNow)}
 	e.Svc = booking.New(pool, booking.WithClock(e.Clock.Now), booking.WithPayments(sb))
 	sb.Notify = widget.SandboxNotifier(e.Svc)
-	s := &site{Env: e, t: t, client: &http.Client{}, router: openapiRouter(t)}
+	s := &site{Env: e, t: t, client: &http.Client{}, router: openapiRouter(t), sandbox: sb}
 	s.salon = e.Salon(t, booking.Salon{Slug: "studio", Name: "Studio", CutoffHours: 3, Locale: "en"})
 	s.svc = e.Service(t, s.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 500000, Deposit: 100000})
 	m := e.Master(t, s.salon, s.svc)

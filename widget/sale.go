@@ -77,8 +77,10 @@ type saleJSON struct {
 	Payment *paymentJSON `json:"payment,omitempty"`
 	// Email is where the code was sent, masked (the return page's).
 	Email string `json:"email,omitempty"`
-	// Mailed: the code's e-mail went.
-	Mailed bool `json:"mailed,omitempty"`
+	// Mailed: the code's e-mail went; MailFailed: it did not (neither:
+	// it is on its way).
+	Mailed     bool `json:"mailed,omitempty"`
+	MailFailed bool `json:"mail_failed,omitempty"`
 	// Code: for the claim that bought it.
 	Code string `json:"code,omitempty"`
 	// Phone: with the code, a package's client's, as written for people
@@ -93,7 +95,7 @@ type saleJSON struct {
 
 func toSale(x *booking.BalanceSale) saleJSON {
 	out := saleJSON{ID: x.ID, Status: saleStatus(x), Kind: x.Kind, Title: x.Title, Price: x.Price, Code: x.Code,
-		Mailed: !x.MailedAt.IsZero()}
+		Mailed: !x.MailedAt.IsZero(), MailFailed: x.MailedAt.IsZero() && x.MailError != ""}
 	if x.Phone != "" {
 		out.Phone = booking.DisplayPhone(x.Phone)
 	}
@@ -106,8 +108,13 @@ func toSale(x *booking.BalanceSale) saleJSON {
 	if !x.ValidUntil.IsZero() {
 		out.ValidUntil = x.ValidUntil.String()
 	}
-	if x.URL != "" {
+	switch {
+	case x.URL != "":
 		out.Payment = &paymentJSON{Status: string(x.Status), Amount: x.Price, URL: x.URL}
+	case x.Status == booking.PayRegistering || x.Status == booking.PayUnknown:
+		// The provider did not answer yet: its payment is asked for again,
+		// and the return page offers it once made.
+		out.Payment = &paymentJSON{Status: string(booking.PayUnknown), Amount: x.Price}
 	}
 	if r := x.Refunded + x.Refunding; r > 0 {
 		out.Refunded = &r
@@ -175,10 +182,6 @@ func (h *Handler) createPurchase(c *fiber.Ctx) error {
 	}
 	out := toSale(x)
 	out.Ref = x.Ref
-	if out.Payment == nil && saleStatus(x) == "pending" {
-		// The provider did not answer yet: the return page finds it.
-		out.Payment = &paymentJSON{Status: string(booking.PayUnknown), Amount: x.Price}
-	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.Status(fiber.StatusCreated).JSON(out)
 }

@@ -260,6 +260,122 @@ func TestBrowserShowsWhosePackageWasBought(t *testing.T) {
 	}
 }
 
+// TestBrowserWaitsForTheCodesEMail: back from paying while the code's
+// e-mail is still being sent (the payment's notice sends it as the buyer
+// returns), the page says it is on its way, not that it failed, and says
+// it went once it did; one that did not go is said so.
+func TestBrowserWaitsForTheCodesEMail(t *testing.T) {
+	s, cert, _ := saleSite(t)
+	ctx := browser(t)
+	buyOnGiftPage(t, ctx, s, cert.ID, "Вера", "89991002036", "vera36@example.com")
+	// (This site sends no e-mail: the sale's says so. As it is while the
+	// e-mail is on its way:)
+	exec := func(sql string) {
+		t.Helper()
+		if _, err := s.Pool.Exec(context.Background(), sql+` WHERE email = 'vera36@example.com'`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`UPDATE balance_sales SET mailed_at = NULL, mail_error = ''`)
+	run(t, ctx, chromedp.Reload(), chromedp.WaitVisible(css("#code-value")))
+	bookingtest.WaitFor(t, 10*time.Second, "the e-mail on its way", func() bool {
+		return strings.Contains(text(t, ctx, "#bought-mail"), "Отправляем его и на v***")
+	})
+	saveShot(t, ctx, "gift-mailing-ru")
+	exec(`UPDATE balance_sales SET mailed_at = now()`)
+	bookingtest.WaitFor(t, 20*time.Second, "the e-mail gone", func() bool {
+		return strings.Contains(text(t, ctx, "#bought-mail"), "Мы также отправили его на v***")
+	})
+	exec(`UPDATE balance_sales SET mailed_at = NULL, mail_error = 'refused'`)
+	run(t, ctx, chromedp.Reload(), chromedp.WaitVisible(css("#code-value")))
+	bookingtest.WaitFor(t, 10*time.Second, "the e-mail failed", func() bool {
+		return strings.Contains(text(t, ctx, "#bought-mail"), "Письмо не ушло")
+	})
+}
+
+// TestBrowserDeclinedPurchaseLeadsBack: a purchase whose payment was
+// declined says nothing was charged and leads back to the gift page, for
+// a new one.
+func TestBrowserDeclinedPurchaseLeadsBack(t *testing.T) {
+	s, cert, _ := saleSite(t)
+	ctx := browser(t)
+	run(t, ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(s.base+"/w/studio/gift?lang=ru"), chromedp.WaitVisible(css("#gift-form")),
+		chromedp.Click(css(`input[name=offer][value="`+itoa(cert.ID)+`"]`)),
+		chromedp.SendKeys(css("#buyer-name"), "Вера"), chromedp.SendKeys(css("#buyer-phone"), "89991002037"),
+		chromedp.SendKeys(css("#buyer-email"), "vera37@example.com"), chromedp.Click(css("#gift-pay")),
+		chromedp.WaitVisible(css("#decline")), chromedp.Click(css("#decline")), chromedp.WaitVisible(css("#bought-retry")))
+	if got := text(t, ctx, "#bought-status"); !strings.Contains(got, "Оплата не прошла, деньги не списаны") {
+		t.Fatalf("the declined purchase's page: %q", got)
+	}
+	browsertest.Axe(t, ctx, "a declined purchase's page")
+	saveShot(t, ctx, "gift-declined-ru")
+	run(t, ctx, chromedp.Click(css("#bought-retry")), chromedp.WaitVisible(css("#gift-form")))
+}
+
+// TestBrowserBackFromPayingIsTheSamePurchase: the buyer goes back from
+// the provider's page and sends the same form again: the same purchase,
+// not a second one; a form changed since is another.
+func TestBrowserBackFromPayingIsTheSamePurchase(t *testing.T) {
+	s, cert, _ := saleSite(t)
+	ctx := browser(t)
+	// The form filled and sent; the provider's page it led to.
+	pay := func(email string) string {
+		t.Helper()
+		run(t, ctx, chromedp.WaitVisible(css("#gift-form")), chromedp.Click(css(`input[name=offer][value="`+itoa(cert.ID)+`"]`)),
+			chromedp.SetValue(css("#buyer-name"), "Вера"), chromedp.SetValue(css("#buyer-phone"), "89991002038"),
+			chromedp.SetValue(css("#buyer-email"), email), chromedp.Click(css("#gift-pay")), chromedp.WaitVisible(css("#pay")))
+		loc, err := chromedp.Run(ctx, chromedp.Location())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return loc
+	}
+	run(t, ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(s.base+"/w/studio/gift?lang=ru"))
+	first := pay("vera38@example.com")
+	run(t, ctx, chromedp.NavigateBack())
+	again := pay("vera38@example.com")
+	run(t, ctx, chromedp.NavigateBack())
+	other := pay("vera38b@example.com")
+	if again != first || other == first {
+		t.Fatalf("the provider's pages: %s, again %s, changed %s", first, again, other)
+	}
+	var n int
+	if err := s.Pool.QueryRow(context.Background(), `SELECT count(*) FROM balance_sales WHERE email LIKE 'vera38%'`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("%d sales (%v), want 2: one per form", n, err)
+	}
+}
+
+// TestBrowserBuysWhileTheProviderIsDown: the payment provider does not
+// answer when the buyer presses Pay: the purchase is kept, the return page
+// says so, in the page's language, and nothing was charged; once the
+// provider answers (the sweep asks it again), the page offers the payment,
+// and paying shows the code.
+func TestBrowserBuysWhileTheProviderIsDown(t *testing.T) {
+	s, cert, _ := saleSite(t)
+	ctx := browser(t)
+	s.sandbox.Down.Store(true)
+	run(t, ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(s.base+"/w/studio/gift?lang=ru"), chromedp.WaitVisible(css("#gift-form")),
+		chromedp.Click(css(`input[name=offer][value="`+itoa(cert.ID)+`"]`)),
+		chromedp.SendKeys(css("#buyer-name"), "Вера"), chromedp.SendKeys(css("#buyer-phone"), "89991002039"),
+		chromedp.SendKeys(css("#buyer-email"), "vera39@example.com"), chromedp.Click(css("#gift-pay")), chromedp.WaitVisible(css("#bought-status")))
+	bookingtest.WaitFor(t, 10*time.Second, "the provider's silence said", func() bool {
+		return strings.Contains(text(t, ctx, "#bought-status"), "Платёжный сервис сейчас не отвечает; деньги не списаны")
+	})
+	saveShot(t, ctx, "gift-provider-down-ru")
+	s.sandbox.Down.Store(false)
+	s.Clock.Advance(10 * time.Minute) // (the sale's next check is due)
+	if _, err := s.Svc.SweepPayments(bookingtest.System()); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, chromedp.WaitVisible(css("#bought-pay")), chromedp.Click(css("#bought-pay")), chromedp.WaitVisible(css("#pay")),
+		chromedp.Click(css("#pay")), chromedp.WaitVisible(css("#code-value")))
+	bookingtest.WaitFor(t, 10*time.Second, "the code", func() bool { return text(t, ctx, "#code-value") != "" })
+	var n int
+	if err := s.Pool.QueryRow(context.Background(), `SELECT count(*) FROM balance_sales WHERE email = 'vera39@example.com'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d sales (%v), want 1", n, err)
+	}
+}
+
 // buyOnGiftPage buys offer on the gift page in Russian at 390 px, as the
 // buyer named, pays in the sandbox, and returns the code the return page
 // shows.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,6 +30,9 @@ type Sandbox struct {
 	// that fail as if the provider did not answer (for demos of the saga).
 	Delay       time.Duration
 	FailureRate float64
+	// Down, while set, fails every call so (an outage, for tests; safe to
+	// set while the sandbox serves).
+	Down atomic.Bool
 }
 
 // SandboxPath is where the sandbox's payment pages are served.
@@ -45,7 +49,7 @@ func (s *Sandbox) before(ctx context.Context) error {
 			return fmt.Errorf("sandbox: %v: %w", ctx.Err(), ErrUnknown)
 		}
 	}
-	if s.FailureRate > 0 && rand.Float64() < s.FailureRate {
+	if s.Down.Load() || s.FailureRate > 0 && rand.Float64() < s.FailureRate {
 		return fmt.Errorf("sandbox: injected failure: %w", ErrUnknown)
 	}
 	return nil

@@ -51,9 +51,17 @@
     var btn = $('gift-pay');
     btn.disabled = true;
     // One purchase per press, whatever the network does: the key and the
-    // claim are made once, and a retry resends them.
+    // claim are made once, and a retry resends them. They are kept in the
+    // tab with what the form said, so that the same form sent again after
+    // going back from the provider's page (a page loaded anew) is the same
+    // purchase, until it is paid or declined.
+    var said = JSON.stringify([picked.value, $('buyer-name').value, $('buyer-phone').value, $('buyer-email').value]);
+    var pending = null;
+    try { pending = JSON.parse(stored('salon-gift-pending') || 'null'); } catch (e) { /* another shape: none */ }
+    if (!form.dataset.key && pending && pending.said === said) { form.dataset.key = pending.key; form.dataset.claim = pending.claim; }
     var key = form.dataset.key || (form.dataset.key = random());
     var claim = form.dataset.claim || (form.dataset.claim = random());
+    store('salon-gift-pending', JSON.stringify({ said: said, key: key, claim: claim }));
     api('POST', '/salons/' + cfg.slug + '/purchases', {
       offer_id: Number(picked.value), claim: claim,
       buyer: { name: $('buyer-name').value, phone: $('buyer-phone').value, email: $('buyer-email').value, lang: cfg.lang }
@@ -87,7 +95,7 @@
     dl.appendChild(dt); dl.appendChild(dd);
   }
 
-  var tries = 0;
+  var tries = 0, mailTries = 0;
   function look() {
     var claim = stored('salon-claim-' + cfg.ref);
     api('POST', '/purchases/' + encodeURIComponent(cfg.ref), claim ? { claim: claim } : null).then(function (r) {
@@ -116,19 +124,29 @@
       if (x.phone) detail(dl, T.bought_phone, x.phone);
       dl.hidden = false;
       $('bought-pay').hidden = true;
+      // Paid, declined or refunded: the gift page's next purchase is a new one.
+      if (x.status !== 'pending') store('salon-gift-pending', null);
       if (x.status === 'paid') {
         $('bought-book').hidden = false;
         if (x.code) {
           st.textContent = T.bought_paid;
           $('code-value').textContent = x.code;
           $('bought-code').hidden = false;
-          $('bought-mail').textContent = x.mailed ? fmt('bought_mailed', x.email) : T.bought_not_mailed;
+          $('bought-mail').textContent = x.mailed ? fmt('bought_mailed', x.email) : x.mail_failed ? T.bought_not_mailed : fmt('bought_mailing', x.email);
+          // (The e-mail still on its way, as the payment's notice sends
+          // it: asked again until it went or did not, for a while.)
+          if (!x.mailed && !x.mail_failed && ++mailTries <= 20) setTimeout(look, 1500 * Math.ceil(mailTries / 5));
         } else {
           st.textContent = fmt('bought_elsewhere', x.email);
         }
         return;
       }
-      if (x.status === 'failed') { st.textContent = T.bought_failed; store('salon-claim-' + cfg.ref, null); return; }
+      if (x.status === 'failed') {
+        st.textContent = T.bought_failed;
+        store('salon-claim-' + cfg.ref, null);
+        $('bought-retry').hidden = false; // (back to the gift page: a new purchase)
+        return;
+      }
       if (x.status === 'refunded') {
         // Refunded in part (what a booking held then came back since, or
         // was spent): how much, and, to the claim, what is left and the
@@ -144,7 +162,7 @@
       }
       if (x.payment && x.payment.url) { $('bought-pay').href = x.payment.url; $('bought-pay').hidden = false; }
       tries++;
-      st.textContent = tries > 20 ? T.bought_still : T.bought_pending;
+      st.textContent = x.payment && !x.payment.url ? T.bought_provider_wait : tries > 20 ? T.bought_still : T.bought_pending;
       setTimeout(look, Math.min(2000 * Math.ceil(tries / 5), 15000));
     }, function () { setTimeout(look, 5000); });
   }
