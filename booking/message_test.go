@@ -782,3 +782,55 @@ func TestErasureReachesMessages(t *testing.T) {
 		t.Errorf("%d more messages after the erasure", after-before)
 	}
 }
+
+// TestTheEMailSaysWhatACertificatePaid: the booking's e-mails, as the
+// mailbox has them, name the certificate that paid it and what is left on
+// it; the cancellation's, what went back to it.
+func TestTheEMailSaysWhatACertificatePaid(t *testing.T) {
+	t.Parallel()
+	w := newMsgWorld(t, 1)
+	w.jobs()
+	colour := w.Service(t, w.salon, booking.SalonService{Name: "Окрашивание", DurationMin: 60, Price: 300000})
+	m := w.Master(t, w.salon, colour)
+	w.Shift(t, w.salon, m, w.day, 1, "10:00", "20:00")
+	cert, err := w.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalanceCertificate, Amount: 500000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := w.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID,
+		ServiceID: colour.ID, MasterID: m.ID, StartsAt: bookingtest.At(w.salon, w.day, "12:00"), PayWith: &booking.PayWith{Code: cert.Code},
+		Client: booking.ClientInput{Name: "Ольга", Phone: bookingtest.Phone(), Email: "olga@example.com", Lang: "ru"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mailed := func(subject string) string {
+		t.Helper()
+		var text string
+		bookingtest.WaitFor(t, 30*time.Second, "the e-mail "+subject, func() bool {
+			w.sendAll()
+			for _, x := range w.mail.Messages(t) {
+				if strings.HasPrefix(x.Subject, subject) {
+					text = x.Text + x.HTML
+					return true
+				}
+			}
+			return false
+		})
+		return text
+	}
+	got := mailed("Вы записаны")
+	for _, want := range []string{"сертификатом …" + cert.Hint + ": 3\u00a0000\u00a0₽", "2\u00a0000\u00a0₽"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the confirmation lacks %q:\n%s", want, got)
+		}
+	}
+	if _, err := w.Svc.Cancel(bookingtest.System(), booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID}); err != nil {
+		t.Fatal(err)
+	}
+	got = mailed("Запись отменена")
+	for _, want := range []string{"сертификатом …" + cert.Hint, "Вернулось на него", "5\u00a0000\u00a0₽"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the cancellation lacks %q:\n%s", want, got)
+		}
+	}
+}

@@ -96,6 +96,7 @@ func Compose(o *booking.Outgoing, base string) Words {
 	case v.Deposit > 0 && (o.Kind == booking.KindPaid || o.Kind == booking.KindRefunded || o.Kind == booking.KindPaymentDue):
 		w.Details = append(w.Details, detail{t("Deposit"), v.Deposit.Format(v.Salon.Currency, lang)})
 	}
+	w.Details = append(w.Details, paidWith(t, lang, v)...)
 	switch {
 	case topUp:
 		w.Details = append(w.Details, detail{t("Due now"), v.DepositDue.Format(v.Salon.Currency, lang)})
@@ -129,6 +130,36 @@ func Compose(o *booking.Outgoing, base string) Words {
 		w.Footer = append(w.Footer, t("You get this e-mail because you booked at %s.", v.Salon.Name))
 	}
 	return w
+}
+
+// paidWith is what a package or a certificate paid of booking v (none:
+// nothing), what it has left now, and, the booking cancelled, what the
+// cancellation kept of it and gave back.
+func paidWith(t func(string, ...any) string, lang string, v *booking.View) []detail {
+	p := v.PaidWith
+	if p == nil {
+		return nil
+	}
+	units := func(n int64) string {
+		if p.Kind == booking.BalancePackage {
+			return i18n.Visits(lang, n)
+		}
+		return booking.Money(n).Format(v.Salon.Currency, lang)
+	}
+	paid := t("the certificate …%s: %s", p.Hint, p.Amount.Format(v.Salon.Currency, lang))
+	if p.Kind == booking.BalancePackage {
+		paid = t("the package …%s: %s", p.Hint, i18n.Visits(lang, int64(p.Visits)))
+	}
+	out := []detail{{t("Paid with"), paid}, {t("Left on it"), units(p.Remaining)}}
+	if p.Settled && v.Status == booking.StatusCancelled {
+		if p.Kept > 0 {
+			out = append(out, detail{t("Kept by the cancellation rules"), units(p.Kept)})
+		}
+		if p.Returned > 0 {
+			out = append(out, detail{t("Back on it"), units(p.Returned)})
+		}
+	}
+	return out
 }
 
 // ManageURL is the widget's page of a booking, with a manage token in the

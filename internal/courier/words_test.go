@@ -33,3 +33,54 @@ func TestSaleMailWordsInTheReadersLanguage(t *testing.T) {
 		t.Errorf("the refund's e-mail says what is left of nothing:\n%s", got)
 	}
 }
+
+// TestBookingMailSaysWhatABalancePaid: a booking's e-mail names the
+// certificate or package that paid it and what is left on it; once the
+// booking is cancelled, what the cancellation kept of it and gave back,
+// in the reader's words (visits counted as the language counts them).
+func TestBookingMailSaysWhatABalancePaid(t *testing.T) {
+	salon := booking.Salon{Name: "Studio", Slug: "studio", Currency: "RUB", Timezone: "Europe/Moscow"}
+	view := func(st booking.Status, p booking.PaidWith) *booking.View {
+		return &booking.View{Booking: booking.Booking{Status: st, PaidWith: &p}, Salon: salon, ServiceName: "Colour", MasterName: "Anna"}
+	}
+	for _, c := range []struct {
+		name, lang string
+		kind       booking.MessageKind
+		v          *booking.View
+		want       []string
+		not        []string
+	}{
+		{"a certificate, booked", "en", booking.KindConfirmation,
+			view(booking.StatusConfirmed, booking.PaidWith{Kind: booking.BalanceCertificate, Hint: "86XD", Amount: 300000, Remaining: 50000}),
+			[]string{"Paid with: the certificate …86XD: 3,000\u00a0₽", "Left on it: 500\u00a0₽"}, []string{"Kept", "Back on it"}},
+		{"a certificate, cancelled", "ru", booking.KindCancelled,
+			view(booking.StatusCancelled, booking.PaidWith{Kind: booking.BalanceCertificate, Hint: "86XD", Amount: 300000, Remaining: 250000,
+				Settled: true, Kept: 100000, Returned: 200000}),
+			[]string{"Оплачено: сертификатом …86XD: 3\u00a0000\u00a0₽", "Удержано по правилам отмены: 1\u00a0000\u00a0₽",
+				"Вернулось на него: 2\u00a0000\u00a0₽", "Осталось на нём: 2\u00a0500\u00a0₽"}, nil},
+		{"a package, booked", "ru", booking.KindConfirmation,
+			view(booking.StatusConfirmed, booking.PaidWith{Kind: booking.BalancePackage, Hint: "RVND", Visits: 1, Remaining: 4}),
+			[]string{"Оплачено: абонементом …RVND: 1 визит", "Осталось на нём: 4 визита"}, []string{"Удержано"}},
+		{"a package, cancelled, all back", "en", booking.KindCancelled,
+			view(booking.StatusCancelled, booking.PaidWith{Kind: booking.BalancePackage, Hint: "RVND", Visits: 1, Remaining: 5,
+				Settled: true, Returned: 1}),
+			[]string{"Paid with: the package …RVND: 1 visit", "Back on it: 1 visit", "Left on it: 5 visits"}, []string{"Kept"}},
+	} {
+		got := courier.Compose(&booking.Outgoing{Message: booking.Message{Kind: c.kind}, Booking: c.v, Lang: c.lang}, "https://salon.test").Text()
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: the e-mail lacks %q:\n%s", c.name, w, got)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(got, w) {
+				t.Errorf("%s: the e-mail says %q:\n%s", c.name, w, got)
+			}
+		}
+	}
+	// Without a balance: no such lines.
+	plain := &booking.View{Booking: booking.Booking{Status: booking.StatusConfirmed}, Salon: salon, ServiceName: "Colour"}
+	if got := courier.Compose(&booking.Outgoing{Message: booking.Message{Kind: booking.KindConfirmation}, Booking: plain, Lang: "en"}, "").Text(); strings.Contains(got, "Paid with") {
+		t.Errorf("a booking paid with nothing:\n%s", got)
+	}
+}
