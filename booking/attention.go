@@ -26,7 +26,8 @@ const (
 	// AttentionKept: a deposit captured for a booking that was cancelled
 	// (kept by the refund policy): the salon may refund it.
 	AttentionKept AttentionKind = "kept"
-	// AttentionReceipt: the provider refused a visit's settlement receipt.
+	// AttentionReceipt: the provider refused a visit's settlement receipt
+	// (of its deposit, or of what it used of a balance sold online).
 	AttentionReceipt AttentionKind = "receipt"
 )
 
@@ -48,6 +49,11 @@ type AttentionItem struct {
 	RefundLeft bool
 	// Refund is the amount of the session's refund under way (or last made).
 	Refund Money
+	// SaleID, when not 0, says the item is the refused settlement of what
+	// the booking used of a balance sold online (sale SaleID): Session is
+	// then the sale's payment as far as it goes (no ID; its Amount the
+	// settlement's, its LastError the refusal).
+	SaleID int64
 }
 
 // Attention lists the salon's payments that need a person, oldest first.
@@ -56,19 +62,25 @@ func (s *Service) Attention(ctx context.Context, salonID int64) ([]AttentionItem
 	if _, err := s.salonAs(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT s.id, s.salon_id, s.booking_id, s.provider, s.status, s.amount, s.currency,
-		COALESCE(s.external_id, ''), '', s.version, s.checks, s.last_error, s.hold_until, s.created_at, b.status, b.starts_at, s.updated_at,
+	rows, err := s.pool.Query(ctx, `SELECT * FROM (SELECT s.id, s.salon_id, s.booking_id, s.provider, s.status, s.amount, s.currency,
+		COALESCE(s.external_id, ''), '', s.version, s.checks, s.last_error, s.hold_until, s.created_at, b.status, b.starts_at, s.updated_at AS since,
 		CASE WHEN s.status IN ('registering', 'unknown', 'refunding') OR (s.status IN ('authorized', 'canceling') AND s.checks >= $2) THEN 'stuck'
 		     WHEN s.status = 'completed' AND s.settlement_error IS NOT NULL THEN 'receipt'
 		     WHEN s.status IN ('authorized', 'canceling') AND b.status NOT IN ('pending', 'confirmed', 'completed', 'no_show') THEN 'held'
-		     ELSE 'kept' END, COALESCE(s.refund_amount, 0)
+		     ELSE 'kept' END, COALESCE(s.refund_amount, 0), 0::bigint
 		FROM payment_sessions s JOIN bookings b ON b.id = s.booking_id
 		WHERE s.salon_id = $1 AND (
 		      (s.status IN ('registering', 'unknown', 'authorized', 'canceling', 'refunding') AND s.checks >= $2)
 		   OR (s.status IN ('authorized', 'canceling') AND b.status = 'cancelled' AND s.updated_at < now() - interval '10 minutes')
 		   OR (s.status = 'completed' AND b.status = 'cancelled' AND s.refunds = 0) -- (a refund of part of it: staff decided)
 		   OR (s.status = 'completed' AND s.settlement_error IS NOT NULL))
-		ORDER BY s.updated_at LIMIT 200`, salonID, stuckAfter)
+		UNION ALL
+		-- What a visit used of a balance sold online, its settlement refused.
+		SELECT 0, x.salon_id, x.booking_id, s.provider, s.status, round(x.amount / 100.0, 2), s.currency,
+		COALESCE(s.external_id, ''), '', 0, 0, x.error, s.created_at, s.created_at, b.status, b.starts_at, x.updated_at, 'receipt', 0, s.id
+		FROM balance_settlements x JOIN balance_sales s ON s.id = x.sale_id JOIN bookings b ON b.id = x.booking_id
+		WHERE x.salon_id = $1 AND x.error IS NOT NULL) a
+		ORDER BY since LIMIT 200`, salonID, stuckAfter)
 	if err != nil {
 		return nil, dbErr(err)
 	}
@@ -76,7 +88,8 @@ func (s *Service) Attention(ctx context.Context, salonID int64) ([]AttentionItem
 		var it AttentionItem
 		var p PaymentSession
 		err := r.Scan(&p.ID, &p.SalonID, &p.BookingID, &p.Provider, &p.Status, &p.Amount, &p.Currency, &p.ExternalID,
-			&p.URL, &p.Version, &p.Checks, &p.LastError, &p.HoldUntil, &p.CreatedAt, &it.BookingStatus, &it.StartsAt, &it.Since, &it.Kind, &it.Refund)
+			&p.URL, &p.Version, &p.Checks, &p.LastError, &p.HoldUntil, &p.CreatedAt, &it.BookingStatus, &it.StartsAt, &it.Since, &it.Kind, &it.Refund,
+			&it.SaleID)
 		it.Session, it.RefundLeft = p, refundLeftToStaff(p.Status, p.LastError)
 		return it, err
 	})

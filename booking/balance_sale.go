@@ -445,7 +445,9 @@ func (s *Service) sale(ctx context.Context, where string, args ...any) (*Balance
 
 // saleReceipt is the fiscal receipt a sale is paid with: a certificate is
 // an advance (54-FZ: what it buys is not yet known), a package the full
-// prepayment of its services.
+// prepayment of its services; either at the calculated VAT rate
+// (receiptItem). What a visit uses of it is settled by a receipt of its
+// own (sendBalanceSettlements).
 func saleReceipt(ctx context.Context, tx pgx.Tx, o *BalanceOffer, buyer ClientInput, currency string) (*psp.Receipt, error) {
 	var vat, tax int
 	if err := tx.QueryRow(ctx, `SELECT receipt_vat_code, COALESCE(receipt_tax_system, 0) FROM salons WHERE id = $1`, o.SalonID).
@@ -459,8 +461,7 @@ func saleReceipt(ctx context.Context, tx pgx.Tx, o *BalanceOffer, buyer ClientIn
 	return &psp.Receipt{
 		Customer:  psp.ReceiptCustomer{Email: buyer.Email, Phone: strings.TrimPrefix(buyer.Phone, "+")},
 		TaxSystem: tax,
-		Items: []psp.ReceiptItem{{Description: truncate(o.Title, 128), Quantity: "1.00", Amount: int64(o.Price), Currency: currency,
-			VatCode: vat, PaymentSubject: subject, PaymentMode: mode}},
+		Items:     []psp.ReceiptItem{receiptItem(o.Title, o.Price, currency, vat, subject, mode)},
 	}, nil
 }
 

@@ -473,11 +473,12 @@ func TestReconciliationFindsWhatWasLost(t *testing.T) {
 }
 
 // TestReceiptsYooKassaWouldAccept: with receipts on, the payment is
-// created with its receipt (the client's phone, the salon's VAT code, tax
-// system and name for the service, a partial prepayment), the refund
-// carries its own, and a visit completed after its deposit was paid gets
-// one settlement receipt, however many sweeps run. The fake YooKassa
-// refuses any that YooKassa would.
+// created with its receipt (the client's phone, the salon's tax system and
+// name for the service, a partial prepayment at the calculated rate of the
+// salon's VAT), the refund carries its line, and a visit completed after
+// its deposit was paid gets one settlement receipt (the nominal VAT),
+// however many sweeps run. The fake YooKassa refuses any that YooKassa
+// would.
 func TestReceiptsYooKassaWouldAccept(t *testing.T) {
 	t.Parallel()
 	fake := psptest.New(t)
@@ -519,8 +520,11 @@ func TestReceiptsYooKassaWouldAccept(t *testing.T) {
 		item, _ := items[0].(map[string]any)
 		customer, _ := r.Body["customer"].(map[string]any)
 		t.Logf("%s receipt for %s: customer %v, item %v, tax system %v", r.Kind, r.PaymentID, customer, item, r.Body["tax_system_code"])
-		if item["description"] != "Окрашивание волос" || item["vat_code"] != float64(4) || r.Body["tax_system_code"] != float64(2) {
-			t.Errorf("%s receipt: %v", r.Kind, r.Body)
+		// The salon's 20% (code 4) is the settlement's; a prepayment and
+		// its refund carry its calculated rate, 20/120 (code 6).
+		vat := map[string]float64{"payment": 6, "refund": 6, "settlement": 4}[r.Kind]
+		if item["description"] != "Окрашивание волос" || item["vat_code"] != vat || r.Body["tax_system_code"] != float64(2) {
+			t.Errorf("%s receipt: %v (want VAT code %v)", r.Kind, r.Body, vat)
 		}
 		want := map[string]string{"payment": "partial_prepayment", "refund": "partial_prepayment", "settlement": "full_payment"}[r.Kind]
 		if item["payment_mode"] != want {

@@ -210,6 +210,10 @@ func (s *Service) EraseClient(ctx context.Context, salonID int64, phone string, 
 		// and phone (the sale's, its receipt's) go.
 		batch.Queue(`UPDATE balance_sales SET email = '', receipt = CASE WHEN receipt IS NULL THEN NULL ELSE receipt - 'customer' END
 			WHERE salon_id = $1 AND client_id = $2`, salonID, clientID)
+		// (and its settlements' receipts: one not sent yet is refused now,
+		// and shown to staff)
+		batch.Queue(`UPDATE balance_settlements x SET receipt = x.receipt - 'customer' FROM balance_sales s
+			WHERE s.id = x.sale_id AND s.salon_id = $1 AND s.client_id = $2 AND x.receipt IS NOT NULL`, salonID, clientID)
 		// What the audit log kept of them.
 		batch.Queue(`UPDATE audit_log SET old = CASE WHEN old IS NULL THEN NULL ELSE old - 'name' - 'phone' - 'notes' - 'contact_name' - 'contact_email' - 'origin_ref' - 'cancel_reason' END,
 			new = CASE WHEN new IS NULL THEN NULL ELSE new - 'name' - 'phone' - 'notes' - 'contact_name' - 'contact_email' - 'origin_ref' - 'cancel_reason' END

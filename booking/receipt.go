@@ -14,17 +14,22 @@ import (
 // Fiscal receipts (Russia's 54-FZ), WithReceipts: every payment is created
 // with its receipt (the client's phone, one line for the deposit, a
 // prepayment in part or in full), its refund carries one, and a visit
-// completed after its deposit was paid gets one settlement receipt.
-// The payment's receipt is written with its session when it is claimed, so
-// a create retried sends exactly the first request (YooKassa refuses the
-// same idempotence key with another body).
+// completed after its deposit was paid gets one settlement receipt; so
+// does what a visit used of a certificate or a package sold online
+// (sendBalanceSettlements). The payment's receipt is written with its session
+// when it is claimed, so a create retried sends exactly the first request
+// (YooKassa refuses the same idempotence key with another body). Every
+// line is made by receiptItem, which decides its VAT code (receiptVat).
 
 // WithReceipts sends fiscal receipts through the provider (YOOKASSA_RECEIPTS).
 func WithReceipts() Option { return func(s *Service) { s.receipts = true } }
 
 // ReceiptSettings are what a salon's receipts say.
 type ReceiptSettings struct {
-	VatCode   int    // YooKassa's vat_code: 1 no VAT, 2 0%, 3 10%, 4 20%, ...
+	// VatCode is YooKassa's vat_code of the nominal rate (1 no VAT, 2 0%,
+	// 3 10%, 4 20%, 7 5%, 8 7%, 11 22%): a settlement's; a prepayment
+	// carries its calculated rate (receiptVat).
+	VatCode   int
 	TaxSystem int    // YooKassa's tax_system_code, 1..6 (0: not given)
 	Item      string // what a receipt calls the service ("" : the service's name)
 }
@@ -93,9 +98,42 @@ func paymentReceipt(ctx context.Context, tx pgx.Tx, b *Booking, amount Money, cu
 	return &psp.Receipt{
 		Customer:  psp.ReceiptCustomer{Phone: strings.TrimPrefix(phone, "+")},
 		TaxSystem: tax,
-		Items: []psp.ReceiptItem{{Description: truncate(item, 128), Quantity: "1.00", Amount: int64(amount), Currency: currency,
-			VatCode: vat, PaymentSubject: "service", PaymentMode: mode}},
+		Items:     []psp.ReceiptItem{receiptItem(item, amount, currency, vat, "service", mode)},
 	}, nil
+}
+
+// receiptItem is a receipt's line (quantity one) of amount, paid in mode,
+// for a salon whose VAT code is vat: the one place a line is made, and
+// its VAT code decided (receiptVat). A refund repeats its payment's line
+// (refundReceipt), the amount aside.
+func receiptItem(description string, amount Money, currency string, vat int, subject, mode string) psp.ReceiptItem {
+	return psp.ReceiptItem{Description: truncate(description, 128), Quantity: "1.00", Amount: int64(amount), Currency: currency,
+		VatCode: receiptVat(vat, mode), PaymentSubject: subject, PaymentMode: mode}
+}
+
+// receiptVat is the VAT code of a line paid in mode, of a salon whose code
+// is the nominal rate vat. 54-FZ: money taken before the service (an
+// advance, a prepayment in full or in part, and so their refunds) is taxed
+// at the calculated rate (10/110 for 10%, 20/120 for 20%, 5/105, 7/107,
+// 22/122); the settlement, the service itself, at the nominal one. No VAT,
+// 0% and a code already calculated are the same in every mode.
+func receiptVat(vat int, mode string) int {
+	switch mode {
+	case "advance", "full_prepayment", "partial_prepayment":
+		switch vat {
+		case 3: // 10%
+			return 5
+		case 4: // 20%
+			return 6
+		case 7: // 5%
+			return 9
+		case 8: // 7%
+			return 10
+		case 11: // 22%
+			return 12
+		}
+	}
+	return vat
 }
 
 // receiptOf reads a session's payment receipt (nil: paid without one).
@@ -128,23 +166,30 @@ func refundReceipt(r *psp.Receipt, amount Money) *psp.Receipt {
 	return out
 }
 
-// settlementReceipt settles a prepayment paid with r, of which held is
-// what was not refunded: the service, paid in full, by the prepayment.
-func settlementReceipt(r *psp.Receipt, paymentID string, held Money) psp.Receipt {
-	out := psp.Receipt{Customer: r.Customer, TaxSystem: r.TaxSystem, Type: "payment", PaymentID: paymentID, Send: true}
-	for _, it := range r.Items {
-		it.PaymentMode = "full_payment"
-		it.Amount = int64(held)
-		out.Items = append(out.Items, it)
-		out.Settlements = append(out.Settlements, psp.Settlement{Type: "prepayment", Amount: it.Amount, Currency: it.Currency})
-		break // one line: the deposit
+// depositSettlement settles a deposit paid with r, of which held is what
+// was not refunded, for a salon whose VAT code is vat: the service, paid
+// in full, by the prepayment.
+func depositSettlement(r *psp.Receipt, paymentID string, held Money, vat int) psp.Receipt {
+	var line psp.ReceiptItem
+	if len(r.Items) > 0 {
+		line = r.Items[0] // (one line: the deposit's)
 	}
-	return out
+	return settlementReceipt(r, paymentID, receiptItem(line.Description, held, line.Currency, vat, line.PaymentSubject, "full_payment"))
+}
+
+// settlementReceipt is the receipt of its own that settles, with line it
+// (the service, paid in full), the prepayment made by payment paymentID,
+// whose receipt was r: to r's customer, under r's tax system.
+func settlementReceipt(r *psp.Receipt, paymentID string, it psp.ReceiptItem) psp.Receipt {
+	return psp.Receipt{Customer: r.Customer, TaxSystem: r.TaxSystem, Type: "payment", PaymentID: paymentID, Send: true,
+		Items: []psp.ReceiptItem{it}, Settlements: []psp.Settlement{{Type: "prepayment", Amount: it.Amount, Currency: it.Currency}}}
 }
 
 // SendSettlementReceipts sends, once each, the settlement receipt of every
-// visit completed after its deposit was paid with a receipt. It returns
-// how many it sent. Only the platform asks (ErrForbidden).
+// visit completed after its deposit was paid with a receipt, and of what
+// every visit used of a balance sold online with one
+// (sendBalanceSettlements). It returns how many it sent. Only the
+// platform asks (ErrForbidden).
 func (s *Service) SendSettlementReceipts(ctx context.Context) (int, error) {
 	if err := onlySystem(ctx); err != nil {
 		return 0, err
@@ -152,7 +197,19 @@ func (s *Service) SendSettlementReceipts(ctx context.Context) (int, error) {
 	if s.psp == nil || !s.receipts {
 		return 0, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT s.id, s.external_id, s.receipt, s.amount - s.refunded FROM payment_sessions s JOIN bookings b ON b.id = s.booking_id
+	n, err := s.sendDepositSettlements(ctx)
+	if err != nil {
+		return n, err
+	}
+	m, err := s.sendBalanceSettlements(ctx)
+	return n + m, err
+}
+
+// sendDepositSettlements sends the settlement receipts of the visits
+// completed after their deposit was paid with a receipt.
+func (s *Service) sendDepositSettlements(ctx context.Context) (int, error) {
+	rows, err := s.pool.Query(ctx, `SELECT s.id, s.external_id, s.receipt, s.amount - s.refunded, l.receipt_vat_code
+		FROM payment_sessions s JOIN bookings b ON b.id = s.booking_id JOIN salons l ON l.id = s.salon_id
 		WHERE s.status = 'completed' AND s.receipt IS NOT NULL AND s.settlement_sent_at IS NULL AND s.settlement_error IS NULL
 		  AND b.status = 'completed'
 		ORDER BY s.id LIMIT 100`)
@@ -164,11 +221,12 @@ func (s *Service) SendSettlementReceipts(ctx context.Context) (int, error) {
 		ext     string
 		receipt psp.Receipt
 		held    Money
+		vat     int
 	}
 	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
 		var d due
 		var raw []byte
-		if err := r.Scan(&d.id, &d.ext, &raw, &d.held); err != nil {
+		if err := r.Scan(&d.id, &d.ext, &raw, &d.held, &d.vat); err != nil {
 			return d, err
 		}
 		return d, json.Unmarshal(raw, &d.receipt)
@@ -179,7 +237,7 @@ func (s *Service) SendSettlementReceipts(ctx context.Context) (int, error) {
 	n := 0
 	for _, d := range list {
 		cctx, cancel := context.WithTimeout(ctx, providerCall)
-		err := psp.SendReceipt(cctx, s.psp, fmt.Sprintf("settle-%d", d.id), settlementReceipt(&d.receipt, d.ext, d.held))
+		err := psp.SendReceipt(cctx, s.psp, fmt.Sprintf("settle-%d", d.id), depositSettlement(&d.receipt, d.ext, d.held, d.vat))
 		cancel()
 		if psp.IsRejected(err) {
 			// Refused: sending it again would be refused again; staff see
@@ -201,6 +259,192 @@ func (s *Service) SendSettlementReceipts(ctx context.Context) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// Balances sold online are settled as deposits are. A certificate sold
+// with a receipt was receipted as an advance, a package as the full
+// prepayment of its services; what a visit then uses of it (its spend
+// entry: the visit completed or missed, or a cancellation the policy
+// keeps) is settled by a receipt of its own against the sale's payment:
+// the service, paid in full, by that prepayment. The trigger that
+// settles the booking's reservations makes it due (balance_settlements,
+// with the units used); the sweep
+// prices it, in the order of the sale's spends (settlementShare), writes
+// its receipt once, and sends that under the spend's key until the
+// provider takes it, or refuses it (then staff see it: Attention).
+
+// settlementShare is the money a spend settles of a sale of units (visits,
+// or minor units) at price: used units, after spent units spent before it
+// and gone units refunded, the refunds paying back refunded of the price
+// and the spends before it settling settled. Each spend settles its
+// share, price·used/units rounded down (a certificate sold at its amount:
+// the units used), and the spend that leaves nothing unspent or unrefunded
+// settles the rest of what was not refunded (a package of 3 for 10000.00:
+// 3333.33, 3333.33, 3333.34). Never more than was paid and not refunded
+// or settled: the refunds' parts are the price's share of the units
+// refunded (saleRefundShare), the spends' of other units.
+func settlementShare(price, units, used, spent, gone, refunded, settled int64) int64 {
+	if units <= 0 {
+		return 0
+	}
+	left := price - max(refunded, price*min(gone, units)/units) - settled
+	share := price * used / units
+	if spent+used+gone >= units {
+		share = left // the last of it: the rest
+	}
+	return max(min(share, left), 0)
+}
+
+// balanceSettlementKey is the idempotence key of the settlement of the
+// spend entry.
+func balanceSettlementKey(entry int64) string { return fmt.Sprintf("settle-entry-%d", entry) }
+
+// sendBalanceSettlements prices the balance settlements due, then sends
+// each priced one not yet sent, once: a replica takes one at a time under
+// a lease (another skips it), and the provider is called with no
+// transaction open. It returns how many it sent.
+func (s *Service) sendBalanceSettlements(ctx context.Context) (int, error) {
+	if err := s.priceBalanceSettlements(ctx); err != nil {
+		return 0, err
+	}
+	n := 0
+	seen := []int64{}
+	for len(seen) < sweepBatch && ctx.Err() == nil {
+		now := s.now()
+		var id, entry int64
+		var raw []byte
+		err := s.pool.QueryRow(ctx, `UPDATE balance_settlements SET lease_until = $2
+			WHERE id = (SELECT id FROM balance_settlements
+			            WHERE sent_at IS NULL AND error IS NULL AND amount > 0 AND (lease_until IS NULL OR lease_until < $1) AND id <> ALL($3)
+			            ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+			RETURNING id, entry_id, receipt`, now, now.Add(paymentLease), seen).Scan(&id, &entry, &raw)
+		if isNoRows(err) {
+			break
+		}
+		if err != nil {
+			return n, fmt.Errorf("balance settlements: %w", dbErr(err))
+		}
+		seen = append(seen, id)
+		var r psp.Receipt
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return n, fmt.Errorf("balance settlement %d: %w", id, err)
+		}
+		cctx, cancel := context.WithTimeout(ctx, providerCall)
+		err = psp.SendReceipt(cctx, s.psp, balanceSettlementKey(entry), r)
+		cancel()
+		var uerr error
+		switch {
+		case psp.IsRejected(err):
+			// As a deposit's: not sent again, staff see it (Attention).
+			s.log.Warn("balance settlement receipt refused", "settlement", id, "err", err)
+			_, uerr = s.pool.Exec(ctx, `UPDATE balance_settlements SET error = $2, lease_until = NULL, updated_at = now() WHERE id = $1`, id, err.Error())
+		case err != nil:
+			s.log.Warn("balance settlement receipt", "settlement", id, "err", err)
+			_, uerr = s.pool.Exec(context.WithoutCancel(ctx), `UPDATE balance_settlements SET lease_until = NULL WHERE id = $1`, id)
+		default:
+			_, uerr = s.pool.Exec(ctx, `UPDATE balance_settlements SET sent_at = $2, lease_until = NULL, updated_at = now()
+				WHERE id = $1 AND sent_at IS NULL`, id, s.now())
+			n++
+		}
+		if uerr != nil {
+			return n, fmt.Errorf("balance settlement %d: %w", id, dbErr(uerr))
+		}
+	}
+	return n, nil
+}
+
+// priceBalanceSettlements prices the balance settlements due, each sale's
+// in one transaction holding the sale's row (another replica skips it),
+// in the order of its spends.
+func (s *Service) priceBalanceSettlements(ctx context.Context) error {
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT sale_id FROM balance_settlements
+		WHERE sent_at IS NULL AND error IS NULL AND amount IS NULL LIMIT 100`)
+	if err != nil {
+		return fmt.Errorf("balance settlements: %w", dbErr(err))
+	}
+	sales, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return fmt.Errorf("balance settlements: %w", dbErr(err))
+	}
+	for _, sale := range sales {
+		if err := s.inTx(ctx, func(tx pgx.Tx) error { return priceSaleSettlements(ctx, tx, sale) }); err != nil {
+			return fmt.Errorf("balance sale %d: settlements: %w", sale, dbErr(err))
+		}
+	}
+	return nil
+}
+
+// priceSaleSettlements prices the settlements due of sale id (its row
+// taken; nothing when another holds it) and writes each one's receipt:
+// the line of the service the visit used it for (the salon's name for
+// its services, else the service's: of a package, the visit's service it
+// paid; of a certificate, the visit's), paid in full at the salon's
+// nominal VAT rate, settling that much of the sale's prepayment, to the
+// sale receipt's customer.
+func priceSaleSettlements(ctx context.Context, tx pgx.Tx, id int64) error {
+	var price, units, refunded, balance int64
+	var ext, currency string
+	var raw []byte
+	err := tx.QueryRow(ctx, `SELECT price, units, refunded + CASE WHEN status = 'refunding' THEN COALESCE(refund_amount, 0) ELSE 0 END,
+		    balance_id, external_id, currency, receipt
+		FROM balance_sales WHERE id = $1 AND receipt IS NOT NULL AND balance_id IS NOT NULL FOR UPDATE SKIP LOCKED`, id).
+		Scan(&price, &units, &refunded, &balance, &ext, &currency, &raw)
+	if isNoRows(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var sale psp.Receipt
+	if err := json.Unmarshal(raw, &sale); err != nil {
+		return fmt.Errorf("receipt: %w", err)
+	}
+	var gone, spent, settled int64
+	if err := tx.QueryRow(ctx, `SELECT (SELECT COALESCE(-sum(delta), 0) FROM balance_entries WHERE balance_id = $2 AND type = 'refund'),
+		    COALESCE(sum(units), 0), COALESCE(sum(amount), 0)
+		FROM balance_settlements WHERE sale_id = $1 AND amount IS NOT NULL`, id, balance).Scan(&gone, &spent, &settled); err != nil {
+		return err
+	}
+	rows, err := tx.Query(ctx, `SELECT x.id, x.units, l.receipt_vat_code, COALESCE(NULLIF(l.receipt_item, ''),
+		    CASE WHEN a.kind = 'package'
+		         THEN (SELECT vs.name FROM bookings v JOIN services vs ON vs.id = v.service_id
+		               WHERE (v.id = b.visit_id OR v.visit_of = b.visit_id) AND v.service_id = ANY(a.service_ids) ORDER BY v.id LIMIT 1)
+		         ELSE (SELECT string_agg(vs.name, ' + ' ORDER BY v.id) FROM bookings v JOIN services vs ON vs.id = v.service_id
+		               WHERE v.id = b.visit_id OR v.visit_of = b.visit_id) END, s.title)
+		FROM balance_settlements x JOIN balance_sales s ON s.id = x.sale_id JOIN balances a ON a.id = s.balance_id
+		JOIN bookings b ON b.id = x.booking_id JOIN salons l ON l.id = x.salon_id
+		WHERE x.sale_id = $1 AND x.amount IS NULL ORDER BY x.entry_id`, id)
+	if err != nil {
+		return err
+	}
+	type due struct {
+		id, used int64
+		vat      int
+		item     string
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
+		var d due
+		return d, r.Scan(&d.id, &d.used, &d.vat, &d.item)
+	})
+	if err != nil {
+		return err
+	}
+	for _, d := range list {
+		amount := settlementShare(price, units, d.used, spent, gone, refunded, settled)
+		var receipt []byte
+		if amount > 0 {
+			r := settlementReceipt(&sale, ext, receiptItem(d.item, Money(amount), currency, d.vat, "service", "full_payment"))
+			if receipt, err = json.Marshal(r); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `UPDATE balance_settlements SET amount = $2, receipt = $3, updated_at = now() WHERE id = $1 AND amount IS NULL`,
+			d.id, amount, receipt); err != nil {
+			return err
+		}
+		spent, settled = spent+d.used, settled+amount
+	}
+	return nil
 }
 
 func truncate(s string, n int) string {

@@ -43,8 +43,15 @@ var funcs = template.FuncMap{
 	// page.
 	"phone": booking.DisplayPhone,
 	// YooKassa's codes for a receipt's VAT and the seller's tax system.
-	"vatCodes": func() map[int]string {
-		return map[int]string{1: "no VAT", 2: "VAT 0%", 3: "VAT 10%", 4: "VAT 20%", 5: "VAT 10/110", 6: "VAT 20/120"}
+	// The salon sets the nominal rate (prepayments carry its calculated
+	// one: booking.ReceiptSettings); a calculated code set before is
+	// offered while it is the salon's, so that saving keeps it.
+	"vatCodes": func(current int) map[int]string {
+		codes := map[int]string{1: "no VAT", 2: "VAT 0%", 3: "VAT 10%", 4: "VAT 20%", 7: "VAT 5%", 8: "VAT 7%", 11: "VAT 22%"}
+		if name, ok := map[int]string{5: "VAT 10/110", 6: "VAT 20/120", 9: "VAT 5/105", 10: "VAT 7/107", 12: "VAT 22/122"}[current]; ok {
+			codes[current] = name
+		}
+		return codes
 	},
 	"taxSystems": func() map[int]string {
 		return map[int]string{1: "general (OSN)", 2: "simplified, income (USN)", 3: "simplified, income minus expense", 4: "single tax on imputed income (ENVD)",
