@@ -381,3 +381,43 @@ func TestMigration39SettlesTheSpendsMadeBefore(t *testing.T) {
 		t.Errorf("settled after the migration: %v, want 4000.00 twice", amounts)
 	}
 }
+
+// A certificate bought online pays a visit of 5000.00 asking a deposit of
+// 1000.00; under a policy that keeps deposits the client cancels: the
+// cancellation keeps 1000.00 of it (spent) and gives 4000.00 back, and
+// the sweep settles exactly the 1000.00 kept, once.
+func TestAKeptCancellationIsSettledForWhatItKept(t *testing.T) {
+	w := newSaleWorld(t)
+	w.receiptsAt("")
+	s := *w.salon
+	s.RefundPolicy = booking.RefundNever
+	if _, err := w.Svc.UpdateSalon(bookingtest.System(), s); err != nil {
+		t.Fatal(err)
+	}
+	o := w.offer(booking.BalanceOffer{Kind: booking.BalanceCertificate, Title: "Сертификат на 6000", Amount: 600000, Price: 600000})
+	_, code, ext := w.paidSale(o.ID, "kept@example.com")
+	b := w.bookWith(code, "10:00")
+	if _, err := w.Svc.Cancel(booking.As(context.Background(), booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID}); err != nil {
+		t.Fatal(err)
+	}
+	var left int64
+	if err := w.Pool.QueryRow(context.Background(), `SELECT remaining FROM balances WHERE id = $1`, b.PaidWith.BalanceID).Scan(&left); err != nil || left != 500000 {
+		t.Fatalf("left on the certificate: %d (%v), want 5000.00 (1000.00 kept)", left, err)
+	}
+	calls := w.fake.Calls("POST /receipts")
+	bookingtest.Race(3, func(int) {
+		if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+			t.Error(err)
+		}
+	})
+	got := w.receiptsOf("settlement", ext)
+	if len(got) != 1 {
+		t.Fatalf("%d settlements, want 1", len(got))
+	}
+	if l := lineOf(t, got[0]); l.amount != 100000 || l.settled != 100000 || l.mode != "full_payment" || l.vat != 4 {
+		t.Errorf("the kept part's settlement: %+v, want 1000.00 in full at 20%% (4)", l)
+	}
+	if n := w.fake.Calls("POST /receipts") - calls; n != 1 {
+		t.Errorf("%d receipts sent, want 1", n)
+	}
+}
