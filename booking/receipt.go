@@ -115,22 +115,21 @@ func receiptItem(description string, amount Money, currency string, vat int, sub
 // is the nominal rate vat. 54-FZ: money taken before the service (an
 // advance, a prepayment in full or in part, and so their refunds) is taxed
 // at the calculated rate (10/110 for 10%, 20/120 for 20%, 5/105, 7/107,
-// 22/122); the settlement, the service itself, at the nominal one. No VAT,
-// 0% and a code already calculated are the same in every mode.
+// 22/122); the settlement, the service itself, at the nominal one (a
+// salon that set a calculated code, as the panel once offered, settles at
+// its nominal rate). No VAT and 0% are the same in every mode.
 func receiptVat(vat int, mode string) int {
+	calculated := map[int]int{3: 5, 4: 6, 7: 9, 8: 10, 11: 12} // nominal: calculated
 	switch mode {
 	case "advance", "full_prepayment", "partial_prepayment":
-		switch vat {
-		case 3: // 10%
-			return 5
-		case 4: // 20%
-			return 6
-		case 7: // 5%
-			return 9
-		case 8: // 7%
-			return 10
-		case 11: // 22%
-			return 12
+		if c, ok := calculated[vat]; ok {
+			return c
+		}
+	default:
+		for n, c := range calculated {
+			if c == vat {
+				return n
+			}
 		}
 	}
 	return vat
@@ -261,7 +260,10 @@ func (s *Service) sendDepositSettlements(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// Balances sold online are settled as deposits are. A certificate sold
+// Balances sold online are settled much as deposits are (a deposit's
+// settlement waits for the visit completed; a balance's is made for every
+// spend: the visit completed or missed, or a cancellation the policy
+// keeps, since each takes the prepaid money as the salon's). A certificate sold
 // with a receipt was receipted as an advance, a package as the full
 // prepayment of its services; what a visit then uses of it (its spend
 // entry: the visit completed or missed, or a cancellation the policy
@@ -355,7 +357,8 @@ func (s *Service) sendBalanceSettlements(ctx context.Context) (int, error) {
 
 // priceBalanceSettlements prices the balance settlements due, each sale's
 // in one transaction holding the sale's row (another replica skips it),
-// in the order of its spends.
+// in the order of its spends; a sale that fails is logged, and the others
+// priced.
 func (s *Service) priceBalanceSettlements(ctx context.Context) error {
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT sale_id FROM balance_settlements
 		WHERE sent_at IS NULL AND error IS NULL AND amount IS NULL LIMIT 100`)
@@ -367,8 +370,12 @@ func (s *Service) priceBalanceSettlements(ctx context.Context) error {
 		return fmt.Errorf("balance settlements: %w", dbErr(err))
 	}
 	for _, sale := range sales {
+		// One sale that cannot be priced holds up no other's.
 		if err := s.inTx(ctx, func(tx pgx.Tx) error { return priceSaleSettlements(ctx, tx, sale) }); err != nil {
-			return fmt.Errorf("balance sale %d: settlements: %w", sale, dbErr(err))
+			if ctx.Err() != nil {
+				return fmt.Errorf("balance sale %d: settlements: %w", sale, dbErr(err))
+			}
+			s.log.Error("balance settlements: a sale's not priced", "sale", sale, "err", err)
 		}
 	}
 	return nil
@@ -379,8 +386,9 @@ func (s *Service) priceBalanceSettlements(ctx context.Context) error {
 // the line of the service the visit used it for (the salon's name for
 // its services, else the service's: of a package, the visit's service it
 // paid; of a certificate, the visit's), paid in full at the salon's
-// nominal VAT rate, settling that much of the sale's prepayment, to the
-// sale receipt's customer.
+// nominal VAT rate, settling that much of the sale's prepayment: to the
+// sale receipt's customer for a package (its buyer's phone books it), to
+// the visit's client for a certificate (the buyer may have given it).
 func priceSaleSettlements(ctx context.Context, tx pgx.Tx, id int64) error {
 	var price, units, refunded, balance int64
 	var ext, currency string
@@ -411,8 +419,10 @@ func priceSaleSettlements(ctx context.Context, tx pgx.Tx, id int64) error {
 		               WHERE (v.id = b.visit_id OR v.visit_of = b.visit_id) AND v.service_id = ANY(a.service_ids) ORDER BY v.id LIMIT 1)
 		         ELSE (SELECT string_agg(vs.name, ' + ' ORDER BY v.id) FROM bookings v JOIN services vs ON vs.id = v.service_id
 		               WHERE v.id = b.visit_id OR v.visit_of = b.visit_id) END, s.title)
+		, CASE WHEN a.kind = 'certificate' THEN COALESCE(c.phone, '') ELSE '' END
 		FROM balance_settlements x JOIN balance_sales s ON s.id = x.sale_id JOIN balances a ON a.id = s.balance_id
-		JOIN bookings b ON b.id = x.booking_id JOIN salons l ON l.id = x.salon_id
+		LEFT JOIN bookings b ON b.id = x.booking_id JOIN salons l ON l.id = x.salon_id
+		LEFT JOIN clients c ON c.salon_id = b.salon_id AND c.id = b.client_id
 		WHERE x.sale_id = $1 AND x.amount IS NULL ORDER BY x.entry_id`, id)
 	if err != nil {
 		return err
@@ -421,10 +431,11 @@ func priceSaleSettlements(ctx context.Context, tx pgx.Tx, id int64) error {
 		id, used int64
 		vat      int
 		item     string
+		visitor  string // of a certificate, the visit's client's phone
 	}
 	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
 		var d due
-		return d, r.Scan(&d.id, &d.used, &d.vat, &d.item)
+		return d, r.Scan(&d.id, &d.used, &d.vat, &d.item, &d.visitor)
 	})
 	if err != nil {
 		return err
@@ -434,6 +445,12 @@ func priceSaleSettlements(ctx context.Context, tx pgx.Tx, id int64) error {
 		var receipt []byte
 		if amount > 0 {
 			r := settlementReceipt(&sale, ext, receiptItem(d.item, Money(amount), currency, d.vat, "service", "full_payment"))
+			if d.visitor != "" {
+				// A certificate is whoever holds it: its visit's receipt
+				// goes to the visit's client, as a deposit's does, not to
+				// the buyer of a gift.
+				r.Customer = psp.ReceiptCustomer{Phone: strings.TrimPrefix(d.visitor, "+")}
+			}
 			if receipt, err = json.Marshal(r); err != nil {
 				return err
 			}

@@ -4,17 +4,19 @@ import "testing"
 
 // TestReceiptVat: a prepayment (an advance, a prepayment in full or in
 // part, and so their refunds, which repeat the line) carries the
-// calculated rate of the salon's nominal one; a settlement, the nominal.
+// calculated rate of the salon's nominal one; a settlement, the nominal
+// (of a salon that set a calculated code too).
 func TestReceiptVat(t *testing.T) {
 	calculated := map[int]int{1: 1, 2: 2, 3: 5, 4: 6, 5: 5, 6: 6, 7: 9, 8: 10, 9: 9, 10: 10, 11: 12, 12: 12}
+	nominalOf := map[int]int{1: 1, 2: 2, 3: 3, 4: 4, 5: 3, 6: 4, 7: 7, 8: 8, 9: 7, 10: 8, 11: 11, 12: 11}
 	for nominal := 1; nominal <= 12; nominal++ {
 		for _, mode := range []string{"advance", "full_prepayment", "partial_prepayment"} {
 			if got := receiptVat(nominal, mode); got != calculated[nominal] {
 				t.Errorf("%s of code %d: %d, want %d", mode, nominal, got, calculated[nominal])
 			}
 		}
-		if got := receiptVat(nominal, "full_payment"); got != nominal {
-			t.Errorf("full_payment of code %d: %d, want it", nominal, got)
+		if got, want := receiptVat(nominal, "full_payment"), nominalOf[nominal]; got != want {
+			t.Errorf("full_payment of code %d: %d, want %d", nominal, got, want)
 		}
 	}
 }

@@ -213,7 +213,7 @@ var ru = map[string]string{
 	"online payment is not available right now, so deposit bookings are paused; nothing was booked, please try again in a few minutes": "онлайн-оплата сейчас недоступна, поэтому запись с предоплатой приостановлена; ничего не записано, попробуйте через несколько минут",
 	"the salon's calendar is busy; nothing was changed, please try again in a moment":                                                  "календарь салона сейчас занят; ничего не изменено, попробуйте через минуту",
 	"some fields are invalid":                      "некоторые поля заполнены неверно",
-	"this booking can no longer be changed: %s":    "эту запись уже нельзя изменить: %s",
+	"this cannot be done now: %s":                  "сейчас это сделать нельзя: %s",
 	"the request body must be a JSON object":       "тело запроса должно быть JSON-объектом",
 	"malformed JSON at byte %d":                    "ошибка в JSON на байте %d",
 	"malformed JSON":                               "ошибка в JSON",

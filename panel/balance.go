@@ -684,8 +684,11 @@ func entryActor(l *lang, actor string) string {
 	if id, ok := strings.CutPrefix(actor, "online: payment "); ok {
 		return l.T("online payment %s", id)
 	}
-	if actor == "" {
+	switch actor {
+	case "":
 		return l.T("the client or the platform")
+	case "given back to a sale paid back in full":
+		return l.T("given back to a sale paid back in full")
 	}
 	return actor
 }

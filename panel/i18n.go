@@ -217,6 +217,7 @@ var ru = map[string]string{
 	"This cannot be done in its current state.": "Это нельзя сделать в текущем состоянии.",
 	"online payment %s":                         "онлайн-оплата %s",
 	"the client or the platform":                "клиент или платформа",
+	"given back to a sale paid back in full":    "возвращено покупателю: продажа возвращена полностью",
 	"Some fields are invalid.":                  "Некоторые поля заполнены неверно.",
 	"This form made a new code already, shown then once. If that one is lost too, make another.":                                      "Эта форма уже выдала новый код — он был показан один раз. Если потерян и он, выдайте ещё один.",
 	"This form sold one already, with other values. Nothing more was sold: check the values and send the form again to sell another.": "По этой форме уже продан абонемент или сертификат, с другими значениями. Больше ничего не продано: проверьте значения и отправьте форму ещё раз, чтобы продать ещё один.",

@@ -233,10 +233,10 @@ func TestBrowserBooksWithACertificate(t *testing.T) {
 	if n := countBookings(t, s, `c.phone = '+79995557709'`); n != 0 {
 		t.Fatalf("%d bookings with another client's package", n)
 	}
-	// Their own, with their phone: the confirmation says what is left on
-	// it, in words (2 визита).
+	// Their own, with their phone: the confirmation says what it will pay
+	// and have left, in words (of 2 visits, 1 визит).
 	run(t, ctx, withCode(s, m.ID, "17:00", "+7 999 555-77-01", theirs.Code, "#confirm")...)
-	if got := text(t, ctx, "#summary"); !strings.Contains(got, "абонемент, осталось: 2 визита") {
+	if got := text(t, ctx, "#summary"); !strings.Contains(got, "абонемент: 1 визит, на нём осталось 1 визит") {
 		t.Fatalf("confirming with a package: %q", got)
 	}
 }

@@ -91,7 +91,7 @@ func fail(c *fiber.Ctx, log *slog.Logger, err error) error {
 			Message: i18n.New("changes are closed for this booking: %s", reasonIn(err, c)).In(requestLang(c))})
 	case errors.Is(err, booking.ErrConflict):
 		return reply(c, fiber.StatusConflict, errorBody{Error: "conflict",
-			Message: i18n.New("this booking can no longer be changed: %s", reasonIn(err, c)).In(requestLang(c))})
+			Message: i18n.New("this cannot be done now: %s", reasonIn(err, c)).In(requestLang(c))})
 	case errors.Is(err, booking.ErrInvalid):
 		return reply(c, fiber.StatusUnprocessableEntity, errorBody{Error: "invalid", Message: reasonIn(err, c)})
 	case errors.Is(err, errRateLimited):

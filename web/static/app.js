@@ -280,8 +280,9 @@
       }
       if (deposit > 0) rows.push([T.deposit_row, fmt(cfg.onlinePay ? 'deposit_now' : 'deposit_in_salon', money(deposit))]);
       rows.push([T.client, state.client.name + ', ' + state.client.phone]);
-      // (Of a certificate, what it will pay, and what it will have left.)
-      if (b) rows.push([T.paid_with, paidWith(b.kind === 'certificate' ? { kind: b.kind, amount: covers, remaining: Number(b.remaining) - covers, expires_at: b.expires_at } : b)]);
+      // (What it will pay, and what it will have left.)
+      if (b) rows.push([T.paid_with, paidWith(b.kind === 'certificate' ? { kind: b.kind, amount: covers, remaining: Number(b.remaining) - covers, expires_at: b.expires_at }
+        : { kind: b.kind, visits: 1, remaining: Number(b.remaining) - 1, expires_at: b.expires_at })]);
       if (rest > 0) rows.push([T.in_salon, money(rest)]);
     }
     summaryInto($('summary'), rows);
@@ -299,7 +300,9 @@
     var until = b.expires_at ? ' ' + fmt('pw_until', lastDay(b.expires_at)) : '';
     // A cancelled booking's: what its cancellation kept, and gave back.
     var settled = (b.kept ? '. ' + fmt('pw_kept', units(b, b.kept)) : '') + (b.returned ? '. ' + fmt('pw_returned', units(b, b.returned)) : '');
-    if (b.kind === 'package') return fmt('pw_package', units(b, Number(b.remaining))) + until + settled;
+    if (b.kind === 'package') {
+      return (b.visits ? fmt('pw_package_paid', units(b, b.visits), units(b, Number(b.remaining))) : fmt('pw_package', units(b, Number(b.remaining)))) + until + settled;
+    }
     // (A booking's paid_with says what it took; a balance read, only what is left.)
     return (b.amount ? fmt('pw_cert_paid', money(b.amount), money(b.remaining)) : fmt('pw_cert', money(b.remaining))) + until + settled;
   }
