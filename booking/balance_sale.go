@@ -443,6 +443,10 @@ func (s *Service) sale(ctx context.Context, where string, args ...any) (*Balance
 	return x, nil
 }
 
+// OnlinePaymentActor begins the actor of a balance's credit by an online
+// sale's payment (the provider's id of it follows).
+const OnlinePaymentActor = "online: payment "
+
 // saleReceipt is the fiscal receipt a sale is paid with: a certificate is
 // an advance (54-FZ: what it buys is not yet known), a package the full
 // prepayment of its services; either at the calculated VAT rate
@@ -709,7 +713,7 @@ func (s *Service) creditSale(ctx context.Context, id int64, p *psp.Payment) (*Sa
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO balance_entries (balance_id, salon_id, type, delta, actor) VALUES ($1, $2, 'credit', $3, $4)`,
-			balanceID, salonID, units, "online: payment "+p.ID); err != nil {
+			balanceID, salonID, units, OnlinePaymentActor+p.ID); err != nil {
 			return err
 		}
 		var sealed []byte

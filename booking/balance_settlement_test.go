@@ -103,6 +103,24 @@ func (w *saleWorld) bookWith(code, hhmm string) *booking.Booking {
 	return b
 }
 
+// bookPackage books the salon's service at hhmm at the desk for the
+// client of package id, paid with it.
+func (w *saleWorld) bookPackage(id int64, hhmm string) *booking.Booking {
+	w.t.Helper()
+	var phone string
+	if err := w.Pool.QueryRow(context.Background(), `SELECT c.phone FROM clients c JOIN balances b ON b.client_id = c.id WHERE b.id = $1`,
+		id).Scan(&phone); err != nil {
+		w.t.Fatal(err)
+	}
+	b, err := w.Svc.Book(booking.As(context.Background(), w.admin()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID,
+		MasterID: w.master.ID, StartsAt: bookingtest.At(w.salon, w.day, hhmm), Client: booking.ClientInput{Name: "Ольга", Phone: phone},
+		PayWith: &booking.PayWith{Kind: booking.BalancePackage, BalanceID: id}})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return b
+}
+
 // completeAndSweep has the day's visits completed, then n sweeps run at
 // once (as n replicas would), then once more.
 func (w *saleWorld) completeAndSweep(n int) {
@@ -243,17 +261,9 @@ func TestAPackageBoughtOnlineIsSettledVisitByVisit(t *testing.T) {
 	}
 	o := w.offer(booking.BalanceOffer{Kind: booking.BalancePackage, Title: "3 окрашивания", ServiceIDs: []int64{w.svc.ID}, Visits: 3, Price: 1000000})
 	x, _, ext := w.paidSale(o.ID, "olga@example.com")
-	var phone string
-	if err := w.Pool.QueryRow(context.Background(), `SELECT c.phone FROM clients c JOIN balances b ON b.client_id = c.id WHERE b.id = $1`,
-		x.BalanceID).Scan(&phone); err != nil {
-		t.Fatal(err)
-	}
 	for _, hhmm := range []string{"10:00", "12:00", "14:00"} {
-		b, err := w.Svc.Book(booking.As(context.Background(), w.admin()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID,
-			MasterID: w.master.ID, StartsAt: bookingtest.At(w.salon, w.day, hhmm), Client: booking.ClientInput{Name: "Ольга", Phone: phone},
-			PayWith: &booking.PayWith{Kind: booking.BalancePackage, BalanceID: x.BalanceID}})
-		if err != nil || b.Status != booking.StatusConfirmed {
-			t.Fatalf("a visit of the package: %+v, %v", b, err)
+		if b := w.bookPackage(x.BalanceID, hhmm); b.Status != booking.StatusConfirmed {
+			t.Fatalf("a visit of the package: %+v", b)
 		}
 	}
 	w.completeAndSweep(3)
@@ -295,17 +305,7 @@ func TestARefusedBalanceSettlementIsAskedOnceAndListed(t *testing.T) {
 	}
 	o := w.offer(booking.BalanceOffer{Kind: booking.BalancePackage, Title: "3 окрашивания", ServiceIDs: []int64{w.svc.ID}, Visits: 3, Price: 1000000})
 	x, _, _ := w.paidSale(o.ID, "olga@example.com")
-	var phone string
-	if err := w.Pool.QueryRow(context.Background(), `SELECT c.phone FROM clients c JOIN balances b ON b.client_id = c.id WHERE b.id = $1`,
-		x.BalanceID).Scan(&phone); err != nil {
-		t.Fatal(err)
-	}
-	b, err := w.Svc.Book(booking.As(context.Background(), w.admin()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID,
-		MasterID: w.master.ID, StartsAt: bookingtest.At(w.salon, w.day, "10:00"), Client: booking.ClientInput{Name: "Ольга", Phone: phone},
-		PayWith: &booking.PayWith{Kind: booking.BalancePackage, BalanceID: x.BalanceID}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := w.bookPackage(x.BalanceID, "10:00")
 	w.completeAndSweep(3)
 	for range 2 {
 		if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {

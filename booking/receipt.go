@@ -119,14 +119,13 @@ func receiptItem(description string, amount Money, currency string, vat int, sub
 // salon that set a calculated code, as the panel once offered, settles at
 // its nominal rate). No VAT and 0% are the same in every mode.
 func receiptVat(vat int, mode string) int {
-	calculated := map[int]int{3: 5, 4: 6, 7: 9, 8: 10, 11: 12} // nominal: calculated
 	switch mode {
 	case "advance", "full_prepayment", "partial_prepayment":
-		if c, ok := calculated[vat]; ok {
+		if c, ok := calculatedVat[vat]; ok {
 			return c
 		}
 	default:
-		for n, c := range calculated {
+		for n, c := range calculatedVat {
 			if c == vat {
 				return n
 			}
@@ -134,6 +133,11 @@ func receiptVat(vat int, mode string) int {
 	}
 	return vat
 }
+
+// calculatedVat maps YooKassa's codes of the nominal rates to their
+// calculated ones: 10% to 10/110, 20% to 20/120, 5% to 5/105, 7% to
+// 7/107, 22% to 22/122.
+var calculatedVat = map[int]int{3: 5, 4: 6, 7: 9, 8: 10, 11: 12}
 
 // receiptOf reads a session's payment receipt (nil: paid without one).
 func (s *Service) receiptOf(ctx context.Context, sessionID int64) (*psp.Receipt, error) {

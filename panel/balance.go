@@ -681,7 +681,7 @@ func saleStatus(l *lang, st booking.PaymentStatus) string {
 // payment, and an entry of the client's or of the platform's (no name),
 // in the reader's words.
 func entryActor(l *lang, actor string) string {
-	if id, ok := strings.CutPrefix(actor, "online: payment "); ok {
+	if id, ok := strings.CutPrefix(actor, booking.OnlinePaymentActor); ok {
 		return l.T("online payment %s", id)
 	}
 	switch actor {
