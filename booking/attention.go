@@ -52,8 +52,9 @@ type AttentionItem struct {
 	// SaleID, when not 0, says the item is the refused settlement of what
 	// the booking used of a balance sold online (sale SaleID): Session is
 	// then the sale's payment as far as it goes (no ID; its Amount the
-	// settlement's, its LastError the refusal).
-	SaleID int64
+	// settlement's, its LastError the refusal), and BalanceID the
+	// balance it sold.
+	SaleID, BalanceID int64
 }
 
 // Attention lists the salon's payments that need a person, oldest first.
@@ -67,7 +68,7 @@ func (s *Service) Attention(ctx context.Context, salonID int64) ([]AttentionItem
 		CASE WHEN s.status IN ('registering', 'unknown', 'refunding') OR (s.status IN ('authorized', 'canceling') AND s.checks >= $2) THEN 'stuck'
 		     WHEN s.status = 'completed' AND s.settlement_error IS NOT NULL THEN 'receipt'
 		     WHEN s.status IN ('authorized', 'canceling') AND b.status NOT IN ('pending', 'confirmed', 'completed', 'no_show') THEN 'held'
-		     ELSE 'kept' END, COALESCE(s.refund_amount, 0), 0::bigint
+		     ELSE 'kept' END, COALESCE(s.refund_amount, 0), 0::bigint, 0::bigint
 		FROM payment_sessions s JOIN bookings b ON b.id = s.booking_id
 		WHERE s.salon_id = $1 AND (
 		      (s.status IN ('registering', 'unknown', 'authorized', 'canceling', 'refunding') AND s.checks >= $2)
@@ -77,7 +78,7 @@ func (s *Service) Attention(ctx context.Context, salonID int64) ([]AttentionItem
 		UNION ALL
 		-- What a visit used of a balance sold online, its settlement refused.
 		SELECT 0, x.salon_id, x.booking_id, s.provider, s.status, round(x.amount / 100.0, 2), s.currency,
-		COALESCE(s.external_id, ''), '', 0, 0, x.error, s.created_at, s.created_at, b.status, b.starts_at, x.updated_at, 'receipt', 0, s.id
+		COALESCE(s.external_id, ''), '', 0, 0, x.error, s.created_at, s.created_at, b.status, b.starts_at, x.updated_at, 'receipt', 0, s.id, COALESCE(s.balance_id, 0)
 		FROM balance_settlements x JOIN balance_sales s ON s.id = x.sale_id JOIN bookings b ON b.id = x.booking_id
 		WHERE x.salon_id = $1 AND x.error IS NOT NULL) a
 		ORDER BY since LIMIT 200`, salonID, stuckAfter)
@@ -89,7 +90,7 @@ func (s *Service) Attention(ctx context.Context, salonID int64) ([]AttentionItem
 		var p PaymentSession
 		err := r.Scan(&p.ID, &p.SalonID, &p.BookingID, &p.Provider, &p.Status, &p.Amount, &p.Currency, &p.ExternalID,
 			&p.URL, &p.Version, &p.Checks, &p.LastError, &p.HoldUntil, &p.CreatedAt, &it.BookingStatus, &it.StartsAt, &it.Since, &it.Kind, &it.Refund,
-			&it.SaleID)
+			&it.SaleID, &it.BalanceID)
 		it.Session, it.RefundLeft = p, refundLeftToStaff(p.Status, p.LastError)
 		return it, err
 	})

@@ -1421,11 +1421,12 @@ func refundSaleOf(ctx context.Context, tx pgx.Tx, b *Balance, now time.Time) (in
 	}
 	// Every unit refunded so far, this refund's (its entry written) with
 	// the rest.
-	if err := tx.QueryRow(ctx, `SELECT COALESCE(-sum(delta), 0) FROM balance_entries WHERE balance_id = $1 AND type = 'refund'`,
-		b.ID).Scan(&gone); err != nil {
+	var used saleUse
+	if err := tx.QueryRow(ctx, `SELECT (SELECT COALESCE(-sum(delta), 0) FROM balance_entries WHERE balance_id = $1 AND type = 'refund'), `+saleUseSQL("$2"),
+		b.ID, id).Scan(&gone, &used.spent, &used.settled, &used.priced); err != nil {
 		return 0, 0, err
 	}
-	amount := saleRefundShare(price, units, refunded, gone)
+	amount := saleRefundShare(price, units, refunded, gone, used)
 	if amount <= 0 {
 		return 0, 0, nil
 	}
@@ -1442,9 +1443,36 @@ func refundSaleOf(ctx context.Context, tx pgx.Tx, b *Balance, now time.Time) (in
 // saleRefundShare is what a sale of units at price pays back when gone
 // units of it are refunded in all, refunded of its price paid back before:
 // the share of the price of every unit refunded, less what was (the parts
-// add up to the price).
-func saleRefundShare(price, units, refunded, gone int64) int64 {
-	return min(price*min(gone, units)/units, price) - refunded
+// add up to the price). A refund that leaves nothing of the sale unspent
+// or unrefunded, once every spend's settlement is priced, pays back the
+// rest of the price instead: the settlements and the refunds add up to
+// what was paid (a package of 3 for 10000.00, one visit settled at
+// 3333.33: the two left are 6666.67, not 6666.66).
+func saleRefundShare(price, units, refunded, gone int64, used saleUse) int64 {
+	if units <= 0 {
+		return 0
+	}
+	share := min(price*min(gone, units)/units, price) - refunded
+	if used.priced && used.spent+gone >= units {
+		share = max(share, price-used.settled-refunded)
+	}
+	return share
+}
+
+// saleUse is what the spends of a sale sold with a receipt used of it:
+// spent units, settled of its price (their settlements, priced), priced
+// when every settlement is (the sweep prices them in their order).
+type saleUse struct {
+	spent, settled int64
+	priced         bool
+}
+
+// saleUseSQL selects the saleUse of the sale whose id is the expression
+// sale.
+func saleUseSQL(sale string) string {
+	return `(SELECT COALESCE(sum(units), 0) FROM balance_settlements WHERE sale_id = ` + sale + `),
+	(SELECT COALESCE(sum(amount), 0) FROM balance_settlements WHERE sale_id = ` + sale + `),
+	NOT EXISTS (SELECT 1 FROM balance_settlements WHERE sale_id = ` + sale + ` AND amount IS NULL)`
 }
 
 // saleRefundMade records the refund of sale id asked under key as made

@@ -319,7 +319,7 @@ func TestARefusedBalanceSettlementIsAskedOnceAndListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(items) != 1 || items[0].Kind != booking.AttentionReceipt || items[0].SaleID != x.ID || items[0].Session.BookingID != b.ID ||
+	if len(items) != 1 || items[0].Kind != booking.AttentionReceipt || items[0].SaleID != x.ID || items[0].BalanceID != x.BalanceID || items[0].Session.BookingID != b.ID ||
 		items[0].Session.Amount != 333333 || items[0].Session.LastError == "" {
 		t.Fatalf("attention: %+v, want the refused settlement of 3333.33 for booking %d, sale %d", items, b.ID, x.ID)
 	}
@@ -430,5 +430,55 @@ func TestAKeptCancellationIsSettledForWhatItKept(t *testing.T) {
 	}
 	if n := w.fake.Calls("POST /receipts") - calls; n != 1 {
 		t.Errorf("%d receipts sent, want 1", n)
+	}
+}
+
+// A package of 3 for 10000.00 bought online, one visit used and the two
+// left refunded: the settlement and the refund the provider took add up
+// to the 10000.00 paid, whichever comes first (the visit's settlement
+// priced before the refund, or after it), and the refund's quote says so.
+func TestAPackageUsedThenRefundedAddsUpToItsPrice(t *testing.T) {
+	for _, settledFirst := range []bool{true, false} {
+		t.Run(map[bool]string{true: "settled first", false: "refunded first"}[settledFirst], func(t *testing.T) {
+			w := newSaleWorld(t)
+			w.receiptsAt("")
+			o := w.offer(booking.BalanceOffer{Kind: booking.BalancePackage, Title: "3 окрашивания", ServiceIDs: []int64{w.svc.ID}, Visits: 3,
+				Price: 1000000})
+			x, _, ext := w.paidSale(o.ID, "olga@example.com")
+			w.bookPackage(x.BalanceID, "10:00")
+			staff := booking.As(context.Background(), w.admin())
+			if settledFirst {
+				w.completeAndSweep(1)
+				if q, err := w.Svc.BalanceRefundQuote(staff, w.salon.ID, x.BalanceID); err != nil || q.Money != 666667 {
+					t.Fatalf("the quote: %+v, %v; want 6666.67", q, err)
+				}
+			} else {
+				w.Clock.Advance(3 * 24 * time.Hour)
+				if _, err := w.Svc.CompletePast(bookingtest.System()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := w.Svc.RefundBalance(staff, w.salon.ID, x.BalanceID, "moved away"); err != nil {
+				t.Fatal(err)
+			}
+			bookingtest.WaitFor(t, 10*time.Second, "the refund and the settlement", func() bool {
+				_, _ = w.Svc.SweepPayments(bookingtest.System())
+				_, refunded := w.fake.Totals()
+				return refunded > 0 && len(w.receiptsOf("settlement", ext)) > 0
+			})
+			_, refunded := w.fake.Totals()
+			var settled int64
+			for _, r := range w.receiptsOf("settlement", ext) {
+				settled += lineOf(t, r).amount
+			}
+			var back int64
+			for _, r := range w.receiptsOf("refund", ext) {
+				back += lineOf(t, r).amount
+			}
+			want := map[bool][2]int64{true: {333333, 666667}, false: {333334, 666666}}[settledFirst]
+			if settled != want[0] || refunded != want[1] || back != refunded {
+				t.Errorf("settled %d, refunded %d (its receipt %d); want %d and %d: 10000.00 in all", settled, refunded, back, want[0], want[1])
+			}
+		})
 	}
 }

@@ -545,13 +545,16 @@ func (s *Service) BalanceRefundQuote(ctx context.Context, salonID, balanceID int
 	var q RefundQuote
 	var price, units, refunded, gone *int64
 	var status *PaymentStatus
+	var used saleUse
 	err := s.pool.QueryRow(ctx, `SELECT b.remaining, s.price, s.units, s.refunded, s.status,
 		    (SELECT COALESCE(-sum(delta), 0) FROM balance_entries WHERE balance_id = b.id AND type = 'refund'),
-		    COALESCE(h.ids, '{}'), COALESCE(h.units, 0)
+		    COALESCE(h.ids, '{}'), COALESCE(h.units, 0), u.*
 		FROM balances b LEFT JOIN balance_sales s ON s.balance_id = b.id
 		CROSS JOIN LATERAL (SELECT array_agg(h.booking_id ORDER BY h.booking_id) AS ids, sum(h.units) AS units
 		                    FROM balance_holds h WHERE h.balance_id = b.id) h
-		WHERE b.salon_id = $1 AND b.id = $2`, salonID, balanceID).Scan(&q.Left, &price, &units, &refunded, &status, &gone, &q.HeldBy, &q.Held)
+		CROSS JOIN LATERAL (SELECT `+saleUseSQL("s.id")+`) u
+		WHERE b.salon_id = $1 AND b.id = $2`, salonID, balanceID).Scan(&q.Left, &price, &units, &refunded, &status, &gone, &q.HeldBy, &q.Held,
+		&used.spent, &used.settled, &used.priced)
 	if isNoRows(err) {
 		return nil, fmt.Errorf("balance %d: %w", balanceID, ErrNotFound)
 	}
@@ -565,7 +568,7 @@ func (s *Service) BalanceRefundQuote(ctx context.Context, salonID, balanceID int
 		q.Online, q.Waiting = true, true
 	default:
 		q.Online = true
-		q.Money = Money(max(saleRefundShare(*price, *units, *refunded, *gone+q.Left), 0))
+		q.Money = Money(max(saleRefundShare(*price, *units, *refunded, *gone+q.Left, used), 0))
 	}
 	return &q, nil
 }

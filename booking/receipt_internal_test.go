@@ -38,6 +38,9 @@ func TestSettlementShare(t *testing.T) {
 			{spend: 1, want: 14}, {spend: 1, want: 14}, {spend: 1, want: 16}}},
 		{"a package of 3, one refunded first", 1000000, 3, []step{{refund: 1}, {spend: 1, want: 333333}, {spend: 1, want: 333334}}},
 		{"a package of 3, two refunded after one visit", 1000000, 3, []step{{spend: 1, want: 333333}, {refund: 2}}},
+		{"a package of 3, one refunded between two visits", 1000000, 3, []step{{spend: 1, want: 333333}, {refund: 1}, {spend: 1, want: 333334}}},
+		{"a package of 7 for 1.00, refunded in two parts after a visit", 100, 7, []step{{spend: 1, want: 14}, {refund: 2}, {refund: 4}}},
+		{"a certificate of 5000.00 sold for 4500.00, the rest refunded", 450000, 500000, []step{{spend: 333333, want: 299999}, {refund: 166667}}},
 		{"a certificate at its amount", 300000, 300000, []step{{spend: 120000, want: 120000}, {spend: 500, want: 500}, {refund: 179500}}},
 		{"a certificate used up", 300000, 300000, []step{{spend: 120000, want: 120000}, {spend: 180000, want: 180000}}},
 		{"a certificate of 5000.00 sold for 4500.00", 450000, 500000, []step{{spend: 333333, want: 299999}, {spend: 166667, want: 150001}}},
@@ -47,7 +50,7 @@ func TestSettlementShare(t *testing.T) {
 		for i, s := range c.steps {
 			if s.refund > 0 {
 				gone += s.refund
-				refunded += saleRefundShare(c.price, c.units, refunded, gone)
+				refunded += saleRefundShare(c.price, c.units, refunded, gone, saleUse{spent: spent, settled: settled, priced: true})
 				continue
 			}
 			got := settlementShare(c.price, c.units, s.spend, spent, gone, refunded, settled)
@@ -56,7 +59,7 @@ func TestSettlementShare(t *testing.T) {
 			}
 			spent, settled = spent+s.spend, settled+got
 		}
-		if settled+refunded > c.price {
+		if settled+refunded > c.price || (spent+gone >= c.units && settled+refunded != c.price) {
 			t.Errorf("%s: settled %d and refunded %d of %d", c.name, settled, refunded, c.price)
 		}
 	}

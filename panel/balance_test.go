@@ -20,6 +20,7 @@ import (
 	"salon/booking/psp"
 	"salon/booking/psp/psptest"
 	"salon/internal/browsertest"
+	"salon/internal/demo"
 )
 
 // TestBrowserSellsPackagesAndCertificates: at the desk, a gift certificate
@@ -471,5 +472,77 @@ func TestALostDeskCodeIsRenewed(t *testing.T) {
 			strings.Contains(r.header.Get("Set-Cookie"), "evil") {
 			t.Fatalf("the language switch with back %q: %d to %q", bad, r.status, loc)
 		}
+	}
+}
+
+// TestARefusedBalanceSettlementLeadsToItsBalance: a certificate bought
+// online with receipts on pays a visit; the provider refuses the visit's
+// settlement receipt: the attention page says what was refused in the
+// balance's words (not a deposit's) and links the booking and the
+// certificate.
+func TestARefusedBalanceSettlementLeadsToItsBalance(t *testing.T) {
+	fake := psptest.New(t)
+	fake.RequireReceipts = true
+	fake.Fault = func(method, path string) psptest.Fault {
+		if path == "POST /receipts" {
+			return psptest.Reject
+		}
+		return psptest.None
+	}
+	yk := &psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}
+	pool := bookingtest.Pool(t)
+	clock := bookingtest.NewClock(bookingtest.DefaultNow)
+	e := &bookingtest.Env{Pool: pool, Clock: clock, Svc: booking.New(pool, booking.WithClock(clock.Now), booking.WithPayments(yk), booking.WithReceipts())}
+	w := newWorldOn(t, e)
+	ctx := context.Background()
+	owner := booking.As(ctx, booking.ByStaff(booking.User{ID: scalar[int64](t, w, `SELECT id FROM users WHERE email = $1`, demo.Email),
+		SalonID: w.salon.ID, Role: booking.RoleOwner, Email: demo.Email}))
+	if err := w.Svc.SetReceiptSettings(owner, w.salon.ID, booking.ReceiptSettings{VatCode: 1, TaxSystem: 2}); err != nil {
+		t.Fatal(err)
+	}
+	offer, err := w.Svc.AddBalanceOffer(owner, booking.BalanceOffer{SalonID: w.salon.ID, Kind: booking.BalanceCertificate, Title: "Сертификат",
+		Amount: 1000000, Price: 1000000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const claim = "the-buyers-browser-made-this-claim-1"
+	x, err := w.Svc.BuyBalance(booking.As(ctx, booking.Visitor()), booking.BalancePurchase{SalonID: w.salon.ID, OfferID: offer.ID, Claim: claim,
+		Buyer: booking.ClientInput{Name: "Вера", Phone: bookingtest.Phone(), Email: "vera@example.com"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.Pay(scalar[string](t, w, `SELECT external_id FROM balance_sales WHERE id = $1`, x.ID))
+	if _, err := w.Svc.CheckSale(bookingtest.System(), x.ID); err != nil {
+		t.Fatal(err)
+	}
+	if x, err = w.Svc.SaleReturn(booking.As(ctx, booking.Visitor()), x.Ref, claim); err != nil || x.Code == "" {
+		t.Fatalf("the return page: %+v, %v", x, err)
+	}
+	balance := scalar[int64](t, w, `SELECT balance_id FROM balance_sales WHERE id = $1`, x.ID)
+	haircut := scalar[int64](t, w, `SELECT id FROM services WHERE salon_id = $1 AND active ORDER BY id LIMIT 1`, w.salon.ID)
+	master := scalar[int64](t, w, `SELECT master_id FROM master_services WHERE service_id = $1 ORDER BY master_id LIMIT 1`, haircut)
+	bk, err := w.Svc.Book(booking.As(ctx, booking.BySystem()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: haircut, MasterID: master,
+		StartsAt: bookingtest.At(w.salon, w.today(), "08:00"), Client: booking.ClientInput{Name: "Гость", Phone: bookingtest.Phone()},
+		Source: booking.SourceImport, PayWith: &booking.PayWith{Kind: booking.BalanceCertificate, Code: x.Code}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * 24 * time.Hour)
+	if _, err := w.Svc.CompletePast(bookingtest.System()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+		t.Fatal(err)
+	}
+	a := w.owner().get("/panel/attention")
+	row := regexp.MustCompile(`(?s)<tr data-session="0" data-kind="receipt">.*?</tr>`).FindString(a.body)
+	for _, want := range []string{"чек зачёта предоплаты по абонементу или сертификату", fmt.Sprintf(`href="/panel/bookings/%d"`, bk.ID),
+		fmt.Sprintf(`href="/panel/balances/%d"`, balance), `data-label="Сумма"`} {
+		if !strings.Contains(row, want) {
+			t.Errorf("the refused settlement's row lacks %q: %s", want, row)
+		}
+	}
+	if strings.Contains(row, "оплачено") {
+		t.Errorf("the row speaks of a deposit's payment: %s", row)
 	}
 }
