@@ -772,3 +772,46 @@ func TestARefusedSettlementIsAskedOnce(t *testing.T) {
 		t.Errorf("attention: %+v, want the refused receipt", items)
 	}
 }
+
+// TestDepositSettlementsAreSentOnceBySweepsAtOnce: three visits whose
+// deposits were paid with receipts, completed; four sweeps at once (four
+// replicas) against a provider slow to take receipts, then another: each
+// settlement receipt reaches the provider once.
+func TestDepositSettlementsAreSentOnceBySweepsAtOnce(t *testing.T) {
+	t.Parallel()
+	fake := psptest.New(t)
+	fake.Delay = 200 * time.Millisecond
+	fake.Fault = func(method, path string) psptest.Fault {
+		if path == "POST /receipts" {
+			return psptest.Slow
+		}
+		return psptest.None
+	}
+	w := newPayWorldOn(t, fake, booking.RefundAlways, booking.WithReceipts())
+	e := w.Env
+	ctx := bookingtest.System()
+	for _, hhmm := range []string{"10:00", "12:00", "14:00"} {
+		w.paid(w.book(hhmm))
+	}
+	w.Clock.Advance(3 * 24 * time.Hour)
+	if _, err := e.Svc.CompletePast(ctx); err != nil {
+		t.Fatal(err)
+	}
+	bookingtest.Race(4, func(int) {
+		if _, err := e.Svc.SweepPayments(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	if _, err := e.Svc.SweepPayments(ctx); err != nil {
+		t.Fatal(err)
+	}
+	settled := 0
+	for _, r := range fake.Receipts() {
+		if r.Kind == "settlement" {
+			settled++
+		}
+	}
+	if n := fake.Calls("POST /receipts"); n != 3 || settled != 3 {
+		t.Errorf("%d settlement receipts sent for 3 visits (%d taken), want each once", n, settled)
+	}
+}

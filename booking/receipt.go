@@ -209,57 +209,62 @@ func (s *Service) SendSettlementReceipts(ctx context.Context) (int, error) {
 }
 
 // sendDepositSettlements sends the settlement receipts of the visits
-// completed after their deposit was paid with a receipt.
+// completed after their deposit was paid with a receipt, once: a replica
+// takes one at a time under a lease (another skips it), and the provider
+// is called with no transaction open. It returns how many it sent.
 func (s *Service) sendDepositSettlements(ctx context.Context) (int, error) {
-	rows, err := s.pool.Query(ctx, `SELECT s.id, s.external_id, s.receipt, s.amount - s.refunded, l.receipt_vat_code
-		FROM payment_sessions s JOIN bookings b ON b.id = s.booking_id JOIN salons l ON l.id = s.salon_id
-		WHERE s.status = 'completed' AND s.receipt IS NOT NULL AND s.settlement_sent_at IS NULL AND s.settlement_error IS NULL
-		  AND b.status = 'completed'
-		ORDER BY s.id LIMIT 100`)
-	if err != nil {
-		return 0, dbErr(err)
-	}
-	type due struct {
-		id      int64
-		ext     string
-		receipt psp.Receipt
-		held    Money
-		vat     int
-	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
-		var d due
-		var raw []byte
-		if err := r.Scan(&d.id, &d.ext, &raw, &d.held, &d.vat); err != nil {
-			return d, err
-		}
-		return d, json.Unmarshal(raw, &d.receipt)
-	})
-	if err != nil {
-		return 0, fmt.Errorf("settlement receipts: %w", err)
-	}
 	n := 0
-	for _, d := range list {
-		cctx, cancel := context.WithTimeout(ctx, providerCall)
-		err := psp.SendReceipt(cctx, s.psp, fmt.Sprintf("settle-%d", d.id), depositSettlement(&d.receipt, d.ext, d.held, d.vat))
-		cancel()
-		if psp.IsRejected(err) {
-			// Refused: sending it again would be refused again; staff see
-			// it (Attention) and the rest are not held up behind it.
-			s.log.Warn("settlement receipt refused", "session", d.id, "err", err)
-			if _, uerr := s.pool.Exec(ctx, `UPDATE payment_sessions SET settlement_error = $2, last_error = $2 WHERE id = $1`, d.id, err.Error()); uerr != nil {
-				return n, dbErr(uerr)
-			}
-			continue
+	seen := []int64{}
+	for len(seen) < sweepBatch && ctx.Err() == nil {
+		now := s.now()
+		var id int64
+		var ext string
+		var raw []byte
+		var held Money
+		var vat int
+		err := s.pool.QueryRow(ctx, `UPDATE payment_sessions p SET settlement_lease_until = $2
+			FROM salons l
+			WHERE l.id = p.salon_id AND p.id = (
+			      SELECT s.id FROM payment_sessions s JOIN bookings b ON b.id = s.booking_id
+			      WHERE s.status = 'completed' AND s.receipt IS NOT NULL AND s.settlement_sent_at IS NULL AND s.settlement_error IS NULL
+			        AND b.status = 'completed' AND (s.settlement_lease_until IS NULL OR s.settlement_lease_until < $1) AND s.id <> ALL($3)
+			      ORDER BY s.id LIMIT 1 FOR UPDATE OF s SKIP LOCKED)
+			RETURNING p.id, p.external_id, p.receipt, p.amount - p.refunded, l.receipt_vat_code`, now, now.Add(paymentLease), seen).
+			Scan(&id, &ext, &raw, &held, &vat)
+		if isNoRows(err) {
+			break
 		}
 		if err != nil {
-			s.log.Warn("settlement receipt", "session", d.id, "err", err)
-			continue // the next sweep tries again, with the same key
+			return n, fmt.Errorf("settlement receipts: %w", dbErr(err))
 		}
-		if _, err := s.pool.Exec(ctx, `UPDATE payment_sessions SET settlement_sent_at = $2 WHERE id = $1 AND settlement_sent_at IS NULL`,
-			d.id, s.now()); err != nil {
-			return n, dbErr(err)
+		seen = append(seen, id)
+		var r psp.Receipt
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return n, fmt.Errorf("settlement receipt %d: %w", id, err)
 		}
-		n++
+		cctx, cancel := context.WithTimeout(ctx, providerCall)
+		err = psp.SendReceipt(cctx, s.psp, fmt.Sprintf("settle-%d", id), depositSettlement(&r, ext, held, vat))
+		cancel()
+		var uerr error
+		switch {
+		case psp.IsRejected(err):
+			// Refused: sending it again would be refused again; staff see
+			// it (Attention) and the rest are not held up behind it.
+			s.log.Warn("settlement receipt refused", "session", id, "err", err)
+			_, uerr = s.pool.Exec(ctx, `UPDATE payment_sessions SET settlement_error = $2, last_error = $2, settlement_lease_until = NULL
+				WHERE id = $1`, id, err.Error())
+		case err != nil:
+			// The next sweep tries again, with the same key.
+			s.log.Warn("settlement receipt", "session", id, "err", err)
+			_, uerr = s.pool.Exec(context.WithoutCancel(ctx), `UPDATE payment_sessions SET settlement_lease_until = NULL WHERE id = $1`, id)
+		default:
+			_, uerr = s.pool.Exec(ctx, `UPDATE payment_sessions SET settlement_sent_at = $2, settlement_lease_until = NULL
+				WHERE id = $1 AND settlement_sent_at IS NULL`, id, s.now())
+			n++
+		}
+		if uerr != nil {
+			return n, fmt.Errorf("settlement receipt %d: %w", id, dbErr(uerr))
+		}
 	}
 	return n, nil
 }
