@@ -797,9 +797,10 @@ func TestTheEMailSaysWhatACertificatePaid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	phone := bookingtest.Phone()
 	b, err := w.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID,
 		ServiceID: colour.ID, MasterID: m.ID, StartsAt: bookingtest.At(w.salon, w.day, "12:00"), PayWith: &booking.PayWith{Code: cert.Code},
-		Client: booking.ClientInput{Name: "Ольга", Phone: bookingtest.Phone(), Email: "olga@example.com", Lang: "ru"}})
+		Client: booking.ClientInput{Name: "Ольга", Phone: phone, Email: "olga@example.com", Lang: "ru"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -824,6 +825,20 @@ func TestTheEMailSaysWhatACertificatePaid(t *testing.T) {
 			t.Errorf("the confirmation lacks %q:\n%s", want, got)
 		}
 	}
+	// The SMS, as the provider took it, says it in a line.
+	texted := func(want string) {
+		t.Helper()
+		bookingtest.WaitFor(t, 30*time.Second, "the SMS "+want, func() bool {
+			w.sendAll()
+			for _, x := range w.smsTo(phone) {
+				if strings.Contains(x.Text, want) {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	texted("Сертификат: оплачено 3\u00a0000\u00a0₽, осталось 2\u00a0000\u00a0₽")
 	if _, err := w.Svc.Cancel(bookingtest.System(), booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID}); err != nil {
 		t.Fatal(err)
 	}
@@ -833,4 +848,5 @@ func TestTheEMailSaysWhatACertificatePaid(t *testing.T) {
 			t.Errorf("the cancellation lacks %q:\n%s", want, got)
 		}
 	}
+	texted("Сертификат: вернулось 3\u00a0000\u00a0₽")
 }

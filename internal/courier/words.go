@@ -245,6 +245,9 @@ func Short(o *booking.Outgoing, base string) string {
 	if v.Salon.Address != "" && o.Kind == booking.KindConfirmation {
 		parts[0] += ", " + v.Salon.Address
 	}
+	if line := shortPaid(t, lang, o.Kind, v); line != "" {
+		parts = append(parts, line)
+	}
 	if o.Links.Offer != "" {
 		parts = append(parts, t("Book")+": "+base+"/o/"+o.Links.Offer)
 	}
@@ -258,6 +261,43 @@ func Short(o *booking.Outgoing, base string) string {
 		parts = append(parts, t("Cancel")+": "+base+"/a/"+o.Links.Cancel)
 	}
 	return strings.Join(parts, "\n")
+}
+
+// shortPaid is an SMS's line of what a package or a certificate paid of
+// booking v: in a confirmation, what it paid and has left; in a
+// cancellation, what came back to it or the rules kept ("" otherwise).
+func shortPaid(t func(string, ...any) string, lang string, kind booking.MessageKind, v *booking.View) string {
+	p := v.PaidWith
+	if p == nil {
+		return ""
+	}
+	units := func(n int64) string {
+		if p.Kind == booking.BalancePackage {
+			return i18n.Visits(lang, n)
+		}
+		return booking.Money(n).Format(v.Salon.Currency, lang)
+	}
+	what := t("Certificate")
+	paid := p.Amount.Format(v.Salon.Currency, lang)
+	if p.Kind == booking.BalancePackage {
+		what, paid = t("Package"), i18n.Visits(lang, int64(p.Visits))
+	}
+	switch {
+	case kind == booking.KindConfirmation:
+		return what + ": " + t("paid %s, %s left", paid, units(p.Remaining))
+	case kind == booking.KindCancelled && p.Settled:
+		var said []string
+		if p.Returned > 0 {
+			said = append(said, t("%s back on it", units(p.Returned)))
+		}
+		if p.Kept > 0 {
+			said = append(said, t("%s kept by the cancellation rules", units(p.Kept)))
+		}
+		if len(said) > 0 {
+			return what + ": " + strings.Join(said, ", ")
+		}
+	}
+	return ""
 }
 
 // ComposeSale writes the e-mail of a package or certificate bought online:

@@ -84,3 +84,41 @@ func TestBookingMailSaysWhatABalancePaid(t *testing.T) {
 		t.Errorf("a booking paid with nothing:\n%s", got)
 	}
 }
+
+// TestSMSSaysWhatABalancePaid: a confirmation's SMS says what the package
+// or certificate paid and has left; a cancellation's, what came back to
+// it and what the rules kept; a reminder's, nothing of it (each part of an
+// SMS costs).
+func TestSMSSaysWhatABalancePaid(t *testing.T) {
+	salon := booking.Salon{Name: "Studio", Slug: "studio", Currency: "RUB", Timezone: "Europe/Moscow"}
+	view := func(st booking.Status, p booking.PaidWith) *booking.View {
+		return &booking.View{Booking: booking.Booking{Status: st, PaidWith: &p}, Salon: salon, ServiceName: "Colour", MasterName: "Anna"}
+	}
+	for _, c := range []struct {
+		name, lang string
+		kind       booking.MessageKind
+		v          *booking.View
+		want, not  string
+	}{
+		{"a package, booked", "ru", booking.KindConfirmation,
+			view(booking.StatusConfirmed, booking.PaidWith{Kind: booking.BalancePackage, Visits: 1, Remaining: 4}),
+			"Абонемент: оплачено 1 визит, осталось 4 визита", ""},
+		{"a certificate, booked", "en", booking.KindConfirmation,
+			view(booking.StatusConfirmed, booking.PaidWith{Kind: booking.BalanceCertificate, Amount: 250000, Remaining: 50000}),
+			"Certificate: paid 2,500\u00a0₽, 500\u00a0₽ left", ""},
+		{"a certificate, cancelled, part kept", "ru", booking.KindCancelled,
+			view(booking.StatusCancelled, booking.PaidWith{Kind: booking.BalanceCertificate, Amount: 300000, Remaining: 250000,
+				Settled: true, Kept: 100000, Returned: 200000}),
+			"Сертификат: вернулось 2\u00a0000\u00a0₽, удержано по правилам отмены 1\u00a0000\u00a0₽", ""},
+		{"a package, cancelled, kept", "en", booking.KindCancelled,
+			view(booking.StatusCancelled, booking.PaidWith{Kind: booking.BalancePackage, Visits: 1, Remaining: 3, Settled: true, Kept: 1}),
+			"Package: 1 visit kept by the cancellation rules", "back on it"},
+		{"a package, reminded", "en", booking.KindReminder,
+			view(booking.StatusConfirmed, booking.PaidWith{Kind: booking.BalancePackage, Visits: 1, Remaining: 3}), "", "Package"},
+	} {
+		got := courier.Short(&booking.Outgoing{Message: booking.Message{Kind: c.kind}, Booking: c.v, Lang: c.lang}, "https://salon.test")
+		if !strings.Contains(got, c.want) || (c.not != "" && strings.Contains(got, c.not)) {
+			t.Errorf("%s: the SMS %q, want %q, not %q", c.name, got, c.want, c.not)
+		}
+	}
+}
