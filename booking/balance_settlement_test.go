@@ -378,7 +378,7 @@ func TestMigration39SettlesTheSpendsMadeBefore(t *testing.T) {
 	if _, err := w.Svc.CompletePast(bookingtest.System()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.UpTo(ctx, 39); err != nil {
+	if _, err := p.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
