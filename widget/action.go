@@ -82,7 +82,37 @@ func (h *Handler) ask(p *actionPage, l *booking.Link) {
 		p.Question, p.Problem = "", p.T["a_inactive"]
 	case l.Action != booking.LinkConfirm && !l.Booking.Changeable:
 		p.Question, p.Problem = "", p.T["a_too_late"]
+	case l.Action == booking.LinkCancel && l.Booking.CancelKeeps > 0:
+		// Said before the tap, as the manage page says it.
+		v := l.Booking
+		p.Question += " " + fmt.Sprintf(p.T["cancel_keeps"], balanceUnits(v.PaidWith, v.CancelKeeps, v.Salon.Currency, p.Lang))
 	}
+}
+
+// balanceUnits is n of the balance p in words: visits of a package, money
+// of a certificate.
+func balanceUnits(p *booking.PaidWith, n int64, currency, lang string) string {
+	if p.Kind == booking.BalancePackage {
+		return i18n.Visits(lang, n)
+	}
+	return booking.Money(n).Format(currency, lang)
+}
+
+// cancelled is what a cancellation did to the package or certificate
+// that paid the booking: kept of it by the salon's rules, given back.
+func cancelled(p *actionPage, v *booking.View) string {
+	w := v.PaidWith
+	if w == nil || !w.Settled {
+		return ""
+	}
+	var out string
+	if w.Kept > 0 {
+		out += " " + fmt.Sprintf(p.T["pw_kept"], balanceUnits(w, w.Kept, v.Salon.Currency, p.Lang)) + "."
+	}
+	if w.Returned > 0 {
+		out += " " + fmt.Sprintf(p.T["pw_returned"], balanceUnits(w, w.Returned, v.Salon.Currency, p.Lang)) + "."
+	}
+	return out
 }
 
 func (h *Handler) actionPost(c *fiber.Ctx) error {
@@ -136,6 +166,10 @@ func (h *Handler) actionPost(c *fiber.Ctx) error {
 		}
 	case booking.LinkCancel:
 		p.Result = p.T["a_cancel_done"]
+		if after, err := h.svc.OpenLink(c.UserContext(), token); err == nil {
+			// (Read again: what the cancellation kept and gave back.)
+			p.Result += cancelled(p, after.Booking)
+		}
 	case booking.LinkUnsubscribe:
 		p.Result = fmt.Sprintf(p.T["a_unsubscribe_done"], r.Booking.Salon.Name, r.Address)
 	}

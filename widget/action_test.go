@@ -59,14 +59,21 @@ var actionRE = regexp.MustCompile(`/a/([A-Za-z0-9_-]{22})`)
 // move, cancel.
 func remindedLinks(t *testing.T, s *site, lang, hhmm string) (*booking.Booking, [3]string) {
 	t.Helper()
-	ctx := bookingtest.System()
-	b, err := s.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: s.salon.ID, ServiceID: s.svc.ID,
+	return remindedLinksOf(t, s, booking.BookRequest{SalonID: s.salon.ID, ServiceID: s.svc.ID,
 		MasterID: s.masters[0].ID, StartsAt: bookingtest.At(s.salon, testDay, hhmm),
 		Client: booking.ClientInput{Name: "Maria", Phone: bookingtest.Phone(), Email: "maria@example.com", Lang: lang}})
+}
+
+// remindedLinksOf is remindedLinks of the booking r asks (on the test
+// day, with an e-mail).
+func remindedLinksOf(t *testing.T, s *site, r booking.BookRequest) (*booking.Booking, [3]string) {
+	t.Helper()
+	ctx := bookingtest.System()
+	b, err := s.Svc.Book(booking.As(context.Background(), booking.Visitor()), r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Clock.Set(bookingtest.At(s.salon, testDay.AddDays(-1), hhmm))
+	s.Clock.Set(r.StartsAt.Add(-24 * time.Hour))
 	if _, err := s.Svc.Remind(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -259,5 +266,38 @@ func TestBrowserDonePageOffersTelegram(t *testing.T) {
 	// The chat now sees the booking as its own.
 	if _, err := s.Svc.BookingView(chat, s.salon.ID, v.ID); err != nil {
 		t.Errorf("the chat does not see its booking: %v", err)
+	}
+}
+
+// The cancel link of a booking paid with a package, at a salon whose
+// rules keep a client's cancellation: its page says, before the tap, that
+// the visit will be kept (as the manage page does); after it, what was
+// kept.
+func TestTheCancelLinkSaysWhatItKeepsOfAPackage(t *testing.T) {
+	t.Parallel()
+	s := linkSite(t)
+	salon := *s.salon
+	salon.RefundPolicy = booking.RefundNever
+	if _, err := s.Svc.UpdateSalon(bookingtest.System(), salon); err != nil {
+		t.Fatal(err)
+	}
+	svc := s.Service(t, s.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 500000, Deposit: 100000})
+	m := s.Master(t, s.salon, svc)
+	s.Shift(t, s.salon, m, testDay, 1, "10:00", "20:00")
+	phone := bookingtest.Phone()
+	pkg, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{svc.ID}, Visits: 3, Client: booking.ClientInput{Name: "Maria", Phone: phone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, links := remindedLinksOf(t, s, booking.BookRequest{SalonID: s.salon.ID, ServiceID: svc.ID, MasterID: m.ID,
+		StartsAt: bookingtest.At(s.salon, testDay, "16:00"), PayWith: &booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code},
+		Client: booking.ClientInput{Name: "Maria", Phone: phone, Email: "maria@example.com", Lang: "ru"}})
+	if _, body, _ := s.page("GET", "/a/"+links[2]); !strings.Contains(body, "с абонемента или сертификата будет удержано: 1 визит") {
+		t.Errorf("the cancel link's page does not say what cancelling keeps: %s", body)
+	}
+	if code, body, _ := s.page("POST", "/a/"+links[2]+"?lang=en"); code != 200 ||
+		!strings.Contains(body, "The booking is cancelled. Kept by the salon&#39;s cancellation rules: 1 visit.") {
+		t.Errorf("the cancel's page: %d %s", code, body)
 	}
 }
