@@ -573,20 +573,18 @@ func (s *Service) BalanceRefundQuote(ctx context.Context, salonID, balanceID int
 	return &q, nil
 }
 
-// ClientBalances returns the client's packages with visits left, good
-// until at least today, soonest to end first (staff of the salon): what
-// the desk may pay a booking with.
-func (s *Service) ClientBalances(ctx context.Context, salonID, clientID int64) ([]Balance, error) {
+// ClientBalances returns the client's packages with visits left that can
+// pay a visit on day of any of services (staff of the salon): good until
+// at least that day, for one of those services, soonest to end first;
+// what the desk may pay that visit with.
+func (s *Service) ClientBalances(ctx context.Context, salonID, clientID int64, day Date, services []int64) ([]Balance, error) {
 	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
 	}
-	c, err := s.catalogAt(ctx, s.pool, salonID, 0)
-	if err != nil {
-		return nil, err
-	}
 	rows, err := s.pool.Query(ctx, `SELECT `+balanceColumns+` FROM balances
-		WHERE salon_id = $1 AND client_id = $2 AND remaining > 0 AND (expires_on IS NULL OR expires_on >= $3)
-		ORDER BY expires_on NULLS LAST, id LIMIT 20`, salonID, clientID, c.salon.Today(s.now()).dbDate())
+		WHERE salon_id = $1 AND client_id = $2 AND kind = 'package' AND remaining > 0 AND (expires_on IS NULL OR expires_on >= $3)
+		  AND service_ids && $4::bigint[]
+		ORDER BY expires_on NULLS LAST, id LIMIT 20`, salonID, clientID, day.dbDate(), services)
 	if err != nil {
 		return nil, fmt.Errorf("client balances: %w", dbErr(err))
 	}

@@ -342,7 +342,11 @@ func (h *Handler) paidWith(c *fiber.Ctx, p *bookingPage, v *booking.View) error 
 	if !v.Status.Active() {
 		return nil
 	}
-	list, err := h.svc.ClientBalances(c.UserContext(), s.ID, v.ClientID)
+	services := []int64{v.ServiceID}
+	for _, sg := range v.Segments {
+		services = append(services, sg.ServiceID)
+	}
+	list, err := h.svc.ClientBalances(c.UserContext(), s.ID, v.ClientID, s.Today(v.StartsAt), services)
 	if err != nil {
 		return err
 	}

@@ -546,3 +546,43 @@ func TestARefusedBalanceSettlementLeadsToItsBalance(t *testing.T) {
 		t.Errorf("the row speaks of a deposit's payment: %s", row)
 	}
 }
+
+// TestTheDeskIsOfferedOnlyPackagesThatPayTheVisit: the booking page offers
+// the client's packages that can pay that visit: for its service, good on
+// its day; not one of another service, nor one that ends before the day.
+func TestTheDeskIsOfferedOnlyPackagesThatPayTheVisit(t *testing.T) {
+	w := newWorld(t)
+	ctx := bookingtest.System()
+	haircut := scalar[int64](t, w, `SELECT id FROM services WHERE salon_id = $1 AND active ORDER BY id LIMIT 1`, w.salon.ID)
+	other := scalar[int64](t, w, `SELECT id FROM services WHERE salon_id = $1 AND active AND id <> $2 ORDER BY id LIMIT 1`, w.salon.ID, haircut)
+	master := scalar[int64](t, w, `SELECT master_id FROM master_services WHERE service_id = $1 ORDER BY master_id LIMIT 1`, haircut)
+	client := booking.ClientInput{Name: "Ольга", Phone: "+79995556077"}
+	issue := func(service int64, until booking.Date) string {
+		t.Helper()
+		p, err := w.Svc.IssueBalance(ctx, booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalancePackage, ServiceIDs: []int64{service},
+			Visits: 3, ValidUntil: until, Client: client})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Hint
+	}
+	day := w.today().AddDays(2)
+	fits := issue(haircut, day.AddDays(30))
+	otherService := issue(other, day.AddDays(30))
+	endsBefore := issue(haircut, day.AddDays(-1))
+	bk, err := w.Svc.Book(booking.As(context.Background(), booking.BySystem()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: haircut,
+		MasterID: master, StartsAt: bookingtest.At(w.salon, day, "12:00"), Client: client, Source: booking.SourceImport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := w.owner().get(fmt.Sprintf("/panel/bookings/%d", bk.ID)).body
+	if !strings.Contains(page, "…"+fits) || strings.Contains(page, "…"+otherService) || strings.Contains(page, "…"+endsBefore) {
+		t.Errorf("offered packages (want …%s only, not …%s of another service nor …%s ending before the day): %s", fits, otherService,
+			endsBefore, regexp.MustCompile(`(?s)<select name="balance">.*?</select>`).FindString(page))
+	}
+	// On a phone, a long choice stays inside the screen.
+	tab := browsertest.Tab(t, 390, 844)
+	do(t, tab, logIn(w)...)
+	do(t, tab, chromedp.Navigate(fmt.Sprintf("%s/panel/bookings/%d", w.base, bk.ID)), chromedp.WaitVisible(css(`#pay-with select`)))
+	shot(t, tab, "booking-pay-with-valid-until-390.png", 390, 900)
+}
