@@ -87,6 +87,16 @@ func units(l *lang, s *booking.Salon, kind booking.BalanceKind, n int64) string 
 	return visits(l, n)
 }
 
+// total is a balance's first amount after "of" ("3 visits left of 5"):
+// a package's a bare count (the noun said once, in the number its first
+// count wants), a certificate's money.
+func total(l *lang, s *booking.Salon, kind booking.BalanceKind, n int64) string {
+	if kind == booking.BalanceCertificate {
+		return units(l, s, kind, n)
+	}
+	return strconv.FormatInt(n, 10)
+}
+
 // visits is a count of visits with its noun in the number the language
 // wants: 1 visit, 2 visits; 1 визит, 3 визита, 5 визитов, 21 визит.
 func visits(l *lang, n int64) string { return i18n.Visits(l.Code, n) }
@@ -108,7 +118,7 @@ func (h *Handler) balanceRows(c *fiber.Ctx, list []booking.BalanceRow) ([]balanc
 			svs = append(svs, names[id])
 		}
 		r := balanceRow{ID: b.ID, Kind: l.T(string(b.Kind)), Hint: "…" + b.Hint, Client: b.ClientName, Phone: booking.DisplayPhone(b.Phone),
-			Services: strings.Join(svs, ", "), Remaining: units(l, s, b.Kind, b.Remaining), Total: units(l, s, b.Kind, b.Total),
+			Services: strings.Join(svs, ", "), Remaining: units(l, s, b.Kind, b.Remaining), Total: total(l, s, b.Kind, b.Total),
 			Expires: "—", Created: b.CreatedAt.In(s.Location()).Format("02.01.2006")}
 		if !b.ExpiresOn.IsZero() {
 			r.Expires = fmt.Sprintf("%02d.%02d.%d", b.ExpiresOn.Day, b.ExpiresOn.Month, b.ExpiresOn.Year)
@@ -259,19 +269,22 @@ func (h *Handler) showBalanceWith(c *fiber.Ctx, id int64, problem, code string) 
 		case q.Waiting:
 			d.Quote = l.T("A refund of it is on its way at the payment service: what is left can be refunded once it is made.")
 		case q.Online && q.Money == 0:
-			d.Quote = l.T("%s is refunded: nothing more goes back to the buyer's card (the refunds before paid it).", left)
+			d.Quote = l.T("What is left, %s, is refunded: nothing more goes back to the buyer's card (the refunds before paid it).", left)
 		case q.Online:
-			d.Quote = l.T("%s is refunded: %s goes back to the buyer's card through the payment service.", left, q.Money.Format(s.Currency, l.Code))
+			d.Quote = l.T("What is left, %s, is refunded: %s goes back to the buyer's card through the payment service.", left, q.Money.Format(s.Currency, l.Code))
 		default:
-			d.Quote = l.T("%s is refunded: pay it back in the salon.", left)
+			d.Quote = l.T("What is left, %s, is refunded: pay it back in the salon.", left)
 		}
 		if q.Held > 0 {
 			ids := make([]string, len(q.HeldBy))
 			for i, b := range q.HeldBy {
 				ids[i] = fmt.Sprintf("#%d", b)
 			}
-			d.Held = l.T("%s is held by bookings %s: it comes back when they are cancelled, and can be refunded then.",
-				units(l, s, found[0].Kind, q.Held), strings.Join(ids, ", "))
+			held := units(l, s, found[0].Kind, q.Held)
+			d.Held = l.T("Booking %s holds %s: it comes back when it is cancelled, and can be refunded then.", ids[0], held)
+			if len(ids) > 1 {
+				d.Held = l.T("Bookings %s hold %s: it comes back when they are cancelled, and can be refunded then.", strings.Join(ids, ", "), held)
+			}
 		}
 	}
 	if x, err := h.svc.SaleOfBalance(c.UserContext(), s.ID, id); err == nil {

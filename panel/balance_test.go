@@ -585,4 +585,19 @@ func TestTheDeskIsOfferedOnlyPackagesThatPayTheVisit(t *testing.T) {
 	do(t, tab, logIn(w)...)
 	do(t, tab, chromedp.Navigate(fmt.Sprintf("%s/panel/bookings/%d", w.base, bk.ID)), chromedp.WaitVisible(css(`#pay-with select`)))
 	shot(t, tab, "booking-pay-with-valid-until-390.png", 390, 900)
+	// Paid with it: its page counts what is left of what it had, and names
+	// the booking that holds a visit, in the number Russian wants.
+	id := scalar[int64](t, w, `SELECT id FROM balances WHERE salon_id = $1 AND code_hint = $2`, w.salon.ID, fits)
+	owner := booking.As(context.Background(), booking.ByStaff(booking.User{ID: scalar[int64](t, w, `SELECT id FROM users WHERE email = $1`,
+		demo.Email), SalonID: w.salon.ID, Role: booking.RoleOwner, Email: demo.Email}))
+	if _, err := w.Svc.ApplyBalance(owner, w.salon.ID, bk.ID,
+		booking.PayWith{Kind: booking.BalancePackage, BalanceID: id}); err != nil {
+		t.Fatal(err)
+	}
+	shown := w.owner().get(fmt.Sprintf("/panel/balances/%d", id)).body
+	for _, want := range []string{"Осталось 2 визита из 3 ·", fmt.Sprintf("Запись #%d держит 1 визит:", bk.ID), "Возвращается остаток 2 визита: верните"} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the package's page lacks %q", want)
+		}
+	}
 }
