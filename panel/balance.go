@@ -304,9 +304,10 @@ func (h *Handler) showBalanceWith(c *fiber.Ctx, id int64, problem, code string) 
 		}
 		if e.Type == booking.EntrySpend {
 			// What it consumed of the reservation, and why: the visit, a
-			// no-show, or a cancellation the policy kept it of.
-			r.Delta = units(l, s, found[0].Kind, e.Spent)
-			r.Type += " (" + l.Status(e.BookingStatus) + ")"
+			// no-show, or a cancellation the policy kept it of. The balance
+			// does not move (the reservation took it): no sign that reads
+			// as a credit.
+			r.Type += " (" + l.Status(e.BookingStatus) + "): " + l.T("%s of the reservation", units(l, s, found[0].Kind, e.Spent))
 		}
 		d.Entries = append(d.Entries, r)
 	}

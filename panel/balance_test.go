@@ -156,7 +156,7 @@ func TestBrowserSellsPackagesAndCertificates(t *testing.T) {
 	}
 	// The package's ledger says what the spend took, and why.
 	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/balances/%d", w.base, id)), chromedp.WaitVisible(css(`#ledger`)))
-	if got := textOf(t, ctx, "#ledger"); !strings.Contains(got, "списание (состоялась)") || !strings.Contains(got, "1 визит") {
+	if got := textOf(t, ctx, "#ledger"); !strings.Contains(got, "списание (состоялась): 1 визит из резерва") {
 		t.Fatalf("the ledger after the visit: %q", got)
 	}
 	// The certificate's rest is refunded from its page, which says how
