@@ -3,6 +3,7 @@ package panel
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -66,6 +67,9 @@ type balanceData struct {
 	// live bookings hold of it (not refunded now).
 	Quote, Held string
 	Error       string
+	// Reason and Fields: the refund form as it was sent, refused.
+	Reason string
+	Fields map[string]string
 	// Sale: the online sale that made it (nil: sold in the salon).
 	Sale *saleRow
 	// Code: its new code, just made (shown this once).
@@ -244,6 +248,12 @@ func (h *Handler) showBalance(c *fiber.Ctx, id int64, problem string) error {
 // showBalanceWith is showBalance with a code just made for it (shown
 // this once).
 func (h *Handler) showBalanceWith(c *fiber.Ctx, id int64, problem, code string) error {
+	return h.showBalanceRefund(c, id, problem, code, "", nil)
+}
+
+// showBalanceRefund is showBalanceWith with the refund form as it was
+// sent: its reason kept, its fields' errors by them.
+func (h *Handler) showBalanceRefund(c *fiber.Ctx, id int64, problem, code, reason string, fields map[string]string) error {
 	s, l := salonOf(c), langOf(c)
 	b, err := h.svc.BalanceOf(c.UserContext(), s.ID, id)
 	if err != nil {
@@ -258,7 +268,7 @@ func (h *Handler) showBalanceWith(c *fiber.Ctx, id int64, problem, code string) 
 	if err != nil {
 		return err
 	}
-	d := balanceData{Row: rows[0], Left: found[0].Remaining > 0, Error: problem, Code: code, Key: newKey()}
+	d := balanceData{Row: rows[0], Left: found[0].Remaining > 0, Error: problem, Code: code, Key: newKey(), Reason: reason, Fields: fields}
 	if d.Left {
 		q, err := h.svc.BalanceRefundQuote(c.UserContext(), s.ID, id)
 		if err != nil {
@@ -341,6 +351,23 @@ func (h *Handler) paidWith(c *fiber.Ctx, p *bookingPage, v *booking.View) error 
 			n = int64(pw.Amount)
 		}
 		p.PaidWith = l.T("%s …%s: %s, %s left", l.T(string(pw.Kind)), pw.Hint, units(l, s, pw.Kind, n), units(l, s, pw.Kind, pw.Remaining))
+		if p.Covered = pw.Amount; pw.Kind == booking.BalancePackage {
+			// Its visit: the first of the visit's services it is for.
+			b, err := h.svc.BalanceOf(c.UserContext(), s.ID, pw.BalanceID)
+			if err != nil {
+				return err
+			}
+			segments := v.Segments
+			if len(segments) == 0 {
+				segments = []booking.Booking{v.Booking}
+			}
+			for _, sg := range segments {
+				if slices.Contains(b.ServiceIDs, sg.ServiceID) {
+					p.Covered = sg.Price
+					break
+				}
+			}
+		}
 		if v.Status == booking.StatusCancelled {
 			// What the cancellation kept of it (the refund policy), and
 			// gave back.
@@ -406,13 +433,14 @@ func (h *Handler) refundBalance(c *fiber.Ctx) error {
 		return err
 	}
 	s := salonOf(c)
-	if _, err := h.svc.RefundBalance(c.UserContext(), s.ID, id, strings.Clone(c.FormValue("reason"))); err != nil {
+	reason := strings.Clone(c.FormValue("reason"))
+	if _, err := h.svc.RefundBalance(c.UserContext(), s.ID, id, reason); err != nil {
 		var msg string
 		var fields map[string]string
 		if !h.fieldError(c, err, &msg, &fields) {
 			return err
 		}
-		return h.showBalance(c, id, msg)
+		return h.showBalanceRefund(c, id, msg, "", reason, fields)
 	}
 	if _, err := h.svc.SaleOfBalance(c.UserContext(), s.ID, id); err == nil {
 		return done(c, fmt.Sprintf("/panel/balances/%d", id), "sale_refunded")

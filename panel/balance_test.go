@@ -594,10 +594,41 @@ func TestTheDeskIsOfferedOnlyPackagesThatPayTheVisit(t *testing.T) {
 		booking.PayWith{Kind: booking.BalancePackage, BalanceID: id}); err != nil {
 		t.Fatal(err)
 	}
+	// The booking's page says nothing is left to pay at the salon.
+	if got := w.owner().get(fmt.Sprintf("/panel/bookings/%d", bk.ID)).body; !regexp.MustCompile(`id="due">ничего: всё оплачено<`).MatchString(got) {
+		t.Errorf("the booking paid with a package: %s", regexp.MustCompile(`(?s)<dl.*?</dl>`).FindString(got))
+	}
+	// A certificate of 100 pays part of another visit: the rest is due.
+	cert, err := w.Svc.IssueBalance(ctx, booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalanceCertificate, Amount: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := w.Svc.Book(booking.As(context.Background(), booking.BySystem()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: haircut,
+		MasterID: master, StartsAt: bookingtest.At(w.salon, day.AddDays(1), "12:00"), Client: client, Source: booking.SourceImport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.ApplyBalance(owner, w.salon.ID, part.ID, booking.PayWith{Code: cert.Code}); err != nil {
+		t.Fatal(err)
+	}
+	due := (part.Price - 10000).Format(w.salon.Currency, "ru")
+	if got := w.owner().get(fmt.Sprintf("/panel/bookings/%d", part.ID)).body; !strings.Contains(got, `id="due"><strong>`+due+`</strong>`) {
+		t.Errorf("the booking paid 100 of by a certificate, want %s due: %s", due, regexp.MustCompile(`(?s)<dl.*?</dl>`).FindString(got))
+	}
 	shown := w.owner().get(fmt.Sprintf("/panel/balances/%d", id)).body
 	for _, want := range []string{"Осталось 2 визита из 3 ·", fmt.Sprintf("Запись #%d держит 1 визит:", bk.ID), "Возвращается остаток 2 визита: верните"} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("the package's page lacks %q", want)
 		}
+	}
+	// A refund whose reason is too long (a crafted form) is refused by its
+	// field, the reason kept, nothing refunded.
+	long := strings.Repeat("я", 501)
+	r := w.owner().post(fmt.Sprintf("/panel/balances/%d/refund", id), url.Values{"reason": {long}})
+	if !strings.Contains(r.body, `<li><b>Причина</b>: `) || !strings.Contains(r.body, `value="`+long+`"`) {
+		t.Errorf("a refund with a reason of 501 characters: %d %s", r.status, regexp.MustCompile(`(?s)<main.*?</form>`).FindString(r.body))
+	}
+	if left := scalar[int64](t, w, `SELECT remaining FROM balances WHERE id = $1`, id); left != 2 {
+		t.Errorf("refused, the package has %d left, want 2", left)
 	}
 }

@@ -433,6 +433,11 @@ type bookingPage struct {
 	// Packages the client's packages the desk may pay it with.
 	PaidWith string
 	Packages []packageChoice
+	// Covered is what of the price the balance pays (a package: its
+	// visit's service; a certificate: what it reserved); Due, then, what
+	// is left to pay at the salon (the price less that and what was paid
+	// online).
+	Covered, Due booking.Money
 }
 
 // packageChoice is a client's package on the booking page.
@@ -524,6 +529,9 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	p.Start = start.In(loc).Format("2006-01-02 15:04")
 	p.End = booking.VisitEnd(&v.Booking).In(loc).Format("15:04")
 	p.Price = booking.VisitPrice(&v.Booking)
+	if p.PaidWith != "" {
+		p.Due = max(p.Price-p.Held-p.Covered, 0)
+	}
 	p.SegDate, p.SegTime = v.StartsAt.In(loc).Format("2006-01-02"), v.StartsAt.In(loc).Format("15:04")
 	if p.Date == "" {
 		p.Date, p.Time = start.In(loc).Format("2006-01-02"), start.In(loc).Format("15:04")
