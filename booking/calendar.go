@@ -42,6 +42,9 @@ type Listing struct {
 	// InVisit: the booking is a service of a visit of several (read by
 	// EachBooking only).
 	InVisit bool
+	// PaidWith is the kind of the balance its visit reserved ("": none;
+	// read by Calendar and the feed).
+	PaidWith BalanceKind
 }
 
 // MaxCalendarDays is the most days one calendar covers.
@@ -161,7 +164,7 @@ const calendarShiftsSQL = `
 	ORDER BY starts_at, master_id`
 
 var calendarBookingsSQL = `
-	SELECT ` + prefixed("b.", bookingColumns) + `, sv.name, m.name, c.name, COALESCE(c.phone, ''), c.notes
+	SELECT ` + prefixed("b.", bookingColumns) + `, sv.name, m.name, c.name, COALESCE(c.phone, ''), c.notes, ` + listingPaidWithSQL + `
 	FROM bookings b
 	JOIN services sv ON sv.id = b.service_id
 	JOIN masters m ON m.id = b.master_id
@@ -184,14 +187,21 @@ const calendarVersionSQL = `
 	    SELECT concat_ws(':', 'v', catalog_version) FROM salons WHERE id = @salon
 	) t`
 
+// listingPaidWithSQL selects the kind of the balance booking b's visit
+// reserved ('': none).
+const listingPaidWithSQL = `COALESCE((SELECT a.kind FROM balance_entries e JOIN balances a ON a.id = e.balance_id
+	WHERE e.booking_id = COALESCE(b.visit_id, b.id) AND e.type = 'reserve' ORDER BY e.id LIMIT 1), '')`
+
 // scanListing scans the booking columns, then the service, master and
-// client names and the client's phone and notes.
+// client names, the client's phone and notes, and the kind of balance
+// that paid it.
 func scanListing(r pgx.CollectableRow) (Listing, error) {
 	var l Listing
-	b, err := scanBooking(scanPrefix{r, []any{&l.ServiceName, &l.MasterName, &l.ClientName, &l.ClientPhone, &l.ClientNotes}})
+	var paid string
+	b, err := scanBooking(scanPrefix{r, []any{&l.ServiceName, &l.MasterName, &l.ClientName, &l.ClientPhone, &l.ClientNotes, &paid}})
 	if err != nil {
 		return l, err
 	}
-	l.Booking = *b
+	l.Booking, l.PaidWith = *b, BalanceKind(paid)
 	return l, nil
 }

@@ -110,7 +110,7 @@ func (s *Service) MasterFeed(ctx context.Context, token string) (*Feed, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+prefixed("b.", bookingColumns)+`, sv.name, m.name,
 		       CASE WHEN b.status = 'cancelled' THEN '' ELSE c.name END,
 		       CASE WHEN b.status = 'cancelled' THEN '' ELSE COALESCE(c.phone, '') END,
-		       CASE WHEN b.status = 'cancelled' THEN '' ELSE c.notes END
+		       CASE WHEN b.status = 'cancelled' THEN '' ELSE c.notes END, `+listingPaidWithSQL+`
 		FROM bookings b JOIN services sv ON sv.id = b.service_id JOIN masters m ON m.id = b.master_id
 		JOIN clients c ON c.id = b.client_id
 		WHERE b.master_id = $1 AND b.starts_at >= $2 AND b.starts_at < $3

@@ -598,6 +598,11 @@ func TestTheDeskIsOfferedOnlyPackagesThatPayTheVisit(t *testing.T) {
 	if got := w.owner().get(fmt.Sprintf("/panel/bookings/%d", bk.ID)).body; !regexp.MustCompile(`id="due">ничего: всё оплачено<`).MatchString(got) {
 		t.Errorf("the booking paid with a package: %s", regexp.MustCompile(`(?s)<dl.*?</dl>`).FindString(got))
 	}
+	// The day's grid marks it paid, as it marks a deposit.
+	if got := w.owner().get("/panel/day/" + day.String()).body; !regexp.MustCompile(
+		fmt.Sprintf(`(?s)href="/panel/bookings/%d" class="booking">.*?<span class="dep">оплачено абонементом</span>`, bk.ID)).MatchString(got) {
+		t.Errorf("the day's grid does not mark booking %d paid with a package", bk.ID)
+	}
 	// A certificate of 100 pays part of another visit: the rest is due.
 	cert, err := w.Svc.IssueBalance(ctx, booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalanceCertificate, Amount: 10000})
 	if err != nil {

@@ -307,6 +307,10 @@ func bookingCell(b booking.Listing, loc *time.Location, now time.Time, l *lang) 
 	switch {
 	case b.Deposit > 0 && b.Status == booking.StatusPending:
 		c.Deposit = l.T("deposit due")
+	case b.PaidWith == booking.BalancePackage:
+		c.Deposit = l.T("paid with a package")
+	case b.PaidWith == booking.BalanceCertificate:
+		c.Deposit = l.T("paid with a certificate")
 	case b.Deposit > 0:
 		c.Deposit = l.T("deposit")
 	}
