@@ -27,6 +27,10 @@ func (c Caller) auditName() string {
 		return fmt.Sprintf("user #%d", c.user.ID)
 	case callerImport:
 		return "import:" + c.file
+	case callerSystem:
+		if c.file != "" {
+			return CommandActor + c.file
+		}
 	}
 	return ""
 }

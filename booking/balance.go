@@ -199,8 +199,19 @@ func (s *Service) IssueBalance(ctx context.Context, in BalanceIssue) (*Balance, 
 		if in.Amount <= 0 || in.Amount > MaxCertificate {
 			fe.add("amount", "from 0.01 to %s", MaxCertificate.String())
 		}
+		// Whoever holds its code spends it: what a package has (a client,
+		// visits, services) is refused, not dropped without a word.
+		if strings.TrimSpace(in.Client.Phone) != "" {
+			fe.add("client.phone", "a certificate is whoever holds its code: it has no client's phone")
+		}
+		if in.Visits != 0 || len(in.ServiceIDs) > 0 {
+			fe.add("visits", "a certificate holds an amount, not visits")
+		}
 		b.Total = int64(in.Amount)
 	case BalancePackage:
+		if in.Amount != 0 {
+			fe.add("amount", "a package holds visits, not an amount")
+		}
 		if b.ServiceIDs, err = c.packageTerms(fe, in.Visits, in.ServiceIDs); err != nil {
 			return nil, err
 		}

@@ -225,3 +225,33 @@ func TestLooksLikeCode(t *testing.T) {
 		}
 	}
 }
+
+// TestAFieldOfTheOtherKindIsRefused: a certificate sold with a client's
+// phone or visits, a package with an amount, is refused naming the field
+// (not sold with it dropped), and nothing is written.
+func TestAFieldOfTheOtherKindIsRefused(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	salon := e.Salon(t, booking.Salon{})
+	svc := e.Service(t, salon, booking.SalonService{Name: "Manicure", DurationMin: 60, Price: 150000})
+	client := booking.ClientInput{Name: "Vera", Phone: bookingtest.Phone()}
+	for _, c := range []struct {
+		in    booking.BalanceIssue
+		field string
+	}{
+		{booking.BalanceIssue{Kind: booking.BalanceCertificate, Amount: 100000, Client: client}, "client.phone"},
+		{booking.BalanceIssue{Kind: booking.BalanceCertificate, Amount: 100000, Visits: 2}, "visits"},
+		{booking.BalanceIssue{Kind: booking.BalancePackage, Amount: 100000, Visits: 2, ServiceIDs: []int64{svc.ID}, Client: client}, "amount"},
+	} {
+		c.in.SalonID = salon.ID
+		_, err := e.Svc.IssueBalance(bookingtest.System(), c.in)
+		var ve *booking.ValidationError
+		if !errors.As(err, &ve) || ve.Fields[c.field].String() == "" {
+			t.Errorf("%s with %s: %v, want it refused naming %s", c.in.Kind, c.field, err, c.field)
+		}
+	}
+	var n int
+	if err := e.Pool.QueryRow(context.Background(), `SELECT count(*) FROM balances WHERE salon_id = $1`, salon.ID).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d balances written (%v)", n, err)
+	}
+}

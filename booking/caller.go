@@ -128,6 +128,14 @@ func ByStaff(u User) Caller { return Caller{kind: callerStaff, user: u} }
 // BySystem is the platform itself.
 func BySystem() Caller { return Caller{kind: callerSystem} }
 
+// ByCommand is the platform asked from its shell by a command ("salon
+// balance issue"): the platform's authority, and what it changes audited
+// under CommandActor and the command, not anonymously.
+func ByCommand(command string) Caller { return Caller{kind: callerSystem, file: command} }
+
+// CommandActor begins the audit name of a change a shell command made.
+const CommandActor = "command: "
+
 // ByImport is an import of the named file into a salon (from the command
 // line): it may change that salon only, and its changes are audited as
 // "import:" and the file name.

@@ -730,6 +730,9 @@ func entryActor(l *lang, actor string) string {
 	if id, ok := strings.CutPrefix(actor, booking.OnlinePaymentActor); ok {
 		return l.T("online payment %s", id)
 	}
+	if cmd, ok := strings.CutPrefix(actor, booking.CommandActor); ok {
+		return l.T("the command %s", cmd)
+	}
 	switch actor {
 	case "":
 		return l.T("the client or the platform")

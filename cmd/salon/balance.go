@@ -51,10 +51,16 @@ func cmdBalance(ctx context.Context, args []string, getenv env, stdout io.Writer
 	}
 	switch in.Kind {
 	case booking.BalanceCertificate:
+		if *service != "" {
+			return booking.Invalid("--service", "a certificate holds an amount, not visits")
+		}
 		if in.Amount, err = booking.ParseMoney(*amount); err != nil {
 			return &booking.ValidationError{Fields: map[string]i18n.Text{"--amount": i18n.Of(err)}}
 		}
 	case booking.BalancePackage:
+		if *amount != "" {
+			return booking.Invalid("--amount", "a package holds visits, not an amount")
+		}
 		list, err := svc.Services(ctx, s.ID)
 		if err != nil {
 			return err
@@ -71,7 +77,7 @@ func cmdBalance(ctx context.Context, args []string, getenv env, stdout io.Writer
 			}
 		}
 	}
-	b, err := svc.IssueBalance(ctx, in)
+	b, err := svc.IssueBalance(booking.As(ctx, booking.ByCommand("salon balance issue")), in)
 	if err != nil {
 		return asFlags(err, issueFlags)
 	}

@@ -56,6 +56,21 @@ func TestBalanceIssue(t *testing.T) {
 		"--phone", "89990004455"); code != 0 || !codeRE.MatchString(again) {
 		t.Fatalf("a second package, by the phone alone: %d %q %s", code, again, errs)
 	}
+	// A flag of the other kind is refused, named, nothing sold.
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--kind", "certificate", "--amount", "100", "--phone", "+79990004455"}, "--phone"},
+		{[]string{"--kind", "certificate", "--amount", "100", "--visits", "2"}, "--visits"},
+		{[]string{"--kind", "certificate", "--amount", "100", "--service", "manicure"}, "--service"},
+		{[]string{"--kind", "package", "--service", "manicure", "--visits", "2", "--phone", "+79990004455", "--amount", "100"}, "--amount"},
+	} {
+		if code, out, errs := runCmd(append([]string{"balance", "issue", "--salon", "gift"}, c.args...)...); code != 1 || out != "" ||
+			!strings.Contains(errs, c.flag) {
+			t.Errorf("%v: %d %q %s, want exit 1 naming %s", c.args, code, out, errs, c.flag)
+		}
+	}
 	pool := bookingtest.PoolFor(t, conn)
 	svc := booking.New(pool)
 	s, err := svc.SalonBySlug(bookingtest.System(), "gift")
@@ -67,6 +82,15 @@ func TestBalanceIssue(t *testing.T) {
 		if err != nil || b.Remaining != want {
 			t.Fatalf("%s: %+v (%v), want %d left", code, b, err, want)
 		}
+	}
+	// Each is in the salon's audit log and its ledger under the command
+	// that sold it, not anonymously; nothing refused is.
+	var audited, credits int
+	if err := pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM audit_log WHERE salon_id = $1 AND entity = 'balance'
+		    AND action = 'create' AND actor = 'command: salon balance issue'),
+		(SELECT count(*) FROM balance_entries WHERE salon_id = $1 AND type = 'credit' AND actor = 'command: salon balance issue')`,
+		s.ID).Scan(&audited, &credits); err != nil || audited != 3 || credits != 3 {
+		t.Errorf("audited %d, credits by the command %d (%v), want 3 each", audited, credits, err)
 	}
 	var names []string
 	if err := pool.QueryRow(context.Background(), `SELECT array_agg(name) FROM clients WHERE salon_id = $1`, s.ID).Scan(&names); err != nil ||
