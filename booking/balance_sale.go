@@ -60,6 +60,9 @@ type BalanceOffer struct {
 	// ValidDays: how long a balance sold is good for (0: no end).
 	ValidDays int
 	Active    bool
+	// RequestKey, when set, is the one-time key of the form that adds
+	// it: the same form sent again adds nothing more (AddBalanceOffer).
+	RequestKey string
 }
 
 // units is what the offer credits: visits, or minor units.
@@ -140,9 +143,24 @@ func (s *Service) AddBalanceOffer(ctx context.Context, o BalanceOffer) (*Balance
 		if n >= maxSalonOffers {
 			return conflict("at most %d offers on sale at once", maxSalonOffers)
 		}
-		return tx.QueryRow(ctx, `INSERT INTO balance_offers (salon_id, kind, title, service_ids, units, price, valid_days)
-			VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7, 0)) RETURNING id`, o.SalonID, o.Kind, o.Title, o.ServiceIDs, o.units(),
-			int64(o.Price), o.ValidDays).Scan(&o.ID)
+		err := tx.QueryRow(ctx, `INSERT INTO balance_offers (salon_id, kind, title, service_ids, units, price, valid_days, request_key)
+			VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7, 0), NULLIF($8, ''))
+			ON CONFLICT (salon_id, request_key) WHERE request_key IS NOT NULL DO NOTHING RETURNING id`, o.SalonID, o.Kind, o.Title, o.ServiceIDs,
+			o.units(), int64(o.Price), o.ValidDays, o.RequestKey).Scan(&o.ID)
+		if !isNoRows(err) {
+			return err
+		}
+		// Its form was sent before: that offer stands, alone; whether it
+		// is what this send asks is said.
+		var same bool
+		err = tx.QueryRow(ctx, `SELECT id, kind = $3 AND title = $4 AND service_ids = $5 AND units = $6 AND price = $7
+			    AND valid_days IS NOT DISTINCT FROM NULLIF($8, 0)
+			FROM balance_offers WHERE salon_id = $1 AND request_key = $2`, o.SalonID, o.RequestKey, o.Kind, o.Title, o.ServiceIDs, o.units(),
+			int64(o.Price), o.ValidDays).Scan(&o.ID, &same)
+		if err == nil && !same {
+			return conflict("this form put an offer on sale already: the page has a new form for another")
+		}
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("balance offer: %w", dbErr(err))

@@ -158,6 +158,9 @@ func (h *Handler) showBalances(c *fiber.Ctx, d *balancesData) error {
 	if d.Offer.Kind == "" {
 		d.Offer = saleOfferForm{Kind: string(booking.BalanceCertificate), Visits: "5"}
 	}
+	if d.Offer.Key == "" {
+		d.Offer.Key = newKey()
+	}
 	return h.render(c, "balances", langOf(c).T("Packages and certificates"), d)
 }
 
@@ -461,6 +464,7 @@ type saleOfferRow struct {
 type saleOfferForm struct {
 	Kind, Title, Amount, Visits, Price, ValidDays string
 	ServiceIDs                                    []int64 // a package's
+	Key                                           string  // one-time: the form sent twice adds one offer
 }
 
 // maxFormServices bounds the services a form's checkboxes are read for
@@ -542,10 +546,11 @@ func saleLine(l *lang, s *booking.Salon, x *booking.BalanceSale) saleRow {
 func (h *Handler) addOffer(c *fiber.Ctx) error {
 	s, l := salonOf(c), langOf(c)
 	f := saleOfferForm{Kind: strings.Clone(c.FormValue("kind")), Title: strings.Clone(c.FormValue("title")), Amount: strings.Clone(c.FormValue("amount")),
-		Visits: strings.Clone(c.FormValue("visits")), Price: strings.Clone(c.FormValue("price")), ValidDays: strings.Clone(strings.TrimSpace(c.FormValue("valid_days")))}
+		Visits: strings.Clone(c.FormValue("visits")), Price: strings.Clone(c.FormValue("price")), ValidDays: strings.Clone(strings.TrimSpace(c.FormValue("valid_days"))),
+		Key: strings.Clone(c.FormValue("key"))}
 	f.ServiceIDs = formIDs(c, "service", maxFormServices)
 	d := &balancesData{Form: balanceForm{Kind: string(booking.BalanceCertificate), Visits: "5"}, Offer: f}
-	o := booking.BalanceOffer{SalonID: s.ID, Kind: booking.BalanceKind(f.Kind), Title: f.Title}
+	o := booking.BalanceOffer{SalonID: s.ID, Kind: booking.BalanceKind(f.Kind), Title: f.Title, RequestKey: f.Key}
 	fields := map[string]i18n.Text{}
 	price, err := booking.ParseMoney(f.Price)
 	if err != nil {
@@ -585,6 +590,9 @@ func (h *Handler) addOffer(c *fiber.Ctx) error {
 	if _, err := h.svc.AddBalanceOffer(c.UserContext(), o); err != nil {
 		if !h.fieldError(c, err, &d.Error, &d.Fields) {
 			return err
+		}
+		if errors.Is(err, booking.ErrConflict) {
+			d.Offer.Key = "" // (its values kept, under a new key, for a deliberate second send)
 		}
 		return h.showBalances(c, d)
 	}

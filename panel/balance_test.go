@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -635,5 +636,48 @@ func TestTheDeskIsOfferedOnlyPackagesThatPayTheVisit(t *testing.T) {
 	}
 	if left := scalar[int64](t, w, `SELECT remaining FROM balances WHERE id = $1`, id); left != 2 {
 		t.Errorf("refused, the package has %d left, want 2", left)
+	}
+}
+
+// TestAnOfferFormSentTwiceAddsOne: the form that puts an offer on sale
+// sent twice with its one-time key (a second click, two at once) adds one
+// offer; sent again with other values, it adds none and says so, keeping
+// the values under a new key for a deliberate second send.
+func TestAnOfferFormSentTwiceAddsOne(t *testing.T) {
+	fake := psptest.New(t)
+	pool := bookingtest.Pool(t)
+	clock := bookingtest.NewClock(bookingtest.DefaultNow)
+	w := newWorldOn(t, &bookingtest.Env{Pool: pool, Clock: clock, Svc: booking.New(pool, booking.WithClock(clock.Now),
+		booking.WithPayments(&psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}))})
+	owner := w.owner()
+	page := owner.get("/panel/balances").body
+	key := regexp.MustCompile(`id="add-offer"(?s:.*?)name="key" value="([0-9a-f]+)"`).FindStringSubmatch(page)
+	if key == nil {
+		t.Fatal("the offer form has no one-time key")
+	}
+	form := url.Values{"kind": {"certificate"}, "title": {"Twice"}, "price": {"100"}, "amount": {"100"}, "key": {key[1]}}
+	codes := make([]int, 3)
+	bookingtest.Race(3, func(i int) { codes[i] = owner.post("/panel/balance-offers", form).status })
+	count := func() int64 {
+		return scalar[int64](t, w, `SELECT count(*) FROM balance_offers WHERE salon_id = $1 AND title IN ('Twice', 'Twice more')`, w.salon.ID)
+	}
+	if n := count(); n != 1 || slices.ContainsFunc(codes, func(c int) bool { return c != http.StatusSeeOther }) {
+		t.Fatalf("the form sent three times at once: %v, %d offers, want 303s and 1", codes, n)
+	}
+	form.Set("title", "Twice more")
+	a := owner.post("/panel/balance-offers", form)
+	if a.status != http.StatusConflict || !strings.Contains(a.body, "форма уже выставила предложение на продажу") || !strings.Contains(a.body, `value="Twice more"`) {
+		t.Fatalf("the same form with another title: %d", a.status)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("%d offers after the changed send, want 1", n)
+	}
+	again := regexp.MustCompile(`id="add-offer"(?s:.*?)name="key" value="([0-9a-f]+)"`).FindStringSubmatch(a.body)
+	if again == nil || again[1] == key[1] {
+		t.Fatalf("the refused form's key: %v", again)
+	}
+	form.Set("key", again[1])
+	if a := owner.post("/panel/balance-offers", form); a.status != http.StatusSeeOther || count() != 2 {
+		t.Fatalf("sent deliberately again: %d, %d offers", a.status, count())
 	}
 }
