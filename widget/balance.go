@@ -1,6 +1,7 @@
 package widget
 
 import (
+	"net/url"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -20,7 +21,13 @@ type balanceJSON struct {
 }
 
 func (h *Handler) getBalance(c *fiber.Ctx) error {
-	return h.showBalance(c, strings.Clone(c.Params("code")), booking.BalanceUse{})
+	// (The path's code as typed: "ABCD EFGH JKMN" arrives escaped, and
+	// its spaces are as good as its dashes.)
+	code := strings.Clone(c.Params("code"))
+	if u, err := url.PathUnescape(code); err == nil {
+		code = u
+	}
+	return h.showBalance(c, code, booking.BalanceUse{})
 }
 
 // lookupBody is a code sent in a body: the widget's way, which keeps the

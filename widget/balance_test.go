@@ -40,6 +40,10 @@ func TestBalanceByItsCode(t *testing.T) {
 	if r.status != 200 || r.str("kind") != "package" || r.num("remaining") != 5 || !strings.HasPrefix(r.str("expires_at"), testDay.AddDays(31).String()) {
 		t.Fatalf("the package: %d %s", r.status, r.raw)
 	}
+	// Typed with spaces (escaped in the path), as good as with dashes.
+	if r := s.do("GET", "/api/v1/salons/studio/balances/"+strings.ReplaceAll(pkg.Code, "-", "%20"), nil); r.status != 200 || r.num("remaining") != 5 {
+		t.Fatalf("the package's code with spaces: %d %s", r.status, r.raw)
+	}
 	if r := s.do("GET", "/api/v1/salons/studio/balances/ABCD-EFGH-JKMN", nil); r.status != 404 {
 		t.Fatalf("an unknown code: %d", r.status)
 	}
