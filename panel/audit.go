@@ -245,7 +245,7 @@ func auditValue(key string, v any, n auditNames, l *lang) string {
 			return l.Status(booking.Status(x))
 		case "source":
 			return l.Source(booking.Source(x))
-		case "kind":
+		case "kind", "refund_policy":
 			return l.T(x)
 		case "payment":
 			word := "payment " + x // (as the attention page says a payment's status; en: the status's own word)
