@@ -343,7 +343,7 @@ var ru = map[string]string{
 	"the time held for you was released":                                                                                                "время, которое держали для вас, освободилось",
 	"this offer was taken: the booking is on its page":                                                                                  "предложение уже принято: запись — на её странице",
 	"Changes close %d hours before the start.":                                                                                          "Изменить или отменить запись можно не позже чем за %d ч до начала.",
-	"You get this e-mail because you booked at %s.":                                                                                     "Вы получили это письмо, потому что записались онлайн: %s.",
+	"You get this e-mail because you booked at %s.":                                                                                     "Вы получили это письмо, потому что у вас запись: %s.",
 	"Unsubscribe from these e-mails":                                                                                                    "Отписаться от писем",
 	"a time like 21:00":                                                                                                                 "время вида 21:00",
 	"between a minute and 7 days before":                                                                                                "от минуты до 7 дней до начала",
