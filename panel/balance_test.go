@@ -169,6 +169,7 @@ func TestBrowserSellsPackagesAndCertificates(t *testing.T) {
 	}
 	do(t, ctx,
 		chromedp.SendKeys(css(`#refund-balance input[name=reason]`), "moved away"),
+		chromedp.Click(css(`#refund-balance input[name=sure]`)),
 		chromedp.Click(css(`#refund-balance button[type=submit]`)), chromedp.WaitNotPresent(css(`#refund-balance`)))
 	if left := scalar[int64](t, w, `SELECT remaining FROM balances WHERE id = $1`, certID); left != 0 {
 		t.Fatalf("after the refund: %d left", left)
@@ -311,6 +312,7 @@ func TestTheOwnerSellsOnline(t *testing.T) {
 		t.Fatalf("the online refund's quote: %q", got)
 	}
 	do(t, ctx, chromedp.SendKeys(css(`#refund-balance input[name=reason]`), "не понадобился"),
+		chromedp.Click(css(`#refund-balance input[name=sure]`)),
 		chromedp.Click(css(`#refund-balance button[type=submit]`)), chromedp.WaitVisible(css(`.notice`)))
 	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/balances/%d", w.base, balance)), chromedp.WaitVisible(css(`#retry-refund`)))
 	if got := textOf(t, ctx, "#sale-problem"); !strings.Contains(got, "отменил возврат") || strings.Contains(got, "cancelled") {

@@ -167,6 +167,7 @@ var ru = map[string]string{
 	"Kind": "Вид", "Paid with": "Оплачено", "Pay with a package or a certificate": "Оплатить абонементом или сертификатом",
 	"The client's package": "Абонемент клиента", "or a code:": "или по коду:", "Pay with it": "Оплатить",
 	"Refund what is left": "Вернуть остаток", "%s …%s: %s, %s left": "%s …%s: %s, осталось %s", "%s …%s: %s left": "%s …%s: осталось %s",
+	"Yes, refund what is left": "Да, вернуть остаток",
 	"Paid with the balance: it is spent when the visit is marked completed.": "Оплачено с баланса: списывается, когда визит отмечен состоявшимся.",
 	"What was left is refunded: pay it back to the client.":                  "Остаток возвращён: верните деньги клиенту.",
 	"Waiting list": "Лист ожидания", "When a time frees up": "Когда освобождается время",
