@@ -51,6 +51,9 @@ type BalanceIssue struct {
 	Client     ClientInput
 	// ValidUntil is the last day it is good for (zero: no end).
 	ValidUntil Date
+	// Price is what the client paid for it in the salon (0: not said):
+	// what a refund of what is left pays back is its share of it.
+	Price Money
 	// RequestKey, when given, makes the sale once per key (a panel form's
 	// one-time key): the same key again is *SoldAlready.
 	RequestKey string
@@ -230,6 +233,9 @@ func (s *Service) IssueBalance(ctx context.Context, in BalanceIssue) (*Balance, 
 	default:
 		fe.add("kind", "package or certificate")
 	}
+	if in.Price < 0 || in.Price > MaxCertificate {
+		fe.add("price", "from 0.01 to %s, or empty", MaxCertificate.String())
+	}
 	if !in.ValidUntil.IsZero() && in.ValidUntil.Before(c.salon.Today(s.now())) {
 		fe.add("valid_until", "is in the past")
 	}
@@ -262,6 +268,12 @@ func (s *Service) IssueBalance(ctx context.Context, in BalanceIssue) (*Balance, 
 			b.ServiceIDs, b.Total, expires, key).Scan(&b.ID, &b.CreatedAt); err != nil {
 			return err
 		}
+		if in.Price > 0 {
+			if _, err := tx.Exec(ctx, `INSERT INTO balance_prices (balance_id, salon_id, price) VALUES ($1, $2, $3)`,
+				b.ID, in.SalonID, int64(in.Price)); err != nil {
+				return err
+			}
+		}
 		_, err := tx.Exec(ctx, `INSERT INTO balance_entries (balance_id, salon_id, type, delta, actor) VALUES ($1, $2, 'credit', $3, $4)`,
 			b.ID, in.SalonID, b.Total, actor)
 		return err
@@ -272,13 +284,15 @@ func (s *Service) IssueBalance(ctx context.Context, in BalanceIssue) (*Balance, 
 		var first Balance
 		var phone string
 		var until *time.Time
-		if err := s.pool.QueryRow(ctx, `SELECT b.id, b.kind, b.total, b.service_ids, b.expires_on, COALESCE(c.phone, '')
+		var price Money
+		if err := s.pool.QueryRow(ctx, `SELECT b.id, b.kind, b.total, b.service_ids, b.expires_on, COALESCE(c.phone, ''),
+			    COALESCE((SELECT p.price FROM balance_prices p WHERE p.balance_id = b.id), 0)
 			FROM balances b LEFT JOIN clients c ON c.salon_id = b.salon_id AND c.id = b.client_id
 			WHERE b.salon_id = $1 AND b.request_key = $2`, in.SalonID, in.RequestKey).
-			Scan(&first.ID, &first.Kind, &first.Total, &first.ServiceIDs, &until, &phone); err != nil {
+			Scan(&first.ID, &first.Kind, &first.Total, &first.ServiceIDs, &until, &phone, &price); err != nil {
 			return nil, fmt.Errorf("issue balance: %w", dbErr(err))
 		}
-		same := first.Kind == b.Kind && first.Total == b.Total && slices.Equal(first.ServiceIDs, b.ServiceIDs) &&
+		same := first.Kind == b.Kind && first.Total == b.Total && slices.Equal(first.ServiceIDs, b.ServiceIDs) && price == in.Price &&
 			(until == nil) == b.ExpiresOn.IsZero() && (until == nil || DateOf(*until) == b.ExpiresOn) &&
 			(b.Kind != BalancePackage || phone == in.Client.Phone || phone == "") // (erased since: not told apart)
 		return nil, &SoldAlready{BalanceID: first.ID, Differs: !same}

@@ -525,6 +525,8 @@ type RefundQuote struct {
 	Left int64 // what is refunded (visits, or minor units)
 	// Online: sold online, the money goes back to the buyer's card
 	// through the provider: Money (0: the refunds before it paid it).
+	// Sold in the salon for a price the desk gave, Money is what the desk
+	// pays back (the share of the price of what is left; 0: no price).
 	Online bool
 	Money  Money
 	// Waiting: a refund of it is on its way at the provider; no other is
@@ -546,15 +548,17 @@ func (s *Service) BalanceRefundQuote(ctx context.Context, salonID, balanceID int
 	var price, units, refunded, gone *int64
 	var status *PaymentStatus
 	var used saleUse
+	var deskPrice, total int64
 	err := s.pool.QueryRow(ctx, `SELECT b.remaining, s.price, s.units, s.refunded, s.status,
 		    (SELECT COALESCE(-sum(delta), 0) FROM balance_entries WHERE balance_id = b.id AND type = 'refund'),
-		    COALESCE(h.ids, '{}'), COALESCE(h.units, 0), u.*
+		    COALESCE(h.ids, '{}'), COALESCE(h.units, 0), u.*,
+		    COALESCE((SELECT p.price FROM balance_prices p WHERE p.balance_id = b.id), 0), b.total
 		FROM balances b LEFT JOIN balance_sales s ON s.balance_id = b.id
 		CROSS JOIN LATERAL (SELECT array_agg(h.booking_id ORDER BY h.booking_id) AS ids, sum(h.units) AS units
 		                    FROM balance_holds h WHERE h.balance_id = b.id) h
 		CROSS JOIN LATERAL (SELECT `+saleUseSQL("s.id")+`) u
 		WHERE b.salon_id = $1 AND b.id = $2`, salonID, balanceID).Scan(&q.Left, &price, &units, &refunded, &status, &gone, &q.HeldBy, &q.Held,
-		&used.spent, &used.settled, &used.priced)
+		&used.spent, &used.settled, &used.priced, &deskPrice, &total)
 	if isNoRows(err) {
 		return nil, fmt.Errorf("balance %d: %w", balanceID, ErrNotFound)
 	}
@@ -562,6 +566,10 @@ func (s *Service) BalanceRefundQuote(ctx context.Context, salonID, balanceID int
 		return nil, fmt.Errorf("balance %d: %w", balanceID, dbErr(err))
 	}
 	switch {
+	case price == nil && deskPrice > 0:
+		// The share of the desk's price of every unit refunded, this
+		// refund's with the refunds' before, less what those paid back.
+		q.Money = Money(deskShare(deskPrice, total, *gone+q.Left) - deskShare(deskPrice, total, *gone))
 	case price == nil:
 	case *status == PayRefunding:
 		// (Its refund entry is written, the money of it not yet made.)
@@ -571,6 +579,15 @@ func (s *Service) BalanceRefundQuote(ctx context.Context, salonID, balanceID int
 		q.Money = Money(max(saleRefundShare(*price, *units, *refunded, *gone+q.Left, used), 0))
 	}
 	return &q, nil
+}
+
+// deskShare is the share of price, paid in the salon for total units, of
+// gone of them.
+func deskShare(price, total, gone int64) int64 {
+	if total <= 0 {
+		return 0
+	}
+	return price * min(gone, total) / total
 }
 
 // ClientBalances returns the client's packages with visits left that can

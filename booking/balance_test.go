@@ -255,3 +255,52 @@ func TestAFieldOfTheOtherKindIsRefused(t *testing.T) {
 		t.Errorf("%d balances written (%v)", n, err)
 	}
 }
+
+// TestADeskPriceSaysWhatARefundPaysBack: a package of 3 sold in the salon
+// for 10000.00; one visit booked, the two left refunded: the desk pays
+// back 6666.66; the visit cancelled, its visit comes back and is refunded
+// in turn: 3333.34, the two adding up to the price. Without a price, the
+// quote names no money.
+func TestADeskPriceSaysWhatARefundPaysBack(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	ctx := bookingtest.System()
+	salon := e.Salon(t, booking.Salon{})
+	svc := e.Service(t, salon, booking.SalonService{Name: "Manicure", DurationMin: 60, Price: 300000})
+	m := e.Master(t, salon, svc)
+	day := booking.DateOf(e.Clock.Now().In(salon.Location())).AddDays(1)
+	e.Shift(t, salon, m, day, 1, "10:00", "20:00")
+	client := booking.ClientInput{Name: "Vera", Phone: bookingtest.Phone()}
+	pkg, err := e.Svc.IssueBalance(ctx, booking.BalanceIssue{SalonID: salon.ID, Kind: booking.BalancePackage, ServiceIDs: []int64{svc.ID},
+		Visits: 3, Client: client, Price: 1000000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.Svc.Book(ctx, booking.BookRequest{SalonID: salon.ID, ServiceID: svc.ID, MasterID: m.ID, StartsAt: bookingtest.At(salon, day, "12:00"),
+		Client: client, PayWith: &booking.PayWith{Kind: booking.BalancePackage, BalanceID: pkg.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoteAndRefund := func(left int64, money booking.Money) {
+		t.Helper()
+		q, err := e.Svc.BalanceRefundQuote(ctx, salon.ID, pkg.ID)
+		if err != nil || q.Left != left || q.Money != money || q.Online {
+			t.Fatalf("the quote: %+v (%v), want %d left paying back %s", q, err, left, money)
+		}
+		if _, err := e.Svc.RefundBalance(ctx, salon.ID, pkg.ID, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	quoteAndRefund(2, 666666)
+	if _, err := e.Svc.Cancel(ctx, booking.CancelRequest{SalonID: salon.ID, BookingID: b.ID}); err != nil {
+		t.Fatal(err)
+	}
+	quoteAndRefund(1, 333334)
+	plain, err := e.Svc.IssueBalance(ctx, booking.BalanceIssue{SalonID: salon.ID, Kind: booking.BalanceCertificate, Amount: 500000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q, err := e.Svc.BalanceRefundQuote(ctx, salon.ID, plain.ID); err != nil || q.Money != 0 || q.Left != 500000 {
+		t.Fatalf("a certificate sold with no price: %+v, %v", q, err)
+	}
+}

@@ -25,6 +25,7 @@ type balanceRow struct {
 
 type balanceForm struct {
 	Kind, Amount, Visits, Phone, Name, ValidUntil string
+	Price                                         string // what the client paid (optional)
 	// ServiceIDs: a package's services, each visit of any one of them.
 	ServiceIDs []int64
 	Key        string // one-time: the form sent twice sells once
@@ -170,7 +171,8 @@ func (h *Handler) sellBalance(c *fiber.Ctx) error {
 	s, l := salonOf(c), langOf(c)
 	f := balanceForm{Kind: strings.Clone(c.FormValue("kind")), Amount: strings.Clone(c.FormValue("amount")),
 		Visits: strings.Clone(c.FormValue("visits")), Phone: strings.Clone(c.FormValue("phone")), Name: strings.Clone(c.FormValue("name")),
-		ValidUntil: strings.Clone(strings.TrimSpace(c.FormValue("valid_until"))), Key: strings.Clone(c.FormValue("key"))}
+		ValidUntil: strings.Clone(strings.TrimSpace(c.FormValue("valid_until"))), Key: strings.Clone(c.FormValue("key")),
+		Price: strings.Clone(strings.TrimSpace(c.FormValue("price")))}
 	if len(f.Key) > 64 {
 		f.Key = "" // (not a key this form made)
 	}
@@ -192,6 +194,13 @@ func (h *Handler) sellBalance(c *fiber.Ctx) error {
 			fields["visits"] = i18n.New("must be an integer")
 		}
 		in.Visits, in.ServiceIDs = n, f.ServiceIDs
+	}
+	if f.Price != "" {
+		m, err := booking.ParseMoney(f.Price)
+		if err != nil {
+			fields["price"] = i18n.Of(err)
+		}
+		in.Price = m
 	}
 	if f.ValidUntil != "" {
 		day, err := booking.ParseDate(f.ValidUntil)
@@ -285,6 +294,8 @@ func (h *Handler) showBalanceRefund(c *fiber.Ctx, id int64, problem, code, reaso
 			d.Quote = l.T("What is left, %s, is refunded: nothing more goes back to the buyer's card (the refunds before paid it).", left)
 		case q.Online:
 			d.Quote = l.T("What is left, %s, is refunded: %s goes back to the buyer's card through the payment service.", left, q.Money.Format(s.Currency, l.Code))
+		case q.Money > 0:
+			d.Quote = l.T("What is left, %s, is refunded: pay the client back %s in the salon.", left, q.Money.Format(s.Currency, l.Code))
 		default:
 			d.Quote = l.T("What is left, %s, is refunded: pay it back in the salon.", left)
 		}
@@ -548,6 +559,9 @@ func (h *Handler) addOffer(c *fiber.Ctx) error {
 	f := saleOfferForm{Kind: strings.Clone(c.FormValue("kind")), Title: strings.Clone(c.FormValue("title")), Amount: strings.Clone(c.FormValue("amount")),
 		Visits: strings.Clone(c.FormValue("visits")), Price: strings.Clone(c.FormValue("price")), ValidDays: strings.Clone(strings.TrimSpace(c.FormValue("valid_days"))),
 		Key: strings.Clone(c.FormValue("key"))}
+	if len(f.Key) > 64 {
+		f.Key = "" // (not a key this form made)
+	}
 	f.ServiceIDs = formIDs(c, "service", maxFormServices)
 	d := &balancesData{Form: balanceForm{Kind: string(booking.BalanceCertificate), Visits: "5"}, Offer: f}
 	o := booking.BalanceOffer{SalonID: s.ID, Kind: booking.BalanceKind(f.Kind), Title: f.Title, RequestKey: f.Key}

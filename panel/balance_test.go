@@ -683,3 +683,26 @@ func TestAnOfferFormSentTwiceAddsOne(t *testing.T) {
 		t.Fatalf("sent deliberately again: %d, %d offers", a.status, count())
 	}
 }
+
+// TestADeskSaleWithItsPriceSaysWhatToPayBack: a certificate sold at the
+// desk with what the client paid; its refund says how much to give back.
+// A price that is no amount is refused by its field, nothing sold.
+func TestADeskSaleWithItsPriceSaysWhatToPayBack(t *testing.T) {
+	w := newWorld(t)
+	owner := w.owner()
+	form := url.Values{"kind": {"certificate"}, "amount": {"5 000"}, "price": {"abc"}}
+	if a := owner.post("/panel/balances", form); a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "<b>Цена</b>") {
+		t.Fatalf("a price that is no amount: %d", a.status)
+	}
+	form.Set("price", "4 500")
+	if a := owner.post("/panel/balances", form); a.status != http.StatusOK || !strings.Contains(a.body, `id="balance-code"`) {
+		t.Fatalf("sold with its price: %d", a.status)
+	}
+	id := scalar[int64](t, w, `SELECT max(id) FROM balances WHERE salon_id = $1`, w.salon.ID)
+	if n := scalar[int64](t, w, `SELECT count(*) FROM balances WHERE salon_id = $1`, w.salon.ID); n != 1 {
+		t.Fatalf("%d balances sold, want 1", n)
+	}
+	if got := owner.get(fmt.Sprintf("/panel/balances/%d", id)).body; !strings.Contains(got, "верните клиенту в салоне 4\u00a0500") {
+		t.Errorf("the refund's quote: %s", regexp.MustCompile(`<p id="refund-quote">.*?</p>`).FindString(got))
+	}
+}

@@ -642,6 +642,8 @@ var ru = map[string]string{
 	"A refund of it is on its way at the payment service: what is left can be refunded once it is made.":      "Возврат по нему ещё идёт в платёжном сервисе: остаток можно будет вернуть, когда он пройдёт.",
 	"What is left, %s, is refunded: nothing more goes back to the buyer's card (the refunds before paid it).": "Возвращается остаток %s: на карту покупателя больше ничего не уйдёт (прежние возвраты это уже вернули).",
 	"What is left, %s, is refunded: pay it back in the salon.":                                                "Возвращается остаток %s: верните деньги в салоне.",
+	"What is left, %s, is refunded: pay the client back %s in the salon.":                                     "Возвращается остаток %s: верните клиенту в салоне %s.",
+	"Paid by the client (optional: a refund then says how much to pay back)":                                  "Оплачено клиентом (необязательно: при возврате будет видно, сколько вернуть)",
 	"Booking %s holds %s: it comes back when it is cancelled, and can be refunded then.":                      "Запись %s держит %s: это вернётся на баланс при её отмене, тогда его можно будет вернуть.",
 	"Bookings %s hold %s: it comes back when they are cancelled, and can be refunded then.":                   "Записи %s держат %s: это вернётся на баланс при их отмене, тогда его можно будет вернуть.",
 	"kept by the cancellation rules: %s":                                                                      "удержано по правилам отмены: %s", "given back to it: %s": "возвращено на него: %s",

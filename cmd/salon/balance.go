@@ -16,7 +16,7 @@ import (
 // its code, shown this once, alone on stdout.
 func cmdBalance(ctx context.Context, args []string, getenv env, stdout io.Writer) error {
 	const use = "usage: salon balance issue --salon SLUG --kind certificate --amount A | " +
-		"--kind package --service NAME --visits N --phone PHONE [--name NAME] [--valid-until YYYY-MM-DD]"
+		"--kind package --service NAME --visits N --phone PHONE [--name NAME] [--valid-until YYYY-MM-DD] [--price P]"
 	if len(args) == 0 || args[0] != "issue" {
 		return usagef("%s", use)
 	}
@@ -29,6 +29,7 @@ func cmdBalance(ctx context.Context, args []string, getenv env, stdout io.Writer
 	phone := fs.String("phone", "", "a package's client")
 	name := fs.String("name", "", "the client's name, for a new client")
 	until := fs.String("valid-until", "", "the last day it is good for (YYYY-MM-DD; default: no end)")
+	price := fs.String("price", "", "what the client paid for it (optional: a refund then says how much to pay back)")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
@@ -44,6 +45,11 @@ func cmdBalance(ctx context.Context, args []string, getenv env, stdout io.Writer
 	// one is refused, named.)
 	in := booking.BalanceIssue{SalonID: s.ID, Kind: booking.BalanceKind(*kind), Visits: *visits,
 		Client: booking.ClientInput{Name: *name, Phone: *phone}}
+	if *price != "" {
+		if in.Price, err = booking.ParseMoney(*price); err != nil {
+			return &booking.ValidationError{Fields: map[string]i18n.Text{"--price": i18n.Of(err)}}
+		}
+	}
 	if *until != "" {
 		if in.ValidUntil, err = booking.ParseDate(*until); err != nil {
 			return booking.Invalid("--valid-until", "use YYYY-MM-DD")
@@ -88,7 +94,7 @@ func cmdBalance(ctx context.Context, args []string, getenv env, stdout io.Writer
 // issueFlags are the flags of balance issue that carry the fields the
 // core names.
 var issueFlags = map[string]string{"kind": "--kind", "amount": "--amount", "visits": "--visits", "service_id": "--service",
-	"client.name": "--name", "client.phone": "--phone", "valid_until": "--valid-until"}
+	"client.name": "--name", "client.phone": "--phone", "valid_until": "--valid-until", "price": "--price"}
 
 // asFlags is err with the fields it names (a *booking.ValidationError's)
 // named by the flags that carry them, as the command's user typed them.

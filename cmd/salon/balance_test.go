@@ -65,6 +65,7 @@ func TestBalanceIssue(t *testing.T) {
 		{[]string{"--kind", "certificate", "--amount", "100", "--visits", "2"}, "--visits"},
 		{[]string{"--kind", "certificate", "--amount", "100", "--service", "manicure"}, "--service"},
 		{[]string{"--kind", "package", "--service", "manicure", "--visits", "2", "--phone", "+79990004455", "--amount", "100"}, "--amount"},
+		{[]string{"--kind", "certificate", "--amount", "100", "--price", "a lot"}, "--price"},
 	} {
 		if code, out, errs := runCmd(append([]string{"balance", "issue", "--salon", "gift"}, c.args...)...); code != 1 || out != "" ||
 			!strings.Contains(errs, c.flag) {
