@@ -215,9 +215,7 @@ func (s *Service) IssueBalance(ctx context.Context, in BalanceIssue) (*Balance, 
 		if in.Amount != 0 {
 			fe.add("amount", "a package holds visits, not an amount")
 		}
-		if b.ServiceIDs, err = c.packageTerms(fe, in.Visits, in.ServiceIDs); err != nil {
-			return nil, err
-		}
+		b.ServiceIDs = c.packageTerms(fe, in.Visits, in.ServiceIDs)
 		if strings.TrimSpace(in.Client.Name) == "" {
 			// A client the salon knows by the phone is not asked the name
 			// again: theirs stands.
@@ -487,9 +485,9 @@ func (s *Service) balances(ctx context.Context, salonID, id, client int64) ([]Ba
 
 // packageTerms checks a package's visits and services (sold in the salon
 // or offered online) and returns its services sorted, each once: a
-// problem with the visits or the list is named in fe; a service that is
-// not sold is ErrNotFound at once.
-func (c *catalog) packageTerms(fe fieldErrors, visits int, services []int64) ([]int64, error) {
+// problem with the visits, the list or a service that is not sold (not
+// the salon's, or off sale) is named in fe.
+func (c *catalog) packageTerms(fe fieldErrors, visits int, services []int64) []int64 {
 	if visits < 1 || visits > MaxPackageVisits {
 		fe.add("visits", "from 1 to %d", MaxPackageVisits)
 	}
@@ -501,8 +499,11 @@ func (c *catalog) packageTerms(fe fieldErrors, visits int, services []int64) ([]
 	}
 	for _, id := range services {
 		if sv, ok := c.services[id]; !ok || !sv.Active {
-			return nil, unknown("service_id", "no such service")
+			// (A field of the form, not a page that is not there: the
+			// form is shown again, saying so.)
+			fe.add("service_id", "no such service")
+			break
 		}
 	}
-	return slices.Compact(slices.Sorted(slices.Values(services))), nil
+	return slices.Compact(slices.Sorted(slices.Values(services)))
 }

@@ -100,8 +100,8 @@ func scanBalanceOffer(r pgx.Row) (BalanceOffer, error) {
 }
 
 // AddBalanceOffer puts an offer on sale online (owners of the salon).
-// Errors: ErrForbidden, ErrInvalid naming the field, ErrNotFound (a
-// service).
+// Errors: ErrForbidden, ErrInvalid naming the field (a service not of
+// the salon's too).
 func (s *Service) AddBalanceOffer(ctx context.Context, o BalanceOffer) (*BalanceOffer, error) {
 	if err := authorize(ctx, o.SalonID, RoleOwner); err != nil {
 		return nil, err
@@ -119,9 +119,7 @@ func (s *Service) AddBalanceOffer(ctx context.Context, o BalanceOffer) (*Balance
 		}
 		o.ServiceIDs, o.Visits = []int64{}, 0
 	case BalancePackage:
-		if o.ServiceIDs, err = c.packageTerms(fe, o.Visits, o.ServiceIDs); err != nil {
-			return nil, err
-		}
+		o.ServiceIDs = c.packageTerms(fe, o.Visits, o.ServiceIDs)
 		o.Amount = 0
 	default:
 		fe.add("kind", "package or certificate")

@@ -242,6 +242,9 @@ func TestAFieldOfTheOtherKindIsRefused(t *testing.T) {
 		{booking.BalanceIssue{Kind: booking.BalanceCertificate, Amount: 100000, Client: client}, "client.phone"},
 		{booking.BalanceIssue{Kind: booking.BalanceCertificate, Amount: 100000, Visits: 2}, "visits"},
 		{booking.BalanceIssue{Kind: booking.BalancePackage, Amount: 100000, Visits: 2, ServiceIDs: []int64{svc.ID}, Client: client}, "amount"},
+		// (Another salon's service, from a crafted form: its field, not a
+		// page that is not there.)
+		{booking.BalanceIssue{Kind: booking.BalancePackage, Visits: 2, ServiceIDs: []int64{svc.ID + 1000}, Client: client}, "service_id"},
 	} {
 		c.in.SalonID = salon.ID
 		_, err := e.Svc.IssueBalance(bookingtest.System(), c.in)
