@@ -53,6 +53,8 @@ type balancesData struct {
 	Offer  saleOfferForm
 	Sales  []saleRow
 	Code   string // the code of the balance just sold: shown this once
+	// Just is the balance just sold (what, for whom), shown with its code.
+	Just *balanceRow
 	// Sold: the balance the form sold when it was sent first, with other
 	// values (Error says so, and links it).
 	Sold   int64
@@ -238,6 +240,11 @@ func (h *Handler) sellBalance(c *fiber.Ctx) error {
 		return h.showBalances(c, d)
 	}
 	d.Code = b.Code
+	if row, err := h.svc.BalanceOf(c.UserContext(), s.ID, b.ID); err == nil {
+		if rows, err := h.balanceRows(c, []booking.BalanceRow{*row}); err == nil {
+			d.Just = &rows[0]
+		}
+	}
 	d.Form = balanceForm{Kind: f.Kind, Visits: "5", Key: newKey()}
 	// No redirect: the code is on this page only, never in a URL.
 	c.Set(fiber.HeaderCacheControl, "no-store")

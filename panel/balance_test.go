@@ -695,8 +695,13 @@ func TestADeskSaleWithItsPriceSaysWhatToPayBack(t *testing.T) {
 		t.Fatalf("a price that is no amount: %d", a.status)
 	}
 	form.Set("price", "4 500")
-	if a := owner.post("/panel/balances", form); a.status != http.StatusOK || !strings.Contains(a.body, `id="balance-code"`) {
+	a := owner.post("/panel/balances", form)
+	if a.status != http.StatusOK || !strings.Contains(a.body, `id="balance-code"`) {
 		t.Fatalf("sold with its price: %d", a.status)
+	}
+	// The code is shown with what it is.
+	if got := regexp.MustCompile(`<p id="just-sold">.*?</p>`).FindString(a.body); !strings.Contains(got, "сертификат …") || !strings.Contains(got, "5 000") {
+		t.Errorf("what was sold, beside its code: %q", got)
 	}
 	id := scalar[int64](t, w, `SELECT max(id) FROM balances WHERE salon_id = $1`, w.salon.ID)
 	if n := scalar[int64](t, w, `SELECT count(*) FROM balances WHERE salon_id = $1`, w.salon.ID); n != 1 {
