@@ -1678,8 +1678,16 @@ func (s *Service) RenewBalanceCode(ctx context.Context, salonID, balanceID int64
 		norm := normalizeCode(b.Code)
 		old := b.Hint
 		b.Hint = norm[len(norm)-4:]
+		// The new code is audited once, as what it is (below), not also
+		// as a change of the row's columns.
+		if _, err := tx.Exec(ctx, `SELECT set_config('salon.actor', '', true)`); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `UPDATE balances SET code_hash = $3, code_hint = $4, code_key = NULLIF($5, '') WHERE salon_id = $1 AND id = $2`,
 			salonID, balanceID, tokenHash(norm), b.Hint, key); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SELECT set_config('salon.actor', $1, true)`, callerOf(ctx).auditName()); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO audit_log (salon_id, actor, action, entity, entity_id, old, new)

@@ -496,9 +496,10 @@ func (s *Service) RefundBalance(ctx context.Context, salonID, balanceID int64, r
 		// The audit log's row of the act (the ledger's entry is the money's).
 		if who := callerOf(ctx).auditName(); who != "" {
 			if _, err := tx.Exec(ctx, `INSERT INTO audit_log (salon_id, actor, action, entity, entity_id, old, new)
-				VALUES ($1, $2, 'refund', 'balance', $3, jsonb_build_object('kind', $6::text, 'remaining', $4::bigint),
-				        jsonb_build_object('kind', $6::text, 'remaining', 0) || CASE WHEN $5 = '' THEN '{}' ELSE jsonb_build_object('reason', $5::text) END)`,
-				salonID, who, b.ID, b.Remaining, reason, b.Kind); err != nil {
+				VALUES ($1, $2, 'refund', 'balance', $3, jsonb_build_object('kind', $6::text, 'code_hint', $7::text, 'remaining', $4::bigint),
+				        jsonb_build_object('kind', $6::text, 'code_hint', $7::text, 'remaining', 0)
+				        || CASE WHEN $5 = '' THEN '{}' ELSE jsonb_build_object('reason', $5::text) END)`,
+				salonID, who, b.ID, b.Remaining, reason, b.Kind, b.Hint); err != nil {
 				return fmt.Errorf("balance %d: refund: audit: %w", balanceID, err)
 			}
 		}

@@ -198,7 +198,7 @@ func auditText(r booking.AuditEntry, n auditNames, l *lang) (what string, change
 // hiddenColumns are what a person does not read in a change.
 var hiddenColumns = map[string]bool{"id": true, "salon_id": true, "version": true, "created_at": true, "updated_at": true,
 	"catalog_version": true, "client_id": true, "service_id": true, "visit_id": true, "idempotency_key": true,
-	"request_hash": true, "request_key": true, "origin_ref": true, "calendar_token": true, "manage_token": true}
+	"request_hash": true, "request_key": true, "origin_ref": true, "calendar_token": true, "manage_token": true, "code_key": true}
 
 var auditActions = map[string]string{"create": "Created", "update": "Changed", "delete": "Deleted",
 	"reschedule": "Moved", "cancelled": "Cancelled", "completed": "Visit took place", "no_show": "The client did not come",

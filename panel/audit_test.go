@@ -309,7 +309,7 @@ func TestBalanceChangesAreAudited(t *testing.T) {
 			t.Errorf("the audit page lacks %q", s)
 		}
 	}
-	for _, s := range []string{"code_hash", "total", "remaining", "paid_via", "salon_id"} {
+	for _, s := range []string{"code_hash", "code_key", "total", "remaining", "paid_via", "salon_id", "абонемент или сертификат #"} {
 		if strings.Contains(a.body, s) {
 			t.Errorf("the audit page shows %q", s)
 		}

@@ -457,6 +457,11 @@ func TestALostDeskCodeIsRenewed(t *testing.T) {
 		w.salon.ID, id); n != 1 {
 		t.Fatalf("%d audit rows of the renewal", n)
 	}
+	// (Once: not also as a change of the row's code columns.)
+	if n := scalar[int64](t, w, `SELECT count(*) FROM audit_log WHERE salon_id = $1 AND entity = 'balance' AND entity_id = $2 AND action = 'update'`,
+		w.salon.ID, id); n != 0 {
+		t.Fatalf("the renewal is audited again as %d updates", n)
+	}
 	if a := b.get("/panel/audit"); !strings.Contains(a.body, "Выдан новый код") {
 		t.Fatalf("the audit page does not say it: %s", a.body)
 	}
