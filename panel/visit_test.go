@@ -77,6 +77,12 @@ func TestBrowserBooksAndMovesAVisit(t *testing.T) {
 		t.Fatalf("the day view marks %d cells as the visit's, want 2", marks)
 	}
 	shot(t, ctx, "visit-day-1280.png", 1280, 900)
+	// Its first service alone may be moved: the form names that one.
+	svc0 := scalar[string](t, w, `SELECT name FROM services WHERE id = $1`, free[0].Segments[0].ServiceID)
+	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/bookings/%d", w.base, head)), chromedp.WaitVisible(css(`#reschedule-one`)))
+	if got := textOf(t, ctx, "#reschedule-one h2"); got != "Перенести только: "+svc0 {
+		t.Errorf("the one-service move's heading: %q, want its service, %s", got, svc0)
+	}
 	// Move the whole visit.
 	to := free[1].Start.In(loc)
 	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/bookings/%d", w.base, head)), chromedp.WaitVisible(css(`#reschedule`)),
