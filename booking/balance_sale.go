@@ -124,8 +124,12 @@ func (s *Service) AddBalanceOffer(ctx context.Context, o BalanceOffer) (*Balance
 	default:
 		fe.add("kind", "package or certificate")
 	}
-	if o.Price <= 0 || o.Price > MaxCertificate {
+	switch {
+	case o.Price <= 0 || o.Price > MaxCertificate:
 		fe.add("price", "from 0.01 to %s", MaxCertificate.String())
+	case o.Kind == BalanceCertificate && o.Amount > 0 && o.Price > o.Amount:
+		// (A typo, surely: a buyer would pay more than it pays for.)
+		fe.add("price", "at most the certificate's amount, %s", o.Amount.String())
 	}
 	if o.ValidDays < 0 || o.ValidDays > MaxOfferDays {
 		fe.add("valid_days", "from 1 to %d, or empty", MaxOfferDays)

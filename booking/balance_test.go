@@ -307,3 +307,22 @@ func TestADeskPriceSaysWhatARefundPaysBack(t *testing.T) {
 		t.Fatalf("a certificate sold with no price: %+v, %v", q, err)
 	}
 }
+
+// TestACertificateIsNotOfferedForMoreThanItHolds: an offer of a
+// certificate of 1000.00 priced 5000.00 (a typo, surely) is refused by its
+// price; at or below its amount it is put on sale.
+func TestACertificateIsNotOfferedForMoreThanItHolds(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	salon := e.Salon(t, booking.Salon{})
+	_, err := e.Svc.AddBalanceOffer(bookingtest.System(), booking.BalanceOffer{SalonID: salon.ID, Kind: booking.BalanceCertificate, Title: "Gift",
+		Amount: 100000, Price: 500000})
+	var ve *booking.ValidationError
+	if !errors.As(err, &ve) || ve.Fields["price"].String() == "" {
+		t.Fatalf("priced above its amount: %v", err)
+	}
+	if _, err := e.Svc.AddBalanceOffer(bookingtest.System(), booking.BalanceOffer{SalonID: salon.ID, Kind: booking.BalanceCertificate, Title: "Gift",
+		Amount: 100000, Price: 90000}); err != nil {
+		t.Fatalf("priced below its amount: %v", err)
+	}
+}

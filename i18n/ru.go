@@ -335,6 +335,7 @@ var ru = map[string]string{
 	"no service %q at the salon":                      "в салоне нет услуги %q",
 	"from 1 to %d":                                    "от 1 до %d",
 	"from 0.01 to %s":                                 "от 0,01 до %s",
+	"at most the certificate's amount, %s":            "не больше суммы сертификата, %s",
 	"from 0.01 to %s, or empty":                       "от 0,01 до %s или пусто",
 	"package or certificate":                          "package или certificate",
 	"at most %d services":                             "не больше %d услуг",
