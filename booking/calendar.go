@@ -188,7 +188,7 @@ const calendarVersionSQL = `
 	) t`
 
 // listingPaidWithSQL selects the kind of the balance booking b's visit
-// reserved ('': none).
+// reserved (an empty string: none).
 const listingPaidWithSQL = `COALESCE((SELECT a.kind FROM balance_entries e JOIN balances a ON a.id = e.balance_id
 	WHERE e.booking_id = COALESCE(b.visit_id, b.id) AND e.type = 'reserve' ORDER BY e.id LIMIT 1), '')`
 

@@ -240,7 +240,9 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"ApplyBalance": {run: func(ctx context.Context) error {
 			return e1(f.Svc.ApplyBalance(ctx, a, 1, booking.PayWith{Kind: booking.BalancePackage, BalanceID: 1}))
 		}},
-		"ClientBalances":     {run: func(ctx context.Context) error { return e1(f.Svc.ClientBalances(ctx, a, 1, booking.Date{Year: 2030, Month: 1, Day: 1}, []int64{1})) }},
+		"ClientBalances": {run: func(ctx context.Context) error {
+			return e1(f.Svc.ClientBalances(ctx, a, 1, booking.Date{Year: 2030, Month: 1, Day: 1}, []int64{1}))
+		}},
 		"ClientPackages":     {run: func(ctx context.Context) error { return e1(f.Svc.ClientPackages(ctx, a, 1)) }},
 		"BalanceRefundQuote": {run: func(ctx context.Context) error { return e1(f.Svc.BalanceRefundQuote(ctx, a, 1)) }},
 		"OwnBalances":        {run: func(ctx context.Context) error { return e1(f.Svc.OwnBalances(ctx, a, "")) }, foreign: booking.ErrForbidden},
