@@ -184,9 +184,9 @@ func LooksLikeCode(text string) bool {
 // IssueBalance sells a package or a certificate, recorded as paid in the
 // salon: the balance and its credit in one transaction. Staff of the
 // salon (admins and owners) and the platform. It returns the balance with
-// its code, which is shown this once. Errors: ErrForbidden, ErrNotFound,
-// ErrInvalid (naming the field), *SoldAlready (its request key was sold
-// under before).
+// its code, which is shown this once. Errors: ErrForbidden, ErrNotFound
+// (the salon), ErrInvalid (naming the field: a service not the salon's
+// too), *SoldAlready (its request key was sold under before).
 func (s *Service) IssueBalance(ctx context.Context, in BalanceIssue) (*Balance, error) {
 	if err := authorize(ctx, in.SalonID, RoleAdmin); err != nil {
 		return nil, err
@@ -207,8 +207,17 @@ func (s *Service) IssueBalance(ctx context.Context, in BalanceIssue) (*Balance, 
 		if strings.TrimSpace(in.Client.Phone) != "" {
 			fe.add("client.phone", "a certificate is whoever holds its code: it has no client's phone")
 		}
-		if in.Visits != 0 || len(in.ServiceIDs) > 0 {
+		if strings.TrimSpace(in.Client.Name) != "" {
+			fe.add("client.name", "a certificate is whoever holds its code: it has no client's name")
+		}
+		if in.Visits != 0 {
 			fe.add("visits", "a certificate holds an amount, not visits")
+		}
+		if len(in.ServiceIDs) > 0 {
+			fe.add("service_id", "a certificate holds an amount, not visits")
+		}
+		if in.Amount > 0 && in.Price > in.Amount {
+			fe.add("price", "at most the certificate's amount, %s", in.Amount.String())
 		}
 		b.Total = int64(in.Amount)
 	case BalancePackage:

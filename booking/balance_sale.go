@@ -139,10 +139,12 @@ func (s *Service) AddBalanceOffer(ctx context.Context, o BalanceOffer) (*Balance
 	}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var n int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM balance_offers WHERE salon_id = $1 AND active`, o.SalonID).Scan(&n); err != nil {
+		var again bool // (its form sent before: said below, whatever the count)
+		if err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE active), COALESCE(bool_or(request_key = $2), false)
+			FROM balance_offers WHERE salon_id = $1`, o.SalonID, o.RequestKey).Scan(&n, &again); err != nil {
 			return err
 		}
-		if n >= maxSalonOffers {
+		if n >= maxSalonOffers && !again {
 			return conflict("at most %d offers on sale at once", maxSalonOffers)
 		}
 		err := tx.QueryRow(ctx, `INSERT INTO balance_offers (salon_id, kind, title, service_ids, units, price, valid_days, request_key)

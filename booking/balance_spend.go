@@ -421,6 +421,12 @@ func (s *Service) ApplyBalance(ctx context.Context, salonID, bookingID int64, p 
 			Scan(&rsv.remaining); err != nil {
 			return fmt.Errorf("balance: %w", err)
 		}
+		// The visit changed (it is paid): views that follow its rows (the
+		// day's grid) see it.
+		if _, err := tx.Exec(ctx, `UPDATE bookings SET updated_at = now() WHERE salon_id = $1 AND (id = $2 OR visit_id = $2)`,
+			salonID, b.ID); err != nil {
+			return fmt.Errorf("balance: %w", err)
+		}
 		b.PaidWith, out = rsv.paid(), b
 		return recordDeskPayment(ctx, tx, b, caller, rsv)
 	})
@@ -489,6 +495,18 @@ func (s *Service) RefundBalance(ctx context.Context, salonID, balanceID int64, r
 		if b.Remaining == 0 {
 			return conflict("nothing is left on it")
 		}
+		// Sold in the salon for a price: what the desk pays back, as the
+		// quote said, from what is current under the row's lock.
+		var price, gone, held int64
+		if err := tx.QueryRow(ctx, `SELECT COALESCE((SELECT price FROM balance_prices WHERE balance_id = $1), 0),
+			    (SELECT COALESCE(-sum(delta), 0) FROM balance_entries WHERE balance_id = $1 AND type = 'refund'),
+			    (SELECT COALESCE(sum(units), 0) FROM balance_holds WHERE balance_id = $1)`, b.ID).Scan(&price, &gone, &held); err != nil {
+			return fmt.Errorf("balance %d: refund: %w", balanceID, err)
+		}
+		var paidBack int64
+		if price > 0 {
+			paidBack = deskRefund(price, b.Total, b.Remaining, gone, held)
+		}
 		if _, err := tx.Exec(ctx, `INSERT INTO balance_entries (balance_id, salon_id, type, delta, actor) VALUES ($1, $2, 'refund', $3, $4)`,
 			b.ID, salonID, -b.Remaining, actor); err != nil {
 			return fmt.Errorf("balance %d: refund: %w", balanceID, err)
@@ -498,8 +516,9 @@ func (s *Service) RefundBalance(ctx context.Context, salonID, balanceID int64, r
 			if _, err := tx.Exec(ctx, `INSERT INTO audit_log (salon_id, actor, action, entity, entity_id, old, new)
 				VALUES ($1, $2, 'refund', 'balance', $3, jsonb_build_object('kind', $6::text, 'code_hint', $7::text, 'remaining', $4::bigint),
 				        jsonb_build_object('kind', $6::text, 'code_hint', $7::text, 'remaining', 0)
-				        || CASE WHEN $5 = '' THEN '{}' ELSE jsonb_build_object('reason', $5::text) END)`,
-				salonID, who, b.ID, b.Remaining, reason, b.Kind, b.Hint); err != nil {
+				        || CASE WHEN $5 = '' THEN '{}' ELSE jsonb_build_object('reason', $5::text) END
+				        || CASE WHEN $8 = 0 THEN '{}' ELSE jsonb_build_object('paid_back', $8::bigint) END)`,
+				salonID, who, b.ID, b.Remaining, reason, b.Kind, b.Hint, paidBack); err != nil {
 				return fmt.Errorf("balance %d: refund: audit: %w", balanceID, err)
 			}
 		}
@@ -568,9 +587,7 @@ func (s *Service) BalanceRefundQuote(ctx context.Context, salonID, balanceID int
 	}
 	switch {
 	case price == nil && deskPrice > 0:
-		// The share of the desk's price of every unit refunded, this
-		// refund's with the refunds' before, less what those paid back.
-		q.Money = Money(deskShare(deskPrice, total, *gone+q.Left) - deskShare(deskPrice, total, *gone))
+		q.Money = Money(deskRefund(deskPrice, total, q.Left, *gone, q.Held))
 	case price == nil:
 	case *status == PayRefunding:
 		// (Its refund entry is written, the money of it not yet made.)
@@ -589,6 +606,21 @@ func deskShare(price, total, gone int64) int64 {
 		return 0
 	}
 	return price * min(gone, total) / total
+}
+
+// deskRefund is what refunding left units of a balance sold in the salon
+// for price (total units; gone refunded before, held by live bookings)
+// pays back: the share of the price of every unit refunded, this
+// refund's with those before, less what those paid back; or, when it
+// leaves nothing unused (nothing held), the rest of the price less the
+// share of what was spent, so that what was kept and what went back add
+// up to the price (a package of 3 for 10000.00, one visit used: 6666.67).
+func deskRefund(price, total, left, gone, held int64) int64 {
+	if held == 0 {
+		spent := max(total-left-gone, 0)
+		return max(price-deskShare(price, total, spent)-deskShare(price, total, gone), 0)
+	}
+	return deskShare(price, total, gone+left) - deskShare(price, total, gone)
 }
 
 // ClientBalances returns the client's packages with visits left that can

@@ -68,3 +68,25 @@ func TestSettlementShare(t *testing.T) {
 		t.Errorf("paid back whole: settles %d", got)
 	}
 }
+
+// TestDeskRefund: what the desk pays back of a balance sold for a price;
+// what was kept and what went back add up to the price once nothing is
+// left unused.
+func TestDeskRefund(t *testing.T) {
+	for _, c := range []struct {
+		name                           string
+		price, total, left, gone, held int64
+		want                           int64
+	}{
+		{"3 for 10000.00, one used, two refunded", 1000000, 3, 2, 0, 0, 666667},
+		{"3 for 10000.00, one held, two refunded", 1000000, 3, 2, 0, 1, 666666},
+		{"then the held one, back, refunded", 1000000, 3, 1, 2, 0, 333334},
+		{"3 for 10000.00, none used, all refunded", 1000000, 3, 3, 0, 0, 1000000},
+		{"7 for 1.00, one used, six refunded", 100, 7, 6, 0, 0, 86},
+		{"a certificate of 5000.00 sold for 4500.00, 1000.00 used", 450000, 500000, 400000, 0, 0, 360000},
+	} {
+		if got := deskRefund(c.price, c.total, c.left, c.gone, c.held); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+}

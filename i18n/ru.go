@@ -26,13 +26,14 @@ var fields = map[string]string{
 	"waitlist_mode": "Waiting list mode", "waitlist_offer_min": "Offer held for", "waitlist_broadcast_n": "Offered at once to",
 	"times": "Hours", "booking": "Booking", "visits": "Visits", "valid_until": "Valid until", "kind": "Kind",
 	"title": "Title", "code_hint": "Code", "payment": "Payment", "expires_on": "Valid until", "paid_via": "Paid", "service_ids": "Services", "active": "Active", "offer_id": "Offer", "buyer.name": "Name", "buyer.phone": "Phone", "buyer.email": "Email", "claim": "Claim", "valid_days": "Valid for, days", "pay_with": "Package or certificate",
+	"paid_back": "Paid back in the salon",
 }
 
 var ru = map[string]string{
 	// Field labels.
 	"Waiting list mode": "Режим листа ожидания", "Offer held for": "Сколько держать предложение", "Offered at once to": "Скольким предлагать сразу",
 	"Hours": "Часы", "Booking": "Запись", "broadcast or hold": "broadcast или hold", "Visits": "Визиты", "Valid until": "Действует до", "Kind": "Вид",
-	"Amount": "Сумма", "Paid": "Оплата", "Active": "Действует", "Request": "Запрос", "Break end": "Конец перерыва", "Break start": "Начало перерыва",
+	"Amount": "Сумма", "Paid back in the salon": "Выплачено в салоне", "Paid": "Оплата", "Active": "Действует", "Request": "Запрос", "Break end": "Конец перерыва", "Break start": "Начало перерыва",
 	"Buffer": "Перерыв после услуги", "Processing time": "Выдержка", "Visit": "Визит", "Finish": "Завершение", "Who asks": "Кто спрашивает", "Client": "Клиент", "Name": "Имя",
 	"Phone": "Телефон", "Country": "Страна", "Currency": "Валюта", "Date": "Дата", "Days": "Дни",
 	"Deposit": "Предоплата", "When payments are down": "Когда оплата недоступна", "Deposit top-up": "Доплата предоплаты", "Duration": "Длительность",
@@ -100,6 +101,7 @@ var ru = map[string]string{
 
 	// Paying with a balance.
 	"a certificate is whoever holds its code: it has no client's phone":           "сертификат принадлежит тому, у кого его код: телефон клиента ему не нужен",
+	"a certificate is whoever holds its code: it has no client's name":            "сертификат принадлежит тому, у кого его код: имя клиента ему не нужно",
 	"a certificate holds an amount, not visits":                                   "на сертификате сумма, а не визиты",
 	"a package holds visits, not an amount":                                       "на абонементе визиты, а не сумма",
 	"this form put an offer on sale already: the page has a new form for another": "эта форма уже выставила предложение на продажу: для другого на странице новая форма",

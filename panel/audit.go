@@ -262,7 +262,7 @@ func auditValue(key string, v any, n auditNames, l *lang) string {
 			}
 		case "booking":
 			return "#" + strconv.FormatInt(int64(x), 10)
-		case "amount":
+		case "amount", "paid_back":
 			if n.currency != "" {
 				return booking.Money(x).Format(n.currency, l.Code)
 			}

@@ -271,7 +271,7 @@ func TestBalanceChangesAreAudited(t *testing.T) {
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if a := b.post(fmt.Sprintf("/panel/balances/%d/refund", cert), url.Values{"reason": {"changed her mind"}}); a.status != http.StatusSeeOther {
+	if a := b.post(fmt.Sprintf("/panel/balances/%d/refund", cert), url.Values{"reason": {"changed her mind"}, "sure": {"on"}}); a.status != http.StatusSeeOther {
 		t.Fatalf("refund: %d %.1000s", a.status, a.body)
 	}
 	rows := auditSince(t, w, since)

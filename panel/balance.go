@@ -401,7 +401,9 @@ func (h *Handler) paidWith(c *fiber.Ctx, p *bookingPage, v *booking.View) error 
 		}
 		return nil
 	}
-	if !v.Status.Active() {
+	if !v.Status.Active() || p.Held > 0 {
+		// (A deposit paid online: a package's visit would pay it twice;
+		// a certificate's code is still taken.)
 		return nil
 	}
 	services := []int64{v.ServiceID}
@@ -455,6 +457,15 @@ func (h *Handler) refundBalance(c *fiber.Ctx) error {
 	}
 	s := salonOf(c)
 	reason := strings.Clone(c.FormValue("reason"))
+	if c.FormValue("sure") == "" {
+		// Not ticked (the page asks it; a form made elsewhere may not):
+		// nothing is refunded, the form is shown again saying why.
+		if _, err := h.svc.BalanceOf(c.UserContext(), s.ID, id); err != nil {
+			return err
+		}
+		c.Status(fiber.StatusUnprocessableEntity)
+		return h.showBalanceRefund(c, id, langOf(c).T("Tick that you mean it: a refund cannot be undone."), "", reason, nil)
+	}
 	if _, err := h.svc.RefundBalance(c.UserContext(), s.ID, id, reason); err != nil {
 		var msg string
 		var fields map[string]string

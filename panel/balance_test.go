@@ -598,9 +598,21 @@ func TestTheDeskIsOfferedOnlyPackagesThatPayTheVisit(t *testing.T) {
 	id := scalar[int64](t, w, `SELECT id FROM balances WHERE salon_id = $1 AND code_hint = $2`, w.salon.ID, fits)
 	owner := booking.As(context.Background(), booking.ByStaff(booking.User{ID: scalar[int64](t, w, `SELECT id FROM users WHERE email = $1`,
 		demo.Email), SalonID: w.salon.ID, Role: booking.RoleOwner, Email: demo.Email}))
+	version := func() string {
+		t.Helper()
+		v, err := w.Svc.CalendarVersion(owner, booking.CalendarQuery{SalonID: w.salon.ID, First: day, Days: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := version()
 	if _, err := w.Svc.ApplyBalance(owner, w.salon.ID, bk.ID,
 		booking.PayWith{Kind: booking.BalancePackage, BalanceID: id}); err != nil {
 		t.Fatal(err)
+	}
+	if version() == before {
+		t.Error("the day's version did not move when the visit was paid: an open grid would not show it")
 	}
 	// The booking's page says nothing is left to pay at the salon.
 	if got := w.owner().get(fmt.Sprintf("/panel/bookings/%d", bk.ID)).body; !regexp.MustCompile(`id="due">ничего: всё оплачено<`).MatchString(got) {
@@ -628,6 +640,13 @@ func TestTheDeskIsOfferedOnlyPackagesThatPayTheVisit(t *testing.T) {
 	if got := w.owner().get(fmt.Sprintf("/panel/bookings/%d", part.ID)).body; !strings.Contains(got, `id="due"><strong>`+due+`</strong>`) {
 		t.Errorf("the booking paid 100 of by a certificate, want %s due: %s", due, regexp.MustCompile(`(?s)<dl.*?</dl>`).FindString(got))
 	}
+	// Cancelled, nothing is due.
+	if _, err := w.Svc.Cancel(owner, booking.CancelRequest{SalonID: w.salon.ID, BookingID: part.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.owner().get(fmt.Sprintf("/panel/bookings/%d", part.ID)).body; strings.Contains(got, `id="due"`) {
+		t.Errorf("a cancelled booking says what is due: %s", regexp.MustCompile(`(?s)<dl.*?</dl>`).FindString(got))
+	}
 	shown := w.owner().get(fmt.Sprintf("/panel/balances/%d", id)).body
 	for _, want := range []string{"Осталось 2 визита из 3 ·", fmt.Sprintf("Запись #%d держит 1 визит:", bk.ID), "Возвращается остаток 2 визита: верните"} {
 		if !strings.Contains(shown, want) {
@@ -637,7 +656,7 @@ func TestTheDeskIsOfferedOnlyPackagesThatPayTheVisit(t *testing.T) {
 	// A refund whose reason is too long (a crafted form) is refused by its
 	// field, the reason kept, nothing refunded.
 	long := strings.Repeat("я", 501)
-	r := w.owner().post(fmt.Sprintf("/panel/balances/%d/refund", id), url.Values{"reason": {long}})
+	r := w.owner().post(fmt.Sprintf("/panel/balances/%d/refund", id), url.Values{"reason": {long}, "sure": {"on"}})
 	if !strings.Contains(r.body, `<li><b>Причина</b>: `) || !strings.Contains(r.body, `value="`+long+`"`) {
 		t.Errorf("a refund with a reason of 501 characters: %d %s", r.status, regexp.MustCompile(`(?s)<main.*?</form>`).FindString(r.body))
 	}
@@ -714,5 +733,21 @@ func TestADeskSaleWithItsPriceSaysWhatToPayBack(t *testing.T) {
 	}
 	if got := owner.get(fmt.Sprintf("/panel/balances/%d", id)).body; !strings.Contains(got, "верните клиенту в салоне 4\u00a0500") {
 		t.Errorf("the refund's quote: %s", regexp.MustCompile(`<p id="refund-quote">.*?</p>`).FindString(got))
+	}
+	// Not ticked, nothing is refunded; ticked, it is, and the audit log
+	// says what the desk paid back.
+	if a := owner.post(fmt.Sprintf("/panel/balances/%d/refund", id), url.Values{"reason": {"передумала"}}); a.status != http.StatusUnprocessableEntity ||
+		!strings.Contains(a.body, "Отметьте, что вы уверены") || !strings.Contains(a.body, `value="передумала"`) {
+		t.Fatalf("a refund not ticked: %d", a.status)
+	}
+	if left := scalar[int64](t, w, `SELECT remaining FROM balances WHERE id = $1`, id); left != 500000 {
+		t.Fatalf("not ticked, %d left", left)
+	}
+	if a := owner.post(fmt.Sprintf("/panel/balances/%d/refund", id), url.Values{"sure": {"on"}}); a.status != http.StatusSeeOther {
+		t.Fatalf("the refund: %d", a.status)
+	}
+	if got := strings.ReplaceAll(owner.get("/panel/audit?entity=balance").body, "\u00a0", " "); !strings.Contains(got, "Выплачено в салоне: — → 4 500 ₽") {
+		_, rows, _ := strings.Cut(got, "<tbody")
+		t.Errorf("the audit log does not say what the desk paid back: %.1500s", rows)
 	}
 }

@@ -436,8 +436,9 @@ type bookingPage struct {
 	// Covered is what of the price the balance pays (a package: its
 	// visit's service; a certificate: what it reserved); Due, then, what
 	// is left to pay at the salon (the price less that and what was paid
-	// online).
+	// online), shown (ShowDue) while the visit is on or was made.
 	Covered, Due booking.Money
+	ShowDue      bool
 }
 
 // packageChoice is a client's package on the booking page.
@@ -529,8 +530,8 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	p.Start = start.In(loc).Format("2006-01-02 15:04")
 	p.End = booking.VisitEnd(&v.Booking).In(loc).Format("15:04")
 	p.Price = booking.VisitPrice(&v.Booking)
-	if p.PaidWith != "" {
-		p.Due = max(p.Price-p.Held-p.Covered, 0)
+	if p.PaidWith != "" && (v.Status.Active() || v.Status == booking.StatusCompleted) {
+		p.ShowDue, p.Due = true, max(p.Price-p.Held-p.Covered, 0)
 	}
 	p.SegDate, p.SegTime = v.StartsAt.In(loc).Format("2006-01-02"), v.StartsAt.In(loc).Format("15:04")
 	if p.Date == "" {
