@@ -21,6 +21,7 @@ type balanceRow struct {
 	Kind, Hint, Client, Phone  string
 	Services, Remaining, Total string
 	Expires, Created           string
+	Price                      string // what the desk sold it for ("": not said)
 }
 
 type balanceForm struct {
@@ -129,6 +130,9 @@ func (h *Handler) balanceRows(c *fiber.Ctx, list []booking.BalanceRow) ([]balanc
 			Expires: "—", Created: b.CreatedAt.In(s.Location()).Format("02.01.2006")}
 		if !b.ExpiresOn.IsZero() {
 			r.Expires = fmt.Sprintf("%02d.%02d.%d", b.ExpiresOn.Day, b.ExpiresOn.Month, b.ExpiresOn.Year)
+		}
+		if b.DeskPrice > 0 {
+			r.Price = b.DeskPrice.Format(s.Currency, l.Code)
 		}
 		out = append(out, r)
 	}

@@ -724,14 +724,16 @@ func TestADeskSaleWithItsPriceSaysWhatToPayBack(t *testing.T) {
 		t.Fatalf("sold with its price: %d", a.status)
 	}
 	// The code is shown with what it is.
-	if got := regexp.MustCompile(`<p id="just-sold">.*?</p>`).FindString(a.body); !strings.Contains(got, "сертификат …") || !strings.Contains(got, "5 000") {
+	if got := regexp.MustCompile(`<p id="just-sold">.*?</p>`).FindString(a.body); !strings.Contains(got, "сертификат …") || !strings.Contains(got, "5 000") ||
+		!strings.Contains(got, "продан в салоне за 4\u00a0500") {
 		t.Errorf("what was sold, beside its code: %q", got)
 	}
 	id := scalar[int64](t, w, `SELECT max(id) FROM balances WHERE salon_id = $1`, w.salon.ID)
 	if n := scalar[int64](t, w, `SELECT count(*) FROM balances WHERE salon_id = $1`, w.salon.ID); n != 1 {
 		t.Fatalf("%d balances sold, want 1", n)
 	}
-	if got := owner.get(fmt.Sprintf("/panel/balances/%d", id)).body; !strings.Contains(got, "верните клиенту в салоне 4\u00a0500") {
+	if got := owner.get(fmt.Sprintf("/panel/balances/%d", id)).body; !strings.Contains(got, "верните клиенту в салоне 4\u00a0500") ||
+		!strings.Contains(got, "продан в салоне за 4\u00a0500") {
 		t.Errorf("the refund's quote: %s", regexp.MustCompile(`<p id="refund-quote">.*?</p>`).FindString(got))
 	}
 	// Not ticked, nothing is refunded; ticked, it is, and the audit log

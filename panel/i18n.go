@@ -168,6 +168,7 @@ var ru = map[string]string{
 	"The client's package": "Абонемент клиента", "or a code:": "или по коду:", "Pay with it": "Оплатить",
 	"Refund what is left": "Вернуть остаток", "%s …%s: %s, %s left": "%s …%s: %s, осталось %s", "%s …%s: %s left": "%s …%s: осталось %s",
 	"Yes, refund what is left":                                               "Да, вернуть остаток",
+	"sold in the salon for %s":                                               "продан в салоне за %s",
 	"Tick that you mean it: a refund cannot be undone.":                      "Отметьте, что вы уверены: возврат нельзя отменить.",
 	"Paid with the balance: it is spent when the visit is marked completed.": "Оплачено с баланса: списывается, когда визит отмечен состоявшимся.",
 	"What was left is refunded: pay it back to the client.":                  "Остаток возвращён: верните деньги клиенту.",
