@@ -208,65 +208,96 @@ func (s *Service) SendSettlementReceipts(ctx context.Context) (int, error) {
 	return n + m, err
 }
 
-// sendDepositSettlements sends the settlement receipts of the visits
-// completed after their deposit was paid with a receipt, once: a replica
-// takes one at a time under a lease (another skips it), and the provider
-// is called with no transaction open. It returns how many it sent.
-func (s *Service) sendDepositSettlements(ctx context.Context) (int, error) {
+// leasedReceipts is a kind of receipt sent once each, one at a time under
+// a lease: its statements, each on the rows of its own table.
+type leasedReceipts struct {
+	what string // in logs and errors
+	// claim leases the next one due ($1 now, $2 the lease's end, $3 the
+	// ids taken this sweep), returning its id and what claimed reads.
+	claim string
+	// refused, released and sent end the lease: the provider refused it
+	// ($2 why: not sent again, staff see it), did not say ($1 only: the
+	// next sweep sends it again, under the same key), took it ($2 now).
+	refused, released, sent string
+}
+
+// sendLeased sends the receipts of kind k that are due, once each: a
+// replica takes one at a time under a lease (another skips it), builds it
+// with scan from the row claim returned, and calls the provider with no
+// transaction open. It returns how many it sent.
+func (s *Service) sendLeased(ctx context.Context, k leasedReceipts,
+	scan func(row pgx.Row) (id int64, key string, r psp.Receipt, err error)) (int, error) {
 	n := 0
 	seen := []int64{}
 	for len(seen) < sweepBatch && ctx.Err() == nil {
 		now := s.now()
+		id, key, r, err := scan(s.pool.QueryRow(ctx, k.claim, now, now.Add(paymentLease), seen))
+		if isNoRows(err) {
+			break
+		}
+		if err != nil {
+			return n, fmt.Errorf("%s: %w", k.what, dbErr(err))
+		}
+		seen = append(seen, id)
+		cctx, cancel := context.WithTimeout(ctx, providerCall)
+		err = psp.SendReceipt(cctx, s.psp, key, r)
+		cancel()
+		var uerr error
+		switch {
+		case psp.IsRejected(err):
+			// Sending it again would be refused again; staff see it
+			// (Attention), and the rest are not held up behind it.
+			s.log.Warn(k.what+": refused", "id", id, "err", err)
+			_, uerr = s.pool.Exec(ctx, k.refused, id, err.Error())
+		case err != nil:
+			s.log.Warn(k.what, "id", id, "err", err)
+			_, uerr = s.pool.Exec(context.WithoutCancel(ctx), k.released, id)
+		default:
+			_, uerr = s.pool.Exec(ctx, k.sent, id, s.now())
+			n++
+		}
+		if uerr != nil {
+			return n, fmt.Errorf("%s %d: %w", k.what, id, dbErr(uerr))
+		}
+	}
+	return n, nil
+}
+
+// depositSettlements are the settlement receipts of the visits completed
+// after their deposit was paid with a receipt.
+var depositSettlements = leasedReceipts{
+	what: "settlement receipt",
+	claim: `UPDATE payment_sessions p SET settlement_lease_until = $2
+		FROM salons l
+		WHERE l.id = p.salon_id AND p.id = (
+		      SELECT s.id FROM payment_sessions s JOIN bookings b ON b.id = s.booking_id
+		      WHERE s.status = 'completed' AND s.receipt IS NOT NULL AND s.settlement_sent_at IS NULL AND s.settlement_error IS NULL
+		        AND b.status = 'completed' AND (s.settlement_lease_until IS NULL OR s.settlement_lease_until < $1) AND s.id <> ALL($3)
+		      ORDER BY s.id LIMIT 1 FOR UPDATE OF s SKIP LOCKED)
+		RETURNING p.id, p.external_id, p.receipt, p.amount - p.refunded, l.receipt_vat_code`,
+	refused:  `UPDATE payment_sessions SET settlement_error = $2, last_error = $2, settlement_lease_until = NULL WHERE id = $1`,
+	released: `UPDATE payment_sessions SET settlement_lease_until = NULL WHERE id = $1`,
+	sent:     `UPDATE payment_sessions SET settlement_sent_at = $2, settlement_lease_until = NULL WHERE id = $1 AND settlement_sent_at IS NULL`,
+}
+
+// sendDepositSettlements sends the deposits' settlement receipts due,
+// once each (sendLeased).
+func (s *Service) sendDepositSettlements(ctx context.Context) (int, error) {
+	return s.sendLeased(ctx, depositSettlements, func(row pgx.Row) (int64, string, psp.Receipt, error) {
 		var id int64
 		var ext string
 		var raw []byte
 		var held Money
 		var vat int
-		err := s.pool.QueryRow(ctx, `UPDATE payment_sessions p SET settlement_lease_until = $2
-			FROM salons l
-			WHERE l.id = p.salon_id AND p.id = (
-			      SELECT s.id FROM payment_sessions s JOIN bookings b ON b.id = s.booking_id
-			      WHERE s.status = 'completed' AND s.receipt IS NOT NULL AND s.settlement_sent_at IS NULL AND s.settlement_error IS NULL
-			        AND b.status = 'completed' AND (s.settlement_lease_until IS NULL OR s.settlement_lease_until < $1) AND s.id <> ALL($3)
-			      ORDER BY s.id LIMIT 1 FOR UPDATE OF s SKIP LOCKED)
-			RETURNING p.id, p.external_id, p.receipt, p.amount - p.refunded, l.receipt_vat_code`, now, now.Add(paymentLease), seen).
-			Scan(&id, &ext, &raw, &held, &vat)
-		if isNoRows(err) {
-			break
-		}
-		if err != nil {
-			return n, fmt.Errorf("settlement receipts: %w", dbErr(err))
-		}
-		seen = append(seen, id)
 		var r psp.Receipt
+		if err := row.Scan(&id, &ext, &raw, &held, &vat); err != nil {
+			return 0, "", r, err
+		}
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return n, fmt.Errorf("settlement receipt %d: %w", id, err)
+			return 0, "", r, fmt.Errorf("settlement receipt %d: %w", id, err)
 		}
-		cctx, cancel := context.WithTimeout(ctx, providerCall)
-		err = psp.SendReceipt(cctx, s.psp, fmt.Sprintf("settle-%d", id), depositSettlement(&r, ext, held, vat))
-		cancel()
-		var uerr error
-		switch {
-		case psp.IsRejected(err):
-			// Refused: sending it again would be refused again; staff see
-			// it (Attention) and the rest are not held up behind it.
-			s.log.Warn("settlement receipt refused", "session", id, "err", err)
-			_, uerr = s.pool.Exec(ctx, `UPDATE payment_sessions SET settlement_error = $2, last_error = $2, settlement_lease_until = NULL
-				WHERE id = $1`, id, err.Error())
-		case err != nil:
-			// The next sweep tries again, with the same key.
-			s.log.Warn("settlement receipt", "session", id, "err", err)
-			_, uerr = s.pool.Exec(context.WithoutCancel(ctx), `UPDATE payment_sessions SET settlement_lease_until = NULL WHERE id = $1`, id)
-		default:
-			_, uerr = s.pool.Exec(ctx, `UPDATE payment_sessions SET settlement_sent_at = $2, settlement_lease_until = NULL
-				WHERE id = $1 AND settlement_sent_at IS NULL`, id, s.now())
-			n++
-		}
-		if uerr != nil {
-			return n, fmt.Errorf("settlement receipt %d: %w", id, dbErr(uerr))
-		}
-	}
-	return n, nil
+		return id, fmt.Sprintf("settle-%d", id), depositSettlement(&r, ext, held, vat), nil
+	})
 }
 
 // Balances sold online are settled much as deposits are (a deposit's
@@ -311,57 +342,37 @@ func settlementShare(price, units, used, spent, gone, refunded, settled int64) i
 func balanceSettlementKey(entry int64) string { return fmt.Sprintf("settle-entry-%d", entry) }
 
 // sendBalanceSettlements prices the balance settlements due, then sends
-// each priced one not yet sent, once: a replica takes one at a time under
-// a lease (another skips it), and the provider is called with no
-// transaction open. It returns how many it sent.
+// each priced one not yet sent, once (sendLeased).
 func (s *Service) sendBalanceSettlements(ctx context.Context) (int, error) {
 	if err := s.priceBalanceSettlements(ctx); err != nil {
 		return 0, err
 	}
-	n := 0
-	seen := []int64{}
-	for len(seen) < sweepBatch && ctx.Err() == nil {
-		now := s.now()
+	return s.sendLeased(ctx, balanceSettlements, func(row pgx.Row) (int64, string, psp.Receipt, error) {
 		var id, entry int64
 		var raw []byte
-		err := s.pool.QueryRow(ctx, `UPDATE balance_settlements SET lease_until = $2
-			WHERE id = (SELECT id FROM balance_settlements
-			            WHERE sent_at IS NULL AND error IS NULL AND amount > 0 AND (lease_until IS NULL OR lease_until < $1) AND id <> ALL($3)
-			            ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
-			RETURNING id, entry_id, receipt`, now, now.Add(paymentLease), seen).Scan(&id, &entry, &raw)
-		if isNoRows(err) {
-			break
-		}
-		if err != nil {
-			return n, fmt.Errorf("balance settlements: %w", dbErr(err))
-		}
-		seen = append(seen, id)
 		var r psp.Receipt
+		if err := row.Scan(&id, &entry, &raw); err != nil {
+			return 0, "", r, err
+		}
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return n, fmt.Errorf("balance settlement %d: %w", id, err)
+			return 0, "", r, fmt.Errorf("balance settlement %d: %w", id, err)
 		}
-		cctx, cancel := context.WithTimeout(ctx, providerCall)
-		err = psp.SendReceipt(cctx, s.psp, balanceSettlementKey(entry), r)
-		cancel()
-		var uerr error
-		switch {
-		case psp.IsRejected(err):
-			// As a deposit's: not sent again, staff see it (Attention).
-			s.log.Warn("balance settlement receipt refused", "settlement", id, "err", err)
-			_, uerr = s.pool.Exec(ctx, `UPDATE balance_settlements SET error = $2, lease_until = NULL, updated_at = now() WHERE id = $1`, id, err.Error())
-		case err != nil:
-			s.log.Warn("balance settlement receipt", "settlement", id, "err", err)
-			_, uerr = s.pool.Exec(context.WithoutCancel(ctx), `UPDATE balance_settlements SET lease_until = NULL WHERE id = $1`, id)
-		default:
-			_, uerr = s.pool.Exec(ctx, `UPDATE balance_settlements SET sent_at = $2, lease_until = NULL, updated_at = now()
-				WHERE id = $1 AND sent_at IS NULL`, id, s.now())
-			n++
-		}
-		if uerr != nil {
-			return n, fmt.Errorf("balance settlement %d: %w", id, dbErr(uerr))
-		}
-	}
-	return n, nil
+		return id, balanceSettlementKey(entry), r, nil
+	})
+}
+
+// balanceSettlements are the settlement receipts of what visits used of
+// balances sold online, priced.
+var balanceSettlements = leasedReceipts{
+	what: "balance settlement receipt",
+	claim: `UPDATE balance_settlements SET lease_until = $2
+		WHERE id = (SELECT id FROM balance_settlements
+		            WHERE sent_at IS NULL AND error IS NULL AND amount > 0 AND (lease_until IS NULL OR lease_until < $1) AND id <> ALL($3)
+		            ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+		RETURNING id, entry_id, receipt`,
+	refused:  `UPDATE balance_settlements SET error = $2, lease_until = NULL, updated_at = now() WHERE id = $1`,
+	released: `UPDATE balance_settlements SET lease_until = NULL WHERE id = $1`,
+	sent:     `UPDATE balance_settlements SET sent_at = $2, lease_until = NULL, updated_at = now() WHERE id = $1 AND sent_at IS NULL`,
 }
 
 // priceBalanceSettlements prices the balance settlements due, each sale's
