@@ -34,15 +34,20 @@ func TestSaleMailWordsInTheReadersLanguage(t *testing.T) {
 	}
 }
 
+// paidSalon is the salon of paidView's bookings.
+var paidSalon = booking.Salon{Name: "Studio", Slug: "studio", Currency: "RUB", Timezone: "Europe/Moscow"}
+
+// paidView is a booking of paidSalon in status st, paid with p.
+func paidView(st booking.Status, p booking.PaidWith) *booking.View {
+	return &booking.View{Booking: booking.Booking{Status: st, PaidWith: &p}, Salon: paidSalon, ServiceName: "Colour", MasterName: "Anna"}
+}
+
 // TestBookingMailSaysWhatABalancePaid: a booking's e-mail names the
 // certificate or package that paid it and what is left on it; once the
 // booking is cancelled, what the cancellation kept of it and gave back,
 // in the reader's words (visits counted as the language counts them).
 func TestBookingMailSaysWhatABalancePaid(t *testing.T) {
-	salon := booking.Salon{Name: "Studio", Slug: "studio", Currency: "RUB", Timezone: "Europe/Moscow"}
-	view := func(st booking.Status, p booking.PaidWith) *booking.View {
-		return &booking.View{Booking: booking.Booking{Status: st, PaidWith: &p}, Salon: salon, ServiceName: "Colour", MasterName: "Anna"}
-	}
+	salon, view := paidSalon, paidView
 	for _, c := range []struct {
 		name, lang string
 		kind       booking.MessageKind
@@ -90,10 +95,7 @@ func TestBookingMailSaysWhatABalancePaid(t *testing.T) {
 // it and what the rules kept; a reminder's, nothing of it (each part of an
 // SMS costs).
 func TestSMSSaysWhatABalancePaid(t *testing.T) {
-	salon := booking.Salon{Name: "Studio", Slug: "studio", Currency: "RUB", Timezone: "Europe/Moscow"}
-	view := func(st booking.Status, p booking.PaidWith) *booking.View {
-		return &booking.View{Booking: booking.Booking{Status: st, PaidWith: &p}, Salon: salon, ServiceName: "Colour", MasterName: "Anna"}
-	}
+	view := paidView
 	for _, c := range []struct {
 		name, lang string
 		kind       booking.MessageKind
