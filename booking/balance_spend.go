@@ -66,6 +66,11 @@ type PaidWith struct {
 	// Settled: the booking ended (completed, missed or cancelled), and
 	// what it reserved was spent or given back.
 	Settled bool
+	// Covers is what of the visit's price it pays: a certificate's
+	// amount; a package's visit, the price of the visit's first service
+	// it is for (the one its reservation chose). Read with the booking
+	// (paidWith), not returned by Book.
+	Covers Money
 }
 
 // normalize checks p's fields (p may be nil: nothing to pay with).
@@ -312,12 +317,15 @@ func paidWith(ctx context.Context, q querier, id int64) (*PaidWith, error) {
 	var delta int64
 	var expires *time.Time
 	err := q.QueryRow(ctx, `SELECT b.id, b.kind, b.code_hint, e.delta, b.remaining, b.expires_on, e.keeps,
-		    COALESCE(x.returned, 0), x.settled
+		    COALESCE(x.returned, 0), x.settled,
+		    CASE WHEN b.kind = 'package' THEN COALESCE((SELECT v.price FROM bookings v WHERE v.visit_id = e.booking_id
+		                                                 AND v.service_id = ANY(b.service_ids) ORDER BY v.starts_at, v.id LIMIT 1), 0)
+		         ELSE -e.delta / 100.0 END -- (numeric, as prices are: in major units)
 		FROM balance_entries e JOIN balances b ON b.id = e.balance_id
 		LEFT JOIN LATERAL (SELECT sum(y.delta) FILTER (WHERE y.type = 'release') AS returned, count(*) > 0 AS settled FROM balance_entries y
 		                   WHERE y.balance_id = e.balance_id AND y.booking_id = e.booking_id AND y.type IN ('spend', 'release')) x ON true
 		WHERE e.booking_id = $1 AND e.type = 'reserve'
-		ORDER BY e.id LIMIT 1`, id).Scan(&p.BalanceID, &p.Kind, &p.Hint, &delta, &p.Remaining, &expires, &p.Keeps, &p.Returned, &p.Settled)
+		ORDER BY e.id LIMIT 1`, id).Scan(&p.BalanceID, &p.Kind, &p.Hint, &delta, &p.Remaining, &expires, &p.Keeps, &p.Returned, &p.Settled, &p.Covers)
 	if isNoRows(err) {
 		return nil, nil
 	}

@@ -634,6 +634,10 @@ func TestAVisitPaysWithABalance(t *testing.T) {
 	if v.PaidWith == nil || v.PaidWith.Visits != 1 || v.PaidWith.Remaining != 1 || v.Deposit != 100000 {
 		t.Fatalf("a visit with a package of its cut: paid with %+v, deposit %v", v.PaidWith, v.Deposit)
 	}
+	// Read back, it says what of the visit's price it pays: the cut's.
+	if view, err := f.Svc.BookingView(sys, f.salon.ID, v.ID); err != nil || view.PaidWith == nil || view.PaidWith.Covers != 150000 {
+		t.Fatalf("the visit's package covers %+v (%v), want the cut's 1500.00", view.PaidWith, err)
+	}
 	cert, err := f.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalanceCertificate, Amount: 1000000})
 	if err != nil {
 		t.Fatal(err)
@@ -646,6 +650,9 @@ func TestAVisitPaysWithABalance(t *testing.T) {
 	}
 	if v.PaidWith == nil || v.PaidWith.Amount != 450000 || v.PaidWith.Remaining != 550000 || v.Deposit != 0 || v.Status != booking.StatusConfirmed {
 		t.Fatalf("a visit with a certificate: paid with %+v, deposit %v, %s", v.PaidWith, v.Deposit, v.Status)
+	}
+	if view, err := f.Svc.BookingView(sys, f.salon.ID, v.ID); err != nil || view.PaidWith == nil || view.PaidWith.Covers != 450000 {
+		t.Fatalf("the visit's certificate covers %+v (%v), want its 4500.00", view.PaidWith, err)
 	}
 	// Moved whole to the other master, dearer for the colour: the visit
 	// keeps the prices the certificate paid.

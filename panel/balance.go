@@ -3,7 +3,6 @@ package panel
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -376,23 +375,7 @@ func (h *Handler) paidWith(c *fiber.Ctx, p *bookingPage, v *booking.View) error 
 			n = int64(pw.Amount)
 		}
 		p.PaidWith = l.T("%s …%s: %s, %s left", l.T(string(pw.Kind)), pw.Hint, units(l, s, pw.Kind, n), units(l, s, pw.Kind, pw.Remaining))
-		if p.Covered = pw.Amount; pw.Kind == booking.BalancePackage {
-			// Its visit: the first of the visit's services it is for.
-			b, err := h.svc.BalanceOf(c.UserContext(), s.ID, pw.BalanceID)
-			if err != nil {
-				return err
-			}
-			segments := v.Segments
-			if len(segments) == 0 {
-				segments = []booking.Booking{v.Booking}
-			}
-			for _, sg := range segments {
-				if slices.Contains(b.ServiceIDs, sg.ServiceID) {
-					p.Covered = sg.Price
-					break
-				}
-			}
-		}
+		p.Covered = pw.Covers
 		if v.Status == booking.StatusCancelled {
 			// What the cancellation kept of it (the refund policy), and
 			// gave back.
