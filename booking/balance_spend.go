@@ -73,6 +73,15 @@ type PaidWith struct {
 	Covers Money
 }
 
+// UnitsIn is n of p's units in lang's words: visits of a package ("3
+// визита"), money of a certificate (in currency).
+func (p *PaidWith) UnitsIn(n int64, currency, lang string) string {
+	if p.Kind == BalancePackage {
+		return i18n.Visits(lang, n)
+	}
+	return Money(n).Format(currency, lang)
+}
+
 // normalize checks p's fields (p may be nil: nothing to pay with).
 func (p *PayWith) normalize(fe fieldErrors) {
 	if p == nil {

@@ -284,6 +284,11 @@ func (s *Service) UseLink(ctx context.Context, token string) (*LinkResult, error
 			return nil, err
 		}
 		out.Booking.Booking = *b
+		// What the cancellation kept of the balance that paid it, and gave
+		// back.
+		if out.Booking.PaidWith, err = paidWith(ctx, s.pool, b.visit()); err != nil {
+			return nil, dbErr(err)
+		}
 	case LinkMove:
 		if !l.Booking.Changeable {
 			return nil, tooLate("changes close %d hours before the start", l.Booking.Salon.CutoffHours)

@@ -85,17 +85,8 @@ func (h *Handler) ask(p *actionPage, l *booking.Link) {
 	case l.Action == booking.LinkCancel && l.Booking.CancelKeeps > 0:
 		// Said before the tap, as the manage page says it.
 		v := l.Booking
-		p.Question += " " + fmt.Sprintf(p.T["cancel_keeps"], balanceUnits(v.PaidWith, v.CancelKeeps, v.Salon.Currency, p.Lang))
+		p.Question += " " + fmt.Sprintf(p.T["cancel_keeps"], v.PaidWith.UnitsIn(v.CancelKeeps, v.Salon.Currency, p.Lang))
 	}
-}
-
-// balanceUnits is n of the balance p in words: visits of a package, money
-// of a certificate.
-func balanceUnits(p *booking.PaidWith, n int64, currency, lang string) string {
-	if p.Kind == booking.BalancePackage {
-		return i18n.Visits(lang, n)
-	}
-	return booking.Money(n).Format(currency, lang)
 }
 
 // cancelled is what a cancellation did to the package or certificate
@@ -107,10 +98,10 @@ func cancelled(p *actionPage, v *booking.View) string {
 	}
 	var out string
 	if w.Kept > 0 {
-		out += " " + fmt.Sprintf(p.T["pw_kept"], balanceUnits(w, w.Kept, v.Salon.Currency, p.Lang)) + "."
+		out += " " + fmt.Sprintf(p.T["pw_kept"], w.UnitsIn(w.Kept, v.Salon.Currency, p.Lang)) + "."
 	}
 	if w.Returned > 0 {
-		out += " " + fmt.Sprintf(p.T["pw_returned"], balanceUnits(w, w.Returned, v.Salon.Currency, p.Lang)) + "."
+		out += " " + fmt.Sprintf(p.T["pw_returned"], w.UnitsIn(w.Returned, v.Salon.Currency, p.Lang)) + "."
 	}
 	return out
 }
@@ -165,11 +156,7 @@ func (h *Handler) actionPost(c *fiber.Ctx) error {
 			p.Result = p.T["a_confirm_already"]
 		}
 	case booking.LinkCancel:
-		p.Result = p.T["a_cancel_done"]
-		if after, err := h.svc.OpenLink(c.UserContext(), token); err == nil {
-			// (Read again: what the cancellation kept and gave back.)
-			p.Result += cancelled(p, after.Booking)
-		}
+		p.Result = p.T["a_cancel_done"] + cancelled(p, r.Booking)
 	case booking.LinkUnsubscribe:
 		p.Result = fmt.Sprintf(p.T["a_unsubscribe_done"], r.Booking.Salon.Name, r.Address)
 	}

@@ -140,12 +140,7 @@ func paidWith(t func(string, ...any) string, lang string, v *booking.View) []det
 	if p == nil {
 		return nil
 	}
-	units := func(n int64) string {
-		if p.Kind == booking.BalancePackage {
-			return i18n.Visits(lang, n)
-		}
-		return booking.Money(n).Format(v.Salon.Currency, lang)
-	}
+	units := func(n int64) string { return p.UnitsIn(n, v.Salon.Currency, lang) }
 	paid := t("the certificate …%s: %s", p.Hint, p.Amount.Format(v.Salon.Currency, lang))
 	if p.Kind == booking.BalancePackage {
 		paid = t("the package …%s: %s", p.Hint, i18n.Visits(lang, int64(p.Visits)))
@@ -271,12 +266,7 @@ func shortPaid(t func(string, ...any) string, lang string, kind booking.MessageK
 	if p == nil {
 		return ""
 	}
-	units := func(n int64) string {
-		if p.Kind == booking.BalancePackage {
-			return i18n.Visits(lang, n)
-		}
-		return booking.Money(n).Format(v.Salon.Currency, lang)
-	}
+	units := func(n int64) string { return p.UnitsIn(n, v.Salon.Currency, lang) }
 	what := t("Certificate")
 	paid := p.Amount.Format(v.Salon.Currency, lang)
 	if p.Kind == booking.BalancePackage {
