@@ -436,8 +436,10 @@ type BalanceRow struct {
 	Balance
 	ClientName, Phone string
 	// DeskPrice is what it was sold for in the salon, when the desk said
-	// (0: not said, or sold online: its sale says).
+	// (0: not said, or sold online).
 	DeskPrice Money
+	// SalePrice is what it was bought for online (0: sold in the salon).
+	SalePrice Money
 }
 
 // maxBalanceRows bounds a list of balances: the latest.
@@ -478,8 +480,10 @@ func (s *Service) balances(ctx context.Context, salonID, id, client int64) ([]Ba
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, `SELECT b.id, b.salon_id, b.kind, b.code_hint, COALESCE(b.client_id, 0), b.service_ids, b.total, b.remaining,
-		    b.expires_on, b.created_at, COALESCE(c.name, ''), COALESCE(c.phone, ''), COALESCE(p.price, 0)
+		    b.expires_on, b.created_at, COALESCE(c.name, ''), COALESCE(c.phone, ''), COALESCE(p.price, 0),
+		    COALESCE(sa.price, 0)
 		FROM balances b LEFT JOIN clients c ON c.id = b.client_id LEFT JOIN balance_prices p ON p.balance_id = b.id
+		LEFT JOIN balance_sales sa ON sa.balance_id = b.id
 		WHERE b.salon_id = $1 AND ($3 = 0 OR b.id = $3)
 		  AND ($4 = 0 OR b.client_id = $4)
 		ORDER BY b.id DESC LIMIT $2`, salonID, maxBalanceRows, id, client)
@@ -488,7 +492,7 @@ func (s *Service) balances(ctx context.Context, salonID, id, client int64) ([]Ba
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (BalanceRow, error) {
 		var row BalanceRow
-		b, err := scanBalance(scanPrefix{row: r, rest: []any{&row.ClientName, &row.Phone, &row.DeskPrice}})
+		b, err := scanBalance(scanPrefix{row: r, rest: []any{&row.ClientName, &row.Phone, &row.DeskPrice, &row.SalePrice}})
 		if err == nil {
 			row.Balance = *b
 		}

@@ -233,6 +233,9 @@ func TestAPackageBoughtOnlineIsRefundedThroughTheProvider(t *testing.T) {
 	}
 	// One visit used by its client (staff pay at the desk), four left.
 	staff := booking.As(context.Background(), w.admin())
+	if row, err := w.Svc.BalanceOf(staff, w.salon.ID, x.BalanceID); err != nil || row.SalePrice != 2000000 || row.DeskPrice != 0 {
+		t.Fatalf("the balance's prices: %+v, %v", row, err)
+	}
 	var phone string
 	if err := w.Pool.QueryRow(context.Background(), `SELECT c.phone FROM clients c JOIN balances b ON b.client_id = c.id WHERE b.id = $1`,
 		x.BalanceID).Scan(&phone); err != nil {

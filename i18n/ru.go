@@ -339,7 +339,7 @@ var ru = map[string]string{
 	"from 0.01 to %s":                                 "от 0,01 до %s",
 	"at most the certificate's amount, %s":            "не больше суммы сертификата, %s",
 	"from 0.01 to %s, or empty":                       "от 0,01 до %s или пусто",
-	"package or certificate":                          "package или certificate",
+	"package or certificate":                          "абонемент (package) или сертификат (certificate)",
 	"at most %d services":                             "не больше %d услуг",
 	"another tap is booking this place on the waiting list: look again in a moment":                                                     "это место в листе ожидания уже записывается другим нажатием: посмотрите ещё раз через минуту",
 	"this offer was taken, and its booking is %s":                                                                                       "это предложение уже принято, а его запись — %s",

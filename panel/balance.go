@@ -21,6 +21,9 @@ type balanceRow struct {
 	Services, Remaining, Total string
 	Expires, Created           string
 	Price                      string // what the desk sold it for ("": not said)
+	// Paid is what the client paid for it, at the desk or online ("": not
+	// said).
+	Paid string
 }
 
 type balanceForm struct {
@@ -130,8 +133,12 @@ func (h *Handler) balanceRows(c *fiber.Ctx, list []booking.BalanceRow) ([]balanc
 		if !b.ExpiresOn.IsZero() {
 			r.Expires = fmt.Sprintf("%02d.%02d.%d", b.ExpiresOn.Day, b.ExpiresOn.Month, b.ExpiresOn.Year)
 		}
-		if b.DeskPrice > 0 {
+		switch {
+		case b.DeskPrice > 0:
 			r.Price = b.DeskPrice.Format(s.Currency, l.Code)
+			r.Paid = r.Price
+		case b.SalePrice > 0:
+			r.Paid = l.T("%s online", b.SalePrice.Format(s.Currency, l.Code))
 		}
 		out = append(out, r)
 	}

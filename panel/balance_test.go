@@ -43,6 +43,7 @@ func TestBrowserSellsPackagesAndCertificates(t *testing.T) {
 	}
 	do(t, ctx, chromedp.Navigate(w.base+"/panel/balances"), chromedp.WaitVisible(css(`#sell-balance`)),
 		chromedp.SendKeys(css(`#sell-balance input[name=amount]`), "3 000"),
+		chromedp.SendKeys(css(`#sell-balance input[name=price]`), "2 700"),
 		chromedp.Click(css(`#sell-balance button[type=submit]`)), chromedp.WaitVisible(css(`#balance-code`)))
 	cert := codeRE.FindString(textOf(t, ctx, "#balance-code"))
 	if cert == "" || strings.Contains(value(t, ctx, chromedp.Location()), cert) {
@@ -87,7 +88,9 @@ func TestBrowserSellsPackagesAndCertificates(t *testing.T) {
 		}
 	}
 	list := textOf(t, ctx, "#balances")
-	for _, want := range []string{"Package Client", "сертификат", "абонемент", "Женская стрижка", otherName} {
+	// What is left, of what was sold, in one cell; what the desk took.
+	for _, want := range []string{"Package Client", "сертификат", "абонемент", "Женская стрижка", otherName,
+		"5 визитов из 5", "3\u00a0000\u00a0₽ из 3\u00a0000\u00a0₽", "2\u00a0700\u00a0₽"} {
 		if !strings.Contains(list, want) {
 			t.Errorf("the list lacks %q:\n%s", want, list)
 		}
@@ -161,10 +164,10 @@ func TestBrowserSellsPackagesAndCertificates(t *testing.T) {
 		t.Fatalf("the ledger after the visit: %q", got)
 	}
 	// The certificate's rest is refunded from its page, which says how
-	// much goes back, and where.
+	// much goes back, and where: all of it unused, what the desk took.
 	certID := scalar[int64](t, w, `SELECT id FROM balances WHERE salon_id = $1 AND kind = 'certificate'`, w.salon.ID)
 	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/balances/%d", w.base, certID)), chromedp.WaitVisible(css(`#refund-balance`)))
-	if got := textOf(t, ctx, "#refund-quote"); !strings.Contains(got, "Возвращается остаток 3\u00a0000") || !strings.Contains(got, "верните деньги в салоне") {
+	if got := textOf(t, ctx, "#refund-quote"); !strings.Contains(got, "Возвращается остаток 3\u00a0000") || !strings.Contains(got, "верните клиенту в салоне 2\u00a0700\u00a0₽") {
 		t.Fatalf("the refund's quote: %q", got)
 	}
 	do(t, ctx,
@@ -195,6 +198,9 @@ func TestBrowserSellsPackagesAndCertificates(t *testing.T) {
 	if got := textOf(t, ctx, "#client-packages"); strings.Count(got, "Женская стрижка") != 2 || !strings.Contains(got, "3 визита") ||
 		!strings.Contains(got, "4 визита") {
 		t.Fatalf("the client's packages: %q", got)
+	}
+	if got := textOf(t, ctx, "#client-channels"); !strings.Contains(got, "+7 999 555-60-01") {
+		t.Fatalf("the client's SMS choice names the phone as typed: %q", got)
 	}
 	browsertest.Axe(t, ctx, "a client with packages")
 	shot(t, ctx, "client-packages-390.png", 390, 900)
