@@ -68,9 +68,24 @@ type PaidWith struct {
 	Settled bool
 	// Covers is what of the visit's price it pays: a certificate's
 	// amount; a package's visit, the price of the visit's first service
-	// it is for (the one its reservation chose). Read with the booking
-	// (paidWith), not returned by Book.
+	// it is for (the one its reservation chose).
 	Covers Money
+}
+
+// DueAtSalon is what is left to pay at the salon of visit b paid with a
+// package or certificate: its price, less what the balance pays of it
+// and what the deposit pays online (owed, while b is pending; else held,
+// what its payments hold). ok is false when there is nothing to say: b
+// is paid with no balance, or is neither on nor made.
+func DueAtSalon(b *Booking, held Money) (due Money, ok bool) {
+	if b.PaidWith == nil || !(b.Status.Active() || b.Status == StatusCompleted) {
+		return 0, false
+	}
+	online := held
+	if b.Status == StatusPending {
+		online = max(held, b.Deposit)
+	}
+	return max(VisitPrice(b)-b.PaidWith.Covers-online, 0), true
 }
 
 // UnitsIn is n of p's units in lang's words: visits of a package ("3
@@ -195,6 +210,7 @@ type reservation struct {
 	hint      string
 	units     int64
 	covers    Money // of the deposit
+	pays      Money // of the price (PaidWith.Covers)
 	// keeps is what a cancellation the salon's policy keeps spends of the
 	// reservation (the rest is released): what a card would lose, the
 	// deposit (of a certificate, the part paying it; of a package, its
@@ -232,7 +248,7 @@ func (sp *spendable) reserve(p *PayWith, caller Caller, pay payment) (*reservati
 		if i < 0 {
 			return nil, Invalid("pay_with", "the package is not for this service")
 		}
-		r.units, r.covers = 1, pay.deposits[i]
+		r.units, r.covers, r.pays = 1, pay.deposits[i], pay.prices[i]
 	} else {
 		var price Money
 		for _, p := range pay.prices {
@@ -242,6 +258,7 @@ func (sp *spendable) reserve(p *PayWith, caller Caller, pay payment) (*reservati
 			return nil, Invalid("pay_with", "there is nothing to pay")
 		}
 		r.units = min(sp.remaining, int64(price))
+		r.pays = Money(r.units)
 		var deposit Money
 		for _, d := range pay.deposits {
 			deposit += d
@@ -274,7 +291,8 @@ func (r *reservation) paid() *PaidWith {
 	if r == nil {
 		return nil
 	}
-	out := &PaidWith{BalanceID: r.balanceID, Kind: r.kind, Hint: r.hint, Remaining: r.remaining, Keeps: r.keeps, ValidUntil: r.until}
+	out := &PaidWith{BalanceID: r.balanceID, Kind: r.kind, Hint: r.hint, Remaining: r.remaining, Keeps: r.keeps, ValidUntil: r.until,
+		Covers: r.pays}
 	if r.kind == BalancePackage {
 		out.Visits = int(r.units)
 	} else {

@@ -382,7 +382,6 @@ func (h *Handler) paidWith(c *fiber.Ctx, p *bookingPage, v *booking.View) error 
 			n = int64(pw.Amount)
 		}
 		p.PaidWith = l.T("%s …%s: %s, %s left", l.T(string(pw.Kind)), pw.Hint, units(l, s, pw.Kind, n), units(l, s, pw.Kind, pw.Remaining))
-		p.Covered = pw.Covers
 		if v.Status == booking.StatusCancelled {
 			// What the cancellation kept of it (the refund policy), and
 			// gave back.

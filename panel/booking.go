@@ -433,12 +433,11 @@ type bookingPage struct {
 	// Packages the client's packages the desk may pay it with.
 	PaidWith string
 	Packages []packageChoice
-	// Covered is what of the price the balance pays (a package: its
-	// visit's service; a certificate: what it reserved); Due, then, what
-	// is left to pay at the salon (the price less that and what was paid
-	// online), shown (ShowDue) while the visit is on or was made.
-	Covered, Due booking.Money
-	ShowDue      bool
+	// Due is what is left to pay at the salon of a visit paid with a
+	// balance (View.AtSalon), shown (ShowDue) while the visit is on or
+	// was made.
+	Due     booking.Money
+	ShowDue bool
 }
 
 // packageChoice is a client's package on the booking page.
@@ -530,9 +529,7 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	p.Start = start.In(loc).Format("2006-01-02 15:04")
 	p.End = booking.VisitEnd(&v.Booking).In(loc).Format("15:04")
 	p.Price = booking.VisitPrice(&v.Booking)
-	if p.PaidWith != "" && (v.Status.Active() || v.Status == booking.StatusCompleted) {
-		p.ShowDue, p.Due = true, max(p.Price-p.Held-p.Covered, 0)
-	}
+	p.Due, p.ShowDue = v.AtSalon()
 	p.SegDate, p.SegTime = v.StartsAt.In(loc).Format("2006-01-02"), v.StartsAt.In(loc).Format("15:04")
 	if p.Date == "" {
 		p.Date, p.Time = start.In(loc).Format("2006-01-02"), start.In(loc).Format("15:04")

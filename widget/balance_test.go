@@ -270,7 +270,10 @@ func TestACancellationThatKeepsPartOfACertificateSaysSo(t *testing.T) {
 	id, token := r.id(), r.str("manage_token")
 	paid := func(r reply) map[string]any { p, _ := r.body["paid_with"].(map[string]any); return p }
 	got := s.do("GET", fmt.Sprintf("/api/v1/bookings/%d", id), nil, "X-Manage-Token", token)
-	if p := paid(got); got.status != 200 || p["cancel_keeps"] != 1000.0 || p["remaining"] != 1000.0 || p["kept"] != nil {
+	if p := paid(r); p["at_salon"] != 0.0 {
+		t.Fatalf("the booking's answer: nothing is left to pay at the salon: %s", r.raw)
+	}
+	if p := paid(got); got.status != 200 || p["cancel_keeps"] != 1000.0 || p["remaining"] != 1000.0 || p["kept"] != nil || p["at_salon"] != 0.0 {
 		t.Fatalf("before the cancel: %d %s", got.status, got.raw)
 	}
 	ctx := browser(t)
@@ -290,7 +293,8 @@ func TestACancellationThatKeepsPartOfACertificateSaysSo(t *testing.T) {
 	}
 	saveShot(t, ctx, "cancel-kept-390")
 	got = s.do("GET", fmt.Sprintf("/api/v1/bookings/%d", id), nil, "X-Manage-Token", token)
-	if p := paid(got); got.status != 200 || p["kept"] != 1000.0 || p["returned"] != 4000.0 || p["remaining"] != 5000.0 || p["cancel_keeps"] != nil {
+	if p := paid(got); got.status != 200 || p["kept"] != 1000.0 || p["returned"] != 4000.0 || p["remaining"] != 5000.0 || p["cancel_keeps"] != nil ||
+		p["at_salon"] != nil {
 		t.Fatalf("after the cancel: %d %s", got.status, got.raw)
 	}
 }

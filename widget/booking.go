@@ -52,9 +52,13 @@ type paidWithJSON struct {
 	Kept        any                 `json:"kept,omitempty"`
 	Returned    any                 `json:"returned,omitempty"`
 	CancelKeeps any                 `json:"cancel_keeps,omitempty"`
+	// AtSalon is what is left to pay at the salon (the visit's price less
+	// what the balance and the deposit paid online pay), while the
+	// booking is on or was made (absent otherwise).
+	AtSalon *booking.Money `json:"at_salon,omitempty"`
 }
 
-func toPaidWith(p *booking.PaidWith, status booking.Status, cancelKeeps int64) *paidWithJSON {
+func toPaidWith(p *booking.PaidWith, status booking.Status, cancelKeeps int64, atSalon booking.Money, due bool) *paidWithJSON {
 	if p == nil {
 		return nil
 	}
@@ -73,6 +77,9 @@ func toPaidWith(p *booking.PaidWith, status booking.Status, cancelKeeps int64) *
 	}
 	if status == booking.StatusCancelled {
 		out.Kept, out.Returned = units(p.Kept), units(p.Returned)
+	}
+	if due {
+		out.AtSalon = &atSalon
 	}
 	return out
 }
@@ -103,8 +110,10 @@ func toJSON(b *booking.Booking, s *booking.Salon, now time.Time) bookingJSON {
 		ID: b.ID, Salon: s.Slug, Status: string(b.Status), StartsAt: stamp(b.StartsAt, loc), EndsAt: stamp(booking.VisitEnd(b), loc),
 		MasterID: b.MasterID, ServiceID: b.ServiceID, Price: booking.VisitPrice(b), Deposit: b.Deposit,
 		ChangeableTill: stamp(s.ChangeableUntil(b), loc), Changeable: s.ClientMayChange(b, now),
-		ManageToken: b.ManageToken, Items: itemsJSON(booking.SegmentsOf(b), loc), PaidWith: toPaidWith(b.PaidWith, b.Status, 0),
+		ManageToken: b.ManageToken, Items: itemsJSON(booking.SegmentsOf(b), loc),
 	}
+	due, ok := booking.DueAtSalon(b, 0) // (just made: no payment holds money yet)
+	out.PaidWith = toPaidWith(b.PaidWith, b.Status, 0, due, ok)
 	if !b.HoldExpiresAt.IsZero() {
 		out.HoldExpiresAt = stamp(b.HoldExpiresAt, loc)
 	}
@@ -117,7 +126,8 @@ func viewJSON(v *booking.View) bookingJSON {
 	out := toJSON(&v.Booking, &v.Salon, time.Time{})
 	out.ChangeableTill, out.Changeable = stamp(v.ChangeableUntil, loc), v.Changeable
 	out.DepositDue = v.DepositDue
-	out.PaidWith = toPaidWith(v.PaidWith, v.Status, v.CancelKeeps)
+	due, ok := v.AtSalon()
+	out.PaidWith = toPaidWith(v.PaidWith, v.Status, v.CancelKeeps, due, ok)
 	return out
 }
 
