@@ -3,6 +3,7 @@ package booking
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -359,18 +360,27 @@ type BalanceUse struct {
 }
 
 // phoneMissesADay is how many phones not its client's a package's code is
-// compared with in a day (CheckBalance); past them it no longer says.
+// tried with in a day (CheckBalance, or a booking) before it is locked for
+// the rest of that day (balances.code_locked_until): then it refuses every
+// phone, its client's too (errCodeLocked).
 const phoneMissesADay = 5
+
+// errCodeLocked refuses a package's code tried with too many phones
+// today, whichever phone comes with it: the one answer its holder gets
+// for any phone, so trying phones tells nothing.
+func errCodeLocked() error {
+	return Invalid("pay_with", "this code was tried with too many other phones today: book without it, or ask the salon")
+}
 
 // CheckBalance is BalanceByCode, refusing, as a booking with it would, a
 // package that is another client's or is not for any of use's services
 // (ErrInvalid on pay_with). Whether nothing is left, or the day is past
 // its end, is the caller's to read from the balance.
 //
-// A phone not the package's client's is counted: past phoneMissesADay of
-// them in a day the phone is no longer compared (the booking still
-// refuses it), so a code's holder cannot learn, trying phones here, whose
-// package it is.
+// A phone not the package's client's is counted (notePhoneMiss): past
+// phoneMissesADay of them in a day the code is locked, and refuses every
+// phone alike (errCodeLocked), here and when booking, so a code's holder
+// cannot learn, trying phones, whose package it is.
 func (s *Service) CheckBalance(ctx context.Context, salonID int64, code string, use BalanceUse) (*Balance, error) {
 	b, err := s.BalanceByCode(ctx, salonID, code)
 	if err != nil || b.Kind != BalancePackage {
@@ -382,23 +392,17 @@ func (s *Service) CheckBalance(ctx context.Context, salonID int64, code string, 
 			return nil, err
 		}
 		if phone, err := NormalizePhone(use.Phone, c.salon.Country); err == nil { // (else the phone's own field says what is wrong)
-			var theirs bool
-			var misses int
-			if err := s.pool.QueryRow(ctx, `
-				WITH t AS (SELECT EXISTS (SELECT 1 FROM clients WHERE salon_id = $1 AND id = $2 AND phone = $3) AS theirs),
-				m AS (
-				    INSERT INTO balance_phone_misses AS x (balance_id, salon_id, misses, since)
-				    SELECT $4, $1, 1, now() FROM t WHERE NOT t.theirs
-				    ON CONFLICT (balance_id) DO UPDATE SET
-				        misses = CASE WHEN x.since > now() - interval '1 day' THEN x.misses + 1 ELSE 1 END,
-				        since = CASE WHEN x.since > now() - interval '1 day' THEN x.since ELSE now() END
-				    RETURNING misses)
-				SELECT t.theirs, COALESCE((SELECT misses FROM m), 0) FROM t`,
-				salonID, b.ClientID, phone, b.ID).Scan(&theirs, &misses); err != nil {
+			var theirs, locked bool
+			if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM clients WHERE salon_id = $1 AND id = $2 AND phone = $3),
+				    COALESCE((SELECT code_locked_until > now() FROM balances WHERE id = $4), false)`,
+				salonID, b.ClientID, phone, b.ID).Scan(&theirs, &locked); err != nil {
 				return nil, fmt.Errorf("balance: %w", dbErr(err))
 			}
-			if !theirs && misses <= phoneMissesADay {
-				return nil, Invalid("pay_with", "this package is another client's")
+			switch {
+			case locked:
+				return nil, errCodeLocked()
+			case !theirs:
+				return nil, s.notePhoneMiss(ctx, &phoneMiss{balanceID: b.ID, salonID: salonID})
 			}
 		}
 	}
@@ -406,6 +410,52 @@ func (s *Service) CheckBalance(ctx context.Context, salonID int64, code string, 
 		return nil, Invalid("pay_with", "the package is not for this service")
 	}
 	return b, nil
+}
+
+// phoneMiss is a package named by its code for a phone not its client's
+// (the refusal, "another client's", which a booking returns as it is when
+// nothing counts it).
+type phoneMiss struct{ balanceID, salonID int64 }
+
+func (m *phoneMiss) Error() string { return m.refusal().Error() }
+func (m *phoneMiss) Unwrap() error { return m.refusal() }
+func (m *phoneMiss) refusal() error {
+	return Invalid("pay_with", "this package is another client's")
+}
+
+// notePhoneMiss counts the miss err is (any other error is returned as it
+// is), in a statement of its own (the booking that missed wrote
+// nothing), and returns the refusal: "another client's", or, past
+// phoneMissesADay today, the code locked for the rest of the day.
+func (s *Service) notePhoneMiss(ctx context.Context, err error) error {
+	var m *phoneMiss
+	if !errors.As(err, &m) {
+		return err
+	}
+	var misses int
+	if qerr := s.pool.QueryRow(ctx, `
+		WITH m AS (
+		    INSERT INTO balance_phone_misses AS x (balance_id, salon_id, misses, since) VALUES ($1, $2, 1, now())
+		    ON CONFLICT (balance_id) DO UPDATE SET
+		        misses = CASE WHEN x.since > now() - interval '1 day' THEN x.misses + 1 ELSE 1 END,
+		        since = CASE WHEN x.since > now() - interval '1 day' THEN x.since ELSE now() END
+		    RETURNING misses, since),
+		l AS (UPDATE balances SET code_locked_until = (SELECT since FROM m) + interval '1 day'
+		      WHERE id = $1 AND (SELECT misses FROM m) > $3)
+		SELECT misses FROM m`, m.balanceID, m.salonID, phoneMissesADay).Scan(&misses); qerr != nil {
+		return fmt.Errorf("balance: %w", dbErr(qerr))
+	}
+	if misses > phoneMissesADay {
+		return errCodeLocked()
+	}
+	return m.refusal()
+}
+
+// forgetPhoneMisses starts a balance's count of phones missed anew (its
+// code renewed: the old one opens nothing).
+func forgetPhoneMisses(ctx context.Context, tx pgx.Tx, balanceID int64) error {
+	_, err := tx.Exec(ctx, `DELETE FROM balance_phone_misses WHERE balance_id = $1`, balanceID)
+	return err
 }
 
 // BalanceLedger returns a balance's entries, oldest first (staff of its

@@ -1610,7 +1610,10 @@ func (s *Service) ResendBalanceCode(ctx context.Context, salonID, balanceID int6
 		}
 		m.Code = newBalanceCode()
 		norm := normalizeCode(m.Code)
-		if _, err := tx.Exec(ctx, `UPDATE balances SET code_hash = $2, code_hint = $3 WHERE id = $1`, balanceID, tokenHash(norm), norm[len(norm)-4:]); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE balances SET code_hash = $2, code_hint = $3, code_locked_until = NULL WHERE id = $1`, balanceID, tokenHash(norm), norm[len(norm)-4:]); err != nil {
+			return err
+		}
+		if err := forgetPhoneMisses(ctx, tx, balanceID); err != nil {
 			return err
 		}
 		// The old code sealed for the return page opens nothing now.
@@ -1689,8 +1692,12 @@ func (s *Service) RenewBalanceCode(ctx context.Context, salonID, balanceID int64
 		if _, err := tx.Exec(ctx, `SELECT set_config('salon.actor', '', true)`); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE balances SET code_hash = $3, code_hint = $4, code_key = NULLIF($5, '') WHERE salon_id = $1 AND id = $2`,
+		if _, err := tx.Exec(ctx, `UPDATE balances SET code_hash = $3, code_hint = $4, code_key = NULLIF($5, ''), code_locked_until = NULL
+			WHERE salon_id = $1 AND id = $2`,
 			salonID, balanceID, tokenHash(norm), b.Hint, key); err != nil {
+			return err
+		}
+		if err := forgetPhoneMisses(ctx, tx, balanceID); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `SELECT set_config('salon.actor', $1, true)`, callerOf(ctx).auditName()); err != nil {

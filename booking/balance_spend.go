@@ -135,20 +135,24 @@ type spendable struct {
 	expires   *time.Time
 	// vouched: the caller's chat identity belongs to the package's client.
 	vouched bool
+	// locked: its code was tried with too many phones today (errCodeLocked).
+	locked  bool
+	salonID int64
 }
 
 // queueSpendable queues the read of the balance p names at the salon;
 // with lock, its row locked (the wait bounded by the transaction's
 // lock_timeout), so what is left is current.
 func queueSpendable(batch *pgx.Batch, salonID int64, p *PayWith, caller Caller, lock bool) *spendable {
-	sp := &spendable{}
+	sp := &spendable{salonID: salonID}
 	var hash []byte
 	if p.Code != "" {
 		hash = tokenHash(p.Code)
 	}
 	// By the code or by the id (one plan each, on its index); the chat
 	// identity is looked up only for a chat that names a package by id.
-	sql := `SELECT b.id, b.kind, b.code_hint, COALESCE(b.client_id, 0), b.service_ids, b.remaining, b.expires_on, `
+	sql := `SELECT b.id, b.kind, b.code_hint, COALESCE(b.client_id, 0), b.service_ids, b.remaining, b.expires_on,
+		COALESCE(b.code_locked_until > now(), false), `
 	args := []any{salonID}
 	if caller.kind == callerIdentity && hash == nil {
 		sql += `EXISTS (SELECT 1 FROM client_identities i WHERE i.salon_id = b.salon_id AND i.client_id = b.client_id
@@ -176,7 +180,7 @@ func queueSpendable(batch *pgx.Batch, salonID int64, p *PayWith, caller Caller, 
 		var expires pgtype.Date
 		for rows.Next() {
 			sp.found = true
-			if err := rows.Scan(&sp.id, &kind, &sp.hint, &sp.clientID, &services, &sp.remaining, &expires, &sp.vouched); err != nil {
+			if err := rows.Scan(&sp.id, &kind, &sp.hint, &sp.clientID, &services, &sp.remaining, &expires, &sp.locked, &sp.vouched); err != nil {
 				return err
 			}
 			sp.kind, sp.services = BalanceKind(kind), services
@@ -233,6 +237,10 @@ func (sp *spendable) reserve(p *PayWith, caller Caller, pay payment) (*reservati
 	case p.Code == "" && !(caller.kind == callerStaff || caller.kind == callerSystem ||
 		(caller.kind == callerIdentity && (sp.vouched || (pay.proven && pay.clientID != 0 && sp.clientID == pay.clientID)))):
 		return nil, Invalid("pay_with", "give the code")
+	case sp.kind == BalancePackage && p.Code != "" && caller.client() && sp.locked:
+		return nil, errCodeLocked() // (whoever's phone it is)
+	case sp.kind == BalancePackage && sp.clientID != pay.clientID && p.Code != "" && caller.client():
+		return nil, &phoneMiss{balanceID: sp.id, salonID: sp.salonID} // (counted once the booking is over)
 	case sp.kind == BalancePackage && sp.clientID != pay.clientID:
 		return nil, Invalid("pay_with", "this package is another client's")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -195,6 +196,75 @@ func TestPayWithNeedsACredential(t *testing.T) {
 	r.Client.Phone, r.Client.Verified, r.PayWith = phone, true, &booking.PayWith{Kind: booking.BalancePackage, BalanceID: pkg.ID}
 	if b, err := f.Svc.Book(booking.As(context.Background(), booking.ByIdentity(stranger)), r); err != nil || b.PaidWith == nil {
 		t.Fatalf("the chat that proved the client's phone: %+v, %v", b, err)
+	}
+}
+
+// TestTryingPhonesLocksAPackagesCode: whoever holds a package's code
+// cannot learn whose it is by booking with phones: each phone not its
+// client's is counted (booking and lookup alike), and past five in a day
+// the code refuses every phone, its client's too, with one answer, and
+// books nothing; the desk still spends it, and a new code ends the lock.
+func TestTryingPhonesLocksAPackagesCode(t *testing.T) {
+	f := setup(t)
+	phone := bookingtest.Phone()
+	pkg, _ := aPackage(t, f, 3, phone)
+	visitor := booking.As(context.Background(), booking.Visitor())
+	book := func(phone, at string, code string) error {
+		r := f.req(f.masters[0], at)
+		r.Client.Phone, r.PayWith = phone, &booking.PayWith{Kind: booking.BalancePackage, Code: code}
+		_, err := f.Svc.Book(visitor, r)
+		return err
+	}
+	why := func(err error) string {
+		var ve *booking.ValidationError
+		if !errors.As(err, &ve) {
+			return fmt.Sprintf("not a field's refusal: %v", err)
+		}
+		return ve.Fields["pay_with"].String()
+	}
+	// Four wrong phones by booking, one by the lookup: each told it is
+	// another client's.
+	for i := range 4 {
+		if err := book(bookingtest.Phone(), "12:00", pkg.Code); !strings.Contains(why(err), "another client's") {
+			t.Fatalf("wrong phone %d: %v", i+1, err)
+		}
+	}
+	if _, err := f.Svc.CheckBalance(visitor, f.salon.ID, pkg.Code, booking.BalanceUse{Phone: bookingtest.Phone()}); !strings.Contains(why(err), "another client's") {
+		t.Fatalf("wrong phone 5, looked up: %v", err)
+	}
+	// The sixth locks it: every phone is refused alike, the client's too.
+	locked := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, booking.ErrInvalid) || !strings.Contains(why(err), "too many other phones") {
+			t.Fatalf("%s: %v, want the code locked", what, err)
+		}
+	}
+	locked("wrong phone 6", book(bookingtest.Phone(), "12:00", pkg.Code))
+	locked("its client's phone, booking", book(phone, "12:00", pkg.Code))
+	_, err := f.Svc.CheckBalance(visitor, f.salon.ID, pkg.Code, booking.BalanceUse{Phone: phone})
+	locked("its client's phone, looked up", err)
+	if l := readLedger(t, f, pkg.ID); l.remaining != 3 || l.types["reserve"] != 0 {
+		t.Fatalf("after the tries: %+v", l)
+	}
+	if n := activeBookings(t, f.Pool, f.masters[0].ID); n != 0 {
+		t.Fatalf("%d bookings after the tries", n)
+	}
+	// The desk is not guessing: it spends the package by its code.
+	r := f.req(f.masters[0], "12:00")
+	r.Client.Phone, r.PayWith = phone, &booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code}
+	if b, err := f.Svc.Book(booking.As(context.Background(), f.admin(1)), r); err != nil || b.PaidWith == nil {
+		t.Fatalf("the desk, with the locked code: %+v, %v", b, err)
+	}
+	// A new code (the old one was given away) books for its client.
+	renewed, err := f.Svc.RenewBalanceCode(booking.As(context.Background(), f.admin(1)), f.salon.ID, pkg.ID, "renew-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := book(phone, "14:00", renewed.Code); err != nil {
+		t.Fatalf("the new code, its client's phone: %v", err)
+	}
+	if err := book(bookingtest.Phone(), "16:00", renewed.Code); !strings.Contains(why(err), "another client's") {
+		t.Fatalf("the new code, a wrong phone: %v", err)
 	}
 }
 

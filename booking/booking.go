@@ -317,9 +317,11 @@ func (s *Service) bookUnobserved(ctx context.Context, r BookRequest) (*Booking, 
 	}
 	now := s.now()
 	if len(r.Items) > 0 {
-		return s.bookVisit(ctx, &r, now)
+		b, err := s.bookVisit(ctx, &r, now)
+		return b, s.notePhoneMiss(ctx, err)
 	}
 	b, err := s.bookGated(ctx, &r, now)
+	err = s.notePhoneMiss(ctx, err) // (the booking over: its transaction ended)
 	if errors.Is(err, errTaken) {
 		alts, err := s.alternatives(ctx, r.SalonID, r.ServiceID, r.MasterID, r.StartsAt, now, 0)
 		if err != nil {
