@@ -332,3 +332,40 @@ func withCode(s *site, master int64, hhmm, phone, code, sel string) []chromedp.A
 	return append(steps, chromedp.SendKeys(css("#client-name"), "Gift Holder"), chromedp.SendKeys(css("#client-phone"), phone),
 		chromedp.SendKeys(css("#client-code"), code), chromedp.Click(css("#contact-next")), chromedp.WaitVisible(css(sel)))
 }
+
+// TestBrowserWritesKopecksAsTheServerDoes: a certificate of 1 000,50 ₽
+// for a 2 500 ₽ haircut: the confirmation writes its amount and what is
+// left to pay with two decimals (1 000,50 ₽; 1,000.50 ₽ in English), as
+// the server's e-mails and pages do, and a whole amount with none
+// (2 500 ₽): it showed 1 000,5 ₽.
+func TestBrowserWritesKopecksAsTheServerDoes(t *testing.T) {
+	s := newSite(t)
+	cert, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalanceCertificate, Amount: 100050})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := s.masters[0]
+	for _, c := range []struct {
+		lang  string
+		wants []string
+	}{
+		{"ru", []string{"Стоимость\n2\u00a0500\u00a0₽", "сертификат: 1\u00a0000,50\u00a0₽, на нём осталось 0\u00a0₽", "Оплатить в салоне\n1\u00a0499,50\u00a0₽"}},
+		{"en", []string{"Price\n2,500\u00a0₽", "certificate: 1,000.50\u00a0₽, 0\u00a0₽ left on it", "To pay at the salon\n1,499.50\u00a0₽"}},
+	} {
+		ctx := browser(t)
+		steps := append([]chromedp.Action[chromedp.Void]{chromedp.EmulateViewport(390, 844), chromedp.Navigate(s.base + "/w/studio?lang=" + c.lang),
+			chromedp.WaitVisible(css(`button[data-service-id]`))}, throughTime(s, m.ID, "11:00")...)
+		run(t, ctx, append(steps, chromedp.SendKeys(css("#client-name"), "Gift Holder"), chromedp.SendKeys(css("#client-phone"), "+7 999 555-77-31"),
+			chromedp.SendKeys(css("#client-code"), cert.Code), chromedp.Click(css("#contact-next")), chromedp.WaitVisible(css("#confirm")))...)
+		got := text(t, ctx, "#summary")
+		for _, want := range c.wants {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s: the confirmation %q lacks %q", c.lang, got, want)
+			}
+		}
+		if strings.Contains(got, ",5\u00a0₽") || strings.Contains(got, ".5\u00a0₽") || strings.Contains(got, "500,00") || strings.Contains(got, "500.00") {
+			t.Errorf("%s: the confirmation %q writes an amount with one decimal, or a whole one with two", c.lang, got)
+		}
+		saveShot(t, ctx, "kopecks-confirm-"+c.lang+"-390")
+	}
+}

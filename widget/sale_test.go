@@ -415,3 +415,22 @@ func TestBrowserReturnPageOutlastsTheRateLimit(t *testing.T) {
 		t.Fatalf("the page once through: %q", got)
 	}
 }
+
+// TestBrowserGiftPageWritesKopecks: a certificate of 1 000,50 ₽ bought
+// on the gift page: the return page says its amount with two decimals,
+// as the server writes money (it showed "1 000,5 ₽").
+func TestBrowserGiftPageWritesKopecks(t *testing.T) {
+	s, _, _ := saleSite(t)
+	owner := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: s.salon.ID, Role: booking.RoleOwner}))
+	odd, err := s.Svc.AddBalanceOffer(owner, booking.BalanceOffer{SalonID: s.salon.ID, Kind: booking.BalanceCertificate,
+		Title: "Сертификат с копейками", Amount: 100050, Price: 100050})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t)
+	buyOnGiftPage(t, ctx, s, odd.ID, "Вера", "+7 999 100-20-41", "vera41@example.com")
+	if got := text(t, ctx, "#bought-details"); !strings.Contains(got, "Сумма\n1\u00a0000,50\u00a0₽") {
+		t.Fatalf("the return page's details: %q", got)
+	}
+	saveShot(t, ctx, "gift-kopecks-ru-390")
+}

@@ -25,8 +25,15 @@
     var args = Array.prototype.slice.call(arguments, 1), i = 0;
     return T[key].replace(/%s/g, function () { return args[i++]; });
   }
+  // money writes an amount as the server does (booking.Money.Format): a
+  // fractional one with two decimals (1 000,50 ₽), a whole one with none
+  // (1 000 ₽); in Russian a no-break space between thousands and a
+  // decimal comma.
   function money(v) {
-    var s = Number(v).toLocaleString(cfg.lang === 'ru' ? 'ru-RU' : 'en-US', { maximumFractionDigits: 2 });
+    var c = Math.round(Number(v) * 100) || 0, ru = cfg.lang === 'ru';
+    var s = String(Math.floor(Math.abs(c) / 100)).replace(/\B(?=(\d{3})+$)/g, ru ? '\u00a0' : ',');
+    if (c % 100) s += (ru ? ',' : '.') + ('0' + Math.abs(c) % 100).slice(-2);
+    if (c < 0) s = '-' + s;
     // (a no-break space: the sign never wraps away from its amount)
     return cfg.currency === 'RUB' ? s + '\u00a0₽' : cfg.currency === 'USD' ? '$' + s : cfg.currency === 'EUR' ? '€' + s : s + '\u00a0' + cfg.currency;
   }

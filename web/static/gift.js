@@ -34,10 +34,14 @@
     }
   } catch (e) { /* storage blocked */ }
   function showError(text) { var e = $('error'); e.textContent = text; e.hidden = !text; }
-  // (As the booking widget and the e-mails write money: "3,000 ₽", the
+  // (As the booking widget and the e-mails write money: "3,000 ₽",
+  // "1 000,50 ₽": two decimals when it has any, none when whole; the
   // sign kept on the amount's line.)
   function money(v) {
-    var s = Number(v).toLocaleString(cfg.lang === 'ru' ? 'ru-RU' : 'en-US', { maximumFractionDigits: 2 });
+    var c = Math.round(Number(v) * 100) || 0, ru = cfg.lang === 'ru';
+    var s = String(Math.floor(Math.abs(c) / 100)).replace(/\B(?=(\d{3})+$)/g, ru ? '\u00a0' : ',');
+    if (c % 100) s += (ru ? ',' : '.') + ('0' + Math.abs(c) % 100).slice(-2);
+    if (c < 0) s = '-' + s;
     return cfg.currency === 'RUB' ? s + '\u00a0₽' : cfg.currency === 'USD' ? '$' + s : cfg.currency === 'EUR' ? '€' + s : s + '\u00a0' + cfg.currency;
   }
 
