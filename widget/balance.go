@@ -18,6 +18,9 @@ type balanceJSON struct {
 	// Remaining: a package's visits, a certificate's money (major units).
 	Remaining any    `json:"remaining"`
 	ExpiresAt string `json:"expires_at,omitempty"` // the end of its last day
+	// ServiceIDs: a package's services (of a visit, it pays the price of
+	// the first service that is one of them, as the booking reserves).
+	ServiceIDs []int64 `json:"service_ids,omitempty"`
 }
 
 func (h *Handler) getBalance(c *fiber.Ctx) error {
@@ -76,6 +79,8 @@ func (h *Handler) showBalance(c *fiber.Ctx, code string, use booking.BalanceUse)
 	out := balanceJSON{Kind: b.Kind, Remaining: b.Remaining}
 	if b.Kind == booking.BalanceCertificate {
 		out.Remaining = booking.Money(b.Remaining)
+	} else {
+		out.ServiceIDs = b.ServiceIDs
 	}
 	if !b.ExpiresOn.IsZero() {
 		out.ExpiresAt = stamp(b.ExpiresOn.AddDays(1).Start(s.Location()), s.Location())

@@ -369,3 +369,78 @@ func TestBrowserWritesKopecksAsTheServerDoes(t *testing.T) {
 		saveShot(t, ctx, "kopecks-confirm-"+c.lang+"-390")
 	}
 }
+
+// TestBrowserSaysWhatAPackageLeavesToPay: a visit of a haircut (2 500 ₽)
+// and a manicure (1 800 ₽) paid with a manicure package: the package pays
+// the manicure, and the confirmation (before booking: the lookup says
+// what the package is for), the done step and the manage page (the
+// server's paid_with.at_salon) say 2 500 ₽ is left to pay at the salon;
+// they said only "абонемент: 1 визит". A booking a certificate pays
+// whole says nothing is left, in English too.
+func TestBrowserSaysWhatAPackageLeavesToPay(t *testing.T) {
+	s := newSite(t)
+	manicure := s.Service(t, s.salon, booking.SalonService{Name: "Маникюр", DurationMin: 60, Price: 180000})
+	nails := s.Master(t, s.salon, manicure)
+	s.Shift(t, s.salon, nails, testDay, 1, "10:00", "20:00")
+	phone := "+79995557741"
+	pkg, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{manicure.ID}, Visits: 3, Client: booking.ClientInput{Name: "Ольга", Phone: phone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.do("POST", "/api/v1/salons/studio/balances/lookup", map[string]any{"code": pkg.Code}); r.status != 200 ||
+		!strings.Contains(string(r.raw), fmt.Sprintf(`"service_ids":[%d]`, manicure.ID)) {
+		t.Fatalf("the lookup does not say what the package is for: %d %s", r.status, r.raw)
+	}
+	ctx := browser(t)
+	m := s.masters[0]
+	run(t, ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(s.base+"/w/studio?lang=ru"), chromedp.WaitVisible(css(`button[data-service-id]`)),
+		chromedp.Click(css(fmt.Sprintf(`button[data-service-id="%d"]`, s.svc.ID))),
+		chromedp.Click(css(fmt.Sprintf(`#masters button[data-master-id="%d"]`, m.ID))),
+		chromedp.WaitVisible(css(`#add-service`)), chromedp.Click(css(`#add-service`)),
+		chromedp.Click(css(fmt.Sprintf(`button[data-service-id="%d"]`, manicure.ID))),
+		chromedp.Click(css(`#masters button[data-master-id="any"]`)),
+		chromedp.Click(css(fmt.Sprintf(`#days button[data-date="%s"]`, testDay))),
+		chromedp.Click(css(`#times button[data-time="11:00"]`)),
+		chromedp.SendKeys(css("#client-name"), "Ольга"), chromedp.SendKeys(css("#client-phone"), "+7 999 555-77-41"),
+		chromedp.SendKeys(css("#client-code"), pkg.Code), chromedp.Click(css("#contact-next")), chromedp.WaitVisible(css("#confirm")))
+	if got := text(t, ctx, "#summary"); !strings.Contains(got, "Стоимость\n4\u00a0300\u00a0₽") || !strings.Contains(got, "абонемент: 1 визит") ||
+		!strings.Contains(got, "Оплатить в салоне\n2\u00a0500\u00a0₽") {
+		t.Fatalf("the confirmation: %q", got)
+	}
+	browsertest.Axe(t, ctx, "confirming a visit paid in part with a package")
+	saveShot(t, ctx, "package-part-confirm-ru-390")
+	run(t, ctx, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css(`section[data-step="done"]`)))
+	if got := text(t, ctx, "#done-summary"); !strings.Contains(got, "Оплатить в салоне\n2\u00a0500\u00a0₽") {
+		t.Fatalf("the done step: %q", got)
+	}
+	saveShot(t, ctx, "package-part-done-ru-390")
+	link, err := chromedp.Run(ctx, chromedp.AttributeValue(css("#manage-link"), "href"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, chromedp.Navigate(link.Value), chromedp.WaitVisible(css("#manage-details dd")))
+	if got := text(t, ctx, "#manage-details"); !strings.Contains(got, "Оплатить в салоне\n2\u00a0500\u00a0₽") {
+		t.Fatalf("the manage page: %q", got)
+	}
+	browsertest.Axe(t, ctx, "the manage page of a visit paid in part with a package")
+	saveShot(t, ctx, "package-part-manage-ru-390")
+	// A certificate that pays it all: nothing is left, said so.
+	cert, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalanceCertificate, Amount: 300000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.do("POST", "/api/v1/salons/studio/bookings", map[string]any{"service_id": s.svc.ID, "master_id": s.masters[1].ID,
+		"starts_at": s.at("15:00"), "client": map[string]any{"name": "Vera", "phone": "+79995557742"}, "pay_with": map[string]any{"certificate": cert.Code}})
+	if r.status != 201 {
+		t.Fatalf("booked with the certificate: %d %s", r.status, r.raw)
+	}
+	for _, c := range []struct{ lang, want string }{{"ru", "Оплатить в салоне\nничего: всё оплачено"}, {"en", "To pay at the salon\nnothing: all paid"}} {
+		run(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/w/studio/manage/%d?lang=%s#t=%s", s.base, r.id(), c.lang, r.str("manage_token"))),
+			chromedp.WaitVisible(css("#manage-details dd")))
+		if got := text(t, ctx, "#manage-details"); !strings.Contains(got, c.want) {
+			t.Fatalf("%s: the manage page of a booking the certificate pays whole: %q", c.lang, got)
+		}
+		saveShot(t, ctx, "certificate-whole-manage-"+c.lang+"-390")
+	}
+}

@@ -276,21 +276,28 @@
     }
     if (mode !== 'manage') {
       rows.push([T.price, money(price)]);
-      // What of it is paid now: a certificate pays up to the price, the
-      // deposit first; the rest of the deposit online, the rest of the
-      // price at the salon.
-      var b = state.balance, rest = 0, covers = 0;
+      // What of it is paid now, as the booking will reserve it: a
+      // certificate pays up to the price, the deposit first; a package,
+      // the price of the visit's first service it is for (the lookup said
+      // which), and that service's deposit. The rest of the deposit is
+      // paid online (or at the salon), the rest of the price at the salon.
+      var b = state.balance, covers = 0;
       if (b && b.kind === 'certificate') {
         covers = Math.min(Number(b.remaining), price);
         deposit = Math.max(deposit - covers, 0);
-        rest = price - covers - deposit;
+      } else if (b) {
+        var lines = isVisit(s) ? s.items : [{ service_id: state.service, master_id: s.master_id }];
+        var it = lines.find(function (x) { return (b.service_ids || []).indexOf(x.service_id) >= 0; }) || lines[0];
+        covers = priceOf(it.service_id, it.master_id);
+        deposit = Math.max(deposit - depositOf(it.service_id), 0);
       }
+      var rest = Math.max(price - covers - (cfg.onlinePay ? deposit : 0), 0);
       if (deposit > 0) rows.push([T.deposit_row, fmt(cfg.onlinePay ? 'deposit_now' : 'deposit_in_salon', money(deposit))]);
       rows.push([T.client, state.client.name + ', ' + state.client.phone]);
       // (What it will pay, and what it will have left.)
       if (b) rows.push([T.paid_with, paidWith(b.kind === 'certificate' ? { kind: b.kind, amount: covers, remaining: Number(b.remaining) - covers, expires_at: b.expires_at }
         : { kind: b.kind, visits: 1, remaining: Number(b.remaining) - 1, expires_at: b.expires_at })]);
-      if (rest > 0) rows.push([T.in_salon, money(rest)]);
+      if (b) rows.push([T.in_salon, rest > 0 ? money(rest) : T.in_salon_none]);
     }
     summaryInto($('summary'), rows);
     var dn = $('confirm-deposit');
@@ -301,6 +308,15 @@
     $('taken').hidden = true;
     $('confirm').disabled = false;
     show('confirm');
+  }
+  // inSalon is the row of what is left to pay at the salon of booking b
+  // paid with a package or certificate, as the server says it
+  // (paid_with.at_salon: the price less what the balance and the deposit
+  // online pay); none when it says nothing (the booking is off).
+  function inSalon(b) {
+    var due = b.paid_with && b.paid_with.at_salon;
+    if (due === undefined || due === null) return [];
+    return [[T.in_salon, Number(due) > 0 ? money(due) : T.in_salon_none]];
   }
   // A balance (GET .../balances/CODE, or a booking's paid_with) in words.
   function paidWith(b) {
@@ -640,12 +656,7 @@
     $('manage-link').href = link.toString();
     var rows = isVisit(b) ? itemRows(b.items).concat([[T.when, when(b.starts_at) + '–' + timeOf(b.ends_at)]])
       : [[T.service, serviceName(b.service_id)], [T.master, masterName(b.master_id)], [T.when, when(b.starts_at)]];
-    if (b.paid_with) {
-      rows.push([T.paid_with, paidWith(b.paid_with)]);
-      // What a certificate did not pay, nor the deposit online: at the salon.
-      var rest = Number(b.price) - (Number(b.paid_with.amount) || 0) - (Number(b.deposit) || 0);
-      if (b.paid_with.kind === 'certificate' && rest > 0) rows.push([T.in_salon, money(rest)]);
-    }
+    if (b.paid_with) rows = rows.concat([[T.paid_with, paidWith(b.paid_with)]], inSalon(b));
     summaryInto($('done-summary'), rows);
     state.items = [];
     var held = b.status === 'pending';
@@ -827,7 +838,7 @@
     summaryInto($('manage-details'), (isVisit(b) ? itemRows(b.items).concat([[T.when, when(b.starts_at) + '–' + timeOf(b.ends_at)]])
       : [[T.service, serviceName(b.service_id)], [T.master, masterName(b.master_id)], [T.when, when(b.starts_at)]]).concat([
       [T.price, money(b.price)], [T.status, T['status_' + b.status] || b.status]
-    ]).concat(b.paid_with ? [[T.paid_with, paidWith(b.paid_with)]] : []));
+    ]).concat(b.paid_with ? [[T.paid_with, paidWith(b.paid_with)]] : [], inSalon(b)));
     var active = b.status === 'pending' || b.status === 'confirmed';
     var open = b.changeable;
     $('manage-note').textContent = active ? (open ? fmt('changeable_until', when(b.changeable_until)) : T.too_late) : '';
