@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -136,18 +138,62 @@ func newBalanceCode() string {
 	return out.String()
 }
 
-// normalizeCode is a code as stored: upper case, without spaces and dashes.
+// normalizeCode is a code as stored: upper case, without spaces and
+// dashes of any kind, Cyrillic letters that look like Latin ones read as
+// those (a Russian keyboard types "К" for "K").
 func normalizeCode(code string) string {
 	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '-' || r == ' ' || r == '\u00a0':
+		if unicode.IsSpace(r) || unicode.Is(unicode.Pd, r) {
 			return -1
-		case r >= 'a' && r <= 'z':
-			return r - 'a' + 'A'
 		}
-		return r
+		return foldCode(r)
 	}, code)
 }
+
+// foldCode is r as a code's character: Latin letters in upper case, a
+// Cyrillic letter that looks like one of the code's as that one.
+func foldCode(r rune) rune {
+	if r >= 'a' && r <= 'z' {
+		return r - 'a' + 'A'
+	}
+	if l, ok := cyrillicLookalikes[unicode.ToUpper(r)]; ok {
+		return l
+	}
+	return r
+}
+
+// foldWords is text with each of its words that is all of the code's
+// characters (foldCode: Latin, digits, Cyrillic look-alikes) folded, and
+// the others as they are: a code typed in part on a Russian keyboard
+// reads as one, a Russian word ("Запишите") does not.
+func foldWords(text string) string {
+	var b strings.Builder
+	word := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+	for len(text) > 0 {
+		end := strings.IndexFunc(text, func(r rune) bool { return !word(r) })
+		if end == 0 {
+			_, n := utf8.DecodeRuneInString(text)
+			b.WriteString(text[:n])
+			text = text[n:]
+			continue
+		}
+		if end < 0 {
+			end = len(text)
+		}
+		w := strings.Map(foldCode, text[:end])
+		if strings.IndexFunc(w, func(r rune) bool { return r > unicode.MaxASCII }) >= 0 {
+			w = strings.ToUpper(text[:end]) // (a word of other letters too: its Cyrillic not a code's)
+		}
+		b.WriteString(w)
+		text = text[end:]
+	}
+	return b.String()
+}
+
+// cyrillicLookalikes are the Cyrillic capitals that look like a Latin
+// letter or a digit, and that letter or digit.
+var cyrillicLookalikes = map[rune]rune{'А': 'A', 'В': 'B', 'Е': 'E', 'З': '3', 'К': 'K', 'М': 'M', 'Н': 'H', 'О': 'O',
+	'Р': 'P', 'С': 'C', 'Т': 'T', 'У': 'Y', 'Х': 'X'}
 
 // FindCode returns the balance code text holds, as stored (upper case,
 // without dashes), and whether it holds one: its twelve characters in any
@@ -157,13 +203,13 @@ func normalizeCode(code string) string {
 // and, of twelve characters spread over words, for a digit or the code's
 // own grouping (one word, or three of four), so plain words rarely do.
 func FindCode(text string) (string, bool) {
-	words := strings.FieldsFunc(text, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	words := strings.FieldsFunc(foldWords(text), func(r rune) bool {
+		return !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
 	})
 	for i := range words {
 		joined, lens := "", []int{}
 		for j := i; j < len(words) && len(joined) < 12; j++ {
-			joined, lens = joined+strings.ToUpper(words[j]), append(lens, len(words[j]))
+			joined, lens = joined+words[j], append(lens, len(words[j]))
 		}
 		if len(joined) != 12 || strings.Trim(joined, codeAlphabet) != "" || !strings.ContainsAny(joined, codeAlphabet[:23]) {
 			continue

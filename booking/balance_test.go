@@ -32,10 +32,17 @@ func TestBalancesAreTheirLedger(t *testing.T) {
 	if len(cert.Code) != 14 || cert.Remaining != 500000 || pkg.Remaining != 5 || pkg.ClientID == 0 {
 		t.Fatalf("issued %+v and %+v", cert, pkg)
 	}
-	typed := strings.ToLower(strings.ReplaceAll(pkg.Code, "-", " "))
-	got, err := f.Svc.BalanceByCode(web(), f.salon.ID, typed)
-	if err != nil || got.ID != pkg.ID || got.Remaining != 5 || got.ExpiresOn != f.day.AddDays(90) || got.Kind != booking.BalancePackage {
-		t.Fatalf("by code %q: %+v (%v)", typed, got, err)
+	// However it is typed: lower case, spaces, tabs, en and em dashes,
+	// the Cyrillic letters a Russian keyboard types for Latin ones.
+	cyrillic := strings.NewReplacer("A", "А", "B", "В", "E", "Е", "K", "К", "M", "М", "H", "Н", "P", "Р", "C", "С", "T", "Т",
+		"X", "Х", "Y", "У")
+	for _, typed := range []string{strings.ToLower(strings.ReplaceAll(pkg.Code, "-", " ")), "\t" + pkg.Code + " \n",
+		strings.ReplaceAll(pkg.Code, "-", "\u2013"), strings.ReplaceAll(pkg.Code, "-", " \u2014 "), cyrillic.Replace(pkg.Code),
+		strings.ToLower(cyrillic.Replace(pkg.Code))} {
+		got, err := f.Svc.BalanceByCode(web(), f.salon.ID, typed)
+		if err != nil || got.ID != pkg.ID || got.Remaining != 5 || got.ExpiresOn != f.day.AddDays(90) || got.Kind != booking.BalancePackage {
+			t.Fatalf("by code %q: %+v (%v)", typed, got, err)
+		}
 	}
 	other := f.Salon(t, booking.Salon{})
 	if _, err := f.Svc.BalanceByCode(web(), other.ID, cert.Code); !errors.Is(err, booking.ErrNotFound) {
@@ -209,6 +216,12 @@ func TestLooksLikeCode(t *testing.T) {
 		{"code:ABCD-EFGH-JK23", true},
 		{"ABCD - EFGH - JK23", true},
 		{"ABCD–EFGH–JK23", true}, // (en dashes)
+		{"ABCD—EFGH—JK23", true}, // (em dashes)
+		{"\tABCD-EFGH-JK23\t", true},
+		{"АВСD-ЕFGН-JК23", true},         // (Cyrillic А, В, С, Е, Н, К)
+		{"мой код авсd-еfgн-jк23", true}, // (the same, in lower case)
+		{"спасибо большое", false},
+		{"Запишите меня на маникюр", false},
 		{"abcd efgh jkmn", true},
 		{"we are seven twenty", false}, // (twelve letters of words, no digit, not grouped as a code)
 		{"+7 999 234-56-78", false},
