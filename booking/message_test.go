@@ -784,8 +784,9 @@ func TestErasureReachesMessages(t *testing.T) {
 }
 
 // TestTheEMailSaysWhatACertificatePaid: the booking's e-mails, as the
-// mailbox has them, name the certificate that paid it and what is left on
-// it; the cancellation's, what went back to it.
+// mailbox has them, name the certificate that paid part of it, what is
+// left on it and what is left to pay at the salon; the cancellation's,
+// what went back to it.
 func TestTheEMailSaysWhatACertificatePaid(t *testing.T) {
 	t.Parallel()
 	w := newMsgWorld(t, 1)
@@ -793,7 +794,7 @@ func TestTheEMailSaysWhatACertificatePaid(t *testing.T) {
 	colour := w.Service(t, w.salon, booking.SalonService{Name: "Окрашивание", DurationMin: 60, Price: 300000})
 	m := w.Master(t, w.salon, colour)
 	w.Shift(t, w.salon, m, w.day, 1, "10:00", "20:00")
-	cert, err := w.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalanceCertificate, Amount: 500000})
+	cert, err := w.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalanceCertificate, Amount: 200000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -820,7 +821,8 @@ func TestTheEMailSaysWhatACertificatePaid(t *testing.T) {
 		return text
 	}
 	got := mailed("Вы записаны")
-	for _, want := range []string{"сертификатом …" + cert.Hint + ": 3\u00a0000\u00a0₽", "2\u00a0000\u00a0₽"} {
+	for _, want := range []string{"Цена: 3\u00a0000\u00a0₽", "сертификатом …" + cert.Hint + ": 2\u00a0000\u00a0₽",
+		"Осталось на нём: 0\u00a0₽", "К оплате в салоне: 1\u00a0000\u00a0₽"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the confirmation lacks %q:\n%s", want, got)
 		}
@@ -838,15 +840,15 @@ func TestTheEMailSaysWhatACertificatePaid(t *testing.T) {
 			return false
 		})
 	}
-	texted("Сертификат: оплачено 3\u00a0000\u00a0₽, осталось 2\u00a0000\u00a0₽")
+	texted("Сертификат: оплачено 2\u00a0000\u00a0₽, осталось 0\u00a0₽; в салоне к оплате 1\u00a0000\u00a0₽")
 	if _, err := w.Svc.Cancel(bookingtest.System(), booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID}); err != nil {
 		t.Fatal(err)
 	}
 	got = mailed("Запись отменена")
-	for _, want := range []string{"сертификатом …" + cert.Hint, "Вернулось на него", "5\u00a0000\u00a0₽"} {
+	for _, want := range []string{"сертификатом …" + cert.Hint, "Вернулось на него: 2\u00a0000\u00a0₽"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the cancellation lacks %q:\n%s", want, got)
 		}
 	}
-	texted("Сертификат: вернулось 3\u00a0000\u00a0₽")
+	texted("Сертификат: вернулось 2\u00a0000\u00a0₽")
 }

@@ -96,7 +96,7 @@ func Compose(o *booking.Outgoing, base string) Words {
 	case v.Deposit > 0 && (o.Kind == booking.KindPaid || o.Kind == booking.KindRefunded || o.Kind == booking.KindPaymentDue):
 		w.Details = append(w.Details, detail{t("Deposit"), v.Deposit.Format(v.Salon.Currency, lang)})
 	}
-	w.Details = append(w.Details, paidWith(t, lang, v)...)
+	w.Details = append(w.Details, paidWith(t, lang, o.Kind, v)...)
 	switch {
 	case topUp:
 		w.Details = append(w.Details, detail{t("Due now"), v.DepositDue.Format(v.Salon.Currency, lang)})
@@ -133,19 +133,41 @@ func Compose(o *booking.Outgoing, base string) Words {
 }
 
 // paidWith is what a package or a certificate paid of booking v (none:
-// nothing), what it has left now, and, the booking cancelled, what the
-// cancellation kept of it and gave back.
-func paidWith(t func(string, ...any) string, lang string, v *booking.View) []detail {
+// nothing), what it has left now, and what is left to pay at the salon;
+// the booking cancelled, what the cancellation kept of it and gave back.
+// A booking awaiting its deposit, or whose deposit did not come
+// (KindHoldExpired), only held it.
+func paidWith(t func(string, ...any) string, lang string, kind booking.MessageKind, v *booking.View) []detail {
 	p := v.PaidWith
 	if p == nil {
 		return nil
 	}
-	units := func(n int64) string { return p.UnitsIn(n, v.Salon.Currency, lang) }
-	paid := t("the certificate …%s: %s", p.Hint, p.Amount.Format(v.Salon.Currency, lang))
+	cur := v.Salon.Currency
+	units := func(n int64) string { return p.UnitsIn(n, cur, lang) }
+	label, paid := t("Paid with"), t("the certificate …%s: %s", p.Hint, p.Amount.Format(cur, lang))
 	if p.Kind == booking.BalancePackage {
 		paid = t("the package …%s: %s", p.Hint, i18n.Visits(lang, int64(p.Visits)))
 	}
-	out := []detail{{t("Paid with"), paid}, {t("Left on it"), units(p.Remaining)}}
+	if held := v.Status == booking.StatusPending || kind == booking.KindHoldExpired; held {
+		label, paid = t("Held for the booking"), t("certificate …%s: %s", p.Hint, p.Amount.Format(cur, lang))
+		if p.Kind == booking.BalancePackage {
+			paid = t("package …%s: %s", p.Hint, i18n.Visits(lang, int64(p.Visits)))
+		}
+		if kind == booking.KindHoldExpired {
+			label = t("Was held for the booking")
+		}
+	}
+	out := []detail{{label, paid}, {t("Left on it"), units(p.Remaining)}}
+	if due, ok := v.AtSalon(); ok && kind != booking.KindHoldExpired {
+		at := due.Format(cur, lang)
+		switch {
+		case due == 0 && v.Status == booking.StatusPending:
+			at = t("nothing more")
+		case due == 0:
+			at = t("nothing: it is paid")
+		}
+		out = append([]detail{{t("Price"), booking.VisitPrice(&v.Booking).Format(cur, lang)}}, append(out, detail{t("To pay at the salon"), at})...)
+	}
 	if p.Settled && v.Status == booking.StatusCancelled {
 		if p.Kept > 0 {
 			out = append(out, detail{t("Kept by the cancellation rules"), units(p.Kept)})
@@ -274,7 +296,11 @@ func shortPaid(t func(string, ...any) string, lang string, kind booking.MessageK
 	}
 	switch {
 	case kind == booking.KindConfirmation:
-		return what + ": " + t("paid %s, %s left", paid, units(p.Remaining))
+		line := what + ": " + t("paid %s, %s left", paid, units(p.Remaining))
+		if due, ok := v.AtSalon(); ok && due > 0 {
+			line += "; " + t("%s to pay at the salon", due.Format(v.Salon.Currency, lang))
+		}
+		return line
 	case kind == booking.KindCancelled && p.Settled:
 		var said []string
 		if p.Returned > 0 {

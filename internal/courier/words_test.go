@@ -83,6 +83,56 @@ func TestBookingMailSaysWhatABalancePaid(t *testing.T) {
 			}
 		}
 	}
+	// What is left to pay at the salon: the price less what the balance
+	// pays and the deposit online; a booking awaiting its deposit only
+	// holds the balance, one whose deposit did not come held it.
+	priced := func(st booking.Status, price, deposit, held booking.Money, p booking.PaidWith, segments ...booking.Money) *booking.View {
+		v := view(st, p)
+		v.Price, v.Deposit, v.Held = price, deposit, held
+		for _, sp := range segments {
+			v.Segments = append(v.Segments, booking.Booking{Price: sp})
+		}
+		return v
+	}
+	for _, c := range []struct {
+		name, lang string
+		kind       booking.MessageKind
+		v          *booking.View
+		want, not  []string
+	}{
+		{"a certificate paying part", "ru", booking.KindConfirmation,
+			priced(booking.StatusConfirmed, 250000, 0, 0, booking.PaidWith{Kind: booking.BalanceCertificate, Hint: "WDTX", Amount: 100000, Covers: 100000}),
+			[]string{"Цена: 2\u00a0500\u00a0₽", "Оплачено: сертификатом …WDTX: 1\u00a0000\u00a0₽", "К оплате в салоне: 1\u00a0500\u00a0₽"}, nil},
+		{"a package paying one service of two", "ru", booking.KindReminder,
+			priced(booking.StatusConfirmed, 180000, 0, 0, booking.PaidWith{Kind: booking.BalancePackage, Hint: "RVND", Visits: 1, Remaining: 2, Covers: 180000},
+				180000, 250000),
+			[]string{"Цена: 4\u00a0300\u00a0₽", "К оплате в салоне: 2\u00a0500\u00a0₽"}, nil},
+		{"a deposit paid online and a certificate", "en", booking.KindPaid,
+			priced(booking.StatusConfirmed, 600000, 50000, 50000, booking.PaidWith{Kind: booking.BalanceCertificate, Hint: "4KGN", Amount: 50000, Covers: 50000}),
+			[]string{"To pay at the salon: 5,000\u00a0₽"}, nil},
+		{"all paid", "ru", booking.KindConfirmation,
+			priced(booking.StatusConfirmed, 150000, 0, 0, booking.PaidWith{Kind: booking.BalancePackage, Hint: "RVND", Visits: 1, Covers: 150000}),
+			[]string{"К оплате в салоне: ничего: всё оплачено"}, nil},
+		{"awaiting the deposit", "ru", booking.KindPaymentDue,
+			priced(booking.StatusPending, 600000, 50000, 0, booking.PaidWith{Kind: booking.BalanceCertificate, Hint: "4KGN", Amount: 50000, Covers: 50000}),
+			[]string{"Зарезервировано для записи: сертификат …4KGN: 500\u00a0₽", "К оплате в салоне: 5\u00a0000\u00a0₽"}, []string{"Оплачено"}},
+		{"the deposit did not come", "ru", booking.KindHoldExpired,
+			priced(booking.StatusCancelled, 600000, 50000, 0, booking.PaidWith{Kind: booking.BalanceCertificate, Hint: "4KGN", Amount: 50000, Covers: 50000,
+				Remaining: 50000, Settled: true, Returned: 50000}),
+			[]string{"Было зарезервировано для записи: сертификат …4KGN: 500\u00a0₽", "Вернулось на него: 500\u00a0₽"}, []string{"Оплачено", "К оплате"}},
+	} {
+		got := courier.Compose(&booking.Outgoing{Message: booking.Message{Kind: c.kind}, Booking: c.v, Lang: c.lang}, "https://salon.test").Text()
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: the e-mail lacks %q:\n%s", c.name, w, got)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(got, w) {
+				t.Errorf("%s: the e-mail says %q:\n%s", c.name, w, got)
+			}
+		}
+	}
 	// Without a balance: no such lines.
 	plain := &booking.View{Booking: booking.Booking{Status: booking.StatusConfirmed}, Salon: salon, ServiceName: "Colour"}
 	if got := courier.Compose(&booking.Outgoing{Message: booking.Message{Kind: booking.KindConfirmation}, Booking: plain, Lang: "en"}, "").Text(); strings.Contains(got, "Paid with") {
@@ -108,6 +158,10 @@ func TestSMSSaysWhatABalancePaid(t *testing.T) {
 		{"a certificate, booked", "en", booking.KindConfirmation,
 			view(booking.StatusConfirmed, booking.PaidWith{Kind: booking.BalanceCertificate, Amount: 250000, Remaining: 50000}),
 			"Certificate: paid 2,500\u00a0₽, 500\u00a0₽ left", ""},
+		{"a certificate paying part, booked", "ru", booking.KindConfirmation,
+			&booking.View{Booking: booking.Booking{Status: booking.StatusConfirmed, Price: 250000, PaidWith: &booking.PaidWith{Kind: booking.BalanceCertificate,
+				Amount: 100000, Covers: 100000}}, Salon: paidSalon, ServiceName: "Colour"},
+			"Сертификат: оплачено 1\u00a0000\u00a0₽, осталось 0\u00a0₽; в салоне к оплате 1\u00a0500\u00a0₽", ""},
 		{"a certificate, cancelled, part kept", "ru", booking.KindCancelled,
 			view(booking.StatusCancelled, booking.PaidWith{Kind: booking.BalanceCertificate, Amount: 300000, Remaining: 250000,
 				Settled: true, Kept: 100000, Returned: 200000}),
