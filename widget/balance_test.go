@@ -444,3 +444,65 @@ func TestBrowserSaysWhatAPackageLeavesToPay(t *testing.T) {
 		saveShot(t, ctx, "certificate-whole-manage-"+c.lang+"-390")
 	}
 }
+
+// TestBrowserAsksAboutTheCodeAgainForAnotherDay: a package good until the
+// test day pays the confirmation of that day; the client goes back three
+// times and picks the next day: the code is asked about again, and the
+// contact step says at its field that it is good until the test day (it
+// went straight to the confirmation, the package still shown, and only
+// "Book" bounced back with the server's words in lower case). Back on the
+// test day it pays again; spent meanwhile, "Book" says why from a capital
+// letter.
+func TestBrowserAsksAboutTheCodeAgainForAnotherDay(t *testing.T) {
+	s := newSite(t)
+	phone := "+79995557751"
+	pkg, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{s.svc.ID}, Visits: 1, ValidUntil: testDay, Client: booking.ClientInput{Name: "Gift Holder", Phone: phone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := fmt.Sprintf("%02d.%02d.%d", testDay.Day, testDay.Month, testDay.Year)
+	ctx := browser(t)
+	m := s.masters[0]
+	run(t, ctx, chromedp.EmulateViewport(390, 844))
+	run(t, ctx, withCode(s, m.ID, "11:00", "+7 999 555-77-51", pkg.Code, "#confirm")...)
+	if got := text(t, ctx, "#summary"); !strings.Contains(got, "абонемент: 1 визит") {
+		t.Fatalf("the confirmation on the test day: %q", got)
+	}
+	back := func(step string) chromedp.Action[chromedp.Void] {
+		return chromedp.Click(css(`section[data-step="` + step + `"] button.back`))
+	}
+	next := testDay.AddDays(1)
+	run(t, ctx, back("confirm"), back("contact"), back("time"), chromedp.Click(css(fmt.Sprintf(`#days button[data-date="%s"]`, next))),
+		chromedp.Click(css(`#times button[data-time="11:00"]`)))
+	bookingtest.WaitFor(t, 10*time.Second, "the code's error for the next day", func() bool { return text(t, ctx, "#err-code") != "" })
+	if got := text(t, ctx, "#err-code"); !strings.Contains(got, "действует до "+last) {
+		t.Fatalf("the code on the next day: %q", got)
+	}
+	visible, err := chromedp.Run(ctx, chromedp.Evaluate[[]bool](`[!document.querySelector('section[data-step="contact"]').hidden,
+		!document.querySelector('section[data-step="confirm"]').hidden]`))
+	if err != nil || !visible[0] || visible[1] {
+		t.Fatalf("the contact step shown, the confirmation not: %v (%v)", visible, err)
+	}
+	browsertest.Axe(t, ctx, "the code past its day, asked again")
+	saveShot(t, ctx, "package-past-day-again-390")
+	// Back on its day: it pays.
+	run(t, ctx, back("contact"), back("time"), chromedp.Click(css(fmt.Sprintf(`#days button[data-date="%s"]`, testDay))),
+		chromedp.Click(css(`#times button[data-time="12:00"]`)), chromedp.WaitVisible(css("#confirm")))
+	if got := text(t, ctx, "#summary"); !strings.Contains(got, "абонемент: 1 визит") || !strings.Contains(got, "12:00") {
+		t.Fatalf("the confirmation back on the test day: %q", got)
+	}
+	// Spent meanwhile (its one visit booked elsewhere): "Book" says why,
+	// as a sentence.
+	r := s.do("POST", "/api/v1/salons/studio/bookings", map[string]any{"service_id": s.svc.ID, "master_id": s.masters[1].ID,
+		"starts_at": s.at("15:00"), "client": map[string]any{"name": "Gift Holder", "phone": phone}, "pay_with": map[string]any{"package": pkg.Code}})
+	if r.status != 201 {
+		t.Fatalf("the package spent: %d %s", r.status, r.raw)
+	}
+	run(t, ctx, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css("#err-code")))
+	bookingtest.WaitFor(t, 10*time.Second, "the code's error", func() bool { return text(t, ctx, "#err-code") != "" })
+	if got := text(t, ctx, "#err-code"); !strings.HasPrefix(got, "Этот абонемент или сертификат не может оплатить эту запись") {
+		t.Fatalf("the spent package's words: %q", got)
+	}
+	saveShot(t, ctx, "package-spent-meanwhile-390")
+}

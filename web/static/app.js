@@ -249,7 +249,20 @@
   function pick(slot) {
     state.slot = slot;
     state.key = newKey(); // one key per attempt: a retry of the same attempt is harmless
-    if (mode === 'manage' || state.client) { confirmStep(); } else { show('contact'); }
+    if (mode === 'manage') return confirmStep();
+    if (!state.client) return show('contact');
+    // Back for another time, day or service: a code typed is asked about
+    // again for them; one that no longer pays for them (another service,
+    // past its last day) is said at its field, on the contact step.
+    var code = $('client-code').value.trim();
+    state.payWith = state.balance = null;
+    if (!code) return confirmStep();
+    checkCode(code, state.client.phone).then(function (ok) {
+      if (state.slot !== slot) return; // (the client picked again meanwhile)
+      if (ok) return confirmStep();
+      show('contact');
+      $('client-code').focus();
+    }).catch(failed);
   }
 
   // --- confirm -------------------------------------------------------------
@@ -383,11 +396,11 @@
         btn.disabled = false;
         // (The salon's reason, in the page's language: what is left, or
         // until when it is good.)
-        fieldErrors({ pay_with: r.body.error === 'balance_exhausted' ? (r.body.message || T.exhausted) : sentence(r.body.fields.pay_with) });
+        fieldErrors({ pay_with: r.body.error === 'balance_exhausted' ? sentence(r.body.message) || T.exhausted : sentence(r.body.fields.pay_with) });
         return show('contact');
       }
       if (r.status === 422 && r.body.fields && mode !== 'manage' && (r.body.fields['client.name'] || r.body.fields['client.phone'] || r.body.fields['client.email'])) {
-        fieldErrors(r.body.fields);
+        fieldErrors(capitals(r.body.fields));
         return show('contact');
       }
       throw r;
@@ -401,7 +414,7 @@
     if (code === 'conflict') return showError(T.pay_conflict);
     if (code === 'unavailable') return showError(r.body.payments_down ? T.payments_down : T.busy);
     if (code === 'invalid' && r.body.fields) {
-      return showError(Object.keys(r.body.fields).map(function (k) { return r.body.fields[k]; }).join('; '));
+      return showError(Object.keys(r.body.fields).map(function (k) { return capital(r.body.fields[k]); }).join('; '));
     }
     showError(T.error);
   }
@@ -446,26 +459,7 @@
       var code = $('client-code').value.trim();
       state.payWith = state.balance = null;
       if (!code) return confirmStep();
-      // (In the body, never in a URL: the code is the credential.)
-      // What it would pay for goes with it: a package for another service,
-      // or another client's, is refused here, as booking would refuse it.
-      var s = state.slot || {};
-      var services = isVisit(s) ? s.items.map(function (it) { return it.service_id; }) : (state.service ? [state.service] : []);
-      api('POST', '/salons/' + cfg.slug + '/balances/lookup', { code: code, service_ids: services, phone: phone }).then(function (r) {
-        if (r.status === 404) return fieldErrors({ pay_with: T.err_code });
-        if (r.status === 422 && r.body.fields && r.body.fields.pay_with) return fieldErrors({ pay_with: sentence(r.body.fields.pay_with) });
-        if (r.status !== 200) throw r;
-        // Said here, before confirming: nothing left, or not good on the
-        // day chosen.
-        if (!(r.body.remaining > 0)) return fieldErrors({ pay_with: T.exhausted });
-        if (r.body.expires_at && state.slot && Date.parse(state.slot.starts_at) >= Date.parse(r.body.expires_at)) {
-          return fieldErrors({ pay_with: fmt('code_expired', lastDay(r.body.expires_at)) });
-        }
-        state.balance = r.body;
-        state.payWith = {};
-        state.payWith[r.body.kind] = code;
-        confirmStep();
-      }).catch(failed);
+      checkCode(code, phone).then(function (ok) { if (ok) confirmStep(); }).catch(failed);
     });
     $('again').addEventListener('click', function () {
       clearTimeout(pollTimer);
@@ -483,6 +477,34 @@
       state.service = null;
       state.master = null;
       show('service');
+    });
+  }
+  // checkCode asks the salon about a code (its kind, what is left) for the
+  // services and the day chosen now, and resolves true when it pays for
+  // them (state.balance and state.payWith then say it), else false, having
+  // said why at the code's field. (In the body, never in a URL: the code
+  // is the credential.) What it would pay for goes with it: a package for
+  // another service, or another client's, is refused here, as booking
+  // would refuse it.
+  function checkCode(code, phone) {
+    state.payWith = state.balance = null;
+    var s = state.slot || {};
+    var services = isVisit(s) ? s.items.map(function (it) { return it.service_id; }) : (state.service ? [state.service] : []);
+    return api('POST', '/salons/' + cfg.slug + '/balances/lookup', { code: code, service_ids: services, phone: phone }).then(function (r) {
+      var why = '';
+      if (r.status === 404) why = T.err_code;
+      else if (r.status === 422 && r.body.fields && r.body.fields.pay_with) why = sentence(r.body.fields.pay_with);
+      else if (r.status !== 200) throw r;
+      // Said here, before confirming: nothing left, or not good on the
+      // day chosen.
+      else if (!(r.body.remaining > 0)) why = T.exhausted;
+      else if (r.body.expires_at && s.starts_at && Date.parse(s.starts_at) >= Date.parse(r.body.expires_at)) why = fmt('code_expired', lastDay(r.body.expires_at));
+      if (why) { fieldErrors({ pay_with: why }); return false; }
+      fieldErrors({});
+      state.balance = r.body;
+      state.payWith = {};
+      state.payWith[r.body.kind] = code;
+      return true;
     });
   }
   // --- the waitlist ----------------------------------------------------------
@@ -557,7 +579,7 @@
       api('POST', '/salons/' + cfg.slug + '/waitlist', body).then(function (r) {
         btn.disabled = false;
         if (r.status === 201) { location.href = entryURL(r.body.id, r.body.manage_token); return; }
-        if (r.status === 422 && r.body.fields && waitErrors(r.body.fields)) return;
+        if (r.status === 422 && r.body.fields && waitErrors(capitals(r.body.fields))) return;
         throw r;
       }).catch(function (r) { btn.disabled = false; failed(r); });
     });
@@ -637,7 +659,15 @@
   }
   // sentence is a reason the server gave ("this package is another
   // client's") as the field's error reads: a sentence.
-  function sentence(s) { return s ? s.charAt(0).toUpperCase() + s.slice(1) + (/[.!?…]$/.test(s) ? '' : '.') : s; }
+  function sentence(s) { return s ? capital(s) + (/[.!?…]$/.test(s) ? '' : '.') : s; }
+  // capital is a message the server gave as the page shows one: from a
+  // capital letter; capitals, each of a request's fields'.
+  function capital(s) { return s ? String(s).charAt(0).toUpperCase() + String(s).slice(1) : s; }
+  function capitals(fields) {
+    var out = {};
+    Object.keys(fields).forEach(function (k) { out[k] = capital(fields[k]); });
+    return out;
+  }
   function fieldErrors(fields) {
     var any = false;
     [['client.name', 'client-name', 'err-name'], ['client.phone', 'client-phone', 'err-phone'], ['client.email', 'client-email', 'err-email'],
