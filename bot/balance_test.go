@@ -208,7 +208,7 @@ func TestTheChatIsToldWhatCancellingKeeps(t *testing.T) {
 	w.see(u, "Unless a package or certificate pays it, a deposit of 1,000\u00a0₽ is paid in the salon.")
 	u.Send(cert.Code)
 	paid := w.see(u, "paid with the certificate")
-	if !strings.Contains(paid.Text, "Left to pay: 4,000") {
+	if !strings.Contains(paid.Text, "To pay at the salon: 4,000") {
 		t.Fatalf("booked with the certificate: %q", paid.Text)
 	}
 	u.Send("/my")

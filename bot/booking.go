@@ -408,7 +408,8 @@ func (t *turn) book(pay *booking.PayWith) error {
 	if len(b.Segments) > 1 {
 		text = t.tr(head) + "\n" + t.visitSummary(b)
 	}
-	text += t.paidWith(s, b.PaidWith, booking.VisitPrice(b))
+	due, _ := booking.DueAtSalon(b, 0) // (just booked: no payment holds money yet)
+	text += paidLines(t.c.Lang, s, b.PaidWith, due)
 	switch {
 	case b.Status == booking.StatusPending:
 		text += "\n" + t.tr("pending_note", when(t.c.Lang, b.HoldExpiresAt, s.Location()), b.Deposit.Format(s.Currency, t.c.Lang))
@@ -439,23 +440,23 @@ func (t *turn) book(pay *booking.PayWith) error {
 	return nil
 }
 
-// paidWith is the lines saying what a package or a certificate paid of a
-// booking of price ("" for none): what is left on it and until when, and,
-// of a certificate that paid part of the price, what is left to pay.
-func (t *turn) paidWith(s *booking.Salon, p *booking.PaidWith, price booking.Money) string {
+// paidLines are the lines saying what a package or a certificate paid of
+// a booking ("" for none): what is left on it and until when, and what is
+// left to pay at the salon (due; none when nothing is).
+func paidLines(lang string, s *booking.Salon, p *booking.PaidWith, due booking.Money) string {
 	if p == nil {
 		return ""
 	}
 	until := ""
 	if !p.ValidUntil.IsZero() {
-		until = t.tr("valid_until", p.ValidUntil.In(t.c.Lang))
+		until = tr(lang, "valid_until", p.ValidUntil.In(lang))
 	}
-	if p.Kind == booking.BalancePackage {
-		return "\n" + t.tr("paid_package", p.Hint, i18n.Visits(t.c.Lang, p.Remaining)) + until
+	text := "\n" + tr(lang, "paid_package", p.Hint, i18n.Visits(lang, p.Remaining)) + until
+	if p.Kind == booking.BalanceCertificate {
+		text = "\n" + tr(lang, "paid_certificate", p.Amount.Format(s.Currency, lang), booking.Money(p.Remaining).Format(s.Currency, lang)) + until
 	}
-	text := "\n" + t.tr("paid_certificate", t.money(s, p.Amount), t.money(s, booking.Money(p.Remaining))) + until
-	if rest := price - p.Amount; rest > 0 {
-		text += "\n" + t.tr("to_pay", t.money(s, rest))
+	if due > 0 {
+		text += "\n" + tr(lang, "to_pay", due.Format(s.Currency, lang))
 	}
 	return text
 }

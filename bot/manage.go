@@ -102,23 +102,27 @@ func (t *turn) cancelKeeps(v *booking.View) string {
 // cancelled says, once a booking paid with a package or a certificate was
 // cancelled, what of it was kept and what went back ("" when it was paid
 // with neither).
-func (t *turn) cancelled(v *booking.View) string {
+func (t *turn) cancelled(v *booking.View) string { return cancelledLines(t.c.Lang, v) }
+
+// cancelledLines are cancelled's lines in lang.
+func cancelledLines(lang string, v *booking.View) string {
 	p := v.PaidWith
 	if p == nil || !p.Settled {
 		return ""
 	}
 	if p.Kind == booking.BalancePackage {
 		if p.Kept > 0 {
-			return "\n" + t.tr("kept_package", p.Hint, i18n.Visits(t.c.Lang, p.Remaining))
+			return "\n" + tr(lang, "kept_package", p.Hint, i18n.Visits(lang, p.Remaining))
 		}
-		return "\n" + t.tr("returned_package", p.Hint, i18n.Visits(t.c.Lang, p.Remaining))
+		return "\n" + tr(lang, "returned_package", p.Hint, i18n.Visits(lang, p.Remaining))
 	}
+	money := func(n int64) string { return booking.Money(n).Format(v.Salon.Currency, lang) }
 	text := ""
 	if p.Kept > 0 {
-		text += "\n" + t.tr("kept_certificate", t.money(&v.Salon, booking.Money(p.Kept)), p.Hint)
+		text += "\n" + tr(lang, "kept_certificate", money(p.Kept), p.Hint)
 	}
 	if p.Returned > 0 {
-		text += "\n" + t.tr("returned_certificate", t.money(&v.Salon, booking.Money(p.Returned)), p.Hint, t.money(&v.Salon, booking.Money(p.Remaining)))
+		text += "\n" + tr(lang, "returned_certificate", money(p.Returned), p.Hint, money(p.Remaining))
 	}
 	return text
 }

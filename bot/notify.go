@@ -161,5 +161,15 @@ func describe(lang, title string, n booking.Notice) string {
 	if n.Event == booking.EventRescheduled && !n.Change.FromStartsAt.IsZero() {
 		text += fmt.Sprintf("\n(%s: %s)", tr(lang, "n_was"), when(lang, n.Change.FromStartsAt, loc))
 	}
+	if !n.To.Master {
+		// The package or certificate it is paid with: what it paid and has
+		// left, and what is left to pay at the salon; once cancelled,
+		// what went back to it and what was kept.
+		if due, ok := v.AtSalon(); ok {
+			text += paidLines(lang, &v.Salon, v.PaidWith, due)
+		} else {
+			text += cancelledLines(lang, v)
+		}
+	}
 	return text
 }

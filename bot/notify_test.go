@@ -212,3 +212,49 @@ func (w *world) bookedInTelegram(name, phone string) (*tgtest.User, *booking.Boo
 	w.must(err)
 	return client, b
 }
+
+// TestNoticesSayWhatABalancePaid: a chat client's bookings made elsewhere
+// and paid with a certificate or a package: the notice says what it paid,
+// what is left on it and what is left to pay at the salon; the salon's
+// cancellation, what went back to it.
+func TestNoticesSayWhatABalancePaid(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := bookingtest.System()
+	client := w.tg.NewUser("Vera", "en")
+	w.toContact(client, "Boris", "10:00")
+	client.ShareContact("+7 999 900-00-07")
+	w.tap(client, "Confirm")
+	w.see(client, "You are booked")
+	cert, err := w.Svc.IssueBalance(ctx, booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalanceCertificate, Amount: 50000})
+	w.must(err)
+	pkg, err := w.Svc.IssueBalance(ctx, booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalancePackage, ServiceIDs: []int64{w.haircut.ID},
+		Visits: 3, Client: booking.ClientInput{Phone: "+79999000007"}})
+	w.must(err)
+	book := func(hhmm string, pay booking.PayWith) *booking.Booking {
+		t.Helper()
+		b, err := w.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
+			StartsAt: bookingtest.At(w.salon, testDay, hhmm), Client: booking.ClientInput{Name: "Vera", Phone: "+79999000007"}, PayWith: &pay})
+		w.must(err)
+		return b
+	}
+	b := book("15:00", booking.PayWith{Code: cert.Code})
+	m := w.see(client, "✅ You are booked\nWhen: Tue 3 Mar, 15:00")
+	price := b.Price - 50000
+	for _, want := range []string{"💳 500\u00a0₽ paid with the certificate: 0\u00a0₽ left on it", "To pay at the salon: " + price.Format("RUB", "en")} {
+		if !strings.Contains(m.Text, want) {
+			t.Fatalf("the notice of a booking paid in part with a certificate lacks %q: %q", want, m.Text)
+		}
+	}
+	b = book("17:00", booking.PayWith{Code: pkg.Code})
+	m = w.see(client, "✅ You are booked\nWhen: Tue 3 Mar, 17:00")
+	if !strings.Contains(m.Text, "💳 Paid with the package …"+pkg.Hint+": 2 visits left") || strings.Contains(m.Text, "To pay") {
+		t.Fatalf("the notice of a booking paid with a package: %q", m.Text)
+	}
+	_, err = w.Svc.Cancel(booking.As(ctx, booking.BySystem()), booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID})
+	w.must(err)
+	m = w.see(client, "❌ Your booking is cancelled")
+	if !strings.Contains(m.Text, "The visit went back to the package …"+pkg.Hint+": 3 visits left.") {
+		t.Fatalf("the notice of the salon's cancellation: %q", m.Text)
+	}
+}
