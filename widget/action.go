@@ -52,6 +52,9 @@ func (h *Handler) actionPage(c *fiber.Ctx) error {
 		p.Problem = p.T["a_expired"]
 	case booking.LinkUsed:
 		p.Problem = p.T["a_used"]
+		if done(l) {
+			p.Title = p.T["a_done_"+string(l.Action)]
+		}
 	default:
 		h.ask(p, l)
 	}
@@ -66,7 +69,7 @@ func (h *Handler) ask(p *actionPage, l *booking.Link) {
 	case l.Action == booking.LinkUnsubscribe:
 		p.Question = fmt.Sprintf(p.Question, l.Booking.Salon.Name, l.Address)
 	case l.Action == booking.LinkConfirm && l.Confirmed:
-		p.Question, p.Result = "", p.T["a_confirm_already"]
+		p.Title, p.Question, p.Result = p.T["a_done_confirm"], "", p.T["a_confirm_already"]
 	case l.Action == booking.LinkPay:
 		v := l.Booking
 		until := v.StartsAt // (a top-up's: until the visit)
@@ -89,19 +92,37 @@ func (h *Handler) ask(p *actionPage, l *booking.Link) {
 	}
 }
 
+// done reports whether what used link l did shows on its booking (a
+// cancel link's booking is cancelled; a confirm link's, confirmed): its
+// page's heading then says it is done, not asks.
+func done(l *booking.Link) bool {
+	switch l.Action {
+	case booking.LinkCancel:
+		return l.Booking.Status == booking.StatusCancelled
+	case booking.LinkConfirm:
+		return l.Confirmed
+	}
+	return false
+}
+
 // cancelled is what a cancellation did to the package or certificate
-// that paid the booking: kept of it by the salon's rules, given back.
+// that paid the booking, named (the page shows no other word of it: "the
+// package …7QK2"): kept of it by the salon's rules, given back.
 func cancelled(p *actionPage, v *booking.View) string {
 	w := v.PaidWith
 	if w == nil || !w.Settled {
 		return ""
 	}
+	hint := ""
+	if w.Hint != "" {
+		hint = "\u00a0…" + w.Hint // (the code's end kept with its word)
+	}
 	var out string
 	if w.Kept > 0 {
-		out += " " + fmt.Sprintf(p.T["pw_kept"], w.UnitsIn(w.Kept, v.Salon.Currency, p.Lang)) + "."
+		out += " " + fmt.Sprintf(p.T["pw_kept"], fmt.Sprintf(p.T["pw_name_"+string(w.Kind)+"_of"], hint), w.UnitsIn(w.Kept, v.Salon.Currency, p.Lang)) + "."
 	}
 	if w.Returned > 0 {
-		out += " " + fmt.Sprintf(p.T["pw_returned"], w.UnitsIn(w.Returned, v.Salon.Currency, p.Lang)) + "."
+		out += " " + fmt.Sprintf(p.T["pw_returned"], fmt.Sprintf(p.T["pw_name_"+string(w.Kind)], hint), w.UnitsIn(w.Returned, v.Salon.Currency, p.Lang)) + "."
 	}
 	return out
 }
@@ -148,7 +169,10 @@ func (h *Handler) actionPost(c *fiber.Ctx) error {
 		return h.renderAction(c, fiber.StatusConflict, p)
 	}
 	p := h.actionData(c, &r.Link)
-	p.Title = p.T["a_"+string(r.Action)+"_title"]
+	// Done: the heading says so ("Запись отменена"), no longer asks.
+	if p.Title = p.T["a_done_"+string(r.Action)]; p.Title == "" {
+		p.Title = p.T["a_"+string(r.Action)+"_title"]
+	}
 	switch r.Action {
 	case booking.LinkConfirm:
 		p.Result = p.T["a_confirm_done"]

@@ -297,7 +297,48 @@ func TestTheCancelLinkSaysWhatItKeepsOfAPackage(t *testing.T) {
 		t.Errorf("the cancel link's page does not say what cancelling keeps: %s", body)
 	}
 	if code, body, _ := s.page("POST", "/a/"+links[2]+"?lang=en"); code != 200 ||
-		!strings.Contains(body, "The booking is cancelled. Kept by the salon&#39;s cancellation rules: 1 visit.") {
+		!strings.Contains(body, "The booking is cancelled. Kept by the salon&#39;s cancellation rules from the package\u00a0…"+pkg.Hint+": 1 visit.") ||
+		!strings.Contains(body, `<h2 id="h-action">Booking cancelled</h2>`) {
 		t.Errorf("the cancel's page: %d %s", code, body)
+	}
+}
+
+// TestBrowserCancelLinkNamesThePackage: the cancel link of a booking paid
+// with a package, cancelled: the page's heading says it is done ("Запись
+// отменена", not "Отменить запись?") and its result names the package the
+// visit went back on ("Вернулось на абонемент …7QK2: 1 визит"; it said
+// "на него", and the page names no package), in Russian and English, at
+// 390 px; opened again, the used link's heading still says it is done.
+func TestBrowserCancelLinkNamesThePackage(t *testing.T) {
+	s := linkSite(t)
+	phone := bookingtest.Phone()
+	pkg, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{s.svc.ID}, Visits: 3, Client: booking.ClientInput{Name: "Maria", Phone: phone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct{ lang, title, result, used string }{
+		{"ru", "Запись отменена", "Запись отменена. Вернулось на абонемент\u00a0…" + pkg.Hint + ": 1 визит.", "Эта ссылка уже использована."},
+		{"en", "Booking cancelled", "The booking is cancelled. Back on the package\u00a0…" + pkg.Hint + ": 1 visit.", "This link was used already."},
+	} {
+		s.Clock.Set(bookingtest.DefaultNow)
+		_, links := remindedLinksOf(t, s, booking.BookRequest{SalonID: s.salon.ID, ServiceID: s.svc.ID, MasterID: s.masters[i].ID,
+			StartsAt: bookingtest.At(s.salon, testDay, "16:00"), PayWith: &booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code},
+			Client: booking.ClientInput{Name: "Maria", Phone: phone, Email: "maria@example.com", Lang: c.lang}})
+		ctx := browsertest.Tab(t, 390, 844)
+		run(t, ctx, chromedp.Navigate(s.base+"/a/"+links[2]), chromedp.WaitVisible(css("#action-do")), chromedp.Click(css("#action-do")),
+			chromedp.WaitVisible(css("#action-result")))
+		if got := text(t, ctx, "#h-action"); got != c.title {
+			t.Errorf("%s: the heading once cancelled: %q, want %q", c.lang, got, c.title)
+		}
+		if got := text(t, ctx, "#action-result"); got != c.result {
+			t.Errorf("%s: the result: %q, want %q", c.lang, got, c.result)
+		}
+		browsertest.Axe(t, ctx, "the cancel link's page, cancelled, "+c.lang)
+		saveShot(t, ctx, "a-cancelled-package-"+c.lang+"-390")
+		run(t, ctx, chromedp.Navigate(s.base+"/a/"+links[2]), chromedp.WaitVisible(css("#action-problem")))
+		if got, problem := text(t, ctx, "#h-action"), text(t, ctx, "#action-problem"); got != c.title || !strings.Contains(problem, c.used) {
+			t.Errorf("%s: the used link's page: %q, %q", c.lang, got, problem)
+		}
 	}
 }

@@ -287,9 +287,9 @@ func TestACancellationThatKeepsPartOfACertificateSaysSo(t *testing.T) {
 	saveShot(t, ctx, "cancel-keeps-390")
 	run(t, ctx, chromedp.Click(css("#cancel")), chromedp.Click(css("#cancel-yes")), chromedp.WaitVisible(css("#book-again")))
 	bookingtest.WaitFor(t, 10*time.Second, "the cancelled booking's words", func() bool {
-		return strings.Contains(text(t, ctx, "#manage-details"), "Удержано по правилам отмены: 1\u00a0000")
+		return strings.Contains(text(t, ctx, "#manage-details"), "Удержано с сертификата по правилам отмены: 1\u00a0000")
 	})
-	if got := text(t, ctx, "#manage-details"); !strings.Contains(got, "Вернулось на него: 4\u00a0000") {
+	if got := text(t, ctx, "#manage-details"); !strings.Contains(got, "Вернулось на сертификат: 4\u00a0000") {
 		t.Fatalf("the manage page after the cancel: %q", got)
 	}
 	saveShot(t, ctx, "cancel-kept-390")

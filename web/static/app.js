@@ -335,7 +335,8 @@
   function paidWith(b) {
     var until = b.expires_at ? ' ' + fmt('pw_until', lastDay(b.expires_at)) : '';
     // A cancelled booking's: what its cancellation kept, and gave back.
-    var settled = (b.kept ? '. ' + fmt('pw_kept', units(b, b.kept)) : '') + (b.returned ? '. ' + fmt('pw_returned', units(b, b.returned)) : '');
+    var settled = (b.kept ? '. ' + fmt('pw_kept', fmt('pw_name_' + b.kind + '_of', ''), units(b, b.kept)) : '') +
+      (b.returned ? '. ' + fmt('pw_returned', fmt('pw_name_' + b.kind, ''), units(b, b.returned)) : '');
     if (b.kind === 'package') {
       return (b.visits ? fmt('pw_package_paid', units(b, b.visits), units(b, Number(b.remaining))) : fmt('pw_package', units(b, Number(b.remaining)))) + until + settled;
     }
