@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"salon/booking"
 	"salon/booking/bookingtest"
@@ -47,7 +48,11 @@ func TestBookWithAPackageOrACertificateInTheChat(t *testing.T) {
 	}
 	again("14:00")
 	w.screenKnown(u) // (the sender recorded it: a code typed on it then strips its buttons)
-	u.Send("nope-nope-nope")
+	// Text that is no code is not looked up: the chat says what to do.
+	u.Send("thanks")
+	w.see(u, "To book, tap Confirm. To pay with a gift certificate or a package, send its code")
+	w.screenKnown(u)
+	u.Send("ABCD-EFGH-JK23")
 	w.see(u, "No certificate or package with this code")
 	// Said with the confirmation again, the chat's last message, whose
 	// buttons are the live ones: the screen above the code loses its own.
@@ -390,4 +395,36 @@ func TestAPackageSpentMeanwhile(t *testing.T) {
 		return w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id WHERE c.phone = '+79997100005'`) == 3
 	})
 	w.allAnswered()
+}
+
+// TestCodesAreNotGuessedInTheChat: a chat may send ten codes that find
+// nothing in an hour; past them a code is not looked up (not even a right
+// one) until the hour is over, and then it books.
+func TestCodesAreNotGuessedInTheChat(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	cert, err := w.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalanceCertificate, Amount: w.haircut.Price})
+	w.must(err)
+	u := w.tg.NewUser("Guess", "en")
+	w.toContact(u, "Anna", "12:00")
+	u.ShareContact("+7 999 710-00-09")
+	w.must(u.WaitButton("Confirm", wait))
+	for i := range 10 {
+		w.screenKnown(u)
+		u.Send(fmt.Sprintf("ABCD-EFGH-JK%c2", "ABCDEFGHJK"[i]))
+		w.until(fmt.Sprintf("code %d refused", i+1), func() bool { return countText(u, "No certificate or package with this code") == i+1 })
+	}
+	w.screenKnown(u)
+	u.Send(cert.Code)
+	w.see(u, "Too many codes that found nothing: try a code again in 60 min")
+	if n := w.count(t, `SELECT count(*) FROM bookings WHERE status = 'confirmed'`); n != 0 {
+		t.Fatalf("%d bookings past the tries", n)
+	}
+	w.Clock.Advance(61 * time.Minute)
+	w.screenKnown(u)
+	u.Send(cert.Code)
+	done := w.see(u, "paid with the certificate")
+	if !strings.Contains(done.Text, "✅ You are booked!") {
+		t.Fatalf("the right code an hour later: %q", done.Text)
+	}
 }

@@ -341,21 +341,43 @@ func (t *turn) onCode(raw string) error {
 	if err != nil {
 		return t.explain(err)
 	}
-	if code, ok := booking.FindCode(raw); ok {
-		raw = code // (inside a sentence: "my code is …")
+	// Each answer is said with the confirmation again, below the text:
+	// the screen above it loses its buttons, so what is live is the last
+	// message.
+	code, ok := booking.FindCode(raw)
+	if !ok {
+		// Not a code (a word, a question, a code too short): said so,
+		// not looked up.
+		t.lead = t.tr("not_a_code")
+		return t.confirm()
 	}
-	b, err := t.b.svc.BalanceByCode(t.ctx, s.ID, raw)
+	d := &t.c.D
+	if now := t.b.svc.Now(); d.CodeMissesSince.IsZero() || now.Sub(d.CodeMissesSince) >= codeMissesWindow {
+		d.CodeMisses, d.CodeMissesSince = 0, now
+	}
+	if d.CodeMisses >= codeMissesAnHour {
+		// Codes are not to be guessed in a chat either.
+		t.lead = t.tr("code_tries_spent", max(int(d.CodeMissesSince.Add(codeMissesWindow).Sub(t.b.svc.Now()).Minutes()), 1))
+		return t.confirm()
+	}
+	b, err := t.b.svc.BalanceByCode(t.ctx, s.ID, code)
 	if errors.Is(err, booking.ErrNotFound) {
-		// Said with the confirmation again, below the code: the screen
-		// above it loses its buttons, so what is live is the last message.
+		d.CodeMisses++
 		t.lead = t.tr("no_such_code")
 		return t.confirm()
 	}
 	if err != nil {
 		return t.explain(err)
 	}
-	return t.book(&booking.PayWith{Kind: b.Kind, Code: raw})
+	return t.book(&booking.PayWith{Kind: b.Kind, Code: code})
 }
+
+// codeMissesAnHour is how many codes that find nothing a chat may send in
+// codeMissesWindow; past them, codes are not looked up until it ends.
+const (
+	codeMissesAnHour = 10
+	codeMissesWindow = time.Hour
+)
 
 // book books the confirmed time (paid with pay, when not nil). The
 // attempt's idempotency key makes a redelivered or repeated confirm

@@ -74,6 +74,10 @@ type dialog struct {
 	SlotMasters []int64     `json:"slot_masters,omitempty"`
 	// Waiting: the phone asked for is to join the waitlist, not to book.
 	Waiting bool `json:"waiting,omitempty"`
+	// CodeMisses are the codes sent that found no balance since
+	// CodeMissesSince (an hour at most: then the count starts again).
+	CodeMisses      int       `json:"code_misses,omitempty"`
+	CodeMissesSince time.Time `json:"code_misses_since,omitzero"`
 }
 
 // visitPick is one service of a visit as the user chose it.
@@ -82,8 +86,11 @@ type visitPick struct {
 	Master  int64 `json:"m,omitempty"`
 }
 
-// keep is a fresh dialog that remembers the user's phone.
-func (d dialog) keep() dialog { return dialog{Phone: d.Phone, PhoneProven: d.PhoneProven} }
+// keep is a fresh dialog that remembers the user's phone, and the codes
+// that found nothing.
+func (d dialog) keep() dialog {
+	return dialog{Phone: d.Phone, PhoneProven: d.PhoneProven, CodeMisses: d.CodeMisses, CodeMissesSince: d.CodeMissesSince}
+}
 
 // turn is the handling of one update: the chat as loaded, and what the
 // answer will be (new state, queued messages), saved in the same transaction.
