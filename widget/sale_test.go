@@ -434,3 +434,54 @@ func TestBrowserGiftPageWritesKopecks(t *testing.T) {
 	}
 	saveShot(t, ctx, "gift-kopecks-ru-390")
 }
+
+// TestBrowserAbandonedPurchaseOffersThePaymentAgain: the buyer leaves the
+// provider's page without paying and opens the return page: the purchase
+// (pending, its payment's page still open) says it is not paid yet and
+// offers "Pay" again, with no word of waiting for a confirmation or of an
+// e-mail (it said "Ждём подтверждения оплаты…", then that the code would
+// come by e-mail, which it never does); in English too. Paying from it
+// shows the code.
+func TestBrowserAbandonedPurchaseOffersThePaymentAgain(t *testing.T) {
+	s, cert, _ := saleSite(t)
+	ctx := browser(t)
+	run(t, ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(s.base+"/w/studio/gift?lang=ru"), chromedp.WaitVisible(css("#gift-form")),
+		chromedp.Click(css(`input[name=offer][value="`+itoa(cert.ID)+`"]`)),
+		chromedp.SendKeys(css("#buyer-name"), "Вера"), chromedp.SendKeys(css("#buyer-phone"), "89991002042"),
+		chromedp.SendKeys(css("#buyer-email"), "vera42@example.com"), chromedp.Click(css("#gift-pay")), chromedp.WaitVisible(css("#pay")))
+	payURL, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref string
+	if err := s.Pool.QueryRow(context.Background(), `SELECT return_ref FROM balance_sales WHERE email = 'vera42@example.com'`).Scan(&ref); err != nil {
+		t.Fatal(err)
+	}
+	// What the page reads: pending, its payment registered with its page.
+	r := s.do("POST", "/api/v1/purchases/"+ref, nil)
+	if pay, _ := r.body["payment"].(map[string]any); r.status != 200 || r.str("status") != "pending" || pay["url"] != payURL || pay["status"] != "registered" {
+		t.Fatalf("the abandoned purchase: %d %s", r.status, r.raw)
+	}
+	for _, c := range []struct{ lang, want, button string }{
+		{"ru", "Покупка ещё не оплачена", "Оплатить"},
+		{"en", "This purchase is not paid yet", "Pay"},
+	} {
+		run(t, ctx, chromedp.Navigate(s.base+"/w/studio/bought/"+ref+"?lang="+c.lang))
+		bookingtest.WaitFor(t, 10*time.Second, "the page's word", func() bool { return strings.Contains(text(t, ctx, "#bought-status"), c.want) })
+		got := text(t, ctx, "#bought-status")
+		for _, not := range []string{"подтвержд", "почт", "confirm", "e-mail"} {
+			if strings.Contains(got, not) {
+				t.Errorf("%s: the abandoned purchase's page says %q", c.lang, got)
+			}
+		}
+		run(t, ctx, chromedp.WaitVisible(css("#bought-pay")))
+		href, err := chromedp.Run(ctx, chromedp.AttributeValue(css("#bought-pay"), "href"))
+		if err != nil || href.Value != payURL || text(t, ctx, "#bought-pay") != c.button {
+			t.Errorf("%s: the pay link: %q to %v (%v)", c.lang, text(t, ctx, "#bought-pay"), href, err)
+		}
+		browsertest.Axe(t, ctx, "an abandoned purchase's page "+c.lang)
+		saveShot(t, ctx, "gift-unpaid-"+c.lang+"-390")
+	}
+	run(t, ctx, chromedp.Click(css("#bought-pay")), chromedp.WaitVisible(css("#pay")), chromedp.Click(css("#pay")), chromedp.WaitVisible(css("#code-value")))
+	bookingtest.WaitFor(t, 10*time.Second, "the code", func() bool { return text(t, ctx, "#code-value") != "" })
+}
