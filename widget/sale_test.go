@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/chromedp/chromedp"
 
@@ -149,6 +150,10 @@ func TestBrowserBuysAGiftCertificate(t *testing.T) {
 			chromedp.SendKeys(css("#buyer-name"), "Вера"), chromedp.SendKeys(css("#buyer-phone"), c.phone),
 			chromedp.SendKeys(css("#buyer-email"), "not-an-email"), chromedp.Click(css("#gift-pay")))
 		bookingtest.WaitFor(t, 10*time.Second, "the e-mail's error", func() bool { return text(t, ctx, "#err-email") != "" })
+		// (The server's words, from a capital letter, as the page's own.)
+		if got := []rune(text(t, ctx, "#err-email")); !unicode.IsUpper(got[0]) {
+			t.Errorf("%s: the e-mail's error %q", c.lang, string(got))
+		}
 		saveShot(t, ctx, "gift-bad-email-"+c.lang)
 		run(t, ctx, chromedp.SetValue(css("#buyer-email"), "vera-"+c.lang+"@example.com"), chromedp.Click(css("#gift-pay")),
 			chromedp.WaitVisible(css("#pay")), chromedp.Click(css("#pay")), chromedp.WaitVisible(css("#code-value")))

@@ -33,6 +33,7 @@
       if (k && k.indexOf('salon-claim-') === 0) { if (k === 'salon-claim-' + cfg.ref && !stored(k)) store(k, localStorage.getItem(k)); localStorage.removeItem(k); }
     }
   } catch (e) { /* storage blocked */ }
+  function capital(s) { return s ? String(s).charAt(0).toUpperCase() + String(s).slice(1) : s; }
   function showError(text) { var e = $('error'); e.textContent = text; e.hidden = !text; }
   // (As the booking widget and the e-mails write money: "3,000 ₽",
   // "1 000,50 ₽": two decimals when it has any, none when whole; the
@@ -81,14 +82,14 @@
       var f = r.body.fields || {};
       var first = null;
       Object.keys(f).forEach(function (k) {
-        var id = fields[k];
-        if (id && $('err-' + id)) { $('err-' + id).textContent = f[k]; first = first || id; } else showError(f[k]);
+        var id = fields[k], msg = capital(f[k]); // (the server's words, as the page's read: from a capital letter)
+        if (id && $('err-' + id)) { $('err-' + id).textContent = msg; first = first || id; } else showError(msg);
       });
       if (first) {
         var input = first === 'offer' ? form.querySelector('input[name=offer]') : $('buyer-' + first);
         if (input) { input.setAttribute('aria-invalid', 'true'); input.focus(); }
       } else if (!Object.keys(f).length) {
-        showError(r.body.message || r.body.error || String(r.status));
+        showError(capital(r.body.message) || r.body.error || String(r.status));
       }
     }, function () { btn.disabled = false; showError(T.error_page); });
   }
