@@ -67,8 +67,9 @@ type PaidWith struct {
 	// what it reserved was spent or given back.
 	Settled bool
 	// Covers is what of the visit's price it pays: a certificate's
-	// amount; a package's visit, the price of the visit's first service
-	// it is for (the one its reservation chose).
+	// amount (at most the price: a booking moved to a cheaper master
+	// spends no more); a package's visit, the price of the visit's first
+	// service it is for (the one its reservation chose).
 	Covers Money
 }
 
@@ -355,7 +356,8 @@ func paidWith(ctx context.Context, q querier, id int64) (*PaidWith, error) {
 		    COALESCE(x.returned, 0), x.settled,
 		    CASE WHEN b.kind = 'package' THEN COALESCE((SELECT v.price FROM bookings v WHERE v.visit_id = e.booking_id
 		                                                 AND v.service_id = ANY(b.service_ids) ORDER BY v.starts_at, v.id LIMIT 1), 0)
-		         ELSE -e.delta / 100.0 END -- (numeric, as prices are: in major units)
+		         ELSE LEAST(-e.delta / 100.0, (SELECT sum(v.price) FROM bookings v WHERE v.visit_id = e.booking_id))
+		    END -- (numeric, as prices are: in major units; a certificate pays at most the price)
 		FROM balance_entries e JOIN balances b ON b.id = e.balance_id
 		LEFT JOIN LATERAL (SELECT sum(y.delta) FILTER (WHERE y.type = 'release') AS returned, count(*) > 0 AS settled FROM balance_entries y
 		                   WHERE y.balance_id = e.balance_id AND y.booking_id = e.booking_id AND y.type IN ('spend', 'release')) x ON true

@@ -725,7 +725,8 @@ func TestAVisitPaysWithABalance(t *testing.T) {
 		t.Fatalf("the visit's certificate covers %+v (%v), want its 4500.00", view.PaidWith, err)
 	}
 	// Moved whole to the other master, dearer for the colour: the visit
-	// keeps the prices the certificate paid.
+	// takes that master's prices, the certificate still pays what it
+	// reserved, and the rest is to pay at the salon.
 	if _, err := f.Pool.Exec(context.Background(), `UPDATE master_services SET price = 4000 WHERE master_id = $1 AND service_id = $2`,
 		ms[1].ID, colour.ID); err != nil {
 		t.Fatal(err)
@@ -734,8 +735,11 @@ func TestAVisitPaysWithABalance(t *testing.T) {
 		StartsAt: f.at("16:30"), Items: []booking.VisitItem{{ServiceID: colour.ID, MasterID: ms[1].ID}, {ServiceID: cut.ID, MasterID: ms[1].ID}}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := booking.VisitPrice(&f.get(t, v.ID).Booking); got != 450000 {
-		t.Fatalf("the certificate's visit moved: price %v, want 4500.00 as paid", got)
+	wentOver := f.get(t, v.ID)
+	if got, due := booking.VisitPrice(&wentOver.Booking), booking.Money(-1); got != 550000 {
+		t.Fatalf("the certificate's visit moved: price %v, want 5500.00, the new master's", got)
+	} else if due, _ = wentOver.AtSalon(); due != 100000 || wentOver.PaidWith.Covers != 450000 {
+		t.Fatalf("the certificate's visit moved: %v to pay at the salon, the certificate covering %v; want 1000.00 and 4500.00", due, wentOver.PaidWith.Covers)
 	}
 	// A cut paid with the package, moved to the other master: no deposit asked.
 	r := booking.BookRequest{SalonID: f.salon.ID, ServiceID: cut.ID, MasterID: ms[1].ID, StartsAt: f.at("12:00"),
@@ -752,6 +756,56 @@ func TestAVisitPaysWithABalance(t *testing.T) {
 	view := f.get(t, moved.ID)
 	if view.Deposit != 0 || view.DepositDue != 0 || view.Status != booking.StatusConfirmed || view.PaidWith == nil || view.PaidWith.Visits != 1 {
 		t.Fatalf("moved: deposit %v, due %v, %s, paid with %+v", view.Deposit, view.DepositDue, view.Status, view.PaidWith)
+	}
+}
+
+// TestACertificateBookingMovedToACheaperMasterSpendsItsPrice: a booking
+// paid with a certificate and moved to a master whose price is lower takes
+// that price; what is left to pay is nothing, and the visit, once made,
+// spends the new price of the certificate and gives the rest back to it,
+// in the same settlement.
+func TestACertificateBookingMovedToACheaperMasterSpendsItsPrice(t *testing.T) {
+	f := setup(t)
+	sys := bookingtest.System()
+	cut := f.Service(t, f.salon, booking.SalonService{Name: "Cut", DurationMin: 60, Price: 250000})
+	anna, galina := f.Master(t, f.salon, cut), f.Master(t, f.salon, cut)
+	for _, m := range []*booking.Master{anna, galina} {
+		f.Shift(t, f.salon, m, f.day, 1, "10:00", "20:00")
+	}
+	if _, err := f.Pool.Exec(context.Background(), `UPDATE master_services SET price = 1500 WHERE master_id = $1 AND service_id = $2`,
+		galina.ID, cut.ID); err != nil {
+		t.Fatal(err)
+	}
+	cert, err := f.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalanceCertificate, Amount: 300000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := f.mustBook(t, booking.BookRequest{SalonID: f.salon.ID, ServiceID: cut.ID, MasterID: anna.ID, StartsAt: f.at("12:00"),
+		Client: booking.ClientInput{Name: "Vera", Phone: bookingtest.Phone()}, PayWith: &booking.PayWith{Code: cert.Code}})
+	if b.Price != 250000 || b.PaidWith == nil || b.PaidWith.Amount != 250000 || b.PaidWith.Remaining != 50000 {
+		t.Fatalf("booked: price %v, paid with %+v", b.Price, b.PaidWith)
+	}
+	staff := booking.As(context.Background(), f.admin(1))
+	if _, err := f.Svc.Reschedule(staff, booking.RescheduleRequest{SalonID: f.salon.ID, BookingID: b.ID, StartsAt: f.at("14:00"),
+		MasterID: galina.ID}); err != nil {
+		t.Fatal(err)
+	}
+	moved := f.get(t, b.ID)
+	if due, ok := moved.AtSalon(); moved.Price != 150000 || !ok || due != 0 || moved.PaidWith.Covers != 150000 {
+		t.Fatalf("moved: price %v, %v to pay (%v), covering %v; want 1500.00, nothing, 1500.00", moved.Price, due, ok, moved.PaidWith.Covers)
+	}
+	f.Clock.Set(f.at("15:30"))
+	if _, err := f.Svc.MarkCompleted(staff, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	l := readLedger(t, f, cert.ID)
+	if l.remaining != 150000 || l.types["spend"] != 1 || l.types["release"] != 1 {
+		t.Fatalf("the certificate after the visit: %+v, want 1500.00 left, a spend and a release", l)
+	}
+	var back int64
+	if err := f.Pool.QueryRow(context.Background(), `SELECT delta FROM balance_entries WHERE balance_id = $1 AND booking_id = $2 AND type = 'release'`,
+		cert.ID, b.ID).Scan(&back); err != nil || back != 100000 {
+		t.Fatalf("given back %d (%v), want 1000.00", back, err)
 	}
 }
 

@@ -175,9 +175,11 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 			price, deposit, buffer = bc.price, bc.svc.Deposit, bc.svc.BufferMin
 			switch {
 			case paid != nil:
-				// Paid (in part) with a balance: the price it was paid at
-				// and the deposit left to pay online stay.
-				price, deposit = b.Price, b.Deposit
+				// Paid (in part) with a balance: the new master's price
+				// (a certificate's visit spends no more of it than that:
+				// the rest goes back when it is settled), and the deposit
+				// left to pay online stays.
+				deposit = b.Deposit
 			case deposit != b.Deposit && b.Deposit > 0:
 				if deposit, due, refunds, err = reprice(ctx, tx, b, salon, deposit, now); err != nil {
 					return err

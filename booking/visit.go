@@ -921,8 +921,11 @@ func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan 
 		ids[i], starts[i], ms[i], durs[i], prices[i] = sg.ID, pl.start, pl.master, int32(pl.durationMin), sg.Price
 		// The terms the plan placed it with (the service's current ones).
 		bufs[i], procs[i], fins[i] = int32(pl.t.buffer/time.Minute), int32(pl.t.processing/time.Minute), int32(pl.t.finish/time.Minute)
-		if pl.master != sg.MasterID && paid == nil {
-			prices[i] = pl.price // the new master's price (a visit paid with a balance keeps what it was paid at)
+		if pl.master != sg.MasterID {
+			// The new master's price (a certificate's visit spends no
+			// more of it than that: the rest goes back when it is
+			// settled; what it does not cover is paid at the salon).
+			prices[i] = pl.price
 		}
 	}
 	details, _ := json.Marshal(actor.details(map[string]any{
