@@ -52,8 +52,9 @@ func TestBalanceByItsCode(t *testing.T) {
 	if r.status != 200 || r.str("kind") != "certificate" || r.num("remaining") != 3000 {
 		t.Fatalf("the certificate by its code in the body: %d %s", r.status, r.raw)
 	}
-	if r := s.do("POST", "/api/v1/salons/studio/balances/lookup", map[string]any{"code": "ABCD-EFGH-JKMN"}); r.status != 404 {
-		t.Fatalf("an unknown code in the body: %d", r.status)
+	if r := s.do("POST", "/api/v1/salons/studio/balances/lookup", map[string]any{"code": "ABCD-EFGH-JKMN"}, "Accept-Language", "ru"); r.status != 404 ||
+		r.str("message") != "не найдено" {
+		t.Fatalf("an unknown code in the body: %d %s", r.status, r.raw)
 	}
 	if r := s.do("POST", "/api/v1/salons/studio/balances/lookup", map[string]any{}); r.status != 422 {
 		t.Fatalf("no code in the body: %d", r.status)

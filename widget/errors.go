@@ -80,7 +80,7 @@ func fail(c *fiber.Ctx, log *slog.Logger, err error) error {
 			Message: "send the body as JSON, with Content-Type: application/json"})
 	case errors.Is(err, booking.ErrNotFound), errors.Is(err, booking.ErrForbidden):
 		// A wrong manage token and a missing booking look the same.
-		return reply(c, fiber.StatusNotFound, errorBody{Error: "not_found", Message: notFoundMessage(err)})
+		return reply(c, fiber.StatusNotFound, errorBody{Error: "not_found", Message: notFoundMessage(err).In(requestLang(c))})
 	case errors.Is(err, booking.ErrExhausted):
 		// (Why, on the field that named it, too: the widget shows it there.)
 		why, lang := reasonIn(err, c), requestLang(c)
@@ -106,11 +106,11 @@ func reply(c *fiber.Ctx, status int, body errorBody) error {
 	return c.Status(status).JSON(body)
 }
 
-func notFoundMessage(err error) string {
+func notFoundMessage(err error) i18n.Text {
 	if errors.Is(err, errNoRoute) {
-		return "no such endpoint"
+		return i18n.New("no such endpoint")
 	}
-	return "not found"
+	return i18n.New("not found")
 }
 
 // reasonIn is why err was refused, in the request's language: the reason
