@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -162,32 +161,32 @@ func foldCode(r rune) rune {
 	return r
 }
 
-// foldWords is text with each of its words that is all of the code's
-// characters (foldCode: Latin, digits, Cyrillic look-alikes) folded, and
-// the others as they are: a code typed in part on a Russian keyboard
-// reads as one, a Russian word ("Запишите") does not.
-func foldWords(text string) string {
-	var b strings.Builder
-	word := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
-	for len(text) > 0 {
-		end := strings.IndexFunc(text, func(r rune) bool { return !word(r) })
-		if end == 0 {
-			_, n := utf8.DecodeRuneInString(text)
-			b.WriteString(text[:n])
-			text = text[n:]
+// codeWord is a word of a text read for a code: its characters in the
+// code's alphabet's case, and whether Cyrillic look-alikes were read as
+// Latin in it.
+type codeWord struct {
+	s      string
+	folded bool
+}
+
+// codeWords are text's words as a code's would be: a word all of the
+// code's characters (foldCode: Latin, digits, Cyrillic look-alikes)
+// folded; of any other word, its runs of Latin letters and digits (a
+// Russian word, "Запишите", reads as nothing).
+func codeWords(text string) []codeWord {
+	var out []codeWord
+	notCode := func(r rune) bool { return !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') }
+	for _, tok := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		upper, folded := strings.ToUpper(tok), strings.Map(foldCode, tok)
+		if strings.IndexFunc(folded, notCode) < 0 {
+			out = append(out, codeWord{s: folded, folded: folded != upper})
 			continue
 		}
-		if end < 0 {
-			end = len(text)
+		for _, piece := range strings.FieldsFunc(upper, notCode) {
+			out = append(out, codeWord{s: piece})
 		}
-		w := strings.Map(foldCode, text[:end])
-		if strings.IndexFunc(w, func(r rune) bool { return r > unicode.MaxASCII }) >= 0 {
-			w = strings.ToUpper(text[:end]) // (a word of other letters too: its Cyrillic not a code's)
-		}
-		b.WriteString(w)
-		text = text[end:]
 	}
-	return b.String()
+	return out
 }
 
 // cyrillicLookalikes are the Cyrillic capitals that look like a Latin
@@ -198,27 +197,45 @@ var cyrillicLookalikes = map[rune]rune{'А': 'A', 'В': 'B', 'Е': 'E', 'З': '3
 // FindCode returns the balance code text holds, as stored (upper case,
 // without dashes), and whether it holds one: its twelve characters in any
 // case, whole or in groups split by spaces, dashes or other signs, alone
-// or inside a sentence. It asks for a letter, so a phone never reads as
-// one (a code of digits alone, fewer than one in ten million, is missed),
-// and, of twelve characters spread over words, for a digit or the code's
-// own grouping (one word, or three of four), so plain words rarely do.
+// or inside a sentence, typed with Cyrillic look-alikes or not. It asks
+// for a letter, so a phone never reads as one (a code of digits alone,
+// fewer than one in ten million, is missed), and, of twelve characters
+// spread over words, for the code's own grouping (one word, or three of
+// four) or, of words all Latin, for a digit; so plain words, and Russian
+// ones whose letters look Latin ("на 28 марта"), rarely do. A text that
+// is nothing but twelve of the code's characters, however split, is one.
 func FindCode(text string) (string, bool) {
-	words := strings.FieldsFunc(foldWords(text), func(r rune) bool {
-		return !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-	})
+	words := codeWords(text)
 	for i := range words {
-		joined, lens := "", []int{}
+		joined, lens, folded := "", []int{}, false
 		for j := i; j < len(words) && len(joined) < 12; j++ {
-			joined, lens = joined+words[j], append(lens, len(words[j]))
+			joined, lens, folded = joined+words[j].s, append(lens, len(words[j].s)), folded || words[j].folded
 		}
-		if len(joined) != 12 || strings.Trim(joined, codeAlphabet) != "" || !strings.ContainsAny(joined, codeAlphabet[:23]) {
+		if !isCode(joined) {
 			continue
 		}
-		if grouped := len(lens) == 1 || (len(lens) == 3 && lens[0] == 4 && lens[1] == 4); grouped || strings.ContainsAny(joined, "23456789") {
+		if grouped := len(lens) == 1 || (len(lens) == 3 && lens[0] == 4 && lens[1] == 4); grouped || (!folded && strings.ContainsAny(joined, "23456789")) {
 			return joined, true
 		}
 	}
+	// The whole text a code, split otherwise ("ABCDEF GHJKMN"): Latin
+	// only (Cyrillic words are read above, by their grouping).
+	whole := strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || unicode.Is(unicode.Pd, r) {
+			return -1
+		}
+		return unicode.ToUpper(r)
+	}, text)
+	if isCode(whole) {
+		return whole, true
+	}
 	return "", false
+}
+
+// isCode reports whether s is twelve of the code's characters, a letter
+// among them.
+func isCode(s string) bool {
+	return len(s) == 12 && strings.Trim(s, codeAlphabet) == "" && strings.ContainsAny(s, codeAlphabet[:23])
 }
 
 // LooksLikeCode reports whether text holds a balance's code (FindCode): a

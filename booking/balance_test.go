@@ -222,6 +222,13 @@ func TestLooksLikeCode(t *testing.T) {
 		{"мой код авсd-еfgн-jк23", true}, // (the same, in lower case)
 		{"спасибо большое", false},
 		{"Запишите меня на маникюр", false},
+		{"ABCDEFGH JKMN", true}, // (the whole message a code, split otherwise)
+		{"abcdef-ghjkmn", true},
+		{"Нет, на 28 марта", false}, // (Russian words whose letters look Latin, and a date)
+		{"Как на 29 марта", false},
+		{"Мне на 28 марта", false},
+		{"На 23 марта к Вере", false},
+		{"Мне к Вере на 25", false},
 		{"abcd efgh jkmn", true},
 		{"we are seven twenty", false}, // (twelve letters of words, no digit, not grouped as a code)
 		{"+7 999 234-56-78", false},
