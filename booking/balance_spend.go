@@ -67,9 +67,10 @@ type PaidWith struct {
 	// what it reserved was spent or given back.
 	Settled bool
 	// Covers is what of the visit's price it pays: a certificate's
-	// amount (at most the price: a booking moved to a cheaper master
-	// spends no more); a package's visit, the price of the visit's first
-	// service it is for (the one its reservation chose).
+	// amount, read with a booking at most what its deposit online leaves
+	// of its price (capCovers: moved to a cheaper master, it spends no
+	// more); a package's visit, the price of the visit's first service it
+	// is for (the one its reservation chose).
 	Covers Money
 }
 
@@ -82,11 +83,40 @@ func DueAtSalon(b *Booking, held Money) (due Money, ok bool) {
 	if b.PaidWith == nil || !(b.Status.Active() || b.Status == StatusCompleted) {
 		return 0, false
 	}
-	online := held
+	return max(VisitPrice(b)-b.PaidWith.Covers-online(b, held), 0), true
+}
+
+// online is what the deposit of b pays online: owed, while b is pending;
+// else held, what its payments hold.
+func online(b *Booking, held Money) Money {
 	if b.Status == StatusPending {
-		online = max(held, b.Deposit)
+		return max(held, b.Deposit)
 	}
-	return max(VisitPrice(b)-b.PaidWith.Covers-online, 0), true
+	return held
+}
+
+// capCovers caps what the certificate paying b covers at what the
+// deposit online (held, owed) leaves of b's price: a booking moved to a
+// cheaper master spends no more (the trigger that settles it releases
+// the rest).
+func capCovers(b *Booking, held Money) {
+	if p := b.PaidWith; p != nil && p.Kind == BalanceCertificate {
+		p.Covers = min(p.Covers, max(VisitPrice(b)-online(b, held), 0))
+	}
+}
+
+// Pays is what a certificate's reservation pays of the visit and what
+// goes back to it when the visit is settled: all of what it reserved and
+// nothing, unless the visit's price came to less (Covers, moved to a
+// cheaper master) before it was settled. A package's: 0, 0.
+func (p *PaidWith) Pays() (pays, back Money) {
+	if p.Kind != BalanceCertificate {
+		return 0, 0
+	}
+	if !p.Settled && p.Covers < p.Amount {
+		return p.Covers, p.Amount - p.Covers
+	}
+	return p.Amount, 0
 }
 
 // UnitsIn is n of p's units in lang's words: visits of a package ("3
@@ -354,10 +384,9 @@ func paidWith(ctx context.Context, q querier, id int64) (*PaidWith, error) {
 	var expires *time.Time
 	err := q.QueryRow(ctx, `SELECT b.id, b.kind, b.code_hint, e.delta, b.remaining, b.expires_on, e.keeps,
 		    COALESCE(x.returned, 0), x.settled,
-		    CASE WHEN b.kind = 'package' THEN COALESCE((SELECT v.price FROM bookings v WHERE v.visit_id = e.booking_id
+		    CASE WHEN b.kind = 'package' THEN COALESCE((SELECT v.price FROM bookings v WHERE (v.id = e.booking_id OR v.visit_of = e.booking_id)
 		                                                 AND v.service_id = ANY(b.service_ids) ORDER BY v.starts_at, v.id LIMIT 1), 0)
-		         ELSE LEAST(-e.delta / 100.0, (SELECT sum(v.price) FROM bookings v WHERE v.visit_id = e.booking_id))
-		    END -- (numeric, as prices are: in major units; a certificate pays at most the price)
+		         ELSE -e.delta / 100.0 END -- (numeric, as prices are: in major units; a certificate's capped by the view)
 		FROM balance_entries e JOIN balances b ON b.id = e.balance_id
 		LEFT JOIN LATERAL (SELECT sum(y.delta) FILTER (WHERE y.type = 'release') AS returned, count(*) > 0 AS settled FROM balance_entries y
 		                   WHERE y.balance_id = e.balance_id AND y.booking_id = e.booking_id AND y.type IN ('spend', 'release')) x ON true

@@ -873,3 +873,50 @@ func TestALatePaymentDoesNotTakeBackAGivenBackBalance(t *testing.T) {
 		t.Fatalf("the certificate: %d held by live bookings, %d left; want 30000 and 0", reserved, left)
 	}
 }
+
+// TestACertificateAndADepositOnlineMovedToACheaperMaster: a deposit paid
+// online, the rest of the price paid at the desk with a certificate; the
+// booking moved to a master whose price is lower: the certificate covers
+// what the deposit leaves of the new price, nothing is left to pay, and
+// the visit spends that much of it, the rest back on it.
+func TestACertificateAndADepositOnlineMovedToACheaperMaster(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	b := w.book("11:00")
+	if s := w.paid(b); s.Status != booking.PayCompleted && s.Status != booking.PayAuthorized {
+		t.Fatalf("the deposit: %+v", s)
+	}
+	w.sweep(2) // (captured)
+	cert, err := w.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalanceCertificate, Amount: 500000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.ApplyBalance(w.staff(), w.salon.ID, b.ID, booking.PayWith{Code: cert.Code}); err != nil {
+		t.Fatal(err)
+	}
+	cheaper := w.anotherMaster()
+	if _, err := w.Pool.Exec(context.Background(), `UPDATE master_services SET price = 2000 WHERE master_id = $1 AND service_id = $2`,
+		cheaper.ID, w.svc.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.Reschedule(w.staff(), booking.RescheduleRequest{SalonID: w.salon.ID, BookingID: b.ID,
+		StartsAt: bookingtest.At(w.salon, w.day, "13:00"), MasterID: cheaper.ID}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := w.Svc.BookingView(w.staff(), w.salon.ID, b.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if due, ok := v.AtSalon(); v.Price != 200000 || v.Held != 100000 || v.PaidWith.Amount != 400000 || v.PaidWith.Covers != 100000 || !ok || due != 0 {
+		t.Fatalf("moved: price %v, held %v, paid with %+v, %v to pay", v.Price, v.Held, v.PaidWith, due)
+	}
+	w.Clock.Set(bookingtest.At(w.salon, w.day, "14:30"))
+	if _, err := w.Svc.MarkCompleted(w.staff(), b.ID); err != nil {
+		t.Fatal(err)
+	}
+	var left, back int64
+	if err := w.Pool.QueryRow(context.Background(), `SELECT remaining, (SELECT delta FROM balance_entries WHERE balance_id = $1 AND type = 'release')
+		FROM balances WHERE id = $1`, cert.ID).Scan(&left, &back); err != nil || left != 400000 || back != 300000 {
+		t.Fatalf("the certificate after the visit: %d left, %d back (%v); want 4000.00 and 3000.00", left, back, err)
+	}
+}

@@ -120,6 +120,7 @@ func (s *Service) BookingView(ctx context.Context, salonID, bookingID int64) (*V
 			WHERE booking_id = $1 AND status IN ('completed', 'refunding', 'refunded')`, v.visit()).Scan(&v.Held); err != nil {
 			return nil, dbErr(err)
 		}
+		capCovers(&v.Booking, v.Held)
 	}
 	s.decorate(v, caller)
 	return v, nil

@@ -908,11 +908,6 @@ func moveItems(b *Booking, given []VisitItem) ([]VisitItem, error) {
 // statement, under a savepoint (errTaken when a constraint refuses it),
 // recording the move on the head and telling who listens.
 func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan []placed, actor Actor) (*Booking, error) {
-	paid, err := paidWith(ctx, tx, b.visit())
-	if err != nil {
-		return nil, err
-	}
-	paid = paid.live()
 	n := len(plan)
 	ids, starts, ms, durs, prices := make([]int64, n), make([]time.Time, n), make([]int64, n), make([]int32, n), make([]Money, n)
 	bufs, procs, fins := make([]int32, n), make([]int32, n), make([]int32, n)

@@ -475,7 +475,11 @@ func paidLines(lang string, s *booking.Salon, p *booking.PaidWith, due booking.M
 	}
 	text := "\n" + tr(lang, "paid_package", p.Hint, i18n.Visits(lang, p.Remaining)) + until
 	if p.Kind == booking.BalanceCertificate {
-		text = "\n" + tr(lang, "paid_certificate", p.Amount.Format(s.Currency, lang), booking.Money(p.Remaining).Format(s.Currency, lang)) + until
+		pays, back := p.Pays()
+		text = "\n" + tr(lang, "paid_certificate", pays.Format(s.Currency, lang), booking.Money(p.Remaining).Format(s.Currency, lang)) + until
+		if back > 0 {
+			text += "\n" + tr(lang, "back_after_visit", back.Format(s.Currency, lang))
+		}
 	}
 	if due > 0 {
 		text += "\n" + tr(lang, "to_pay", due.Format(s.Currency, lang))

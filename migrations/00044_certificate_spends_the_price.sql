@@ -1,9 +1,10 @@
 -- +goose Up
 -- A booking paid with a certificate follows its master's price when it is
 -- moved (as any booking does), and its visit, made or missed, spends at
--- most that price of what it reserved: the rest goes back to the
--- certificate with the same settlement (a release beside the spend), so a
--- move to a cheaper master gives the difference back.
+-- most that price, less what its deposits paid online, of what it
+-- reserved: the rest goes back to the certificate with the same
+-- settlement (a release beside the spend), so a move to a cheaper master
+-- gives the difference back.
 -- +goose StatementBegin
 CREATE OR REPLACE FUNCTION booking_balance_settled() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
@@ -14,11 +15,15 @@ BEGIN
     SELECT r.balance_id, r.salon_id, x.type, x.delta, r.booking_id, coalesce(current_setting('salon.actor', true), '')
     FROM balance_entries r
     JOIN balances bal ON bal.id = r.balance_id
-    -- (A certificate spends at most the visit's price: one moved to a
-    -- cheaper master, or left with fewer services, gives the rest back.)
+    -- (A certificate spends at most what the deposits paid online left
+    -- of the visit's price: one moved to a cheaper master gives the rest
+    -- back.)
     CROSS JOIN LATERAL (SELECT CASE WHEN done AND bal.kind = 'certificate'
-                                    THEN LEAST(-r.delta, (SELECT round(sum(vb.price) * 100)::bigint FROM bookings vb
-                                                          WHERE vb.id = NEW.visit_id OR vb.visit_of = NEW.visit_id))
+                                    THEN LEAST(-r.delta, GREATEST(
+                                        (SELECT round(sum(vb.price) * 100)::bigint FROM bookings vb
+                                         WHERE vb.id = NEW.visit_id OR vb.visit_of = NEW.visit_id)
+                                        - (SELECT COALESCE(round(sum(ps.amount - ps.refunded) * 100), 0)::bigint FROM payment_sessions ps
+                                           WHERE ps.booking_id = NEW.visit_id AND ps.status IN ('completed', 'refunding', 'refunded')), 0))
                                     WHEN done THEN -r.delta WHEN keep THEN r.keeps ELSE 0 END AS kept) k
     CROSS JOIN LATERAL (VALUES ('spend', 0::bigint, k.kept > 0), ('release', -r.delta - k.kept, -r.delta - k.kept > 0)) x(type, delta, due)
     WHERE r.booking_id = NEW.id AND r.type = 'reserve' AND x.due

@@ -378,10 +378,15 @@ func (h *Handler) paidWith(c *fiber.Ctx, p *bookingPage, v *booking.View) error 
 	s, l := salonOf(c), langOf(c)
 	if pw := v.PaidWith; pw != nil {
 		n := int64(pw.Visits)
+		pays, back := pw.Pays()
 		if pw.Kind == booking.BalanceCertificate {
-			n = int64(pw.Amount)
+			n = int64(pays)
 		}
 		p.PaidWith = l.T("%s …%s: %s, %s left", l.T(string(pw.Kind)), pw.Hint, units(l, s, pw.Kind, n), units(l, s, pw.Kind, pw.Remaining))
+		if back > 0 {
+			// (Moved to a cheaper master: the visit spends less than it held.)
+			p.PaidWith += "; " + l.T("%s goes back to it after the visit", back.Format(s.Currency, l.Code))
+		}
 		if v.Status == booking.StatusCancelled {
 			// What the cancellation kept of it (the refund policy), and
 			// gave back.

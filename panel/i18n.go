@@ -154,7 +154,7 @@ var ru = map[string]string{
 	"All packages and certificates": "Все абонементы и сертификаты", "Amount (a certificate)": "Сумма (сертификат)",
 	"Phone (a package's client)": "Телефон (клиент абонемента)",
 	"Balance":                    "Баланс", "By": "Кто", "Change": "Изменение", "Code": "Код", "Left": "Осталось", "Nothing sold yet.": "Пока ничего не продано.",
-	"Sold for": "Продан за", "%s of %s": "%s из %s", "%s online": "%s онлайн", "Packages and certificates": "Абонементы и сертификаты", "Sell": "Продать", "Sell, paid in the salon": "Продать, оплата в салоне",
+	"Sold for": "Продан за", "%s goes back to it after the visit": "%s вернётся на него после визита", "%s of %s": "%s из %s", "%s online": "%s онлайн", "Packages and certificates": "Абонементы и сертификаты", "Sell": "Продать", "Sell, paid in the salon": "Продать, оплата в салоне",
 	"Services (a package): each visit is of any one ticked": "Услуги (абонемент): каждый визит — на любую из отмеченных", "Sold on": "Продан", "Sold": "Проданные",
 	"Sold. Its code, shown this once: give it to the client (it is what they book with).": "Продано. Код показан один раз: передайте его клиенту (с ним он записывается).",
 	"Valid until (optional)": "Действует до (необязательно)", "Valid until": "Действует до", "Visits": "Визиты",

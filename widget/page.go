@@ -83,8 +83,10 @@ func (h *Handler) registerPages(app *fiber.App) {
 		c.Set("Access-Control-Allow-Origin", "*")
 		return c.Send(embedJS)
 	})
-	// Static files: compressed, and kept by browsers for a year when
-	// asked for by their content's version (web.Asset), else 5 minutes.
+	// Static files: compressed (at the default level: a phone on a slow
+	// network waits for bytes, not for the few hundred microseconds more),
+	// and kept by browsers for a year when asked for by their content's
+	// version (web.Asset), else 5 minutes.
 	app.Use("/static", func(c *fiber.Ctx) error {
 		name := strings.TrimPrefix(c.Path(), "/static/")
 		if v := c.Query("v"); v != "" && v == web.Version(name) {
@@ -94,7 +96,7 @@ func (h *Handler) registerPages(app *fiber.App) {
 		}
 		c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 		return c.Next()
-	}, compress.New(compress.Config{Level: compress.LevelBestSpeed}), filesystem.New(filesystem.Config{Root: http.FS(web.Static)}))
+	}, compress.New(compress.Config{Level: compress.LevelDefault}), filesystem.New(filesystem.Config{Root: http.FS(web.Static)}))
 	app.Get("/favicon.ico", func(c *fiber.Ctx) error { return c.Redirect(web.Asset("favicon.svg"), fiber.StatusMovedPermanently) })
 }
 

@@ -144,12 +144,13 @@ func paidWith(t func(string, ...any) string, lang string, kind booking.MessageKi
 	}
 	cur := v.Salon.Currency
 	units := func(n int64) string { return p.UnitsIn(n, cur, lang) }
-	label, paid := t("Paid with"), t("the certificate …%s: %s", p.Hint, p.Amount.Format(cur, lang))
+	pays, back := p.Pays()
+	label, paid := t("Paid with"), t("the certificate …%s: %s", p.Hint, pays.Format(cur, lang))
 	if p.Kind == booking.BalancePackage {
 		paid = t("the package …%s: %s", p.Hint, i18n.Visits(lang, int64(p.Visits)))
 	}
 	if held := v.Status == booking.StatusPending || kind == booking.KindHoldExpired; held {
-		label, paid = t("Held for the booking"), t("certificate …%s: %s", p.Hint, p.Amount.Format(cur, lang))
+		label, paid = t("Held for the booking"), t("certificate …%s: %s", p.Hint, pays.Format(cur, lang))
 		if p.Kind == booking.BalancePackage {
 			paid = t("package …%s: %s", p.Hint, i18n.Visits(lang, int64(p.Visits)))
 		}
@@ -158,6 +159,10 @@ func paidWith(t func(string, ...any) string, lang string, kind booking.MessageKi
 		}
 	}
 	out := []detail{{label, paid}, {t("Left on it"), units(p.Remaining)}}
+	if back > 0 {
+		// (Moved to a cheaper master: the visit spends less than it held.)
+		out = append(out, detail{t("Back on it after the visit"), back.Format(cur, lang)})
+	}
 	if due, ok := v.AtSalon(); ok && kind != booking.KindHoldExpired {
 		at := due.Format(cur, lang)
 		switch {
@@ -290,7 +295,8 @@ func shortPaid(t func(string, ...any) string, lang string, kind booking.MessageK
 	}
 	units := func(n int64) string { return p.UnitsIn(n, v.Salon.Currency, lang) }
 	what := t("Certificate")
-	paid := p.Amount.Format(v.Salon.Currency, lang)
+	pays, _ := p.Pays()
+	paid := pays.Format(v.Salon.Currency, lang)
 	if p.Kind == booking.BalancePackage {
 		what, paid = t("Package"), i18n.Visits(lang, int64(p.Visits))
 	}

@@ -56,7 +56,7 @@ func TestBookingMailSaysWhatABalancePaid(t *testing.T) {
 		not        []string
 	}{
 		{"a certificate, booked", "en", booking.KindConfirmation,
-			view(booking.StatusConfirmed, booking.PaidWith{Kind: booking.BalanceCertificate, Hint: "86XD", Amount: 300000, Remaining: 50000}),
+			view(booking.StatusConfirmed, booking.PaidWith{Kind: booking.BalanceCertificate, Hint: "86XD", Amount: 300000, Covers: 300000, Remaining: 50000}),
 			[]string{"Paid with: the certificate …86XD: 3,000\u00a0₽", "Left on it: 500\u00a0₽"}, []string{"Kept", "Back on it"}},
 		{"a certificate, cancelled", "ru", booking.KindCancelled,
 			view(booking.StatusCancelled, booking.PaidWith{Kind: booking.BalanceCertificate, Hint: "86XD", Amount: 300000, Remaining: 250000,
@@ -110,6 +110,10 @@ func TestBookingMailSaysWhatABalancePaid(t *testing.T) {
 		{"a deposit paid online and a certificate", "en", booking.KindPaid,
 			priced(booking.StatusConfirmed, 600000, 50000, 50000, booking.PaidWith{Kind: booking.BalanceCertificate, Hint: "4KGN", Amount: 50000, Covers: 50000}),
 			[]string{"To pay at the salon: 5,000\u00a0₽"}, nil},
+		{"moved to a cheaper master", "ru", booking.KindChanged,
+			priced(booking.StatusConfirmed, 150000, 0, 0, booking.PaidWith{Kind: booking.BalanceCertificate, Hint: "WDTX", Amount: 250000, Covers: 150000, Remaining: 50000}),
+			[]string{"Цена: 1\u00a0500\u00a0₽", "Оплачено: сертификатом …WDTX: 1\u00a0500\u00a0₽", "Вернётся на него после визита: 1\u00a0000\u00a0₽",
+				"К оплате в салоне: ничего: всё оплачено"}, []string{"2\u00a0500"}},
 		{"all paid", "ru", booking.KindConfirmation,
 			priced(booking.StatusConfirmed, 150000, 0, 0, booking.PaidWith{Kind: booking.BalancePackage, Hint: "RVND", Visits: 1, Covers: 150000}),
 			[]string{"К оплате в салоне: ничего: всё оплачено"}, nil},
@@ -156,7 +160,7 @@ func TestSMSSaysWhatABalancePaid(t *testing.T) {
 			view(booking.StatusConfirmed, booking.PaidWith{Kind: booking.BalancePackage, Visits: 1, Remaining: 4}),
 			"Абонемент: оплачено 1 визит, осталось 4 визита", ""},
 		{"a certificate, booked", "en", booking.KindConfirmation,
-			view(booking.StatusConfirmed, booking.PaidWith{Kind: booking.BalanceCertificate, Amount: 250000, Remaining: 50000}),
+			view(booking.StatusConfirmed, booking.PaidWith{Kind: booking.BalanceCertificate, Amount: 250000, Covers: 250000, Remaining: 50000}),
 			"Certificate: paid 2,500\u00a0₽, 500\u00a0₽ left", ""},
 		{"a certificate paying part, booked", "ru", booking.KindConfirmation,
 			&booking.View{Booking: booking.Booking{Status: booking.StatusConfirmed, Price: 250000, PaidWith: &booking.PaidWith{Kind: booking.BalanceCertificate,
