@@ -422,10 +422,11 @@ type BalanceUse struct {
 	Phone      string
 }
 
-// phoneMissesADay is how many phones not its client's a package's code is
-// tried with in a day (CheckBalance, or a booking) before it is locked for
-// the rest of that day (balances.code_locked_until): then it refuses every
-// phone, its client's too (errCodeLocked).
+// phoneMissesADay is how many phones not its client's (each counted once)
+// a package's code is tried with in a day (CheckBalance, or a booking)
+// before it is locked for the rest of that day
+// (balances.code_locked_until): then it refuses every phone, its client's
+// too (errCodeLocked).
 const phoneMissesADay = 5
 
 // errCodeLocked refuses a package's code tried with too many phones
@@ -465,7 +466,7 @@ func (s *Service) CheckBalance(ctx context.Context, salonID int64, code string, 
 			case locked:
 				return nil, errCodeLocked()
 			case !theirs:
-				return nil, s.notePhoneMiss(ctx, &phoneMiss{balanceID: b.ID, salonID: salonID})
+				return nil, s.notePhoneMiss(ctx, &phoneMiss{balanceID: b.ID, salonID: salonID}, phone)
 			}
 		}
 	}
@@ -487,10 +488,11 @@ func (m *phoneMiss) refusal() error {
 }
 
 // notePhoneMiss counts the miss err is (any other error is returned as it
-// is), in a statement of its own (the booking that missed wrote
-// nothing), and returns the refusal: "another client's", or, past
-// phoneMissesADay today, the code locked for the rest of the day.
-func (s *Service) notePhoneMiss(ctx context.Context, err error) error {
+// is), of phone (as stored), in a statement of its own (the booking that
+// missed wrote nothing), and returns the refusal: "another client's", or,
+// past phoneMissesADay phones today (each counted once), the code locked
+// for the rest of the day.
+func (s *Service) notePhoneMiss(ctx context.Context, err error, phone string) error {
 	var m *phoneMiss
 	if !errors.As(err, &m) {
 		return err
@@ -498,14 +500,17 @@ func (s *Service) notePhoneMiss(ctx context.Context, err error) error {
 	var misses int
 	if qerr := s.pool.QueryRow(ctx, `
 		WITH m AS (
-		    INSERT INTO balance_phone_misses AS x (balance_id, salon_id, misses, since) VALUES ($1, $2, 1, now())
+		    INSERT INTO balance_phone_misses AS x (balance_id, salon_id, misses, since, phones) VALUES ($1, $2, 1, now(), ARRAY[$4::bytea])
 		    ON CONFLICT (balance_id) DO UPDATE SET
-		        misses = CASE WHEN x.since > now() - interval '1 day' THEN x.misses + 1 ELSE 1 END,
-		        since = CASE WHEN x.since > now() - interval '1 day' THEN x.since ELSE now() END
+		        misses = CASE WHEN x.since <= now() - interval '1 day' THEN 1
+		                      WHEN $4 = ANY (x.phones) THEN x.misses ELSE x.misses + 1 END,
+		        phones = CASE WHEN x.since <= now() - interval '1 day' THEN ARRAY[$4::bytea]
+		                      WHEN $4 = ANY (x.phones) THEN x.phones ELSE x.phones || $4::bytea END,
+		        since = CASE WHEN x.since <= now() - interval '1 day' THEN now() ELSE x.since END
 		    RETURNING misses, since),
 		l AS (UPDATE balances SET code_locked_until = (SELECT since FROM m) + interval '1 day'
 		      WHERE id = $1 AND (SELECT misses FROM m) > $3)
-		SELECT misses FROM m`, m.balanceID, m.salonID, phoneMissesADay).Scan(&misses); qerr != nil {
+		SELECT misses FROM m`, m.balanceID, m.salonID, phoneMissesADay, tokenHash(phone)).Scan(&misses); qerr != nil {
 		return fmt.Errorf("balance: %w", dbErr(qerr))
 	}
 	if misses > phoneMissesADay {

@@ -201,7 +201,7 @@ func TestPayWithNeedsACredential(t *testing.T) {
 
 // TestTryingPhonesLocksAPackagesCode: whoever holds a package's code
 // cannot learn whose it is by booking with phones: each phone not its
-// client's is counted (booking and lookup alike), and past five in a day
+// client's is counted once (booking and lookup alike), and past five in a day
 // the code refuses every phone, its client's too, with one answer, and
 // books nothing; the desk still spends it, and a new code ends the lock.
 func TestTryingPhonesLocksAPackagesCode(t *testing.T) {
@@ -222,10 +222,12 @@ func TestTryingPhonesLocksAPackagesCode(t *testing.T) {
 		}
 		return ve.Fields["pay_with"].String()
 	}
-	// Four wrong phones by booking, one by the lookup: each told it is
-	// another client's.
-	for i := range 4 {
-		if err := book(bookingtest.Phone(), "12:00", pkg.Code); !strings.Contains(why(err), "another client's") {
+	// Four wrong phones by booking (the first tried four times, as a
+	// client going back to pick other times would: it counts once), one
+	// by the lookup: each told it is another client's.
+	again := bookingtest.Phone()
+	for i, p := range []string{again, again, again, again, bookingtest.Phone(), bookingtest.Phone(), bookingtest.Phone()} {
+		if err := book(p, "12:00", pkg.Code); !strings.Contains(why(err), "another client's") {
 			t.Fatalf("wrong phone %d: %v", i+1, err)
 		}
 	}

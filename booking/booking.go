@@ -318,10 +318,10 @@ func (s *Service) bookUnobserved(ctx context.Context, r BookRequest) (*Booking, 
 	now := s.now()
 	if len(r.Items) > 0 {
 		b, err := s.bookVisit(ctx, &r, now)
-		return b, s.notePhoneMiss(ctx, err)
+		return b, s.notePhoneMiss(ctx, err, r.Client.Phone)
 	}
 	b, err := s.bookGated(ctx, &r, now)
-	err = s.notePhoneMiss(ctx, err) // (the booking over: its transaction ended)
+	err = s.notePhoneMiss(ctx, err, r.Client.Phone) // (the booking over: its transaction ended)
 	if errors.Is(err, errTaken) {
 		alts, err := s.alternatives(ctx, r.SalonID, r.ServiceID, r.MasterID, r.StartsAt, now, 0)
 		if err != nil {
