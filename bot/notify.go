@@ -166,7 +166,7 @@ func describe(lang, title string, n booking.Notice) string {
 		// left, and what is left to pay at the salon; once cancelled,
 		// what went back to it and what was kept.
 		if due, ok := v.AtSalon(); ok {
-			text += paidLines(lang, &v.Salon, v.PaidWith, due)
+			text += paidLines(lang, &v.Salon, v.PaidWith, due, v.Status == booking.StatusPending)
 		} else {
 			text += cancelledLines(lang, v)
 		}

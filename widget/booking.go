@@ -54,7 +54,7 @@ type paidWithJSON struct {
 	CancelKeeps any                 `json:"cancel_keeps,omitempty"`
 	// AtSalon is what is left to pay at the salon (the visit's price less
 	// what the balance and the deposit paid online pay), while the
-	// booking is on or was made (absent otherwise).
+	// booking is on (absent otherwise).
 	AtSalon *booking.Money `json:"at_salon,omitempty"`
 }
 
@@ -78,7 +78,7 @@ func toPaidWith(p *booking.PaidWith, status booking.Status, cancelKeeps int64, a
 	if status == booking.StatusCancelled {
 		out.Kept, out.Returned = units(p.Kept), units(p.Returned)
 	}
-	if due {
+	if due && status.Active() { // (the visit made, the client paid at the desk: nothing to say)
 		out.AtSalon = &atSalon
 	}
 	return out

@@ -169,10 +169,12 @@
       // not paid yet: the provider's word, which this read asks for), not
       // paid, offered again; the provider not answering; or paid, and its
       // confirmation on its way (then the code is e-mailed too).
-      var open = x.payment && x.payment.url;
-      if (open) { $('bought-pay').href = x.payment.url; $('bought-pay').hidden = false; }
+      // (Back from the provider just now, a payment made is confirmed
+      // within a look or two: until then it is not called unpaid.)
       tries++;
-      var say = open ? T.bought_unpaid : x.payment ? T.bought_provider_wait : tries > 20 ? T.bought_still : T.bought_pending;
+      var open = x.payment && x.payment.url, unpaid = open && tries > 2;
+      if (unpaid) { $('bought-pay').href = x.payment.url; $('bought-pay').hidden = false; }
+      var say = unpaid ? T.bought_unpaid : open ? T.bought_pending : x.payment ? T.bought_provider_wait : tries > 20 ? T.bought_still : T.bought_pending;
       if (st.textContent !== say) st.textContent = say; // (a live region: said again only when it changes)
       setTimeout(look, Math.min(2000 * Math.ceil(tries / 5), 15000));
     }, function () { setTimeout(look, 5000); });
