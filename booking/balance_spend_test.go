@@ -922,3 +922,55 @@ func TestACertificateAndADepositOnlineMovedToACheaperMaster(t *testing.T) {
 		t.Fatalf("the certificate after the visit: %d left, %d back (%v); want 4000.00 and 3000.00", left, back, err)
 	}
 }
+
+// TestPhonesTriedAtOnceAreCountedInTurn: twenty bookings with a package's
+// code released at once from a barrier, nineteen with phones not its
+// client's and one with its client's: each miss is counted and answered
+// in one statement, so no more than five are told "another client's"
+// (the rest that the code is locked), as when they come one by one, and
+// every miss is counted. (Whether its client's phone books depends on
+// whether it was read before the sixth miss was counted: see the README.)
+func TestPhonesTriedAtOnceAreCountedInTurn(t *testing.T) {
+	f := setup(t)
+	phone := bookingtest.Phone()
+	pkg, _ := aPackage(t, f, 3, phone)
+	const n = 20
+	phones := make([]string, n)
+	for i := range phones {
+		phones[i] = bookingtest.Phone()
+	}
+	phones[n/2] = phone
+	errs := race(n, func(i int) error {
+		r := f.req(f.masters[i%len(f.masters)], fmt.Sprintf("%02d:00", 10+i%8))
+		r.Client.Phone, r.PayWith = phones[i], &booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code}
+		_, err := f.Svc.Book(booking.As(context.Background(), booking.Visitor()), r)
+		return err
+	})
+	var others, locked, booked, rest int
+	for i, err := range errs {
+		var ve *booking.ValidationError
+		switch {
+		case err == nil:
+			booked++
+			if phones[i] != phone {
+				t.Errorf("booked with a wrong phone")
+			}
+		case errors.As(err, &ve) && strings.Contains(ve.Fields["pay_with"].String(), "another client's"):
+			others++
+		case errors.As(err, &ve) && strings.Contains(ve.Fields["pay_with"].String(), "too many other phones"):
+			locked++
+		default:
+			rest++ // (a time taken by another try: not about the code)
+			t.Logf("try %d: %v", i, err)
+		}
+	}
+	var misses int
+	if err := f.Pool.QueryRow(context.Background(), `SELECT COALESCE((SELECT misses FROM balance_phone_misses WHERE balance_id = $1), 0)`,
+		pkg.ID).Scan(&misses); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d booked, %d told another client's, %d locked, %d else; %d misses counted", booked, others, locked, rest, misses)
+	if others > 5 || misses < others || others+locked+booked+rest != n || booked > 1 || others+locked < n-1-rest {
+		t.Fatalf("%d told another client's, %d locked, %d booked, %d misses counted: tries at once passed the count", others, locked, booked, misses)
+	}
+}
