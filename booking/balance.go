@@ -142,12 +142,16 @@ func newBalanceCode() string {
 // those (a Russian keyboard types "К" for "K").
 func normalizeCode(code string) string {
 	return strings.Map(func(r rune) rune {
-		if unicode.IsSpace(r) || unicode.Is(unicode.Pd, r) {
+		if isDash(r) {
 			return -1
 		}
 		return foldCode(r)
 	}, code)
 }
+
+// isDash reports whether r splits a code's groups as typed: a space, a
+// dash of any kind, a minus sign.
+func isDash(r rune) bool { return unicode.IsSpace(r) || unicode.Is(unicode.Pd, r) || r == '\u2212' }
 
 // foldCode is r as a code's character: Latin letters in upper case, a
 // Cyrillic letter that looks like one of the code's as that one.
@@ -221,7 +225,7 @@ func FindCode(text string) (string, bool) {
 	// The whole text a code, split otherwise ("ABCDEF GHJKMN"): Latin
 	// only (Cyrillic words are read above, by their grouping).
 	whole := strings.Map(func(r rune) rune {
-		if unicode.IsSpace(r) || unicode.Is(unicode.Pd, r) {
+		if isDash(r) {
 			return -1
 		}
 		return unicode.ToUpper(r)

@@ -105,15 +105,19 @@ func capCovers(b *Booking, held Money) {
 	}
 }
 
-// Pays is what a certificate's reservation pays of the visit and what
-// goes back to it when the visit is settled: all of what it reserved and
-// nothing, unless the visit's price came to less (Covers, moved to a
-// cheaper master) before it was settled. A package's: 0, 0.
-func (p *PaidWith) Pays() (pays, back Money) {
-	if p.Kind != BalanceCertificate {
+// Pays is what a certificate's reservation pays of a visit in status st,
+// and what goes back to it when the visit is settled: once the visit was
+// made or missed, what it spent; before, what it covers of the price
+// (less than it reserved when the booking moved to a cheaper master: the
+// rest goes back); a cancelled booking's, what it reserved (the
+// cancellation's lines say what it kept). A package's: 0, 0.
+func (p *PaidWith) Pays(st Status) (pays, back Money) {
+	switch {
+	case p.Kind != BalanceCertificate:
 		return 0, 0
-	}
-	if !p.Settled && p.Covers < p.Amount {
+	case p.Settled && (st == StatusCompleted || st == StatusNoShow):
+		return p.Amount - Money(p.Returned), 0
+	case !p.Settled && p.Covers < p.Amount:
 		return p.Covers, p.Amount - p.Covers
 	}
 	return p.Amount, 0

@@ -809,6 +809,16 @@ func TestACertificateBookingMovedToACheaperMasterSpendsItsPrice(t *testing.T) {
 		cert.ID, b.ID).Scan(&back); err != nil || back != 100000 {
 		t.Fatalf("given back %d (%v), want 1000.00", back, err)
 	}
+	// What it says it paid: before the visit, 1500.00 of the 2500.00 it
+	// took, 1000.00 to come back; after, the 1500.00 it spent.
+	if pays, back := moved.PaidWith.Pays(moved.Status); pays != 150000 || back != 100000 {
+		t.Fatalf("before the visit it pays %v, %v back; want 1500.00 and 1000.00", pays, back)
+	}
+	if made := f.get(t, b.ID); made.PaidWith == nil {
+		t.Fatal("the visit made has no balance")
+	} else if pays, back := made.PaidWith.Pays(made.Status); pays != 150000 || back != 0 {
+		t.Fatalf("the visit made: it paid %v, %v back; want 1500.00 and nothing", pays, back)
+	}
 }
 
 // TestALatePaymentDoesNotTakeBackAGivenBackBalance: a certificate pays

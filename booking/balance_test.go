@@ -32,12 +32,12 @@ func TestBalancesAreTheirLedger(t *testing.T) {
 	if len(cert.Code) != 14 || cert.Remaining != 500000 || pkg.Remaining != 5 || pkg.ClientID == 0 {
 		t.Fatalf("issued %+v and %+v", cert, pkg)
 	}
-	// However it is typed: lower case, spaces, tabs, en and em dashes,
+	// However it is typed: lower case, spaces, tabs, en and em dashes, minus signs,
 	// the Cyrillic letters a Russian keyboard types for Latin ones.
 	cyrillic := strings.NewReplacer("A", "А", "B", "В", "E", "Е", "K", "К", "M", "М", "H", "Н", "P", "Р", "C", "С", "T", "Т",
 		"X", "Х", "Y", "У")
 	for _, typed := range []string{strings.ToLower(strings.ReplaceAll(pkg.Code, "-", " ")), "\t" + pkg.Code + " \n",
-		strings.ReplaceAll(pkg.Code, "-", "\u2013"), strings.ReplaceAll(pkg.Code, "-", " \u2014 "), cyrillic.Replace(pkg.Code),
+		strings.ReplaceAll(pkg.Code, "-", "\u2013"), strings.ReplaceAll(pkg.Code, "-", " \u2014 "), strings.ReplaceAll(pkg.Code, "-", "\u2212"), cyrillic.Replace(pkg.Code),
 		strings.ToLower(cyrillic.Replace(pkg.Code))} {
 		got, err := f.Svc.BalanceByCode(web(), f.salon.ID, typed)
 		if err != nil || got.ID != pkg.ID || got.Remaining != 5 || got.ExpiresOn != f.day.AddDays(90) || got.Kind != booking.BalancePackage {

@@ -431,7 +431,7 @@ func (t *turn) book(pay *booking.PayWith) error {
 		text = t.tr(head) + "\n" + t.visitSummary(b)
 	}
 	due, _ := booking.DueAtSalon(b, 0) // (just booked: no payment holds money yet)
-	text += paidLines(t.c.Lang, s, b.PaidWith, due, b.Status == booking.StatusPending)
+	text += paidLines(t.c.Lang, s, b.PaidWith, due, b.Status)
 	switch {
 	case b.Status == booking.StatusPending:
 		text += "\n" + t.tr("pending_note", when(t.c.Lang, b.HoldExpiresAt, s.Location()), b.Deposit.Format(s.Currency, t.c.Lang))
@@ -463,10 +463,10 @@ func (t *turn) book(pay *booking.PayWith) error {
 }
 
 // paidLines are the lines saying what a package or a certificate paid of
-// a booking ("" for none), or, while the booking awaits its deposit
-// (held), holds for it: what is left on it and until when, and what is
+// a booking in status st ("" for none), or, while the booking awaits its
+// deposit, holds for it: what is left on it and until when, and what is
 // left to pay at the salon (due; none when nothing is).
-func paidLines(lang string, s *booking.Salon, p *booking.PaidWith, due booking.Money, held bool) string {
+func paidLines(lang string, s *booking.Salon, p *booking.PaidWith, due booking.Money, st booking.Status) string {
 	if p == nil {
 		return ""
 	}
@@ -475,12 +475,12 @@ func paidLines(lang string, s *booking.Salon, p *booking.PaidWith, due booking.M
 		until = tr(lang, "valid_until", p.ValidUntil.In(lang))
 	}
 	pkg, cert := "paid_package", "paid_certificate"
-	if held {
+	if st == booking.StatusPending {
 		pkg, cert = "held_package", "held_certificate"
 	}
 	text := "\n" + tr(lang, pkg, p.Hint, i18n.Visits(lang, p.Remaining)) + until
 	if p.Kind == booking.BalanceCertificate {
-		pays, back := p.Pays()
+		pays, back := p.Pays(st)
 		text = "\n" + tr(lang, cert, pays.Format(s.Currency, lang), booking.Money(p.Remaining).Format(s.Currency, lang)) + until
 		if back > 0 {
 			text += "\n" + tr(lang, "back_after_visit", back.Format(s.Currency, lang))

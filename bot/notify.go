@@ -158,7 +158,7 @@ func describe(lang, title string, n booking.Notice) string {
 			text += fmt.Sprintf("\n%s: %s", tr(lang, "salon_phone"), booking.DisplayPhone(v.Salon.Phone))
 		}
 	}
-	if n.Event == booking.EventRescheduled && !n.Change.FromStartsAt.IsZero() {
+	if n.Event == booking.EventRescheduled && !n.Change.FromStartsAt.IsZero() && !n.Change.FromStartsAt.Equal(v.StartsAt) {
 		text += fmt.Sprintf("\n(%s: %s)", tr(lang, "n_was"), when(lang, n.Change.FromStartsAt, loc))
 	}
 	if !n.To.Master {
@@ -166,7 +166,7 @@ func describe(lang, title string, n booking.Notice) string {
 		// left, and what is left to pay at the salon; once cancelled,
 		// what went back to it and what was kept.
 		if due, ok := v.AtSalon(); ok {
-			text += paidLines(lang, &v.Salon, v.PaidWith, due, v.Status == booking.StatusPending)
+			text += paidLines(lang, &v.Salon, v.PaidWith, due, v.Status)
 		} else {
 			text += cancelledLines(lang, v)
 		}

@@ -382,6 +382,7 @@ var ru = map[string]string{
 	"Held for the booking": "Зарезервировано для записи", "Was held for the booking": "Было зарезервировано для записи",
 	"certificate …%s: %s": "сертификат …%s: %s", "package …%s: %s": "абонемент …%s: %s",
 	"Back on it after the visit": "Вернётся на него после визита",
+	"Your booking is with another master.": "У вашей записи другой мастер.",
 	"To pay at the salon":        "К оплате в салоне", "nothing: it is paid": "ничего: всё оплачено", "nothing more": "больше ничего",
 	"%s to pay at the salon": "в салоне к оплате %s",
 	"Certificate":            "Сертификат", "Package": "Абонемент", "paid %s, %s left": "оплачено %s, осталось %s",

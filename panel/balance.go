@@ -378,7 +378,7 @@ func (h *Handler) paidWith(c *fiber.Ctx, p *bookingPage, v *booking.View) error 
 	s, l := salonOf(c), langOf(c)
 	if pw := v.PaidWith; pw != nil {
 		n := int64(pw.Visits)
-		pays, back := pw.Pays()
+		pays, back := pw.Pays(v.Status)
 		if pw.Kind == booking.BalanceCertificate {
 			n = int64(pays)
 		}

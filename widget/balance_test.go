@@ -272,7 +272,7 @@ func TestACancellationThatKeepsPartOfACertificateSaysSo(t *testing.T) {
 	id, token := r.id(), r.str("manage_token")
 	paid := func(r reply) map[string]any { p, _ := r.body["paid_with"].(map[string]any); return p }
 	got := s.do("GET", fmt.Sprintf("/api/v1/bookings/%d", id), nil, "X-Manage-Token", token)
-	if p := paid(r); p["at_salon"] != 0.0 {
+	if p := paid(r); p["at_salon"] != 0.0 || p["pays"] != 5000.0 || p["back_after_visit"] != nil {
 		t.Fatalf("the booking's answer: nothing is left to pay at the salon: %s", r.raw)
 	}
 	if p := paid(got); got.status != 200 || p["cancel_keeps"] != 1000.0 || p["remaining"] != 1000.0 || p["kept"] != nil || p["at_salon"] != 0.0 {

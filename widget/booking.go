@@ -52,6 +52,12 @@ type paidWithJSON struct {
 	Kept        any                 `json:"kept,omitempty"`
 	Returned    any                 `json:"returned,omitempty"`
 	CancelKeeps any                 `json:"cancel_keeps,omitempty"`
+	// Pays is what a certificate pays of the visit: less than Amount when
+	// the booking moved to a cheaper master (BackAfterVisit, the rest,
+	// goes back to it when the visit is settled); once made, what it
+	// spent.
+	Pays           *booking.Money `json:"pays,omitempty"`
+	BackAfterVisit booking.Money  `json:"back_after_visit,omitempty"`
 	// AtSalon is what is left to pay at the salon (the visit's price less
 	// what the balance and the deposit paid online pay), while the
 	// booking is on (absent otherwise).
@@ -77,6 +83,10 @@ func toPaidWith(p *booking.PaidWith, status booking.Status, cancelKeeps int64, a
 	}
 	if status == booking.StatusCancelled {
 		out.Kept, out.Returned = units(p.Kept), units(p.Returned)
+	}
+	if p.Kind == booking.BalanceCertificate {
+		pays, back := p.Pays(status)
+		out.Pays, out.BackAfterVisit = &pays, back
 	}
 	if due && status.Active() { // (the visit made, the client paid at the desk: nothing to say)
 		out.AtSalon = &atSalon

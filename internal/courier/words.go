@@ -88,7 +88,11 @@ func Compose(o *booking.Outgoing, base string) Words {
 		w.Details = append(w.Details, detail{t("Salon's phone"), booking.DisplayPhone(v.Salon.Phone)})
 	}
 	if o.Kind == booking.KindChanged && !o.Change.FromStartsAt.IsZero() {
-		w.Details = append(w.Details, detail{t("Was"), i18n.When(lang, o.Change.FromStartsAt, loc)})
+		if o.Change.FromStartsAt.Equal(v.StartsAt) {
+			w.Lead = t("Your booking is with another master.") // (the time is the same)
+		} else {
+			w.Details = append(w.Details, detail{t("Was"), i18n.When(lang, o.Change.FromStartsAt, loc)})
+		}
 	}
 	switch {
 	case o.Kind == booking.KindRefunded && o.Change.Amount > 0:
@@ -144,7 +148,7 @@ func paidWith(t func(string, ...any) string, lang string, kind booking.MessageKi
 	}
 	cur := v.Salon.Currency
 	units := func(n int64) string { return p.UnitsIn(n, cur, lang) }
-	pays, back := p.Pays()
+	pays, back := p.Pays(v.Status)
 	label, paid := t("Paid with"), t("the certificate …%s: %s", p.Hint, pays.Format(cur, lang))
 	if p.Kind == booking.BalancePackage {
 		paid = t("the package …%s: %s", p.Hint, i18n.Visits(lang, int64(p.Visits)))
@@ -295,13 +299,14 @@ func shortPaid(t func(string, ...any) string, lang string, kind booking.MessageK
 	}
 	units := func(n int64) string { return p.UnitsIn(n, v.Salon.Currency, lang) }
 	what := t("Certificate")
-	pays, _ := p.Pays()
+	pays, _ := p.Pays(v.Status)
 	paid := pays.Format(v.Salon.Currency, lang)
 	if p.Kind == booking.BalancePackage {
 		what, paid = t("Package"), i18n.Visits(lang, int64(p.Visits))
 	}
 	switch {
-	case kind == booking.KindConfirmation:
+	case kind == booking.KindConfirmation || kind == booking.KindChanged && v.Status.Active():
+		// (Moved: what it pays of the new price, which may differ.)
 		line := what + ": " + t("paid %s, %s left", paid, units(p.Remaining))
 		if due, ok := v.AtSalon(); ok && due > 0 {
 			line += "; " + t("%s to pay at the salon", due.Format(v.Salon.Currency, lang))

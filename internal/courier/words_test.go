@@ -3,6 +3,7 @@ package courier_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"salon/booking"
 	"salon/internal/courier"
@@ -136,6 +137,19 @@ func TestBookingMailSaysWhatABalancePaid(t *testing.T) {
 				t.Errorf("%s: the e-mail says %q:\n%s", c.name, w, got)
 			}
 		}
+	}
+	// Moved to another master at the same time: said so, with no "was"
+	// of the same time; its SMS says what the certificate pays now.
+	moved := priced(booking.StatusConfirmed, 150000, 0, 0, booking.PaidWith{Kind: booking.BalanceCertificate, Hint: "WDTX", Amount: 250000,
+		Covers: 150000, Remaining: 50000})
+	moved.StartsAt = time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC)
+	change := booking.Outgoing{Message: booking.Message{Kind: booking.KindChanged}, Booking: moved, Lang: "ru"}
+	change.Change.FromStartsAt, change.Change.FromMasterID = moved.StartsAt, 7
+	if got := courier.Compose(&change, "").Text(); !strings.Contains(got, "У вашей записи другой мастер.") || strings.Contains(got, "Было:") {
+		t.Errorf("a move to another master at the same time:\n%s", got)
+	}
+	if got := courier.Short(&change, ""); !strings.Contains(got, "Сертификат: оплачено 1\u00a0500\u00a0₽, осталось 500\u00a0₽") {
+		t.Errorf("the SMS of a move: %q", got)
 	}
 	// Without a balance: no such lines.
 	plain := &booking.View{Booking: booking.Booking{Status: booking.StatusConfirmed}, Salon: salon, ServiceName: "Colour"}

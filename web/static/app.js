@@ -341,7 +341,11 @@
       return (b.visits ? fmt('pw_package_paid', units(b, b.visits), units(b, Number(b.remaining))) : fmt('pw_package', units(b, Number(b.remaining)))) + until + settled;
     }
     // (A booking's paid_with says what it took; a balance read, only what is left.)
-    return (b.amount ? fmt('pw_cert_paid', money(b.amount), money(b.remaining)) : fmt('pw_cert', money(b.remaining))) + until + settled;
+    // (pays: what it pays of the visit, less than it took when the booking
+    // moved to a cheaper master, the rest back after the visit.)
+    var paid = b.pays !== undefined ? b.pays : b.amount;
+    return (b.amount ? fmt('pw_cert_paid', money(paid), money(b.remaining)) : fmt('pw_cert', money(b.remaining))) + until + settled +
+      (b.back_after_visit ? '. ' + fmt('pw_back_after', money(b.back_after_visit)) : '');
   }
   // units is n of balance b's: visits of a package (1 визит, 2 визита, 5
   // визитов), or an amount of a certificate.

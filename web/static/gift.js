@@ -174,7 +174,7 @@
       tries++;
       var open = x.payment && x.payment.url, unpaid = open && tries > 2;
       if (unpaid) { $('bought-pay').href = x.payment.url; $('bought-pay').hidden = false; }
-      var say = unpaid ? T.bought_unpaid : open ? T.bought_pending : x.payment ? T.bought_provider_wait : tries > 20 ? T.bought_still : T.bought_pending;
+      var say = unpaid ? T.bought_unpaid : open ? T.bought_checking : x.payment ? T.bought_provider_wait : tries > 20 ? T.bought_still : T.bought_pending;
       if (st.textContent !== say) st.textContent = say; // (a live region: said again only when it changes)
       setTimeout(look, Math.min(2000 * Math.ceil(tries / 5), 15000));
     }, function () { setTimeout(look, 5000); });
