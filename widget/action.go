@@ -88,7 +88,12 @@ func (h *Handler) ask(p *actionPage, l *booking.Link) {
 	case l.Action == booking.LinkCancel && l.Booking.CancelKeeps > 0:
 		// Said before the tap, as the manage page says it.
 		v := l.Booking
-		p.Question += " " + fmt.Sprintf(p.T["cancel_keeps"], v.PaidWith.UnitsIn(v.CancelKeeps, v.Salon.Currency, p.Lang))
+		hint := ""
+		if v.PaidWith.Hint != "" {
+			hint = "\u00a0…\u2060" + v.PaidWith.Hint
+		}
+		p.Question += " " + fmt.Sprintf(p.T["cancel_keeps"], v.PaidWith.UnitsIn(v.CancelKeeps, v.Salon.Currency, p.Lang),
+			fmt.Sprintf(p.T["pw_name_"+string(v.PaidWith.Kind)+"_of"], hint))
 	}
 }
 
@@ -115,7 +120,7 @@ func cancelled(p *actionPage, v *booking.View) string {
 	}
 	hint := ""
 	if w.Hint != "" {
-		hint = "\u00a0…" + w.Hint // (the code's end kept with its word)
+		hint = "\u00a0…\u2060" + w.Hint // (the code's end kept on one line with its word)
 	}
 	var out string
 	if w.Kept > 0 {

@@ -281,16 +281,16 @@ func TestACancellationThatKeepsPartOfACertificateSaysSo(t *testing.T) {
 	ctx := browser(t)
 	run(t, ctx, chromedp.EmulateViewport(390, 844),
 		chromedp.Navigate(fmt.Sprintf("%s/w/keeps/manage/%d?lang=ru#t=%s", s.base, id, token)), chromedp.WaitVisible(css("#cancel-keeps")))
-	if got := text(t, ctx, "#cancel-keeps"); !strings.Contains(got, "будет удержано: 1\u00a0000") {
+	if got := text(t, ctx, "#cancel-keeps"); !strings.Contains(got, "будет удержано 1\u00a0000\u00a0₽ с сертификата\u00a0…\u2060"+cert.Hint+".") {
 		t.Fatalf("the manage page before the cancel: %q", got)
 	}
 	browsertest.Axe(t, ctx, "a booking whose cancellation keeps part of its certificate")
 	saveShot(t, ctx, "cancel-keeps-390")
 	run(t, ctx, chromedp.Click(css("#cancel")), chromedp.Click(css("#cancel-yes")), chromedp.WaitVisible(css("#book-again")))
 	bookingtest.WaitFor(t, 10*time.Second, "the cancelled booking's words", func() bool {
-		return strings.Contains(text(t, ctx, "#manage-details"), "Удержано с сертификата по правилам отмены: 1\u00a0000")
+		return strings.Contains(text(t, ctx, "#manage-details"), "Удержано с сертификата\u00a0…\u2060"+cert.Hint+" по правилам отмены: 1\u00a0000")
 	})
-	if got := text(t, ctx, "#manage-details"); !strings.Contains(got, "Вернулось на сертификат: 4\u00a0000") {
+	if got := text(t, ctx, "#manage-details"); !strings.Contains(got, "Вернулось на сертификат\u00a0…\u2060"+cert.Hint+": 4\u00a0000") {
 		t.Fatalf("the manage page after the cancel: %q", got)
 	}
 	saveShot(t, ctx, "cancel-kept-390")

@@ -46,6 +46,7 @@ type bookingJSON struct {
 // refund policy).
 type paidWithJSON struct {
 	Kind        booking.BalanceKind `json:"kind"`
+	Hint        string              `json:"hint,omitempty"` // the code's last characters, as e-mails name it
 	Visits      int                 `json:"visits,omitempty"`
 	Amount      booking.Money       `json:"amount,omitempty"`
 	Remaining   any                 `json:"remaining"`
@@ -77,7 +78,7 @@ func toPaidWith(p *booking.PaidWith, status booking.Status, cancelKeeps int64, a
 		}
 		return booking.Money(n)
 	}
-	out := &paidWithJSON{Kind: p.Kind, Visits: p.Visits, Amount: p.Amount, Remaining: units(p.Remaining), CancelKeeps: units(cancelKeeps)}
+	out := &paidWithJSON{Kind: p.Kind, Hint: p.Hint, Visits: p.Visits, Amount: p.Amount, Remaining: units(p.Remaining), CancelKeeps: units(cancelKeeps)}
 	if out.Remaining == nil {
 		out.Remaining = 0
 	}

@@ -331,12 +331,16 @@
     if (due === undefined || due === null) return [];
     return [[T.in_salon, Number(due) > 0 ? money(due) : T.in_salon_none]];
   }
+  // hintOf is a booking's balance's code's end, as its names take it
+  // (" …CD98", kept on one line with its word; "" when not known).
+  function hintOf(b) { return b.hint ? '\u00a0\u2026\u2060' + b.hint : ''; }
+
   // A balance (GET .../balances/CODE, or a booking's paid_with) in words.
   function paidWith(b) {
     var until = b.expires_at ? ' ' + fmt('pw_until', lastDay(b.expires_at)) : '';
     // A cancelled booking's: what its cancellation kept, and gave back.
-    var settled = (b.kept ? '. ' + fmt('pw_kept', fmt('pw_name_' + b.kind + '_of', ''), units(b, b.kept)) : '') +
-      (b.returned ? '. ' + fmt('pw_returned', fmt('pw_name_' + b.kind, ''), units(b, b.returned)) : '');
+    var settled = (b.kept ? '. ' + fmt('pw_kept', fmt('pw_name_' + b.kind + '_of', hintOf(b)), units(b, b.kept)) : '') +
+      (b.returned ? '. ' + fmt('pw_returned', fmt('pw_name_' + b.kind, hintOf(b)), units(b, b.returned)) : '');
     if (b.kind === 'package') {
       return (b.visits ? fmt('pw_package_paid', units(b, b.visits), units(b, Number(b.remaining))) : fmt('pw_package', units(b, Number(b.remaining)))) + until + settled;
     }
@@ -884,7 +888,8 @@
     // salon's policy), said before the client confirms.
     var keeps = b.paid_with && b.paid_with.cancel_keeps;
     $('cancel-keeps').hidden = !(keeps && open);
-    $('cancel-keeps').textContent = keeps ? fmt('cancel_keeps', units(b.paid_with, keeps)) : '';
+    $('cancel-keeps').textContent = keeps ? fmt('cancel_keeps', units(b.paid_with, keeps),
+      fmt('pw_name_' + b.paid_with.kind + '_of', hintOf(b.paid_with))) : '';
     $('manage-result').hidden = !result;
     // Off (cancelled, or never paid): the client may book anew.
     $('book-again').hidden = active || mode === 'back' && b.status !== 'cancelled';
