@@ -44,17 +44,29 @@ func paidView(st booking.Status, p booking.PaidWith) *booking.View {
 }
 
 // TestBookingMailSaysWhatABalancePaid: a booking's e-mail names the
-// certificate or package that paid it and what is left on it; once the
-// booking is cancelled, what the cancellation kept of it and gave back,
-// in the reader's words (visits counted as the language counts them).
+// certificate or package that paid it, what is left on it and what is
+// left to pay at the salon (the price less what the balance and the
+// deposit online pay; awaiting the deposit the balance is only held);
+// once the booking is cancelled, what the cancellation kept of it and
+// gave back, in the reader's words (visits counted as the language
+// counts them).
 func TestBookingMailSaysWhatABalancePaid(t *testing.T) {
 	salon, view := paidSalon, paidView
+	// priced is a booking paid with p, of price (or of segments'), its
+	// deposit, and held, what its payments online hold.
+	priced := func(st booking.Status, price, deposit, held booking.Money, p booking.PaidWith, segments ...booking.Money) *booking.View {
+		v := view(st, p)
+		v.Price, v.Deposit, v.Held = price, deposit, held
+		for _, sp := range segments {
+			v.Segments = append(v.Segments, booking.Booking{Price: sp})
+		}
+		return v
+	}
 	for _, c := range []struct {
 		name, lang string
 		kind       booking.MessageKind
 		v          *booking.View
-		want       []string
-		not        []string
+		want, not  []string
 	}{
 		{"a certificate, booked", "en", booking.KindConfirmation,
 			view(booking.StatusConfirmed, booking.PaidWith{Kind: booking.BalanceCertificate, Hint: "86XD", Amount: 300000, Covers: 300000, Remaining: 50000}),
@@ -71,36 +83,6 @@ func TestBookingMailSaysWhatABalancePaid(t *testing.T) {
 			view(booking.StatusCancelled, booking.PaidWith{Kind: booking.BalancePackage, Hint: "RVND", Visits: 1, Remaining: 5,
 				Settled: true, Returned: 1}),
 			[]string{"Paid with: the package …RVND: 1 visit", "Back on it: 1 visit", "Left on it: 5 visits"}, []string{"Kept"}},
-	} {
-		got := courier.Compose(&booking.Outgoing{Message: booking.Message{Kind: c.kind}, Booking: c.v, Lang: c.lang}, "https://salon.test").Text()
-		for _, w := range c.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%s: the e-mail lacks %q:\n%s", c.name, w, got)
-			}
-		}
-		for _, w := range c.not {
-			if strings.Contains(got, w) {
-				t.Errorf("%s: the e-mail says %q:\n%s", c.name, w, got)
-			}
-		}
-	}
-	// What is left to pay at the salon: the price less what the balance
-	// pays and the deposit online; a booking awaiting its deposit only
-	// holds the balance, one whose deposit did not come held it.
-	priced := func(st booking.Status, price, deposit, held booking.Money, p booking.PaidWith, segments ...booking.Money) *booking.View {
-		v := view(st, p)
-		v.Price, v.Deposit, v.Held = price, deposit, held
-		for _, sp := range segments {
-			v.Segments = append(v.Segments, booking.Booking{Price: sp})
-		}
-		return v
-	}
-	for _, c := range []struct {
-		name, lang string
-		kind       booking.MessageKind
-		v          *booking.View
-		want, not  []string
-	}{
 		{"a certificate paying part", "ru", booking.KindConfirmation,
 			priced(booking.StatusConfirmed, 250000, 0, 0, booking.PaidWith{Kind: booking.BalanceCertificate, Hint: "WDTX", Amount: 100000, Covers: 100000}),
 			[]string{"Цена: 2\u00a0500\u00a0₽", "Оплачено: сертификатом …WDTX: 1\u00a0000\u00a0₽", "К оплате в салоне: 1\u00a0500\u00a0₽"}, nil},
