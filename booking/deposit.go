@@ -212,12 +212,15 @@ func (s *Service) DepositHeld(ctx context.Context, salonID, bookingID int64) (he
 	if _, err := s.BookingView(ctx, salonID, bookingID); err != nil {
 		return 0, 0, err
 	}
-	err = s.pool.QueryRow(ctx, `SELECT
-		    COALESCE(sum(amount - refunded) FILTER (WHERE status IN ('completed', 'refunding', 'refunded')), 0),
+	err = s.pool.QueryRow(ctx, `SELECT `+heldSQL+`,
 		    COALESCE(sum(amount - refunded) FILTER (WHERE status = 'completed' AND cancel_token IS NOT NULL), 0)
 		FROM payment_sessions WHERE booking_id = $1 AND salon_id = $2`, bookingID, salonID).Scan(&held, &refundable)
 	return held, refundable, dbErr(err)
 }
+
+// heldSQL is what payment sessions hold of the money paid online: the
+// captured, less what was refunded (an aggregate over payment_sessions).
+const heldSQL = `COALESCE(sum(amount - refunded) FILTER (WHERE status IN ('completed', 'refunding', 'refunded')), 0)`
 
 // depositDue reads what booking id (locked by the caller) still owes
 // online of its deposit after a move to a larger one.

@@ -116,8 +116,7 @@ func (s *Service) BookingView(ctx context.Context, salonID, bookingID int64) (*V
 		return nil, dbErr(err)
 	}
 	if v.PaidWith != nil {
-		if err := s.pool.QueryRow(ctx, `SELECT COALESCE(sum(amount - refunded), 0) FROM payment_sessions
-			WHERE booking_id = $1 AND status IN ('completed', 'refunding', 'refunded')`, v.visit()).Scan(&v.Held); err != nil {
+		if err := s.pool.QueryRow(ctx, `SELECT `+heldSQL+` FROM payment_sessions WHERE booking_id = $1`, v.visit()).Scan(&v.Held); err != nil {
 			return nil, dbErr(err)
 		}
 		capCovers(&v.Booking, v.Held)
