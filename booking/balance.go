@@ -3,7 +3,7 @@ package booking
 import (
 	"context"
 	"crypto/rand"
-	"errors"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -445,10 +445,11 @@ func errCodeLocked() error {
 // (ErrInvalid on pay_with). Whether nothing is left, or the day is past
 // its end, is the caller's to read from the balance.
 //
-// A phone not the package's client's is counted (notePhoneMiss): past
-// phoneMissesADay of them in a day the code is locked, and refuses every
-// phone alike (errCodeLocked), here and when booking, so a code's holder
-// cannot learn, trying phones, whose package it is.
+// A phone not the package's client's is counted (checkPhone, under the
+// code's lock, as a booking's is): past phoneMissesADay of them in a day
+// the code is locked, and refuses every phone alike (errCodeLocked), here
+// and when booking, so a code's holder cannot learn, trying phones, whose
+// package it is.
 func (s *Service) CheckBalance(ctx context.Context, salonID int64, code string, use BalanceUse) (*Balance, error) {
 	b, err := s.BalanceByCode(ctx, salonID, code)
 	if err != nil || b.Kind != BalancePackage {
@@ -460,17 +461,8 @@ func (s *Service) CheckBalance(ctx context.Context, salonID int64, code string, 
 			return nil, err
 		}
 		if phone, err := NormalizePhone(use.Phone, c.salon.Country); err == nil { // (else the phone's own field says what is wrong)
-			var theirs, locked bool
-			if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM clients WHERE salon_id = $1 AND id = $2 AND phone = $3),
-				    COALESCE((SELECT code_locked_until > now() FROM balances WHERE id = $4), false)`,
-				salonID, b.ClientID, phone, b.ID).Scan(&theirs, &locked); err != nil {
-				return nil, fmt.Errorf("balance: %w", dbErr(err))
-			}
-			switch {
-			case locked:
-				return nil, errCodeLocked()
-			case !theirs:
-				return nil, s.notePhoneMiss(ctx, &phoneMiss{balanceID: b.ID, salonID: salonID}, phone)
+			if err := s.checkPhone(ctx, b, tokenHash(normalizeCode(code)), phone); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -478,6 +470,42 @@ func (s *Service) CheckBalance(ctx context.Context, salonID int64, code string, 
 		return nil, Invalid("pay_with", "the package is not for this service")
 	}
 	return b, nil
+}
+
+// checkPhone refuses phone for package b, named by the code of hash, as
+// a booking would: when the code is locked, or, the miss counted, when
+// phone is not its client's. It holds the code's lock (codeLockKey) while
+// it reads and counts.
+func (s *Service) checkPhone(ctx context.Context, b *Balance, hash []byte, phone string) error {
+	var refused error
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var theirs, locked bool
+		batch := &pgx.Batch{}
+		batch.Queue(`SELECT set_config('lock_timeout', $1::bigint::text, true)`, max(s.lockWait.Milliseconds(), 1))
+		batch.Queue(codeLockSQL, codeLockKey(hash))
+		batch.Queue(`SELECT EXISTS (SELECT 1 FROM clients WHERE salon_id = $1 AND id = $2 AND phone = $3),
+			    COALESCE((SELECT code_locked_until > now() FROM balances WHERE id = $4), false)`,
+			b.SalonID, b.ClientID, phone, b.ID).QueryRow(func(row pgx.Row) error { return row.Scan(&theirs, &locked) })
+		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+			return err
+		}
+		switch {
+		case locked:
+			refused = errCodeLocked()
+		case !theirs:
+			batch = &pgx.Batch{}
+			c := queueMissCount(batch, &phoneMiss{balanceID: b.ID, salonID: b.SalonID}, phone, nil)
+			if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+				return err
+			}
+			refused = c.refusal() // (committed: the next try reads it)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("balance: %w", dbErr(err))
+	}
+	return refused
 }
 
 // phoneMiss is a package named by its code for a phone not its client's
@@ -491,20 +519,40 @@ func (m *phoneMiss) refusal() error {
 	return Invalid("pay_with", "this package is another client's")
 }
 
-// notePhoneMiss counts the miss err is (any other error is returned as it
-// is), of phone (as stored), in a statement of its own (the booking that
-// missed wrote nothing), and returns the refusal: "another client's", or,
-// past phoneMissesADay phones today (each counted once), the code locked
-// for the rest of the day.
-func (s *Service) notePhoneMiss(ctx context.Context, err error, phone string) error {
-	var m *phoneMiss
-	if !errors.As(err, &m) {
-		return err
+// codeLockKey is the advisory lock's key of a code (by its hash): a
+// client's every try of a code takes it, waiting at most the lock wait,
+// before the master's lock and before reading the balance, and holds it
+// until its miss, if it is one, is counted (in the same transaction). So
+// a code's tries are decided in turn, whoever's phone each names, and
+// tries sent at once learn no more than as many sent one by one.
+func codeLockKey(hash []byte) string { return "balance-code:" + hex.EncodeToString(hash) }
+
+// codeLockSQL takes the lock of the code $1 names (codeLockKey), waiting
+// at most the transaction's lock_timeout.
+const codeLockSQL = `SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))`
+
+// missCount is a phone miss counted by queueMissCount.
+type missCount struct {
+	miss   *phoneMiss
+	misses int
+}
+
+// queueMissCount queues the count of m, of phone (as stored), in the
+// transaction that holds the code's lock and read the miss, and, when
+// claim is not nil, the removal of its idempotency key's claim: the
+// transaction then commits the count alone (it wrote nothing else).
+func queueMissCount(batch *pgx.Batch, m *phoneMiss, phone string, claim *keyClaim) *missCount {
+	if claim != nil {
+		batch.Queue(`DELETE FROM idempotency_keys WHERE salon_id = $1 AND scope = $2 AND key_hash = $3`,
+			claim.salonID, claim.scope, keyHash(claim.key))
 	}
-	var misses int
-	if qerr := s.pool.QueryRow(ctx, `
-		WITH m AS (
-		    INSERT INTO balance_phone_misses AS x (balance_id, salon_id, misses, since, phones) VALUES ($1, $2, 1, now(), ARRAY[$4::bytea])
+	// (The balance's row is locked first, as a new code for it locks it
+	// before forgetting its misses: never the other way round.)
+	c := &missCount{miss: m}
+	batch.Queue(`
+		WITH b AS (SELECT id FROM balances WHERE id = $1 FOR UPDATE),
+		m AS (
+		    INSERT INTO balance_phone_misses AS x (balance_id, salon_id, misses, since, phones) SELECT $1, $2, 1, now(), ARRAY[$4::bytea] FROM b
 		    ON CONFLICT (balance_id) DO UPDATE SET
 		        misses = CASE WHEN x.since <= now() - interval '1 day' THEN 1
 		                      WHEN $4 = ANY (x.phones) THEN x.misses ELSE x.misses + 1 END,
@@ -514,13 +562,20 @@ func (s *Service) notePhoneMiss(ctx context.Context, err error, phone string) er
 		    RETURNING misses, since),
 		l AS (UPDATE balances SET code_locked_until = (SELECT since FROM m) + interval '1 day'
 		      WHERE id = $1 AND (SELECT misses FROM m) > $3)
-		SELECT misses FROM m`, m.balanceID, m.salonID, phoneMissesADay, tokenHash(phone)).Scan(&misses); qerr != nil {
-		return fmt.Errorf("balance: %w", dbErr(qerr))
-	}
-	if misses > phoneMissesADay {
+		SELECT COALESCE((SELECT misses FROM m), 0)`, m.balanceID, m.salonID, phoneMissesADay, tokenHash(phone)).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&c.misses)
+	})
+	return c
+}
+
+// refusal is the answer to the counted miss: "another client's", or, past
+// phoneMissesADay phones today (each counted once), the code locked for
+// the rest of the day.
+func (c *missCount) refusal() error {
+	if c.misses > phoneMissesADay {
 		return errCodeLocked()
 	}
-	return m.refusal()
+	return c.miss.refusal()
 }
 
 // forgetPhoneMisses starts a balance's count of phones missed anew (its

@@ -76,33 +76,42 @@ type PaidWith struct {
 
 // DueAtSalon is what is left to pay at the salon of visit b paid with a
 // package or certificate: its price, less what the balance pays of it
-// and what the deposit pays online (owed, while b is pending; else held,
-// what its payments hold). ok is false when there is nothing to say: b
-// is paid with no balance, or is neither on nor made.
-func DueAtSalon(b *Booking, held Money) (due Money, ok bool) {
+// and what the deposit pays online (owed, while b is pending; else
+// b.Held, what its payments hold). ok is false when there is nothing to
+// say: b is paid with no balance, or is neither on nor made.
+func DueAtSalon(b *Booking) (due Money, ok bool) {
 	if b.PaidWith == nil || !(b.Status.Active() || b.Status == StatusCompleted) {
 		return 0, false
 	}
-	return max(VisitPrice(b)-b.PaidWith.Covers-online(b, held), 0), true
+	return max(VisitPrice(b)-b.PaidWith.Covers-online(b), 0), true
 }
 
 // online is what the deposit of b pays online: owed, while b is pending;
 // else held, what its payments hold.
-func online(b *Booking, held Money) Money {
+func online(b *Booking) Money {
 	if b.Status == StatusPending {
-		return max(held, b.Deposit)
+		return max(b.Held, b.Deposit)
 	}
-	return held
+	return b.Held
 }
 
-// capCovers caps what the certificate paying b covers at what the
-// deposit online (held, owed) leaves of b's price: a booking moved to a
-// cheaper master spends no more (the trigger that settles it releases
-// the rest).
-func capCovers(b *Booking, held Money) {
-	if p := b.PaidWith; p != nil && p.Kind == BalanceCertificate {
-		p.Covers = min(p.Covers, max(VisitPrice(b)-online(b, held), 0))
+// readPaidWith reads what visit b is paid with (PaidWith), and, when it
+// is a balance, what its deposit's payments hold (Held), capping what a
+// certificate covers at what the deposit online leaves of the visit's
+// price: a booking moved to a cheaper master spends no more (the trigger
+// that settles it releases the rest).
+func readPaidWith(ctx context.Context, q querier, b *Booking) error {
+	var err error
+	if b.PaidWith, err = paidWith(ctx, q, b.visit()); err != nil || b.PaidWith == nil {
+		return err
 	}
+	if err := q.QueryRow(ctx, `SELECT `+heldSQL+` FROM payment_sessions WHERE booking_id = $1`, b.visit()).Scan(&b.Held); err != nil {
+		return fmt.Errorf("held: %w", err)
+	}
+	if p := b.PaidWith; p.Kind == BalanceCertificate {
+		p.Covers = min(p.Covers, max(VisitPrice(b)-online(b), 0))
+	}
+	return nil
 }
 
 // Pays is what a certificate's reservation pays of a visit in status st,
@@ -275,7 +284,7 @@ func (sp *spendable) reserve(p *PayWith, caller Caller, pay payment) (*reservati
 	case sp.kind == BalancePackage && p.Code != "" && caller.client() && sp.locked:
 		return nil, errCodeLocked() // (whoever's phone it is)
 	case sp.kind == BalancePackage && sp.clientID != pay.clientID && p.Code != "" && caller.client():
-		return nil, &phoneMiss{balanceID: sp.id, salonID: sp.salonID} // (counted once the booking is over)
+		return nil, &phoneMiss{balanceID: sp.id, salonID: sp.salonID} // (counted by the booking, under the code's lock)
 	case sp.kind == BalancePackage && sp.clientID != pay.clientID:
 		return nil, Invalid("pay_with", "this package is another client's")
 	}

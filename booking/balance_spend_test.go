@@ -933,13 +933,149 @@ func TestACertificateAndADepositOnlineMovedToACheaperMaster(t *testing.T) {
 	}
 }
 
+// TestAReplayCountsTheDepositPaidSince: a booking paid in part with a
+// certificate and in part with a deposit online, sent again under its
+// idempotency key after the deposit was paid, says what is left to pay at
+// the salon as the booking is now: the price less both.
+func TestAReplayCountsTheDepositPaidSince(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	cert, err := w.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalanceCertificate, Amount: 50000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, MasterID: w.master.ID, StartsAt: bookingtest.At(w.salon, w.day, "11:00"),
+		Client: booking.ClientInput{Name: "Payer", Phone: bookingtest.Phone()}, IdempotencyKey: "replay-after-deposit",
+		PayWith: &booking.PayWith{Kind: booking.BalanceCertificate, Code: cert.Code}}
+	b, err := w.Svc.Book(web(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 5 000 ₽: 500 ₽ of the 1 000 ₽ deposit paid by the certificate, 500 ₽
+	// online, 4 000 ₽ at the salon.
+	if due, ok := booking.DueAtSalon(b); b.Status != booking.StatusPending || b.Deposit != 50000 || !ok || due != 400000 {
+		t.Fatalf("booked: %s, deposit %v, %v to pay at the salon", b.Status, b.Deposit, due)
+	}
+	w.paid(b)
+	w.sweep(2) // (captured)
+	again, err := w.Svc.Book(web(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if due, ok := booking.DueAtSalon(again); again.ID != b.ID || again.Status != booking.StatusConfirmed || again.Held != 50000 || !ok || due != 400000 {
+		t.Fatalf("replayed after the deposit was paid: #%d %s, held %v, %v to pay at the salon; want #%d confirmed, 500 ₽ held, 4 000 ₽",
+			again.ID, again.Status, again.Held, due, b.ID)
+	}
+}
+
+// TestTriesOfACodeAreDecidedInTurn: a try with the package's client's own
+// phone, sent while six tries of the code with other phones are under way
+// before it, is decided after them, by booking (one service or a visit)
+// and by the lookup alike: the sixth locked the code, so it is refused
+// too. Tries sent at once learn no more than as many sent one by one.
+func TestTriesOfACodeAreDecidedInTurn(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	tries := map[string]func(code, phone string, i int) error{
+		"booking": func(code, phone string, i int) error {
+			r := f.req(f.masters[i%len(f.masters)], fmt.Sprintf("%02d:00", 10+i))
+			r.Client.Phone, r.PayWith = phone, &booking.PayWith{Kind: booking.BalancePackage, Code: code}
+			_, err := f.Svc.Book(web(), r)
+			return err
+		},
+		"visit": func(code, phone string, i int) error {
+			r := f.req(f.masters[i%len(f.masters)], fmt.Sprintf("%02d:00", 10+i))
+			r.Items = []booking.VisitItem{{ServiceID: f.svc.ID, MasterID: r.MasterID}, {ServiceID: f.svc.ID, MasterID: r.MasterID}}
+			r.ServiceID, r.MasterID = 0, 0
+			r.Client.Phone, r.PayWith = phone, &booking.PayWith{Kind: booking.BalancePackage, Code: code}
+			_, err := f.Svc.Book(web(), r)
+			return err
+		},
+		"lookup": func(code, phone string, _ int) error {
+			_, err := f.Svc.CheckBalance(web(), f.salon.ID, code, booking.BalanceUse{Phone: phone})
+			return err
+		},
+	}
+	for _, how := range []string{"booking", "visit", "lookup"} {
+		phone := bookingtest.Phone()
+		pkg, _ := aPackage(t, f, 3, phone)
+		// A try under way holds the code's lock.
+		holder, err := f.Pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer holder.Rollback(ctx) //nolint:errcheck
+		if _, err := holder.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, booking.CodeLockKey(pkg.Code)); err != nil {
+			t.Fatal(err)
+		}
+		const others = 6
+		results := make([]chan error, others+1)
+		waiting := func(n int) {
+			t.Helper()
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				var got int
+				if err := f.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+					AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`, booking.CodeLockKey(pkg.Code)).Scan(&got); err != nil {
+					t.Fatal(err)
+				}
+				if got == n {
+					return
+				}
+				if time.Now().After(deadline) {
+					holder.Rollback(ctx) //nolint:errcheck
+					t.Fatalf("%s: %d tries wait for the code's lock, want %d (the last: %v)", how, got, n, <-results[n-1])
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		// Six other phones, then the client's own, each queued behind the
+		// one before (the lock's queue is first come, first served).
+		for i := range results {
+			p := bookingtest.Phone()
+			if i == others {
+				p = phone
+			}
+			results[i] = make(chan error, 1)
+			go func() { results[i] <- tries[how](pkg.Code, p, i) }()
+			waiting(i + 1)
+		}
+		if err := holder.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range results {
+			var err error
+			select {
+			case err = <-c:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: try %d not answered", how, i)
+			}
+			var ve *booking.ValidationError
+			why := ""
+			if errors.As(err, &ve) {
+				why = ve.Fields["pay_with"].String()
+			}
+			want := "another client's"
+			if i >= 5 {
+				want = "too many other phones" // the sixth locks it, for every phone
+			}
+			if !strings.Contains(why, want) {
+				t.Fatalf("%s: try %d (the client's own: %v): %v, want %q", how, i+1, i == others, err, want)
+			}
+		}
+		if l := readLedger(t, f, pkg.ID); l.remaining != 3 || l.types["reserve"] != 0 {
+			t.Fatalf("%s: after the tries: %+v", how, l)
+		}
+	}
+}
+
 // TestPhonesTriedAtOnceAreCountedInTurn: twenty bookings with a package's
 // code released at once from a barrier, nineteen with phones not its
-// client's and one with its client's: each miss is counted and answered
-// in one statement, so no more than five are told "another client's"
-// (the rest that the code is locked), as when they come one by one, and
-// every miss is counted. (Whether its client's phone books depends on
-// whether it was read before the sixth miss was counted: see the README.)
+// client's and one with its client's: they are decided in turn (the
+// code's lock), so exactly five are told "another client's", the sixth
+// locks the code, and the tries after it are refused as locked, as when
+// they come one by one. Its client's phone books only if its turn came
+// before the sixth miss.
 func TestPhonesTriedAtOnceAreCountedInTurn(t *testing.T) {
 	f := setup(t)
 	phone := bookingtest.Phone()
@@ -980,7 +1116,10 @@ func TestPhonesTriedAtOnceAreCountedInTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d booked, %d told another client's, %d locked, %d else; %d misses counted", booked, others, locked, rest, misses)
-	if others > 5 || misses < others || others+locked+booked+rest != n || booked > 1 || others+locked < n-1-rest {
+	// Decided in turn (the code's lock): the first five other phones are
+	// told, the sixth locks the code, and every try after it, the client's
+	// own phone too if it came later, is refused without being counted.
+	if others != 5 || misses != 6 || others+locked+booked+rest != n || booked > 1 || others+locked < n-1-rest {
 		t.Fatalf("%d told another client's, %d locked, %d booked, %d misses counted: tries at once passed the count", others, locked, booked, misses)
 	}
 }

@@ -102,6 +102,10 @@ type Booking struct {
 	// given back): returned by Book and ApplyBalance, read by
 	// BookingView.
 	PaidWith *PaidWith
+	// Held is what the visit's deposit paid online holds (not refunded),
+	// read with PaidWith when a balance pays it (a booking just made holds
+	// nothing yet): what is left to pay at the salon (DueAtSalon) counts it.
+	Held Money
 }
 
 // EndsAt is when the service ends for the client, processing and finish
@@ -274,7 +278,8 @@ type bookContext struct {
 // also unwrap to ErrNotFound); *SlotTakenError (ErrSlotTaken); ErrKeyReused,
 // ErrInProgress (ErrConflict); ErrUnavailable (the master stayed busy past
 // the lock wait, or the deadline ran out). Nothing is written when an error
-// is returned.
+// is returned, but a phone counted against a package's code (see
+// CheckBalance).
 func (s *Service) Book(ctx context.Context, r BookRequest) (b *Booking, err error) {
 	r.caller = callerOf(ctx)
 	if s.observe != nil {
@@ -317,11 +322,9 @@ func (s *Service) bookUnobserved(ctx context.Context, r BookRequest) (*Booking, 
 	}
 	now := s.now()
 	if len(r.Items) > 0 {
-		b, err := s.bookVisit(ctx, &r, now)
-		return b, s.notePhoneMiss(ctx, err, r.Client.Phone)
+		return s.bookVisit(ctx, &r, now)
 	}
 	b, err := s.bookGated(ctx, &r, now)
-	err = s.notePhoneMiss(ctx, err, r.Client.Phone) // (the booking over: its transaction ended)
 	if errors.Is(err, errTaken) {
 		alts, err := s.alternatives(ctx, r.SalonID, r.ServiceID, r.MasterID, r.StartsAt, now, 0)
 		if err != nil {
@@ -391,7 +394,8 @@ var errTaken = errors.New("slot taken")
 // transaction; once it was (gated), the wait for the lock in the database,
 // until the gate's deadline.) Round trip 2: a savepoint, one statement
 // inserting the client, the booking, its notification job and the
-// idempotency result, and COMMIT. Any early return rolls back; a
+// idempotency result, and COMMIT. Any early return rolls back (but for a
+// phone not a package's client's, whose count commits alone); a
 // connection left inside a transaction is closed, never reused.
 func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated *passed) (*Booking, error) {
 	conn, err := s.pool.Acquire(ctx)
@@ -405,6 +409,9 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	batch := &pgx.Batch{}
 	batch.Queue(`BEGIN`)
 	lockWait := max(s.lockWait.Milliseconds(), 1)
+	if gated != nil {
+		lockWait = lockTimeout(gated.deadline) // (what is left of the wait)
+	}
 	var claim *keyClaim
 	if r.IdempotencyKey != "" {
 		claim = queueClaim(batch, r.SalonID, "book", r.IdempotencyKey, r.fingerprint(), lockWait)
@@ -413,9 +420,20 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	// nothing else to do, and the reads after it are current).
 	var locked bool
 	tryLock, args := `SELECT pg_try_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`, []any{r.MasterID}
-	if r.PayWith != nil && claim == nil {
-		// The balance's lock (taken by the reservation's entry) is waited
-		// for at most the lock wait; the claim sets the same bound.
+	// A client's try of a code takes the code's lock first, and waits for
+	// it (codeLockKey); the balance's lock (taken by the reservation's
+	// entry) is waited for at most the lock wait too. The claim sets the
+	// same bound; else it is set here, before either wait.
+	codeLock := r.PayWith != nil && r.PayWith.Code != "" && r.caller.client()
+	switch {
+	case codeLock && claim == nil:
+		tryLock += ` FROM (SELECT set_config('lock_timeout', $2::bigint::text, true) AS t) lt,
+			LATERAL (SELECT pg_advisory_xact_lock(hashtextextended($3::text, 0)) WHERE lt.t IS NOT NULL) cl`
+		args = append(args, lockWait, codeLockKey(tokenHash(r.PayWith.Code)))
+	case codeLock:
+		tryLock += ` FROM (SELECT pg_advisory_xact_lock(hashtextextended($2::text, 0))) cl`
+		args = append(args, codeLockKey(tokenHash(r.PayWith.Code)))
+	case r.PayWith != nil && claim == nil:
 		tryLock += ` FROM (SELECT set_config('lock_timeout', $2::bigint::text, true)) lt`
 		args = append(args, lockWait)
 	}
@@ -486,7 +504,19 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 		pay := payment{clientID: bc.client.id, proven: r.Client.Verified, services: []int64{r.ServiceID}, prices: []Money{bc.price},
 			deposits: []Money{bc.svc.Deposit}, day: bc.salon.Today(r.StartsAt)}
 		if rsv, err = sp.reserve(r.PayWith, r.caller, pay); err != nil {
-			return nil, err
+			var miss *phoneMiss
+			if !errors.As(err, &miss) {
+				return nil, err
+			}
+			// Counted under the code's lock, and committed alone.
+			batch = &pgx.Batch{}
+			c := queueMissCount(batch, miss, r.Client.Phone, claim)
+			batch.Queue(`COMMIT`)
+			if err := conn.SendBatch(ctx, batch).Close(); err != nil {
+				return nil, fmt.Errorf("book: %w", err)
+			}
+			tx.open = false
+			return nil, c.refusal()
 		}
 	}
 
@@ -626,7 +656,7 @@ func (s *Service) replay(ctx context.Context, q querier, claim *keyClaim, salonI
 	if len(res.TokenSalt) > 0 {
 		b.ManageToken = claim.token(res.TokenSalt)
 	}
-	if b.PaidWith, err = paidWith(ctx, q, b.ID); err != nil {
+	if err := readPaidWith(ctx, q, b); err != nil {
 		return nil, err
 	}
 	return b, nil

@@ -33,3 +33,7 @@ func ClaimRefundPost(ctx context.Context, s *Service, table string, id int64, ke
 
 // ErrRefundKeyMoved is errRefundKeyMoved, for the tests.
 var ErrRefundKeyMoved = errRefundKeyMoved
+
+// CodeLockKey is the key of the advisory lock a client's try of code
+// holds (as typed: it is normalized first).
+func CodeLockKey(code string) string { return codeLockKey(tokenHash(normalizeCode(code))) }

@@ -33,10 +33,6 @@ type View struct {
 	// package or certificate it is paid with, by the salon's refund
 	// policy (units; 0: all of it goes back).
 	CancelKeeps int64
-	// Held is what the booking's deposits paid online hold (not
-	// refunded), read for a booking paid with a package or certificate
-	// (AtSalon).
-	Held Money
 	// offer is the waitlist offer a message shows as this view (its
 	// Booking the time offered, ID 0), nil for a booking.
 	offer *WaitOffer
@@ -60,7 +56,7 @@ func (v *View) Owed() Money {
 
 // AtSalon is what is left to pay at the salon of a visit paid with a
 // package or certificate (DueAtSalon).
-func (v *View) AtSalon() (Money, bool) { return DueAtSalon(&v.Booking, v.Held) }
+func (v *View) AtSalon() (Money, bool) { return DueAtSalon(&v.Booking) }
 
 // TopUp reports whether what the client owes is the difference a move to
 // a larger deposit asked.
@@ -112,14 +108,8 @@ func (s *Service) BookingView(ctx context.Context, salonID, bookingID int64) (*V
 			return nil, dbErr(err)
 		}
 	}
-	if v.PaidWith, err = paidWith(ctx, s.pool, v.visit()); err != nil {
+	if err := readPaidWith(ctx, s.pool, &v.Booking); err != nil {
 		return nil, dbErr(err)
-	}
-	if v.PaidWith != nil {
-		if err := s.pool.QueryRow(ctx, `SELECT `+heldSQL+` FROM payment_sessions WHERE booking_id = $1`, v.visit()).Scan(&v.Held); err != nil {
-			return nil, dbErr(err)
-		}
-		capCovers(&v.Booking, v.Held)
 	}
 	s.decorate(v, caller)
 	return v, nil

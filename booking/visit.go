@@ -603,13 +603,23 @@ func (s *Service) planVisit(ctx context.Context, c *catalog, items []VisitItem, 
 func (s *Service) insertVisit(ctx context.Context, r *BookRequest, c *catalog, fixed []VisitItem, now time.Time) (*Booking, error) {
 	masters := visitMasters(c, fixed)
 	var out *Booking
+	var refused error // (a phone miss, its count committed)
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		out = nil
+		out, refused = nil, nil
 		var claim *keyClaim
 		var version int64
 		batch := &pgx.Batch{}
+		wait := max(s.lockWait.Milliseconds(), 1) // (as txOnce set it: after the gates, what is left of it)
+		if g, ok := tx.(*gatedTx); ok {
+			wait = lockTimeout(g.passed.deadline)
+		}
 		if r.IdempotencyKey != "" {
-			claim = queueClaim(batch, r.SalonID, "book", r.IdempotencyKey, r.fingerprint(), max(s.lockWait.Milliseconds(), 1))
+			claim = queueClaim(batch, r.SalonID, "book", r.IdempotencyKey, r.fingerprint(), wait)
+		}
+		if r.PayWith != nil && r.PayWith.Code != "" && r.caller.client() {
+			// A client's try of a code: the code's lock, before the
+			// masters' (codeLockKey).
+			batch.Queue(codeLockSQL, codeLockKey(tokenHash(r.PayWith.Code)))
 		}
 		batch.Queue(`SELECT catalog_version FROM salons WHERE id = $1`, r.SalonID).QueryRow(func(row pgx.Row) error { return row.Scan(&version) })
 		err := tx.SendBatch(ctx, batch).Close()
@@ -647,7 +657,19 @@ func (s *Service) insertVisit(ctx context.Context, r *BookRequest, c *catalog, f
 		head, rest := s.visitRows(r, cat, plan)
 		var rsv *reservation
 		if r.PayWith != nil {
-			if rsv, err = s.reserveVisit(ctx, tx, r, cat, plan); err != nil {
+			var miss *phoneMiss
+			rsv, err = s.reserveVisit(ctx, tx, r, cat, plan)
+			if errors.As(err, &miss) {
+				// Counted under the code's lock, and committed alone.
+				batch = &pgx.Batch{}
+				c := queueMissCount(batch, miss, r.Client.Phone, claim)
+				if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+					return fmt.Errorf("book visit: %w", err)
+				}
+				refused = c.refusal()
+				return nil
+			}
+			if err != nil {
 				return err
 			}
 			head.Deposit = max(head.Deposit-rsv.covers, 0) // (paid with the balance)
@@ -691,6 +713,9 @@ func (s *Service) insertVisit(ctx context.Context, r *BookRequest, c *catalog, f
 		out = head
 		return nil
 	})
+	if err == nil && refused != nil {
+		return nil, refused
+	}
 	return out, err
 }
 

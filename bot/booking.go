@@ -430,7 +430,7 @@ func (t *turn) book(pay *booking.PayWith) error {
 	if len(b.Segments) > 1 {
 		text = t.tr(head) + "\n" + t.visitSummary(b)
 	}
-	due, _ := booking.DueAtSalon(b, 0) // (just booked: no payment holds money yet)
+	due, _ := booking.DueAtSalon(b)
 	text += paidLines(t.c.Lang, s, b.PaidWith, due, b.Status)
 	switch {
 	case b.Status == booking.StatusPending:

@@ -123,7 +123,7 @@ func toJSON(b *booking.Booking, s *booking.Salon, now time.Time) bookingJSON {
 		ChangeableTill: stamp(s.ChangeableUntil(b), loc), Changeable: s.ClientMayChange(b, now),
 		ManageToken: b.ManageToken, Items: itemsJSON(booking.SegmentsOf(b), loc),
 	}
-	due, ok := booking.DueAtSalon(b, 0) // (just made: no payment holds money yet)
+	due, ok := booking.DueAtSalon(b) // (just made: nothing held yet; a replay: what is held now)
 	out.PaidWith = toPaidWith(b.PaidWith, b.Status, 0, due, ok)
 	if !b.HoldExpiresAt.IsZero() {
 		out.HoldExpiresAt = stamp(b.HoldExpiresAt, loc)
