@@ -428,3 +428,52 @@ func TestCodesAreNotGuessedInTheChat(t *testing.T) {
 		t.Fatalf("the right code an hour later: %q", done.Text)
 	}
 }
+
+// TestTwoMessagesAtOnceLeaveOneLiveScreen: two messages typed at the
+// confirm screen within a moment, the second's turn running while the
+// first one's answer (a screen with buttons) is still being sent: the
+// earlier screen loses its buttons when the later one goes, so the
+// chat's one live screen is its last message.
+func TestTwoMessagesAtOnceLeaveOneLiveScreen(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	u := w.tg.NewUser("Vera", "en")
+	w.toContact(u, "Anna", "10:00")
+	u.ShareContact("+7 999 710-00-02")
+	w.must(u.WaitButton("Confirm", wait))
+	w.screenKnown(u)
+	entered := w.tg.SlowNext("sendMessage", 1, 700*time.Millisecond)
+	u.Send("thanks")
+	select {
+	case <-entered: // (the first answer is on its way)
+	case <-time.After(wait):
+		t.Fatal("the first answer was never sent")
+	}
+	u.Send("thank you")
+	w.until("two answers, the last one's buttons the only live ones", func() bool {
+		answers, live := 0, 0
+		for _, m := range u.Messages() {
+			if strings.HasPrefix(m.Text, "To book, tap Confirm") {
+				answers++
+			}
+			if len(m.Inline) > 0 {
+				live++
+			}
+		}
+		last := newest(u)
+		return answers == 2 && live == 1 && last != nil && len(last.Inline) > 0
+	})
+	w.tap(u, "✅ Confirm")
+	w.see(u, "✅ You are booked!")
+	w.allAnswered()
+	// Each removal of buttons took some away: none was queued twice, or
+	// for a message that had none (a screen edited into plain text).
+	w.until("the outbox sent", func() bool {
+		return w.count(t, `SELECT count(*) FROM tg_outbox WHERE state = 'queued'`) == 0
+	})
+	for _, c := range w.tg.Calls() {
+		if c.Method == "editMessageReplyMarkup" && c.Status != 200 {
+			t.Errorf("buttons removed from message %s with none left: %d", c.Params["message_id"], c.Status)
+		}
+	}
+}

@@ -190,8 +190,10 @@ func (t *turn) save(ctx context.Context, updateID int64) error {
 		// A message typed (a code, a command), or a tap on another
 		// message (a notice's), moved the dialog on: the screen it was on
 		// loses its buttons, which would be stale (after the answer, which
-		// it must not hold up).
-		t.out = append(t.out, outMsg{Op: opMarkup, ChatID: t.c.ID, MessageID: t.c.screen})
+		// it must not hold up). Keyed as the sender keys the strip of a
+		// screen replaced (see settle: a screen the turn did not know, not
+		// sent yet when it ran), so that it is queued once.
+		t.out = append(t.out, outMsg{Op: opMarkup, ChatID: t.c.ID, MessageID: t.c.screen, Key: screenStripKey(t.c.ID, t.c.screen)})
 	}
 	if t.cbID != "" {
 		t.out = append([]outMsg{{Op: opAnswer, ChatID: t.c.ID, Callback: t.cbID, Notice: t.notice}}, t.out...)

@@ -46,6 +46,13 @@ func (m *outMsg) nonce() string {
 	return ""
 }
 
+// screenStripKey keys the removal of the buttons of a chat's screen, so
+// that it is queued once, by the turn that moved on or by the sender that
+// sent the next screen (see settle).
+func screenStripKey(chatID int64, msgID int) string {
+	return fmt.Sprintf("screen:%d:%d", chatID, msgID)
+}
+
 // queue inserts outgoing calls into tg_outbox in tx, in order.
 func queue(ctx context.Context, tx pgx.Tx, msgs []outMsg) error {
 	if len(msgs) == 0 {
