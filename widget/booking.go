@@ -233,7 +233,17 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 		return err
 	}
 	out := toJSON(b, s, h.svc.Now())
-	if b.Status == booking.StatusPending && b.Deposit > 0 && h.svc.Provider() != nil {
+	switch {
+	case b.Status != booking.StatusPending && b.Deposit > 0 && h.svc.Provider() != nil && b.ManageToken != "":
+		// A replay (the same Idempotency-Key) of a booking whose deposit
+		// was paid since: its payment as it is now.
+		if p, err := h.svc.PaymentOf(booking.As(c.UserContext(), booking.ByToken(b.ManageToken)), 0, b.ID, false); err == nil && p != nil {
+			out.Payment = toPayment(p)
+			out.Payment.Paid, out.Payment.Refunded = p.TotalHeld, p.TotalRefunded
+		} else if err != nil {
+			h.log.Warn("payment not read", "booking", b.ID, "err", err, "request_id", c.Locals("requestid"))
+		}
+	case b.Status == booking.StatusPending && b.Deposit > 0 && h.svc.Provider() != nil:
 		// The deposit's payment: where the client pays. When the provider
 		// does not answer now, the booking still holds its slot and the
 		// payment is found again when the booking is read.

@@ -227,3 +227,30 @@ func TestBookingCalendarFile(t *testing.T) {
 		t.Errorf("a wrong token: %d", g.status)
 	}
 }
+
+// TestAReplayAfterPayingSaysThePayment: the booking sent again under its
+// Idempotency-Key after its deposit was paid answers as the booking is
+// now: confirmed, its payment completed and paid, with no URL to pay at.
+func TestAReplayAfterPayingSaysThePayment(t *testing.T) {
+	t.Parallel()
+	s, _ := paySite(t)
+	body := s.newBooking(s.masters[0], "11:00")
+	r := s.do("POST", "/api/v1/salons/studio/bookings", body, "Idempotency-Key", "pay-then-replay")
+	pay, _ := r.body["payment"].(map[string]any)
+	url, _ := pay["url"].(string)
+	if r.status != 201 || r.str("status") != "pending" || url == "" {
+		t.Fatalf("book: %d %s", r.status, r.raw)
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.PostForm(url, map[string][]string{"do": {"pay"}})
+	if err != nil || resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("pay: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	again := s.do("POST", "/api/v1/salons/studio/bookings", body, "Idempotency-Key", "pay-then-replay")
+	pay, _ = again.body["payment"].(map[string]any)
+	if again.status != 201 || again.id() != r.id() || again.str("status") != "confirmed" || pay == nil ||
+		pay["status"] != "completed" || pay["amount"] != 1000.0 || pay["paid"] != 1000.0 || pay["url"] != nil {
+		t.Fatalf("replayed after paying: %d %s", again.status, again.raw)
+	}
+}
