@@ -1012,22 +1012,19 @@ func TestTriesOfACodeAreDecidedInTurn(t *testing.T) {
 		results := make([]chan error, others+1)
 		waiting := func(n int) {
 			t.Helper()
-			deadline := time.Now().Add(10 * time.Second)
-			for {
+			bookingtest.WaitFor(t, 10*time.Second, fmt.Sprintf("%s: %d tries waiting for the code's lock", how, n), func() bool {
+				select {
+				case err := <-results[n-1]: // (answered: it did not wait)
+					t.Fatalf("%s: try %d answered without waiting for the code's lock: %v", how, n, err)
+				default:
+				}
 				var got int
 				if err := f.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
 					AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`, booking.CodeLockKey(pkg.Code)).Scan(&got); err != nil {
 					t.Fatal(err)
 				}
-				if got == n {
-					return
-				}
-				if time.Now().After(deadline) {
-					holder.Rollback(ctx) //nolint:errcheck
-					t.Fatalf("%s: %d tries wait for the code's lock, want %d (the last: %v)", how, got, n, <-results[n-1])
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+				return got == n
+			})
 		}
 		// Six other phones, then the client's own, each queued behind the
 		// one before (the lock's queue is first come, first served).
