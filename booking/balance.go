@@ -427,8 +427,8 @@ type BalanceUse struct {
 }
 
 // phoneMissesADay is how many phones not its client's (each counted once)
-// a package's code is tried with in a day (CheckBalance, or a booking)
-// before it is locked for the rest of that day
+// a package's code is tried with within 24 hours of the first (CheckBalance,
+// or a booking) before it is locked until those 24 hours end
 // (balances.code_locked_until): then it refuses every phone, its client's
 // too (errCodeLocked).
 const phoneMissesADay = 5
@@ -446,8 +446,8 @@ func errCodeLocked() error {
 // its end, is the caller's to read from the balance.
 //
 // A phone not the package's client's is counted (checkPhone, under the
-// code's lock, as a booking's is): past phoneMissesADay of them in a day
-// the code is locked, and refuses every phone alike (errCodeLocked), here
+// code's lock, as a booking's is): past phoneMissesADay of them within 24
+// hours the code is locked, and refuses every phone alike (errCodeLocked), here
 // and when booking, so a code's holder cannot learn, trying phones, whose
 // package it is.
 func (s *Service) CheckBalance(ctx context.Context, salonID int64, code string, use BalanceUse) (*Balance, error) {
@@ -569,8 +569,8 @@ func queueMissCount(batch *pgx.Batch, m *phoneMiss, phone string, claim *keyClai
 }
 
 // refusal is the answer to the counted miss: "another client's", or, past
-// phoneMissesADay phones today (each counted once), the code locked for
-// the rest of the day.
+// phoneMissesADay phones within 24 hours of the first (each counted
+// once), the code locked until those 24 hours end.
 func (c *missCount) refusal() error {
 	if c.misses > phoneMissesADay {
 		return errCodeLocked()
