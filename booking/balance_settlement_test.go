@@ -393,6 +393,43 @@ func TestMigration39SettlesTheSpendsMadeBefore(t *testing.T) {
 	}
 }
 
+// Rolling migration 00039 back would forget which spends were settled
+// (its Up would send their receipts again): with a receipt sent, the
+// rollback refuses, the settlements stay, and the sweep after it sends
+// nothing more to the provider.
+func TestMigration39KeepsTheSettlementsSent(t *testing.T) {
+	w := newSaleWorld(t)
+	w.receiptsAt("")
+	ctx := context.Background()
+	x := w.soldPackage(1)
+	w.completeAndSweep(1)
+	if got := w.receiptsOf("settlement", w.externalID(x.ID)); len(got) != 1 {
+		t.Fatalf("%d settlements sent, want 1", len(got))
+	}
+	db := stdlib.OpenDBFromPool(w.Pool)
+	defer db.Close() // (not the pool)
+	p, err := migrations.Provider(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.DownTo(ctx, 38)
+	if err == nil || !strings.Contains(err.Error(), "send them again") {
+		t.Fatalf("rolled back past 00039 with a receipt sent: %v", err)
+	}
+	if v, err := p.GetDBVersion(ctx); err != nil || v != 39 {
+		t.Fatalf("at version %d (%v), want 39 (the rollback stops there)", v, err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.receiptsOf("settlement", w.externalID(x.ID)); len(got) != 1 {
+		t.Errorf("%d settlements sent after the refused rollback, want still 1", len(got))
+	}
+}
+
 // A certificate bought online pays a visit of 5000.00 asking a deposit of
 // 1000.00; under a policy that keeps deposits the client cancels: the
 // cancellation keeps 1000.00 of it (spent) and gives 4000.00 back, and

@@ -86,6 +86,20 @@ WHERE e.type = 'spend' AND s.receipt IS NOT NULL AND s.external_id IS NOT NULL
 ORDER BY e.id;
 
 -- +goose Down
+-- A settlement sent is the only record that its receipt went to the
+-- provider (and from it to the tax service): dropped, the Up would make
+-- every past spend due again and send its receipt a second time. So the
+-- rollback refuses while one exists.
+-- +goose StatementBegin
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM balance_settlements WHERE sent_at IS NOT NULL) THEN
+        RAISE EXCEPTION 'balance_settlements holds receipts already sent: rolling back would send them again'
+            USING ERRCODE = 'object_in_use',
+                  HINT = 'keep this migration, or record elsewhere which spends were settled before rolling it back';
+    END IF;
+END $$;
+-- +goose StatementEnd
 -- +goose StatementBegin
 CREATE OR REPLACE FUNCTION booking_balance_settled() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
