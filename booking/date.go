@@ -55,10 +55,48 @@ func (d Date) Start(loc *time.Location) time.Time {
 }
 
 // At returns the instant of the wall clock time minutes after midnight on d in
-// loc. Minutes past 24:00 fall on the next day. On a DST gap the wall time is
-// moved forward by the gap, as time.Date does.
+// loc. Minutes past 24:00 fall on the next day. A time the clocks skip (the
+// hour DST starts) is moved forward by the gap: 02:30 on a day they jump
+// from 02:00 to 03:00 is 03:30. A time they show twice (the hour DST ends)
+// is its first.
 func (d Date) At(loc *time.Location, minutes int) time.Time {
-	return time.Date(d.Year, d.Month, d.Day, 0, minutes, 0, 0, loc)
+	t, _ := d.AtExact(loc, minutes)
+	return t
+}
+
+// AtExact is At, and whether the clock in loc shows that time on that day
+// (false: it skips it, and the instant is moved forward by the gap).
+func (d Date) AtExact(loc *time.Location, minutes int) (time.Time, bool) {
+	t := time.Date(d.Year, d.Month, d.Day, 0, minutes, 0, 0, loc)
+	wall := time.Date(d.Year, d.Month, d.Day, 0, minutes, 0, 0, time.UTC)
+	if sameWall(t, wall) {
+		return t, true
+	}
+	// time.Date resolves a skipped time with one of the offsets around
+	// the gap, leaving which unsaid: read with the offset before it (the
+	// smaller), it is the later instant, moved forward.
+	_, before := t.Add(-3 * time.Hour).Zone()
+	_, after := t.Add(3 * time.Hour).Zone()
+	return wall.Add(-time.Duration(min(before, after)) * time.Second).In(loc), false
+}
+
+// AtClock is the instant a time typed for d shows on the clock in loc:
+// an error, naming both, when the clocks skip it that day (DST starts),
+// so a typed time is never moved.
+func (d Date) AtClock(loc *time.Location, c Clock) (time.Time, error) {
+	t, ok := d.AtExact(loc, int(c))
+	if !ok {
+		return time.Time{}, i18n.New("there is no %s on %s: the clocks are put forward then", c, d)
+	}
+	return t, nil
+}
+
+// sameWall reports whether t shows the wall clock date and time of wall
+// (a UTC time standing for a local one).
+func sameWall(t, wall time.Time) bool {
+	y, m, d := t.Date()
+	wy, wm, wd := wall.Date()
+	return y == wy && m == wm && d == wd && t.Hour() == wall.Hour() && t.Minute() == wall.Minute()
 }
 
 // Before reports whether d is before e.

@@ -88,8 +88,15 @@ type Shift struct {
 // (the hour skipped when DST starts) move forward by the gap; ambiguous ones
 // (the hour repeated when it ends) take the first occurrence.
 func (in ShiftInput) instants(day Date, loc *time.Location) (shift, error) {
-	if in.Start < 0 || in.Start >= 24*60 || in.End < 0 || in.End > 48*60 {
+	switch {
+	case in.Start >= 24*60 && in.Start <= 48*60:
+		return shift{}, &shiftError{"start", i18n.New("a shift starts before 24:00 (one starting at midnight is the next day's, from 00:00)")}
+	case in.Start < 0 || in.Start >= 24*60 || in.End < 0 || in.End > 48*60:
 		return shift{}, i18n.New("times must be between 00:00 and 24:00")
+	case in.End == in.Start:
+		return shift{}, &shiftError{"end", i18n.New("shift %s-%s is empty: it ends when it starts", in.Start, in.End)}
+	case in.BreakStart == in.BreakEnd && in.BreakStart != 0:
+		return shift{}, &shiftError{"break_end", i18n.New("break %s-%s is empty: leave both times out for no break", in.BreakStart, in.BreakEnd)}
 	}
 	if in.End <= in.Start {
 		return shift{}, &shiftError{"end", i18n.New("shift %s-%s ends before it starts (a shift past midnight ends like +02:00)", in.Start, in.End)}

@@ -36,6 +36,8 @@ func TestShiftsOnDSTDays(t *testing.T) {
 		{"Europe/Berlin", "2026-03-28", "09:00", "17:00", "2026-03-28 08:00", "2026-03-28 16:00"},    // CET
 		{"Europe/Berlin", "2026-03-29", "09:00", "17:00", "2026-03-29 07:00", "2026-03-29 15:00"},    // CEST
 		{"Europe/Berlin", "2026-03-29", "01:00", "04:00", "2026-03-29 00:00", "2026-03-29 02:00"},    // 2 real hours
+		{"Europe/Berlin", "2026-03-29", "02:30", "06:00", "2026-03-29 01:30", "2026-03-29 04:00"},    // 02:30 skipped: 03:30
+		{"America/New_York", "2026-03-08", "02:30", "08:00", "2026-03-08 07:30", "2026-03-08 12:00"}, // 02:30 skipped: 03:30 EDT
 		{"Europe/Berlin", "2026-10-25", "09:00", "17:00", "2026-10-25 08:00", "2026-10-25 16:00"},    // CET again
 		{"Europe/Berlin", "2026-10-25", "22:00", "+02:00", "2026-10-25 21:00", "2026-10-26 01:00"},   // overnight
 		{"Europe/Moscow", "2026-03-29", "10:00", "20:00", "2026-03-29 07:00", "2026-03-29 17:00"},    // no DST
@@ -144,5 +146,42 @@ func TestSlotsDateIsSalonLocal(t *testing.T) {
 	}
 	if len(slots) != 3 || !slots[0].Start.Equal(utc("2026-03-04 22:00")) {
 		t.Fatalf("slots %v, want 3 starting 2026-03-04 22:00 UTC", slots)
+	}
+}
+
+// A wall-clock time is the instant the salon's clock shows it: one the
+// clocks skip is moved forward by the gap (and AtClock refuses it), one
+// they show twice is its first.
+func TestDateAtOnDaysTheClocksMove(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		zone, day, clock string
+		want             string // UTC
+		exact            bool
+	}{
+		{"America/New_York", "2026-03-08", "01:30", "2026-03-08 06:30", true},
+		{"America/New_York", "2026-03-08", "02:00", "2026-03-08 07:00", false}, // 03:00 EDT
+		{"America/New_York", "2026-03-08", "02:30", "2026-03-08 07:30", false}, // 03:30 EDT, not 01:30 EST
+		{"America/New_York", "2026-03-08", "03:00", "2026-03-08 07:00", true},
+		{"America/New_York", "2026-11-01", "01:30", "2026-11-01 05:30", true}, // EDT, the first
+		{"America/New_York", "2026-11-01", "02:00", "2026-11-01 07:00", true},
+		{"Europe/Berlin", "2026-03-29", "02:15", "2026-03-29 01:15", false},       // 03:15 CEST
+		{"Australia/Lord_Howe", "2026-10-04", "02:15", "2026-10-03 15:45", false}, // a 30-minute gap: 02:45
+		{"Europe/Moscow", "2026-03-29", "02:30", "2026-03-28 23:30", true},
+	}
+	for _, c := range cases {
+		loc, err := time.LoadLocation(c.zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _ := booking.ParseDate(c.day)
+		clock, _ := booking.ParseClock(c.clock)
+		got, exact := d.AtExact(loc, int(clock))
+		if !got.Equal(utc(c.want)) || exact != c.exact || !d.At(loc, int(clock)).Equal(got) {
+			t.Errorf("%s %s %s: %s UTC (exact %v), want %s (%v)", c.zone, c.day, c.clock, got.UTC().Format(time.DateTime), exact, c.want, c.exact)
+		}
+		if _, err := d.AtClock(loc, clock); (err == nil) != c.exact {
+			t.Errorf("%s %s %s: AtClock says %v", c.zone, c.day, c.clock, err)
+		}
 	}
 }

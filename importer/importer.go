@@ -524,7 +524,11 @@ func (r *run) bookings(chunk []Record) error {
 		visit := r.field(rec, "visit", false, p)
 		d := r.date(ds, "date", p)
 		c := r.clock(start, "start", booking.ParseClock, p)
-		return booking.BookingRow{Master: master, Service: service, StartsAt: d.At(loc, int(c)), Phone: phone, Name: name,
+		at, err := d.AtClock(loc, c)
+		if err != nil { // (a time the clocks skip that day)
+			r.bad(p, "start", start, i18n.Of(err).In(r.lang))
+		}
+		return booking.BookingRow{Master: master, Service: service, StartsAt: at, Phone: phone, Name: name,
 			Status: r.status(st, p), Visit: strings.TrimSpace(visit)}, master + " " + ds + " " + start
 	}, r.svc.ImportBookings)
 }

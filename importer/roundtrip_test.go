@@ -197,6 +197,34 @@ func TestScheduleOnADSTDay(t *testing.T) {
 	}
 }
 
+// TestBookingAtATimeTheClocksSkip: a booking row at 02:30 of the day
+// Berlin's clocks jump from 02:00 to 03:00 is rejected naming its start
+// (it was once booked an hour earlier, at 01:30); 03:30 is imported.
+func TestBookingAtATimeTheClocksSkip(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	ctx := bookingtest.System()
+	salon := e.Salon(t, booking.Salon{Slug: "berlin-gap", Timezone: "Europe/Berlin", Locale: "en"})
+	sv := e.Service(t, salon, booking.SalonService{Name: "Cut"})
+	m := e.Master(t, salon, sv)
+	file := fmt.Sprintf("master,service,date,start,client_phone,client_name\n%[1]s,Cut,29.03.2026,02:30,%[2]s,Gap\n%[1]s,Cut,29.03.2026,03:30,%[2]s,Gap\n",
+		m.Name, bookingtest.Phone())
+	var lines []importer.Line
+	sum, err := importer.Import(ctx, e.Svc, strings.NewReader(file), importer.Options{Kind: importer.Bookings, Salon: salon,
+		Report: func(l importer.Line) error { lines = append(lines, l); return nil }})
+	if err != nil || sum.Created != 1 || sum.Rejected != 1 {
+		t.Fatalf("%+v %v %+v", sum, err, lines)
+	}
+	if l := lines[0]; l.Line != 2 || l.Column != "start" || !strings.Contains(l.Reason, "there is no 02:30 on 29 Mar 2026") {
+		t.Errorf("the skipped time's line: %+v", l)
+	}
+	var at time.Time
+	if err := e.Pool.QueryRow(ctx, `SELECT starts_at FROM bookings WHERE salon_id = $1`, salon.ID).Scan(&at); err != nil ||
+		!at.Equal(time.Date(2026, 3, 29, 1, 30, 0, 0, time.UTC)) {
+		t.Errorf("03:30 CEST imported at %s (%v), want 01:30 UTC", at.UTC(), err)
+	}
+}
+
 // TestScheduleDayWithBookingsIsRejected: a day whose new hours would leave
 // a booking outside is rejected, naming it; the other days are written.
 func TestScheduleDayWithBookingsIsRejected(t *testing.T) {
@@ -282,6 +310,38 @@ func TestReversedAndNightShifts(t *testing.T) {
 	again, err := importer.Import(ctx, e.Svc, strings.NewReader(out.String()), importer.Options{Kind: importer.Schedule, Salon: salon})
 	if err != nil || again.Rejected != 0 || again.Created+again.Updated+again.Unchanged != 2 {
 		t.Fatalf("the export read back: %+v %v", again, err)
+	}
+}
+
+// TestEmptyShiftsAndBreaksAreRefused: a shift that ends when it starts, one
+// starting at 24:00 and a break of no length are each refused naming the
+// cell, in words that say which (not "ends before it starts", not a break
+// dropped without a word).
+func TestEmptyShiftsAndBreaksAreRefused(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	ctx := bookingtest.System()
+	salon := e.Salon(t, booking.Salon{Slug: "empty-shifts", Locale: "en"})
+	sv := e.Service(t, salon, booking.SalonService{Name: "Cut"})
+	m := e.Master(t, salon, sv)
+	day := salon.Today(e.Clock.Now()).AddDays(1)
+	file := fmt.Sprintf("master,date,start,end,break_start,break_end\n%[1]s,%[2]s,10:00,10:00,,\n%[1]s,%[3]s,24:00,+04:00,,\n%[1]s,%[4]s,10:00,18:00,14:00,14:00\n",
+		m.Name, day, day.AddDays(1), day.AddDays(2))
+	var lines []importer.Line
+	sum, err := importer.Import(ctx, e.Svc, strings.NewReader(file), importer.Options{Kind: importer.Schedule, Salon: salon,
+		Report: func(l importer.Line) error { lines = append(lines, l); return nil }})
+	if err != nil || sum.Rejected != 3 {
+		t.Fatalf("%+v %v %+v", sum, err, lines)
+	}
+	want := map[int][2]string{2: {"end", "shift 10:00-10:00 is empty"}, 3: {"start", "a shift starts before 24:00"},
+		4: {"break_end", "break 14:00-14:00 is empty"}}
+	for _, l := range lines {
+		if w := want[l.Line]; l.Column != w[0] || !strings.Contains(l.Reason, w[1]) {
+			t.Errorf("line %d: %s %q, want %s %q", l.Line, l.Column, l.Reason, w[0], w[1])
+		}
+	}
+	if sh, _ := e.Svc.Shifts(ctx, salon.ID, m.ID, day, 3); len(sh) != 0 {
+		t.Errorf("saved: %+v", sh)
 	}
 }
 

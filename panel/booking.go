@@ -369,7 +369,7 @@ func localTime(s *booking.Salon, date, clock string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	return d.At(s.Location(), int(m)), nil
+	return d.AtClock(s.Location(), m)
 }
 
 // segmentLine is one service of a visit on its booking's page: its

@@ -1,6 +1,7 @@
 package panel
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"html/template"
@@ -89,39 +90,57 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 	if step > 60 {
 		step = 60
 	}
-	// Rows from the earliest shift or booking to the latest, in wall-clock
-	// minutes of the column's day; 9:00-20:00 when there is nothing.
-	first, last := 24*60, 0
-	minute := func(d booking.Date, t time.Time) int {
-		m := int(t.Sub(d.Start(loc)).Minutes())
-		return max(0, min(m, 24*60))
-	}
+	// A row is a step of the clock: its instants are the day's, taken
+	// every step from its start, so a day when the clocks move has no row
+	// for the hour skipped and two for the hour repeated; the columns'
+	// days (a week's) are merged on their rows' wall-clock times.
+	days := map[booking.Date]*dayClock{}
 	for _, col := range cols {
+		if days[col.day] == nil {
+			days[col.day] = newDayClock(col.day, loc, step)
+		}
+	}
+	keys := mergeRows(cols, days)
+	// Rows from the earliest shift or booking to the latest, whole hours;
+	// 9:00-20:00 when there is nothing.
+	first, last := len(keys), 0
+	for _, col := range cols {
+		dc := days[col.day]
 		for _, sh := range col.shifts {
-			first, last = min(first, minute(col.day, sh.Start)), max(last, minute(col.day, sh.End))
+			first, last = min(first, dc.row(sh.Start)), max(last, dc.rowAfter(sh.End))
 		}
 		for _, b := range col.books {
 			if b.Status != booking.StatusCancelled {
-				first, last = min(first, minute(col.day, b.StartsAt)), max(last, minute(col.day, b.EndsAt()))
+				first, last = min(first, dc.row(b.StartsAt)), max(last, dc.rowAfter(b.EndsAt()))
 			}
 		}
 	}
 	if first >= last {
-		first, last = 9*60, 20*60
+		at := func(m int) int {
+			if i := slices.IndexFunc(keys, func(k rowKey) bool { return k.minute >= m }); i >= 0 {
+				return i
+			}
+			return len(keys)
+		}
+		first, last = at(9*60), at(20*60)
 	}
-	first = first / 60 * 60
-	last = (last + 59) / 60 * 60
-	n := (last - first + step - 1) / step
+	for first > 0 && keys[first].minute%60 != 0 {
+		first--
+	}
+	for last < len(keys) && keys[last].minute%60 != 0 {
+		last++
+	}
+	keys = keys[first:last]
+	n := len(keys)
 	g := &grid{Rows: make([]gridRow, n)}
-	for i := range g.Rows {
-		m := first + i*step
-		g.Rows[i] = gridRow{Label: fmt.Sprintf("%02d:%02d", m/60%24, m%60), Hour: m%60 == 0, Cells: make([]cell, len(cols))}
+	for i, k := range keys {
+		g.Rows[i] = gridRow{Label: k.label, Hour: k.minute%60 == 0, Cells: make([]cell, len(cols))}
 	}
 	free := l.T("free")
 	visits := visitMarks(cal.Bookings)
 	for j, col := range cols {
 		master := "&master=" + strconv.FormatInt(col.master.ID, 10)
-		at := func(i int) time.Time { return col.day.At(loc, first+i*step) }
+		dc := days[col.day]
 		// Bookings first: each takes the rows of its master's busy time (a
 		// service with processing time its work and its finish: the gap
 		// between is free for others).
@@ -155,8 +174,7 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 		slices.SortStableFunc(parts, func(a, b part) int { return a.start.Compare(b.start) })
 		next := 0
 		for _, p := range parts {
-			start := (minute(col.day, p.start) - first) / step
-			end := (minute(col.day, p.end) - first + step - 1) / step
+			start, end := dc.row(p.start)-first, dc.rowAfter(p.end)-first
 			start = max(start, next)
 			end = min(max(end, start+1), n)
 			if start >= n {
@@ -174,7 +192,11 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 			if g.Rows[i].Cells[j].Kind != "" {
 				continue
 			}
-			t := at(i)
+			t, again, ok := dc.at(first + i)
+			if !ok { // (a time the clocks skip on this column's day)
+				g.Rows[i].Cells[j] = cell{Kind: "off", Span: 1}
+				continue
+			}
 			kind := "off"
 			for _, sh := range col.shifts {
 				if !t.Before(sh.Start) && t.Before(sh.End) {
@@ -187,9 +209,14 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 			c := &g.Rows[i].Cells[j]
 			c.Kind, c.Span = kind, 1
 			if kind == "free" {
-				if t.Before(now) {
+				switch {
+				case t.Before(now):
 					c.Kind = "past"
-				} else {
+				case again:
+					// The second time the clock shows this (the hour
+					// repeated when DST ends): the form's wall-clock time
+					// would be the first, so no link.
+				default:
 					c.IsFree = true
 					lt := t.In(loc)
 					c.Time = lt.Format("15:04")
@@ -207,6 +234,134 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 	}
 	g.Body = g.body()
 	return g
+}
+
+// rowKey names a row of a grid: the wall-clock minute of its time, and
+// again (1) when it is the second time the clock shows it that day (the
+// hour repeated when DST ends). label is how the row is headed.
+type rowKey struct {
+	minute int
+	again  int
+	label  string
+}
+
+// dayClock is a day's rows: an instant every step from its start to the
+// next day's, and each one's row in the grid.
+type dayClock struct {
+	times []time.Time
+	keys  []rowKey
+	rows  []int // the grid's row of each of times (mergeRows)
+	local []int // the index in times of each of the grid's rows, -1: none
+}
+
+func newDayClock(d booking.Date, loc *time.Location, step int) *dayClock {
+	dc := &dayClock{}
+	seen := map[int]int{}
+	end := d.AddDays(1).Start(loc)
+	for t := d.Start(loc); t.Before(end); t = t.Add(time.Duration(step) * time.Minute) {
+		lt := t.In(loc)
+		m := lt.Hour()*60 + lt.Minute()
+		dc.times = append(dc.times, t)
+		dc.keys = append(dc.keys, rowKey{minute: m, again: seen[m], label: wallClock(t, loc)})
+		seen[m]++
+	}
+	return dc
+}
+
+// row is the grid's row holding t: the last that starts at or before it.
+func (dc *dayClock) row(t time.Time) int {
+	i, found := slices.BinarySearchFunc(dc.times, t, time.Time.Compare)
+	switch {
+	case found:
+		return dc.rows[i]
+	case i == 0:
+		return dc.rows[0]
+	case i == len(dc.times) && !t.Before(dc.times[i-1].Add(dc.step())):
+		return dc.rows[i-1] + 1
+	}
+	return dc.rows[i-1]
+}
+
+// rowAfter is the first row of the grid after an interval ending at t:
+// the first that starts at or after it.
+func (dc *dayClock) rowAfter(t time.Time) int {
+	i, _ := slices.BinarySearchFunc(dc.times, t, time.Time.Compare)
+	if i == len(dc.times) {
+		return dc.rows[i-1] + 1
+	}
+	return dc.rows[i]
+}
+
+// step is the time between two rows.
+func (dc *dayClock) step() time.Duration {
+	if len(dc.times) < 2 {
+		return time.Hour
+	}
+	return dc.times[1].Sub(dc.times[0])
+}
+
+// at is the instant of the grid's row r on this day, and whether it is
+// the second time the clock shows it; not ok when the day has no such
+// time (the hour skipped when DST starts).
+func (dc *dayClock) at(r int) (t time.Time, again, ok bool) {
+	if r < 0 || r >= len(dc.local) || dc.local[r] < 0 {
+		return time.Time{}, false, false
+	}
+	i := dc.local[r]
+	return dc.times[i], dc.keys[i].again > 0, true
+}
+
+// mergeRows returns the grid's rows for the columns' days: each day's
+// rows in their order, merged on their keys (on most days every day has
+// the same; a day when the clocks move has an hour fewer or more), and
+// fills in each day's rows.
+func mergeRows(cols []column, days map[booking.Date]*dayClock) []rowKey {
+	var order []*dayClock // (in the columns' order: the grid is the same each time)
+	for _, col := range cols {
+		if dc := days[col.day]; !slices.Contains(order, dc) {
+			order = append(order, dc)
+		}
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	same := func(a, b rowKey) bool { return a.minute == b.minute && a.again == b.again }
+	longest := slices.MaxFunc(order, func(a, b *dayClock) int { return cmp.Compare(len(a.keys), len(b.keys)) })
+	merged := slices.Clone(longest.keys)
+	for _, dc := range order {
+		pos := -1
+		for _, k := range dc.keys {
+			if i := slices.IndexFunc(merged[pos+1:], func(m rowKey) bool { return same(m, k) }); i >= 0 {
+				pos += 1 + i
+			} else {
+				pos++
+				merged = slices.Insert(merged, pos, k)
+			}
+		}
+	}
+	for _, dc := range order {
+		dc.rows = make([]int, len(dc.keys))
+		dc.local = slices.Repeat([]int{-1}, len(merged))
+		pos := -1
+		for i, k := range dc.keys {
+			pos += 1 + slices.IndexFunc(merged[pos+1:], func(m rowKey) bool { return same(m, k) })
+			dc.rows[i], dc.local[pos] = pos, i
+		}
+	}
+	return merged
+}
+
+// wallClock is t's time of day in loc ("15:04"), with its zone's name
+// ("01:30 EST") when the clock shows that time twice that day (the hour
+// repeated when DST ends).
+func wallClock(t time.Time, loc *time.Location) string {
+	lt := t.In(loc)
+	for _, d := range []time.Duration{-time.Hour, time.Hour, -30 * time.Minute, 30 * time.Minute} {
+		if o := t.Add(d).In(loc); o.Hour() == lt.Hour() && o.Minute() == lt.Minute() && o.Day() == lt.Day() {
+			return lt.Format("15:04 MST")
+		}
+	}
+	return lt.Format("15:04")
 }
 
 // body renders the rows. A grid has a cell per master and slot step (a
@@ -297,7 +452,7 @@ const UnconfirmedMark = 2 * time.Hour
 func bookingCell(b booking.Listing, loc *time.Location, now time.Time, l *lang) *cell {
 	c := &cell{
 		Kind: "booking", Href: fmt.Sprintf("/panel/bookings/%d", b.ID),
-		Time:   b.StartsAt.In(loc).Format("15:04") + "–" + b.EndsAt().In(loc).Format("15:04"),
+		Time:   wallClock(b.StartsAt, loc) + "–" + wallClock(b.EndsAt(), loc),
 		Client: b.ClientName, Phone: b.ClientPhone, Notes: b.ClientNotes, Service: b.ServiceName, Master: b.MasterName, Status: b.Status,
 		IsBooking: true, Label: l.Status(b.Status),
 	}

@@ -1,0 +1,143 @@
+package panel_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"salon/booking"
+	"salon/booking/bookingtest"
+)
+
+// dstSalon is a salon in New York (2026: the clocks go forward at 02:00
+// on 8 March, back at 02:00 on 1 November), slot step 30 minutes, with a
+// master working 00:00-06:00 on both days, and its owner signed in.
+type dstSalon struct {
+	w      *world
+	salon  *booking.Salon
+	svc    *booking.SalonService
+	master *booking.Master
+	owner  *browserless
+}
+
+var (
+	springDay = booking.Date{Year: 2026, Month: 3, Day: 8}
+	autumnDay = booking.Date{Year: 2026, Month: 11, Day: 1}
+)
+
+func newDSTSalon(t *testing.T) *dstSalon {
+	w := newWorld(t)
+	s := w.Env.Salon(t, booking.Salon{Timezone: "America/New_York", Locale: "en", SlotStepMin: 30, Currency: "USD", Country: "US"})
+	sv := w.Env.Service(t, s, booking.SalonService{Name: "Cut", DurationMin: 60})
+	m := w.Env.Master(t, s, sv)
+	for _, d := range []booking.Date{springDay, autumnDay} {
+		w.Env.Shift(t, s, m, d, 1, "00:00", "06:00")
+	}
+	return &dstSalon{w: w, salon: s, svc: sv, master: m, owner: w.user(s.ID, "owner@dst.test", booking.RoleOwner)}
+}
+
+// book books the master at the instant at, for an hour.
+func (d *dstSalon) book(t *testing.T, at time.Time) {
+	t.Helper()
+	if _, err := d.w.Svc.Book(bookingtest.System(), booking.BookRequest{SalonID: d.salon.ID, ServiceID: d.svc.ID, MasterID: d.master.ID,
+		StartsAt: at, Client: booking.ClientInput{Name: "Night", Phone: fmt.Sprintf("+1212555%04d", at.Unix()%10000)}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var (
+	gridRowRE   = regexp.MustCompile(`(?s)<tr[^>]*><th class="time" scope="row">([^<]+)</th>(.*?)</tr>`)
+	bookingTime = regexp.MustCompile(`<a href="/panel/bookings/\d+" class="booking"><b>([^<]+)</b>`)
+)
+
+// gridRows reads a grid's rows: each one's label, and the times of the
+// bookings that start on it.
+func gridRows(body string) (labels []string, starts map[string]string) {
+	starts = map[string]string{}
+	for _, m := range gridRowRE.FindAllStringSubmatch(body, -1) {
+		labels = append(labels, m[1])
+		for _, b := range bookingTime.FindAllStringSubmatch(m[2], -1) {
+			starts[b[1]] = m[1]
+		}
+	}
+	return labels, starts
+}
+
+// The day and the week on the days the clocks move: every booking on the
+// row of its own start as the salon's clock shows it, no row for the hour
+// skipped, two (named by their zone) for the hour repeated.
+func TestTheGridOnDaysTheClocksMove(t *testing.T) {
+	t.Parallel()
+	d := newDSTSalon(t)
+	loc := d.salon.Location()
+	// Spring: 01:30 EST for an hour (to 03:30 EDT: the clock skips
+	// 02:00-03:00), and 03:30 EDT.
+	early := time.Date(2026, 3, 8, 1, 30, 0, 0, loc)
+	d.book(t, early)
+	d.book(t, early.Add(time.Hour))
+	a := d.owner.get("/panel/day/" + springDay.String())
+	labels, starts := gridRows(a.body)
+	if a.status != http.StatusOK || len(labels) == 0 {
+		t.Fatalf("the spring day: %d, %d rows", a.status, len(labels))
+	}
+	want := []string{"00:00", "00:30", "01:00", "01:30", "03:00", "03:30", "04:00", "04:30", "05:00", "05:30"}
+	if !slices.Equal(labels, want) {
+		t.Errorf("the spring day's rows: %v, want %v", labels, want)
+	}
+	if starts["01:30–02:30"] != "" || starts["01:30–03:30"] != "01:30" || starts["03:30–04:30"] != "03:30" {
+		t.Errorf("the spring day's bookings start on rows %v, want 01:30–03:30 on 01:30 and 03:30–04:30 on 03:30", starts)
+	}
+	// Its week, with days the clock does not skip: they have the rows
+	// 02:00 and 02:30, the spring day's column has nothing there, and its
+	// bookings are still on their own rows.
+	a = d.owner.get(fmt.Sprintf("/panel/masters/%d/week/%s", d.master.ID, springDay.AddDays(-3)))
+	labels, starts = gridRows(a.body)
+	if !slices.Contains(labels, "02:30") || starts["03:30–04:30"] != "03:30" || starts["01:30–03:30"] != "01:30" {
+		t.Errorf("the spring week: rows %v, bookings on %v", labels, starts)
+	}
+	// Autumn: 01:30 the first time (EDT) and the second (EST), an hour
+	// apart in real time.
+	first := time.Date(2026, 11, 1, 5, 30, 0, 0, time.UTC)
+	d.book(t, first)
+	d.book(t, first.Add(time.Hour))
+	a = d.owner.get("/panel/day/" + autumnDay.String())
+	labels, starts = gridRows(a.body)
+	want = []string{"00:00", "00:30", "01:00 EDT", "01:30 EDT", "01:00 EST", "01:30 EST", "02:00", "02:30", "03:00", "03:30", "04:00",
+		"04:30", "05:00", "05:30"}
+	if !slices.Equal(labels, want) {
+		t.Errorf("the autumn day's rows: %v, want %v", labels, want)
+	}
+	if starts["01:30 EDT–01:30 EST"] != "01:30 EDT" || starts["01:30 EST–02:30"] != "01:30 EST" {
+		t.Errorf("the autumn day's bookings start on rows %v, want 01:30 EDT–01:30 EST on 01:30 EDT, 01:30 EST–02:30 on 01:30 EST", starts)
+	}
+}
+
+// A time the clocks skip, typed in the panel, is refused naming it, not
+// moved an hour: nothing is booked.
+func TestATimeTheClocksSkipIsRefused(t *testing.T) {
+	t.Parallel()
+	d := newDSTSalon(t)
+	a := d.owner.post("/panel/bookings", url.Values{"master": {fmt.Sprint(d.master.ID)}, "service": {fmt.Sprint(d.svc.ID)},
+		"date": {springDay.String()}, "time": {"02:30"}, "phone": {"+12125550100"}, "name": {"Gap"}, "key": {"gap-1"}})
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "there is no 02:30 on 8 Mar 2026") {
+		t.Errorf("02:30 on the spring day: %d %s", a.status, fieldErrorsOf(a.body))
+	}
+	if n := scalar[int](t, d.w, `SELECT count(*) FROM bookings WHERE salon_id = $1`, d.salon.ID); n != 0 {
+		t.Errorf("%d bookings written", n)
+	}
+	// 03:30 is there, and is EDT.
+	a = d.owner.post("/panel/bookings", url.Values{"master": {fmt.Sprint(d.master.ID)}, "service": {fmt.Sprint(d.svc.ID)},
+		"date": {springDay.String()}, "time": {"03:30"}, "phone": {"+12125550100"}, "name": {"Gap"}, "key": {"gap-2"}})
+	if a.status != http.StatusSeeOther {
+		t.Fatalf("03:30 on the spring day: %d", a.status)
+	}
+	at := scalar[time.Time](t, d.w, `SELECT starts_at FROM bookings WHERE salon_id = $1`, d.salon.ID)
+	if want := time.Date(2026, 3, 8, 7, 30, 0, 0, time.UTC); !at.Equal(want) {
+		t.Errorf("03:30 booked at %s, want %s", at.UTC(), want)
+	}
+}
