@@ -85,6 +85,7 @@ type masterData struct {
 	Today       string
 	Week        []weekdayRow
 	From, To    string
+	Day         dayForm // the "edit a day" form, as typed (its date: today when empty)
 	Error       string
 	Fields      map[string]string
 	Lost        []lostRow
@@ -94,6 +95,12 @@ type shiftDay struct {
 	Date   string
 	Label  string
 	Shifts string
+}
+
+// dayForm is the form that sets one day's shift.
+type dayForm struct {
+	Date, Start, End, BS, BE string
+	Next                     bool // the shift ends the next day
 }
 
 type weekdayRow struct {
@@ -306,14 +313,18 @@ func (h *Handler) revokeCalendar(c *fiber.Ctx) error {
 }
 
 // setShifts replaces the master's shifts on one day (no start: a day off).
+// A refusal shows the form again as it was typed, naming the field.
 func (h *Handler) setShifts(c *fiber.Ctx) error {
 	u := user(c)
 	id, err := idParam(c)
 	if err != nil {
 		return err
 	}
-	day, derr := booking.ParseDate(strings.TrimSpace(c.FormValue("date")))
-	in, ferr := shiftInput(c.FormValue("start"), c.FormValue("end"), c.FormValue("break_start"), c.FormValue("break_end"), c.FormValue("next_day") != "")
+	f := dayForm{Date: strings.Clone(c.FormValue("date")), Start: strings.Clone(c.FormValue("start")), End: strings.Clone(c.FormValue("end")),
+		BS: strings.Clone(c.FormValue("break_start")), BE: strings.Clone(c.FormValue("break_end")), Next: c.FormValue("next_day") != ""}
+	d := &masterData{Day: f}
+	day, derr := booking.ParseDate(strings.TrimSpace(f.Date))
+	in, field, ferr := shiftInput(f.Start, f.End, f.BS, f.BE, f.Next)
 	if derr != nil || ferr != nil {
 		if _, err := h.svc.MasterByID(c.UserContext(), u.SalonID, id); err != nil {
 			return err
@@ -323,44 +334,55 @@ func (h *Handler) setShifts(c *fiber.Ctx) error {
 			fe["date"] = i18n.Of(derr)
 		}
 		if ferr != nil {
-			fe["shift"] = i18n.Of(ferr)
+			fe[field] = i18n.Of(ferr)
 		}
 		c.Status(fiber.StatusUnprocessableEntity)
 		l := langOf(c)
-		return h.showMaster(c, &masterData{Error: l.T("Some fields are invalid."), Fields: l.Fields(fe)})
+		d.Error, d.Fields = l.T("Some fields are invalid."), l.Fields(fe)
+		return h.showMaster(c, d)
 	}
-	err = h.svc.SetShifts(c.UserContext(), u.SalonID, id, day, in)
-	return h.afterMasterChange(c, id, err)
+	return h.afterMasterForm(c, id, d, h.svc.SetShifts(c.UserContext(), u.SalonID, id, day, in))
 }
 
-// shiftInput reads one shift; an empty start is no shift (a day off). A
-// shift past midnight is asked for explicitly: next (the "ends the next
-// day" box) or an end written +02:00 or 26:00; else an end before the
-// start is refused by the core.
-func shiftInput(start, end, bs, be string, next bool) ([]booking.ShiftInput, error) {
+// shiftInput reads one shift; an empty start and end is no shift (a day
+// off). A shift past midnight is asked for explicitly: next (the "ends the
+// next day" box) or an end written +02:00 or 26:00; else an end before the
+// start is refused by the core. An error names its field (start, end,
+// break_start, break_end).
+func shiftInput(start, end, bs, be string, next bool) ([]booking.ShiftInput, string, error) {
 	if strings.TrimSpace(start) == "" && strings.TrimSpace(end) == "" {
-		return nil, nil
+		if strings.TrimSpace(bs) != "" || strings.TrimSpace(be) != "" {
+			return nil, "start", i18n.New("required")
+		}
+		return nil, "", nil
 	}
 	var in booking.ShiftInput
-	var err error
-	if in.Start, err = booking.ParseClock(start); err != nil {
-		return nil, err
+	read := func(s string, parse func(string) (booking.Clock, error), to *booking.Clock) error {
+		if strings.TrimSpace(s) == "" {
+			return i18n.New("required")
+		}
+		c, err := parse(s)
+		*to = c
+		return err
 	}
-	if in.End, err = booking.ParseShiftEnd(end); err != nil {
-		return nil, err
+	if err := read(start, booking.ParseClock, &in.Start); err != nil {
+		return nil, "start", err
+	}
+	if err := read(end, booking.ParseShiftEnd, &in.End); err != nil {
+		return nil, "end", err
 	}
 	if next && in.End <= 24*60 {
 		in.End += 24 * 60
 	}
 	if strings.TrimSpace(bs) != "" || strings.TrimSpace(be) != "" {
-		if in.BreakStart, err = booking.ParseShiftEnd(bs); err != nil {
-			return nil, err
+		if err := read(bs, booking.ParseShiftEnd, &in.BreakStart); err != nil {
+			return nil, "break_start", err
 		}
-		if in.BreakEnd, err = booking.ParseShiftEnd(be); err != nil {
-			return nil, err
+		if err := read(be, booking.ParseShiftEnd, &in.BreakEnd); err != nil {
+			return nil, "break_end", err
 		}
 	}
-	return []booking.ShiftInput{in}, nil
+	return []booking.ShiftInput{in}, "", nil
 }
 
 // applyTemplate sets a weekly template on a date range, all or nothing.
@@ -379,9 +401,9 @@ func (h *Handler) applyTemplate(c *fiber.Ctx) error {
 			End: strings.Clone(c.FormValue(fmt.Sprintf("end_%d", wd))), BS: strings.Clone(c.FormValue(fmt.Sprintf("bs_%d", wd))),
 			BE: strings.Clone(c.FormValue(fmt.Sprintf("be_%d", wd))), Next: c.FormValue(fmt.Sprintf("next_%d", wd)) != ""}
 		d.Week = append(d.Week, r)
-		in, err := shiftInput(r.Start, r.End, r.BS, r.BE, r.Next)
+		in, field, err := shiftInput(r.Start, r.End, r.BS, r.BE, r.Next)
 		if err != nil {
-			fe[l.Weekday(wd)+" shift"] = i18n.Of(err)
+			fe[l.Weekday(wd)+" "+field] = i18n.Of(err)
 		}
 		week[wd] = in
 	}

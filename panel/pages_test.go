@@ -550,6 +550,26 @@ func TestReversedShiftIsRefused(t *testing.T) {
 	if snapshot(t, w, w.salon.ID) != before {
 		t.Fatal("a refused shift changed the salon")
 	}
+	// The form comes back as it was typed (a quick fix and save changes
+	// the day typed, not today), naming the field refused.
+	kept := func(a answer, fields ...string) {
+		t.Helper()
+		for i := 0; i+1 < len(fields); i += 2 {
+			if !regexp.MustCompile(`name="` + fields[i] + `" value="` + regexp.QuoteMeta(fields[i+1]) + `"`).MatchString(a.body) {
+				t.Errorf("the form lost %s=%s", fields[i], fields[i+1])
+			}
+		}
+	}
+	kept(a, "date", day.String(), "start", "15:00", "end", "10:00")
+	a = b.post(path, url.Values{"date": {day.String()}, "start": {"10:00"}, "end": {"18:00"}, "break_start": {"14:00"}})
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(fieldErrorsOf(a.body), "<b>Конец перерыва</b>: обязательное поле") {
+		t.Errorf("a break with no end: %d %s", a.status, fieldErrorsOf(a.body))
+	}
+	kept(a, "date", day.String(), "start", "10:00", "end", "18:00", "break_start", "14:00")
+	a = b.post(path, url.Values{"date": {day.String()}, "start": {"10:00"}})
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(fieldErrorsOf(a.body), "<b>Конец</b>: обязательное поле") {
+		t.Errorf("a shift with no end: %d %s", a.status, fieldErrorsOf(a.body))
+	}
 	a = b.post(path, url.Values{"date": {day.String()}, "start": {"08:00"}, "end": {"03:00"}, "next_day": {"1"}})
 	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "длиннее 16 часов") {
 		t.Fatalf("08:00 -> 03:00 the next day: %d %s", a.status, fieldErrorsOf(a.body))
