@@ -3,6 +3,7 @@ package panel
 import (
 	"errors"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,13 +35,25 @@ func (h *Handler) login(c *fiber.Ctx) error {
 	password := c.FormValue("password")
 	id, _, err := h.svc.Login(c.UserContext(), email, password, h.cfg.ClientIP(c).String())
 	var th *booking.ThrottledError
+	l := langOf(c)
+	again := func(status int, retry time.Duration, msg string) error {
+		c.Status(status)
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(retry.Seconds())))
+		return h.render(c, "login", l.T("Log in"), loginData{Email: email, Error: msg})
+	}
 	switch {
 	case errors.As(err, &th):
-		return err
+		// The form again, saying for how long (the right password too is
+		// refused until then).
+		wait := th.RetryAfter.Round(time.Second) + time.Second
+		return again(fiber.StatusTooManyRequests, wait, l.T("Too many failed logins. Try again in %d min.", int((wait+time.Minute-1)/time.Minute)))
 	case errors.Is(err, booking.ErrForbidden):
 		// The form again, with the error and no session (200: a 401 would
 		// owe an HTTP authentication scheme this form is not).
-		return h.render(c, "login", langOf(c).T("Log in"), loginData{Email: email, Error: langOf(c).T("Wrong email or password.")})
+		return h.render(c, "login", l.T("Log in"), loginData{Email: email, Error: l.T("Wrong email or password.")})
+	case errors.Is(err, booking.ErrUnavailable):
+		// Too many logins being checked at once, or the database away.
+		return again(fiber.StatusServiceUnavailable, RetryAfter*time.Second, l.T("Signing in is busy. Try again in a moment."))
 	case err != nil:
 		return err
 	}

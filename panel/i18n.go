@@ -213,6 +213,9 @@ var ru = map[string]string{
 	"Wrong email or password.": "Неверная почта или пароль.",
 
 	// errors and notices
+	"Too many failed logins. Try again in %d min.":                      "Слишком много неудачных попыток входа. Попробуйте через %d мин.",
+	"Signing in is busy. Try again in a moment.":                        "Вход сейчас занят. Попробуйте через мгновение.",
+	"Go to the login page":                                              "На страницу входа",
 	"Too many failed logins. Try again later.":                          "Слишком много неудачных попыток входа. Попробуйте позже.",
 	"The form has expired. Go back, reload the page and try again.":     "Форма устарела. Вернитесь, обновите страницу и попробуйте снова.",
 	"The calendar is busy. Nothing was changed; try again in a moment.": "Календарь занят. Ничего не изменено; попробуйте через мгновение.",

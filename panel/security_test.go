@@ -285,12 +285,18 @@ func TestLoginThrottling(t *testing.T) {
 			t.Fatalf("wrong password %d: %d, cookie %q", i, a.status, b.sessionCookie())
 		}
 	}
-	a := b.do("POST", "/panel/login", url.Values{"email": {demo.Email}, "password": {demo.Password}})
+	a := b.do("POST", "/panel/login", url.Values{"email": {demo.Email}, "password": {demo.Password}}, "Accept-Language", "ru")
 	if a.status != http.StatusTooManyRequests || b.sessionCookie() != "" {
 		t.Fatalf("right password after 10 failures: %d (cookie %q), want 429 and no session", a.status, b.sessionCookie())
 	}
 	if ra, _ := strconv.Atoi(a.header.Get("Retry-After")); ra < 60 {
 		t.Errorf("Retry-After %q: want at least a minute", a.header.Get("Retry-After"))
+	}
+	// The form again, in the page's language alone, saying for how long,
+	// the email kept, and no way into the panel offered.
+	if !strings.Contains(a.body, "Слишком много неудачных попыток входа. Попробуйте через ") || strings.Contains(a.body, "Too many") ||
+		!strings.Contains(a.body, `value="`+demo.Email+`"`) || !strings.Contains(a.body, `name="password"`) || strings.Contains(a.body, `href="/panel/"`) {
+		t.Errorf("the refusal's page: %s", a.body)
 	}
 	// Still refused a minute later (the lockout lasts at least a minute) ...
 	w.Clock.Advance(59 * time.Second)
