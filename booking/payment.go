@@ -353,9 +353,11 @@ func (s *Service) register(ctx context.Context, sess *PaymentSession) (*PaymentS
 // createRequest is the session's create request and its idempotence key:
 // the same on every try.
 func (s *Service) createRequest(ctx context.Context, sess *PaymentSession) (string, psp.CreateRequest, error) {
-	var key, returnURL string
-	if err := s.pool.QueryRow(ctx, `SELECT idempotence_key, return_url FROM payment_sessions WHERE id = $1`, sess.ID).
-		Scan(&key, &returnURL); err != nil {
+	var key, returnURL, lang, salon string
+	if err := s.pool.QueryRow(ctx, `
+		SELECT ps.idempotence_key, ps.return_url, COALESCE(NULLIF(b.lang, ''), s.locale), s.name
+		FROM payment_sessions ps JOIN bookings b ON b.id = ps.booking_id JOIN salons s ON s.id = b.salon_id
+		WHERE ps.id = $1`, sess.ID).Scan(&key, &returnURL, &lang, &salon); err != nil {
 		return "", psp.CreateRequest{}, fmt.Errorf("payment %d: %w", sess.ID, dbErr(err))
 	}
 	receipt, err := s.receiptOf(ctx, sess.ID)
@@ -363,7 +365,8 @@ func (s *Service) createRequest(ctx context.Context, sess *PaymentSession) (stri
 		return "", psp.CreateRequest{}, err
 	}
 	return key, psp.CreateRequest{Amount: int64(sess.Amount), Currency: sess.Currency,
-		Description: fmt.Sprintf("Deposit for booking #%d", sess.BookingID), ReturnURL: returnURL,
+		// (What the payer reads on the provider's page, in their language.)
+		Description: truncate(i18n.New("Deposit for booking #%d, %s", sess.BookingID, salon).In(lang), 128), ReturnURL: returnURL,
 		Metadata: map[string]string{"booking_id": strconv.FormatInt(sess.BookingID, 10), "session_id": strconv.FormatInt(sess.ID, 10)},
 		Receipt:  receipt}, nil
 }

@@ -3,6 +3,7 @@ package booking_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -112,6 +113,10 @@ func TestPaymentHappyPath(t *testing.T) {
 	s := w.start(b)
 	if s.Status != booking.PayRegistered || s.URL == "" || s.Amount != 100000 {
 		t.Fatalf("session %+v", s)
+	}
+	// The payer reads it on the provider's page, in the salon's language.
+	if got, want := w.fake.Description(s.ExternalID), fmt.Sprintf("Предоплата за запись №%d, %s", b.ID, w.salon.Name); got != want {
+		t.Errorf("the payment's description %q, want %q", got, want)
 	}
 	s = w.paid(b)
 	if s.Status != booking.PayCompleted || s.URL != "" {

@@ -208,6 +208,17 @@ func (s *Server) Status(id string) string {
 	return ""
 }
 
+// Description returns what a payment's payer reads of it ("" when there
+// is no such payment).
+func (s *Server) Description(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.payments[id]; ok {
+		return p.Description
+	}
+	return ""
+}
+
 // IDs returns every payment id.
 func (s *Server) IDs() []string {
 	s.mu.Lock()
