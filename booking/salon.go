@@ -122,6 +122,24 @@ const (
 	DefaultHorizonDays  = 60
 )
 
+// countryCurrency is the currency a new salon of a country prices in
+// when none is given (the countries the platform's salons are likeliest
+// in; elsewhere RUB, changed in the panel's settings).
+var countryCurrency = map[string]string{
+	"RU": "RUB", "BY": "BYN", "KZ": "KZT", "KG": "KGS", "UZ": "UZS", "TJ": "TJS", "AM": "AMD", "AZ": "AZN", "GE": "GEL",
+	"MD": "MDL", "UA": "UAH", "TM": "TMT", "MN": "MNT", "TR": "TRY", "AE": "AED", "IL": "ILS", "RS": "RSD", "ME": "EUR",
+	"US": "USD", "CA": "CAD", "GB": "GBP", "CH": "CHF", "PL": "PLN", "CZ": "CZK", "HU": "HUF", "SE": "SEK", "NO": "NOK",
+	"DK": "DKK", "AU": "AUD", "NZ": "NZD", "TH": "THB", "ID": "IDR", "VN": "VND", "IN": "INR", "CN": "CNY", "JP": "JPY",
+	"DE": "EUR", "FR": "EUR", "IT": "EUR", "ES": "EUR", "PT": "EUR", "NL": "EUR", "BE": "EUR", "AT": "EUR", "IE": "EUR",
+	"FI": "EUR", "GR": "EUR", "CY": "EUR", "EE": "EUR", "LV": "EUR", "LT": "EUR", "SK": "EUR", "SI": "EUR", "HR": "EUR",
+	"LU": "EUR", "MT": "EUR", "BG": "BGN", "RO": "RON", "BR": "BRL", "MX": "MXN", "AR": "ARS",
+}
+
+// russianSpeaking are the countries whose new salons speak Russian to
+// their clients when no language is given (else English).
+var russianSpeaking = map[string]struct{}{"RU": {}, "BY": {}, "KZ": {}, "KG": {}, "UZ": {}, "TJ": {}, "AM": {}, "AZ": {}, "GE": {},
+	"MD": {}, "UA": {}, "TM": {}}
+
 var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,62}$`)
 
 func (s *Salon) normalize() error {
@@ -131,8 +149,14 @@ func (s *Salon) normalize() error {
 	s.Timezone = strings.TrimSpace(s.Timezone)
 	s.Currency = strings.ToUpper(strings.TrimSpace(s.Currency))
 	s.Locale = strings.ToLower(strings.TrimSpace(s.Locale))
-	setDefault(&s.Currency, "RUB")
-	setDefault(&s.Locale, "ru")
+	s.Country = strings.ToUpper(strings.TrimSpace(s.Country))
+	setDefault(&s.Country, cmpOr(CountryOf(s.Timezone), "RU"))
+	// A new salon's money and language follow its country unless given.
+	setDefault(&s.Currency, cmpOr(countryCurrency[s.Country], "RUB"))
+	if _, ok := russianSpeaking[s.Country]; ok {
+		setDefault(&s.Locale, "ru")
+	}
+	setDefault(&s.Locale, "en")
 	setDefault(&s.SlotStepMin, DefaultSlotStepMin)
 	setDefault(&s.HoldMin, DefaultHoldMin)
 	setDefault(&s.HorizonDays, DefaultHorizonDays)
@@ -142,8 +166,6 @@ func (s *Salon) normalize() error {
 	setDefault(&s.WaitlistMode, WaitlistBroadcast)
 	setDefault(&s.WaitlistOfferMin, 15)
 	setDefault(&s.WaitlistBroadcastN, 3)
-	s.Country = strings.ToUpper(strings.TrimSpace(s.Country))
-	setDefault(&s.Country, cmpOr(CountryOf(s.Timezone), "RU"))
 
 	if !slugRE.MatchString(s.Slug) {
 		fe.add("slug", "use 2-63 lowercase latin letters, digits and dashes")

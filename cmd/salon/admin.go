@@ -23,8 +23,8 @@ func cmdSalon(ctx context.Context, args []string, getenv env, stdout io.Writer) 
 	slug := fs.String("slug", "", "URL name of the salon (lowercase letters, digits, dashes)")
 	name := fs.String("name", "", "display name")
 	tz := fs.String("tz", "", "IANA time zone, e.g. Europe/Moscow")
-	locale := fs.String("locale", "ru", "default language: ru or en")
-	currency := fs.String("currency", "RUB", "ISO 4217 currency code")
+	locale := fs.String("locale", "", "default language: ru or en (default: the country's, ru or else en)")
+	currency := fs.String("currency", "", "ISO 4217 currency code (default: the country's)")
 	country := fs.String("country", "", "ISO 3166 country whose national phone format clients may type (default: the time zone's)")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err

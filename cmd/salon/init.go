@@ -21,7 +21,8 @@ func cmdInit(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 	name := fs.String("name", "", "the salon's name, as clients see it")
 	slug := fs.String("slug", "", "the salon's name in links: lowercase latin letters, digits, dashes")
 	tz := fs.String("tz", "", "IANA time zone, e.g. Europe/Moscow")
-	locale := fs.String("locale", "ru", "default language: ru or en")
+	locale := fs.String("locale", "", "default language: ru or en (default: the time zone's country's, ru or else en)")
+	currency := fs.String("currency", "", "ISO 4217 currency code (default: the time zone's country's)")
 	email := fs.String("email", "", "the owner's login email")
 	fromStdin := fs.Bool("password-stdin", false, "read the owner's password from the first line of standard input")
 	if err := parseFlags(fs, args); err != nil {
@@ -71,14 +72,14 @@ func cmdInit(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 	}
 	defer pool.Close()
 	s, u, err := booking.New(pool).CreateSalonWithOwner(ctx, booking.Salon{
-		Slug: *slug, Name: *name, Timezone: *tz, Locale: *locale,
+		Slug: *slug, Name: *name, Timezone: *tz, Locale: *locale, Currency: *currency,
 		MinNoticeMin: booking.DefaultMinNoticeMin, CutoffHours: booking.DefaultCutoffHours,
 	}, *email, password)
 	if err != nil {
 		return err
 	}
 	base := publicBase(getenv)
-	fmt.Fprintf(stdout, "created salon %s (%s) and its owner %s\n", s.Slug, s.Timezone, u.Email)
+	fmt.Fprintf(stdout, "created salon %s (%s, %s, %s) and its owner %s\n", s.Slug, s.Timezone, s.Currency, s.Locale, u.Email)
 	fmt.Fprintf(stdout, "panel: %s/panel/login\n", base)
 	fmt.Fprintf(stdout, "sign in, then add services, masters and working hours; the panel's Online booking page has the link for clients\n")
 	return nil
