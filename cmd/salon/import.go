@@ -138,6 +138,9 @@ func printRejected(w io.Writer, lines []importer.Line, total int) {
 			where += fmt.Sprintf(" %q", l.Value)
 		}
 		fmt.Fprintf(w, "  %s: %s\n", where, l.Reason)
+		if len(l.Alternatives) > 0 {
+			fmt.Fprintf(w, "    free: %s\n", strings.Join(l.Alternatives, "; "))
+		}
 	}
 	if total > len(lines) {
 		fmt.Fprintf(w, "  … and %d more rejected rows\n", total-len(lines))

@@ -45,6 +45,11 @@ func TestImportAndExportCommands(t *testing.T) {
 	good := write("services.csv", "name;duration_min;price\nCut;60;1 500,00\nShave;30;700\n")
 	bad := write("masters.csv", "name,phone,services\nAnna,,Cut|Shave\nBoris,123,Cut\n")
 	report := filepath.Join(dir, "report.json")
+	// Two bookings of one time: the second is rejected with the nearest
+	// free starts printed under it.
+	day := time.Now().AddDate(0, 0, 30).Format(time.DateOnly)
+	schedule := write("schedule.csv", "master,date,start,end\nAnna,"+day+",10:00,18:00\n")
+	bookings := write("bookings.csv", "master,service,date,start,client_phone,client_name\nAnna,Cut,"+day+",12:00,+79990001122,A\nAnna,Cut,"+day+",12:00,+79990001133,B\n")
 	cases := []struct {
 		args     []string
 		code     int
@@ -57,6 +62,8 @@ func TestImportAndExportCommands(t *testing.T) {
 		{[]string{"import", "masters", "--salon", "cli", bad}, 1, "created 0, updated 0, unchanged 1, rejected 1"},
 		// The rejected rows are named without --report: line, column, value, why.
 		{[]string{"import", "masters", "--salon", "cli", bad}, 1, `line 3, phone "123": not a valid phone number`},
+		{[]string{"import", "schedule", schedule, "--salon", "cli"}, 0, "created 1"},
+		{[]string{"import", "bookings", bookings, "--salon", "cli"}, 1, "this time is taken; the nearest free starts are listed\n    free: " + day + " 10:30 Anna; " + day + " 10:45 Anna; " + day + " 11:00 Anna; " + day + " 13:00 Anna"},
 		{[]string{"import", "haircuts", good, "--salon", "cli"}, 2, "unknown kind"},
 		{[]string{"import", "services", filepath.Join(dir, "missing.csv"), "--salon", "cli"}, 2, "no such file"},
 		{[]string{"import", "services", good}, 2, "usage"},
