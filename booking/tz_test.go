@@ -185,3 +185,28 @@ func TestDateAtOnDaysTheClocksMove(t *testing.T) {
 		}
 	}
 }
+
+// A new salon's currency and language follow its time zone's country
+// unless given (a salon in New York once priced in roubles, in Russian).
+func TestANewSalonTakesItsCountrysCurrencyAndLanguage(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	for _, c := range []struct {
+		in                      booking.Salon
+		country, currency, lang string
+	}{
+		{booking.Salon{Timezone: "Europe/Moscow"}, "RU", "RUB", "ru"},
+		{booking.Salon{Timezone: "Asia/Yekaterinburg"}, "RU", "RUB", "ru"},
+		{booking.Salon{Timezone: "Asia/Almaty"}, "KZ", "KZT", "ru"},
+		{booking.Salon{Timezone: "America/New_York"}, "US", "USD", "en"},
+		{booking.Salon{Timezone: "Europe/Berlin"}, "DE", "EUR", "en"},
+		{booking.Salon{Timezone: "Europe/Berlin", Locale: "ru", Currency: "RUB"}, "DE", "RUB", "ru"},
+		{booking.Salon{Timezone: "Asia/Dubai", Country: "RU"}, "RU", "RUB", "ru"},
+	} {
+		s := e.Salon(t, c.in)
+		if s.Country != c.country || s.Currency != c.currency || s.Locale != c.lang {
+			t.Errorf("%s (%q %q %q): %s %s %s, want %s %s %s", c.in.Timezone, c.in.Country, c.in.Currency, c.in.Locale,
+				s.Country, s.Currency, s.Locale, c.country, c.currency, c.lang)
+		}
+	}
+}
