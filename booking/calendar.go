@@ -25,7 +25,7 @@ type Calendar struct {
 	First    Date
 	Days     int
 	Masters  []Master  // active masters, and inactive ones with bookings in range; by name
-	Shifts   []Shift   // by start
+	Shifts   []Shift   // the range's, and the day before's that run into it (a night shift); by start
 	Bookings []Listing // every status; by start
 	Version  string
 }
@@ -75,7 +75,7 @@ func (s *Service) Calendar(ctx context.Context, q CalendarQuery) (*Calendar, err
 	loc := salon.salon.Location()
 	from, to := q.First.Start(loc), q.First.AddDays(q.Days).Start(loc)
 	args := pgx.NamedArgs{"salon": q.SalonID, "master": q.MasterID, "from": from, "to": to,
-		"reach": from.Add(-bookingReach), "d0": q.First.dbDate(), "d1": q.First.AddDays(q.Days).dbDate()}
+		"reach": from.Add(-bookingReach), "dprev": q.First.AddDays(-1).dbDate(), "d1": q.First.AddDays(q.Days).dbDate()}
 	cal := &Calendar{Salon: salon.salon, First: q.First, Days: q.Days}
 	batch := &pgx.Batch{}
 	var masterFound bool
@@ -144,7 +144,7 @@ func (s *Service) CalendarVersion(ctx context.Context, q CalendarQuery) (string,
 	loc := c.salon.Location()
 	from, to := q.First.Start(loc), q.First.AddDays(q.Days).Start(loc)
 	sql, a := positional(calendarVersionSQL, pgx.NamedArgs{"salon": q.SalonID, "master": q.MasterID, "from": from, "to": to,
-		"reach": from.Add(-bookingReach), "d0": q.First.dbDate(), "d1": q.First.AddDays(q.Days).dbDate()})
+		"reach": from.Add(-bookingReach), "dprev": q.First.AddDays(-1).dbDate(), "d1": q.First.AddDays(q.Days).dbDate()})
 	var v string
 	if err := s.pool.QueryRow(ctx, sql, a...).Scan(&v); err != nil {
 		return "", fmt.Errorf("calendar version: %w", dbErr(err))
@@ -160,7 +160,7 @@ const calendarMastersSQL = `
 
 const calendarShiftsSQL = `
 	SELECT id, master_id, work_date, starts_at, ends_at, break_starts_at, break_ends_at FROM shifts
-	WHERE salon_id = @salon AND (@master = 0 OR master_id = @master) AND work_date >= @d0 AND work_date < @d1
+	WHERE salon_id = @salon AND (@master = 0 OR master_id = @master) AND work_date >= @dprev AND work_date < @d1 AND ends_at > @from
 	ORDER BY starts_at, master_id`
 
 var calendarBookingsSQL = `
@@ -182,7 +182,7 @@ const calendarVersionSQL = `
 	      AND starts_at >= @reach AND starts_at < @to
 	    UNION ALL
 	    SELECT concat_ws(':', 's', id) FROM shifts
-	    WHERE salon_id = @salon AND (@master = 0 OR master_id = @master) AND work_date >= @d0 AND work_date < @d1
+	    WHERE salon_id = @salon AND (@master = 0 OR master_id = @master) AND work_date >= @dprev AND work_date < @d1 AND ends_at > @from
 	    UNION ALL
 	    SELECT concat_ws(':', 'v', catalog_version) FROM salons WHERE id = @salon
 	) t`

@@ -76,8 +76,29 @@ type cell struct {
 type column struct {
 	master booking.Master
 	day    booking.Date
-	shifts []booking.Shift
+	shifts []booking.Shift // the day's, and the day before's running into it
 	books  []booking.Listing
+}
+
+// heading is what the column's heading says of its shifts: the day's, and
+// first the end of the day before's that runs into it ("…–03:00").
+func (col *column) heading(loc *time.Location, l *lang) string {
+	var own []booking.Shift
+	var from string
+	for _, sh := range col.shifts {
+		if sh.Date == col.day {
+			own = append(own, sh)
+		} else {
+			from = "…–" + sh.End.In(loc).Format("15:04")
+		}
+	}
+	switch {
+	case from == "":
+		return shiftText(own, loc, l)
+	case len(own) == 0:
+		return from
+	}
+	return from + ", " + shiftText(own, loc, l)
 }
 
 // buildGrid lays the columns out on rows of the salon's slot step.
@@ -562,7 +583,7 @@ func (h *Handler) dayView(c *fiber.Ctx, d booking.Date, fragment bool) error {
 	now := h.svc.Now()
 	g := buildGrid(cal, cols, now, l)
 	for _, col := range cols {
-		g.Cols = append(g.Cols, gridCol{Title: col.master.Name, Sub: shiftText(col.shifts, cal.Salon.Location(), l),
+		g.Cols = append(g.Cols, gridCol{Title: col.master.Name, Sub: col.heading(cal.Salon.Location(), l),
 			Href: fmt.Sprintf("/panel/masters/%d/week/%s", col.master.ID, d), Off: len(col.shifts) == 0})
 	}
 	g.Empty = len(cols) == 0
@@ -662,7 +683,8 @@ func (h *Handler) weekView(c *fiber.Ctx, fragment bool) error {
 	}
 	for _, sh := range cal.Shifts {
 		for k := range cols {
-			if sh.Date == cols[k].day {
+			// (A night shift is in its next day's column too, until it ends.)
+			if sh.Date == cols[k].day || (sh.Date == cols[k].day.AddDays(-1) && sh.End.After(cols[k].day.Start(loc))) {
 				cols[k].shifts = append(cols[k].shifts, sh)
 			}
 		}
@@ -678,7 +700,7 @@ func (h *Handler) weekView(c *fiber.Ctx, fragment bool) error {
 	now := h.svc.Now()
 	g := buildGrid(cal, cols, now, l)
 	for _, col := range cols {
-		g.Cols = append(g.Cols, gridCol{Title: longDate(col.day, l), Sub: shiftText(col.shifts, loc, l),
+		g.Cols = append(g.Cols, gridCol{Title: longDate(col.day, l), Sub: col.heading(loc, l),
 			Href: "/panel/day/" + col.day.String(), Off: len(col.shifts) == 0})
 	}
 	g.Poll = fmt.Sprintf("/panel/masters/%d/week/%s/grid?v=%s", id, d, cal.Version)

@@ -141,3 +141,35 @@ func TestATimeTheClocksSkipIsRefused(t *testing.T) {
 		t.Errorf("03:30 booked at %s, want %s", at.UTC(), want)
 	}
 }
+
+// A night shift runs into its next day's grid: the day after shows the
+// master free (bookable from the grid) until it ends, its heading says
+// so, and a booking then is on its row; the week shows the same.
+func TestANightShiftRunsIntoTheNextDay(t *testing.T) {
+	t.Parallel()
+	d := newDSTSalon(t)
+	night := booking.Date{Year: 2026, Month: 4, Day: 10}
+	next := night.AddDays(1)
+	d.w.Env.Shift(t, d.salon, d.master, night, 1, "20:00", "+03:00")
+	d.w.Env.Shift(t, d.salon, d.master, next, 1, "10:00", "14:00")
+	d.book(t, next.At(d.salon.Location(), 60))
+	a := d.owner.get("/panel/day/" + next.String())
+	labels, starts := gridRows(a.body)
+	if len(labels) == 0 || labels[0] != "00:00" || starts["01:00–02:00"] != "01:00" {
+		t.Errorf("the day after a night shift: rows %v, bookings on %v", labels, starts)
+	}
+	free := fmt.Sprintf(`/panel/bookings/new?at=%sT02%%3A30&amp;master=%d`, next, d.master.ID)
+	if !strings.Contains(a.body, free) {
+		t.Errorf("02:30, inside the night shift, is not offered: no %s", free)
+	}
+	if strings.Contains(a.body, fmt.Sprintf(`at=%sT03%%3A00&amp;master`, next)) {
+		t.Error("03:00, after the night shift, is offered")
+	}
+	if !strings.Contains(a.body, "…–03:00, 10:00–14:00") {
+		t.Error("the heading does not say the night shift's end")
+	}
+	a = d.owner.get(fmt.Sprintf("/panel/masters/%d/week/%s", d.master.ID, night))
+	if !strings.Contains(a.body, "…–03:00, 10:00–14:00") || !strings.Contains(a.body, free) {
+		t.Error("the week does not carry the night shift into its next day")
+	}
+}
