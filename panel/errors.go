@@ -115,7 +115,13 @@ func reasonOf(err error, l *lang) string {
 		}
 		return i18n.New("bookings would be outside working hours: %s", strings.Join(ids, ", ")).In(l.Code)
 	case errors.Is(err, booking.ErrConflict), errors.Is(err, booking.ErrTooLate), errors.Is(err, booking.ErrForbidden):
-		return l.Why(err) // the core's reason, in the page's language (its English when it gives none)
+		// The core's reason, in the page's language: only one it gives in
+		// words to translate (an i18n text); its other errors are for the
+		// log, in English, and the kind's message says enough.
+		var t i18n.Text
+		if errors.As(err, &t) {
+			return t.In(l.Code)
+		}
 	}
 	return ""
 }

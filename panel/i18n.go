@@ -682,8 +682,6 @@ func (l *lang) Fields(fields map[string]i18n.Text) map[string]string {
 	return out
 }
 
-// Why is what err says (a parse error of the core), in the page's language.
-func (l *lang) Why(err error) string { return i18n.Of(err).In(l.Code) }
 
 // MonthYear is a month as a heading: "March 2026" / "Март 2026".
 func (l *lang) MonthYear(d booking.Date) string {

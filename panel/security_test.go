@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -466,6 +467,11 @@ func TestAdminsCannotDoOwnersWork(t *testing.T) {
 			"cutoff_hours": {"1"}, "horizon_days": {"30"}, "locale": {"en"}, "refund_policy": {"always"}})
 		if a.status != http.StatusForbidden {
 			t.Errorf("admin POST %s: %d, want 403", p, a.status)
+		}
+		// In the admin's Russian alone (the core's English reasons are
+		// for the log).
+		if m := regexp.MustCompile(`<p class="detail">[^<]*[a-zA-Z]{3,}[^<]*</p>`).FindString(a.body); m != "" {
+			t.Errorf("admin POST %s: English on the page: %s", p, m)
 		}
 	}
 	if after := snapshot(t, w, w.salon.ID); after != before {
