@@ -682,7 +682,6 @@ func (l *lang) Fields(fields map[string]i18n.Text) map[string]string {
 	return out
 }
 
-
 // MonthYear is a month as a heading: "March 2026" / "Март 2026".
 func (l *lang) MonthYear(d booking.Date) string {
 	if l.Code == "ru" {
