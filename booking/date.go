@@ -2,8 +2,10 @@ package booking
 
 import (
 	"fmt"
-	"salon/i18n"
+	"slices"
 	"time"
+
+	"salon/i18n"
 )
 
 // Date is a calendar day in a salon's time zone.
@@ -48,11 +50,9 @@ func (d Date) AddDays(n int) Date {
 	return DateOf(time.Date(d.Year, d.Month, d.Day+n, 12, 0, 0, 0, time.UTC))
 }
 
-// Start returns the instant d begins in loc (local midnight, or the first
-// instant after it on days when midnight does not exist).
-func (d Date) Start(loc *time.Location) time.Time {
-	return time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, loc)
-}
+// Start returns the instant d begins in loc: local midnight, or, on a day
+// whose midnight the clocks skip, the first instant after it.
+func (d Date) Start(loc *time.Location) time.Time { return d.At(loc, 0) }
 
 // At returns the instant of the wall clock time minutes after midnight on d in
 // loc. Minutes past 24:00 fall on the next day. A time the clocks skip (the
@@ -67,17 +67,60 @@ func (d Date) At(loc *time.Location, minutes int) time.Time {
 // AtExact is At, and whether the clock in loc shows that time on that day
 // (false: it skips it, and the instant is moved forward by the gap).
 func (d Date) AtExact(loc *time.Location, minutes int) (time.Time, bool) {
-	t := time.Date(d.Year, d.Month, d.Day, 0, minutes, 0, 0, loc)
-	wall := time.Date(d.Year, d.Month, d.Day, 0, minutes, 0, 0, time.UTC)
-	if sameWall(t, wall) {
-		return t, true
+	if all := d.AtAll(loc, minutes); len(all) > 0 {
+		return all[0], true
 	}
-	// time.Date resolves a skipped time with one of the offsets around
-	// the gap, leaving which unsaid: read with the offset before it (the
-	// smaller), it is the later instant, moved forward.
-	_, before := t.Add(-3 * time.Hour).Zone()
-	_, after := t.Add(3 * time.Hour).Zone()
-	return wall.Add(-time.Duration(min(before, after)) * time.Second).In(loc), false
+	// Skipped: read with the offset in force before the gap, which is
+	// at one end of the zone period time.Date chose (it leaves which
+	// unsaid).
+	wall := time.Date(d.Year, d.Month, d.Day, 0, minutes, 0, 0, time.UTC)
+	t := time.Date(d.Year, d.Month, d.Day, 0, minutes, 0, 0, loc)
+	start, end := t.ZoneBounds()
+	for _, x := range []time.Time{start, end} {
+		if x.IsZero() {
+			continue
+		}
+		_, before := x.Add(-time.Second).Zone()
+		_, after := x.Zone()
+		gapFrom, gapTo := x.UTC().Add(time.Duration(before)*time.Second), x.UTC().Add(time.Duration(after)*time.Second)
+		if !wall.Before(gapFrom) && wall.Before(gapTo) {
+			return wall.Add(-time.Duration(before) * time.Second).In(loc), false
+		}
+	}
+	return t, false
+}
+
+// AtAll returns every instant the clock in loc shows the wall clock time
+// minutes after midnight on d, in order: one; two on the hour the clocks
+// show twice (DST ends); none when they skip it.
+func (d Date) AtAll(loc *time.Location, minutes int) []time.Time {
+	wall := time.Date(d.Year, d.Month, d.Day, 0, minutes, 0, 0, time.UTC)
+	t := time.Date(d.Year, d.Month, d.Day, 0, minutes, 0, 0, loc)
+	start, end := t.ZoneBounds()
+	if far := 48 * time.Hour; sameWall(t, wall) && (start.IsZero() || t.Sub(start) > far) && (end.IsZero() || end.Sub(t) > far) {
+		return []time.Time{t} // (no change of the clocks near: the common case)
+	}
+	// The candidates: the wall time read with the offset of the zone
+	// period time.Date chose, and of the periods before and after it.
+	_, off := t.Zone()
+	offsets := []int{off}
+	if !start.IsZero() {
+		_, o := start.Add(-time.Second).Zone()
+		offsets = append(offsets, o)
+	}
+	if !end.IsZero() {
+		_, o := end.Zone()
+		offsets = append(offsets, o)
+	}
+	var out []time.Time
+	for _, o := range offsets {
+		c := wall.Add(-time.Duration(o) * time.Second).In(loc)
+		if sameWall(c, wall) && !slices.ContainsFunc(out, c.Equal) {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, time.Time.Compare)
+	return out
 }
 
 // AtClock is the instant a time typed for d shows on the clock in loc:

@@ -353,11 +353,11 @@ func (s *Service) register(ctx context.Context, sess *PaymentSession) (*PaymentS
 // createRequest is the session's create request and its idempotence key:
 // the same on every try.
 func (s *Service) createRequest(ctx context.Context, sess *PaymentSession) (string, psp.CreateRequest, error) {
-	var key, returnURL, lang, salon string
+	var key, returnURL, lang string
 	if err := s.pool.QueryRow(ctx, `
-		SELECT ps.idempotence_key, ps.return_url, COALESCE(NULLIF(b.lang, ''), s.locale), s.name
+		SELECT ps.idempotence_key, ps.return_url, COALESCE(NULLIF(b.lang, ''), s.locale)
 		FROM payment_sessions ps JOIN bookings b ON b.id = ps.booking_id JOIN salons s ON s.id = b.salon_id
-		WHERE ps.id = $1`, sess.ID).Scan(&key, &returnURL, &lang, &salon); err != nil {
+		WHERE ps.id = $1`, sess.ID).Scan(&key, &returnURL, &lang); err != nil {
 		return "", psp.CreateRequest{}, fmt.Errorf("payment %d: %w", sess.ID, dbErr(err))
 	}
 	receipt, err := s.receiptOf(ctx, sess.ID)
@@ -365,8 +365,9 @@ func (s *Service) createRequest(ctx context.Context, sess *PaymentSession) (stri
 		return "", psp.CreateRequest{}, err
 	}
 	return key, psp.CreateRequest{Amount: int64(sess.Amount), Currency: sess.Currency,
-		// (What the payer reads on the provider's page, in their language.)
-		Description: truncate(i18n.New("Deposit for booking #%d, %s", sess.BookingID, salon).In(lang), 128), ReturnURL: returnURL,
+		// (What the payer reads on the provider's page, in their language;
+		// the provider names the salon.)
+		Description: i18n.New("Deposit for booking #%d", sess.BookingID).In(lang), ReturnURL: returnURL,
 		Metadata: map[string]string{"booking_id": strconv.FormatInt(sess.BookingID, 10), "session_id": strconv.FormatInt(sess.ID, 10)},
 		Receipt:  receipt}, nil
 }

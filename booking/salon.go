@@ -132,7 +132,7 @@ var countryCurrency = map[string]string{
 	"DK": "DKK", "AU": "AUD", "NZ": "NZD", "TH": "THB", "ID": "IDR", "VN": "VND", "IN": "INR", "CN": "CNY", "JP": "JPY",
 	"DE": "EUR", "FR": "EUR", "IT": "EUR", "ES": "EUR", "PT": "EUR", "NL": "EUR", "BE": "EUR", "AT": "EUR", "IE": "EUR",
 	"FI": "EUR", "GR": "EUR", "CY": "EUR", "EE": "EUR", "LV": "EUR", "LT": "EUR", "SK": "EUR", "SI": "EUR", "HR": "EUR",
-	"LU": "EUR", "MT": "EUR", "BG": "BGN", "RO": "RON", "BR": "BRL", "MX": "MXN", "AR": "ARS",
+	"LU": "EUR", "MT": "EUR", "BG": "EUR", "RO": "RON", "BR": "BRL", "MX": "MXN", "AR": "ARS",
 }
 
 // russianSpeaking are the countries whose new salons speak Russian to

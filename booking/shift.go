@@ -117,6 +117,10 @@ func (in ShiftInput) instants(day Date, loc *time.Location) (shift, error) {
 			return shift{}, &shiftError{"break_start", i18n.New("break %s-%s is outside the shift %s-%s", in.BreakStart, in.BreakEnd, in.Start, in.End)}
 		}
 		sh.breakStart, sh.breakEnd = day.At(loc, int(bs)), day.At(loc, int(be))
+		if !sh.breakStart.Before(sh.breakEnd) {
+			// (Within the hour the clocks skip that day.)
+			return shift{}, &shiftError{"break_end", i18n.New("break %s-%s does not happen on %s: the clocks skip it", in.BreakStart, in.BreakEnd, day)}
+		}
 	}
 	if !sh.start.Before(sh.end) {
 		return shift{}, i18n.New("shift %s-%s is empty", in.Start, in.End)
@@ -218,7 +222,10 @@ func resolveDays(salon *Salon, days []DaySchedule) ([][]shift, error) {
 		shifts := make([]shift, len(ds.Shifts))
 		for i, x := range ds.Shifts {
 			sh, err := x.instants(ds.Date, loc)
-			if err != nil {
+			switch {
+			case err != nil && len(ds.Shifts) == 1:
+				return nil, invalidBy(prefix+shiftField(err), err) // (the day's one shift: its time refused)
+			case err != nil:
 				return nil, invalidBy(fmt.Sprintf("%sshifts[%d]", prefix, i), err)
 			}
 			shifts[i] = sh

@@ -1,7 +1,9 @@
 package booking_test
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,6 +167,10 @@ func TestDateAtOnDaysTheClocksMove(t *testing.T) {
 		{"America/New_York", "2026-03-08", "03:00", "2026-03-08 07:00", true},
 		{"America/New_York", "2026-11-01", "01:30", "2026-11-01 05:30", true}, // EDT, the first
 		{"America/New_York", "2026-11-01", "02:00", "2026-11-01 07:00", true},
+		{"Europe/Berlin", "2026-10-25", "02:30", "2026-10-25 00:30", true},        // CEST, the first (east of UTC too)
+		{"Australia/Lord_Howe", "2026-04-05", "01:45", "2026-04-04 14:45", true},  // a 30-minute repeat: the first
+		{"Pacific/Apia", "2011-12-30", "12:00", "2011-12-30 22:00", false},        // a day skipped: forward, not back
+		{"America/Santiago", "2026-09-06", "00:00", "2026-09-06 04:00", false},    // midnight skipped: 01:00
 		{"Europe/Berlin", "2026-03-29", "02:15", "2026-03-29 01:15", false},       // 03:15 CEST
 		{"Australia/Lord_Howe", "2026-10-04", "02:15", "2026-10-03 15:45", false}, // a 30-minute gap: 02:45
 		{"Europe/Moscow", "2026-03-29", "02:30", "2026-03-28 23:30", true},
@@ -208,5 +214,40 @@ func TestANewSalonTakesItsCountrysCurrencyAndLanguage(t *testing.T) {
 			t.Errorf("%s (%q %q %q): %s %s %s, want %s %s %s", c.in.Timezone, c.in.Country, c.in.Currency, c.in.Locale,
 				s.Country, s.Currency, s.Locale, c.country, c.currency, c.lang)
 		}
+	}
+}
+
+// A day whose midnight the clocks skip starts at the first instant after
+// it (not at 23:00 the day before).
+func TestADayStartsWhenItsClockDoes(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ zone, day, want string }{
+		{"Asia/Beirut", "2026-03-29", "2026-03-28 22:00"},      // 01:00 EEST
+		{"America/Santiago", "2026-09-06", "2026-09-06 04:00"}, // 01:00 -03
+		{"America/Havana", "2026-03-08", "2026-03-08 05:00"},   // 01:00 CDT
+		{"Europe/Moscow", "2026-03-08", "2026-03-07 21:00"},
+	} {
+		loc, _ := time.LoadLocation(c.zone)
+		d, _ := booking.ParseDate(c.day)
+		if got := d.Start(loc); !got.Equal(utc(c.want)) {
+			t.Errorf("%s %s starts %s (%s UTC), want %s UTC", c.zone, c.day, got.Format("2006-01-02 15:04 MST"), got.UTC().Format(time.DateTime), c.want)
+		}
+	}
+}
+
+// A break typed over the hour the clocks skip is refused naming its end,
+// not written as a break of no length (the database's check refused it
+// with a 500).
+func TestABreakTheClocksSkipIsRefused(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	s := e.Salon(t, booking.Salon{Timezone: "America/New_York", Locale: "en"})
+	sv := e.Service(t, s, booking.SalonService{})
+	m := e.Master(t, s, sv)
+	err := e.Svc.SetShifts(bookingtest.System(), s.ID, m.ID, booking.Date{Year: 2026, Month: 3, Day: 8},
+		[]booking.ShiftInput{{Start: 0, End: 6 * 60, BreakStart: 2 * 60, BreakEnd: 3 * 60}})
+	var ve *booking.ValidationError
+	if !errors.As(err, &ve) || !strings.Contains(ve.Fields["break_end"].String(), "the clocks skip it") {
+		t.Errorf("a break 02:00-03:00 on 8 Mar 2026 in New York: %v", err)
 	}
 }

@@ -111,14 +111,29 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 	if step > 60 {
 		step = 60
 	}
-	// A row is a step of the clock: its instants are the day's, taken
-	// every step from its start, so a day when the clocks move has no row
-	// for the hour skipped and two for the hour repeated; the columns'
-	// days (a week's) are merged on their rows' wall-clock times.
+	// A row is a step of the salon's clock, from the hour of the earliest
+	// shift or booking: a day when the clocks move has no row for a time
+	// they skip and two for one they show twice; the columns' days (a
+	// week's) are merged on their rows' wall-clock times.
+	anchor := 24 * 60
+	for _, col := range cols {
+		for _, sh := range col.shifts {
+			anchor = min(anchor, wallMinute(col.day, sh.Start, loc))
+		}
+		for _, b := range col.books {
+			if b.Status != booking.StatusCancelled {
+				anchor = min(anchor, wallMinute(col.day, b.StartsAt, loc))
+			}
+		}
+	}
+	if anchor == 24*60 {
+		anchor = 0
+	}
+	anchor = anchor / 60 * 60
 	days := map[booking.Date]*dayClock{}
 	for _, col := range cols {
 		if days[col.day] == nil {
-			days[col.day] = newDayClock(col.day, loc, step)
+			days[col.day] = newDayClock(col.day, loc, step, anchor)
 		}
 	}
 	keys := mergeRows(cols, days)
@@ -271,34 +286,53 @@ type rowKey struct {
 type dayClock struct {
 	times []time.Time
 	keys  []rowKey
-	rows  []int // the grid's row of each of times (mergeRows)
-	local []int // the index in times of each of the grid's rows, -1: none
+	rows  []int     // the grid's row of each of times (mergeRows)
+	local []int     // the index in times of each of the grid's rows, -1: none
+	end   time.Time // the next day's start
 }
 
-func newDayClock(d booking.Date, loc *time.Location, step int) *dayClock {
-	dc := &dayClock{}
-	seen := map[int]int{}
-	end := d.AddDays(1).Start(loc)
-	for t := d.Start(loc); t.Before(end); t = t.Add(time.Duration(step) * time.Minute) {
-		lt := t.In(loc)
-		m := lt.Hour()*60 + lt.Minute()
-		dc.times = append(dc.times, t)
-		dc.keys = append(dc.keys, rowKey{minute: m, again: seen[m], label: wallClock(t, loc)})
-		seen[m]++
+// newDayClock lays d's rows out: its wall-clock times every step from
+// anchor (minutes after midnight) each at the instants the clock shows it
+// (none, or two), in time order.
+func newDayClock(d booking.Date, loc *time.Location, step, anchor int) *dayClock {
+	dc := &dayClock{end: d.AddDays(1).Start(loc)}
+	type row struct {
+		t   time.Time
+		key rowKey
+	}
+	var rows []row
+	for m := anchor; m < 24*60; m += step {
+		all := d.AtAll(loc, m)
+		for i, t := range all {
+			label := t.In(loc).Format("15:04")
+			if len(all) > 1 {
+				label = t.In(loc).Format("15:04 MST")
+			}
+			rows = append(rows, row{t, rowKey{minute: m, again: i, label: label}})
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b row) int { return a.t.Compare(b.t) })
+	for _, r := range rows {
+		dc.times, dc.keys = append(dc.times, r.t), append(dc.keys, r.key)
 	}
 	return dc
 }
 
-// row is the grid's row holding t: the last that starts at or before it.
+// row is the grid's row holding t: the last that starts at or before it
+// (the first for a time before the day's rows, the one after the last for
+// one after the day).
 func (dc *dayClock) row(t time.Time) int {
+	if len(dc.times) == 0 {
+		return 0
+	}
 	i, found := slices.BinarySearchFunc(dc.times, t, time.Time.Compare)
 	switch {
 	case found:
 		return dc.rows[i]
 	case i == 0:
 		return dc.rows[0]
-	case i == len(dc.times) && !t.Before(dc.times[i-1].Add(dc.step())):
-		return dc.rows[i-1] + 1
+	case !t.Before(dc.end):
+		return dc.rows[len(dc.rows)-1] + 1
 	}
 	return dc.rows[i-1]
 }
@@ -306,19 +340,14 @@ func (dc *dayClock) row(t time.Time) int {
 // rowAfter is the first row of the grid after an interval ending at t:
 // the first that starts at or after it.
 func (dc *dayClock) rowAfter(t time.Time) int {
+	if len(dc.times) == 0 {
+		return 0
+	}
 	i, _ := slices.BinarySearchFunc(dc.times, t, time.Time.Compare)
 	if i == len(dc.times) {
 		return dc.rows[i-1] + 1
 	}
 	return dc.rows[i]
-}
-
-// step is the time between two rows.
-func (dc *dayClock) step() time.Duration {
-	if len(dc.times) < 2 {
-		return time.Hour
-	}
-	return dc.times[1].Sub(dc.times[0])
 }
 
 // at is the instant of the grid's row r on this day, and whether it is
@@ -377,12 +406,23 @@ func mergeRows(cols []column, days map[booking.Date]*dayClock) []rowKey {
 // repeated when DST ends).
 func wallClock(t time.Time, loc *time.Location) string {
 	lt := t.In(loc)
-	for _, d := range []time.Duration{-time.Hour, time.Hour, -30 * time.Minute, 30 * time.Minute} {
-		if o := t.Add(d).In(loc); o.Hour() == lt.Hour() && o.Minute() == lt.Minute() && o.Day() == lt.Day() {
-			return lt.Format("15:04 MST")
-		}
+	if len(booking.DateOf(lt).AtAll(loc, lt.Hour()*60+lt.Minute())) > 1 {
+		return lt.Format("15:04 MST")
 	}
 	return lt.Format("15:04")
+}
+
+// wallMinute is the wall-clock minute of t on day d in loc: 0 for a time
+// before the day, 24:00 for one after it.
+func wallMinute(d booking.Date, t time.Time, loc *time.Location) int {
+	lt := t.In(loc)
+	switch day := booking.DateOf(lt); {
+	case day.Before(d):
+		return 0
+	case d.Before(day):
+		return 24 * 60
+	}
+	return lt.Hour()*60 + lt.Minute()
 }
 
 // body renders the rows. A grid has a cell per master and slot step (a
@@ -690,9 +730,9 @@ func (h *Handler) weekView(c *fiber.Ctx, fragment bool) error {
 		}
 	}
 	for _, b := range cal.Bookings {
-		bd := booking.DateOf(b.StartsAt.In(loc))
 		for k := range cols {
-			if bd == cols[k].day {
+			// (One across midnight is in both its days' columns.)
+			if b.StartsAt.Before(cols[k].day.AddDays(1).Start(loc)) && b.EndsAt().After(cols[k].day.Start(loc)) {
 				cols[k].books = append(cols[k].books, b)
 			}
 		}

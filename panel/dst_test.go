@@ -173,3 +173,46 @@ func TestANightShiftRunsIntoTheNextDay(t *testing.T) {
 		t.Error("the week does not carry the night shift into its next day")
 	}
 }
+
+// A booking that crosses midnight from a night shift keeps the next day's
+// column busy in the week as it does in the day: its time is not offered.
+func TestABookingAcrossMidnightKeepsTheWeekBusy(t *testing.T) {
+	t.Parallel()
+	d := newDSTSalon(t)
+	night := booking.Date{Year: 2026, Month: 4, Day: 10}
+	next := night.AddDays(1)
+	d.w.Env.Shift(t, d.salon, d.master, night, 1, "20:00", "+03:00")
+	d.book(t, night.At(d.salon.Location(), 23*60+30)) // 23:30-00:30
+	offered := fmt.Sprintf(`/panel/bookings/new?at=%sT00%%3A00&amp;master=%d`, next, d.master.ID)
+	if a := d.owner.get("/panel/day/" + next.String()); strings.Contains(a.body, offered) {
+		t.Error("the day view offers 00:00, inside the 23:30-00:30 booking")
+	}
+	for _, from := range []booking.Date{night, next} {
+		if a := d.owner.get(fmt.Sprintf("/panel/masters/%d/week/%s", d.master.ID, from)); strings.Contains(a.body, offered) {
+			t.Errorf("the week from %s offers %s 00:00, inside the 23:30-00:30 booking", from, next)
+		}
+	}
+}
+
+// The "edit a day" form names the field the core refuses (an empty shift:
+// its end; an empty break: its end), not "shift".
+func TestEditADayNamesTheCoresField(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.user(w.salon.ID, "desk2@demo.test", booking.RoleAdmin)
+	m := scalar[int64](t, w, `SELECT id FROM masters WHERE name = 'Галина'`)
+	day := w.today().AddDays(40)
+	path := fmt.Sprintf("/panel/masters/%d/shifts", m)
+	for _, c := range []struct {
+		v    url.Values
+		want string
+	}{
+		{url.Values{"date": {day.String()}, "start": {"10:00"}, "end": {"10:00"}}, "<b>Конец</b>"},
+		{url.Values{"date": {day.String()}, "start": {"10:00"}, "end": {"18:00"}, "break_start": {"14:00"}, "break_end": {"14:00"}}, "<b>Конец перерыва</b>"},
+	} {
+		a := b.post(path, c.v)
+		if a.status != http.StatusUnprocessableEntity || !strings.Contains(fieldErrorsOf(a.body), c.want) {
+			t.Errorf("%v: %d %s, want %s", c.v, a.status, fieldErrorsOf(a.body), c.want)
+		}
+	}
+}
