@@ -812,7 +812,7 @@ func (s *Service) ImportBookings(ctx context.Context, salonID int64, rows []Book
 	now := s.now()
 	alternatives := func(q querier, i int) error {
 		b := prepared[i]
-		alts, err := s.searchAlternatives(ctx, q, salonID, b.ServiceID, b.MasterID, b.StartsAt, now, 0)
+		alts, err := s.searchAlternatives(ctx, q, salonID, b.ServiceID, b.MasterID, b.StartsAt, now, 0, true)
 		if err != nil {
 			return err
 		}

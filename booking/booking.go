@@ -326,7 +326,7 @@ func (s *Service) bookUnobserved(ctx context.Context, r BookRequest) (*Booking, 
 	}
 	b, err := s.bookGated(ctx, &r, now)
 	if errors.Is(err, errTaken) {
-		alts, err := s.alternatives(ctx, r.SalonID, r.ServiceID, r.MasterID, r.StartsAt, now, 0)
+		alts, err := s.alternatives(ctx, r.SalonID, r.ServiceID, r.MasterID, r.StartsAt, now, 0, !r.caller.client())
 		if err != nil {
 			return nil, err
 		}

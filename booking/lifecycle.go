@@ -234,7 +234,7 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		return s.rescheduleVisit(ctx, caller, r, now)
 	}
 	if errors.Is(err, errTaken) {
-		alts, err := s.alternatives(ctx, old.SalonID, old.ServiceID, master, r.StartsAt, now, old.ID)
+		alts, err := s.alternatives(ctx, old.SalonID, old.ServiceID, master, r.StartsAt, now, old.ID, !caller.client())
 		if err != nil {
 			return nil, err
 		}

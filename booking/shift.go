@@ -85,8 +85,9 @@ type Shift struct {
 }
 
 // instants resolves the input on day in loc. Wall times that do not exist
-// (the hour skipped when DST starts) move forward by the gap; ambiguous ones
-// (the hour repeated when it ends) take the first occurrence.
+// (the hour skipped when DST starts) move forward by the gap, but for a
+// break's, which is refused; ambiguous ones (the hour repeated when it
+// ends) take the first occurrence.
 func (in ShiftInput) instants(day Date, loc *time.Location) (shift, error) {
 	switch {
 	case in.Start >= 24*60 && in.Start <= 48*60:
@@ -113,13 +114,22 @@ func (in ShiftInput) instants(day Date, loc *time.Location) (shift, error) {
 		if be <= bs {
 			be += 24 * 60
 		}
-		if be > in.End {
+		switch {
+		case be > in.End && in.BreakEnd < in.BreakStart && in.BreakStart >= in.Start:
+			return shift{}, &shiftError{"break_end", i18n.New("break %s-%s ends before it starts", in.BreakStart, in.BreakEnd)}
+		case be > in.End && bs >= in.End:
 			return shift{}, &shiftError{"break_start", i18n.New("break %s-%s is outside the shift %s-%s", in.BreakStart, in.BreakEnd, in.Start, in.End)}
+		case be > in.End:
+			return shift{}, &shiftError{"break_end", i18n.New("break %s-%s is outside the shift %s-%s", in.BreakStart, in.BreakEnd, in.Start, in.End)}
 		}
-		sh.breakStart, sh.breakEnd = day.At(loc, int(bs)), day.At(loc, int(be))
-		if !sh.breakStart.Before(sh.breakEnd) {
-			// (Within the hour the clocks skip that day.)
-			return shift{}, &shiftError{"break_end", i18n.New("break %s-%s does not happen on %s: the clocks skip it", in.BreakStart, in.BreakEnd, day)}
+		// A break is what it says or nothing: one at a time the clocks
+		// skip that day is refused, not moved.
+		var err error
+		if sh.breakStart, err = day.AtClock(loc, bs); err != nil {
+			return shift{}, &shiftError{"break_start", i18n.Of(err)}
+		}
+		if sh.breakEnd, err = day.AtClock(loc, be); err != nil {
+			return shift{}, &shiftError{"break_end", i18n.Of(err)}
 		}
 	}
 	if !sh.start.Before(sh.end) {

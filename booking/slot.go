@@ -67,7 +67,7 @@ func (s *Service) Slots(ctx context.Context, q SlotQuery) ([]Slot, error) {
 	}
 	loc := salon.Location()
 	w := window{from: q.From.Start(loc), to: q.From.AddDays(q.Days).Start(loc)}
-	slots, busy, err := freeSlots(ctx, s.pool, &salon, &svc, offers, w, s.now(), 0)
+	slots, busy, err := freeSlots(ctx, s.pool, &salon, &svc, offers, w, s.now(), 0, false)
 	if err != nil || q.MasterID != 0 {
 		return slots, dbErr(err)
 	}
@@ -251,6 +251,15 @@ type slotRules struct {
 	latest   time.Time // the horizon: starts must be before it
 }
 
+// forStaff is r for staff when staff is true: any start from now on (not
+// the client's notice, nor the horizon).
+func (r slotRules) forStaff(staff bool, now time.Time) slotRules {
+	if staff {
+		r.earliest, r.latest = now, now.AddDate(100, 0, 0)
+	}
+	return r
+}
+
 // freeStarts returns the starts in w that the shifts offer on their grid and
 // that keep the master's busy intervals clear of busy (sorted by start).
 func freeStarts(shifts []shift, busy []interval, r slotRules, w window) []time.Time {
@@ -300,10 +309,11 @@ func rules(salon *Salon, svc *SalonService, o offerTerms, now time.Time) slotRul
 }
 
 // freeSlots computes the free slots of the offered masters in w, treating the
-// booking exclude (when not 0) as free: it is the one being moved. It also
-// returns the masters' busy intervals it read.
+// booking exclude (when not 0) as free: it is the one being moved; staff's
+// past the clients' notice and horizon. It also returns the masters' busy
+// intervals it read.
 func freeSlots(ctx context.Context, q querier, salon *Salon, svc *SalonService, offers []offerTerms,
-	w window, now time.Time, exclude int64) ([]Slot, map[int64][]interval, error) {
+	w window, now time.Time, exclude int64, staff bool) ([]Slot, map[int64][]interval, error) {
 	if len(offers) == 0 {
 		return nil, nil, nil
 	}
@@ -323,7 +333,7 @@ func freeSlots(ctx context.Context, q querier, salon *Salon, svc *SalonService, 
 	}
 	var out []Slot
 	for _, o := range offers {
-		r := rules(salon, svc, o, now)
+		r := rules(salon, svc, o, now).forStaff(staff, now)
 		for _, t := range freeStarts(shifts[o.masterID], busy[o.masterID], r, w) {
 			out = append(out, Slot{MasterID: o.masterID, Start: t, End: r.end(t)})
 		}
@@ -345,14 +355,14 @@ const MaxAlternatives = 6
 // three. It runs after the refused transaction ended, from a fresh
 // snapshot, holding no lock: alternatives are advice (the constraint
 // decides), and the losers of one slot share one search.
-func (s *Service) alternatives(ctx context.Context, salonID, serviceID, masterID int64, at, now time.Time, exclude int64) ([]Slot, error) {
-	key := fmt.Sprintf("%d/%d/%d/%d/%d", salonID, serviceID, masterID, at.Unix(), exclude)
+func (s *Service) alternatives(ctx context.Context, salonID, serviceID, masterID int64, at, now time.Time, exclude int64, staff bool) ([]Slot, error) {
+	key := fmt.Sprintf("%d/%d/%d/%d/%d/%v", salonID, serviceID, masterID, at.Unix(), exclude, staff)
 	v, err, _ := s.alts.Do(key, func() (any, error) {
 		// Shared by every loser waiting on this key: one caller's
 		// deadline must not end the others' search.
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.lockWait)
 		defer cancel()
-		return s.searchAlternatives(sctx, s.pool, salonID, serviceID, masterID, at, now, exclude)
+		return s.searchAlternatives(sctx, s.pool, salonID, serviceID, masterID, at, now, exclude, staff)
 	})
 	if err != nil {
 		return nil, dbErr(err)
@@ -361,8 +371,11 @@ func (s *Service) alternatives(ctx context.Context, salonID, serviceID, masterID
 }
 
 // searchAlternatives finds the alternatives to at, reading through q (the
-// pool; a dry run's transaction, which sees its own rehearsed writes).
-func (s *Service) searchAlternatives(ctx context.Context, q querier, salonID, serviceID, masterID int64, at, now time.Time, exclude int64) ([]Slot, error) {
+// pool; a dry run's transaction, which sees its own rehearsed writes). A
+// client's are within the client's notice and horizon; staff's (staff
+// book past both) are any free start from now, within two weeks of at.
+func (s *Service) searchAlternatives(ctx context.Context, q querier, salonID, serviceID, masterID int64, at, now time.Time, exclude int64,
+	staff bool) ([]Slot, error) {
 	c, err := s.currentCatalog(ctx, salonID)
 	if err != nil {
 		return nil, err
@@ -374,9 +387,12 @@ func (s *Service) searchAlternatives(ctx context.Context, q querier, salonID, se
 	offers := c.offersFor(serviceID, 0)
 	r := rules(&c.salon, &svc, offerTerms{}, now)
 	bookable := window{from: r.earliest, to: r.latest}
+	if staff {
+		bookable = window{from: at.Add(-14 * 24 * time.Hour), to: at.Add(14 * 24 * time.Hour)}.clip(window{from: now, to: at.Add(15 * 24 * time.Hour)})
+	}
 	near := window{from: at.Add(-84 * time.Hour), to: at.Add(84 * time.Hour)}
 	for _, w := range []window{near.clip(bookable), bookable} {
-		alts, err := s.alternativesIn(ctx, q, &c.salon, &svc, offers, masterID, at, now, exclude, w)
+		alts, err := s.alternativesIn(ctx, q, &c.salon, &svc, offers, masterID, at, now, exclude, w, staff)
 		if err != nil || len(alts) >= 3 || w == bookable {
 			return alts, err
 		}
@@ -397,11 +413,11 @@ func (w window) clip(o window) window {
 
 // alternativesIn picks the alternatives from the free starts in w.
 func (s *Service) alternativesIn(ctx context.Context, q querier, salon *Salon, svc *SalonService, offers []offerTerms,
-	masterID int64, at, now time.Time, exclude int64, w window) ([]Slot, error) {
+	masterID int64, at, now time.Time, exclude int64, w window, staff bool) ([]Slot, error) {
 	if !w.from.Before(w.to) {
 		return nil, nil
 	}
-	all, busy, err := freeSlots(ctx, q, salon, svc, offers, w, now, exclude)
+	all, busy, err := freeSlots(ctx, q, salon, svc, offers, w, now, exclude, staff)
 	if err != nil {
 		return nil, err
 	}
@@ -416,7 +432,7 @@ func (s *Service) alternativesIn(ctx context.Context, q querier, salon *Salon, s
 			others = append(others, sl)
 		}
 	}
-	exact = append(exact, offGrid(ctx, q, salon, svc, offers, masterID, at, now, exact, busy)...)
+	exact = append(exact, offGrid(ctx, q, salon, svc, offers, masterID, at, now, exact, busy, staff)...)
 	nearest := func(list []Slot) {
 		slices.SortStableFunc(list, func(a, b Slot) int {
 			return cmp.Or(cmp.Compare(absDur(a.Start.Sub(at)), absDur(b.Start.Sub(at))), a.Start.Compare(b.Start))
@@ -445,7 +461,7 @@ func (s *Service) alternativesIn(ctx context.Context, q querier, salon *Salon, s
 // include at (their shift may start at another minute), from the busy
 // intervals already read and their shifts at that time.
 func offGrid(ctx context.Context, q querier, salon *Salon, svc *SalonService, offers []offerTerms,
-	masterID int64, at, now time.Time, found []Slot, busy map[int64][]interval) []Slot {
+	masterID int64, at, now time.Time, found []Slot, busy map[int64][]interval, staff bool) []Slot {
 	var ids []int64
 	terms := map[int64]offerTerms{}
 	for _, o := range offers {
@@ -463,7 +479,7 @@ func offGrid(ctx context.Context, q querier, salon *Salon, svc *SalonService, of
 	}
 	var out []Slot
 	for _, id := range ids {
-		r := rules(salon, svc, terms[id], now)
+		r := rules(salon, svc, terms[id], now).forStaff(staff, now)
 		if at.Before(r.earliest) || !at.Before(r.latest) {
 			continue
 		}

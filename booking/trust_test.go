@@ -318,3 +318,57 @@ func TestLockWaitIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Staff book past the clients' horizon and notice, and so are offered
+// alternatives there: a taken 10:00 a hundred days ahead (horizon 60) is
+// answered with that day's free times, not with times near the horizon or
+// none; a client's alternatives stay within the horizon.
+func TestStaffAlternativesPastTheHorizon(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	ctx := bookingtest.System()
+	s := e.Salon(t, booking.Salon{HorizonDays: 60, MinNoticeMin: 120})
+	sv := e.Service(t, s, booking.SalonService{DurationMin: 60})
+	m := e.Master(t, s, sv)
+	today := s.Today(e.Clock.Now())
+	far := today.AddDays(100)
+	e.Shift(t, s, m, today.AddDays(30), 1, "10:00", "12:00")
+	e.Shift(t, s, m, far, 1, "09:00", "13:00")
+	u, err := e.Svc.CreateUser(ctx, s.ID, "desk@alts.test", "password-desk", booking.RoleAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staff := booking.As(context.Background(), booking.ByStaff(*u))
+	r := booking.BookRequest{SalonID: s.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: bookingtest.At(s, far, "10:00"),
+		Client: booking.ClientInput{Name: "A", Phone: bookingtest.Phone()}}
+	if _, err := e.Svc.Book(staff, r); err != nil {
+		t.Fatal(err)
+	}
+	r.Client.Phone = bookingtest.Phone()
+	_, err = e.Svc.Book(staff, r)
+	var st *booking.SlotTakenError
+	if !errors.As(err, &st) || len(st.Alternatives) == 0 {
+		t.Fatalf("staff, a taken time past the horizon: %v", err)
+	}
+	for _, a := range st.Alternatives {
+		if booking.DateOf(a.Start.In(s.Location())) != far {
+			t.Errorf("staff's alternative %s is not on %s", a.Start.In(s.Location()), far)
+		}
+	}
+	// A client asking for a taken time inside the horizon is offered
+	// times inside it only.
+	r.StartsAt, r.Client.Phone = bookingtest.At(s, today.AddDays(30), "10:00"), bookingtest.Phone()
+	if _, err := e.Svc.Book(staff, r); err != nil {
+		t.Fatal(err)
+	}
+	r.Client.Phone = bookingtest.Phone()
+	_, err = e.Svc.Book(booking.As(ctx, booking.Visitor()), r)
+	if !errors.As(err, &st) {
+		t.Fatalf("a client, a taken time: %v", err)
+	}
+	for _, a := range st.Alternatives {
+		if !a.Start.Before(today.AddDays(60).Start(s.Location())) {
+			t.Errorf("a client's alternative %s is past the horizon", a.Start.In(s.Location()))
+		}
+	}
+}

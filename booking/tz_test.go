@@ -247,7 +247,47 @@ func TestABreakTheClocksSkipIsRefused(t *testing.T) {
 	err := e.Svc.SetShifts(bookingtest.System(), s.ID, m.ID, booking.Date{Year: 2026, Month: 3, Day: 8},
 		[]booking.ShiftInput{{Start: 0, End: 6 * 60, BreakStart: 2 * 60, BreakEnd: 3 * 60}})
 	var ve *booking.ValidationError
-	if !errors.As(err, &ve) || !strings.Contains(ve.Fields["break_end"].String(), "the clocks skip it") {
+	if !errors.As(err, &ve) || !strings.Contains(ve.Fields["break_start"].String(), "there is no 02:00 on 8 Mar 2026") {
 		t.Errorf("a break 02:00-03:00 on 8 Mar 2026 in New York: %v", err)
+	}
+	// So is one whose end the clocks skip (it once moved to 03:30 EDT, a
+	// half hour of work the owner never took off).
+	err = e.Svc.SetShifts(bookingtest.System(), s.ID, m.ID, booking.Date{Year: 2026, Month: 3, Day: 8},
+		[]booking.ShiftInput{{Start: 60, End: 8 * 60, BreakStart: 90, BreakEnd: 150}})
+	if !errors.As(err, &ve) || !strings.Contains(ve.Fields["break_end"].String(), "there is no 02:30 on 8 Mar 2026") {
+		t.Errorf("a break 01:30-02:30 on 8 Mar 2026 in New York: %v", err)
+	}
+}
+
+// A refused break names the time that is wrong: the end of one that ends
+// before it starts or after the shift, the start of one before the shift.
+func TestARefusedBreakNamesItsTime(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	s := e.Salon(t, booking.Salon{Locale: "en"})
+	sv := e.Service(t, s, booking.SalonService{})
+	m := e.Master(t, s, sv)
+	day := s.Today(e.Clock.Now()).AddDays(3)
+	clock := func(hhmm string) booking.Clock { c, _ := booking.ParseShiftEnd(hhmm); return c }
+	for _, c := range []struct {
+		start, end, bs, be string
+		field, why         string
+	}{
+		{"10:00", "18:00", "14:00", "13:00", "break_end", "ends before it starts"},
+		{"10:00", "18:00", "14:00", "19:00", "break_end", "is outside the shift"},
+		{"10:00", "18:00", "08:00", "09:00", "break_start", "is outside the shift"},
+		{"20:00", "+04:00", "03:00", "05:00", "break_end", "is outside the shift"},
+	} {
+		err := e.Svc.SetShifts(bookingtest.System(), s.ID, m.ID, day, []booking.ShiftInput{{Start: clock(c.start), End: clock(c.end),
+			BreakStart: clock(c.bs), BreakEnd: clock(c.be)}})
+		var ve *booking.ValidationError
+		if !errors.As(err, &ve) || !strings.Contains(ve.Fields[c.field].String(), c.why) {
+			t.Errorf("%s-%s, break %s-%s: %v, want %s: %s", c.start, c.end, c.bs, c.be, err, c.field, c.why)
+		}
+	}
+	// A night shift's break across midnight is a break.
+	if err := e.Svc.SetShifts(bookingtest.System(), s.ID, m.ID, day, []booking.ShiftInput{{Start: clock("20:00"), End: clock("+04:00"),
+		BreakStart: clock("23:30"), BreakEnd: clock("00:30")}}); err != nil {
+		t.Errorf("a night shift with a break 23:30-00:30: %v", err)
 	}
 }

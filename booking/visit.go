@@ -1071,7 +1071,7 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 		return err
 	})
 	if errors.Is(err, errTaken) {
-		alts, err := s.alternatives(ctx, moved.SalonID, moved.ServiceID, cmp.Or(r.MasterID, moved.MasterID), r.StartsAt, now, moved.ID)
+		alts, err := s.alternatives(ctx, moved.SalonID, moved.ServiceID, cmp.Or(r.MasterID, moved.MasterID), r.StartsAt, now, moved.ID, !caller.client())
 		if err != nil {
 			return nil, err
 		}

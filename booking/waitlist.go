@@ -979,7 +979,7 @@ func (s *Service) accept(ctx context.Context, by Caller, e *WaitEntry, o WaitOff
 		if status != WaitWaiting {
 			return nil, conflict("this waitlist entry is %s", i18n.New(status))
 		}
-		alts, err := s.alternatives(ctx, e.SalonID, e.ServiceID, o.MasterID, o.Start, s.now(), 0)
+		alts, err := s.alternatives(ctx, e.SalonID, e.ServiceID, o.MasterID, o.Start, s.now(), 0, false)
 		if err != nil {
 			return nil, err
 		}

@@ -187,7 +187,7 @@ var ru = map[string]string{
 	"a shift starts before 24:00 (one starting at midnight is the next day's, from 00:00)": "смена начинается до 24:00 (начало в полночь — это смена следующего дня с 00:00)",
 	"shift %s-%s is empty: it ends when it starts":                                         "смена %s-%s пуста: она кончается, когда начинается",
 	"break %s-%s is empty: leave both times out for no break":                              "перерыв %s-%s пуст: без перерыва оставьте оба поля пустыми",
-	"break %s-%s does not happen on %s: the clocks skip it":                                "перерыва %s-%s %s не будет: часы в этот день переводят вперёд",
+	"break %s-%s ends before it starts":                                                    "перерыв %s-%s кончается раньше, чем начинается",
 	"%q is not a date like 2026-03-08":                                                     "«%s» — не дата вида 2026-03-08",
 	"%q is not an amount like 1500 or 1500.50":                                             "«%s» — не сумма вида 1500 или 1500,50",
 	"empty amount":                      "сумма не указана",

@@ -27,6 +27,9 @@ type bookingForm struct {
 	Email     string
 	Notes     string
 	Key       string // idempotency key: a double submit books once
+	// Again: the time is the second the clock shows it (the hour
+	// repeated when DST ends), as a free cell of that hour asks.
+	Again bool
 	// Online: the client is asked to pay the service's deposit online (a
 	// link by their channels); else it is paid in the salon. OnlinePay:
 	// deposits are taken online at all.
@@ -114,7 +117,7 @@ func (h *Handler) newBooking(c *fiber.Ctx) error {
 	f.ServiceID, _ = strconv.ParseInt(c.Query("service"), 10, 64)
 	if at := c.Query("at"); at != "" {
 		d, t, _ := strings.Cut(at, "T")
-		f.Date, f.Time = strings.Clone(d), strings.Clone(t)
+		f.Date, f.Time, f.Again = strings.Clone(d), strings.Clone(t), c.Query("again") == "1"
 	} else {
 		f.Date = salonOf(c).Today(h.svc.Now()).String()
 	}
@@ -215,11 +218,12 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 		Phone: strings.Clone(c.FormValue("phone")), Name: strings.Clone(c.FormValue("name")),
 		Notes: strings.Clone(c.FormValue("notes")), Key: strings.Clone(c.FormValue("key")),
 		Email: strings.Clone(strings.TrimSpace(c.FormValue("email"))), Online: c.FormValue("deposit") == "online",
+		Again: c.FormValue("again") != "",
 	}
 	f.MasterID, _ = strconv.ParseInt(c.FormValue("master"), 10, 64)
 	f.ServiceID, _ = strconv.ParseInt(c.FormValue("service"), 10, 64)
 	f.More = picksOf(c)
-	at, ferr := localTime(s, f.Date, f.Time)
+	at, ferr := localTime(s, f.Date, f.Time, f.Again)
 	if ferr != nil {
 		f.Fields = langOf(c).Fields(map[string]i18n.Text{"time": i18n.Of(ferr)})
 		c.Status(fiber.StatusUnprocessableEntity)
@@ -291,20 +295,20 @@ func (h *Handler) formError(c *fiber.Ctx, err error, msg *string, fields *map[st
 	case errors.Is(err, booking.ErrConflict) && !errors.Is(err, booking.ErrUnavailable):
 		status, m := h.classify(c, err)
 		c.Status(status)
-		*msg = l.T(m) + " " + detail(err, l)
+		*msg = l.T(m) + " " + detail(err, l, salonOf(c).Location())
 		return true
 	}
 	return false
 }
 
 func (h *Handler) choices(c *fiber.Ctx, slots []booking.Slot) []altChoice {
-	loc := salonOf(c).Location()
+	loc, l, now := salonOf(c).Location(), langOf(c), h.svc.Now()
 	names, _ := h.masterNames(c) // a label: an alternative without one is still bookable
 	out := make([]altChoice, 0, len(slots))
 	for _, sl := range slots {
 		t := sl.Start.In(loc)
 		out = append(out, altChoice{MasterID: sl.MasterID, Master: names[sl.MasterID], Date: t.Format("2006-01-02"),
-			Time: t.Format("15:04"), Label: t.Format("02.01 15:04")})
+			Time: t.Format("15:04"), Label: l.When(t, now)})
 	}
 	return out
 }
@@ -312,7 +316,7 @@ func (h *Handler) choices(c *fiber.Ctx, slots []booking.Slot) []altChoice {
 // visitChoices are a visit's whole-visit alternatives as one-click
 // choices: each posts its services with their masters.
 func (h *Handler) visitChoices(c *fiber.Ctx, visits []booking.VisitSlot) []altChoice {
-	loc := salonOf(c).Location()
+	loc, l, now := salonOf(c).Location(), langOf(c), h.svc.Now()
 	names, _ := h.masterNames(c)
 	out := make([]altChoice, 0, len(visits))
 	for _, v := range visits {
@@ -325,7 +329,7 @@ func (h *Handler) visitChoices(c *fiber.Ctx, visits []booking.VisitSlot) []altCh
 				field{"item_master", strconv.FormatInt(sg.MasterID, 10)})
 		}
 		out = append(out, altChoice{MasterID: v.Segments[0].MasterID, Master: strings.Join(slices.Compact(who), ", "),
-			Date: t.Format("2006-01-02"), Time: t.Format("15:04"), Label: t.Format("02.01 15:04"), items: items})
+			Date: t.Format("2006-01-02"), Time: t.Format("15:04"), Label: l.When(t, now), items: items})
 	}
 	return out
 }
@@ -359,8 +363,10 @@ func (h *Handler) visitLines(c *fiber.Ctx, v *booking.View, names map[int64]stri
 	return out, nil
 }
 
-// localTime reads a salon-local date and time.
-func localTime(s *booking.Salon, date, clock string) (time.Time, error) {
+// localTime reads a salon-local date and time: refused when the clocks
+// skip it that day; when they show it twice, the first, or with again the
+// second.
+func localTime(s *booking.Salon, date, clock string, again bool) (time.Time, error) {
 	d, err := booking.ParseDate(strings.TrimSpace(date))
 	if err != nil {
 		return time.Time{}, err
@@ -368,6 +374,9 @@ func localTime(s *booking.Salon, date, clock string) (time.Time, error) {
 	m, err := booking.ParseClock(clock)
 	if err != nil {
 		return time.Time{}, err
+	}
+	if all := d.AtAll(s.Location(), int(m)); again && len(all) > 1 {
+		return all[len(all)-1], nil
 	}
 	return d.AtClock(s.Location(), m)
 }
@@ -583,7 +592,7 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 	case len(items) > 0:
 		master = 0
 	}
-	at, ferr := localTime(salonOf(c), p.Date, p.Time)
+	at, ferr := localTime(salonOf(c), p.Date, p.Time, false)
 	if ferr != nil {
 		// An unknown booking is not found, whatever the form says.
 		if _, err := h.svc.BookingView(c.UserContext(), user(c).SalonID, id); err != nil {

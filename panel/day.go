@@ -112,9 +112,11 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 		step = 60
 	}
 	// A row is a step of the salon's clock, from the hour of the earliest
-	// shift or booking: a day when the clocks move has no row for a time
-	// they skip and two for one they show twice; the columns' days (a
-	// week's) are merged on their rows' wall-clock times.
+	// shift or booking (a step that does not divide an hour: from that
+	// start, so the rows are its slots): a day when the clocks move has no
+	// row for a time they skip and two for one they show twice; the
+	// columns' days (a week's) are merged on their rows' wall-clock times.
+	hourly := 60%step == 0
 	anchor := 24 * 60
 	for _, col := range cols {
 		for _, sh := range col.shifts {
@@ -126,10 +128,12 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 			}
 		}
 	}
-	if anchor == 24*60 {
+	switch {
+	case anchor == 24*60:
 		anchor = 0
+	case hourly:
+		anchor = anchor / 60 * 60
 	}
-	anchor = anchor / 60 * 60
 	days := map[booking.Date]*dayClock{}
 	for _, col := range cols {
 		if days[col.day] == nil {
@@ -160,10 +164,10 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 		}
 		first, last = at(9*60), at(20*60)
 	}
-	for first > 0 && keys[first].minute%60 != 0 {
+	for hourly && first > 0 && keys[first].minute%60 != 0 {
 		first--
 	}
-	for last < len(keys) && keys[last].minute%60 != 0 {
+	for hourly && last < len(keys) && keys[last].minute%60 != 0 {
 		last++
 	}
 	keys = keys[first:last]
@@ -245,19 +249,19 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 			c := &g.Rows[i].Cells[j]
 			c.Kind, c.Span = kind, 1
 			if kind == "free" {
-				switch {
-				case t.Before(now):
+				if t.Before(now) {
 					c.Kind = "past"
-				case again:
-					// The second time the clock shows this (the hour
-					// repeated when DST ends): the form's wall-clock time
-					// would be the first, so no link.
-				default:
+				} else {
 					c.IsFree = true
 					lt := t.In(loc)
-					c.Time = lt.Format("15:04")
+					c.Time = wallClock(t, loc)
 					// As url.Values would encode at= and master=.
 					c.Href = "/panel/bookings/new?at=" + lt.Format("2006-01-02T15") + "%3A" + lt.Format("04") + master
+					if again {
+						// (The second time the clock shows it: the hour
+						// repeated when DST ends.)
+						c.Href += "&again=1"
+					}
 					c.Label = free + " " + c.Time
 				}
 			}

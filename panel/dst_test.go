@@ -216,3 +216,56 @@ func TestEditADayNamesTheCoresField(t *testing.T) {
 		}
 	}
 }
+
+// The hour the clocks show twice is bookable both times from the grid:
+// the second time's free cell asks the form for it, and the form books
+// it (without, the same time is the first).
+func TestTheRepeatedHourIsBookableTwice(t *testing.T) {
+	t.Parallel()
+	d := newDSTSalon(t)
+	a := d.owner.get("/panel/day/" + autumnDay.String())
+	second := fmt.Sprintf(`/panel/bookings/new?at=%sT01%%3A00&amp;master=%d&amp;again=1`, autumnDay, d.master.ID)
+	first := fmt.Sprintf(`/panel/bookings/new?at=%sT01%%3A00&amp;master=%d"`, autumnDay, d.master.ID)
+	if !strings.Contains(a.body, second) || !strings.Contains(a.body, first) {
+		t.Fatalf("the autumn day's 01:00 rows do not both link to a new booking")
+	}
+	form := d.owner.get(strings.ReplaceAll(second, "&amp;", "&"))
+	if !strings.Contains(form.body, `name="again" value="1" checked`) {
+		t.Errorf("the form does not carry the second time")
+	}
+	for i, c := range []struct {
+		again string
+		want  time.Time
+	}{{"1", time.Date(2026, 11, 1, 6, 0, 0, 0, time.UTC)}, {"", time.Date(2026, 11, 1, 5, 0, 0, 0, time.UTC)}} {
+		v := url.Values{"master": {fmt.Sprint(d.master.ID)}, "service": {fmt.Sprint(d.svc.ID)}, "date": {autumnDay.String()},
+			"time": {"01:00"}, "phone": {fmt.Sprintf("+1212555010%d", i)}, "name": {"Twice"}, "key": {fmt.Sprintf("twice-%d", i)}}
+		if c.again != "" {
+			v.Set("again", c.again)
+		}
+		if a := d.owner.post("/panel/bookings", v); a.status != http.StatusSeeOther {
+			t.Fatalf("book 01:00 (again %q): %d %s", c.again, a.status, fieldErrorsOf(a.body))
+		}
+		var at time.Time
+		if err := d.w.Pool.QueryRow(bookingtest.System(), `SELECT starts_at FROM bookings b JOIN clients c ON c.id = b.client_id
+			WHERE c.phone = $1`, v.Get("phone")).Scan(&at); err != nil || !at.Equal(c.want) {
+			t.Errorf("01:00 (again %q) booked at %s (%v), want %s", c.again, at.UTC(), err, c.want)
+		}
+	}
+}
+
+// With a slot step that does not divide an hour, the rows are the
+// earliest shift's slots (a shift from 10:00, 45 minutes: 10:00, 10:45,
+// 11:30, ...), so every free start the widget offers has its row.
+func TestRowsOfAStepThatDoesNotDivideAnHour(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	s := w.Env.Salon(t, booking.Salon{Locale: "en", SlotStepMin: 45})
+	sv := w.Env.Service(t, s, booking.SalonService{Name: "Cut", DurationMin: 45})
+	m := w.Env.Master(t, s, sv)
+	day := s.Today(w.Clock.Now()).AddDays(2)
+	w.Env.Shift(t, s, m, day, 1, "10:30", "14:00")
+	labels, _ := gridRows(w.user(s.ID, "owner@step.test", booking.RoleOwner).get("/panel/day/" + day.String()).body)
+	if want := []string{"10:30", "11:15", "12:00", "12:45", "13:30"}; !slices.Equal(labels, want) {
+		t.Errorf("rows %v, want %v", labels, want)
+	}
+}

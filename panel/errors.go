@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -35,8 +36,12 @@ func (h *Handler) errors(c *fiber.Ctx) error {
 	}
 	status, msg := h.classify(c, err)
 	l := langOf(c)
+	loc := time.UTC
+	if s, ok := c.Locals(salonKey).(*booking.Salon); ok {
+		loc = s.Location()
+	}
 	c.Status(status)
-	return h.render(c, "error", l.T(msg), errorPage{Status: status, Message: l.T(msg), Detail: detail(err, l)})
+	return h.render(c, "error", l.T(msg), errorPage{Status: status, Message: l.T(msg), Detail: detail(err, l, loc)})
 }
 
 type errorPage struct {
@@ -80,9 +85,10 @@ func (h *Handler) classify(c *fiber.Ctx, err error) (int, string) {
 }
 
 // detail is what may be shown of an error kind to the user (never of an
-// internal error), as a sentence of its own: it follows the kind's.
-func detail(err error, l *lang) string {
-	s := reasonOf(err, l)
+// internal error), as a sentence of its own: it follows the kind's. Times
+// are in loc, the salon's.
+func detail(err error, l *lang, loc *time.Location) string {
+	s := reasonOf(err, l, loc)
 	if s == "" {
 		return ""
 	}
@@ -95,7 +101,7 @@ func detail(err error, l *lang) string {
 }
 
 // reasonOf is detail's words, as the core gives them.
-func reasonOf(err error, l *lang) string {
+func reasonOf(err error, l *lang, loc *time.Location) string {
 	var (
 		ve *booking.ValidationError
 		lb *booking.LostBookingsError
@@ -111,7 +117,7 @@ func reasonOf(err error, l *lang) string {
 	case errors.As(err, &lb):
 		ids := make([]string, len(lb.Bookings))
 		for i, b := range lb.Bookings {
-			ids[i] = fmt.Sprintf("#%d %s", b.ID, b.StartsAt.Format("02.01 15:04"))
+			ids[i] = fmt.Sprintf("#%d %s", b.ID, b.StartsAt.In(loc).Format("02.01.2006 15:04"))
 		}
 		return i18n.New("bookings would be outside working hours: %s", strings.Join(ids, ", ")).In(l.Code)
 	case errors.Is(err, booking.ErrConflict), errors.Is(err, booking.ErrTooLate), errors.Is(err, booking.ErrForbidden):

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -213,12 +214,13 @@ var ru = map[string]string{
 	"Wrong email or password.": "Неверная почта или пароль.",
 
 	// errors and notices
-	"Too many failed logins. Try again in %d min.":                      "Слишком много неудачных попыток входа. Попробуйте через %d мин.",
-	"Signing in is busy. Try again in a moment.":                        "Вход сейчас занят. Попробуйте через мгновение.",
-	"Go to the login page":                                              "На страницу входа",
-	"Too many failed logins. Try again later.":                          "Слишком много неудачных попыток входа. Попробуйте позже.",
-	"The form has expired. Go back, reload the page and try again.":     "Форма устарела. Вернитесь, обновите страницу и попробуйте снова.",
-	"The calendar is busy. Nothing was changed; try again in a moment.": "Календарь занят. Ничего не изменено; попробуйте через мгновение.",
+	"Too many failed logins. Try again in %d min.":                       "Слишком много неудачных попыток входа. Попробуйте через %d мин.",
+	"Signing in is busy. Try again in a moment.":                         "Вход сейчас занят. Попробуйте через мгновение.",
+	"the second time the clock shows it (the clocks go back that night)": "второй раз, когда часы показывают это время (ночью часы переводят назад)",
+	"Go to the login page":                                               "На страницу входа",
+	"Too many failed logins. Try again later.":                           "Слишком много неудачных попыток входа. Попробуйте позже.",
+	"The form has expired. Go back, reload the page and try again.":      "Форма устарела. Вернитесь, обновите страницу и попробуйте снова.",
+	"The calendar is busy. Nothing was changed; try again in a moment.":  "Календарь занят. Ничего не изменено; попробуйте через мгновение.",
 	"Not found.":                                "Не найдено.",
 	"You may not do this.":                      "У вас нет на это прав.",
 	"It is too late for this change.":           "Для этого изменения слишком поздно.",
@@ -680,6 +682,23 @@ func (l *lang) Fields(fields map[string]i18n.Text) map[string]string {
 		out[i18n.Field(k).In(l.Code)] = v.In(l.Code)
 	}
 	return out
+}
+
+// When is a salon-local time as a list of choices shows it: "12.01
+// 14:45" in Russian, "12 Jan 14:45" in English, with the year when it is
+// not now's.
+func (l *lang) When(t, now time.Time) string {
+	day := "02.01"
+	if l.Code != "ru" {
+		day = "2 Jan"
+	}
+	if t.Year() != now.In(t.Location()).Year() {
+		day += " 2006"
+		if l.Code == "ru" {
+			day = "02.01.2006"
+		}
+	}
+	return t.Format(day + " 15:04")
 }
 
 // MonthYear is a month as a heading: "March 2026" / "Март 2026".

@@ -477,6 +477,12 @@ func TestAdminsCannotDoOwnersWork(t *testing.T) {
 	if after := snapshot(t, w, w.salon.ID); after != before {
 		t.Error("an admin changed what only owners may")
 	}
+	// A form the panel itself finds invalid is refused before it is read:
+	// its page would show the settings.
+	if a := b.post("/panel/settings", url.Values{"name": {"Owned"}, "slot_step_min": {"many"}}); a.status != http.StatusForbidden ||
+		strings.Contains(a.body, `name="slot_step_min"`) {
+		t.Errorf("admin POST /panel/settings, invalid: %d, the settings form shown: %v", a.status, strings.Contains(a.body, `name="slot_step_min"`))
+	}
 	// The pages follow the actions: an admin opened /panel/settings, whose
 	// POST they are refused, and saw every kind on the import page.
 	for _, p := range []string{"/panel/settings", "/panel/users"} {

@@ -177,6 +177,10 @@ var policies = []booking.RefundPolicy{booking.RefundAlways, booking.RefundBefore
 
 // updateSettings saves the salon's settings (owners; the core checks).
 func (h *Handler) updateSettings(c *fiber.Ctx) error {
+	if user(c).Role != booking.RoleOwner {
+		// (Before the form is read: a refused form would show the settings.)
+		return fmt.Errorf("settings: %w", booking.ErrForbidden)
+	}
 	s := *salonOf(c)
 	s.Name = strings.Clone(c.FormValue("name"))
 	s.Timezone = strings.Clone(strings.TrimSpace(c.FormValue("timezone")))

@@ -187,7 +187,7 @@ func (h *Handler) offerWaitlist(c *fiber.Ctx) error {
 		day = s.Today(h.svc.Now())
 	}
 	d := &waitlistData{Form: waitForm{From: day.String(), To: day.AddDays(6).String(), OfferEntry: id, OfferMaster: master, OfferTime: clock}}
-	at, ferr := localTime(s, date, clock)
+	at, ferr := localTime(s, date, clock, false)
 	if ferr != nil {
 		return h.waitlistInvalid(c, day, d, map[string]i18n.Text{"time": i18n.Of(ferr)})
 	}

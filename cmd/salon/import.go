@@ -171,10 +171,14 @@ type rejectedRows struct {
 }
 
 func (e rejectedRows) Error() string {
-	if e.report != "" {
-		return fmt.Sprintf("%d rows rejected (see %s)", e.n, e.report)
+	rows := fmt.Sprintf("%d rows", e.n)
+	if e.n == 1 {
+		rows = "1 row"
 	}
-	return fmt.Sprintf("%d rows rejected (run with --report FILE for the reasons)", e.n)
+	if e.report != "" {
+		return fmt.Sprintf("%s rejected (see %s)", rows, e.report)
+	}
+	return fmt.Sprintf("%s rejected (run with --report FILE for every one)", rows)
 }
 
 // cmdExport is `salon export KIND --salon SLUG [--out FILE] [--lang ru|en]`.

@@ -58,7 +58,7 @@ func TestImportAndExportCommands(t *testing.T) {
 		{[]string{"import", "services", good, "--salon", "cli", "--dry-run"}, 0, "created 2, updated 0, unchanged 0, rejected 0 (dry run"},
 		{[]string{"import", "services", good, "--salon", "cli"}, 0, "read 2, created 2"},
 		{[]string{"import", "services", good, "--salon", "cli"}, 0, "created 0, updated 0, unchanged 2"},
-		{[]string{"import", "masters", bad, "--salon", "cli", "--report", report}, 1, "1 rows rejected (see " + report},
+		{[]string{"import", "masters", bad, "--salon", "cli", "--report", report}, 1, "1 row rejected (see " + report},
 		{[]string{"import", "masters", "--salon", "cli", bad}, 1, "created 0, updated 0, unchanged 1, rejected 1"},
 		// The rejected rows are named without --report: line, column, value, why.
 		{[]string{"import", "masters", "--salon", "cli", bad}, 1, `line 3, phone "123": not a valid phone number`},
