@@ -188,6 +188,7 @@ var ru = map[string]string{
 	"shift %s-%s is empty: it ends when it starts":                                         "смена %s-%s пуста: она кончается, когда начинается",
 	"break %s-%s is empty: leave both times out for no break":                              "перерыв %s-%s пуст: без перерыва оставьте оба поля пустыми",
 	"break %s-%s ends before it starts":                                                    "перерыв %s-%s кончается раньше, чем начинается",
+	"shift %s-%s ends before it starts: for a night shift, tick “Ends the next day”":       "конец раньше начала: смена %s-%s; для ночной смены отметьте «Заканчивается на следующий день»",
 	"%q is not a date like 2026-03-08":                                                     "«%s» — не дата вида 2026-03-08",
 	"%q is not an amount like 1500 or 1500.50":                                             "«%s» — не сумма вида 1500 или 1500,50",
 	"empty amount":                      "сумма не указана",

@@ -371,8 +371,12 @@ func shiftInput(start, end, bs, be string, next bool) ([]booking.ShiftInput, str
 	if err := read(end, booking.ParseShiftEnd, &in.End); err != nil {
 		return nil, "end", err
 	}
-	if next && in.End <= 24*60 {
+	switch {
+	case next && in.End <= 24*60:
 		in.End += 24 * 60
+	case in.End < in.Start:
+		// (The core's words name the CSV's +02:00; the form has a box.)
+		return nil, "end", i18n.New("shift %s-%s ends before it starts: for a night shift, tick “Ends the next day”", in.Start, in.End)
 	}
 	if strings.TrimSpace(bs) != "" || strings.TrimSpace(be) != "" {
 		if err := read(bs, booking.ParseShiftEnd, &in.BreakStart); err != nil {

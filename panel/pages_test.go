@@ -544,7 +544,8 @@ func TestReversedShiftIsRefused(t *testing.T) {
 	before := snapshot(t, w, w.salon.ID)
 	path := fmt.Sprintf("/panel/masters/%d/shifts", m)
 	a := b.post(path, url.Values{"date": {day.String()}, "start": {"15:00"}, "end": {"10:00"}})
-	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "конец раньше начала") {
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "конец раньше начала") ||
+		!strings.Contains(a.body, "отметьте «Заканчивается на следующий день»") || strings.Contains(a.body, "+02:00") {
 		t.Fatalf("15:00 -> 10:00: %d %s", a.status, fieldErrorsOf(a.body))
 	}
 	if snapshot(t, w, w.salon.ID) != before {
