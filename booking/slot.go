@@ -388,7 +388,10 @@ func (s *Service) searchAlternatives(ctx context.Context, q querier, salonID, se
 	r := rules(&c.salon, &svc, offerTerms{}, now)
 	bookable := window{from: r.earliest, to: r.latest}
 	if staff {
-		bookable = window{from: at.Add(-14 * 24 * time.Hour), to: at.Add(14 * 24 * time.Hour)}.clip(window{from: now, to: at.Add(15 * 24 * time.Hour)})
+		bookable = window{from: at.Add(-14 * 24 * time.Hour), to: at.Add(14 * 24 * time.Hour)}
+		if bookable.from.Before(now) {
+			bookable.from = now
+		}
 	}
 	near := window{from: at.Add(-84 * time.Hour), to: at.Add(84 * time.Hour)}
 	for _, w := range []window{near.clip(bookable), bookable} {

@@ -375,8 +375,10 @@ func localTime(s *booking.Salon, date, clock string, again bool) (time.Time, err
 	if err != nil {
 		return time.Time{}, err
 	}
-	if all := d.AtAll(s.Location(), int(m)); again && len(all) > 1 {
-		return all[len(all)-1], nil
+	if again {
+		if all := d.AtAll(s.Location(), int(m)); len(all) > 1 {
+			return all[1], nil
+		}
 	}
 	return d.AtClock(s.Location(), m)
 }

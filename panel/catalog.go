@@ -347,8 +347,8 @@ func (h *Handler) setShifts(c *fiber.Ctx) error {
 // shiftInput reads one shift; an empty start and end is no shift (a day
 // off). A shift past midnight is asked for explicitly: next (the "ends the
 // next day" box) or an end written +02:00 or 26:00; else an end before the
-// start is refused by the core. An error names its field (start, end,
-// break_start, break_end).
+// start is refused, pointing at the box. An error names its field (start,
+// end, break_start, break_end).
 func shiftInput(start, end, bs, be string, next bool) ([]booking.ShiftInput, string, error) {
 	if strings.TrimSpace(start) == "" && strings.TrimSpace(end) == "" {
 		if strings.TrimSpace(bs) != "" || strings.TrimSpace(be) != "" {

@@ -141,8 +141,8 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 		}
 	}
 	keys := mergeRows(cols, days)
-	// Rows from the earliest shift or booking to the latest, whole hours;
-	// 9:00-20:00 when there is nothing.
+	// Rows from the earliest shift or booking to the latest (whole hours
+	// when the step divides one); 9:00-20:00 when there is nothing.
 	first, last := len(keys), 0
 	for _, col := range cols {
 		dc := days[col.day]
@@ -232,7 +232,7 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 			if g.Rows[i].Cells[j].Kind != "" {
 				continue
 			}
-			t, again, ok := dc.at(first + i)
+			t, key, ok := dc.at(first + i)
 			if !ok { // (a time the clocks skip on this column's day)
 				g.Rows[i].Cells[j] = cell{Kind: "off", Span: 1}
 				continue
@@ -254,10 +254,10 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 				} else {
 					c.IsFree = true
 					lt := t.In(loc)
-					c.Time = wallClock(t, loc)
+					c.Time = key.label
 					// As url.Values would encode at= and master=.
 					c.Href = "/panel/bookings/new?at=" + lt.Format("2006-01-02T15") + "%3A" + lt.Format("04") + master
-					if again {
+					if key.again > 0 {
 						// (The second time the clock shows it: the hour
 						// repeated when DST ends.)
 						c.Href += "&again=1"
@@ -285,8 +285,8 @@ type rowKey struct {
 	label  string
 }
 
-// dayClock is a day's rows: an instant every step from its start to the
-// next day's, and each one's row in the grid.
+// dayClock is a day's rows: the instants its clock shows each step of the
+// grid's wall-clock times (newDayClock), and each one's row in the grid.
 type dayClock struct {
 	times []time.Time
 	keys  []rowKey
@@ -308,11 +308,7 @@ func newDayClock(d booking.Date, loc *time.Location, step, anchor int) *dayClock
 	for m := anchor; m < 24*60; m += step {
 		all := d.AtAll(loc, m)
 		for i, t := range all {
-			label := t.In(loc).Format("15:04")
-			if len(all) > 1 {
-				label = t.In(loc).Format("15:04 MST")
-			}
-			rows = append(rows, row{t, rowKey{minute: m, again: i, label: label}})
+			rows = append(rows, row{t, rowKey{minute: m, again: i, label: clockLabel(t.In(loc), len(all) > 1)}})
 		}
 	}
 	slices.SortStableFunc(rows, func(a, b row) int { return a.t.Compare(b.t) })
@@ -354,15 +350,15 @@ func (dc *dayClock) rowAfter(t time.Time) int {
 	return dc.rows[i]
 }
 
-// at is the instant of the grid's row r on this day, and whether it is
-// the second time the clock shows it; not ok when the day has no such
-// time (the hour skipped when DST starts).
-func (dc *dayClock) at(r int) (t time.Time, again, ok bool) {
+// at is the instant of the grid's row r on this day, with its key as
+// this day has it (its label; again: the second time the clock shows it);
+// not ok when the day has no such time (the hour skipped when DST starts).
+func (dc *dayClock) at(r int) (t time.Time, key rowKey, ok bool) {
 	if r < 0 || r >= len(dc.local) || dc.local[r] < 0 {
-		return time.Time{}, false, false
+		return time.Time{}, rowKey{}, false
 	}
 	i := dc.local[r]
-	return dc.times[i], dc.keys[i].again > 0, true
+	return dc.times[i], dc.keys[i], true
 }
 
 // mergeRows returns the grid's rows for the columns' days: each day's
@@ -410,7 +406,12 @@ func mergeRows(cols []column, days map[booking.Date]*dayClock) []rowKey {
 // repeated when DST ends).
 func wallClock(t time.Time, loc *time.Location) string {
 	lt := t.In(loc)
-	if len(booking.DateOf(lt).AtAll(loc, lt.Hour()*60+lt.Minute())) > 1 {
+	return clockLabel(lt, len(booking.DateOf(lt).AtAll(loc, lt.Hour()*60+lt.Minute())) > 1)
+}
+
+// clockLabel is lt's time of day, with its zone's name when twice.
+func clockLabel(lt time.Time, twice bool) string {
+	if twice {
 		return lt.Format("15:04 MST")
 	}
 	return lt.Format("15:04")
@@ -725,10 +726,14 @@ func (h *Handler) weekView(c *fiber.Ctx, fragment bool) error {
 	for k := range cols {
 		cols[k] = column{master: m, day: d.AddDays(k)}
 	}
+	starts := make([]time.Time, len(cols)+1) // each column's day's start, and the week's end
+	for k := range starts {
+		starts[k] = d.AddDays(k).Start(loc)
+	}
 	for _, sh := range cal.Shifts {
 		for k := range cols {
 			// (A night shift is in its next day's column too, until it ends.)
-			if sh.Date == cols[k].day || (sh.Date == cols[k].day.AddDays(-1) && sh.End.After(cols[k].day.Start(loc))) {
+			if sh.Date == cols[k].day || (sh.Date == cols[k].day.AddDays(-1) && sh.End.After(starts[k])) {
 				cols[k].shifts = append(cols[k].shifts, sh)
 			}
 		}
@@ -736,7 +741,7 @@ func (h *Handler) weekView(c *fiber.Ctx, fragment bool) error {
 	for _, b := range cal.Bookings {
 		for k := range cols {
 			// (One across midnight is in both its days' columns.)
-			if b.StartsAt.Before(cols[k].day.AddDays(1).Start(loc)) && b.EndsAt().After(cols[k].day.Start(loc)) {
+			if b.StartsAt.Before(starts[k+1]) && b.EndsAt().After(starts[k]) {
 				cols[k].books = append(cols[k].books, b)
 			}
 		}

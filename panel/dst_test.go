@@ -50,6 +50,21 @@ func (d *dstSalon) book(t *testing.T, at time.Time) {
 	}
 }
 
+// nightShift gives the master a night shift 20:00 to 03:00 on 10 April
+// 2026; it returns that day and the next.
+func (d *dstSalon) nightShift(t *testing.T) (night, next booking.Date) {
+	t.Helper()
+	night = booking.Date{Year: 2026, Month: 4, Day: 10}
+	d.w.Env.Shift(t, d.salon, d.master, night, 1, "20:00", "+03:00")
+	return night, night.AddDays(1)
+}
+
+// freeLink is the link of the grid's free cell of the master at hh:mm on
+// day, as the page writes it.
+func (d *dstSalon) freeLink(day booking.Date, hh, mm string) string {
+	return fmt.Sprintf(`/panel/bookings/new?at=%sT%s%%3A%s&amp;master=%d`, day, hh, mm, d.master.ID)
+}
+
 var (
 	gridRowRE   = regexp.MustCompile(`(?s)<tr[^>]*><th class="time" scope="row">([^<]+)</th>(.*?)</tr>`)
 	bookingTime = regexp.MustCompile(`<a href="/panel/bookings/\d+" class="booking"><b>([^<]+)</b>`)
@@ -148,9 +163,7 @@ func TestATimeTheClocksSkipIsRefused(t *testing.T) {
 func TestANightShiftRunsIntoTheNextDay(t *testing.T) {
 	t.Parallel()
 	d := newDSTSalon(t)
-	night := booking.Date{Year: 2026, Month: 4, Day: 10}
-	next := night.AddDays(1)
-	d.w.Env.Shift(t, d.salon, d.master, night, 1, "20:00", "+03:00")
+	night, next := d.nightShift(t)
 	d.w.Env.Shift(t, d.salon, d.master, next, 1, "10:00", "14:00")
 	d.book(t, next.At(d.salon.Location(), 60))
 	a := d.owner.get("/panel/day/" + next.String())
@@ -158,11 +171,11 @@ func TestANightShiftRunsIntoTheNextDay(t *testing.T) {
 	if len(labels) == 0 || labels[0] != "00:00" || starts["01:00–02:00"] != "01:00" {
 		t.Errorf("the day after a night shift: rows %v, bookings on %v", labels, starts)
 	}
-	free := fmt.Sprintf(`/panel/bookings/new?at=%sT02%%3A30&amp;master=%d`, next, d.master.ID)
+	free := d.freeLink(next, "02", "30")
 	if !strings.Contains(a.body, free) {
 		t.Errorf("02:30, inside the night shift, is not offered: no %s", free)
 	}
-	if strings.Contains(a.body, fmt.Sprintf(`at=%sT03%%3A00&amp;master`, next)) {
+	if strings.Contains(a.body, d.freeLink(next, "03", "00")) {
 		t.Error("03:00, after the night shift, is offered")
 	}
 	if !strings.Contains(a.body, "…–03:00, 10:00–14:00") {
@@ -179,11 +192,9 @@ func TestANightShiftRunsIntoTheNextDay(t *testing.T) {
 func TestABookingAcrossMidnightKeepsTheWeekBusy(t *testing.T) {
 	t.Parallel()
 	d := newDSTSalon(t)
-	night := booking.Date{Year: 2026, Month: 4, Day: 10}
-	next := night.AddDays(1)
-	d.w.Env.Shift(t, d.salon, d.master, night, 1, "20:00", "+03:00")
+	night, next := d.nightShift(t)
 	d.book(t, night.At(d.salon.Location(), 23*60+30)) // 23:30-00:30
-	offered := fmt.Sprintf(`/panel/bookings/new?at=%sT00%%3A00&amp;master=%d`, next, d.master.ID)
+	offered := d.freeLink(next, "00", "00")
 	if a := d.owner.get("/panel/day/" + next.String()); strings.Contains(a.body, offered) {
 		t.Error("the day view offers 00:00, inside the 23:30-00:30 booking")
 	}
@@ -224,8 +235,8 @@ func TestTheRepeatedHourIsBookableTwice(t *testing.T) {
 	t.Parallel()
 	d := newDSTSalon(t)
 	a := d.owner.get("/panel/day/" + autumnDay.String())
-	second := fmt.Sprintf(`/panel/bookings/new?at=%sT01%%3A00&amp;master=%d&amp;again=1`, autumnDay, d.master.ID)
-	first := fmt.Sprintf(`/panel/bookings/new?at=%sT01%%3A00&amp;master=%d"`, autumnDay, d.master.ID)
+	second := d.freeLink(autumnDay, "01", "00") + "&amp;again=1"
+	first := d.freeLink(autumnDay, "01", "00") + `"`
 	if !strings.Contains(a.body, second) || !strings.Contains(a.body, first) {
 		t.Fatalf("the autumn day's 01:00 rows do not both link to a new booking")
 	}
