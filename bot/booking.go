@@ -603,7 +603,7 @@ func (t *turn) visitSummary(b *booking.Booking) string {
 	var lines []string
 	for _, sg := range booking.SegmentsOf(b) {
 		lines = append(lines, fmt.Sprintf("• %s · %s · %s–%s", t.nameOf(sg.ServiceID), t.masterName(sg.MasterID),
-			sg.Start.In(loc).Format("15:04"), sg.End.In(loc).Format("15:04")))
+			i18n.Clock(sg.Start.In(loc)), i18n.Clock(sg.End.In(loc))))
 	}
 	return fmt.Sprintf("%s\n%s: %s\n%s: %s", strings.Join(lines, "\n"), t.tr("when"), when(t.c.Lang, b.StartsAt, loc),
 		t.tr("price"), booking.VisitPrice(b).Format(cur, t.c.Lang))

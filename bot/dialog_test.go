@@ -291,3 +291,46 @@ func TestBookAVisit(t *testing.T) {
 	}
 	w.allAnswered()
 }
+
+// TestTheHourShownTwiceIsToldApart: on the night New York's clocks are
+// put back, 01:30 comes twice; the time list names each by its zone, and
+// the one tapped is the one booked and confirmed.
+func TestTheHourShownTwiceIsToldApart(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ny := w.Salon(t, booking.Salon{Slug: "nyc", Name: "NYC", Timezone: "America/New_York", CutoffHours: 1})
+	svc := w.Service(t, ny, booking.SalonService{Name: "Trim", DurationMin: 30, Price: 3000})
+	m := mustMaster(t, w.Env, ny, "Sam", svc)
+	night := booking.Date{Year: 2026, Month: 11, Day: 1}
+	w.Shift(t, ny, m, night, 1, "01:00", "03:00")
+	w.Clock.Set(time.Date(2026, 10, 30, 12, 0, 0, 0, time.UTC))
+	u := w.tg.NewUser("Ann", "en")
+	u.Send("/start nyc")
+	w.tap(u, "Trim · 30 min")
+	w.tap(u, "Sam")
+	w.tap(u, "Sun 1 Nov")
+	times := w.see(u, "Sun 1 Nov. Choose a time")
+	var labels []string
+	for _, row := range times.Inline {
+		for _, b := range row {
+			labels = append(labels, b.Text)
+		}
+	}
+	want := []string{"01:00 EDT", "01:15 EDT", "01:30 EDT", "01:45 EDT", "01:00 EST", "01:15 EST", "01:30 EST", "01:45 EST",
+		"02:00", "02:15", "02:30", "« Back"}
+	if !slices.Equal(labels, want) {
+		t.Fatalf("times %q, want %q", labels, want)
+	}
+	w.tap(u, "01:30 EST")
+	w.see(u, "share your phone")
+	u.Send("+1 212 555 0100")
+	c := w.see(u, "Check your booking")
+	if !strings.Contains(c.Text, "When: Sun 1 Nov, 01:30 EST") {
+		t.Fatalf("confirm screen: %q", c.Text)
+	}
+	w.tap(u, "Confirm")
+	w.see(u, "You are booked")
+	if n := w.count(t, `SELECT count(*) FROM bookings WHERE master_id = $1 AND starts_at = '2026-11-01T06:30:00Z'`, m.ID); n != 1 {
+		t.Fatalf("%d bookings at 01:30 EST (06:30 UTC), want 1", n)
+	}
+}

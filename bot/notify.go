@@ -65,7 +65,7 @@ func (Notifier) Notify(ctx context.Context, tx pgx.Tx, n booking.Notice) error {
 		// A waitlist offer: one tap books it (the chat's identity, or the
 		// client it was proven to be, is the credential).
 		if v.Status == booking.StatusPending {
-			msg.Text += "\n" + tr(lang, "n_offer_held_until", v.HoldExpiresAt.In(v.Salon.Location()).Format("15:04"))
+			msg.Text += "\n" + tr(lang, "n_offer_held_until", i18n.Clock(v.HoldExpiresAt.In(v.Salon.Location())))
 		}
 		msg.Inline = [][]button{{{Text: tr(lang, "b_take_offer"), Data: tapOffer + fmt.Sprintf("%d:%d", o.EntryID, o.ID)}}}
 		return queue(ctx, tx, []outMsg{msg})

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 // dayPage is how many days one screen of the day list covers.
@@ -99,7 +100,7 @@ func (t *turn) times() error {
 	k := t.keyboard()
 	var bs []button
 	for _, sl := range slots {
-		bs = append(bs, k.btn(sl.Start.In(s.Location()).Format("15:04"), action{Verb: doTime, Master: sl.MasterID, At: sl.Start.Unix(),
+		bs = append(bs, k.btn(i18n.Clock(sl.Start.In(s.Location())), action{Verb: doTime, Master: sl.MasterID, At: sl.Start.Unix(),
 			Masters: sl.masters}))
 	}
 	k.grid(4, bs)

@@ -29,5 +29,36 @@ func Day(lang string, year int, month time.Month, day int) string {
 // When is a moment as a short label on the clock of loc: "Tue 3 Mar, 11:00".
 func When(lang string, t time.Time, loc *time.Location) string {
 	t = t.In(loc)
-	return Day(lang, t.Year(), t.Month(), t.Day()) + ", " + t.Format("15:04")
+	return Day(lang, t.Year(), t.Month(), t.Day()) + ", " + Clock(t)
+}
+
+// Clock is t's time of day on its own clock: "01:30", and "01:30 EDT" /
+// "01:30 EST" on the night the clocks show it twice (DST ends), so the two
+// are told apart wherever a time is read.
+func Clock(t time.Time) string {
+	if ShownTwice(t) {
+		return t.Format("15:04 MST")
+	}
+	return t.Format("15:04")
+}
+
+// ShownTwice reports whether the clock of t's location shows t's wall
+// time twice: t is in the hour (or half hour) the clocks are put back
+// over, before or after they are.
+func ShownTwice(t time.Time) bool {
+	start, end := t.ZoneBounds()
+	_, off := t.Zone()
+	if !start.IsZero() {
+		// Put back at start: what t shows was shown before it too.
+		if _, before := start.Add(-time.Second).Zone(); before > off && t.Sub(start) < time.Duration(before-off)*time.Second {
+			return true
+		}
+	}
+	if !end.IsZero() {
+		// To be put back at end: what t shows will be shown again.
+		if _, after := end.Zone(); after < off && end.Sub(t) <= time.Duration(off-after)*time.Second {
+			return true
+		}
+	}
+	return false
 }

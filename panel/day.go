@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"salon/booking"
+	"salon/i18n"
 )
 
 // The day view is a table: a row per slot step, a column per master (or,
@@ -364,7 +365,9 @@ func (dc *dayClock) at(r int) (t time.Time, key rowKey, ok bool) {
 // mergeRows returns the grid's rows for the columns' days: each day's
 // rows in their order, merged on their keys (on most days every day has
 // the same; a day when the clocks move has an hour fewer or more), and
-// fills in each day's rows.
+// fills in each day's rows. A row the days label differently (01:00 EDT
+// on the day the clocks go back, 01:00 on the others) is headed by its
+// time alone; the repeat (01:00 EST) keeps its zone.
 func mergeRows(cols []column, days map[booking.Date]*dayClock) []rowKey {
 	var order []*dayClock // (in the columns' order: the grid is the same each time)
 	for _, col := range cols {
@@ -389,6 +392,7 @@ func mergeRows(cols []column, days map[booking.Date]*dayClock) []rowKey {
 			}
 		}
 	}
+	shared := make([]bool, len(merged)) // a row other days show once: headed by its time alone
 	for _, dc := range order {
 		dc.rows = make([]int, len(dc.keys))
 		dc.local = slices.Repeat([]int{-1}, len(merged))
@@ -396,6 +400,12 @@ func mergeRows(cols []column, days map[booking.Date]*dayClock) []rowKey {
 		for i, k := range dc.keys {
 			pos += 1 + slices.IndexFunc(merged[pos+1:], func(m rowKey) bool { return same(m, k) })
 			dc.rows[i], dc.local[pos] = pos, i
+			shared[pos] = shared[pos] || k.label != merged[pos].label
+		}
+	}
+	for i, sh := range shared {
+		if sh {
+			merged[i].label = fmt.Sprintf("%02d:%02d", merged[i].minute/60, merged[i].minute%60)
 		}
 	}
 	return merged
@@ -404,10 +414,7 @@ func mergeRows(cols []column, days map[booking.Date]*dayClock) []rowKey {
 // wallClock is t's time of day in loc ("15:04"), with its zone's name
 // ("01:30 EST") when the clock shows that time twice that day (the hour
 // repeated when DST ends).
-func wallClock(t time.Time, loc *time.Location) string {
-	lt := t.In(loc)
-	return clockLabel(lt, len(booking.DateOf(lt).AtAll(loc, lt.Hour()*60+lt.Minute())) > 1)
-}
+func wallClock(t time.Time, loc *time.Location) string { return i18n.Clock(t.In(loc)) }
 
 // clockLabel is lt's time of day, with its zone's name when twice.
 func clockLabel(lt time.Time, twice bool) string {

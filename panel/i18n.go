@@ -698,7 +698,7 @@ func (l *lang) When(t, now time.Time) string {
 			day = "02.01.2006"
 		}
 	}
-	return t.Format(day + " 15:04")
+	return t.Format(day) + " " + i18n.Clock(t)
 }
 
 // MonthYear is a month as a heading: "March 2026" / "Март 2026".

@@ -112,7 +112,7 @@ func (h *Handler) showWaitlist(c *fiber.Ctx, day booking.Date, d *waitlistData) 
 		for _, o := range r.Offers {
 			st := l.T(o.Status)
 			if o.Status == booking.OfferHeld {
-				st += " " + l.T("until %s", o.ExpiresAt.In(loc).Format("15:04"))
+				st += " " + l.T("until %s", i18n.Clock(o.ExpiresAt.In(loc)))
 			}
 			row.Offers = append(row.Offers, waitOfferRow{When: o.Start.In(loc).Format("02.01 15:04"), Master: names[o.MasterID], Status: st,
 				BookingID: o.BookingID})

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -210,6 +211,49 @@ func TestBrowserAlternativeIsBookedAsLabelled(t *testing.T) {
 	}
 	if got := text(t, ctx, "#done-summary"); !strings.Contains(got, local) {
 		t.Fatalf("booked at %s salon time; the done page reads %q", local, got)
+	}
+}
+
+// TestBrowserTheHourShownTwiceIsToldApart: on the night New York's clocks
+// are put back, 01:30 comes twice; the widget (in a browser in Moscow)
+// names each by its zone, and the one clicked is the one booked.
+func TestBrowserTheHourShownTwiceIsToldApart(t *testing.T) {
+	s := newSite(t)
+	ny := s.Salon(t, booking.Salon{Slug: "nyc", Name: "NYC", Timezone: "America/New_York", CutoffHours: 1})
+	svc := s.Service(t, ny, booking.SalonService{Name: "Trim", DurationMin: 30, Price: 3000})
+	m := s.Master(t, ny, svc)
+	s.Shift(t, ny, m, booking.Date{Year: 2026, Month: 11, Day: 1}, 1, "01:00", "02:30")
+	s.Clock.Set(time.Date(2026, 10, 30, 12, 0, 0, 0, time.UTC))
+	ctx := browser(t)
+	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "Europe/Moscow"}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx,
+		chromedp.Navigate(s.base+"/w/nyc?lang=en"),
+		chromedp.Click(css(fmt.Sprintf(`button[data-service-id="%d"]`, svc.ID))),
+		chromedp.Click(css(fmt.Sprintf(`#masters button[data-master-id="%d"]`, m.ID))),
+		chromedp.Click(css(`#days button[data-date="2026-11-01"]`)),
+		chromedp.WaitVisible(css(`#times button`)),
+	)
+	labels, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#times button')].map(b => b.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"01:00 EDT", "01:15 EDT", "01:30 EDT", "01:45 EDT", "01:00 EST", "01:15 EST", "01:30 EST", "01:45 EST", "02:00"}
+	if !slices.Equal(labels, want) {
+		t.Fatalf("times %q, want %q", labels, want)
+	}
+	run(t, ctx, append([]chromedp.Action[chromedp.Void]{chromedp.Click(css(`#times button[data-time="01:30 EST"]`))},
+		contact("Ann", "+1 212 555 0100")...)...)
+	if got := text(t, ctx, "#summary"); !strings.Contains(got, "01:30 EST") {
+		t.Fatalf("the confirm step reads %q", got)
+	}
+	run(t, ctx, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css(`section[data-step="done"]`)))
+	if got := text(t, ctx, "#done-summary"); !strings.Contains(got, "01:30 EST") {
+		t.Fatalf("the done step reads %q", got)
+	}
+	if n := countBookings(t, s, `b.master_id = `+fmt.Sprint(m.ID)+` AND b.starts_at = '2026-11-01T06:30:00Z'`); n != 1 {
+		t.Fatalf("%d bookings at 01:30 EST (06:30 UTC), want 1", n)
 	}
 }
 

@@ -39,7 +39,7 @@ func (h *Handler) offerPage(c *fiber.Ctx) error {
 	default:
 		p.Question, p.Button = p.T["o_question_open"], p.T["o_button"]
 		if l.Offer.Status == booking.OfferHeld {
-			p.Question = fmt.Sprintf(p.T["o_question_held"], l.Offer.ExpiresAt.In(l.View.Salon.Location()).Format("15:04"))
+			p.Question = fmt.Sprintf(p.T["o_question_held"], i18n.Clock(l.Offer.ExpiresAt.In(l.View.Salon.Location())))
 		}
 	}
 	return h.renderAction(c, fiber.StatusOK, p)

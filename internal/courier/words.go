@@ -74,7 +74,7 @@ func Compose(o *booking.Outgoing, base string) Words {
 		w.Lead = t("Your visit is in %s.", span(lang, o.Lead))
 	}
 	if o.Kind == booking.KindWaitlistOffer && v.Status == booking.StatusPending {
-		w.Lead = t("We are holding this time for you until %s.", v.HoldExpiresAt.In(loc).Format("15:04"))
+		w.Lead = t("We are holding this time for you until %s.", i18n.Clock(v.HoldExpiresAt.In(loc)))
 	}
 	if name := v.ContactName; name != "" {
 		w.Greeting = t("Hello, %s!", name)
@@ -105,7 +105,7 @@ func Compose(o *booking.Outgoing, base string) Words {
 	case topUp:
 		w.Details = append(w.Details, detail{t("Due now"), v.DepositDue.Format(v.Salon.Currency, lang)})
 	case o.Kind == booking.KindPaymentDue && !v.HoldExpiresAt.IsZero():
-		w.Details = append(w.Details, detail{t("Pay by"), v.HoldExpiresAt.In(loc).Format("15:04")})
+		w.Details = append(w.Details, detail{t("Pay by"), i18n.Clock(v.HoldExpiresAt.In(loc))})
 	}
 	l := o.Links
 	if l.Offer != "" {

@@ -47,7 +47,27 @@
     return p;
   }
   function dateOf(stamp) { var p = wall(stamp); return p.year + '-' + p.month + '-' + p.day; }
-  function timeOf(stamp) { var p = wall(stamp); return p.hour + ':' + p.minute; }
+  function clockOf(ms) { var p = wall(ms); return p.year + p.month + p.day + p.hour + p.minute; }
+  // The night the clocks are put back shows an hour twice: those times
+  // carry their zone's name ("01:30 EDT", "01:30 EST").
+  var zone = new Intl.DateTimeFormat('en-US', { timeZone: cfg.timezone, timeZoneName: 'short' });
+  function offsetOf(ms) {
+    var p = wall(ms);
+    return Date.UTC(+p.year, +p.month - 1, +p.day, +p.hour, +p.minute) - Math.floor(ms / 60000) * 60000;
+  }
+  function shownTwice(ms) {
+    var o = offsetOf(ms), c = clockOf(ms);
+    return [-3, 3].some(function (h) {
+      var other = ms + o - offsetOf(ms + h * 3600000);
+      return other !== ms && clockOf(other) === c;
+    });
+  }
+  function timeOf(stamp) {
+    var ms = new Date(stamp).getTime(), p = wall(ms), t = p.hour + ':' + p.minute;
+    if (!shownTwice(ms)) return t;
+    var z = zone.formatToParts(new Date(ms)).find(function (x) { return x.type === 'timeZoneName'; });
+    return z ? t + ' ' + z.value : t;
+  }
   function dayLabel(date) {
     return new Date(date + 'T12:00:00Z').toLocaleDateString(cfg.lang === 'ru' ? 'ru-RU' : 'en-GB',
       { weekday: 'short', day: 'numeric', month: 'short', timeZone: 'UTC' });
