@@ -426,12 +426,12 @@ type BalanceUse struct {
 	Phone      string
 }
 
-// phoneMissesADay is how many phones not its client's (each counted once)
+// PhoneMissesADay is how many phones not its client's (each counted once)
 // a package's code is tried with within 24 hours of the first (CheckBalance,
 // or a booking) before it is locked until those 24 hours end
 // (balances.code_locked_until): then it refuses every phone, its client's
 // too (errCodeLocked).
-const phoneMissesADay = 5
+const PhoneMissesADay = 5
 
 // errCodeLocked refuses a package's code tried with too many phones
 // today, whichever phone comes with it: the one answer its holder gets
@@ -446,7 +446,7 @@ func errCodeLocked() error {
 // its end, is the caller's to read from the balance.
 //
 // A phone not the package's client's is counted (checkPhone, under the
-// code's lock, as a booking's is): past phoneMissesADay of them within 24
+// code's lock, as a booking's is): past PhoneMissesADay of them within 24
 // hours the code is locked, and refuses every phone alike (errCodeLocked), here
 // and when booking, so a code's holder cannot learn, trying phones, whose
 // package it is.
@@ -562,17 +562,17 @@ func queueMissCount(batch *pgx.Batch, m *phoneMiss, phone string, claim *keyClai
 		    RETURNING misses, since),
 		l AS (UPDATE balances SET code_locked_until = (SELECT since FROM m) + interval '1 day'
 		      WHERE id = $1 AND (SELECT misses FROM m) > $3)
-		SELECT COALESCE((SELECT misses FROM m), 0)`, m.balanceID, m.salonID, phoneMissesADay, tokenHash(phone)).QueryRow(func(row pgx.Row) error {
+		SELECT COALESCE((SELECT misses FROM m), 0)`, m.balanceID, m.salonID, PhoneMissesADay, tokenHash(phone)).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&c.misses)
 	})
 	return c
 }
 
 // refusal is the answer to the counted miss: "another client's", or, past
-// phoneMissesADay phones within 24 hours of the first (each counted
+// PhoneMissesADay phones within 24 hours of the first (each counted
 // once), the code locked until those 24 hours end.
 func (c *missCount) refusal() error {
-	if c.misses > phoneMissesADay {
+	if c.misses > PhoneMissesADay {
 		return errCodeLocked()
 	}
 	return c.miss.refusal()
@@ -617,6 +617,10 @@ type BalanceRow struct {
 	DeskPrice Money
 	// SalePrice is what it was bought for online (0: sold in the salon).
 	SalePrice Money
+	// CodeLockedUntil: while its code is locked (tried with more than
+	// PhoneMissesADay phones not its client's within a day), until when;
+	// else zero. The desk still spends it; a new code ends the lock.
+	CodeLockedUntil time.Time
 }
 
 // maxBalanceRows bounds a list of balances: the latest.
@@ -658,7 +662,7 @@ func (s *Service) balances(ctx context.Context, salonID, id, client int64) ([]Ba
 	}
 	rows, err := s.pool.Query(ctx, `SELECT b.id, b.salon_id, b.kind, b.code_hint, COALESCE(b.client_id, 0), b.service_ids, b.total, b.remaining,
 		    b.expires_on, b.created_at, COALESCE(c.name, ''), COALESCE(c.phone, ''), COALESCE(p.price, 0),
-		    COALESCE(sa.price, 0)
+		    COALESCE(sa.price, 0), CASE WHEN b.code_locked_until > now() THEN b.code_locked_until END
 		FROM balances b LEFT JOIN clients c ON c.id = b.client_id LEFT JOIN balance_prices p ON p.balance_id = b.id
 		LEFT JOIN balance_sales sa ON sa.balance_id = b.id
 		WHERE b.salon_id = $1 AND ($3 = 0 OR b.id = $3)
@@ -669,9 +673,13 @@ func (s *Service) balances(ctx context.Context, salonID, id, client int64) ([]Ba
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (BalanceRow, error) {
 		var row BalanceRow
-		b, err := scanBalance(scanPrefix{row: r, rest: []any{&row.ClientName, &row.Phone, &row.DeskPrice, &row.SalePrice}})
+		var locked *time.Time
+		b, err := scanBalance(scanPrefix{row: r, rest: []any{&row.ClientName, &row.Phone, &row.DeskPrice, &row.SalePrice, &locked}})
 		if err == nil {
 			row.Balance = *b
+		}
+		if locked != nil {
+			row.CodeLockedUntil = *locked
 		}
 		return row, err
 	})

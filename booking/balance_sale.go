@@ -512,16 +512,18 @@ type saleState struct {
 	kind            BalanceKind
 	balance         int64
 	lastError       string
+	lang            string // the buyer's (else the salon's)
 }
 
 func (s *Service) readSale(ctx context.Context, q querier, id int64, lock string) (*saleState, error) {
 	var x saleState
 	err := q.QueryRow(ctx, `SELECT s.id, s.salon_id, s.status, s.provider, s.idempotence_key, COALESCE(s.external_id, ''), s.price, s.currency,
 		    s.return_url, s.receipt, COALESCE(s.refund_amount, 0), COALESCE(s.refund_key, ''), COALESCE(s.refund_id, ''),
-		    COALESCE(s.refund_asked_at, s.updated_at), s.checks, s.created_at, s.title, s.kind, COALESCE(s.balance_id, 0), s.last_error, s.refunded
+		    COALESCE(s.refund_asked_at, s.updated_at), s.checks, s.created_at, s.title, s.kind, COALESCE(s.balance_id, 0), s.last_error, s.refunded,
+		    COALESCE(NULLIF(s.lang, ''), (SELECT locale FROM salons WHERE id = s.salon_id))
 		FROM balance_sales s WHERE s.id = $1 `+lock, id).Scan(&x.id, &x.salonID, &x.status, &x.provider, &x.key, &x.externalID, &x.price, &x.currency,
 		&x.returnURL, &x.receipt, &x.refundAmount, &x.refundKey, &x.refundID, &x.refundAskedAt, &x.checks, &x.createdAt, &x.title, &x.kind, &x.balance,
-		&x.lastError, &x.refunded)
+		&x.lastError, &x.refunded, &x.lang)
 	if isNoRows(err) {
 		return nil, fmt.Errorf("balance sale %d: %w", id, ErrNotFound)
 	}
@@ -571,7 +573,7 @@ func (s *Service) checkSale(ctx context.Context, id int64) (bool, error) {
 			}
 		}
 		p, err = s.psp.Create(cctx, x.key, psp.CreateRequest{Amount: x.price, Currency: x.currency,
-			Description: truncate(x.title, 128), ReturnURL: x.returnURL,
+			Description: truncate(x.title, 128), ReturnURL: x.returnURL, Locale: x.lang,
 			Metadata: map[string]string{"sale_id": strconv.FormatInt(id, 10)}, Receipt: receipt})
 		if psp.IsRejected(err) {
 			return s.moveSale(ctx, id, x.status, PayFailed, nil, err.Error())

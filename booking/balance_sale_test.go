@@ -111,6 +111,9 @@ func TestACertificateBoughtOnlineIsCreditedOnce(t *testing.T) {
 		t.Fatal("the claim is in a URL")
 	}
 	ext := w.externalID(x.ID)
+	if got := w.fake.Locale(ext); got != "ru_RU" {
+		t.Errorf("the provider's page asked in %q, want ru_RU (the salon's language: the buyer's was not said)", got)
+	}
 	// Not paid yet: nothing credited, no code on the return page.
 	back, err := w.Svc.SaleReturn(web(), x.Ref, claim)
 	if err != nil || back.Status != booking.PayRegistered || back.Code != "" {

@@ -51,6 +51,9 @@ const (
 	// KindBalanceSold: a balance bought online, its code (an e-mail sent
 	// once by the process that made it; not a row of messages).
 	KindBalanceSold MessageKind = "balance_sold"
+	// KindBalanceRefunded: a refund of a balance bought online, told its
+	// buyer (an e-mail with no row of messages either).
+	KindBalanceRefunded MessageKind = "balance_refunded"
 )
 
 // ClientKinds are the kinds of message a client gets, in the order the

@@ -367,7 +367,7 @@ func (s *Service) createRequest(ctx context.Context, sess *PaymentSession) (stri
 	return key, psp.CreateRequest{Amount: int64(sess.Amount), Currency: sess.Currency,
 		// (What the payer reads on the provider's page, in their language;
 		// the provider names the salon.)
-		Description: i18n.New("Deposit for booking #%d", sess.BookingID).In(lang), ReturnURL: returnURL,
+		Description: i18n.New("Deposit for booking #%d", sess.BookingID).In(lang), ReturnURL: returnURL, Locale: lang,
 		Metadata: map[string]string{"booking_id": strconv.FormatInt(sess.BookingID, 10), "session_id": strconv.FormatInt(sess.ID, 10)},
 		Receipt:  receipt}, nil
 }

@@ -118,6 +118,9 @@ func TestPaymentHappyPath(t *testing.T) {
 	if got, want := w.fake.Description(s.ExternalID), fmt.Sprintf("Предоплата за запись №%d", b.ID); got != want {
 		t.Errorf("the payment's description %q, want %q", got, want)
 	}
+	if got := w.fake.Locale(s.ExternalID); got != "ru_RU" {
+		t.Errorf("the provider's page asked in %q, want ru_RU", got)
+	}
 	s = w.paid(b)
 	if s.Status != booking.PayCompleted || s.URL != "" {
 		t.Fatalf("after payment: %+v", s)

@@ -82,6 +82,8 @@ type balanceData struct {
 	Code string
 	// Key is the one-time key of its form for a new code.
 	Key string
+	// Locked says its code is locked, and till when (empty: it is not).
+	Locked string
 }
 
 type balanceEntryRow struct {
@@ -298,6 +300,10 @@ func (h *Handler) showBalanceRefund(c *fiber.Ctx, id int64, problem, code, reaso
 		return err
 	}
 	d := balanceData{Row: rows[0], Left: found[0].Remaining > 0, Error: problem, Code: code, Key: newKey(), Reason: reason, Fields: fields}
+	if until := b.CodeLockedUntil; !until.IsZero() && code == "" {
+		d.Locked = l.T("Its code is locked until %s: it was tried with more than %d phones not its client's within a day, so online and in the bot it refuses every phone, its client's too. The desk still spends it; a new code ends the lock.",
+			l.When(until.In(s.Location()), h.svc.Now()), booking.PhoneMissesADay)
+	}
 	if d.Left {
 		q, err := h.svc.BalanceRefundQuote(c.UserContext(), s.ID, id)
 		if err != nil {

@@ -759,3 +759,49 @@ func TestADeskSaleWithItsPriceSaysWhatToPayBack(t *testing.T) {
 		t.Errorf("the audit log does not say what the desk paid back: %.1500s", rows)
 	}
 }
+
+// TestALockedCodeSaysSoOnItsPage: a package's code tried with more phones
+// not its client's than a day allows refuses even its client online; its
+// page tells the desk so, till when, and that a new code ends it; after a
+// new code it says nothing of it.
+func TestALockedCodeSaysSoOnItsPage(t *testing.T) {
+	w := newWorld(t)
+	haircut := scalar[int64](t, w, `SELECT id FROM services WHERE salon_id = $1 AND active ORDER BY id LIMIT 1`, w.salon.ID)
+	p, err := w.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{haircut}, Visits: 3, Client: booking.ClientInput{Name: "Ольга", Phone: "+79995556078"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := w.owner()
+	page := fmt.Sprintf("/panel/balances/%d", p.ID)
+	if r := b.get(page); strings.Contains(r.body, `id="code-locked"`) {
+		t.Fatal("a code tried by no one reads as locked")
+	}
+	visitor := booking.As(context.Background(), booking.Visitor())
+	for i := range booking.PhoneMissesADay + 1 {
+		_, err := w.Svc.CheckBalance(visitor, w.salon.ID, p.Code, booking.BalanceUse{Phone: fmt.Sprintf("+7999000%04d", i)})
+		if !errors.Is(err, booking.ErrInvalid) {
+			t.Fatalf("phone %d: %v", i, err)
+		}
+	}
+	if _, err := w.Svc.CheckBalance(visitor, w.salon.ID, p.Code, booking.BalanceUse{Phone: "+79995556078"}); !errors.Is(err, booking.ErrInvalid) {
+		t.Fatalf("its own client's phone, the code locked: %v", err)
+	}
+	r := b.get(page)
+	locked := regexp.MustCompile(`<p class="warning" role="status" id="code-locked">([^<]+)</p>`).FindStringSubmatch(r.body)
+	if r.status != http.StatusOK || locked == nil || !strings.Contains(locked[1], "Код заблокирован до") ||
+		!strings.Contains(locked[1], "больше чем с 5 телефонами") || !strings.Contains(locked[1], "новый код снимает блокировку") {
+		t.Fatalf("the locked code's page: %d %v", r.status, locked)
+	}
+	formKey := regexp.MustCompile(`id="renew-code">\s*<input type="hidden" name="csrf" value="[^"]*"><input type="hidden" name="key" value="([0-9a-f]{32})"`).
+		FindStringSubmatch(r.body)
+	if formKey == nil {
+		t.Fatal("no new code's form")
+	}
+	if r := b.post(page+"/code", url.Values{"key": {formKey[1]}}); r.status != http.StatusOK || strings.Contains(r.body, `id="code-locked"`) {
+		t.Fatalf("the new code: %d, still said locked", r.status)
+	}
+	if r := b.get(page); strings.Contains(r.body, `id="code-locked"`) {
+		t.Fatal("a new code's page still says the code is locked")
+	}
+}

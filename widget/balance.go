@@ -16,8 +16,10 @@ import (
 type balanceJSON struct {
 	Kind booking.BalanceKind `json:"kind"`
 	// Remaining: a package's visits, a certificate's money (major units).
-	Remaining any    `json:"remaining"`
-	ExpiresAt string `json:"expires_at,omitempty"` // the end of its last day
+	Remaining any `json:"remaining"`
+	// ExpiresAt: the end of its last day; null for a balance with no end
+	// (present either way: the contract names it).
+	ExpiresAt *string `json:"expires_at"`
 	// ServiceIDs: a package's services (of a visit, it pays the price of
 	// the first service that is one of them, as the booking reserves).
 	ServiceIDs []int64 `json:"service_ids,omitempty"`
@@ -83,7 +85,8 @@ func (h *Handler) showBalance(c *fiber.Ctx, code string, use booking.BalanceUse)
 		out.ServiceIDs = b.ServiceIDs
 	}
 	if !b.ExpiresOn.IsZero() {
-		out.ExpiresAt = stamp(b.ExpiresOn.AddDays(1).Start(s.Location()), s.Location())
+		at := stamp(b.ExpiresOn.AddDays(1).Start(s.Location()), s.Location())
+		out.ExpiresAt = &at
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(out)

@@ -100,6 +100,9 @@ func (h *Handler) sandboxPage(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Type("html", "utf-8")
 	lang := pageLang(c, "ru")
+	if l := p.Locale; c.Query("lang") == "" && (l == "ru" || l == "en") {
+		lang = l // (the language the payment was asked in: the page the payer left)
+	}
 	status := messages[lang]["sb_"+string(p.Status)]
 	if status == "" {
 		status = string(p.Status)

@@ -156,7 +156,13 @@ func TestBrowserBuysAGiftCertificate(t *testing.T) {
 		}
 		saveShot(t, ctx, "gift-bad-email-"+c.lang)
 		run(t, ctx, chromedp.SetValue(css("#buyer-email"), "vera-"+c.lang+"@example.com"), chromedp.Click(css("#gift-pay")),
-			chromedp.WaitVisible(css("#pay")), chromedp.Click(css("#pay")), chromedp.WaitVisible(css("#code-value")))
+			chromedp.WaitVisible(css("#pay")))
+		// The provider's page (the sandbox's) in the language of the page
+		// the buyer left, whatever the browser's.
+		if lang, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.lang`)); err != nil || lang != c.lang {
+			t.Errorf("%s: the payment page is in %q (%v)", c.lang, lang, err)
+		}
+		run(t, ctx, chromedp.Click(css("#pay")), chromedp.WaitVisible(css("#code-value")))
 		bookingtest.WaitFor(t, 10*time.Second, "the code", func() bool { return text(t, ctx, "#code-value") != "" })
 		if got := text(t, ctx, "#bought-status"); !strings.Contains(got, c.want) {
 			t.Fatalf("%s: the return page says %q", c.lang, got)
@@ -257,6 +263,21 @@ func TestBrowserShowsWhosePackageWasBought(t *testing.T) {
 	}
 	browsertest.Axe(t, ctx, "the package's return page")
 	saveShot(t, ctx, "package-bought-en")
+	// "Book with it": the booking page has its code and its phone filled
+	// in (handed over in the tab, not in the link), once.
+	code := text(t, ctx, "#code-value")
+	if href, err := chromedp.Run(ctx, chromedp.AttributeValue(css("#bought-book"), "href")); err != nil || strings.Contains(href.Value, code) {
+		t.Fatalf("the link to book: %v %v", href, err)
+	}
+	run(t, ctx, chromedp.Click(css("#bought-book")), chromedp.WaitReady(css("#client-code")))
+	filled, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[document.getElementById('client-code').value, document.getElementById('client-phone').value, location.href]`))
+	if err != nil || filled[0] != code || plain(filled[1]) != "+7 999 100-20-35" || strings.Contains(filled[2], code) {
+		t.Fatalf("the booking page after 'book with it': %q (%v), want the code %s and the phone", filled, err, code)
+	}
+	run(t, ctx, chromedp.Reload(), chromedp.WaitReady(css("#client-code")))
+	if again, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('client-code').value`)); err != nil || again != "" {
+		t.Fatalf("the code filled in again on a reload: %q %v", again, err)
+	}
 	// Without the buyer's claim: neither the code nor the phone.
 	ref := strings.TrimPrefix(strings.Split(loc, "?")[0], s.base+"/w/studio/bought/")
 	if r := s.do("POST", "/api/v1/purchases/"+ref, nil); r.status != 200 || r.str("code") != "" || r.str("phone") != "" ||

@@ -45,8 +45,11 @@ type CreateRequest struct {
 	Currency    string
 	Description string
 	ReturnURL   string // where the client comes back after paying
-	Metadata    map[string]string
-	Receipt     *Receipt // the payment's fiscal receipt (nil: none)
+	// Locale is the payer's language ("ru", "en"): the provider's page
+	// and its messages speak it ("": the provider's default).
+	Locale   string
+	Metadata map[string]string
+	Receipt  *Receipt // the payment's fiscal receipt (nil: none)
 }
 
 // Refund is a refund as the provider reports it.

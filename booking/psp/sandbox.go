@@ -79,10 +79,10 @@ func (s *Sandbox) Create(ctx context.Context, key string, r CreateRequest) (*Pay
 		return nil, err
 	}
 	md, _ := json.Marshal(r.Metadata)
-	return s.scan(s.Pool.QueryRow(ctx, `INSERT INTO sandbox_payments (id, idempotence_key, status, amount, currency, description, return_url, metadata)
-		VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7)
+	return s.scan(s.Pool.QueryRow(ctx, `INSERT INTO sandbox_payments (id, idempotence_key, status, amount, currency, description, return_url, metadata, locale)
+		VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (idempotence_key) DO UPDATE SET idempotence_key = EXCLUDED.idempotence_key
-		RETURNING `+sandboxColumns, "sbx-"+randomID(), key, r.Amount, r.Currency, r.Description, r.ReturnURL, md))
+		RETURNING `+sandboxColumns, "sbx-"+randomID(), key, r.Amount, r.Currency, r.Description, r.ReturnURL, md, r.Locale))
 }
 
 // Get implements Provider.
@@ -244,13 +244,14 @@ type SandboxPayment struct {
 	ID, Description, ReturnURL, Currency string
 	Amount                               int64
 	Status                               Status
+	Locale                               string // the payer's language, as the payment asked ("": not said)
 }
 
 // Page returns a payment for its page.
 func (s *Sandbox) Page(ctx context.Context, id string) (*SandboxPayment, error) {
 	var p SandboxPayment
-	err := s.Pool.QueryRow(ctx, `SELECT id, description, return_url, currency, amount, status FROM sandbox_payments WHERE id = $1`, id).
-		Scan(&p.ID, &p.Description, &p.ReturnURL, &p.Currency, &p.Amount, &p.Status)
+	err := s.Pool.QueryRow(ctx, `SELECT id, description, return_url, currency, amount, status, locale FROM sandbox_payments WHERE id = $1`, id).
+		Scan(&p.ID, &p.Description, &p.ReturnURL, &p.Currency, &p.Amount, &p.Status, &p.Locale)
 	if err != nil {
 		return nil, err
 	}

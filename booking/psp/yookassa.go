@@ -57,12 +57,20 @@ func (p *ykPayment) payment() (*Payment, error) {
 		ConfirmationURL: p.Confirmation.URL, Refunded: refunded, Metadata: p.Metadata}, nil
 }
 
+// ykLocales are the languages of YooKassa's payment page, by ours
+// (confirmation.locale, ISO/IEC 15897).
+var ykLocales = map[string]string{"ru": "ru_RU", "en": "en_US"}
+
 // Create implements Provider.
 func (y *YooKassa) Create(ctx context.Context, key string, r CreateRequest) (*Payment, error) {
+	confirmation := map[string]string{"type": "redirect", "return_url": r.ReturnURL}
+	if l := ykLocales[r.Locale]; l != "" {
+		confirmation["locale"] = l
+	}
 	body := map[string]any{
 		"amount":       ykAmount{Value: major(r.Amount), Currency: r.Currency},
 		"capture":      false,
-		"confirmation": map[string]string{"type": "redirect", "return_url": r.ReturnURL},
+		"confirmation": confirmation,
 		"description":  r.Description,
 		"metadata":     r.Metadata,
 	}

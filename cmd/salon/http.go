@@ -44,6 +44,9 @@ type server struct {
 	reg         *prometheus.Registry
 	// outbox gives a message of the development outbox whole (salon dev).
 	outbox func(id int64) (string, bool)
+	// outboxExtra are the e-mails of the development outbox with no row
+	// of their own (sales' refunds).
+	outboxExtra func() []booking.Message
 }
 
 func newServer(pool *pgxpool.Pool, svc *booking.Service, log *slog.Logger, metricsAddr string) *server {
@@ -127,7 +130,7 @@ func (s *server) mount(getenv env, b *bot.Bot) error {
 	wh := widget.New(s.svc, cfg)
 	wh.Register(s.app)
 	if getenv("SALON_DEV_OUTBOX") == "on" && s.outbox != nil {
-		wh.RegisterOutbox(s.app, s.outbox)
+		wh.RegisterOutbox(s.app, s.outbox, s.outboxExtra)
 	}
 	pcfg := panel.Config{
 		Secure:         strings.HasPrefix(strings.ToLower(getenv("SALON_PUBLIC_URL")), "https://"),

@@ -105,6 +105,13 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 		}
 		return "", false
 	}
+	p.srv.outboxExtra = func() []booking.Message {
+		var out []booking.Message
+		for _, x := range outboxes {
+			out = append(out, x.Refunds()...)
+		}
+		return out
+	}
 	p.srv.reg.MustRegister(metrics.collectors()...)
 	p.srv.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "salon_payments_down",
 		Help: "1 while this replica found the payment provider not answering (new deposit bookings follow the salon's fallback), else 0."},

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -159,6 +160,9 @@ type Outbox struct {
 	mu    sync.Mutex
 	whole map[int64]string
 	order []int64
+	// refunds are the e-mails of sales' refunds, which have no row of
+	// their own (the outbox's row of a sale is its code's), newest last.
+	refunds []booking.Message
 }
 
 // outboxKeeps is how many whole messages an Outbox remembers.
@@ -181,11 +185,36 @@ func (x *Outbox) Deliver(_ context.Context, o *booking.Outgoing) (booking.Sent, 
 var _ booking.SaleCourier = (*Outbox)(nil)
 
 // DeliverSale implements booking.SaleCourier: the e-mail of a sale, kept
-// in memory for the outbox page (negative ids: a sale's, not a message's).
+// in memory for the outbox page: its code's by the sale (negative ids: a
+// sale's, not a message's), each refund's as a message of its own
+// (Refunds).
 func (x *Outbox) DeliverSale(_ context.Context, m *booking.SaleMail) (booking.Sent, error) {
 	w := ComposeSale(m, x.Base)
-	x.keep(-m.SaleID, w.Subject+"\n\n"+w.Text())
+	text := w.Subject + "\n\n" + w.Text()
+	if m.Refund == 0 {
+		x.keep(-m.SaleID, text)
+		return booking.Sent{ProviderID: "outbox", Subject: w.Subject}, nil
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.refunds = append(x.refunds, booking.Message{ID: refundIDs - int64(len(x.refunds)), SalonID: m.Salon.ID,
+		Kind: booking.KindBalanceRefunded, Channel: booking.ChannelEmail, Recipient: m.To, State: booking.MessageSent,
+		Subject: w.Subject, Body: text, CreatedAt: time.Now(), SentAt: time.Now()})
+	if len(x.refunds) > outboxKeeps {
+		x.refunds = slices.Delete(x.refunds, 0, 1)
+	}
 	return booking.Sent{ProviderID: "outbox", Subject: w.Subject}, nil
+}
+
+// refundIDs is the first id of the refunds' e-mails, counting down: far
+// below the sales' (their ids negated).
+const refundIDs = -1 << 40
+
+// Refunds are the e-mails of sales' refunds this outbox took, whole.
+func (x *Outbox) Refunds() []booking.Message {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return slices.Clone(x.refunds)
 }
 
 func (x *Outbox) keep(id int64, text string) {

@@ -450,6 +450,15 @@
 
   // --- booking mode --------------------------------------------------------
   function bookMode() {
+    // From the gift page's "book with it": its code (and a package's
+    // phone) handed over in this tab's storage, never in a URL, and
+    // forgotten once filled in.
+    try {
+      var w = JSON.parse(sessionStorage.getItem('salon-book-with-' + cfg.slug) || 'null');
+      sessionStorage.removeItem('salon-book-with-' + cfg.slug);
+      if (w && w.code) $('client-code').value = w.code;
+      if (w && w.phone && !$('client-phone').value) $('client-phone').value = w.phone;
+    } catch (e) { /* storage blocked: typed by hand */ }
     $('services').querySelectorAll('button[data-service-id]').forEach(function (b) {
       b.addEventListener('click', function () {
         state.service = Number(b.dataset.serviceId);

@@ -100,7 +100,7 @@
     dl.appendChild(dt); dl.appendChild(dd);
   }
 
-  var tries = 0, mailTries = 0;
+  var tries = 0, mailTries = 0, boughtPhone = '';
   function look() {
     var claim = stored('salon-claim-' + cfg.ref);
     api('POST', '/purchases/' + encodeURIComponent(cfg.ref), claim ? { claim: claim } : null).then(function (r) {
@@ -127,6 +127,7 @@
       // (A package's visits are booked with its client's phone: shown to
       // the buyer, with the code.)
       if (x.phone) detail(dl, T.bought_phone, x.phone);
+      boughtPhone = x.phone || '';
       dl.hidden = false;
       $('bought-pay').hidden = true;
       // Paid, declined or refunded: the gift page's next purchase is a new one.
@@ -182,6 +183,13 @@
 
   if (cfg.ref) {
     look();
+    // "Book with it": the widget fills the code in (and a package's
+    // phone, whose client's visits it pays), through this tab's storage.
+    $('bought-book').addEventListener('click', function () {
+      var code = $('code-value').textContent;
+      if (!code || $('bought-code').hidden) return;
+      store('salon-book-with-' + cfg.slug, JSON.stringify({ code: code, phone: boughtPhone }));
+    });
     $('code-copy').addEventListener('click', function () {
       var b = this;
       navigator.clipboard.writeText($('code-value').textContent).then(function () { b.textContent = T.bought_copied; });

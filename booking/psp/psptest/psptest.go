@@ -94,6 +94,7 @@ type payment struct {
 	CreatedAt   string            `json:"created_at"`
 	Captured    int64             `json:"-"`
 	ReturnURL   string            `json:"-"`
+	Locale      string            `json:"-"` // confirmation.locale, as asked
 	Confirm     struct {
 		Type string `json:"type"`
 		URL  string `json:"confirmation_url,omitempty"`
@@ -215,6 +216,17 @@ func (s *Server) Description(id string) string {
 	defer s.mu.Unlock()
 	if p, ok := s.payments[id]; ok {
 		return p.Description
+	}
+	return ""
+}
+
+// Locale returns the language a payment's page was asked in
+// (confirmation.locale: "ru_RU", "en_US", "" when not asked).
+func (s *Server) Locale(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.payments[id]; ok {
+		return p.Locale
 	}
 	return ""
 }
@@ -395,6 +407,12 @@ func (s *Server) handle(method, pattern string, parts []string, key string, body
 		}
 		if c, ok := body["confirmation"].(map[string]any); ok {
 			p.ReturnURL = str(c["return_url"])
+			switch l := str(c["locale"]); l {
+			case "", "ru_RU", "en_US":
+				p.Locale = l
+			default:
+				return 400, errBody("invalid_request", "confirmation.locale: "+l)
+			}
 		}
 		p.CreatedAt = time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
 		p.Confirm.Type = "redirect"
