@@ -316,21 +316,21 @@ func TestTheHourShownTwiceIsToldApart(t *testing.T) {
 			labels = append(labels, b.Text)
 		}
 	}
-	want := []string{"01:00 EDT", "01:15 EDT", "01:30 EDT", "01:45 EDT", "01:00 EST", "01:15 EST", "01:30 EST", "01:45 EST",
+	want := []string{"01:00 GMT-4", "01:15 GMT-4", "01:30 GMT-4", "01:45 GMT-4", "01:00 GMT-5", "01:15 GMT-5", "01:30 GMT-5", "01:45 GMT-5",
 		"02:00", "02:15", "02:30", "« Back"}
 	if !slices.Equal(labels, want) {
 		t.Fatalf("times %q, want %q", labels, want)
 	}
-	w.tap(u, "01:30 EST")
+	w.tap(u, "01:30 GMT-5")
 	w.see(u, "share your phone")
 	u.Send("+1 212 555 0100")
 	c := w.see(u, "Check your booking")
-	if !strings.Contains(c.Text, "When: Sun 1 Nov, 01:30 EST") {
+	if !strings.Contains(c.Text, "When: Sun 1 Nov, 01:30 GMT-5") {
 		t.Fatalf("confirm screen: %q", c.Text)
 	}
 	w.tap(u, "Confirm")
 	w.see(u, "You are booked")
 	if n := w.count(t, `SELECT count(*) FROM bookings WHERE master_id = $1 AND starts_at = '2026-11-01T06:30:00Z'`, m.ID); n != 1 {
-		t.Fatalf("%d bookings at 01:30 EST (06:30 UTC), want 1", n)
+		t.Fatalf("%d bookings at 01:30 GMT-5 (06:30 UTC), want 1", n)
 	}
 }

@@ -32,14 +32,33 @@ func When(lang string, t time.Time, loc *time.Location) string {
 	return Day(lang, t.Year(), t.Month(), t.Day()) + ", " + Clock(t)
 }
 
-// Clock is t's time of day on its own clock: "01:30", and "01:30 EDT" /
-// "01:30 EST" on the night the clocks show it twice (DST ends), so the two
-// are told apart wherever a time is read.
+// Clock is t's time of day on its own clock: "01:30", and "01:30 GMT-4" /
+// "01:30 GMT-5" on the night the clocks show it twice (DST ends), so the
+// two are told apart wherever a time is read.
 func Clock(t time.Time) string {
 	if ShownTwice(t) {
-		return t.Format("15:04 MST")
+		return ClockInZone(t)
 	}
 	return t.Format("15:04")
+}
+
+// ClockInZone is t's time of day with its offset from UTC: "01:30 GMT-4",
+// "01:45 GMT+10:30", "01:30 GMT". The offset, not the zone's abbreviation:
+// the same in every language and every zone (many have no letters, and
+// "EDT" means nothing in Russian), and what the widget writes too.
+func ClockInZone(t time.Time) string {
+	_, off := t.Zone()
+	zone, sign := "GMT", "+"
+	if off < 0 {
+		sign, off = "-", -off
+	}
+	switch h, m := off/3600, off%3600/60; {
+	case m != 0:
+		zone += fmt.Sprintf("%s%d:%02d", sign, h, m)
+	case h != 0:
+		zone += fmt.Sprintf("%s%d", sign, h)
+	}
+	return t.Format("15:04") + " " + zone
 }
 
 // ShownTwice reports whether the clock of t's location shows t's wall

@@ -301,7 +301,7 @@ func (h *Handler) showBalanceRefund(c *fiber.Ctx, id int64, problem, code, reaso
 	}
 	d := balanceData{Row: rows[0], Left: found[0].Remaining > 0, Error: problem, Code: code, Key: newKey(), Reason: reason, Fields: fields}
 	if until := b.CodeLockedUntil; !until.IsZero() && code == "" {
-		d.Locked = l.T("Its code is locked until %s: it was tried with more than %d phones not its client's within a day, so online and in the bot it refuses every phone, its client's too. The desk still spends it; a new code ends the lock.",
+		d.Locked = l.T("Its code is locked until %s: it was tried with more than %d phones not its client's within a day, so whoever types it, online or in the bot, is refused, its client too. The desk still spends it; a new code ends the lock.",
 			l.When(until.In(s.Location()), h.svc.Now()), booking.PhoneMissesADay)
 	}
 	if d.Left {

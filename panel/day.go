@@ -416,10 +416,10 @@ func mergeRows(cols []column, days map[booking.Date]*dayClock) []rowKey {
 // repeated when DST ends).
 func wallClock(t time.Time, loc *time.Location) string { return i18n.Clock(t.In(loc)) }
 
-// clockLabel is lt's time of day, with its zone's name when twice.
+// clockLabel is lt's time of day, with its offset when twice.
 func clockLabel(lt time.Time, twice bool) string {
 	if twice {
-		return lt.Format("15:04 MST")
+		return i18n.ClockInZone(lt)
 	}
 	return lt.Format("15:04")
 }

@@ -122,25 +122,25 @@ func TestTheGridOnDaysTheClocksMove(t *testing.T) {
 	d.book(t, first.Add(time.Hour))
 	a = d.owner.get("/panel/day/" + autumnDay.String())
 	labels, starts = gridRows(a.body)
-	want = []string{"00:00", "00:30", "01:00 EDT", "01:30 EDT", "01:00 EST", "01:30 EST", "02:00", "02:30", "03:00", "03:30", "04:00",
+	want = []string{"00:00", "00:30", "01:00 GMT-4", "01:30 GMT-4", "01:00 GMT-5", "01:30 GMT-5", "02:00", "02:30", "03:00", "03:30", "04:00",
 		"04:30", "05:00", "05:30"}
 	if !slices.Equal(labels, want) {
 		t.Errorf("the autumn day's rows: %v, want %v", labels, want)
 	}
-	if starts["01:30 EDT–01:30 EST"] != "01:30 EDT" || starts["01:30 EST–02:30"] != "01:30 EST" {
-		t.Errorf("the autumn day's bookings start on rows %v, want 01:30 EDT–01:30 EST on 01:30 EDT, 01:30 EST–02:30 on 01:30 EST", starts)
+	if starts["01:30 GMT-4–01:30 GMT-5"] != "01:30 GMT-4" || starts["01:30 GMT-5–02:30"] != "01:30 GMT-5" {
+		t.Errorf("the autumn day's bookings start on rows %v, want 01:30 GMT-4–01:30 GMT-5 on 01:30 GMT-4, 01:30 GMT-5–02:30 on 01:30 GMT-5", starts)
 	}
 	// Its week: the other days show 01:00 once, so that row is 01:00 for
 	// all of them; the repeat is the autumn day's alone, and keeps its zone.
 	d.w.Env.Shift(t, d.salon, d.master, autumnDay.AddDays(-3), 1, "00:00", "06:00")
 	a = d.owner.get(fmt.Sprintf("/panel/masters/%d/week/%s", d.master.ID, autumnDay.AddDays(-3)))
 	labels, starts = gridRows(a.body)
-	want = []string{"00:00", "00:30", "01:00", "01:30", "01:00 EST", "01:30 EST", "02:00", "02:30", "03:00", "03:30", "04:00",
+	want = []string{"00:00", "00:30", "01:00", "01:30", "01:00 GMT-5", "01:30 GMT-5", "02:00", "02:30", "03:00", "03:30", "04:00",
 		"04:30", "05:00", "05:30"}
-	if !slices.Equal(labels, want) || starts["01:30 EDT–01:30 EST"] != "01:30" || starts["01:30 EST–02:30"] != "01:30 EST" {
+	if !slices.Equal(labels, want) || starts["01:30 GMT-4–01:30 GMT-5"] != "01:30" || starts["01:30 GMT-5–02:30"] != "01:30 GMT-5" {
 		t.Errorf("the autumn week: rows %v, want %v; bookings on %v", labels, want, starts)
 	}
-	if !strings.Contains(a.body, `aria-label="free 01:00 EDT"`) || !strings.Contains(a.body, `aria-label="free 01:00"`) {
+	if !strings.Contains(a.body, `aria-label="free 01:00 GMT-4"`) || !strings.Contains(a.body, `aria-label="free 01:00"`) {
 		t.Error("the autumn week's free cells at 01:00 do not say which 01:00 each is")
 	}
 }

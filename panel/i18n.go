@@ -235,7 +235,7 @@ var ru = map[string]string{
 	"This form sold one already, with other values. Nothing more was sold: check the values and send the form again to sell another.": "По этой форме уже продан абонемент или сертификат, с другими значениями. Больше ничего не продано: проверьте значения и отправьте форму ещё раз, чтобы продать ещё один.",
 	"The first sale": "Первая продажа",
 	"Its new code, shown this once: give it to the client. The old code no longer works.": "Новый код, показан один раз: передайте его клиенту. Старый код больше не действует.",
-	"Its code is locked until %s: it was tried with more than %d phones not its client's within a day, so online and in the bot it refuses every phone, its client's too. The desk still spends it; a new code ends the lock.": "Код заблокирован до %s: за сутки его пробовали больше чем с %d телефонами не его клиента, поэтому на сайте и в боте он не принимается ни с каким телефоном, даже с телефоном клиента. В салоне им можно расплатиться; новый код снимает блокировку.",
+	"Its code is locked until %s: it was tried with more than %d phones not its client's within a day, so whoever types it, online or in the bot, is refused, its client too. The desk still spends it; a new code ends the lock.": "Код заблокирован до %s: за сутки его пробовали больше чем с %d телефонами не его клиента, поэтому на сайте и в боте он не принимается ни от кого, даже от его клиента. В салоне им можно расплатиться; новый код снимает блокировку.",
 	"Make a new code (the old one stops working)":    "Выдать новый код (старый перестанет действовать)",
 	"Given a new code (the old one no longer works)": "Выдан новый код (старый больше не действует)",
 	"The request was not understood.":                "Запрос не понят.",

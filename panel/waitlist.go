@@ -114,7 +114,7 @@ func (h *Handler) showWaitlist(c *fiber.Ctx, day booking.Date, d *waitlistData) 
 			if o.Status == booking.OfferHeld {
 				st += " " + l.T("until %s", i18n.Clock(o.ExpiresAt.In(loc)))
 			}
-			row.Offers = append(row.Offers, waitOfferRow{When: o.Start.In(loc).Format("02.01 15:04"), Master: names[o.MasterID], Status: st,
+			row.Offers = append(row.Offers, waitOfferRow{When: o.Start.In(loc).Format("02.01 ") + i18n.Clock(o.Start.In(loc)), Master: names[o.MasterID], Status: st,
 				BookingID: o.BookingID})
 		}
 		d.Rows = append(d.Rows, row)

@@ -239,21 +239,21 @@ func TestBrowserTheHourShownTwiceIsToldApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"01:00 EDT", "01:15 EDT", "01:30 EDT", "01:45 EDT", "01:00 EST", "01:15 EST", "01:30 EST", "01:45 EST", "02:00"}
+	want := []string{"01:00 GMT-4", "01:15 GMT-4", "01:30 GMT-4", "01:45 GMT-4", "01:00 GMT-5", "01:15 GMT-5", "01:30 GMT-5", "01:45 GMT-5", "02:00"}
 	if !slices.Equal(labels, want) {
 		t.Fatalf("times %q, want %q", labels, want)
 	}
-	run(t, ctx, append([]chromedp.Action[chromedp.Void]{chromedp.Click(css(`#times button[data-time="01:30 EST"]`))},
+	run(t, ctx, append([]chromedp.Action[chromedp.Void]{chromedp.Click(css(`#times button[data-time="01:30 GMT-5"]`))},
 		contact("Ann", "+1 212 555 0100")...)...)
-	if got := text(t, ctx, "#summary"); !strings.Contains(got, "01:30 EST") {
+	if got := text(t, ctx, "#summary"); !strings.Contains(got, "01:30 GMT-5") {
 		t.Fatalf("the confirm step reads %q", got)
 	}
 	run(t, ctx, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css(`section[data-step="done"]`)))
-	if got := text(t, ctx, "#done-summary"); !strings.Contains(got, "01:30 EST") {
+	if got := text(t, ctx, "#done-summary"); !strings.Contains(got, "01:30 GMT-5") {
 		t.Fatalf("the done step reads %q", got)
 	}
 	if n := countBookings(t, s, `b.master_id = `+fmt.Sprint(m.ID)+` AND b.starts_at = '2026-11-01T06:30:00Z'`); n != 1 {
-		t.Fatalf("%d bookings at 01:30 EST (06:30 UTC), want 1", n)
+		t.Fatalf("%d bookings at 01:30 GMT-5 (06:30 UTC), want 1", n)
 	}
 }
 

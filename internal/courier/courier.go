@@ -163,6 +163,7 @@ type Outbox struct {
 	// refunds are the e-mails of sales' refunds, which have no row of
 	// their own (the outbox's row of a sale is its code's), newest last.
 	refunds []booking.Message
+	sent    int64 // refunds' e-mails taken so far (their ids count down from refundIDs)
 }
 
 // outboxKeeps is how many whole messages an Outbox remembers.
@@ -197,7 +198,8 @@ func (x *Outbox) DeliverSale(_ context.Context, m *booking.SaleMail) (booking.Se
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.refunds = append(x.refunds, booking.Message{ID: refundIDs - int64(len(x.refunds)), SalonID: m.Salon.ID,
+	x.sent++
+	x.refunds = append(x.refunds, booking.Message{ID: refundIDs - x.sent, SalonID: m.Salon.ID,
 		Kind: booking.KindBalanceRefunded, Channel: booking.ChannelEmail, Recipient: m.To, State: booking.MessageSent,
 		Subject: w.Subject, Body: text, CreatedAt: time.Now(), SentAt: time.Now()})
 	if len(x.refunds) > outboxKeeps {

@@ -42,4 +42,20 @@ func TestTheOutboxKeepsEveryMailOfASale(t *testing.T) {
 			t.Errorf("refund %d: %+v", i, r)
 		}
 	}
+	// Past what it keeps: the oldest go, and every one kept has an id of
+	// its own (the page's anchors).
+	refund := sale
+	refund.Code, refund.Refund, refund.Refunded, refund.Price = "", 100, 100, 300000
+	for range 250 {
+		if _, err := x.DeliverSale(ctx, &refund); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := map[int64]bool{}
+	for _, r := range x.Refunds() {
+		ids[r.ID] = true
+	}
+	if n := len(x.Refunds()); n != 200 || len(ids) != n {
+		t.Fatalf("%d refunds kept, %d ids", n, len(ids))
+	}
 }

@@ -49,8 +49,8 @@
   function dateOf(stamp) { var p = wall(stamp); return p.year + '-' + p.month + '-' + p.day; }
   function clockOf(ms) { var p = wall(ms); return p.year + p.month + p.day + p.hour + p.minute; }
   // The night the clocks are put back shows an hour twice: those times
-  // carry their zone's name ("01:30 EDT", "01:30 EST").
-  var zone = new Intl.DateTimeFormat('en-US', { timeZone: cfg.timezone, timeZoneName: 'short' });
+  // carry their offset from UTC ("01:30 GMT-4", "01:30 GMT-5"), as the
+  // server writes them (i18n.ClockInZone) in e-mails, the bot and the panel.
   function offsetOf(ms) {
     var p = wall(ms);
     return Date.UTC(+p.year, +p.month - 1, +p.day, +p.hour, +p.minute) - Math.floor(ms / 60000) * 60000;
@@ -65,8 +65,8 @@
   function timeOf(stamp) {
     var ms = new Date(stamp).getTime(), p = wall(ms), t = p.hour + ':' + p.minute;
     if (!shownTwice(ms)) return t;
-    var z = zone.formatToParts(new Date(ms)).find(function (x) { return x.type === 'timeZoneName'; });
-    return z ? t + ' ' + z.value : t;
+    var off = Math.round(offsetOf(ms) / 60000), sign = off < 0 ? '-' : '+', h = Math.floor(Math.abs(off) / 60), m = Math.abs(off) % 60;
+    return t + ' GMT' + (off === 0 ? '' : sign + h + (m ? ':' + ('0' + m).slice(-2) : ''));
   }
   function dayLabel(date) {
     return new Date(date + 'T12:00:00Z').toLocaleDateString(cfg.lang === 'ru' ? 'ru-RU' : 'en-GB',
@@ -452,10 +452,12 @@
   function bookMode() {
     // From the gift page's "book with it": its code (and a package's
     // phone) handed over in this tab's storage, never in a URL, and
-    // forgotten once filled in.
+    // forgotten once filled in; left there a while (the link opened in
+    // another tab), not filled in later.
     try {
       var w = JSON.parse(sessionStorage.getItem('salon-book-with-' + cfg.slug) || 'null');
       sessionStorage.removeItem('salon-book-with-' + cfg.slug);
+      if (w && !(Date.now() - w.at < 10 * 60000)) w = null;
       if (w && w.code) $('client-code').value = w.code;
       if (w && w.phone && !$('client-phone').value) $('client-phone').value = w.phone;
     } catch (e) { /* storage blocked: typed by hand */ }

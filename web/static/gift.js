@@ -188,7 +188,7 @@
     $('bought-book').addEventListener('click', function () {
       var code = $('code-value').textContent;
       if (!code || $('bought-code').hidden) return;
-      store('salon-book-with-' + cfg.slug, JSON.stringify({ code: code, phone: boughtPhone }));
+      store('salon-book-with-' + cfg.slug, JSON.stringify({ code: code, phone: boughtPhone, at: Date.now() }));
     });
     $('code-copy').addEventListener('click', function () {
       var b = this;
