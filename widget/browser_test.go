@@ -229,6 +229,7 @@ func TestBrowserTheHourShownTwiceIsToldApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, ctx,
+		chromedp.EmulateViewport(390, 844),
 		chromedp.Navigate(s.base+"/w/nyc?lang=en"),
 		chromedp.Click(css(fmt.Sprintf(`button[data-service-id="%d"]`, svc.ID))),
 		chromedp.Click(css(fmt.Sprintf(`#masters button[data-master-id="%d"]`, m.ID))),
@@ -243,6 +244,7 @@ func TestBrowserTheHourShownTwiceIsToldApart(t *testing.T) {
 	if !slices.Equal(labels, want) {
 		t.Fatalf("times %q, want %q", labels, want)
 	}
+	saveShot(t, ctx, "times-shown-twice-390")
 	run(t, ctx, append([]chromedp.Action[chromedp.Void]{chromedp.Click(css(`#times button[data-time="01:30 GMT-5"]`))},
 		contact("Ann", "+1 212 555 0100")...)...)
 	if got := text(t, ctx, "#summary"); !strings.Contains(got, "01:30 GMT-5") {
