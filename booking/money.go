@@ -18,7 +18,7 @@ type Money int64
 // moneyNoise is what people write around an amount: spaces between
 // thousands (plain, no-break, thin) and the currency.
 var moneyNoise = strings.NewReplacer(" ", "", "\u00a0", "", "\u202f", "", "\u2009", "", "₽", "", "руб.", "", "руб", "",
-	"р.", "", "RUB", "", "rub", "", "$", "", "USD", "", "€", "", "EUR", "")
+	"р.", "", "RUB", "", "rub", "", "$", "", "USD", "", "€", "", "EUR", "", "£", "", "GBP", "", "₸", "", "KZT", "", "₴", "", "UAH", "")
 
 // thousands match an amount written in groups of three digits between
 // thousands separators.
@@ -153,10 +153,16 @@ func (m Money) Format(currency, lang string) string {
 	switch currency {
 	case "RUB":
 		return n + "\u00a0₽"
+	case "KZT":
+		return n + "\u00a0₸"
+	case "UAH":
+		return n + "\u00a0₴"
 	case "USD":
 		return "$" + n
 	case "EUR":
 		return "€" + n
+	case "GBP":
+		return "£" + n
 	}
-	return n + " " + currency
+	return n + "\u00a0" + currency
 }

@@ -74,7 +74,7 @@ func normalizePhone(phone, region string) (string, error) {
 	}
 	n, err := phonenumbers.Parse(phone, strings.ToUpper(region))
 	if err != nil || !phonenumbers.IsValidNumber(n) {
-		return "", i18n.New("not a valid phone number: write it with the country code, like +7 999 123-45-67")
+		return "", i18n.New("not a valid phone number: write it with the country code, like %s", ExamplePhone(region))
 	}
 	e164 := phonenumbers.Format(n, phonenumbers.E164)
 	if len(e164) > maxE164 {
@@ -85,6 +85,10 @@ func normalizePhone(phone, region string) (string, error) {
 	}
 	return e164, nil
 }
+
+// ExamplePhone is a phone of the salon's country as people write it,
+// for the hints at phone fields.
+func (s *Salon) ExamplePhone() string { return ExamplePhone(s.Country) }
 
 // maxE164 is the longest number in E.164: a + and 15 digits.
 const maxE164 = 16

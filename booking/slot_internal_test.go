@@ -229,7 +229,8 @@ func TestParseMoney(t *testing.T) {
 	cases := map[string]Money{"1500": 150000, "1500.5": 150050, "1500,50": 150050, "1 500": 150000, "0": 0, "0.01": 1,
 		// As the panel shows amounts, and as people type them.
 		"2\u00a0500\u00a0₽": 250000, "2 500 ₽": 250000, "2 500,00": 250000, "2500 руб.": 250000, "$2,500": 250000,
-		"€1,234,567.5": 123456750, "1.234": 123400, "1.500,50": 150050, "1,5": 150}
+		"€1,234,567.5": 123456750, "1.234": 123400, "1.500,50": 150050, "1,5": 150,
+		"£85.50": 8550, "85.50 GBP": 8550, "2 500 ₸": 250000}
 	for in, want := range cases {
 		if got, err := ParseMoney(in); err != nil || got != want {
 			t.Errorf("ParseMoney(%q) = %v, %v; want %v", in, got, err, want)
@@ -316,7 +317,9 @@ func TestMoneyFormat(t *testing.T) {
 		{250000, "RUB", "ru", "2\u00a0500\u00a0₽"},
 		{150050, "USD", "en", "$1,500.50"},
 		{99, "EUR", "en", "€0.99"},
-		{123456789, "KZT", "en", "1,234,567.89 KZT"},
+		{123456789, "KZT", "ru", "1\u00a0234\u00a0567,89\u00a0₸"},
+		{8550, "GBP", "en", "£85.50"},
+		{150000, "CHF", "en", "1,500\u00a0CHF"}, // (no sign of its own: the code, kept on its line)
 		{90000, "RUB", "ru", "900\u00a0₽"},
 	}
 	for _, c := range cases {

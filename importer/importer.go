@@ -552,7 +552,7 @@ func (r *run) money(s, key string, p **problem) booking.Money {
 	}
 	m, err := booking.ParseMoney(s)
 	if err != nil {
-		r.bad(p, key, s, r.tr("not an amount like 1500 or 1 500,50"))
+		r.bad(p, key, s, r.tr("not an amount like 1500 or 1500.50"))
 	}
 	return m
 }

@@ -383,6 +383,21 @@ func localTime(s *booking.Salon, date, clock string, again bool) (time.Time, err
 	return d.AtClock(s.Location(), m)
 }
 
+// secondShowing reports whether t is the second time the clock in loc
+// shows its wall time (the hour repeated when the clocks go back).
+func secondShowing(t time.Time, loc *time.Location) bool {
+	lt := t.In(loc)
+	all := booking.DateOf(lt).AtAll(loc, lt.Hour()*60+lt.Minute())
+	return len(all) > 1 && all[1].Equal(t.Truncate(time.Minute))
+}
+
+// hasRepeatedHour reports whether the clock in loc shows an hour twice
+// on date (YYYY-MM-DD): the day is longer than 24 hours.
+func hasRepeatedHour(date string, loc *time.Location) bool {
+	d, err := booking.ParseDate(date)
+	return err == nil && d.AddDays(1).Start(loc).Sub(d.Start(loc)) > 24*time.Hour
+}
+
 // segmentLine is one service of a visit on its booking's page: its
 // segment, and the masters who may do it (for a move).
 type segmentLine struct {
@@ -404,9 +419,13 @@ type bookingPage struct {
 	Price booking.Money
 	// SegDate and SegTime are this segment's own start, for moving it alone.
 	SegDate, SegTime string
-	Payment          *booking.PaymentSession
-	Payments         []booking.PaymentEvent // the payment's history
-	DepositDue       bool                   // pending, or owing the difference: the client may pay it here, in the salon
+	// Again and SegAgain: the move forms' times are the second the clock
+	// shows them; Repeats and SegRepeats: their days have an hour the
+	// clock shows twice (the forms then ask which).
+	Again, SegAgain, Repeats, SegRepeats bool
+	Payment                              *booking.PaymentSession
+	Payments                             []booking.PaymentEvent // the payment's history
+	DepositDue                           bool                   // pending, or owing the difference: the client may pay it here, in the salon
 	// Held is what the salon holds of the deposit paid online, Refundable
 	// what of it may be refunded now; TopUp what a move asked more.
 	Held, Refundable, TopUp booking.Money
@@ -537,15 +556,16 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	if len(v.Segments) > 1 {
 		start = v.Segments[0].StartsAt
 	}
-	p.Start = start.In(loc).Format("2006-01-02 15:04")
-	p.End = booking.VisitEnd(&v.Booking).In(loc).Format("15:04")
+	p.Start = start.In(loc).Format("2006-01-02 ") + i18n.Clock(start.In(loc))
+	p.End = i18n.Clock(booking.VisitEnd(&v.Booking).In(loc))
 	p.Price = booking.VisitPrice(&v.Booking)
 	p.Due, p.ShowDue = v.AtSalon()
-	p.SegDate, p.SegTime = v.StartsAt.In(loc).Format("2006-01-02"), v.StartsAt.In(loc).Format("15:04")
+	p.SegDate, p.SegTime, p.SegAgain = v.StartsAt.In(loc).Format("2006-01-02"), v.StartsAt.In(loc).Format("15:04"), secondShowing(v.StartsAt, loc)
 	if p.Date == "" {
-		p.Date, p.Time = start.In(loc).Format("2006-01-02"), start.In(loc).Format("15:04")
+		p.Date, p.Time, p.Again = start.In(loc).Format("2006-01-02"), start.In(loc).Format("15:04"), secondShowing(start, loc)
 	}
-	p.Until = v.ChangeableUntil.In(loc).Format("2006-01-02 15:04")
+	p.Repeats, p.SegRepeats = hasRepeatedHour(p.Date, loc), hasRepeatedHour(p.SegDate, loc)
+	p.Until = v.ChangeableUntil.In(loc).Format("2006-01-02 ") + i18n.Clock(v.ChangeableUntil.In(loc))
 	p.Active = v.Status.Active()
 	p.Confirmed = v.Status == booking.StatusConfirmed
 	p.Started = !h.svc.Now().Before(v.StartsAt)
@@ -573,7 +593,7 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p := &bookingPage{Date: strings.Clone(c.FormValue("date")), Time: strings.Clone(c.FormValue("time"))}
+	p := &bookingPage{Date: strings.Clone(c.FormValue("date")), Time: strings.Clone(c.FormValue("time")), Again: c.FormValue("again") != ""}
 	master, _ := strconv.ParseInt(c.FormValue("master"), 10, 64)
 	// A visit moves whole: its services in order, each with its master.
 	var items []booking.VisitItem
@@ -594,7 +614,7 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 	case len(items) > 0:
 		master = 0
 	}
-	at, ferr := localTime(salonOf(c), p.Date, p.Time, false)
+	at, ferr := localTime(salonOf(c), p.Date, p.Time, p.Again)
 	if ferr != nil {
 		// An unknown booking is not found, whatever the form says.
 		if _, err := h.svc.BookingView(c.UserContext(), user(c).SalonID, id); err != nil {

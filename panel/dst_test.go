@@ -277,6 +277,42 @@ func TestTheRepeatedHourIsBookableTwice(t *testing.T) {
 	}
 }
 
+// A booking in the repeated hour's second showing is moved within it:
+// its page's move form carries which showing it is (ticked), names its
+// time by its offset, and a move to 01:45 keeps to the second 01:45
+// unless unticked.
+func TestAMoveInTheRepeatedHourKeepsWhichOne(t *testing.T) {
+	t.Parallel()
+	d := newDSTSalon(t)
+	second := time.Date(2026, 11, 1, 6, 30, 0, 0, time.UTC) // 01:30 GMT-5
+	d.book(t, second)
+	var id int64
+	if err := d.w.Pool.QueryRow(bookingtest.System(), `SELECT id FROM bookings WHERE starts_at = $1`, second).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	page := d.owner.get(fmt.Sprintf("/panel/bookings/%d", id))
+	form := regexp.MustCompile(`(?s)<form method="post" action="/panel/bookings/\d+/reschedule" class="card" id="reschedule">.*?</form>`).FindString(page.body)
+	if !strings.Contains(form, `name="again" value="1" checked`) || !strings.Contains(page.body, "01:30 GMT-5") {
+		t.Fatalf("the booking's page does not say it is the second 01:30: %s", form)
+	}
+	for _, c := range []struct {
+		again string
+		want  time.Time
+	}{{"1", time.Date(2026, 11, 1, 6, 45, 0, 0, time.UTC)}, {"", time.Date(2026, 11, 1, 5, 45, 0, 0, time.UTC)}} {
+		v := url.Values{"date": {autumnDay.String()}, "time": {"01:45"}, "master": {fmt.Sprint(d.master.ID)}}
+		if c.again != "" {
+			v.Set("again", c.again)
+		}
+		if a := d.owner.post(fmt.Sprintf("/panel/bookings/%d/reschedule", id), v); a.status != http.StatusSeeOther {
+			t.Fatalf("move to 01:45 (again %q): %d %s", c.again, a.status, fieldErrorsOf(a.body))
+		}
+		var at time.Time
+		if err := d.w.Pool.QueryRow(bookingtest.System(), `SELECT starts_at FROM bookings WHERE id = $1`, id).Scan(&at); err != nil || !at.Equal(c.want) {
+			t.Errorf("moved to 01:45 (again %q): at %s (%v), want %s", c.again, at.UTC(), err, c.want)
+		}
+	}
+}
+
 // With a slot step that does not divide an hour, the rows are the
 // earliest shift's slots (a shift from 10:00, 45 minutes: 10:00, 10:45,
 // 11:30, ...), so every free start the widget offers has its row.

@@ -55,6 +55,8 @@ var en = map[string]string{
 	"sale refunding": "being refunded", "sale refunded": "refunded",
 	"entry credit": "sale", "entry reserve": "reserved", "entry spend": "spent", "entry release": "reservation given back",
 	"entry refund": "money refunded",
+	"always":       "always", "before_cutoff": "before the cancellation deadline", "never": "never",
+	"deposit_received": "deposit received", "deposit_refunded": "deposit refunded",
 }
 
 // Other is the other language's code and name, for the switch.
@@ -308,7 +310,8 @@ var ru = map[string]string{
 	"Changed": "Изменено", "Deleted": "Удалено", "Confirmed": "Подтверждена", "booking": "запись", "master's service": "услуга мастера",
 	"shift": "смена", "user": "пользователь", "import of %s": "импорт %s", "What changed": "Что изменено", "Address": "Адрес", "Salon phone": "Телефон салона",
 	"A few words about the salon": "Несколько слов о салоне", "Privacy policy link": "Ссылка на политику конфиденциальности",
-	"The booking form links it before a client gives their name and phone (152-FZ).": "Форма записи показывает её, прежде чем клиент укажет имя и телефон (152-ФЗ).", "Getting started": "С чего начать", "Four steps, and clients can book online.": "Четыре шага — и клиенты смогут записываться онлайн.",
+	"The booking form links it before a client gives their name and phone (152-FZ).": "Форма записи показывает её, прежде чем клиент укажет имя и телефон (152-ФЗ).",
+	"The booking form links it before a client gives their name and phone.":          "Форма записи показывает её, прежде чем клиент укажет имя и телефон.", "Getting started": "С чего начать", "Four steps, and clients can book online.": "Четыре шага — и клиенты смогут записываться онлайн.",
 	"Add your services": "Добавьте услуги", "Add your masters (each does every service unless you untick it)": "Добавьте мастеров (каждый делает все услуги, пока вы не снимете отметку)",
 	"Set the working hours": "Задайте рабочие часы", "Share the booking link": "Поделитесь ссылкой для записи",
 	"Copy the first day to every day": "Скопировать первый день на все дни", "For every master (the salon's hours)": "Для всех мастеров (часы работы салона)", "Booking link": "Ссылка для записи",

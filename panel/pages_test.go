@@ -67,6 +67,10 @@ func TestLanguageFollowsTheUsersChoice(t *testing.T) {
 	if !strings.Contains(a.body, "Today") || !strings.Contains(a.body, `lang="en"`) || strings.Contains(a.body, "Сегодня") {
 		t.Error("after choosing English the panel is not in English")
 	}
+	// Words, not the codes behind them (the refund policy's options).
+	if a := b.get("/panel/settings"); !strings.Contains(a.body, ">before the cancellation deadline<") || strings.Contains(a.body, ">before_cutoff<") {
+		t.Error("the English settings show the refund policy's codes")
+	}
 	// Error pages too.
 	if a := b.get("/panel/bookings/999999"); a.status != 404 || !strings.Contains(a.body, "Not found.") ||
 		!strings.Contains(a.header.Get("Content-Type"), "text/html") {

@@ -546,3 +546,45 @@ func saveShot(t *testing.T, ctx context.Context, name string) {
 		t.Fatal(err)
 	}
 }
+
+// TestBrowserBooksPastTheFirstMonth: the widget shows a month of days at a
+// time; "Later dates" brings the rest of the salon's 60-day window, and a
+// day in it is booked.
+func TestBrowserBooksPastTheFirstMonth(t *testing.T) {
+	s := newSite(t)
+	m := s.masters[0]
+	today := booking.DateOf(s.Clock.Now().In(s.salon.Location()))
+	late := today.AddDays(45)
+	s.Shift(t, s.salon, m, late, 1, "10:00", "12:00")
+	ctx := browser(t)
+	run(t, ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(s.base+"/w/studio?lang=en"),
+		chromedp.Click(css(fmt.Sprintf(`button[data-service-id="%d"]`, s.svc.ID))),
+		chromedp.Click(css(fmt.Sprintf(`#masters button[data-master-id="%d"]`, m.ID))),
+		chromedp.WaitVisible(css(`#days button`)))
+	count := func() int {
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#days button').length`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(); n != booking.MaxSlotDays {
+		t.Fatalf("%d days shown first, want %d", n, booking.MaxSlotDays)
+	}
+	run(t, ctx, chromedp.Click(css(`#later-days`)), chromedp.WaitVisible(css(fmt.Sprintf(`#days button[data-date="%s"]`, late))))
+	if n := count(); n != booking.DefaultHorizonDays {
+		t.Fatalf("%d days after 'Later dates', want %d", n, booking.DefaultHorizonDays)
+	}
+	if hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('later-days').hidden`)); err != nil || !hidden {
+		t.Fatalf("'Later dates' still offered at the window's end (%v)", err)
+	}
+	saveShot(t, ctx, "later-days-390")
+	run(t, ctx, append([]chromedp.Action[chromedp.Void]{
+		chromedp.Click(css(fmt.Sprintf(`#days button[data-date="%s"]`, late))),
+		chromedp.Click(css(`#times button[data-time="10:00"]`)),
+	}, contact("Later", "+7 999 000-00-77")...)...)
+	run(t, ctx, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css(`section[data-step="done"]`)))
+	if n := countBookings(t, s, fmt.Sprintf(`c.phone = '+79990000077' AND b.starts_at = '%s'`, bookingtest.At(s.salon, late, "10:00").Format(time.RFC3339))); n != 1 {
+		t.Fatalf("%d bookings on %s, want 1", n, late)
+	}
+}

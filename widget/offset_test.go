@@ -12,6 +12,7 @@ import (
 	"salon/booking/bookingtest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // stampRE is a time in the API: RFC 3339 with seconds and an offset.
@@ -130,7 +131,7 @@ func TestStaticFilesAreCompressedAndCached(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" ||
-		!strings.Contains(resp.Header.Get("Cache-Control"), "immutable") || len(body) > 15000 { // (15 KB compressed: the widget, its manage and waitlist pages, the balances' words)
+		!strings.Contains(resp.Header.Get("Cache-Control"), "immutable") || len(body) > 16000 { // (16 KB compressed: the widget, its manage and waitlist pages, the balances' words, later days, the repeated hour)
 		t.Errorf("app.js: %d %v, %d bytes", resp.StatusCode, resp.Header, len(body))
 	}
 	if r := s.do("GET", "/static/app.js?v=old", nil); strings.Contains(r.header.Get("Cache-Control"), "immutable") {
@@ -167,5 +168,52 @@ func TestAnEmailGivenWithABooking(t *testing.T) {
 	bad["client"] = map[string]any{"name": "X", "phone": bookingtest.Phone(), "email": "not-an-address"}
 	if r := s.do("POST", "/api/v1/salons/studio/bookings", bad, "Accept-Language", "ru"); r.status != 422 || r.fields()["client.email"] != "это не адрес эл. почты" {
 		t.Errorf("a bad e-mail: %d %s", r.status, r.raw)
+	}
+}
+
+// TestAnOffsetOfZeroIsWrittenAsOne: a salon in London in winter (UTC+0)
+// writes its times +00:00, never Z, as the contract says.
+func TestAnOffsetOfZeroIsWrittenAsOne(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	london := s.Salon(t, booking.Salon{Slug: "london", Name: "London", Timezone: "Europe/London", Country: "GB", Currency: "GBP", Locale: "en"})
+	svc := s.Service(t, london, booking.SalonService{Name: "Cut", DurationMin: 30, Price: 3000})
+	m := s.Master(t, london, svc)
+	s.Shift(t, london, m, testDay, 1, "10:00", "12:00")
+	r := s.do("GET", fmt.Sprintf("/api/v1/salons/london/slots?service_id=%d&date=%s", svc.ID, testDay), nil)
+	stamps := stampRE.FindAllStringSubmatch(string(r.raw), -1)
+	if r.status != 200 || len(stamps) == 0 {
+		t.Fatalf("slots: %d %s", r.status, r.raw)
+	}
+	for _, st := range stamps {
+		if !strings.HasSuffix(st[1], "+00:00") {
+			t.Errorf("%s: want +00:00", st[1])
+		}
+	}
+}
+
+// TestASalonAbroadHintsItsCountrysPhones: a London salon's pages and
+// errors give a British number as the example, not a Russian one.
+func TestASalonAbroadHintsItsCountrysPhones(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	london := s.Salon(t, booking.Salon{Slug: "london", Name: "London", Timezone: "Europe/London", Country: "GB", Currency: "GBP", Locale: "en"})
+	svc := s.Service(t, london, booking.SalonService{Name: "Cut", DurationMin: 30, Price: 3000})
+	m := s.Master(t, london, svc)
+	s.Shift(t, london, m, testDay, 1, "10:00", "12:00")
+	want := booking.ExamplePhone("GB")
+	if !strings.HasPrefix(want, "+44 ") {
+		t.Fatalf("the British example: %q", want)
+	}
+	for _, path := range []string{"/w/london?lang=en", "/w/london?lang=ru"} {
+		r := s.do("GET", path, nil)
+		if page := html.UnescapeString(string(r.raw)); r.status != 200 || !strings.Contains(page, want) || strings.Contains(page, "+7 9") {
+			t.Errorf("%s: the phone's hint is not %q", path, want)
+		}
+	}
+	r := s.do("POST", "/api/v1/salons/london/bookings", map[string]any{"service_id": svc.ID, "master_id": m.ID,
+		"starts_at": bookingtest.At(london, testDay, "10:00").Format(time.RFC3339), "client": map[string]any{"name": "Ann", "phone": "12345"}})
+	if r.status != 422 || !strings.Contains(string(r.raw), want) {
+		t.Fatalf("a bad phone: %d %s", r.status, r.raw)
 	}
 }

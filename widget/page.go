@@ -34,16 +34,21 @@ type pageService struct {
 
 // pageConfig is what the page's script starts from.
 type pageConfig struct {
-	Slug      string        `json:"slug"`
-	Lang      string        `json:"lang"`
-	Currency  string        `json:"currency"`
-	Timezone  string        `json:"timezone"` // IANA: the widget shows times on the salon's clock
-	Today     string        `json:"today"`
-	Days      []string      `json:"days"`
-	Services  []pageService `json:"services"`
-	BookingID int64         `json:"bookingId,omitempty"`
-	EntryID   int64         `json:"entryId,omitempty"` // the waitlist entry of the waitlist page
-	ReturnRef string        `json:"returnRef,omitempty"`
+	Slug     string `json:"slug"`
+	Lang     string `json:"lang"`
+	Currency string `json:"currency"`
+	Timezone string `json:"timezone"` // IANA: the widget shows times on the salon's clock
+	// PhoneExample is a phone of the salon's country, for the phone's
+	// hints and errors.
+	PhoneExample string `json:"phoneExample"`
+	// DaysPerRequest: how many of Days one slots request covers.
+	DaysPerRequest int           `json:"daysPerRequest"`
+	Today          string        `json:"today"`
+	Days           []string      `json:"days"`
+	Services       []pageService `json:"services"`
+	BookingID      int64         `json:"bookingId,omitempty"`
+	EntryID        int64         `json:"entryId,omitempty"` // the waitlist entry of the waitlist page
+	ReturnRef      string        `json:"returnRef,omitempty"`
 	// OnlinePay says deposits are paid online right after booking, the
 	// time held for HoldMin minutes meanwhile.
 	OnlinePay bool `json:"onlinePay"`
@@ -148,8 +153,9 @@ func (h *Handler) page(c *fiber.Ctx, mode string) error {
 		return h.pageError(c, err)
 	}
 	lang, other := salonPageLang(c, s)
-	// The days offered are the salon's window (its horizon), as many as one
-	// slots request covers.
+	// The days offered are the salon's window (its horizon); the page asks
+	// for their free times as many days at a time as one slots request
+	// covers (MaxSlotDays), the later ones when the client asks.
 	first, days := s.Window(h.svc.Now())
 	d := pageData{Salon: s, Lang: lang, OtherLang: other, T: messages[lang], Mode: mode, SalonPhone: booking.DisplayPhone(s.Phone)}
 	masters, err := h.svc.Masters(ctx, s.ID, 0)
@@ -177,16 +183,17 @@ func (h *Handler) page(c *fiber.Ctx, mode string) error {
 		}
 		d.Services = append(d.Services, p)
 	}
-	d.Config = pageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, Timezone: s.Timezone, Today: first.String(),
+	d.Config = pageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, Timezone: s.Timezone, Today: first.String(), PhoneExample: s.ExamplePhone(),
 		Services: d.Services, BookingID: bookingID, EntryID: entryID, ReturnRef: ref, OnlinePay: h.svc.Provider() != nil, HoldMin: s.HoldMin,
 		Telegram: h.cfg.botUsername() != "",
 		I18n:     messages[lang]}
 	if d.Config.Services == nil {
 		d.Config.Services = []pageService{}
 	}
-	for i := range min(days, booking.MaxSlotDays) {
+	for i := range days {
 		d.Config.Days = append(d.Config.Days, first.AddDays(i).String())
 	}
+	d.Config.DaysPerRequest = booking.MaxSlotDays
 	var out bytes.Buffer
 	if err := pages.ExecuteTemplate(&out, "widget.html", d); err != nil {
 		return h.pageError(c, err)

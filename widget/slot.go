@@ -92,7 +92,12 @@ func parseItems(s string) ([]booking.VisitItem, error) {
 }
 
 // stamp formats t in RFC 3339 with the salon's offset.
-func stamp(t time.Time, loc *time.Location) string { return t.In(loc).Format(time.RFC3339) }
+func stamp(t time.Time, loc *time.Location) string { return t.In(loc).Format(stampLayout) }
+
+// stampLayout is RFC 3339 with the offset always written as numbers:
+// +00:00 in London's winter, never Z (the contract's times carry the
+// salon's offset).
+const stampLayout = "2006-01-02T15:04:05-07:00"
 
 func (h *Handler) listSlots(c *fiber.Ctx) error {
 	s, err := h.salon(c)

@@ -35,7 +35,8 @@
     if (c % 100) s += (ru ? ',' : '.') + ('0' + Math.abs(c) % 100).slice(-2);
     if (c < 0) s = '-' + s;
     // (a no-break space: the sign never wraps away from its amount)
-    return cfg.currency === 'RUB' ? s + '\u00a0₽' : cfg.currency === 'USD' ? '$' + s : cfg.currency === 'EUR' ? '€' + s : s + '\u00a0' + cfg.currency;
+    var sign = { RUB: ' ₽', KZT: ' ₸', UAH: ' ₴', USD: '$', EUR: '€', GBP: '£' }[cfg.currency];
+    return !sign ? s + '\u00a0' + cfg.currency : sign[0] === ' ' ? s + '\u00a0' + sign.slice(1) : sign + s;
   }
   // A time is an instant; what the client reads is the salon's wall clock
   // (the salon's zone, not the browser's, and never the string's digits).
@@ -197,23 +198,31 @@
   }
 
   // --- day and time --------------------------------------------------------
-  function loadSlots() {
-    // The days are the salon's booking window, as the server gave them.
+  // loadSlots asks for the free times of the first days of the salon's
+  // booking window (as many as one request covers); loadSlots(true), of
+  // the days after those shown.
+  function loadSlots(more) {
     var items = mode === 'book' ? visitItems() : [];
     if (mode !== 'book' && isVisit(state.booking)) {
       // A visit moves whole, with its masters.
       items = state.booking.items.map(function (it) { return { service: it.service_id, master: it.master_id }; });
     }
+    var from = more ? state.shownDays : 0, n = Math.min(cfg.daysPerRequest || cfg.days.length, cfg.days.length - from);
+    if (n <= 0) return Promise.resolve();
+    var span = '&date=' + cfg.days[from] + '&days=' + n;
     var q = items.length > 1
-      ? '?items=' + items.map(function (it) { return it.service + (it.master ? ':' + it.master : ''); }).join(',') + '&date=' + cfg.today + '&days=' + cfg.days.length
-      : '?service_id=' + state.service + '&date=' + cfg.today + '&days=' + cfg.days.length + (state.master ? '&master_id=' + state.master : '');
+      ? '?items=' + items.map(function (it) { return it.service + (it.master ? ':' + it.master : ''); }).join(',') + span
+      : '?service_id=' + state.service + span + (state.master ? '&master_id=' + state.master : '');
     var add = $('add-service');
     if (add) add.hidden = items.length >= 5;
+    var asked = state.asked = {}; // (asked again meanwhile: this answer is not wanted)
     return api('GET', '/salons/' + cfg.slug + '/slots' + q).then(function (r) {
       if (r.status !== 200) throw r;
-      state.slots = r.body;
+      if (state.asked !== asked) return;
+      state.slots = more ? state.slots.concat(r.body) : r.body;
+      state.shownDays = from + n;
       renderDays();
-      show('day');
+      if (!more) show('day');
     }).catch(failed);
   }
   function renderDays() {
@@ -221,8 +230,8 @@
     days.textContent = '';
     var by = {};
     state.slots.forEach(function (s) { (by[dateOf(s.starts_at)] = by[dateOf(s.starts_at)] || []).push(s); });
-    var any = false;
-    cfg.days.forEach(function (d) {
+    var any = false, shown = cfg.days.slice(0, state.shownDays || cfg.days.length);
+    shown.forEach(function (d) {
       var n = (by[d] || []).length;
       any = any || n > 0;
       // A week strip: the weekday over the date; a day with no free time
@@ -238,7 +247,9 @@
       li.appendChild(b);
       days.appendChild(li);
     });
-    $('no-days').hidden = any;
+    // (None here, but later days to ask about: only the button says so.)
+    $('no-days').hidden = any || shown.length < cfg.days.length;
+    $('later-days').hidden = shown.length >= cfg.days.length;
   }
   function renderTimes(slots) {
     var times = $('times');
@@ -490,7 +501,7 @@
       var email = $('client-email').value.trim();
       var errs = {};
       if (!name) errs['client.name'] = T.err_name;
-      if (!/^[+()\d\s.-]{7,}$/.test(phone)) errs['client.phone'] = phone ? T.err_phone : T.err_phone_empty;
+      if (!/^[+()\d\s.-]{7,}$/.test(phone)) errs['client.phone'] = phone ? fmt('err_phone', cfg.phoneExample) : T.err_phone_empty;
       if (email && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) errs['client.email'] = T.err_email;
       if (fieldErrors(errs)) return;
       state.client = { name: name, phone: phone };
@@ -599,7 +610,7 @@
       var name = $('wait-name').value.trim(), phone = $('wait-phone').value.trim(), email = $('wait-email').value.trim();
       var errs = {};
       if (!name) errs['client.name'] = T.err_name;
-      if (!/^[+()\d\s.-]{7,}$/.test(phone)) errs['client.phone'] = phone ? T.err_phone : T.err_phone_empty;
+      if (!/^[+()\d\s.-]{7,}$/.test(phone)) errs['client.phone'] = phone ? fmt('err_phone', cfg.phoneExample) : T.err_phone_empty;
       if (email && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) errs['client.email'] = T.err_email;
       if ($('wait-to').value < $('wait-from').value) errs.to_date = T.w_err_to;
       if (waitErrors(errs)) return;
@@ -929,5 +940,12 @@
     paymentInto('manage', b);
   }
 
+  $('later-days').addEventListener('click', function () {
+    var at = state.shownDays;
+    loadSlots(true).then(function () { // (the first of the days come: focus goes on to it)
+      var b = document.querySelectorAll('#days button')[at];
+      if (b) b.focus();
+    });
+  });
   if (mode === 'manage') { manageMode(); } else if (mode === 'back') { backMode(); } else if (mode === 'waitlist') { waitlistMode(); } else { bookMode(); }
 })();
