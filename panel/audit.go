@@ -31,7 +31,7 @@ func historyLines(events []booking.Event, masters map[int64]string, salon *booki
 	loc := salon.Location()
 	out := make([]historyLine, 0, len(events))
 	for _, e := range events {
-		h := historyLine{At: e.At.In(loc).Format("02.01.2006 15:04"), Text: l.T(eventNames[e.Action])}
+		h := historyLine{At: l.DateTime(e.At.In(loc)), Text: l.T(eventNames[e.Action])}
 		if h.Text == "" {
 			h.Text = l.T(e.Action)
 		}

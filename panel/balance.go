@@ -337,14 +337,14 @@ func (h *Handler) showBalanceRefund(c *fiber.Ctx, id int64, problem, code, reaso
 	if x, err := h.svc.SaleOfBalance(c.UserContext(), s.ID, id); err == nil {
 		r := saleLine(l, s, x)
 		if !x.MailedAt.IsZero() {
-			r.When += " · " + l.T("code e-mailed %s", x.MailedAt.In(s.Location()).Format("02.01.2006 15:04"))
+			r.When += " · " + l.T("code e-mailed %s", l.DateTime(x.MailedAt.In(s.Location())))
 		}
 		d.Sale = &r
 	} else if !errors.Is(err, booking.ErrNotFound) {
 		return err
 	}
 	for _, e := range entries {
-		r := balanceEntryRow{When: e.CreatedAt.In(s.Location()).Format("02.01.2006 15:04"), Type: entryLabel(l, e.Type),
+		r := balanceEntryRow{When: l.DateTime(e.CreatedAt.In(s.Location())), Type: entryLabel(l, e.Type),
 			Delta: units(l, s, found[0].Kind, e.Delta), After: units(l, s, found[0].Kind, e.After), Actor: entryActor(l, e.Actor), BookingID: e.BookingID}
 		if e.Delta > 0 {
 			r.Delta = "+" + r.Delta
@@ -555,7 +555,7 @@ func (h *Handler) onlineSales(c *fiber.Ctx, d *balancesData) error {
 // to whom, where it is, and what went wrong (the code's e-mail, the
 // provider's last refusal).
 func saleLine(l *lang, s *booking.Salon, x *booking.BalanceSale) saleRow {
-	r := saleRow{ID: x.ID, BalanceID: x.BalanceID, When: x.CreatedAt.In(s.Location()).Format("02.01.2006 15:04"), Title: x.Title,
+	r := saleRow{ID: x.ID, BalanceID: x.BalanceID, When: l.DateTime(x.CreatedAt.In(s.Location())), Title: x.Title,
 		Price: x.Price.Format(s.Currency, l.Code), Status: saleStatus(l, x.Status), Email: x.Email, MailError: mailError(l, x.MailError),
 		Problem: reason(l, x.LastError), RefundCancelled: x.RefundCancelled, RefundToCheck: x.RefundToCheck}
 	if x.RefundCancelled {

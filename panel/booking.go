@@ -516,7 +516,7 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	}
 	p.Messages = messageLines(msgs, &v.Salon, langOf(c))
 	if !v.ConfirmedAt.IsZero() {
-		p.AttendAt, p.AttendVia = v.ConfirmedAt.In(loc).Format("02.01.2006 15:04"), langOf(c).T(channelNames[string(v.ConfirmedVia)])
+		p.AttendAt, p.AttendVia = langOf(c).DateTime(v.ConfirmedAt.In(loc)), langOf(c).T(channelNames[string(v.ConfirmedVia)])
 	} else if now := h.svc.Now(); v.Status == booking.StatusConfirmed && !now.Before(v.StartsAt.Add(-UnconfirmedMark)) && now.Before(v.StartsAt) {
 		p.Unconfirmed = true
 	}
@@ -546,7 +546,7 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	}
 	// The booking's row says who made it; the events are what came after.
 	l := langOf(c)
-	p.Lines = append([]historyLine{{At: v.CreatedAt.In(loc).Format("02.01.2006 15:04"), Text: l.T("Booked"),
+	p.Lines = append([]historyLine{{At: l.DateTime(v.CreatedAt.In(loc)), Text: l.T("Booked"),
 		Who: l.Source(v.Source)}}, historyLines(p.History, names, salonOf(c), l)...)
 	if err := h.paidWith(c, p, v); err != nil {
 		return err
@@ -556,7 +556,7 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	if len(v.Segments) > 1 {
 		start = v.Segments[0].StartsAt
 	}
-	p.Start = start.In(loc).Format("2006-01-02 ") + i18n.Clock(start.In(loc))
+	p.Start = l.DateTime(start.In(loc))
 	p.End = i18n.Clock(booking.VisitEnd(&v.Booking).In(loc))
 	p.Price = booking.VisitPrice(&v.Booking)
 	p.Due, p.ShowDue = v.AtSalon()
@@ -565,7 +565,7 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 		p.Date, p.Time, p.Again = start.In(loc).Format("2006-01-02"), start.In(loc).Format("15:04"), secondShowing(start, loc)
 	}
 	p.Repeats, p.SegRepeats = hasRepeatedHour(p.Date, loc), hasRepeatedHour(p.SegDate, loc)
-	p.Until = v.ChangeableUntil.In(loc).Format("2006-01-02 ") + i18n.Clock(v.ChangeableUntil.In(loc))
+	p.Until = l.DateTime(v.ChangeableUntil.In(loc))
 	p.Active = v.Status.Active()
 	p.Confirmed = v.Status == booking.StatusConfirmed
 	p.Started = !h.svc.Now().Before(v.StartsAt)
@@ -702,7 +702,7 @@ func (h *Handler) payLink(c *fiber.Ctx) error {
 		}
 		return h.showBooking(c, p)
 	}
-	p.PayLink, p.PayUntil = h.base(c)+"/a/"+token, until.In(salonOf(c).Location()).Format("02.01.2006 15:04")
+	p.PayLink, p.PayUntil = h.base(c)+"/a/"+token, langOf(c).DateTime(until.In(salonOf(c).Location()))
 	return h.showBooking(c, p)
 }
 

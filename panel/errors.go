@@ -117,7 +117,7 @@ func reasonOf(err error, l *lang, loc *time.Location) string {
 	case errors.As(err, &lb):
 		ids := make([]string, len(lb.Bookings))
 		for i, b := range lb.Bookings {
-			ids[i] = fmt.Sprintf("#%d %s", b.ID, b.StartsAt.In(loc).Format("02.01.2006 15:04"))
+			ids[i] = fmt.Sprintf("#%d %s", b.ID, l.DateTime(b.StartsAt.In(loc)))
 		}
 		return i18n.New("bookings would be outside working hours: %s", strings.Join(ids, ", ")).In(l.Code)
 	case errors.Is(err, booking.ErrConflict), errors.Is(err, booking.ErrTooLate), errors.Is(err, booking.ErrForbidden):

@@ -705,6 +705,16 @@ func (l *lang) When(t, now time.Time) string {
 	return t.Format(day) + " " + i18n.Clock(t)
 }
 
+// DateTime is a moment of the past or future as a line of a list reads
+// it, with its year: "07.12.2026 15:04" / "7 Dec 2026, 15:04" (an English
+// reader takes 07.12 for July 12th), the repeated hour named.
+func (l *lang) DateTime(t time.Time) string {
+	if l.Code == "ru" {
+		return t.Format("02.01.2006 ") + i18n.Clock(t)
+	}
+	return t.Format("2 Jan 2006, ") + i18n.Clock(t)
+}
+
 // MonthYear is a month as a heading: "March 2026" / "Март 2026".
 func (l *lang) MonthYear(d booking.Date) string {
 	if l.Code == "ru" {

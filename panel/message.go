@@ -35,7 +35,7 @@ func messageLines(list []booking.Message, s *booking.Salon, l *lang) []messageLi
 			kind += " · " + l.T("to the master")
 		}
 		m.Error = reason(l, m.Error)
-		out = append(out, messageLine{Message: m, When: at.In(loc).Format("02.01.2006 15:04"), Kind: kind,
+		out = append(out, messageLine{Message: m, When: l.DateTime(at.In(loc)), Kind: kind,
 			Channel: l.T(channelNames[string(m.Channel)]), State: l.T(stateNames[m.State])})
 	}
 	return out

@@ -930,3 +930,33 @@ func TestASlowUploadIsNotCut(t *testing.T) {
 		}
 	}
 }
+
+// TestDatesAsTheReaderWritesThem: a booking's page says when it is and
+// when it was booked as its reader writes dates: 05.03.2026 in Russian,
+// 5 Mar 2026 in English (where 05.03 reads as May 3rd), never ISO.
+func TestDatesAsTheReaderWritesThem(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	haircut := scalar[int64](t, w, `SELECT id FROM services WHERE salon_id = $1 AND active ORDER BY id LIMIT 1`, w.salon.ID)
+	master := scalar[int64](t, w, `SELECT master_id FROM master_services WHERE service_id = $1 ORDER BY master_id LIMIT 1`, haircut)
+	day := w.today().AddDays(3)
+	w.Shift(t, w.salon, &booking.Master{ID: master}, day, 1, "10:00", "18:00")
+	b, err := w.Svc.Book(bookingtest.System(), booking.BookRequest{SalonID: w.salon.ID, ServiceID: haircut, MasterID: master,
+		StartsAt: bookingtest.At(w.salon, day, "11:00"), Client: booking.ClientInput{Name: "Dates", Phone: "+79995556079"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := bookingtest.At(w.salon, day, "11:00").In(w.salon.Location())
+	o := w.owner()
+	page := fmt.Sprintf("/panel/bookings/%d", b.ID)
+	ru := o.get(page)
+	if !strings.Contains(ru.body, `<dd id="when">`+start.Format("02.01.2006 15:04")+"–") {
+		t.Errorf("the Russian booking page does not say %s", start.Format("02.01.2006 15:04"))
+	}
+	o.do("POST", "/panel/lang", url.Values{"lang": {"en"}, "csrf": {o.csrf}}, "Referer", w.base+page)
+	en := o.get(page)
+	if !strings.Contains(en.body, `<dd id="when">`+start.Format("2 Jan 2006, 15:04")+"–") || strings.Contains(en.body, start.Format("02.01.2006")) ||
+		strings.Contains(en.body, start.Format("2006-01-02 15:04")) {
+		t.Errorf("the English booking page does not say %s alone", start.Format("2 Jan 2006, 15:04"))
+	}
+}

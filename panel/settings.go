@@ -333,7 +333,7 @@ func (h *Handler) audit(c *fiber.Ctx) error {
 	}
 	l := langOf(c)
 	for _, r := range rows {
-		ar := auditRow{At: r.At.In(n.loc).Format("02.01.2006 15:04"), Actor: r.Actor}
+		ar := auditRow{At: l.DateTime(r.At.In(n.loc)), Actor: r.Actor}
 		if name, ok := strings.CutPrefix(r.Actor, "import:"); ok {
 			ar.Actor = l.T("import of %s", name)
 		}
