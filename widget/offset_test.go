@@ -171,15 +171,23 @@ func TestAnEmailGivenWithABooking(t *testing.T) {
 	}
 }
 
-// TestAnOffsetOfZeroIsWrittenAsOne: a salon in London in winter (UTC+0)
-// writes its times +00:00, never Z, as the contract says.
-func TestAnOffsetOfZeroIsWrittenAsOne(t *testing.T) {
-	t.Parallel()
+// londonSite is a site with a salon in London ("london", GBP, English):
+// a 30-minute service and its master, working 10:00-12:00 on testDay.
+func londonSite(t *testing.T) (*site, *booking.Salon, *booking.SalonService, *booking.Master) {
+	t.Helper()
 	s := newSite(t)
 	london := s.Salon(t, booking.Salon{Slug: "london", Name: "London", Timezone: "Europe/London", Country: "GB", Currency: "GBP", Locale: "en"})
 	svc := s.Service(t, london, booking.SalonService{Name: "Cut", DurationMin: 30, Price: 3000})
 	m := s.Master(t, london, svc)
 	s.Shift(t, london, m, testDay, 1, "10:00", "12:00")
+	return s, london, svc, m
+}
+
+// TestAnOffsetOfZeroIsWrittenAsOne: a salon in London in winter (UTC+0)
+// writes its times +00:00, never Z, as the contract says.
+func TestAnOffsetOfZeroIsWrittenAsOne(t *testing.T) {
+	t.Parallel()
+	s, _, svc, _ := londonSite(t)
 	r := s.do("GET", fmt.Sprintf("/api/v1/salons/london/slots?service_id=%d&date=%s", svc.ID, testDay), nil)
 	stamps := stampRE.FindAllStringSubmatch(string(r.raw), -1)
 	if r.status != 200 || len(stamps) == 0 {
@@ -196,11 +204,7 @@ func TestAnOffsetOfZeroIsWrittenAsOne(t *testing.T) {
 // errors give a British number as the example, not a Russian one.
 func TestASalonAbroadHintsItsCountrysPhones(t *testing.T) {
 	t.Parallel()
-	s := newSite(t)
-	london := s.Salon(t, booking.Salon{Slug: "london", Name: "London", Timezone: "Europe/London", Country: "GB", Currency: "GBP", Locale: "en"})
-	svc := s.Service(t, london, booking.SalonService{Name: "Cut", DurationMin: 30, Price: 3000})
-	m := s.Master(t, london, svc)
-	s.Shift(t, london, m, testDay, 1, "10:00", "12:00")
+	s, london, svc, m := londonSite(t)
 	want := booking.ExamplePhone("GB")
 	if !strings.HasPrefix(want, "+44 ") {
 		t.Fatalf("the British example: %q", want)
