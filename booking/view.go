@@ -33,6 +33,13 @@ type View struct {
 	// package or certificate it is paid with, by the salon's refund
 	// policy (units; 0: all of it goes back).
 	CancelKeeps int64
+	// Prepaid is what the salon holds of the deposit paid online for the
+	// booking: paid or authorized, less what was, or is being, refunded.
+	Prepaid Money
+	// CancelKeepsPrepaid says whether the caller cancelling now would
+	// leave Prepaid to the salon, by its refund policy (else it is
+	// refunded, or released when not yet captured).
+	CancelKeepsPrepaid bool
 	// offer is the waitlist offer a message shows as this view (its
 	// Booking the time offered, ID 0), nil for a booking.
 	offer *WaitOffer
@@ -70,7 +77,9 @@ const viewColumns = `COALESCE((SELECT string_agg(xs.name, ' + ' ORDER BY x.id) F
 	    JOIN services xs ON xs.id = x.service_id WHERE x.id = b.visit_id OR x.visit_of = b.visit_id), sv.name),
 	COALESCE((SELECT string_agg(q.n, ', ' ORDER BY q.f) FROM (SELECT xm.name n, min(x.id) f FROM bookings x
 	    JOIN masters xm ON xm.id = x.master_id WHERE x.id = b.visit_id OR x.visit_of = b.visit_id GROUP BY xm.name) q), m.name),
-	c.name, b.deposit_due`
+	c.name, b.deposit_due,
+	(SELECT COALESCE(sum(p.amount - p.refunded - CASE WHEN p.status = 'refunding' THEN COALESCE(p.refund_amount, 0) ELSE 0 END), 0)
+	    FROM payment_sessions p WHERE p.booking_id = b.id AND p.status IN ('authorized', 'completed', 'refunding'))`
 
 var viewFrom = `
 	FROM bookings b
@@ -123,6 +132,7 @@ func (s *Service) decorate(v *View, caller Caller) {
 	if p := v.PaidWith.live(); p != nil && v.Salon.keepsBalance(&v.Booking, caller, s.now()) {
 		v.CancelKeeps = p.Keeps
 	}
+	v.CancelKeepsPrepaid = v.Prepaid > 0 && v.Salon.keepsPaid(&v.Booking, caller, s.now())
 	if caller.client() {
 		v.ClientName = ""
 	}
@@ -216,7 +226,7 @@ func (s *Service) collectViews(rows pgx.Rows, caller Caller) ([]View, error) {
 // scanViewRow scans the booking, view and salon columns, then rest.
 func scanViewRow(row pgx.Row) (*View, error) {
 	var v View
-	rest := append([]any{&v.ServiceName, &v.MasterName, &v.ClientName, &v.DepositDue}, v.Salon.dest()...)
+	rest := append([]any{&v.ServiceName, &v.MasterName, &v.ClientName, &v.DepositDue, &v.Prepaid}, v.Salon.dest()...)
 	b, err := scanBooking(scanPrefix{row, rest})
 	if err != nil {
 		return nil, err

@@ -51,6 +51,9 @@ type action struct {
 	// Keeps is what the question said cancelling would keep of the
 	// package or certificate paying the booking (doCancel).
 	Keeps int64 `json:"keeps,omitempty"`
+	// KeepsPaid is whether it said cancelling would keep the deposit
+	// paid online (doCancel).
+	KeepsPaid bool `json:"kp,omitempty"`
 }
 
 // button is an inline keyboard button.
@@ -146,7 +149,7 @@ func (t *turn) onTap(data string) error {
 	case doCancelAsk:
 		return t.cancelQuestion(a.Salon, a.ID)
 	case doCancel:
-		return t.cancel(a.Salon, a.ID, a.Keeps)
+		return t.cancel(a.Salon, a.ID, a.Keeps, a.KeepsPaid)
 	case doMove:
 		return t.moveStart(a.Salon, a.ID)
 	case doMoveHere:

@@ -71,8 +71,21 @@ func (t *turn) cancelQuestion(salonID, bookingID int64) error {
 // of what pays it (after prefix).
 func (t *turn) askCancel(v *booking.View, prefix string) {
 	k := t.keyboard()
-	k.row(k.btn(t.tr("cancel_yes"), action{Verb: doCancel, Salon: v.SalonID, ID: v.ID, Keeps: v.CancelKeeps}), k.btn(t.tr("keep"), action{Verb: doMy}))
-	t.show(prefix+t.tr("cancel_q")+"\n"+t.summary(v.ServiceName, v.MasterName, v.StartsAt, v.Price)+t.cancelKeeps(v), k)
+	k.row(k.btn(t.tr("cancel_yes"), action{Verb: doCancel, Salon: v.SalonID, ID: v.ID, Keeps: v.CancelKeeps, KeepsPaid: v.CancelKeepsPrepaid}), k.btn(t.tr("keep"), action{Verb: doMy}))
+	t.show(prefix+t.tr("cancel_q")+"\n"+t.summary(v.ServiceName, v.MasterName, v.StartsAt, v.Price)+t.cancelKeeps(v)+t.cancelDeposit(v), k)
+}
+
+// cancelDeposit says, before a booking with a deposit paid online is
+// cancelled, whether cancelling now refunds it or the salon's policy
+// keeps it ("" when nothing was paid online).
+func (t *turn) cancelDeposit(v *booking.View) string {
+	switch {
+	case v.Prepaid <= 0:
+		return ""
+	case v.CancelKeepsPrepaid:
+		return "\n" + t.tr("cancel_keeps_deposit", t.money(&v.Salon, v.Prepaid))
+	}
+	return "\n" + t.tr("cancel_refunds_deposit", t.money(&v.Salon, v.Prepaid))
 }
 
 // cancelKeeps says, before a booking paid with a package or a certificate
@@ -128,14 +141,15 @@ func cancelledLines(lang string, v *booking.View) string {
 }
 
 // cancel cancels booking bookingID, which the question said would keep
-// keeps of what pays it: when that changed meanwhile (the salon's policy,
-// the cutoff passed), it asks again instead.
-func (t *turn) cancel(salonID, bookingID, keeps int64) error {
+// keeps of what pays it, and the deposit paid online when keepsPaid: when
+// that changed meanwhile (the salon's policy, the cutoff passed), it asks
+// again instead.
+func (t *turn) cancel(salonID, bookingID, keeps int64, keepsPaid bool) error {
 	v, err := t.own(salonID, bookingID)
 	if v == nil {
 		return err
 	}
-	if v.PaidWith != nil && v.CancelKeeps != keeps {
+	if v.PaidWith != nil && v.CancelKeeps != keeps || v.Prepaid > 0 && v.CancelKeepsPrepaid != keepsPaid {
 		t.askCancel(v, t.tr("cancel_changed")+"\n")
 		return nil
 	}
@@ -145,6 +159,13 @@ func (t *turn) cancel(salonID, bookingID, keeps int64) error {
 	}
 	t.c.D = t.c.D.keep()
 	text := t.tr("cancelled") + "\n" + t.summary(v.ServiceName, v.MasterName, v.StartsAt, v.Price)
+	if v.Prepaid > 0 { // (as the question said: it was asked again had it changed)
+		key := "deposit_refunding"
+		if v.CancelKeepsPrepaid {
+			key = "deposit_kept"
+		}
+		text += "\n" + t.tr(key, t.money(&v.Salon, v.Prepaid))
+	}
 	if v.PaidWith != nil {
 		// What the cancellation kept of the package or certificate, and
 		// gave back to it (unread, the cancellation is said alone: it is

@@ -58,6 +58,34 @@ func TestDepositPaidFromTheChat(t *testing.T) {
 	if n := w.count(t, `SELECT count(*) FROM ledger_entries WHERE entry_type = 'deposit_received'`); n != 1 {
 		t.Errorf("%d ledger entries", n)
 	}
+	// Before cancelling, the chat is told what becomes of the deposit;
+	// when the salon's policy changes before "Yes", it is asked again.
+	u.Send("/my")
+	w.tap(u, "❌ Cancel 1")
+	if q := w.see(u, "Cancel this booking?").Text; !strings.Contains(q, "The deposit of 500\u00a0₽ paid online is refunded the way it was paid.") {
+		t.Fatalf("the question: %q", q)
+	}
+	if _, err := w.Pool.Exec(ctx, `UPDATE salons SET refund_policy = 'never', catalog_version = catalog_version + 1 WHERE id = $1`, w.salon.ID); err != nil {
+		t.Fatal(err)
+	}
+	w.tap(u, "Yes, cancel")
+	if q := w.see(u, "The cancellation terms changed").Text; !strings.Contains(q, "By the salon's cancellation policy, the deposit of 500\u00a0₽ paid online is not refunded.") {
+		t.Fatalf("asked again: %q", q)
+	}
+	w.tap(u, "Yes, cancel")
+	if done := w.see(u, "Your booking is cancelled").Text; !strings.Contains(done, "By the salon's cancellation policy, the deposit of 500\u00a0₽ was not refunded.") {
+		t.Fatalf("the cancellation: %q", done)
+	}
+	bookingtest.WaitFor(t, 10*time.Second, "the deposit kept at the provider", func() bool {
+		if _, err := w.Svc.SweepPayments(ctx); err != nil {
+			t.Fatal(err)
+		}
+		captured, refunded := fake.Totals()
+		return captured == 50000 && refunded == 0 && fake.Held() == 0
+	})
+	if fake.Refunds() != 0 {
+		t.Errorf("%d refunds of a deposit the policy keeps", fake.Refunds())
+	}
 }
 
 // TestTheDifferenceIsPaidFromTheChat: a chat client's paid booking the

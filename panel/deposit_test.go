@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -121,5 +122,45 @@ func TestTheSalonAsksADepositOnline(t *testing.T) {
 			do(t, tab, chromedp.Navigate(shown+"?lang="+lang), chromedp.WaitVisible(css(`#action-do`)))
 			shot("pay-link-page")
 		}
+	}
+
+	// Paid: the cancel form says what cancelling does to the deposit, by
+	// the salon's policy, and the provider then does it (the panel is in
+	// English since the browser's last choice).
+	ext := fake.IDs()[0]
+	if !fake.Pay(ext) {
+		t.Fatalf("pay %s", ext)
+	}
+	if _, err := w.Svc.PaymentNotified(ctx, "yookassa", ext); err != nil {
+		t.Fatal(err)
+	}
+	policy := func(p string) {
+		t.Helper()
+		if _, err := w.Pool.Exec(ctx, `UPDATE salons SET refund_policy = $2, catalog_version = catalog_version + 1 WHERE id = $1`, w.salon.ID, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page := fmt.Sprintf("/panel/bookings/%d", online)
+	policy("never")
+	if p := b.get(page); !strings.Contains(p.body, "By the salon&#39;s refund policy, the deposit of 1,000\u00a0₽ paid online is kept: cancelling does not refund it.") {
+		t.Errorf("the cancel form under the policy never: %s", p.body)
+	}
+	policy("before_cutoff")
+	if p := b.get(page); !strings.Contains(p.body, "<p class=\"hint\" id=\"cancel-deposit\">Cancelling refunds the deposit of 1,000\u00a0₽ paid online to the client.</p>") {
+		t.Errorf("the cancel form under the policy before_cutoff: %s", p.body)
+	}
+	if r := b.post(page+"/cancel", url.Values{"reason": {"the client called"}}); r.status != http.StatusSeeOther {
+		t.Fatalf("cancel: %d %.300s", r.status, r.body)
+	}
+	bookingtest.WaitFor(t, 10*time.Second, "the deposit refunded at the provider", func() bool {
+		if _, err := w.Svc.SweepPayments(ctx); err != nil {
+			t.Fatal(err)
+		}
+		fake.SettleRefunds()
+		_, refunded := fake.Totals()
+		return refunded == 100000
+	})
+	if p := b.get(page); strings.Contains(p.body, `id="cancel-deposit"`) {
+		t.Errorf("a cancelled booking's page still speaks of cancelling")
 	}
 }

@@ -596,6 +596,8 @@ var ru = map[string]string{
 	"paid online":               "оплачено онлайн",
 	"due":                       "к доплате",
 	"Up to %s can be refunded.": "Можно вернуть до %s.",
+	"By the salon's refund policy, the deposit of %s paid online is kept: cancelling does not refund it.":                                                          "По правилам возврата салона предоплата %s, внесённая онлайн, остаётся у салона: при отмене она не возвращается.",
+	"Cancelling refunds the deposit of %s paid online to the client.":                                                                                              "При отмене предоплата %s, внесённая онлайн, вернётся клиенту.",
 	"The booking moved to a larger deposit: %s more is due online. If the client paid it here, in the salon, record it; a payment of it online is then cancelled.": "Запись перенесли на бо́льшую предоплату: онлайн осталось доплатить %s. Если клиент доплатил здесь, в салоне, отметьте это; онлайн-оплата тогда отменится.",
 	"The client was sent a link to pay on their channels (see Messages). To send it yourself, in a chat or a call, make one here.":                                 "Клиенту отправлена ссылка на оплату по его каналам (см. «Сообщения»). Чтобы отправить её самим, в чате или по телефону, создайте ссылку здесь.",
 	"Payment link, valid until %s":                                      "Ссылка на оплату, действует до %s",

@@ -95,6 +95,14 @@ func (h *Handler) ask(p *actionPage, l *booking.Link) {
 		p.Question += " " + fmt.Sprintf(p.T["cancel_keeps"], v.PaidWith.UnitsIn(v.CancelKeeps, v.Salon.Currency, p.Lang),
 			fmt.Sprintf(p.T["pw_name_"+string(v.PaidWith.Kind)+"_of"], hint))
 	}
+	if v := l.Booking; l.Action == booking.LinkCancel && p.Problem == "" && v.Changeable && v.Prepaid > 0 {
+		// And what it does to the deposit paid online.
+		key := "cancel_refunds_deposit"
+		if v.CancelKeepsPrepaid {
+			key = "cancel_keeps_deposit"
+		}
+		p.Question += " " + fmt.Sprintf(p.T[key], v.Prepaid.Format(v.Salon.Currency, p.Lang))
+	}
 }
 
 // done reports whether what used link l did shows on its booking (a

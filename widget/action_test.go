@@ -18,6 +18,8 @@ import (
 
 	"salon/booking"
 	"salon/booking/bookingtest"
+	"salon/booking/psp"
+	"salon/booking/psp/psptest"
 	"salon/internal/browsertest"
 	"salon/internal/courier"
 	"salon/widget"
@@ -27,8 +29,15 @@ import (
 // outbox (each message's words kept in its row), with links to the site.
 func linkSite(t *testing.T, opts ...siteOption) *site {
 	t.Helper()
+	return linkSiteWith(t, nil, opts...)
+}
+
+// linkSiteWith is linkSite with the core's options more (a payment
+// provider).
+func linkSiteWith(t *testing.T, more []booking.Option, opts ...siteOption) *site {
+	t.Helper()
 	mail, text := &lateBase{ch: booking.ChannelEmail}, &lateBase{ch: booking.ChannelSMS}
-	e := bookingtest.New(t, booking.WithCourier(booking.ChannelEmail, mail, 0), booking.WithCourier(booking.ChannelSMS, text, 0))
+	e := bookingtest.New(t, append([]booking.Option{booking.WithCourier(booking.ChannelEmail, mail, 0), booking.WithCourier(booking.ChannelSMS, text, 0)}, more...)...)
 	s := newSiteOn(t, e, opts...)
 	mail.x.Store(&courier.Outbox{Base: s.base, Channel: booking.ChannelEmail})
 	text.x.Store(&courier.Outbox{Base: s.base, Channel: booking.ChannelSMS})
@@ -68,12 +77,19 @@ func remindedLinks(t *testing.T, s *site, lang, hhmm string) (*booking.Booking, 
 // day, with an e-mail).
 func remindedLinksOf(t *testing.T, s *site, r booking.BookRequest) (*booking.Booking, [3]string) {
 	t.Helper()
-	ctx := bookingtest.System()
 	b, err := s.Svc.Book(booking.As(context.Background(), booking.Visitor()), r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Clock.Set(r.StartsAt.Add(-24 * time.Hour))
+	return b, reminderLinks(t, s, b)
+}
+
+// reminderLinks sends booking b's day-before reminder and returns the
+// reminder e-mail's links: confirm, move, cancel.
+func reminderLinks(t *testing.T, s *site, b *booking.Booking) [3]string {
+	t.Helper()
+	ctx := bookingtest.System()
+	s.Clock.Set(b.StartsAt.Add(-24 * time.Hour))
 	if _, err := s.Svc.Remind(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -99,11 +115,11 @@ func remindedLinksOf(t *testing.T, s *site, r booking.BookRequest) (*booking.Boo
 			if len(found) < 3 {
 				t.Fatalf("links in %q", whole)
 			}
-			return b, [3]string{found[0][1], found[1][1], found[2][1]}
+			return [3]string{found[0][1], found[1][1], found[2][1]}
 		}
 	}
 	t.Fatalf("no reminder e-mail was sent: %+v", list)
-	return nil, [3]string{}
+	return [3]string{}
 }
 
 // page fetches a one-tap page without following redirects.
@@ -339,6 +355,111 @@ func TestBrowserCancelLinkNamesThePackage(t *testing.T) {
 		run(t, ctx, chromedp.Navigate(s.base+"/a/"+links[2]), chromedp.WaitVisible(css("#action-problem")))
 		if got, problem := text(t, ctx, "#h-action"), text(t, ctx, "#action-problem"); got != c.title || !strings.Contains(problem, c.used) {
 			t.Errorf("%s: the used link's page: %q, %q", c.lang, got, problem)
+		}
+	}
+}
+
+// TestTheClientIsToldWhatCancellingDoesToTheDeposit: a booking whose
+// deposit was paid online says, before the client cancels it, whether
+// cancelling refunds the deposit or the salon's policy keeps it: in the
+// API (payment.cancel_refunds / cancel_keeps) and on the cancel link's
+// page, in both languages; and the provider then does what was said (a
+// refund of it, or none). Unpaid, or past the cutoff, nothing is said.
+func TestTheClientIsToldWhatCancellingDoesToTheDeposit(t *testing.T) {
+	t.Parallel()
+	fake := psptest.New(t)
+	yk := &psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}
+	s := linkSiteWith(t, []booking.Option{booking.WithPayments(yk)})
+	ctx := bookingtest.System()
+	svc := s.Service(t, s.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 500000, Deposit: 100000})
+	m := s.Master(t, s.salon, svc)
+	s.Shift(t, s.salon, m, testDay, 1, "10:00", "20:00")
+	for _, c := range []struct {
+		policy     booking.RefundPolicy
+		hhmm       string
+		field      string
+		ru, en     string
+		refunded   int64
+		unpaidHHMM string
+	}{
+		{booking.RefundBeforeCutoff, "10:00", "cancel_refunds", "предоплата 1\u00a0000\u00a0₽ вернётся тем же способом, каким была внесена.",
+			"the deposit of 1,000\u00a0₽ paid online is refunded the way it was paid.", 100000, "15:00"},
+		{booking.RefundNever, "12:00", "cancel_keeps", "По правилам отмены салона предоплата 1\u00a0000\u00a0₽ при отмене не возвращается.",
+			"By the salon&#39;s cancellation rules, the deposit of 1,000\u00a0₽ paid online is not refunded if you cancel.", 0, "17:00"},
+	} {
+		s.Clock.Set(bookingtest.DefaultNow)
+		salon := *s.salon
+		salon.RefundPolicy = c.policy
+		if _, err := s.Svc.UpdateSalon(ctx, salon); err != nil {
+			t.Fatal(err)
+		}
+		book := func(hhmm string) *booking.Booking {
+			b, err := s.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: s.salon.ID, ServiceID: svc.ID,
+				MasterID: m.ID, StartsAt: bookingtest.At(s.salon, testDay, hhmm),
+				Client: booking.ClientInput{Name: "Maria", Phone: bookingtest.Phone(), Email: "maria@example.com", Lang: "ru"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+		// Unpaid: nothing paid online, nothing to say.
+		unpaid := book(c.unpaidHHMM)
+		if _, err := s.Svc.StartPayment(booking.As(context.Background(), booking.ByToken(unpaid.ManageToken)), unpaid.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		r := s.do("GET", fmt.Sprintf("/api/v1/bookings/%d", unpaid.ID), nil, "X-Manage-Token", unpaid.ManageToken)
+		if p, _ := r.body["payment"].(map[string]any); r.status != 200 || p == nil || p["cancel_refunds"] != nil || p["cancel_keeps"] != nil {
+			t.Errorf("%s: an unpaid booking's payment: %d %s", c.policy, r.status, r.raw)
+		}
+		// Paid.
+		b := book(c.hhmm)
+		p, err := s.Svc.StartPayment(booking.As(context.Background(), booking.ByToken(b.ManageToken)), b.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !fake.Pay(p.ExternalID) {
+			t.Fatalf("pay %s", p.ExternalID)
+		}
+		if _, err := s.Svc.PaymentNotified(ctx, "yookassa", p.ExternalID); err != nil {
+			t.Fatal(err)
+		}
+		r = s.do("GET", fmt.Sprintf("/api/v1/bookings/%d", b.ID), nil, "X-Manage-Token", b.ManageToken)
+		pay, _ := r.body["payment"].(map[string]any)
+		if r.status != 200 || pay == nil || pay[c.field] != 1000.0 || len(pay) != 4 {
+			t.Errorf("%s: the paid booking's payment: %d %s", c.policy, r.status, r.raw)
+		}
+		links := reminderLinks(t, s, b)
+		// Past the cutoff the client may no longer cancel: nothing is said.
+		s.Clock.Set(b.StartsAt.Add(-time.Hour))
+		r = s.do("GET", fmt.Sprintf("/api/v1/bookings/%d", b.ID), nil, "X-Manage-Token", b.ManageToken)
+		if pay, _ := r.body["payment"].(map[string]any); r.status != 200 || pay == nil || pay[c.field] != nil {
+			t.Errorf("%s: past the cutoff, the payment: %d %s", c.policy, r.status, r.raw)
+		}
+		if _, body, _ := s.page("GET", "/a/"+links[2]); strings.Contains(body, "предоплата") || strings.Contains(body, "Предоплата") {
+			t.Errorf("%s: past the cutoff, the cancel link's page speaks of the deposit: %s", c.policy, body)
+		}
+		s.Clock.Set(b.StartsAt.Add(-24 * time.Hour))
+		if _, body, _ := s.page("GET", "/a/"+links[2]); !strings.Contains(body, c.ru) {
+			t.Errorf("%s: the cancel link's page does not say %q: %s", c.policy, c.ru, body)
+		}
+		if _, body, _ := s.page("GET", "/a/"+links[2]+"?lang=en"); !strings.Contains(body, c.en) {
+			t.Errorf("%s: the cancel link's page in English does not say %q: %s", c.policy, c.en, body)
+		}
+		_, before := fake.Totals()
+		if code, body, _ := s.page("POST", "/a/"+links[2]); code != 200 || !strings.Contains(body, "Запись отменена") {
+			t.Fatalf("%s: cancel: %d %s", c.policy, code, body)
+		}
+		// What the provider did is what was said.
+		bookingtest.WaitFor(t, 10*time.Second, "the refund as said", func() bool {
+			if _, err := s.Svc.SweepPayments(ctx); err != nil {
+				t.Fatal(err)
+			}
+			fake.SettleRefunds()
+			_, after := fake.Totals()
+			return after-before == c.refunded && fake.Held() == 0
+		})
+		if c.refunded == 0 && fake.Status(p.ExternalID) != "succeeded" {
+			t.Errorf("%s: kept, the payment is %s at the provider", c.policy, fake.Status(p.ExternalID))
 		}
 	}
 }

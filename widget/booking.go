@@ -106,6 +106,24 @@ type paymentJSON struct {
 	// (a top-up, refunds in parts), when any money came.
 	Paid     booking.Money `json:"paid,omitempty"`
 	Refunded booking.Money `json:"refunded,omitempty"`
+	// CancelRefunds and CancelKeeps are, while the caller may cancel the
+	// booking, what of the money paid online cancelling now would give
+	// back, or leave to the salon by its refund policy.
+	CancelRefunds booking.Money `json:"cancel_refunds,omitempty"`
+	CancelKeeps   booking.Money `json:"cancel_keeps,omitempty"`
+}
+
+// onCancel says in p what cancelling v now would do to what was paid
+// online for it.
+func (p *paymentJSON) onCancel(v *booking.View) {
+	p.CancelRefunds, p.CancelKeeps = 0, 0
+	switch {
+	case !v.Changeable || v.Prepaid <= 0:
+	case v.CancelKeepsPrepaid:
+		p.CancelKeeps = v.Prepaid
+	default:
+		p.CancelRefunds = v.Prepaid
+	}
 }
 
 func toPayment(p *booking.PaymentSession) *paymentJSON {
@@ -373,6 +391,7 @@ func (h *Handler) answer(c *fiber.Ctx, id int64) error {
 					out.Payment = payment
 				}
 			}
+			out.Payment.onCancel(v)
 		}
 	}
 	return c.JSON(out)

@@ -101,15 +101,16 @@ func TestBrowserManagePageInEveryPaymentState(t *testing.T) {
 		token, ext string
 		en, ru     string // what the payment note says
 		button     string // the visible action, if any
+		refunds    bool   // the page says cancelling refunds the deposit
 	}
 	states := []*state{
 		{name: "pending-unpaid", hhmm: "10:00", en: "Pay the deposit of 1,000\u00a0₽ by", ru: "Оплатите предоплату 1\u00a0000\u00a0₽ до", button: "#manage-pay"},
 		{name: "declined", hhmm: "11:00", en: "The payment did not go through", ru: "Оплата не прошла", button: "#manage-retry"},
 		{name: "expired", hhmm: "12:00", en: "did not come in time", ru: "не поступила вовремя"},
-		{name: "paid-awaiting-capture", hhmm: "13:00", en: "is paid; the salon is confirming it", ru: "внесена; салон подтверждает"},
-		{name: "paid", hhmm: "14:00", en: "The deposit of 1,000\u00a0₽ is paid.", ru: "Предоплата 1\u00a0000\u00a0₽ получена."},
+		{name: "paid-awaiting-capture", hhmm: "13:00", en: "is paid; the salon is confirming it", ru: "внесена; салон подтверждает", refunds: true},
+		{name: "paid", hhmm: "14:00", en: "The deposit of 1,000\u00a0₽ is paid.", ru: "Предоплата 1\u00a0000\u00a0₽ получена.", refunds: true},
 		{name: "refunded", hhmm: "15:00", en: "The deposit of 1,000\u00a0₽ is refunded.", ru: "Предоплата 1\u00a0000\u00a0₽ возвращена."},
-		{name: "moved-difference-due", hhmm: "16:00", en: "500\u00a0₽ more is due", ru: "осталось доплатить 500\u00a0₽", button: "#manage-retry"},
+		{name: "moved-difference-due", hhmm: "16:00", en: "500\u00a0₽ more is due", ru: "осталось доплатить 500\u00a0₽", button: "#manage-retry", refunds: true},
 	}
 	for _, st := range states {
 		st.id, st.token, st.ext = s.book(st.hhmm)
@@ -175,6 +176,15 @@ func TestBrowserManagePageInEveryPaymentState(t *testing.T) {
 			errText, err := chromedp.Run(tab, chromedp.Evaluate[string](`document.getElementById('error').hidden ? '' : document.getElementById('error').textContent`))
 			if err != nil || errText != "" {
 				t.Errorf("%s (%s): the page shows an error %q (%v)", st.name, lang, errText, err)
+			}
+			// Before the client cancels: what becomes of the deposit paid.
+			said, err := chromedp.Run(tab, chromedp.Evaluate[string](`(function (e) { return e.hidden ? '' : e.textContent })(document.getElementById('cancel-deposit'))`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[string]string{"en": "If you cancel now, the deposit of 1,000\u00a0₽ paid online is refunded the way it was paid.",
+				"ru": "При отмене сейчас предоплата 1\u00a0000\u00a0₽ вернётся тем же способом, каким была внесена."}[lang]; (said == want) != st.refunds {
+				t.Errorf("%s (%s): before cancelling the page says %q", st.name, lang, said)
 			}
 			for _, b := range []string{"#manage-pay", "#manage-retry"} {
 				visible, err := chromedp.Run(tab, chromedp.Evaluate[bool](`!document.querySelector('`+b+`').hidden`))

@@ -932,6 +932,11 @@
     $('cancel-keeps').hidden = !(keeps && open);
     $('cancel-keeps').textContent = keeps ? fmt('cancel_keeps', units(b.paid_with, keeps),
       fmt('pw_name_' + b.paid_with.kind + '_of', hintOf(b.paid_with))) : '';
+    // And of the deposit paid online: refunded, or kept by the policy.
+    var pay = open && b.payment || {};
+    $('cancel-deposit').hidden = !(pay.cancel_refunds || pay.cancel_keeps);
+    $('cancel-deposit').textContent = pay.cancel_keeps ? fmt('cancel_keeps_deposit', money(pay.cancel_keeps))
+      : pay.cancel_refunds ? fmt('cancel_refunds_deposit', money(pay.cancel_refunds)) : '';
     $('manage-result').hidden = !result;
     // Off (cancelled, or never paid): the client may book anew.
     $('book-again').hidden = active || mode === 'back' && b.status !== 'cancelled';
