@@ -192,9 +192,33 @@ type run struct {
 	masterNames map[int64]string            // names, for the alternatives offered
 }
 
-// problem is what is wrong with a row before it reaches the database.
+// problem is what is wrong with a row before it reaches the database: a
+// column's, then the next column's (each column's first, in the order
+// they are read), so that one report names all of what to fix.
 type problem struct {
 	column, value, reason string
+	next                  *problem
+}
+
+// add appends to the problems at *p one of column, unless that column has
+// one already.
+func add(p **problem, column, value, reason string) {
+	for ; *p != nil; p = &(*p).next {
+		if (*p).column == column {
+			return
+		}
+	}
+	*p = &problem{column: column, value: value, reason: reason}
+}
+
+// has reports whether column has a problem among p.
+func (p *problem) has(column string) bool {
+	for ; p != nil; p = p.next {
+		if p.column == column {
+			return true
+		}
+	}
+	return false
 }
 
 // MaxValueShown is how much of a cell a report line shows.
@@ -204,6 +228,16 @@ func (r *run) reject(line int, key, column, value, reason string) {
 	r.sum.Rejected++
 	r.pending = append(r.pending, Line{Line: line, Outcome: booking.Rejected, Key: shorten(key, MaxValueShown),
 		Column: column, Value: shorten(value, MaxValueShown), Reason: reason})
+}
+
+// rejectAll rejects a row for its problems p: one report line for each
+// column at fault, the row counted once.
+func (r *run) rejectAll(line int, key string, p *problem) {
+	r.reject(line, key, p.column, p.value, p.reason)
+	for q := p.next; q != nil; q = q.next {
+		r.pending = append(r.pending, Line{Line: line, Outcome: booking.Rejected, Key: shorten(key, MaxValueShown),
+			Column: q.column, Value: shorten(q.value, MaxValueShown), Reason: q.reason})
+	}
 }
 
 // columnName is the header's name of a 1-based column ("" for none).
@@ -238,7 +272,7 @@ func load[T any](r *run, chunk []Record, parse func(rec Record, p **problem) (T,
 		var p *problem
 		row, key := parse(rec, &p)
 		if p != nil {
-			r.reject(rec.Line, key, p.column, p.value, p.reason)
+			r.rejectAll(rec.Line, key, p)
 			continue
 		}
 		rows = append(rows, row)
@@ -297,16 +331,26 @@ func (r *run) flush(chunk []Record) error {
 // field reads a column of a record, checking required ones.
 func (r *run) field(rec Record, key string, required bool, p **problem) string {
 	v, _ := r.l.get(rec.Fields, key)
-	if v == "" && required && *p == nil {
-		*p = &problem{column: r.l.headerName(key, r.header), reason: r.tr("required")}
+	if v == "" && required {
+		add(p, r.l.headerName(key, r.header), "", r.tr("required"))
 	}
 	return v
 }
 
+// bad records what is wrong with the row's column key (unless it has a
+// problem already).
 func (r *run) bad(p **problem, key, value, reason string) {
-	if *p == nil {
-		*p = &problem{column: r.l.headerName(key, r.header), value: value, reason: reason}
+	add(p, r.l.headerName(key, r.header), value, reason)
+}
+
+// fine reports whether none of the row's columns keys has a problem.
+func (r *run) fine(p *problem, keys ...string) bool {
+	for _, k := range keys {
+		if p.has(r.l.headerName(k, r.header)) {
+			return false
+		}
 	}
+	return true
 }
 
 // results records the core's outcome of each row.
@@ -465,7 +509,7 @@ func (r *run) schedule(chunk []Record) error {
 			sh = &in
 		}
 		if p != nil {
-			r.reject(rec.Line, key, p.column, p.value, p.reason)
+			r.rejectAll(rec.Line, key, p)
 			continue
 		}
 		k := strings.ToLower(master) + "\x00" + d.String()
@@ -525,7 +569,7 @@ func (r *run) bookings(chunk []Record) error {
 		d := r.date(ds, "date", p)
 		c := r.clock(start, "start", booking.ParseClock, p)
 		at, err := d.AtClock(loc, c)
-		if err != nil { // (a time the clocks skip that day)
+		if err != nil && r.fine(*p, "date", "start") { // (a time the clocks skip that day)
 			r.bad(p, "start", start, i18n.Of(err).In(r.lang))
 		}
 		return booking.BookingRow{Master: master, Service: service, StartsAt: at, Phone: phone, Name: name,
