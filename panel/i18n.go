@@ -57,6 +57,9 @@ var en = map[string]string{
 	"entry refund": "money refunded",
 	"always":       "always", "before_cutoff": "before the cancellation deadline", "never": "never",
 	"deposit_received": "deposit received", "deposit_refunded": "deposit refunded",
+	"zone Africa": "Africa", "zone America": "America", "zone Antarctica": "Antarctica", "zone Arctic": "Arctic",
+	"zone Asia": "Asia", "zone Atlantic": "Atlantic", "zone Australia": "Australia", "zone Europe": "Europe",
+	"zone Indian": "Indian Ocean", "zone Pacific": "Pacific", "zone UTC": "UTC",
 }
 
 // Other is the other language's code and name, for the switch.
@@ -423,6 +426,18 @@ var ru = map[string]string{
 	"always":                "всегда",
 	"before_cutoff":         "до срока отмены",
 	"never":                 "никогда",
+	"The salon's country":   "Страна салона",
+	"zone Africa":           "Африка",
+	"zone America":          "Америка",
+	"zone Antarctica":       "Антарктида",
+	"zone Arctic":           "Арктика",
+	"zone Asia":             "Азия",
+	"zone Atlantic":         "Атлантический океан",
+	"zone Australia":        "Австралия",
+	"zone Europe":           "Европа",
+	"zone Indian":           "Индийский океан",
+	"zone Pacific":          "Тихий океан",
+	"zone UTC":              "UTC",
 	"Role":                  "Роль",
 	"owner":                 "владелец",
 	"Add user":              "Добавить пользователя",

@@ -960,3 +960,46 @@ func TestDatesAsTheReaderWritesThem(t *testing.T) {
 		t.Errorf("the English booking page does not say %s alone", start.Format("2 Jan 2006, 15:04"))
 	}
 }
+
+// TestTheZoneListStartsWithTheSalonsCountry: the settings' time zones come
+// first those of the salon's country (Russia's for the demo salon; the
+// United Kingdom's once it moved to London), then the rest by region, in
+// the reader's words; saving the form keeps the zone.
+func TestTheZoneListStartsWithTheSalonsCountry(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	groups := regexp.MustCompile(`<optgroup label="([^"]+)">(.*?)</optgroup>`)
+	first := func(want string, zones ...string) string {
+		t.Helper()
+		a := b.get("/panel/settings")
+		found := groups.FindAllStringSubmatch(a.body, -1)
+		if len(found) < 5 || found[0][1] != want {
+			t.Fatalf("the zone list's groups: %d, the first %q", len(found), found)
+		}
+		for _, z := range zones {
+			if !strings.Contains(found[0][2], `value="`+z+`"`) {
+				t.Errorf("%s is not in the first group %q", z, found[0][1])
+			}
+		}
+		if strings.Count(a.body, `<option value="Europe/London"`) != 1 {
+			t.Errorf("Europe/London is listed %d times", strings.Count(a.body, `<option value="Europe/London"`))
+		}
+		return a.body
+	}
+	page := first("Страна салона", "Europe/Moscow", "Asia/Vladivostok", "Europe/Kaliningrad")
+	if !strings.Contains(page, `<optgroup label="Европа">`) || !strings.Contains(page, `<optgroup label="Америка">`) {
+		t.Errorf("the regions are not in Russian")
+	}
+	if _, err := w.Pool.Exec(context.Background(), `UPDATE salons SET timezone = 'Europe/London', country = 'GB', catalog_version = catalog_version + 1 WHERE id = $1`, w.salon.ID); err != nil {
+		t.Fatal(err)
+	}
+	b.do("POST", "/panel/lang", url.Values{"lang": {"en"}, "csrf": {b.csrf}}, "Referer", w.base+"/panel/settings")
+	page = first("The salon&#39;s country", "Europe/London")
+	if strings.Contains(page, `<optgroup label="zone `) || !strings.Contains(page, `<optgroup label="Indian Ocean">`) {
+		t.Errorf("the regions are not in English")
+	}
+	if !strings.Contains(page, `<option value="Europe/London" selected>`) {
+		t.Errorf("the salon's zone is not chosen")
+	}
+}

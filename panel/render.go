@@ -67,19 +67,46 @@ var funcs = template.FuncMap{
 		}
 		return template.URL(v.Encode())
 	},
-	"add":   func(a, b int) int { return a + b },
-	"has":   func(ids []int64, id int64) bool { return slices.Contains(ids, id) },
-	"asset": web.Asset,
-	// timeZones lists the zones a salon may be in, Russia's first, and
-	// the salon's own (an old name the list no longer has is kept, never
-	// changed by saving the form).
-	"timeZones": func(current string) []string {
-		zones := booking.TimeZones()
-		if current != "" && !slices.Contains(zones, current) {
-			zones = append([]string{current}, zones...)
+	"add":        func(a, b int) int { return a + b },
+	"has":        func(ids []int64, id int64) bool { return slices.Contains(ids, id) },
+	"asset":      web.Asset,
+	"zoneGroups": zoneGroups,
+}
+
+// zoneGroup is a group of a time zone list: its label (a key of the
+// panel's words) and its zones.
+type zoneGroup struct {
+	Label string
+	Zones []string
+}
+
+// zoneGroups lists the zones a salon may be in: first those of country
+// (the salon's), then the rest by region (Europe, America, …), and the
+// salon's own zone (an old name the list no longer has is kept, never
+// changed by saving the form).
+func zoneGroups(current, country string) []zoneGroup {
+	zones := booking.TimeZones()
+	if current != "" && !slices.Contains(zones, current) {
+		zones = append(zones, current)
+	}
+	slices.Sort(zones)
+	first := zoneGroup{Label: "The salon's country"}
+	var rest []zoneGroup
+	for _, z := range zones {
+		if country != "" && booking.CountryOf(z) == country {
+			first.Zones = append(first.Zones, z)
+			continue
 		}
-		return zones
-	},
+		region, _, _ := strings.Cut(z, "/")
+		if n := len(rest); n == 0 || rest[n-1].Label != "zone "+region {
+			rest = append(rest, zoneGroup{Label: "zone " + region})
+		}
+		rest[len(rest)-1].Zones = append(rest[len(rest)-1].Zones, z)
+	}
+	if len(first.Zones) == 0 {
+		return rest
+	}
+	return append([]zoneGroup{first}, rest...)
 }
 
 // page is what every template gets: the language, the user and salon, the

@@ -81,6 +81,9 @@ func cmdInit(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 	base := publicBase(getenv)
 	fmt.Fprintf(stdout, "created salon %s (%s, %s, %s) and its owner %s\n", s.Slug, s.Timezone, s.Currency, s.Locale, u.Email)
 	fmt.Fprintf(stdout, "panel: %s/panel/login\n", base)
+	if getenv("SALON_PUBLIC_URL") == "" {
+		fmt.Fprintf(stdout, "(where salon serve listens with this environment's SALON_HTTP_ADDR; SALON_PUBLIC_URL names the address people use)\n")
+	}
 	fmt.Fprintf(stdout, "sign in, then add services, masters and working hours; the panel's Online booking page has the link for clients\n")
 	return nil
 }

@@ -156,7 +156,7 @@ func TestCommandsAndExitCodes(t *testing.T) {
 		{[]string{"migrate", "status"}, "", 0, "00004_bot.sql"},
 		// init: a salon and its owner, both or neither.
 		{[]string{"init", "--name", "Nails", "--slug", "nails", "--tz", "Europe/Moscow", "--email", "owner@nails.test", "--password-stdin"},
-			"long-enough\n", 0, "/panel/login"},
+			"long-enough\n", 0, "/panel/login\n(where salon serve listens with this environment's SALON_HTTP_ADDR; SALON_PUBLIC_URL names the address people use)"},
 		{[]string{"init", "--name", "Nails 2", "--slug", "nails2", "--tz", "Europe/Moscow", "--email", "owner@nails.test", "--password-stdin"},
 			"long-enough\n", 1, "email: a user with this email exists"},
 		{[]string{"init", "--name", "Nails 3", "--slug", "nails3", "--tz", "Europe/Moscow", "--email", "x@nails.test", "--password-stdin"},
