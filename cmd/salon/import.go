@@ -75,11 +75,9 @@ func cmdImport(ctx context.Context, args []string, getenv env, stdout, stderr io
 	opt := importer.Options{Kind: kind, Salon: s, File: filepath.Base(pos[1]), DryRun: *dry}
 	// The first rejected rows are printed whatever the report: what to fix
 	// is seen without another run.
-	var first []importer.Line
+	var first firstRejected
 	opt.Report = func(l importer.Line) error {
-		if l.Outcome == booking.Rejected && len(first) < shownRejected {
-			first = append(first, l)
-		}
+		first.add(l)
 		if report != nil {
 			return report.Add(l)
 		}
@@ -116,7 +114,7 @@ func cmdImport(ctx context.Context, args []string, getenv env, stdout, stderr io
 		}
 	}
 	printSummary(stdout, kind, sum, *dry)
-	printRejected(stdout, first, sum.Rejected)
+	printRejected(stdout, first.lines, sum.Rejected)
 	if sum.Rejected > 0 {
 		return rejectedRows{n: sum.Rejected, report: *reportPath}
 	}
@@ -125,6 +123,26 @@ func cmdImport(ctx context.Context, args []string, getenv env, stdout, stderr io
 
 // shownRejected is how many rejected rows an import prints.
 const shownRejected = 10
+
+// firstRejected keeps the report lines of the first shownRejected
+// rejected rows (a row with several bad columns has a line for each).
+type firstRejected struct {
+	lines []importer.Line
+	rows  int
+}
+
+func (f *firstRejected) add(l importer.Line) {
+	if l.Outcome != booking.Rejected {
+		return
+	}
+	if n := len(f.lines); n == 0 || f.lines[n-1].Line != l.Line {
+		if f.rows == shownRejected {
+			return
+		}
+		f.rows++
+	}
+	f.lines = append(f.lines, l)
+}
 
 // printRejected prints the first rejected rows: line, column, value and
 // why, as a person fixes them in the file.
@@ -142,8 +160,14 @@ func printRejected(w io.Writer, lines []importer.Line, total int) {
 			fmt.Fprintf(w, "    free: %s\n", strings.Join(l.Alternatives, "; "))
 		}
 	}
-	if total > len(lines) {
-		fmt.Fprintf(w, "  … and %d more rejected rows\n", total-len(lines))
+	rows := 0
+	for i, l := range lines {
+		if i == 0 || lines[i-1].Line != l.Line {
+			rows++
+		}
+	}
+	if total > rows {
+		fmt.Fprintf(w, "  … and %d more rejected rows\n", total-rows)
 	}
 }
 
@@ -290,13 +314,11 @@ func importSet(ctx context.Context, getenv env, stdout io.Writer, paths []string
 			continue
 		}
 		printSummary(stdout, r.Kind, r.Summary, dry)
-		var first []importer.Line
+		var first firstRejected
 		for _, l := range r.Lines {
-			if l.Outcome == booking.Rejected && len(first) < shownRejected {
-				first = append(first, l)
-			}
+			first.add(l)
 		}
-		printRejected(stdout, first, r.Summary.Rejected)
+		printRejected(stdout, first.lines, r.Summary.Rejected)
 		rejected += r.Summary.Rejected
 	}
 	if rejected > 0 {

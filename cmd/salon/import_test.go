@@ -49,6 +49,13 @@ func TestImportAndExportCommands(t *testing.T) {
 	// free starts printed under it.
 	day := time.Now().AddDate(0, 0, 30).Format(time.DateOnly)
 	schedule := write("schedule.csv", "master,date,start,end\nAnna,"+day+",10:00,18:00\n")
+	// Twelve rows each bad in two columns: both are named, of the first
+	// ten rows, and the rest counted as rows.
+	twice := "name,duration_min,price\n"
+	for i := range 12 {
+		twice += fmt.Sprintf("S%d,an hour,free\n", i)
+	}
+	twoBad := write("twice.csv", twice)
 	bookings := write("bookings.csv", "master,service,date,start,client_phone,client_name\nAnna,Cut,"+day+",12:00,+79990001122,A\nAnna,Cut,"+day+",12:00,+79990001133,B\n")
 	cases := []struct {
 		args     []string
@@ -62,6 +69,8 @@ func TestImportAndExportCommands(t *testing.T) {
 		{[]string{"import", "masters", "--salon", "cli", bad}, 1, "created 0, updated 0, unchanged 1, rejected 1"},
 		// The rejected rows are named without --report: line, column, value, why.
 		{[]string{"import", "masters", "--salon", "cli", bad}, 1, `line 3, phone "123": not a valid phone number`},
+		{[]string{"import", "services", twoBad, "--salon", "cli"}, 1, "  line 2, duration_min \"an hour\": not a whole number of minutes\n  line 2, price \"free\": not an amount like 1500 or 1500.50\n  line 3, duration_min"},
+		{[]string{"import", "services", twoBad, "--salon", "cli"}, 1, "  line 11, price \"free\": not an amount like 1500 or 1500.50\n  … and 2 more rejected rows\n"},
 		{[]string{"import", "schedule", schedule, "--salon", "cli"}, 0, "created 1"},
 		{[]string{"import", "bookings", bookings, "--salon", "cli"}, 1, "this time is taken; the nearest free starts are listed\n    free: " + day + " 10:30 Anna; " + day + " 10:45 Anna; " + day + " 11:00 Anna; " + day + " 13:00 Anna"},
 		{[]string{"import", "haircuts", good, "--salon", "cli"}, 2, "unknown kind"},
