@@ -16,6 +16,8 @@ import (
 	"salon/booking/bookingtest"
 	"salon/booking/mail"
 	"salon/booking/mail/mailtest"
+	"salon/booking/psp"
+	"salon/booking/psp/psptest"
 	"salon/booking/sms"
 	"salon/booking/sms/smstest"
 	"salon/internal/courier"
@@ -851,4 +853,88 @@ func TestTheEMailSaysWhatACertificatePaid(t *testing.T) {
 		}
 	}
 	texted("Сертификат: вернулось 2\u00a0000\u00a0₽")
+}
+
+// TestTheCancellationSaysWhatBecameOfTheDeposit: a client's cancellation
+// of a booking whose deposit was paid online, as the mailbox and the SMS
+// provider have it: under a policy that keeps it, the e-mail and the SMS
+// say the deposit was kept; under one that refunds it, they do not (the
+// refund's e-mail says it came back).
+func TestTheCancellationSaysWhatBecameOfTheDeposit(t *testing.T) {
+	t.Parallel()
+	fake := psptest.New(t)
+	w := newMsgWorld(t, 1, booking.WithPayments(&psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret}))
+	w.jobs()
+	ctx := bookingtest.System()
+	colour := w.Service(t, w.salon, booking.SalonService{Name: "Окрашивание", DurationMin: 60, Price: 300000, Deposit: 100000})
+	m := w.Master(t, w.salon, colour)
+	w.Shift(t, w.salon, m, w.day, 1, "10:00", "20:00")
+	for _, c := range []struct {
+		policy booking.RefundPolicy
+		hhmm   string
+		kept   bool
+		then   string // the e-mail after the cancellation's
+	}{
+		{booking.RefundNever, "12:00", true, ""},
+		{booking.RefundBeforeCutoff, "15:00", false, "Предоплата возвращается"},
+	} {
+		if _, err := w.Pool.Exec(ctx, `UPDATE salons SET refund_policy = $2, catalog_version = catalog_version + 1 WHERE id = $1`, w.salon.ID, c.policy); err != nil {
+			t.Fatal(err)
+		}
+		phone, email := bookingtest.Phone(), fmt.Sprintf("olga-%s@example.com", c.policy)
+		b, err := w.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID,
+			ServiceID: colour.ID, MasterID: m.ID, StartsAt: bookingtest.At(w.salon, w.day, c.hhmm),
+			Client: booking.ClientInput{Name: "Ольга", Phone: phone, Email: email, Lang: "ru"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		client := booking.As(context.Background(), booking.ByToken(b.ManageToken))
+		p, err := w.Svc.StartPayment(client, b.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fake.Pay(p.ExternalID)
+		if _, err := w.Svc.PaymentNotified(ctx, "yookassa", p.ExternalID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Svc.Cancel(client, booking.CancelRequest{BookingID: b.ID}); err != nil {
+			t.Fatal(err)
+		}
+		mailed := func(subject string) string {
+			t.Helper()
+			var text string
+			bookingtest.WaitFor(t, 30*time.Second, "the e-mail "+subject, func() bool {
+				w.sendAll()
+				for _, x := range w.mail.Messages(t) {
+					if strings.HasPrefix(x.Subject, subject) && len(x.To) == 1 && x.To[0].Address == email {
+						text = x.Text + x.HTML
+						return true
+					}
+				}
+				return false
+			})
+			return text
+		}
+		said := "Предоплата: удержано по правилам отмены 1\u00a0000\u00a0₽"
+		if got := mailed("Запись отменена"); strings.Contains(got, said) != c.kept {
+			t.Errorf("%s: the cancellation's e-mail:\n%s", c.policy, got)
+		}
+		var sms string
+		bookingtest.WaitFor(t, 30*time.Second, "the cancellation's SMS", func() bool {
+			w.sendAll()
+			for _, x := range w.smsTo(phone) {
+				if strings.HasPrefix(x.Text, "Запись отменена") {
+					sms = x.Text
+					return true
+				}
+			}
+			return false
+		})
+		if strings.Contains(sms, said) != c.kept {
+			t.Errorf("%s: the cancellation's SMS: %q", c.policy, sms)
+		}
+		if c.then != "" {
+			mailed(c.then)
+		}
+	}
 }

@@ -55,6 +55,11 @@ func (Notifier) Notify(ctx context.Context, tx pgx.Tx, n booking.Notice) error {
 	if n.Event == booking.EventRefunded && n.Change.Amount > 0 && !n.To.Master {
 		msg.Text += "\n" + tr(lang, "n_refund_amount", n.Change.Amount.Format(v.Salon.Currency, lang))
 	}
+	if n.Event == booking.EventCancelled && !n.To.Master && v.Status == booking.StatusCancelled && v.Prepaid > 0 {
+		// What the salon's policy kept of the deposit (a refund starts
+		// with the cancellation, and is told when it is made).
+		msg.Text += "\n" + tr(lang, "deposit_kept", v.Prepaid.Format(v.Salon.Currency, lang))
+	}
 	if due, ok := owed(n); ok && !n.To.Master {
 		// A deposit to pay (a booking the salon made, or moved to a larger
 		// deposit): the amount, and a button that opens its payment.

@@ -8,6 +8,8 @@ import (
 
 	"salon/booking"
 	"salon/booking/bookingtest"
+	"salon/booking/psp"
+	"salon/booking/psp/psptest"
 	"salon/bot/tgtest"
 )
 
@@ -256,5 +258,45 @@ func TestNoticesSayWhatABalancePaid(t *testing.T) {
 	m = w.see(client, "❌ Your booking is cancelled")
 	if !strings.Contains(m.Text, "The visit went back to the package …"+pkg.Hint+": 3 visits left.") {
 		t.Fatalf("the notice of the salon's cancellation: %q", m.Text)
+	}
+}
+
+// TestTheNoticeOfACancellationSaysTheDepositWasKept: a booking made on
+// the web, its deposit paid online, cancelled elsewhere under a policy
+// that keeps deposits: the client's chat is told the deposit was not
+// refunded; under one that refunds, it is not told so.
+func TestTheNoticeOfACancellationSaysTheDepositWasKept(t *testing.T) {
+	t.Parallel()
+	fake := psptest.New(t)
+	w := newWorldWith(t, []booking.Option{booking.WithPayments(&psp.YooKassa{BaseURL: fake.URL, ShopID: fake.ShopID, Secret: fake.Secret})})
+	ctx := bookingtest.System()
+	_, err := w.Svc.UpdateService(ctx, w.salon.ID, booking.SalonService{ID: w.haircut.ID, Name: "Haircut", DurationMin: 60,
+		Price: 250000, Deposit: 50000, Active: true})
+	w.must(err)
+	client := w.tg.NewUser("Vera", "en")
+	w.toContact(client, "Boris", "10:00")
+	client.ShareContact("+7 999 900-00-08")
+	w.tap(client, "Confirm")
+	w.see(client, "The deposit of 500")
+	for _, c := range []struct {
+		policy, hhmm string
+		kept         bool
+	}{{"never", "15:00", true}, {"always", "17:00", false}} {
+		_, err := w.Pool.Exec(ctx, `UPDATE salons SET refund_policy = $2, catalog_version = catalog_version + 1 WHERE id = $1`, w.salon.ID, c.policy)
+		w.must(err)
+		b, err := w.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
+			StartsAt: bookingtest.At(w.salon, testDay, c.hhmm), Client: booking.ClientInput{Name: "Vera", Phone: "+79999000008"}})
+		w.must(err)
+		p, err := w.Svc.StartPayment(booking.As(ctx, booking.ByToken(b.ManageToken)), b.ID, nil)
+		w.must(err)
+		fake.Pay(p.ExternalID)
+		_, err = w.Svc.PaymentNotified(ctx, "yookassa", p.ExternalID)
+		w.must(err)
+		_, err = w.Svc.Cancel(booking.As(ctx, booking.BySystem()), booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID})
+		w.must(err)
+		m := w.see(client, "❌ Your booking is cancelled\nWhen: Tue 3 Mar, "+c.hhmm)
+		if strings.Contains(m.Text, "By the salon's cancellation policy, the deposit of 500\u00a0₽ was not refunded.") != c.kept {
+			t.Errorf("%s: the notice of the cancellation: %q", c.policy, m.Text)
+		}
 	}
 }

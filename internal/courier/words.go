@@ -100,6 +100,9 @@ func Compose(o *booking.Outgoing, base string) Words {
 	case v.Deposit > 0 && (o.Kind == booking.KindPaid || o.Kind == booking.KindRefunded || o.Kind == booking.KindPaymentDue):
 		w.Details = append(w.Details, detail{t("Deposit"), v.Deposit.Format(v.Salon.Currency, lang)})
 	}
+	if kept := keptDeposit(o.Kind, v); kept > 0 {
+		w.Details = append(w.Details, detail{t("Deposit"), t("%s kept by the cancellation rules", kept.Format(v.Salon.Currency, lang))})
+	}
 	w.Details = append(w.Details, paidWith(t, lang, o.Kind, v)...)
 	switch {
 	case topUp:
@@ -274,6 +277,9 @@ func Short(o *booking.Outgoing, base string) string {
 	if line := shortPaid(t, lang, o.Kind, v); line != "" {
 		parts = append(parts, line)
 	}
+	if kept := keptDeposit(o.Kind, v); kept > 0 {
+		parts = append(parts, t("Deposit")+": "+t("%s kept by the cancellation rules", kept.Format(v.Salon.Currency, lang)))
+	}
 	if o.Links.Offer != "" {
 		parts = append(parts, t("Book")+": "+base+"/o/"+o.Links.Offer)
 	}
@@ -287,6 +293,17 @@ func Short(o *booking.Outgoing, base string) string {
 		parts = append(parts, t("Cancel")+": "+base+"/a/"+o.Links.Cancel)
 	}
 	return strings.Join(parts, "\n")
+}
+
+// keptDeposit is, in the message of a cancellation, what the salon kept
+// of the deposit paid online by its refund policy (0: none, or not that
+// message): what it still holds of a cancelled booking's payments, since
+// a cancellation that refunds starts the refund in its own transaction.
+func keptDeposit(kind booking.MessageKind, v *booking.View) booking.Money {
+	if kind != booking.KindCancelled || v.Status != booking.StatusCancelled {
+		return 0
+	}
+	return v.Prepaid
 }
 
 // shortPaid is an SMS's line of what a package or a certificate paid of
