@@ -289,6 +289,11 @@ func (s *Service) UseLink(ctx context.Context, token string) (*LinkResult, error
 		if out.Booking.PaidWith, err = paidWith(ctx, s.pool, b.visit()); err != nil {
 			return nil, dbErr(err)
 		}
+		// And of the deposit paid online (a refund is under way from
+		// the cancellation's own transaction).
+		if err := s.pool.QueryRow(ctx, `SELECT `+prepaidSQL+` FROM bookings b WHERE b.id = $1`, b.ID).Scan(&out.Booking.Prepaid); err != nil {
+			return nil, dbErr(err)
+		}
 	case LinkMove:
 		if !l.Booking.Changeable {
 			return nil, tooLate("changes close %d hours before the start", l.Booking.Salon.CutoffHours)

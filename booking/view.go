@@ -34,7 +34,8 @@ type View struct {
 	// policy (units; 0: all of it goes back).
 	CancelKeeps int64
 	// Prepaid is what the salon holds of the deposit paid online for the
-	// booking: paid or authorized, less what was, or is being, refunded.
+	// booking (for its visit): paid or authorized, less what was, or is
+	// being, refunded.
 	Prepaid Money
 	// CancelKeepsPrepaid says whether the caller cancelling now would
 	// leave Prepaid to the salon, by its refund policy (else it is
@@ -77,9 +78,12 @@ const viewColumns = `COALESCE((SELECT string_agg(xs.name, ' + ' ORDER BY x.id) F
 	    JOIN services xs ON xs.id = x.service_id WHERE x.id = b.visit_id OR x.visit_of = b.visit_id), sv.name),
 	COALESCE((SELECT string_agg(q.n, ', ' ORDER BY q.f) FROM (SELECT xm.name n, min(x.id) f FROM bookings x
 	    JOIN masters xm ON xm.id = x.master_id WHERE x.id = b.visit_id OR x.visit_of = b.visit_id GROUP BY xm.name) q), m.name),
-	c.name, b.deposit_due,
-	(SELECT COALESCE(sum(p.amount - p.refunded - CASE WHEN p.status = 'refunding' THEN COALESCE(p.refund_amount, 0) ELSE 0 END), 0)
-	    FROM payment_sessions p WHERE p.booking_id = b.id AND p.status IN ('authorized', 'completed', 'refunding'))`
+	c.name, b.deposit_due, ` + prepaidSQL
+
+// prepaidSQL is View.Prepaid of booking b (a visit's, its head's: the
+// visit's deposit, which a cancellation of any of it refunds or keeps).
+const prepaidSQL = `(SELECT COALESCE(sum(p.amount - p.refunded - CASE WHEN p.status = 'refunding' THEN COALESCE(p.refund_amount, 0) ELSE 0 END), 0)
+	    FROM payment_sessions p WHERE p.booking_id = b.visit_id AND p.status IN ('authorized', 'completed', 'refunding'))`
 
 var viewFrom = `
 	FROM bookings b

@@ -561,6 +561,17 @@ func TestAVisitsDepositsAreOnePayment(t *testing.T) {
 	if captured, _ := w.fake.Totals(); captured != 150000 {
 		t.Fatalf("the provider captured %d, want 150000", captured)
 	}
+	// Each segment's page (the panel cancels the whole visit from any)
+	// says what cancelling does to the visit's deposit.
+	var segs []int64
+	if err := w.Pool.QueryRow(ctx, `SELECT array_agg(id ORDER BY id) FROM bookings WHERE visit_id = $1`, b.ID).Scan(&segs); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range segs {
+		if v, err := w.Svc.BookingView(ctx, w.salon.ID, id); err != nil || v.Prepaid != 150000 || v.CancelKeepsPrepaid {
+			t.Errorf("segment %d: prepaid %v, kept %v (%v), want 1500 refunded", id, v.Prepaid, v.CancelKeepsPrepaid, err)
+		}
+	}
 	if _, err := w.Svc.Cancel(booking.As(context.Background(), booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID}); err != nil {
 		t.Fatal(err)
 	}

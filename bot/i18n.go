@@ -72,7 +72,7 @@ var texts = map[string]map[string]string{
 		"cancel_keeps_certificate": "By the salon's cancellation policy, cancelling now keeps %s of what the certificate …%s paid; %s goes back to it.",
 		"cancel_keeps_all":         "By the salon's cancellation policy, cancelling now keeps the %s the certificate …%s paid.",
 		"cancel_back_certificate":  "%s goes back to the certificate …%s.",
-		"cancel_refunds_deposit":   "The deposit of %s paid online is refunded the way it was paid.",
+		"cancel_refunds_deposit":   "The deposit of %s paid online will be refunded the way it was paid.",
 		"cancel_keeps_deposit":     "By the salon's cancellation policy, the deposit of %s paid online is not refunded.",
 		"deposit_refunding":        "The deposit of %s is being refunded the way it was paid.",
 		"deposit_kept":             "By the salon's cancellation policy, the deposit of %s was not refunded.",

@@ -51,9 +51,10 @@ type action struct {
 	// Keeps is what the question said cancelling would keep of the
 	// package or certificate paying the booking (doCancel).
 	Keeps int64 `json:"keeps,omitempty"`
-	// KeepsPaid is whether it said cancelling would keep the deposit
-	// paid online (doCancel).
-	KeepsPaid bool `json:"kp,omitempty"`
+	// Prepaid is the deposit paid online the question spoke of, and
+	// KeepsPaid whether it said cancelling would keep it (doCancel).
+	Prepaid   booking.Money `json:"pp,omitempty"`
+	KeepsPaid bool          `json:"kp,omitempty"`
 }
 
 // button is an inline keyboard button.
@@ -149,7 +150,7 @@ func (t *turn) onTap(data string) error {
 	case doCancelAsk:
 		return t.cancelQuestion(a.Salon, a.ID)
 	case doCancel:
-		return t.cancel(a.Salon, a.ID, a.Keeps, a.KeepsPaid)
+		return t.cancel(a.Salon, a.ID, a)
 	case doMove:
 		return t.moveStart(a.Salon, a.ID)
 	case doMoveHere:

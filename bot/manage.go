@@ -71,7 +71,7 @@ func (t *turn) cancelQuestion(salonID, bookingID int64) error {
 // of what pays it (after prefix).
 func (t *turn) askCancel(v *booking.View, prefix string) {
 	k := t.keyboard()
-	k.row(k.btn(t.tr("cancel_yes"), action{Verb: doCancel, Salon: v.SalonID, ID: v.ID, Keeps: v.CancelKeeps, KeepsPaid: v.CancelKeepsPrepaid}), k.btn(t.tr("keep"), action{Verb: doMy}))
+	k.row(k.btn(t.tr("cancel_yes"), action{Verb: doCancel, Salon: v.SalonID, ID: v.ID, Keeps: v.CancelKeeps, Prepaid: v.Prepaid, KeepsPaid: v.CancelKeepsPrepaid}), k.btn(t.tr("keep"), action{Verb: doMy}))
 	t.show(prefix+t.tr("cancel_q")+"\n"+t.summary(v.ServiceName, v.MasterName, v.StartsAt, v.Price)+t.cancelKeeps(v)+t.cancelDeposit(v), k)
 }
 
@@ -140,16 +140,16 @@ func cancelledLines(lang string, v *booking.View) string {
 	return text
 }
 
-// cancel cancels booking bookingID, which the question said would keep
-// keeps of what pays it, and the deposit paid online when keepsPaid: when
-// that changed meanwhile (the salon's policy, the cutoff passed), it asks
-// again instead.
-func (t *turn) cancel(salonID, bookingID, keeps int64, keepsPaid bool) error {
+// cancel cancels booking bookingID, whose question (asked) said what
+// cancelling would keep of what pays it and of the deposit paid online:
+// when that changed meanwhile (the salon's policy, the cutoff passed, a
+// payment made), it asks again instead.
+func (t *turn) cancel(salonID, bookingID int64, asked action) error {
 	v, err := t.own(salonID, bookingID)
 	if v == nil {
 		return err
 	}
-	if v.PaidWith != nil && v.CancelKeeps != keeps || v.Prepaid > 0 && v.CancelKeepsPrepaid != keepsPaid {
+	if v.PaidWith != nil && v.CancelKeeps != asked.Keeps || v.Prepaid != asked.Prepaid || v.Prepaid > 0 && v.CancelKeepsPrepaid != asked.KeepsPaid {
 		t.askCancel(v, t.tr("cancel_changed")+"\n")
 		return nil
 	}

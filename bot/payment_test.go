@@ -62,7 +62,7 @@ func TestDepositPaidFromTheChat(t *testing.T) {
 	// when the salon's policy changes before "Yes", it is asked again.
 	u.Send("/my")
 	w.tap(u, "❌ Cancel 1")
-	if q := w.see(u, "Cancel this booking?").Text; !strings.Contains(q, "The deposit of 500\u00a0₽ paid online is refunded the way it was paid.") {
+	if q := w.see(u, "Cancel this booking?").Text; !strings.Contains(q, "The deposit of 500\u00a0₽ paid online will be refunded the way it was paid.") {
 		t.Fatalf("the question: %q", q)
 	}
 	if _, err := w.Pool.Exec(ctx, `UPDATE salons SET refund_policy = 'never', catalog_version = catalog_version + 1 WHERE id = $1`, w.salon.ID); err != nil {

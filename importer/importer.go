@@ -38,7 +38,8 @@ type Options struct {
 	DryRun bool
 	// Lang is the language of the reasons (default: the salon's).
 	Lang string
-	// Report receives one line per rejected or changed row, in file order.
+	// Report receives one line per changed row and per bad column of a
+	// rejected row, in file order.
 	Report func(Line) error
 	// Progress, when set, is called after each chunk with the bytes and
 	// rows read so far.

@@ -59,7 +59,7 @@ var en = map[string]string{
 	"deposit_received": "deposit received", "deposit_refunded": "deposit refunded",
 	"zone Africa": "Africa", "zone America": "America", "zone Antarctica": "Antarctica", "zone Arctic": "Arctic",
 	"zone Asia": "Asia", "zone Atlantic": "Atlantic", "zone Australia": "Australia", "zone Europe": "Europe",
-	"zone Indian": "Indian Ocean", "zone Pacific": "Pacific", "zone UTC": "UTC",
+	"zone Indian": "Indian Ocean", "zone Pacific": "Pacific", "zone UTC": "UTC", "zone Other": "Other",
 }
 
 // Other is the other language's code and name, for the switch.
@@ -438,6 +438,7 @@ var ru = map[string]string{
 	"zone Indian":           "Индийский океан",
 	"zone Pacific":          "Тихий океан",
 	"zone UTC":              "UTC",
+	"zone Other":            "Другие",
 	"Role":                  "Роль",
 	"owner":                 "владелец",
 	"Add user":              "Добавить пользователя",

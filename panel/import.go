@@ -39,7 +39,7 @@ const UploadPath = "/panel/import"
 // few small fields.
 const MaxUploadBody = MaxUpload + 64<<10
 
-// maxShown is the most report lines the page keeps (the counts are whole).
+// maxShown is the most rejected rows the page shows (the counts are whole).
 const maxShown = 200
 
 type importPage struct {
@@ -348,9 +348,13 @@ func view(up *booking.Upload) *importView {
 	if len(up.Lines) > 0 {
 		_ = json.Unmarshal(up.Lines, &lines)
 	}
-	for _, l := range lines {
+	rows := 0 // rejected rows shown (a row has a line for each bad column)
+	for i, l := range lines {
+		if l.Outcome == booking.Rejected && (i == 0 || lines[i-1].Line != l.Line || lines[i-1].Key != l.Key) { // (a set's files)
+			rows++
+		}
 		switch {
-		case l.Outcome == booking.Rejected && len(v.Rejected) < maxShown:
+		case l.Outcome == booking.Rejected && rows <= maxShown:
 			v.Rejected = append(v.Rejected, l)
 		case l.Outcome != booking.Rejected && len(v.Changed) < 20:
 			v.Changed = append(v.Changed, l)

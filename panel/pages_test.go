@@ -988,6 +988,10 @@ func TestTheZoneListStartsWithTheSalonsCountry(t *testing.T) {
 		return a.body
 	}
 	page := first("Страна салона", "Europe/Moscow", "Asia/Vladivostok", "Europe/Kaliningrad")
+	// West to east, as Russians list their zones.
+	if k, m, v := strings.Index(page, `"Europe/Kaliningrad"`), strings.Index(page, `"Europe/Moscow"`), strings.Index(page, `"Asia/Vladivostok"`); k > m || m > v {
+		t.Errorf("the country's zones are not from west to east: %d %d %d", k, m, v)
+	}
 	if !strings.Contains(page, `<optgroup label="Европа">`) || !strings.Contains(page, `<optgroup label="Америка">`) {
 		t.Errorf("the regions are not in Russian")
 	}
@@ -1001,5 +1005,13 @@ func TestTheZoneListStartsWithTheSalonsCountry(t *testing.T) {
 	}
 	if !strings.Contains(page, `<option value="Europe/London" selected>`) {
 		t.Errorf("the salon's zone is not chosen")
+	}
+	// A name the list does not have is kept, chosen, in a group of its own.
+	if _, err := w.Pool.Exec(context.Background(), `UPDATE salons SET timezone = 'Etc/GMT-3', catalog_version = catalog_version + 1 WHERE id = $1`, w.salon.ID); err != nil {
+		t.Fatal(err)
+	}
+	page = first("The salon&#39;s country", "Europe/London")
+	if !strings.Contains(page, `<optgroup label="Other"><option value="Etc/GMT-3" selected>Etc/GMT-3</option></optgroup>`) {
+		t.Errorf("the salon's zone, one the list does not have, is not kept in its own group")
 	}
 }

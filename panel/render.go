@@ -2,6 +2,7 @@ package panel
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -86,12 +87,22 @@ type zoneGroup struct {
 // changed by saving the form).
 func zoneGroups(current, country string) []zoneGroup {
 	zones := booking.TimeZones()
-	if current != "" && !slices.Contains(zones, current) {
-		zones = append(zones, current)
+	regions := map[string]bool{}
+	for _, z := range zones {
+		region, _, _ := strings.Cut(z, "/")
+		regions[region] = true
 	}
-	slices.Sort(zones)
 	first := zoneGroup{Label: "The salon's country"}
 	var rest []zoneGroup
+	var other []string // a name the list does not have (Etc/GMT-3, US/Eastern)
+	if current != "" && !slices.Contains(zones, current) {
+		if booking.CountryOf(current) == country && country != "" {
+			first.Zones = append(first.Zones, current)
+		} else {
+			other = append(other, current)
+		}
+	}
+	slices.Sort(zones)
 	for _, z := range zones {
 		if country != "" && booking.CountryOf(z) == country {
 			first.Zones = append(first.Zones, z)
@@ -103,9 +114,24 @@ func zoneGroups(current, country string) []zoneGroup {
 		}
 		rest[len(rest)-1].Zones = append(rest[len(rest)-1].Zones, z)
 	}
+	if other != nil {
+		rest = append(rest, zoneGroup{Label: "zone Other", Zones: other})
+	}
 	if len(first.Zones) == 0 {
 		return rest
 	}
+	// A country's zones from west to east (Kaliningrad, Moscow, …,
+	// Kamchatka), as its people list them.
+	now := time.Now()
+	offset := func(z string) int {
+		loc, err := time.LoadLocation(z)
+		if err != nil {
+			return 0
+		}
+		_, off := now.In(loc).Zone()
+		return off
+	}
+	slices.SortStableFunc(first.Zones, func(a, b string) int { return cmp.Compare(offset(a), offset(b)) })
 	return append([]zoneGroup{first}, rest...)
 }
 

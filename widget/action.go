@@ -194,6 +194,15 @@ func (h *Handler) actionPost(c *fiber.Ctx) error {
 		}
 	case booking.LinkCancel:
 		p.Result = p.T["a_cancel_done"] + cancelled(p, r.Booking)
+		if was := l.Booking.Prepaid; was > 0 {
+			// The deposit paid online: what the salon keeps of it, or
+			// that it is on its way back.
+			if kept := r.Booking.Prepaid; kept > 0 {
+				p.Result += " " + fmt.Sprintf(p.T["kept_note"], kept.Format(r.Booking.Salon.Currency, p.Lang))
+			} else {
+				p.Result += " " + fmt.Sprintf(p.T["refunding_note"], was.Format(r.Booking.Salon.Currency, p.Lang))
+			}
+		}
 	case booking.LinkUnsubscribe:
 		p.Result = fmt.Sprintf(p.T["a_unsubscribe_done"], r.Booking.Salon.Name, r.Address)
 	}

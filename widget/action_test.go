@@ -381,11 +381,13 @@ func TestTheClientIsToldWhatCancellingDoesToTheDeposit(t *testing.T) {
 		ru, en     string
 		refunded   int64
 		unpaidHHMM string
+		after      string // the page's result once cancelled
 	}{
 		{booking.RefundBeforeCutoff, "10:00", "cancel_refunds", "предоплата 1\u00a0000\u00a0₽ вернётся тем же способом, каким была внесена.",
-			"the deposit of 1,000\u00a0₽ paid online is refunded the way it was paid.", 100000, "15:00"},
+			"the deposit of 1,000\u00a0₽ paid online will be refunded the way it was paid.", 100000, "15:00", "Предоплата 1\u00a0000\u00a0₽ возвращается."},
 		{booking.RefundNever, "12:00", "cancel_keeps", "По правилам отмены салона предоплата 1\u00a0000\u00a0₽ при отмене не возвращается.",
-			"By the salon&#39;s cancellation rules, the deposit of 1,000\u00a0₽ paid online is not refunded if you cancel.", 0, "17:00"},
+			"By the salon&#39;s cancellation rules, the deposit of 1,000\u00a0₽ paid online is not refunded if you cancel.", 0, "17:00",
+			"По правилам отмены салона предоплата 1\u00a0000\u00a0₽ не возвращена."},
 	} {
 		s.Clock.Set(bookingtest.DefaultNow)
 		salon := *s.salon
@@ -446,7 +448,7 @@ func TestTheClientIsToldWhatCancellingDoesToTheDeposit(t *testing.T) {
 			t.Errorf("%s: the cancel link's page in English does not say %q: %s", c.policy, c.en, body)
 		}
 		_, before := fake.Totals()
-		if code, body, _ := s.page("POST", "/a/"+links[2]); code != 200 || !strings.Contains(body, "Запись отменена") {
+		if code, body, _ := s.page("POST", "/a/"+links[2]); code != 200 || !strings.Contains(body, "Запись отменена. "+c.after) {
 			t.Fatalf("%s: cancel: %d %s", c.policy, code, body)
 		}
 		// What the provider did is what was said.

@@ -89,7 +89,7 @@ func (s *ykSite) notified(ext string) {
 // TestBrowserManagePageInEveryPaymentState: the manage page of a deposit
 // booking in each state a client meets (waiting for payment, declined and
 // tried again, expired, paid with the capture pending, paid, refunded,
-// moved to a larger deposit)
+// cancelled with the deposit kept, moved to a larger deposit)
 // says what is so, in English and Russian, on a phone and a desktop, and
 // never "Something went wrong". Screenshots are saved.
 func TestBrowserManagePageInEveryPaymentState(t *testing.T) {
@@ -110,6 +110,8 @@ func TestBrowserManagePageInEveryPaymentState(t *testing.T) {
 		{name: "paid-awaiting-capture", hhmm: "13:00", en: "is paid; the salon is confirming it", ru: "внесена; салон подтверждает", refunds: true},
 		{name: "paid", hhmm: "14:00", en: "The deposit of 1,000\u00a0₽ is paid.", ru: "Предоплата 1\u00a0000\u00a0₽ получена.", refunds: true},
 		{name: "refunded", hhmm: "15:00", en: "The deposit of 1,000\u00a0₽ is refunded.", ru: "Предоплата 1\u00a0000\u00a0₽ возвращена."},
+		{name: "kept", hhmm: "18:00", en: "By the salon's cancellation rules, the deposit of 1,000\u00a0₽ was not refunded.",
+			ru: "По правилам отмены салона предоплата 1\u00a0000\u00a0₽ не возвращена."},
 		{name: "moved-difference-due", hhmm: "16:00", en: "500\u00a0₽ more is due", ru: "осталось доплатить 500\u00a0₽", button: "#manage-retry", refunds: true},
 	}
 	for _, st := range states {
@@ -133,7 +135,7 @@ func TestBrowserManagePageInEveryPaymentState(t *testing.T) {
 	s.notified(byName["paid-awaiting-capture"].ext)
 	s.setFault(nil)
 	// Paid.
-	for _, n := range []string{"paid", "refunded"} {
+	for _, n := range []string{"paid", "refunded", "kept"} {
 		s.fake.Pay(byName[n].ext)
 		s.notified(byName[n].ext)
 	}
@@ -141,6 +143,21 @@ func TestBrowserManagePageInEveryPaymentState(t *testing.T) {
 	if r := s.do("POST", fmt.Sprintf("/api/v1/bookings/%d/cancel", byName["refunded"].id), map[string]any{}, "X-Manage-Token", byName["refunded"].token); r.status != 200 {
 		t.Fatalf("cancel: %d %s", r.status, r.raw)
 	}
+	// Kept: the client cancels under a policy that keeps deposits (then
+	// the salon's policy is as it was).
+	setPolicy := func(p booking.RefundPolicy) {
+		t.Helper()
+		salon := *s.salon
+		salon.RefundPolicy = p
+		if _, err := s.Svc.UpdateSalon(ctx, salon); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setPolicy(booking.RefundNever)
+	if r := s.do("POST", fmt.Sprintf("/api/v1/bookings/%d/cancel", byName["kept"].id), map[string]any{}, "X-Manage-Token", byName["kept"].token); r.status != 200 {
+		t.Fatalf("cancel: %d %s", r.status, r.raw)
+	}
+	setPolicy(s.salon.RefundPolicy)
 	// Moved by the salon to a master whose service asks a larger deposit.
 	s.fake.Pay(byName["moved-difference-due"].ext)
 	s.notified(byName["moved-difference-due"].ext)
@@ -182,7 +199,7 @@ func TestBrowserManagePageInEveryPaymentState(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := map[string]string{"en": "If you cancel now, the deposit of 1,000\u00a0₽ paid online is refunded the way it was paid.",
+			if want := map[string]string{"en": "If you cancel now, the deposit of 1,000\u00a0₽ paid online will be refunded the way it was paid.",
 				"ru": "При отмене сейчас предоплата 1\u00a0000\u00a0₽ вернётся тем же способом, каким была внесена."}[lang]; (said == want) != st.refunds {
 				t.Errorf("%s (%s): before cancelling the page says %q", st.name, lang, said)
 			}

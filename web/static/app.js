@@ -781,6 +781,8 @@
       // The booking's totals, over all its payments (a top-up, refunds in parts).
       case 'completed':
       case 'refunded':
+        // Cancelled, and still paid: the salon's rules kept it.
+        if (b.status === 'cancelled' && paid > 0) return { note: back > 0 ? fmt('kept_part_note', money(paid), money(back)) : fmt('kept_note', money(paid)) };
         if (paid > 0 && back > 0) return { note: fmt('paid_part_refunded', money(paid), money(back)) };
         if (paid > 0) return { note: fmt('paid_note', money(paid)) };
         if (back > 0) return { note: fmt('refunded_note', money(back)) };
