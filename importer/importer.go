@@ -606,9 +606,13 @@ func (r *run) date(s, key string, p **problem) booking.Date {
 	if s == "" {
 		return booking.Date{}
 	}
-	d, err := ParseDate(s)
-	if err != nil {
-		r.bad(p, key, s, r.tr("not a date like 2026-03-08 or 08.03.2026"))
+	d, err := ParseDateIn(s, r.opt.Salon.Country)
+	switch {
+	case err == nil:
+	case monthFirst[r.opt.Salon.Country]:
+		r.bad(p, key, s, r.tr("not a date like 2026-03-08, 08.03.2026 or 03/08/2026 (month first)"))
+	default:
+		r.bad(p, key, s, r.tr("not a date like 2026-03-08, 08.03.2026 or 08/03/2026"))
 	}
 	return d
 }
@@ -619,6 +623,14 @@ func (r *run) clock(s, key string, parse func(string) (booking.Clock, error), p 
 		return 0
 	}
 	c, err := parse(s)
+	if h, ok := parse12(s); err != nil && ok {
+		// 9:30 am, 6 PM: as spreadsheets in English write them (an end
+		// at 12 am is the day's end).
+		c, err = h, nil
+		if h == 0 && key != "start" && key != "break_start" {
+			c = 24 * 60
+		}
+	}
 	switch {
 	case err != nil && key == "start":
 		r.bad(p, key, s, r.tr("not a time like 9:30 or 18:00"))
@@ -639,6 +651,58 @@ func (r *run) status(s string, p **problem) booking.Status {
 	}
 	r.bad(p, "status", s, r.tr("confirmed, completed or no_show"))
 	return ""
+}
+
+// monthFirst are the countries whose people write a date with slashes
+// month first (12/14/2026); the rest write it day first (14/12/2026).
+var monthFirst = map[string]bool{"US": true, "PR": true, "GU": true, "VI": true, "AS": true, "MP": true, "UM": true}
+
+// ParseDateIn is ParseDate, and a date written with slashes as people of
+// country write it: day first (14/12/2026), or month first in the United
+// States (12/14/2026).
+func ParseDateIn(s, country string) (booking.Date, error) {
+	if d, err := ParseDate(s); err == nil {
+		return d, nil
+	}
+	layout := "2/1/2006"
+	if monthFirst[country] {
+		layout = "1/2/2006"
+	}
+	t, err := time.Parse(layout, strings.TrimSpace(s))
+	if err != nil {
+		return booking.Date{}, fmt.Errorf("%q is not a date like 2026-03-08, 08.03.2026 or %s", s, time.Date(2026, 3, 8, 0, 0, 0, 0, time.UTC).Format(strings.ReplaceAll(strings.ReplaceAll(layout, "2/", "02/"), "1/", "01/")))
+	}
+	return booking.DateOf(t), nil
+}
+
+// parse12 reads a time of a 12-hour clock: 9:30 am, 9am, 6:15 PM, 12 a.m.
+func parse12(s string) (booking.Clock, bool) {
+	t := strings.ToLower(strings.ReplaceAll(strings.Join(strings.Fields(s), ""), ".", ""))
+	var pm bool
+	switch {
+	case strings.HasSuffix(t, "am"):
+	case strings.HasSuffix(t, "pm"):
+		pm = true
+	default:
+		return 0, false
+	}
+	t = t[:len(t)-2]
+	hs, ms, hasMin := strings.Cut(t, ":")
+	h, err := strconv.Atoi(hs)
+	if err != nil || len(hs) > 2 || h < 1 || h > 12 {
+		return 0, false
+	}
+	m := 0
+	if hasMin {
+		if m, err = strconv.Atoi(ms); err != nil || len(ms) != 2 || m < 0 || m > 59 {
+			return 0, false
+		}
+	}
+	h %= 12
+	if pm {
+		h += 12
+	}
+	return booking.Clock(h*60 + m), true
 }
 
 // ParseDate reads YYYY-MM-DD or DD.MM.YYYY (one-digit day and month too).

@@ -570,3 +570,54 @@ func TestVisitsImportAndExport(t *testing.T) {
 		t.Fatalf("%d visits of %d rows from the export (%v), want 1 of 2", visits, rows, err)
 	}
 }
+
+// TestDatesAndTimesAsSalonsAbroadWriteThem: a schedule as a spreadsheet in
+// English writes it: dates with slashes (day first in London, month first
+// in New York) and 12-hour times, an end at 12 am the day's end; a date
+// that cannot be one in the salon's order is refused saying the order.
+func TestDatesAndTimesAsSalonsAbroadWriteThem(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	ctx := bookingtest.System()
+	for _, c := range []struct {
+		zone, date, bad, reason string
+	}{
+		{"Europe/London", "14/12/2026", "12/14/2026", "not a date like 2026-03-08, 08.03.2026 or 08/03/2026"},
+		{"America/New_York", "12/14/2026", "14/12/2026", "not a date like 2026-03-08, 08.03.2026 or 03/08/2026 (month first)"},
+	} {
+		salon := e.Salon(t, booking.Salon{Timezone: c.zone, Locale: "en"})
+		sv := e.Service(t, salon, booking.SalonService{Name: "Cut"})
+		a, b := e.Master(t, salon, sv), e.Master(t, salon, sv)
+		file := fmt.Sprintf("master,date,start,end,break_start,break_end\n%[1]s,%[3]s,9:30 am,6 PM,1 p.m.,1:30pm\n%[2]s,%[3]s,4pm,12 am,,\n%[1]s,%[4]s,9:00,18:00,,\n",
+			a.Name, b.Name, c.date, c.bad)
+		var lines []importer.Line
+		sum, err := importer.Import(ctx, e.Svc, strings.NewReader(file), importer.Options{Kind: importer.Schedule, Salon: salon,
+			Report: func(l importer.Line) error { lines = append(lines, l); return nil }})
+		if err != nil || sum.Created != 2 || sum.Rejected != 1 {
+			t.Fatalf("%s: %+v %v %+v", c.zone, sum, err, lines)
+		}
+		for _, l := range lines {
+			if l.Outcome == booking.Rejected && (l.Line != 4 || l.Column != "date" || l.Reason != c.reason) {
+				t.Errorf("%s: %+v, want the date of line 4 refused: %q", c.zone, l, c.reason)
+			}
+		}
+		day := booking.Date{Year: 2026, Month: 12, Day: 14}
+		loc := salon.Location()
+		for m, want := range map[*booking.Master]string{a: "09:30-18:00 break 13:00-13:30", b: "16:00-24:00"} {
+			sh, err := e.Svc.Shifts(ctx, salon.ID, m.ID, day, 1)
+			if err != nil || len(sh) != 1 {
+				t.Fatalf("%s: %+v %v", c.zone, sh, err)
+			}
+			got := sh[0].Start.In(loc).Format("15:04") + "-" + sh[0].End.In(loc).Format("15:04")
+			if sh[0].End.Sub(sh[0].Start) == 8*time.Hour && got == "16:00-00:00" {
+				got = "16:00-24:00"
+			}
+			if !sh[0].BreakStart.IsZero() {
+				got += " break " + sh[0].BreakStart.In(loc).Format("15:04") + "-" + sh[0].BreakEnd.In(loc).Format("15:04")
+			}
+			if got != want {
+				t.Errorf("%s: the shift %s, want %s", c.zone, got, want)
+			}
+		}
+	}
+}
