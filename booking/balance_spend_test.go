@@ -518,6 +518,20 @@ func TestWhatWasReservedIsSettled(t *testing.T) {
 	if l := readLedger(t, f, deps.ID); l.remaining != 1 || l.types["spend"] != 1 || l.types["release"] != 0 {
 		t.Fatalf("a kept cancellation of a package's visit asking a deposit: %+v, want the visit kept", l)
 	}
+	// Staff cancelling at the client's request (they phoned) keep what the
+	// client's own cancellation would; the salon's own gave it back (above).
+	r.StartsAt = f.at("18:00")
+	phoned := f.mustBook(t, r)
+	staff := booking.As(ctx, f.admin(1))
+	if v, err := f.Svc.BookingView(staff, f.salon.ID, phoned.ID); err != nil || v.CancelKeeps != 1 {
+		t.Fatalf("staff read what cancelling at the client's request keeps: %+v (%v), want the visit", v, err)
+	}
+	if _, err := f.Svc.Cancel(staff, booking.CancelRequest{SalonID: f.salon.ID, BookingID: phoned.ID, ForClient: true}); err != nil {
+		t.Fatal(err)
+	}
+	if l := readLedger(t, f, deps.ID); l.remaining != 0 || l.types["spend"] != 2 || l.types["release"] != 0 {
+		t.Fatalf("a cancellation at the client's request: %+v, want the visit kept", l)
+	}
 }
 
 // TestBalanceLedgerProperty: for random sequences of sales, bookings paid

@@ -19,11 +19,19 @@ type CancelRequest struct {
 	SalonID   int64
 	BookingID int64
 	Reason    string
+	// ForClient, from staff: the client asked for it (by phone, at the
+	// desk), so the salon's refund policy applies as to the client's own
+	// cancellation at this time. Without it the salon cancels of its own
+	// accord (the master is ill) and gives back all that was paid in
+	// advance: the deposit, and what it reserved of a balance.
+	ForClient bool
 }
 
 // Cancel cancels an active booking, freeing its time. Cancelling a cancelled
 // booking returns it unchanged. The caller's credential decides whether they
-// may (see Caller); clients only before the salon's cutoff.
+// may (see Caller); clients only before the salon's cutoff. What was paid
+// in advance is kept or given back by the salon's refund policy when the
+// cancellation is the client's (see CancelRequest.ForClient).
 // Errors: ErrNotFound (no such booking, or not one the caller may see),
 // ErrInvalid, ErrTooLate (past the cutoff), ErrConflict (completed or
 // no-show), ErrUnavailable.
@@ -54,20 +62,25 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 			return err
 		}
 		actor := caller.actor(b)
-		if salon.keepsBalance(b, caller, now) {
+		byClient := caller.client() || caller.kind == callerStaff && r.ForClient
+		if salon.keepsBalance(b, byClient, now) {
 			// What the booking reserved of a balance is spent, not
 			// released (the status trigger reads this).
 			if _, err := tx.Exec(ctx, `SELECT set_config('salon.balance_keep', 'on', true)`); err != nil {
 				return fmt.Errorf("cancel: %w", err)
 			}
 		}
-		out, err = setStatus(ctx, tx, b, StatusCancelled, r.Reason, actor, "cancelled", map[string]any{"reason": r.Reason})
+		detail := map[string]any{"reason": r.Reason}
+		if caller.kind == callerStaff {
+			detail["for_client"] = r.ForClient
+		}
+		out, err = setStatus(ctx, tx, b, StatusCancelled, r.Reason, actor, "cancelled", detail)
 		if err != nil {
 			return err
 		}
 		// The deposit: the one-time right to refund or release it is taken
 		// here, before the provider is called.
-		if payments, err = startRefund(ctx, tx, b, salon, caller, now); err != nil {
+		if payments, err = startRefund(ctx, tx, b, salon, byClient, now); err != nil {
 			return err
 		}
 		return s.enqueueChange(ctx, tx, out, EventCancelled, actor, nil)
@@ -531,9 +544,16 @@ func mayChange(b *Booking, salon *Salon, caller Caller, now time.Time) error {
 }
 
 // ChangeableUntil is when clients can no longer cancel or move b themselves:
-// the salon's cutoff before its start.
+// the salon's cutoff before its start (a visit's, when b is a segment read
+// with its visit's segments: its first service's).
 func (s *Salon) ChangeableUntil(b *Booking) time.Time {
-	return b.StartsAt.Add(-time.Duration(s.CutoffHours) * time.Hour)
+	start := b.StartsAt
+	for _, sg := range b.Segments {
+		if sg.StartsAt.Before(start) {
+			start = sg.StartsAt
+		}
+	}
+	return start.Add(-time.Duration(s.CutoffHours) * time.Hour)
 }
 
 // ClientMayChange reports whether the client may still cancel or move b

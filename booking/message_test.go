@@ -915,7 +915,7 @@ func TestTheCancellationSaysWhatBecameOfTheDeposit(t *testing.T) {
 			})
 			return text
 		}
-		said := "Предоплата: удержано по правилам отмены 1\u00a0000\u00a0₽"
+		said := "Предоплата: 1\u00a0000\u00a0₽, не возвращена по правилам отмены"
 		if got := mailed("Запись отменена"); strings.Contains(got, said) != c.kept {
 			t.Errorf("%s: the cancellation's e-mail:\n%s", c.policy, got)
 		}

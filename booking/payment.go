@@ -1249,25 +1249,30 @@ func (s *Service) SweepPayments(ctx context.Context) (int, error) {
 }
 
 // keepsPaid reports whether the salon's refund policy keeps what was paid
-// in advance for b (its deposit, what it reserved of a balance) when the
-// caller cancels it at now.
-func (s *Salon) keepsPaid(b *Booking, caller Caller, now time.Time) bool {
+// in advance for b (its deposit, what it reserved of a balance) when it is
+// cancelled at now: only a cancellation that is the client's (their own,
+// or the salon's at their request: byClient); the salon cancelling of its
+// own accord gives all of it back.
+func (s *Salon) keepsPaid(b *Booking, byClient bool, now time.Time) bool {
+	if !byClient {
+		return false
+	}
 	switch s.RefundPolicy {
 	case RefundNever:
 		return true
 	case RefundBeforeCutoff:
-		return caller.client() && !now.Before(s.ChangeableUntil(b))
+		return !now.Before(s.ChangeableUntil(b))
 	}
 	return false
 }
 
-// keepsBalance reports whether the caller cancelling b at now leaves what
-// it reserved of a package or a certificate to the salon (spent, not
-// released), by its policy: a client's cancellation of a confirmed
-// booking only (the salon's own gives it back, and so does a hold still
-// awaiting its deposit, as its expiry would).
-func (s *Salon) keepsBalance(b *Booking, caller Caller, now time.Time) bool {
-	return caller.client() && b.Status == StatusConfirmed && s.keepsPaid(b, caller, now)
+// keepsBalance reports whether cancelling b at now (byClient: the
+// client's cancellation) leaves what it reserved of a package or a
+// certificate to the salon (spent, not released), by its policy: of a
+// confirmed booking only (a hold still awaiting its deposit gives it back,
+// as its expiry would).
+func (s *Salon) keepsBalance(b *Booking, byClient bool, now time.Time) bool {
+	return b.Status == StatusConfirmed && s.keepsPaid(b, byClient, now)
 }
 
 // startRefund, in the transaction that cancels booking b (locked), takes
@@ -1276,12 +1281,12 @@ func (s *Salon) keepsBalance(b *Booking, caller Caller, now time.Time) bool {
 // what it still holds), a payment not yet captured is released
 // (canceling), or captured when the policy keeps it. It returns the
 // sessions to follow up after commit.
-func startRefund(ctx context.Context, tx pgx.Tx, b *Booking, salon *Salon, caller Caller, now time.Time) ([]int64, error) {
+func startRefund(ctx context.Context, tx pgx.Tx, b *Booking, salon *Salon, byClient bool, now time.Time) ([]int64, error) {
 	ss, err := lockSessions(ctx, tx, b.ID)
 	if err != nil {
 		return nil, err
 	}
-	keep := salon.keepsPaid(b, caller, now)
+	keep := salon.keepsPaid(b, byClient, now)
 	var ids []int64
 	for _, m := range ss {
 		if m.status == PayRefunding && !keep {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -310,14 +311,52 @@ func TestRefundPolicy(t *testing.T) {
 			t.Errorf("%s: refunded %d", c.policy, refunded)
 		}
 	}
-	// Staff cancelling after the cutoff under before_cutoff: the salon's
-	// choice, refunded.
-	w := newPayWorld(t, booking.RefundBeforeCutoff)
-	b := w.book("10:00")
-	w.paid(b)
-	w.Clock.Set(bookingtest.At(w.salon, w.day, "09:00"))
-	if _, err := w.Svc.Cancel(booking.As(context.Background(), booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID}); !errors.Is(err, booking.ErrTooLate) {
-		t.Fatalf("a client after the cutoff: %v", err)
+	// After the cutoff a client may no longer cancel; staff may, at the
+	// client's request (the policy then keeps the deposit, as the
+	// client's own cancellation would) or of the salon's own accord
+	// (refunded, whatever the policy).
+	for _, c := range []struct {
+		policy         booking.RefundPolicy
+		forClient      bool
+		late, refunded bool
+	}{
+		{booking.RefundBeforeCutoff, true, true, false},
+		{booking.RefundBeforeCutoff, true, false, true},
+		{booking.RefundBeforeCutoff, false, true, true},
+		{booking.RefundNever, true, false, false},
+		{booking.RefundNever, false, false, true},
+		{booking.RefundAlways, true, true, true},
+	} {
+		w := newPayWorld(t, c.policy)
+		b := w.book("10:00")
+		w.paid(b)
+		if c.late {
+			w.Clock.Set(bookingtest.At(w.salon, w.day, "09:00"))
+			if _, err := w.Svc.Cancel(booking.As(context.Background(), booking.ByToken(b.ManageToken)), booking.CancelRequest{BookingID: b.ID}); !errors.Is(err, booking.ErrTooLate) {
+				t.Fatalf("a client after the cutoff: %v", err)
+			}
+		}
+		staff := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin}))
+		v, err := w.Svc.BookingView(staff, w.salon.ID, b.ID)
+		if err != nil || v.Prepaid != 100000 || v.CancelKeepsPrepaid == c.refunded && c.forClient {
+			t.Errorf("%s (late %v): staff read prepaid %v, kept at the client's request %v (%v)", c.policy, c.late, v.Prepaid, v.CancelKeepsPrepaid, err)
+		}
+		if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID, ForClient: c.forClient}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {
+			t.Fatal(err)
+		}
+		w.fake.SettleRefunds()
+		captured, refunded := w.fake.Totals()
+		if (refunded == 100000) != c.refunded || captured != 100000 || w.fake.Held() != 0 {
+			t.Errorf("%s (late %v, for the client %v): captured %d, refunded %d, held %d", c.policy, c.late, c.forClient, captured, refunded, w.fake.Held())
+		}
+		var detail string
+		if err := w.Pool.QueryRow(context.Background(), `SELECT details::text FROM booking_events WHERE action = 'cancelled' AND booking_id = $1`, b.ID).Scan(&detail); err != nil ||
+			!strings.Contains(detail, fmt.Sprintf(`"for_client": %v`, c.forClient)) {
+			t.Errorf("the audit of the cancellation: %s %v", detail, err)
+		}
 	}
 }
 

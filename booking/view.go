@@ -31,7 +31,8 @@ type View struct {
 	DepositDue Money
 	// CancelKeeps is what the caller cancelling now would leave of the
 	// package or certificate it is paid with, by the salon's refund
-	// policy (units; 0: all of it goes back).
+	// policy (units; 0: all of it goes back); for staff, cancelling at
+	// the client's request (CancelRequest.ForClient).
 	CancelKeeps int64
 	// Prepaid is what the salon holds of the deposit paid online for the
 	// booking (for its visit): paid or authorized, less what was, or is
@@ -39,7 +40,8 @@ type View struct {
 	Prepaid Money
 	// CancelKeepsPrepaid says whether the caller cancelling now would
 	// leave Prepaid to the salon, by its refund policy (else it is
-	// refunded, or released when not yet captured).
+	// refunded, or released when not yet captured); for staff, as
+	// CancelKeeps.
 	CancelKeepsPrepaid bool
 	// offer is the waitlist offer a message shows as this view (its
 	// Booking the time offered, ID 0), nil for a booking.
@@ -133,10 +135,12 @@ func (s *Service) BookingView(ctx context.Context, salonID, bookingID int64) (*V
 func (s *Service) decorate(v *View, caller Caller) {
 	v.ChangeableUntil = v.Salon.ChangeableUntil(&v.Booking)
 	v.Changeable = mayChange(&v.Booking, &v.Salon, caller, s.now()) == nil
-	if p := v.PaidWith.live(); p != nil && v.Salon.keepsBalance(&v.Booking, caller, s.now()) {
+	// (Staff read what cancelling at the client's request would keep.)
+	byClient := caller.client() || caller.kind == callerStaff
+	if p := v.PaidWith.live(); p != nil && v.Salon.keepsBalance(&v.Booking, byClient, s.now()) {
 		v.CancelKeeps = p.Keeps
 	}
-	v.CancelKeepsPrepaid = v.Prepaid > 0 && v.Salon.keepsPaid(&v.Booking, caller, s.now())
+	v.CancelKeepsPrepaid = v.Prepaid > 0 && v.Salon.keepsPaid(&v.Booking, byClient, s.now())
 	if caller.client() {
 		v.ClientName = ""
 	}

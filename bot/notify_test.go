@@ -262,9 +262,9 @@ func TestNoticesSayWhatABalancePaid(t *testing.T) {
 }
 
 // TestTheNoticeOfACancellationSaysTheDepositWasKept: a booking made on
-// the web, its deposit paid online, cancelled elsewhere under a policy
-// that keeps deposits: the client's chat is told the deposit was not
-// refunded; under one that refunds, it is not told so.
+// the web, its deposit paid online, cancelled at the desk at the client's
+// request under a policy that keeps deposits: the client's chat is told
+// the deposit was not refunded; under one that refunds, it is not told so.
 func TestTheNoticeOfACancellationSaysTheDepositWasKept(t *testing.T) {
 	t.Parallel()
 	fake := psptest.New(t)
@@ -292,7 +292,9 @@ func TestTheNoticeOfACancellationSaysTheDepositWasKept(t *testing.T) {
 		fake.Pay(p.ExternalID)
 		_, err = w.Svc.PaymentNotified(ctx, "yookassa", p.ExternalID)
 		w.must(err)
-		_, err = w.Svc.Cancel(booking.As(ctx, booking.BySystem()), booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID})
+		// The desk cancels it: the client phoned.
+		desk := booking.As(ctx, booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin}))
+		_, err = w.Svc.Cancel(desk, booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID, ForClient: true})
 		w.must(err)
 		m := w.see(client, "❌ Your booking is cancelled\nWhen: Tue 3 Mar, "+c.hhmm)
 		if strings.Contains(m.Text, "By the salon's cancellation policy, the deposit of 500\u00a0₽ was not refunded.") != c.kept {

@@ -394,7 +394,7 @@ var ru = map[string]string{
 	"To pay at the salon":                  "К оплате в салоне", "nothing: it is paid": "ничего: всё оплачено", "nothing more": "больше ничего",
 	"%s to pay at the salon": "в салоне к оплате %s",
 	"Certificate":            "Сертификат", "Package": "Абонемент", "paid %s, %s left": "оплачено %s, осталось %s",
-	"%s back on it": "вернулось %s", "%s kept by the cancellation rules": "удержано по правилам отмены %s", "A refund takes the bank a few days to show.": "Банк может показать возврат через несколько дней.",
+	"%s back on it": "вернулось %s", "%s kept by the cancellation rules": "удержано по правилам отмены %s", "%s, not refunded by the cancellation rules": "%s, не возвращена по правилам отмены", "A refund takes the bank a few days to show.": "Банк может показать возврат через несколько дней.",
 	"Refunded in all": "Всего возвращено", "%s of %s": "%s из %s", "Held by bookings": "Занято записями",
 	"What bookings hold pays for them; if one is cancelled, what it holds comes back to the purchase, and the salon can refund that too.": "Занятое записями идёт в их оплату; если запись отменят, занятое ею вернётся на покупку, и салон сможет вернуть и это.",
 	"For the phone": "Для телефона", "The package is for the client with the phone below: book with that phone.": "Абонемент оформлен на клиента с телефоном ниже: записывайтесь с этим номером.",

@@ -234,8 +234,20 @@ func (r *run) reject(line int, key, column, value, reason string) {
 // rejectAll rejects a row for its problems p: one report line for each
 // column at fault, the row counted once.
 func (r *run) rejectAll(line int, key string, p *problem) {
-	r.reject(line, key, p.column, p.value, p.reason)
-	for q := p.next; q != nil; q = q.next {
+	var all []*problem
+	for q := p; q != nil; q = q.next {
+		all = append(all, q)
+	}
+	// In the file's column order, as the row reads.
+	at := func(q *problem) int {
+		if i := slices.IndexFunc(r.header, func(h string) bool { return strings.TrimSpace(h) == q.column }); i >= 0 {
+			return i
+		}
+		return len(r.header)
+	}
+	slices.SortStableFunc(all, func(a, b *problem) int { return cmp.Compare(at(a), at(b)) })
+	r.reject(line, key, all[0].column, all[0].value, all[0].reason)
+	for _, q := range all[1:] {
 		r.pending = append(r.pending, Line{Line: line, Outcome: booking.Rejected, Key: shorten(key, MaxValueShown),
 			Column: q.column, Value: shorten(q.value, MaxValueShown), Reason: q.reason})
 	}
@@ -359,6 +371,7 @@ func (r *run) results(refs []rowRef, res []booking.RowResult) error {
 	for i, ref := range refs {
 		x := res[i]
 		ln := Line{Line: ref.line, Outcome: x.Outcome, Key: ref.key}
+		var more []Line
 		switch x.Outcome {
 		case booking.Created:
 			r.sum.Created++
@@ -369,11 +382,16 @@ func (r *run) results(refs []rowRef, res []booking.RowResult) error {
 			continue // not reported
 		case booking.Rejected:
 			r.sum.Rejected++
-			var col string
-			col, ln.Reason = r.explain(x.Err)
-			if col != "" {
+			why := r.explain(x.Err)
+			ln.Reason = why[0].reason
+			if col := why[0].column; col != "" {
 				ln.Column = r.l.headerName(col, r.header)
 				ln.Value, _ = r.l.get(ref.fields, col)
+			}
+			for _, w := range why[1:] { // (after this row's line: its other columns)
+				v, _ := r.l.get(ref.fields, w.column)
+				more = append(more, Line{Line: ref.line, Outcome: booking.Rejected, Key: ln.Key,
+					Column: r.l.headerName(w.column, r.header), Value: shorten(v, MaxValueShown), Reason: w.reason})
 			}
 			if len(x.Alternatives) > 0 && r.masterNames == nil {
 				r.masterNames = map[int64]string{}
@@ -387,13 +405,19 @@ func (r *run) results(refs []rowRef, res []booking.RowResult) error {
 				ln.Alternatives = append(ln.Alternatives, a.Start.In(r.opt.Salon.Location()).Format("2006-01-02 15:04")+" "+r.masterNames[a.MasterID])
 			}
 		}
-		r.pending = append(r.pending, ln)
+		r.pending = append(append(r.pending, ln), more...)
 	}
 	return nil
 }
 
-// explain turns a core error into a column key and a reason.
-func (r *run) explain(err error) (string, string) {
+// reason is why the core refused a row: a column key ("" for the row)
+// and why, in the run's language.
+type reason struct{ column, reason string }
+
+// explain turns a core error into its reasons: one for each field it
+// names, in the file's column order (then by name: a row with two bad
+// cells names them the same way every time), or one for the row.
+func (r *run) explain(err error) []reason {
 	var (
 		ve *booking.ValidationError
 		lb *booking.LostBookingsError
@@ -403,25 +427,27 @@ func (r *run) explain(err error) (string, string) {
 	case errors.As(err, &lb):
 		var ids []string
 		for _, b := range lb.Bookings {
-			ids = append(ids, fmt.Sprintf("#%d %s", b.ID, b.StartsAt.Format("2006-01-02 15:04")))
+			ids = append(ids, fmt.Sprintf("#%d %s", b.ID, b.StartsAt.In(r.opt.Salon.Location()).Format("2006-01-02 15:04")))
 		}
-		return "start", r.tr("bookings would be outside working hours: %s", strings.Join(ids, ", "))
+		return []reason{{"start", r.tr("bookings would be outside working hours: %s", strings.Join(ids, ", "))}}
 	case errors.As(err, &st), errors.Is(err, booking.ErrSlotTaken):
 		if st != nil && len(st.Alternatives) == 0 {
-			return "start", r.tr("this time is taken, and nothing is free nearby")
+			return []reason{{"start", r.tr("this time is taken, and nothing is free nearby")}}
 		}
-		return "start", r.tr("this time is taken; the nearest free starts are listed")
-	case errors.As(err, &ve):
-		// The first field in the file's order (then by name): a row
-		// with two bad cells names the same one every time.
+		return []reason{{"start", r.tr("this time is taken; the nearest free starts are listed")}}
+	case errors.As(err, &ve) && len(ve.Fields) > 0:
 		fields := slices.SortedFunc(maps.Keys(ve.Fields), func(a, b string) int {
 			return cmp.Or(cmp.Compare(r.l.column(coreField(a)), r.l.column(coreField(b))), cmp.Compare(a, b))
 		})
-		if len(fields) > 0 {
-			return coreField(fields[0]), ve.Fields[fields[0]].In(r.lang)
+		var out []reason
+		for _, f := range fields {
+			if k := coreField(f); len(out) == 0 || out[len(out)-1].column != k { // (two fields of one column: its first)
+				out = append(out, reason{k, ve.Fields[f].In(r.lang)})
+			}
 		}
+		return out
 	}
-	return "", i18n.Of(err).In(r.lang)
+	return []reason{{"", i18n.Of(err).In(r.lang)}}
 }
 
 // coreField maps the core's field names to this kind's column keys.
@@ -585,10 +611,10 @@ func (r *run) minutes(s, key string, p **problem) int {
 		return 0
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n < 0 {
+	if err != nil {
 		r.bad(p, key, s, r.tr("not a whole number of minutes"))
 	}
-	return n
+	return n // (out of range, -10 too: the core says which range)
 }
 
 func (r *run) money(s, key string, p **problem) booking.Money {

@@ -459,6 +459,9 @@ type bookingPage struct {
 	AttendAt    string
 	AttendVia   string
 	Unconfirmed bool
+	// Head is the visit's first booking, on a later service's page (0
+	// otherwise): the visit's deposit, payments and messages are on its.
+	Head int64
 	// PaidWith is what the booking reserved of a balance, in words;
 	// Packages the client's packages the desk may pay it with.
 	PaidWith string
@@ -503,6 +506,9 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	}
 	if p.Payments, err = h.svc.PaymentHistory(ctx, u.SalonID, id); err != nil {
 		return err
+	}
+	if !v.Head() {
+		p.Head = v.VisitID // (a later service of a visit: its money and messages are the visit's)
 	}
 	p.DepositDue = v.Owed() > 0
 	p.TopUp, p.OnlinePay = v.DepositDue, h.svc.Provider() != nil
@@ -577,7 +583,10 @@ func (h *Handler) cancelBooking(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	_, err = h.svc.Cancel(c.UserContext(), booking.CancelRequest{SalonID: user(c).SalonID, BookingID: id, Reason: c.FormValue("reason")})
+	// At the client's request unless the form says the salon cancels of
+	// its own accord (a form without the choice: nothing paid ahead).
+	_, err = h.svc.Cancel(c.UserContext(), booking.CancelRequest{SalonID: user(c).SalonID, BookingID: id, Reason: c.FormValue("reason"),
+		ForClient: c.FormValue("asked") != "salon"})
 	if err != nil {
 		p := &bookingPage{}
 		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {

@@ -145,11 +145,25 @@ func TestTheSalonAsksADepositOnline(t *testing.T) {
 	if p := b.get(page); !strings.Contains(p.body, "By the salon&#39;s refund policy, the deposit of 1,000\u00a0₽ paid online is kept: cancelling does not refund it.") {
 		t.Errorf("the cancel form under the policy never: %s", p.body)
 	}
+	if p := b.get(page); !strings.Contains(p.body, `<input type="radio" name="asked" value="client" checked> the client asked to`) ||
+		!strings.Contains(p.body, `<input type="radio" name="asked" value="salon"> the salon (a master is ill, the salon is closed)`) {
+		t.Errorf("the cancel form does not ask who cancels: %s", p.body)
+	}
 	policy("before_cutoff")
 	if p := b.get(page); !strings.Contains(p.body, "<p class=\"hint\" id=\"cancel-deposit\">Cancelling refunds the deposit of 1,000\u00a0₽ paid online to the client.</p>") {
 		t.Errorf("the cancel form under the policy before_cutoff: %s", p.body)
 	}
-	if r := b.post(page+"/cancel", url.Values{"reason": {"the client called"}}); r.status != http.StatusSeeOther {
+	// The form at 390 px, in the language chosen last (English).
+	policy("never")
+	tab := browsertest.Tab(t, 390, 844)
+	do(t, tab, chromedp.Navigate(w.base+page), chromedp.WaitVisible(css(`#cancel-asked`))) // (signed in above: one browser)
+	browsertest.Axe(t, tab, "the booking page with a deposit paid online (390 px)")
+	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "booking-cancel-deposit-390.png"), value(t, tab, chromedp.FullScreenshot(100)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Under a policy that keeps deposits, the salon cancelling of its own
+	// accord refunds it.
+	if r := b.post(page+"/cancel", url.Values{"reason": {"the master is ill"}, "asked": {"salon"}}); r.status != http.StatusSeeOther {
 		t.Fatalf("cancel: %d %.300s", r.status, r.body)
 	}
 	bookingtest.WaitFor(t, 10*time.Second, "the deposit refunded at the provider", func() bool {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -1013,5 +1014,26 @@ func TestTheZoneListStartsWithTheSalonsCountry(t *testing.T) {
 	page = first("The salon&#39;s country", "Europe/London")
 	if !strings.Contains(page, `<optgroup label="Other"><option value="Etc/GMT-3" selected>Etc/GMT-3</option></optgroup>`) {
 		t.Errorf("the salon's zone, one the list does not have, is not kept in its own group")
+	}
+}
+
+// TestAnImportOfOnlyBadRowsListsEveryColumn: a file whose rows are all
+// rejected lists each bad column of each row (a line each), counts the
+// rows once, and offers nothing to apply.
+func TestAnImportOfOnlyBadRowsListsEveryColumn(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	a := b.upload("services", "s.csv", "название;длительность;цена\nМаникюр;час;бесплатно\nПедикюр;0;100\n")
+	if !strings.Contains(a.body, `id="rejected">2<`) || strings.Contains(a.body, `id="apply"`) || !strings.Contains(a.body, `id="nothing-to-apply"`) {
+		t.Errorf("all rows rejected: %.3000s", a.body)
+	}
+	rows := regexp.MustCompile(`<tr><td>(\d+)</td><td>[^<]*</td><td>([^<]*)</td><td>([^<]*)</td>`).FindAllStringSubmatch(a.body, -1)
+	var got []string
+	for _, r := range rows {
+		got = append(got, r[1]+" "+r[2]+" "+r[3])
+	}
+	if want := []string{"2 длительность час", "2 цена бесплатно", "3 длительность 0"}; !slices.Equal(got, want) {
+		t.Errorf("the rejected rows: %q, want %q", got, want)
 	}
 }

@@ -38,7 +38,6 @@ var pages = func() map[string]*template.Template {
 var funcs = template.FuncMap{
 	"hm":   func(t time.Time) string { return t.Format("15:04") },
 	"date": func(t time.Time) string { return t.Format("2006-01-02") },
-	"dt":   func(t time.Time) string { return t.Format("2006-01-02 15:04") },
 	"join": strings.Join,
 	// phone is a phone as people read it (+7 999 123-45-67), as on every
 	// page.

@@ -83,6 +83,18 @@ func TestBrowserBooksAndMovesAVisit(t *testing.T) {
 	if got := textOf(t, ctx, "#reschedule-one h2"); got != "Перенести только: "+svc0 {
 		t.Errorf("the one-service move's heading: %q, want its service, %s", got, svc0)
 	}
+	// Its second service's page: the visit's cutoff (of its first
+	// service), and where its money and messages are.
+	second := scalar[int64](t, w, `SELECT id FROM bookings WHERE visit_of = $1`, head)
+	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/bookings/%d", w.base, head)), chromedp.WaitVisible(css(`#visit`)))
+	until := value(t, ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('p.hint')].map(function (p) { return p.textContent }).join('|')`))
+	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/bookings/%d", w.base, second)), chromedp.WaitVisible(css(`#visit-head`)))
+	if got := value(t, ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('p.hint')].map(function (p) { return p.textContent }).join('|')`)); !strings.Contains(got, strings.Split(until, "|")[0]) {
+		t.Errorf("the second service's page says %q, the visit's %q", got, until)
+	}
+	if href := value(t, ctx, chromedp.Evaluate[string](`document.querySelector('#visit-head a').getAttribute('href')`)); href != fmt.Sprintf("/panel/bookings/%d", head) {
+		t.Errorf("the second service's page links %q", href)
+	}
 	// Move the whole visit.
 	to := free[1].Start.In(loc)
 	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/panel/bookings/%d", w.base, head)), chromedp.WaitVisible(css(`#reschedule`)),

@@ -202,6 +202,9 @@ func (e rejectedRows) Error() string {
 	if e.report != "" {
 		return fmt.Sprintf("%s rejected (see %s)", rows, e.report)
 	}
+	if e.n <= shownRejected {
+		return rows + " rejected (listed above)"
+	}
 	return fmt.Sprintf("%s rejected (run with --report FILE for every one)", rows)
 }
 

@@ -101,7 +101,7 @@ func Compose(o *booking.Outgoing, base string) Words {
 		w.Details = append(w.Details, detail{t("Deposit"), v.Deposit.Format(v.Salon.Currency, lang)})
 	}
 	if kept := keptDeposit(o.Kind, v); kept > 0 {
-		w.Details = append(w.Details, detail{t("Deposit"), t("%s kept by the cancellation rules", kept.Format(v.Salon.Currency, lang))})
+		w.Details = append(w.Details, detail{t("Deposit"), t("%s, not refunded by the cancellation rules", kept.Format(v.Salon.Currency, lang))})
 	}
 	w.Details = append(w.Details, paidWith(t, lang, o.Kind, v)...)
 	switch {
@@ -278,7 +278,7 @@ func Short(o *booking.Outgoing, base string) string {
 		parts = append(parts, line)
 	}
 	if kept := keptDeposit(o.Kind, v); kept > 0 {
-		parts = append(parts, t("Deposit")+": "+t("%s kept by the cancellation rules", kept.Format(v.Salon.Currency, lang)))
+		parts = append(parts, t("Deposit")+": "+t("%s, not refunded by the cancellation rules", kept.Format(v.Salon.Currency, lang)))
 	}
 	if o.Links.Offer != "" {
 		parts = append(parts, t("Book")+": "+base+"/o/"+o.Links.Offer)
