@@ -181,8 +181,39 @@ func PhoneCountry(phone string) string {
 }
 
 // CountryOf returns the country of an IANA time zone (RU for
-// Europe/Moscow), or "" when it is not one country's.
-func CountryOf(timezone string) string { return zoneCountry[timezone] }
+// Europe/Moscow; its old names too: US for US/Eastern), or "" when it is
+// not one country's.
+func CountryOf(timezone string) string {
+	if c, ok := zoneCountry[timezone]; ok {
+		return c
+	}
+	if c, ok := oldZoneCountry[timezone]; ok {
+		return c
+	}
+	// Country/Region names (US/Eastern, Canada/Pacific, Brazil/East, …).
+	area, _, _ := strings.Cut(timezone, "/")
+	return oldAreaCountry[area]
+}
+
+// oldZoneCountry are the countries of zone names the database keeps as
+// links to the current ones (its "backward" file), which systems and
+// people still write.
+var oldZoneCountry = map[string]string{
+	"Europe/Kiev": "UA", "Europe/Uzhgorod": "UA", "Europe/Zaporozhye": "UA", "Asia/Calcutta": "IN", "Asia/Saigon": "VN",
+	"Asia/Katmandu": "NP", "Asia/Rangoon": "MM", "Asia/Dacca": "BD", "Asia/Ulan_Bator": "MN", "Asia/Thimbu": "BT",
+	"Asia/Ashkhabad": "TM", "Asia/Chungking": "CN", "Asia/Macao": "MO", "Asia/Istanbul": "TR", "Asia/Tel_Aviv": "IL",
+	"Europe/Belfast": "GB", "Europe/Nicosia": "CY", "Europe/Tiraspol": "MD", "America/Buenos_Aires": "AR",
+	"America/Indianapolis": "US", "America/Louisville": "US", "America/Fort_Wayne": "US", "America/Knox_IN": "US",
+	"America/Montreal": "CA", "America/Shiprock": "US", "Atlantic/Faeroe": "FO", "Pacific/Samoa": "AS",
+	"Pacific/Truk": "FM", "Pacific/Ponape": "FM", "Pacific/Enderbury": "KI", "Africa/Asmera": "ER", "Africa/Timbuktu": "ML",
+	"GB": "GB", "GB-Eire": "GB", "Eire": "IE", "W-SU": "RU", "Turkey": "TR", "Israel": "IL", "Egypt": "EG", "Iran": "IR",
+	"Japan": "JP", "ROK": "KR", "PRC": "CN", "ROC": "TW", "Hongkong": "HK", "Singapore": "SG", "Poland": "PL",
+	"Portugal": "PT", "Iceland": "IS", "Jamaica": "JM", "Cuba": "CU", "Libya": "LY", "NZ": "NZ", "Navajo": "US",
+}
+
+// oldAreaCountry are the countries of the old Country/Region zone names.
+var oldAreaCountry = map[string]string{"US": "US", "Canada": "CA", "Brazil": "BR", "Chile": "CL", "Mexico": "MX",
+	"Australia": "AU"}
 
 // DisplayPhone is a number in E.164 as people write it (+7 912 345-67-89);
 // what is not one is returned as it is.

@@ -175,6 +175,18 @@ func TestNormalizePhone(t *testing.T) {
 	if CountryOf("Europe/London") != "GB" || CountryOf("Europe/Moscow") != "RU" || CountryOf("America/New_York") != "US" {
 		t.Error("CountryOf does not know the zones")
 	}
+	// Old names, which systems and people still write: a salon made with
+	// --tz US/Eastern is in the United States, not in Russia by default.
+	for zone, want := range map[string]string{"US/Eastern": "US", "Europe/Kiev": "UA", "Asia/Calcutta": "IN", "Australia/NSW": "AU",
+		"Canada/Pacific": "CA", "GB": "GB", "W-SU": "RU", "Etc/GMT-3": "", "UTC": ""} {
+		if got := CountryOf(zone); got != want {
+			t.Errorf("CountryOf(%q) = %q, want %q", zone, got, want)
+		}
+	}
+	s := Salon{Slug: "east", Name: "East", Timezone: "US/Eastern"}
+	if err := s.normalize(); err != nil || s.Country != "US" || s.Currency != "USD" || s.Locale != "en" {
+		t.Errorf("a salon in US/Eastern: %s, %s, %s (%v)", s.Country, s.Currency, s.Locale, err)
+	}
 }
 
 func TestCleanText(t *testing.T) {

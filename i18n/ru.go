@@ -319,7 +319,7 @@ var ru = map[string]string{
 	"Confirm":                                                       "Подтвердить",
 	"Open the booking":                                              "Открыть запись",
 	"Pay the rest of the deposit: %s, %s":                           "Доплатите предоплату: %s, %s",
-	"Your booking moved to a larger deposit: %s more is due.": "Запись перенесена на услугу с большей предоплатой: осталось доплатить %s.",
+	"Your booking changed, and its deposit grew: %s more is due.": "Запись изменилась, и предоплата выросла: осталось доплатить %s.",
 	"Due now":                "К доплате",
 	"Refunded":               "Возвращено",
 	"Pay by":                 "Оплатить до",

@@ -301,6 +301,12 @@ func load[T any](r *run, chunk []Record, parse func(rec Record, p **problem) (T,
 	return r.results(refs, res)
 }
 
+// keyOf is a row's key in a report: its key columns' values, the empty
+// ones left out.
+func keyOf(parts ...string) string {
+	return strings.Join(slices.DeleteFunc(parts, func(p string) bool { return strings.TrimSpace(p) == "" }), " ")
+}
+
 // rowRef ties a parsed row to its line, key and fields.
 type rowRef struct {
 	line   int
@@ -525,7 +531,7 @@ func (r *run) schedule(chunk []Record) error {
 		end := r.field(rec, "end", false, &p)
 		bs := r.field(rec, "break_start", false, &p)
 		be := r.field(rec, "break_end", false, &p)
-		key := master + " " + ds
+		key := keyOf(master, ds)
 		d := r.date(ds, "date", &p)
 		var sh *booking.ShiftInput
 		if start != "" || end != "" {
@@ -600,7 +606,7 @@ func (r *run) bookings(chunk []Record) error {
 			r.bad(p, "start", start, i18n.Of(err).In(r.lang))
 		}
 		return booking.BookingRow{Master: master, Service: service, StartsAt: at, Phone: phone, Name: name,
-			Status: r.status(st, p), Visit: strings.TrimSpace(visit)}, master + " " + ds + " " + start
+			Status: r.status(st, p), Visit: strings.TrimSpace(visit)}, keyOf(master, ds, start)
 	}, r.svc.ImportBookings)
 }
 

@@ -67,7 +67,7 @@ func Compose(o *booking.Outgoing, base string) Words {
 	topUp := o.Kind == booking.KindPaymentDue && v.TopUp()
 	if topUp {
 		subject = t("Pay the rest of the deposit: %s, %s", v.ServiceName, at)
-		lead = t("Your booking moved to a larger deposit: %s more is due.", v.DepositDue.Format(v.Salon.Currency, lang))
+		lead = t("Your booking changed, and its deposit grew: %s more is due.", v.DepositDue.Format(v.Salon.Currency, lang))
 	}
 	w := Words{Subject: subject + " · " + v.Salon.Name, Lead: lead}
 	if o.Kind == booking.KindReminder {
@@ -108,7 +108,7 @@ func Compose(o *booking.Outgoing, base string) Words {
 	case topUp:
 		w.Details = append(w.Details, detail{t("Due now"), v.DepositDue.Format(v.Salon.Currency, lang)})
 	case o.Kind == booking.KindPaymentDue && !v.HoldExpiresAt.IsZero():
-		w.Details = append(w.Details, detail{t("Pay by"), i18n.Clock(v.HoldExpiresAt.In(loc))})
+		w.Details = append(w.Details, detail{t("Pay by"), i18n.When(lang, v.HoldExpiresAt, loc)}) // (a hold of the salon's may end on another day)
 	}
 	l := o.Links
 	if l.Offer != "" {
