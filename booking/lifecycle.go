@@ -72,7 +72,14 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 		}
 		detail := map[string]any{"reason": r.Reason}
 		if caller.kind == callerStaff {
-			detail["for_client"] = r.ForClient
+			// Who asked, when it decided something: money paid ahead.
+			paid, err := paidWith(ctx, tx, b.visit())
+			if err != nil {
+				return fmt.Errorf("cancel: %w", err)
+			}
+			if b.Deposit > 0 || paid != nil {
+				detail["for_client"] = r.ForClient
+			}
 		}
 		out, err = setStatus(ctx, tx, b, StatusCancelled, r.Reason, actor, "cancelled", detail)
 		if err != nil {

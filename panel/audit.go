@@ -45,6 +45,9 @@ func historyLines(events []booking.Event, masters map[int64]string, salon *booki
 			}
 			h.Text += ": " + strings.TrimSpace(fm+" "+from) + " → " + strings.TrimSpace(tm+" "+to)
 		case "cancelled":
+			if asked, ok := d["for_client"].(bool); ok { // (the desk's)
+				h.Text += " " + map[bool]string{true: l.T("at the client's request"), false: l.T("by the salon")}[asked]
+			}
 			if r, _ := d["reason"].(string); r != "" {
 				h.Text += ": " + r
 			}

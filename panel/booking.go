@@ -583,10 +583,28 @@ func (h *Handler) cancelBooking(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	// At the client's request unless the form says the salon cancels of
-	// its own accord (a form without the choice: nothing paid ahead).
+	// At the client's request when the form says so; else the salon's
+	// own cancellation, which gives back what was paid in advance.
+	forClient := c.FormValue("asked") == "client"
+	if forClient && c.FormValue("prepaid") != "" {
+		// What the form said cancelling would do is what it does, or the
+		// form is shown again with the terms as they are now (a payment
+		// came, the cutoff passed, meanwhile).
+		v, err := h.svc.BookingView(c.UserContext(), user(c).SalonID, id)
+		if err != nil {
+			return err
+		}
+		keeps := ""
+		if v.CancelKeepsPrepaid {
+			keeps = "1"
+		}
+		if c.FormValue("prepaid") != v.Prepaid.String() || c.FormValue("keeps") != fmt.Sprintf("%s:%d", keeps, v.CancelKeeps) {
+			c.Status(fiber.StatusConflict)
+			return h.showBooking(c, &bookingPage{Error: langOf(c).T("The terms of cancelling changed since the page was shown (a payment came, or the cancellation deadline passed): check them and cancel again.")})
+		}
+	}
 	_, err = h.svc.Cancel(c.UserContext(), booking.CancelRequest{SalonID: user(c).SalonID, BookingID: id, Reason: c.FormValue("reason"),
-		ForClient: c.FormValue("asked") != "salon"})
+		ForClient: forClient})
 	if err != nil {
 		p := &bookingPage{}
 		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
