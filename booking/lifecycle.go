@@ -25,6 +25,10 @@ type CancelRequest struct {
 	// accord (the master is ill) and gives back all that was paid in
 	// advance: the deposit, and what it reserved of a balance.
 	ForClient bool
+	// Stated: the request says whose cancellation it is (ForClient), as
+	// the desk's form asks when money was paid in advance; the
+	// booking's history then records it.
+	Stated bool
 }
 
 // Cancel cancels an active booking, freeing its time. Cancelling a cancelled
@@ -71,15 +75,8 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 			}
 		}
 		detail := map[string]any{"reason": r.Reason}
-		if caller.kind == callerStaff {
-			// Who asked, when it decided something: money paid ahead.
-			paid, err := paidWith(ctx, tx, b.visit())
-			if err != nil {
-				return fmt.Errorf("cancel: %w", err)
-			}
-			if b.Deposit > 0 || paid != nil {
-				detail["for_client"] = r.ForClient
-			}
+		if caller.kind == callerStaff && r.Stated {
+			detail["for_client"] = r.ForClient
 		}
 		out, err = setStatus(ctx, tx, b, StatusCancelled, r.Reason, actor, "cancelled", detail)
 		if err != nil {

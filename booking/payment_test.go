@@ -341,7 +341,7 @@ func TestRefundPolicy(t *testing.T) {
 		if err != nil || v.Prepaid != 100000 || v.CancelKeepsPrepaid == c.refunded && c.forClient {
 			t.Errorf("%s (late %v): staff read prepaid %v, kept at the client's request %v (%v)", c.policy, c.late, v.Prepaid, v.CancelKeepsPrepaid, err)
 		}
-		if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID, ForClient: c.forClient}); err != nil {
+		if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID, ForClient: c.forClient, Stated: true}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := w.Svc.SweepPayments(bookingtest.System()); err != nil {

@@ -462,6 +462,13 @@ type bookingPage struct {
 	// Head is the visit's first booking, on a later service's page (0
 	// otherwise): the visit's deposit, payments and messages are on its.
 	Head int64
+	// Carries: the visit carries money paid or asked in advance (the
+	// cancel form asks who cancels); Terms, what its cancel form says
+	// (cancelTerms); Kept, what of a package or certificate cancelling
+	// at the client's request keeps, in words; Reason, the cancel
+	// reason typed, kept when the form is shown again.
+	Carries             bool
+	Terms, Kept, Reason string
 	// PaidWith is what the booking reserved of a balance, in words;
 	// Packages the client's packages the desk may pay it with.
 	PaidWith string
@@ -509,6 +516,13 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	}
 	if !v.Head() {
 		p.Head = v.VisitID // (a later service of a visit: its money and messages are the visit's)
+	}
+	if p.Carries, err = h.carriesMoney(c, v); err != nil {
+		return err
+	}
+	p.Terms = cancelTerms(v, p.Carries)
+	if v.PaidWith != nil && v.CancelKeeps > 0 {
+		p.Kept = v.PaidWith.UnitsIn(v.CancelKeeps, v.Salon.Currency, langOf(c).Code)
 	}
 	p.DepositDue = v.Owed() > 0
 	p.TopUp, p.OnlinePay = v.DepositDue, h.svc.Provider() != nil
@@ -584,27 +598,29 @@ func (h *Handler) cancelBooking(c *fiber.Ctx) error {
 		return err
 	}
 	// At the client's request when the form says so; else the salon's
-	// own cancellation, which gives back what was paid in advance.
-	forClient := c.FormValue("asked") == "client"
-	if forClient && c.FormValue("prepaid") != "" {
-		// What the form said cancelling would do is what it does, or the
-		// form is shown again with the terms as they are now (a payment
-		// came, the cutoff passed, meanwhile).
+	// own cancellation, which gives back what was paid in advance. What
+	// the form said cancelling would do is what it does, or the form is
+	// shown again with the terms as they are now: a payment came, the
+	// cutoff passed, a package paid it, since it was drawn (and it asked
+	// nobody, or said other terms to "the client asked").
+	asked := c.FormValue("asked")
+	if drawn := c.FormValue("terms"); drawn != "" && (asked == "client" || asked == "") {
 		v, err := h.svc.BookingView(c.UserContext(), user(c).SalonID, id)
 		if err != nil {
 			return err
 		}
-		keeps := ""
-		if v.CancelKeepsPrepaid {
-			keeps = "1"
+		carries, err := h.carriesMoney(c, v)
+		if err != nil {
+			return err
 		}
-		if c.FormValue("prepaid") != v.Prepaid.String() || c.FormValue("keeps") != fmt.Sprintf("%s:%d", keeps, v.CancelKeeps) {
+		if now := cancelTerms(v, carries); asked == "client" && drawn != now || asked == "" && carries && v.Status.Active() {
 			c.Status(fiber.StatusConflict)
-			return h.showBooking(c, &bookingPage{Error: langOf(c).T("The terms of cancelling changed since the page was shown (a payment came, or the cancellation deadline passed): check them and cancel again.")})
+			return h.showBooking(c, &bookingPage{Reason: strings.Clone(c.FormValue("reason")),
+				Error: langOf(c).T("The terms of cancelling changed since the page was shown (a payment came, or the cancellation deadline passed): check them and cancel again.")})
 		}
 	}
 	_, err = h.svc.Cancel(c.UserContext(), booking.CancelRequest{SalonID: user(c).SalonID, BookingID: id, Reason: c.FormValue("reason"),
-		ForClient: forClient})
+		ForClient: asked == "client", Stated: asked != ""})
 	if err != nil {
 		p := &bookingPage{}
 		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
@@ -613,6 +629,29 @@ func (h *Handler) cancelBooking(c *fiber.Ctx) error {
 		return h.showBooking(c, p)
 	}
 	return done(c, fmt.Sprintf("/panel/bookings/%d", id), "cancelled")
+}
+
+// carriesMoney reports whether booking v's visit carries money paid, or
+// asked, in advance: a deposit, a payment online, a package or a
+// certificate (a later service of a visit reads its head's).
+func (h *Handler) carriesMoney(c *fiber.Ctx, v *booking.View) (bool, error) {
+	if v.Deposit > 0 || v.Prepaid > 0 || v.PaidWith != nil {
+		return true, nil
+	}
+	if v.Head() {
+		return false, nil
+	}
+	head, err := h.svc.BookingView(c.UserContext(), user(c).SalonID, v.VisitID)
+	if err != nil {
+		return false, err
+	}
+	return head.Deposit > 0 || head.PaidWith != nil, nil
+}
+
+// cancelTerms are what the cancel form of v says cancelling does, as a
+// hidden field sends them back.
+func cancelTerms(v *booking.View, carries bool) string {
+	return fmt.Sprintf("%t:%s:%t:%d", carries, v.Prepaid, v.CancelKeepsPrepaid, v.CancelKeeps)
 }
 
 func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {

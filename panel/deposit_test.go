@@ -145,15 +145,17 @@ func TestTheSalonAsksADepositOnline(t *testing.T) {
 	if p := b.get(page); !strings.Contains(p.body, "By the salon&#39;s refund policy, the deposit of 1,000\u00a0₽ paid online is kept: cancelling does not refund it.") {
 		t.Errorf("the cancel form under the policy never: %s", p.body)
 	}
-	if p := b.get(page); !strings.Contains(p.body, `<input type="radio" name="asked" value="client" required> the client asked to`) ||
-		!strings.Contains(p.body, `<input type="radio" name="asked" value="salon" required> the salon (a master is ill, the salon is closed)`) {
+	if p := b.get(page); !strings.Contains(p.body, `<input type="radio" name="asked" value="client" required aria-describedby="cancel-deposit"> the client: they asked to cancel`) ||
+		!strings.Contains(p.body, `<input type="radio" name="asked" value="salon" required aria-describedby="cancel-salon"> the salon (a master is ill, the salon is closed)`) {
 		t.Errorf("the cancel form does not ask who cancels: %s", p.body)
 	}
 	// A form drawn before the deposit was paid (it said nothing was paid
 	// online) is shown again, not acted on, when the client asked.
-	if r := b.post(page+"/cancel", url.Values{"asked": {"client"}, "prepaid": {"0.00"}, "keeps": {":0"}}); r.status != http.StatusConflict ||
-		!strings.Contains(r.body, "The terms of cancelling changed since the page was shown") {
-		t.Errorf("a stale cancel form: %d %.300s", r.status, r.body)
+	for _, asked := range []string{"client", ""} { // (drawn unpaid: it asked nobody)
+		if r := b.post(page+"/cancel", url.Values{"asked": {asked}, "terms": {"true:0.00:false:0"}, "reason": {"she called"}}); r.status != http.StatusConflict ||
+			!strings.Contains(r.body, "The terms of cancelling changed since the page was shown") || !strings.Contains(r.body, `value="she called"`) {
+			t.Errorf("a stale cancel form (asked %q): %d %.300s", asked, r.status, r.body)
+		}
 	}
 	if st := scalar[string](t, w, `SELECT status FROM bookings WHERE id = $1`, online); st != "confirmed" {
 		t.Fatalf("a stale cancel form cancelled the booking: %s", st)
