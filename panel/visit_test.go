@@ -2,7 +2,9 @@ package panel_test
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -150,5 +152,55 @@ func TestServicesDoneTogetherAreSetOnTheServicePage(t *testing.T) {
 	}
 	if ids, _ := w.Svc.TogetherWith(ctxb, w.salon.ID, haircut); len(ids) != 0 {
 		t.Fatalf("still together: %v", ids)
+	}
+}
+
+// TestALaterServiceOfAVisitAsksWhoCancels: a visit whose first service
+// asks a deposit: its later service's page (whose own deposit is none)
+// asks who cancels too, and cancelling from it at the client's request
+// is recorded so.
+func TestALaterServiceOfAVisitAsksWhoCancels(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := bookingtest.System()
+	colour := scalar[int64](t, w, `SELECT id FROM services WHERE salon_id = $1 AND name = 'Окрашивание'`, w.salon.ID)
+	manicure := scalar[int64](t, w, `SELECT id FROM services WHERE salon_id = $1 AND name = 'Маникюр'`, w.salon.ID)
+	items := []booking.VisitItem{{ServiceID: colour}, {ServiceID: manicure}}
+	var slot *booking.VisitSlot
+	for d := w.today().AddDays(1); slot == nil && d.Before(w.today().AddDays(9)); d = d.AddDays(1) {
+		slots, err := w.Svc.VisitSlots(ctx, booking.VisitSlotQuery{SalonID: w.salon.ID, Items: items, From: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(slots) > 0 {
+			slot = &slots[0]
+		}
+	}
+	if slot == nil {
+		t.Fatal("no free visit")
+	}
+	for i := range items {
+		items[i].MasterID = slot.Segments[i].MasterID
+	}
+	b, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, Items: items, StartsAt: slot.Start,
+		Client: booking.ClientInput{Name: "Visit Client", Phone: bookingtest.Phone()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := scalar[int64](t, w, `SELECT id FROM bookings WHERE visit_of = $1`, b.ID)
+	if d := scalar[string](t, w, `SELECT deposit::text FROM bookings WHERE id = $1`, second); d != "0.00" {
+		t.Fatalf("the later service's own deposit: %s", d)
+	}
+	o := w.owner()
+	page := o.get(fmt.Sprintf("/panel/bookings/%d", second))
+	if !strings.Contains(page.body, `id="cancel-asked"`) || !strings.Contains(page.body, `id="visit-head"`) {
+		t.Fatalf("the later service's page does not ask who cancels: %.3000s", page.body)
+	}
+	terms := regexp.MustCompile(`name="terms" value="([^"]*)"`).FindStringSubmatch(page.body)
+	if r := o.post(fmt.Sprintf("/panel/bookings/%d/cancel", second), url.Values{"asked": {"client"}, "terms": {terms[1]}}); r.status != http.StatusSeeOther {
+		t.Fatalf("cancel: %d %.300s", r.status, r.body)
+	}
+	if got := scalar[string](t, w, `SELECT details->>'for_client' FROM booking_events WHERE booking_id = $1 AND action = 'cancelled'`, b.ID); got != "true" {
+		t.Errorf("the visit's cancellation recorded for_client %q", got)
 	}
 }
