@@ -87,7 +87,9 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 		if payments, err = startRefund(ctx, tx, b, salon, byClient, now); err != nil {
 			return err
 		}
-		return s.enqueueChange(ctx, tx, out, EventCancelled, actor, nil)
+		n := notifyArgs(out, EventCancelled, actor, nil)
+		n.BySalon = caller.kind == callerStaff && r.Stated && !r.ForClient
+		return s.enqueueNotice(ctx, tx, out, n, actor)
 	})
 	if err == nil {
 		s.followUp(ctx, payments...)

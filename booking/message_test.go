@@ -859,7 +859,8 @@ func TestTheEMailSaysWhatACertificatePaid(t *testing.T) {
 // of a booking whose deposit was paid online, as the mailbox and the SMS
 // provider have it: under a policy that keeps it, the e-mail and the SMS
 // say the deposit was kept; under one that refunds it, they do not (the
-// refund's e-mail says it came back).
+// refund's e-mail says it came back). The salon's own cancellation, under
+// the policy that keeps, refunds it and says sorry.
 func TestTheCancellationSaysWhatBecameOfTheDeposit(t *testing.T) {
 	t.Parallel()
 	fake := psptest.New(t)
@@ -870,18 +871,20 @@ func TestTheCancellationSaysWhatBecameOfTheDeposit(t *testing.T) {
 	m := w.Master(t, w.salon, colour)
 	w.Shift(t, w.salon, m, w.day, 1, "10:00", "20:00")
 	for _, c := range []struct {
-		policy booking.RefundPolicy
-		hhmm   string
-		kept   bool
-		then   string // the e-mail after the cancellation's
+		policy  booking.RefundPolicy
+		hhmm    string
+		kept    bool
+		then    string // the e-mail after the cancellation's
+		bySalon bool   // the desk cancels of the salon's own accord
 	}{
-		{booking.RefundNever, "12:00", true, ""},
-		{booking.RefundBeforeCutoff, "15:00", false, "Предоплата возвращается"},
+		{booking.RefundNever, "12:00", true, "", false},
+		{booking.RefundBeforeCutoff, "15:00", false, "Предоплата возвращается", false},
+		{booking.RefundNever, "17:00", false, "Предоплата возвращается", true},
 	} {
 		if _, err := w.Pool.Exec(ctx, `UPDATE salons SET refund_policy = $2, catalog_version = catalog_version + 1 WHERE id = $1`, w.salon.ID, c.policy); err != nil {
 			t.Fatal(err)
 		}
-		phone, email := bookingtest.Phone(), fmt.Sprintf("olga-%s@example.com", c.policy)
+		phone, email := bookingtest.Phone(), fmt.Sprintf("olga-%s-%s@example.com", c.policy, c.hhmm[:2])
 		b, err := w.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID,
 			ServiceID: colour.ID, MasterID: m.ID, StartsAt: bookingtest.At(w.salon, w.day, c.hhmm),
 			Client: booking.ClientInput{Name: "Ольга", Phone: phone, Email: email, Lang: "ru"}})
@@ -897,7 +900,13 @@ func TestTheCancellationSaysWhatBecameOfTheDeposit(t *testing.T) {
 		if _, err := w.Svc.PaymentNotified(ctx, "yookassa", p.ExternalID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.Svc.Cancel(client, booking.CancelRequest{BookingID: b.ID}); err != nil {
+		cancel := booking.CancelRequest{BookingID: b.ID}
+		by := client
+		if c.bySalon {
+			by = booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin}))
+			cancel.SalonID, cancel.Stated = w.salon.ID, true
+		}
+		if _, err := w.Svc.Cancel(by, cancel); err != nil {
 			t.Fatal(err)
 		}
 		mailed := func(subject string) string {
@@ -916,8 +925,9 @@ func TestTheCancellationSaysWhatBecameOfTheDeposit(t *testing.T) {
 			return text
 		}
 		said := "Предоплата: 1\u00a0000\u00a0₽, не возвращена по правилам отмены"
-		if got := mailed("Запись отменена"); strings.Contains(got, said) != c.kept {
-			t.Errorf("%s: the cancellation's e-mail:\n%s", c.policy, got)
+		sorry := "Салону пришлось отменить вашу запись. Приносим извинения. Оплаченное онлайн, абонементом или сертификатом вернётся к вам."
+		if got := mailed("Запись отменена"); strings.Contains(got, said) != c.kept || strings.Contains(got, sorry) != c.bySalon {
+			t.Errorf("%s (by the salon %v): the cancellation's e-mail:\n%s", c.policy, c.bySalon, got)
 		}
 		var sms string
 		bookingtest.WaitFor(t, 30*time.Second, "the cancellation's SMS", func() bool {

@@ -131,6 +131,9 @@ func noticeKey(n booking.Notice) string {
 	if n.Event == booking.EventCreated && n.Booking.Status == booking.StatusPending {
 		return "n_client_held"
 	}
+	if n.Event == booking.EventCancelled && n.Change.BySalon {
+		return "n_salon_cancel"
+	}
 	if n.Event == booking.EventWaitlistOffer {
 		if n.Booking.Status == booking.StatusPending {
 			return "n_offer_held"

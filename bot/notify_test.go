@@ -301,4 +301,12 @@ func TestTheNoticeOfACancellationSaysTheDepositWasKept(t *testing.T) {
 			t.Errorf("%s: the notice of the cancellation: %q", c.policy, m.Text)
 		}
 	}
+	// The salon's own cancellation (a master ill): said so, with an apology.
+	b, err := w.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
+		StartsAt: bookingtest.At(w.salon, testDay, "19:00"), Client: booking.ClientInput{Name: "Vera", Phone: "+79999000008"}})
+	w.must(err)
+	desk := booking.As(ctx, booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin}))
+	_, err = w.Svc.Cancel(desk, booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID, Stated: true})
+	w.must(err)
+	w.see(client, "❌ The salon had to cancel your booking. We are sorry\nWhen: Tue 3 Mar, 19:00")
 }

@@ -73,6 +73,12 @@ func Compose(o *booking.Outgoing, base string) Words {
 	if o.Kind == booking.KindReminder {
 		w.Lead = t("Your visit is in %s.", span(lang, o.Lead))
 	}
+	if o.Kind == booking.KindCancelled && o.Change.BySalon {
+		w.Lead = t("The salon had to cancel your booking. We are sorry.")
+		if v.Deposit > 0 || v.PaidWith != nil {
+			w.Lead += " " + t("What you paid online, or with a package or certificate, goes back to you.")
+		}
+	}
 	if o.Kind == booking.KindWaitlistOffer && v.Status == booking.StatusPending {
 		w.Lead = t("We are holding this time for you until %s.", i18n.Clock(v.HoldExpiresAt.In(loc)))
 	}
