@@ -104,7 +104,12 @@ func (h *Handler) sandboxPage(c *fiber.Ctx) error {
 		lang = l // (the language the payment was asked in: the page the payer left)
 	}
 	status := messages[lang]["sb_"+string(p.Status)]
-	if status == "" {
+	switch {
+	case p.Refunded >= p.Amount && p.Refunded > 0:
+		status = messages[lang]["sb_refunded"]
+	case p.Refunded > 0:
+		status = fmt.Sprintf(messages[lang]["sb_refunded_part"], booking.Money(p.Refunded).Format(p.Currency, lang))
+	case status == "":
 		status = string(p.Status)
 	}
 	return sandboxPage.Execute(c.Response().BodyWriter(), map[string]any{"Lang": lang, "T": messages[lang],

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,6 +110,31 @@ func TestDepositPaidThroughTheSandbox(t *testing.T) {
 	var n int
 	if err := s.Pool.QueryRow(context.Background(), `SELECT count(*) FROM ledger_entries WHERE entry_type = 'deposit_received'`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("%d ledger entries (%v)", n, err)
+	}
+	// Its page at the provider says it is paid; once the client cancels
+	// (refunded by the salon's policy), that it was refunded.
+	sandboxStatus := func() string {
+		t.Helper()
+		page, err := http.Get(url + "?lang=en")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer page.Body.Close()
+		b, _ := io.ReadAll(page.Body)
+		m := regexp.MustCompile(`<dd id="status" data-status="[a-z_]+">([^<]*)</dd>`).FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("the sandbox's page: %s", b)
+		}
+		return string(m[1])
+	}
+	if got := sandboxStatus(); got != "paid" {
+		t.Errorf("the sandbox's page of the paid deposit: %q", got)
+	}
+	if c := s.do("POST", "/api/v1/bookings/"+itoa(id)+"/cancel", map[string]any{}, "X-Manage-Token", token); c.status != 200 {
+		t.Fatalf("cancel: %d %s", c.status, c.raw)
+	}
+	if got := sandboxStatus(); got != "paid, then refunded" {
+		t.Errorf("the sandbox's page of the refunded deposit: %q", got)
 	}
 	// It is short-lived.
 	s.Clock.Advance(booking.ReturnRefTTL + time.Minute)

@@ -245,13 +245,14 @@ type SandboxPayment struct {
 	Amount                               int64
 	Status                               Status
 	Locale                               string // the payer's language, as the payment asked ("": not said)
+	Refunded                             int64  // what its refunds gave back
 }
 
 // Page returns a payment for its page.
 func (s *Sandbox) Page(ctx context.Context, id string) (*SandboxPayment, error) {
 	var p SandboxPayment
-	err := s.Pool.QueryRow(ctx, `SELECT id, description, return_url, currency, amount, status, locale FROM sandbox_payments WHERE id = $1`, id).
-		Scan(&p.ID, &p.Description, &p.ReturnURL, &p.Currency, &p.Amount, &p.Status, &p.Locale)
+	err := s.Pool.QueryRow(ctx, `SELECT id, description, return_url, currency, amount, status, locale, refunded FROM sandbox_payments WHERE id = $1`, id).
+		Scan(&p.ID, &p.Description, &p.ReturnURL, &p.Currency, &p.Amount, &p.Status, &p.Locale, &p.Refunded)
 	if err != nil {
 		return nil, err
 	}
