@@ -1313,7 +1313,7 @@ func startRefund(ctx context.Context, tx pgx.Tx, b *Booking, salon *Salon, byCli
 				return nil, fmt.Errorf("refund: %w", err)
 			}
 		case m.status == PayCompleted && !keep && m.refundable() > 0:
-			if _, err := beginRefund(ctx, tx, m.id, m.refundable(), "", now); err != nil {
+			if _, err := beginRefund(ctx, tx, m.id, m.refundable(), "the booking was cancelled", now); err != nil { // (its history's why, not the capture's)
 				return nil, err
 			}
 			ids = append(ids, m.id)

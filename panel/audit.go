@@ -251,7 +251,7 @@ func auditValue(key string, v any, n auditNames, l *lang) string {
 		case "kind", "refund_policy":
 			return l.T(x)
 		case "payment":
-			word := "payment " + x // (as the attention page says a payment's status; en: the status's own word)
+			word := "payment " + x // (as the attention page says a payment's status)
 			return strings.TrimPrefix(l.T(word), "payment ")
 		case "paid_via":
 			return l.T(map[string]string{"salon": "paid in the salon", "online": "paid online"}[x])

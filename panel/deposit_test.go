@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -185,7 +186,19 @@ func TestTheSalonAsksADepositOnline(t *testing.T) {
 		_, refunded := fake.Totals()
 		return refunded == 100000
 	})
-	if p := b.get(page); strings.Contains(p.body, `id="cancel-deposit"`) || !strings.Contains(p.body, "<b>Cancelled by the salon: the master is ill</b>") {
+	p := b.get(page)
+	if strings.Contains(p.body, `id="cancel-deposit"`) || !strings.Contains(p.body, "<b>Cancelled by the salon: the master is ill</b>") {
 		t.Errorf("a cancelled booking's page: %s", p.body)
+	}
+	// The payment's history gives the refund's why, not the capture's.
+	rows := regexp.MustCompile(`<tr><td>[^<]*</td><td>([^<]*)</td><td>([^<]*)</td></tr>`).FindAllStringSubmatch(p.body, -1)
+	var refundWhy []string
+	for _, r := range rows {
+		if r[1] == "paid → being refunded" {
+			refundWhy = append(refundWhy, r[2])
+		}
+	}
+	if !slices.Equal(refundWhy, []string{"the booking was cancelled"}) {
+		t.Errorf("the payment history's refund: %q in %q", refundWhy, rows)
 	}
 }

@@ -204,7 +204,7 @@ func TestARefundFoundMadeAtTheProviderIsRecorded(t *testing.T) {
 	b := w.owner()
 	b.do("POST", "/panel/lang", url.Values{"lang": {"en"}, "csrf": {b.csrf}}, "Referer", w.base+"/panel/audit")
 	if a := b.get("/panel/audit"); strings.Count(a.body, "Refund recorded as made at the payment service") != 2 ||
-		!strings.Contains(a.body, "Payment: refunding → refunded") {
+		!strings.Contains(a.body, "Payment: being refunded → refunded") {
 		t.Fatalf("the audit log in en: %.3000s", a.body)
 	}
 }
