@@ -107,6 +107,25 @@ func (w *msgWorld) sendAll() {
 	wg.Wait()
 }
 
+// mailed waits (with a deadline, every replica sending) for the e-mail
+// whose subject begins with subject, to to ("": anyone), as the mailbox
+// has it, and returns its text and HTML.
+func (w *msgWorld) mailed(subject, to string) string {
+	w.t.Helper()
+	var text string
+	bookingtest.WaitFor(w.t, 30*time.Second, "the e-mail "+subject, func() bool {
+		w.sendAll()
+		for _, x := range w.mail.Messages(w.t) {
+			if strings.HasPrefix(x.Subject, subject) && (to == "" || len(x.To) == 1 && x.To[0].Address == to) {
+				text = x.Text + x.HTML
+				return true
+			}
+		}
+		return false
+	})
+	return text
+}
+
 // messages are the booking's rows, as the panel lists them.
 func (w *msgWorld) messages(id int64) []booking.Message {
 	w.t.Helper()
@@ -807,21 +826,7 @@ func TestTheEMailSaysWhatACertificatePaid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mailed := func(subject string) string {
-		t.Helper()
-		var text string
-		bookingtest.WaitFor(t, 30*time.Second, "the e-mail "+subject, func() bool {
-			w.sendAll()
-			for _, x := range w.mail.Messages(t) {
-				if strings.HasPrefix(x.Subject, subject) {
-					text = x.Text + x.HTML
-					return true
-				}
-			}
-			return false
-		})
-		return text
-	}
+	mailed := func(subject string) string { t.Helper(); return w.mailed(subject, "") }
 	got := mailed("Вы записаны")
 	for _, want := range []string{"Цена: 3\u00a0000\u00a0₽", "сертификатом …" + cert.Hint + ": 2\u00a0000\u00a0₽",
 		"Осталось на нём: 0\u00a0₽", "К оплате в салоне: 1\u00a0000\u00a0₽"} {
@@ -909,21 +914,7 @@ func TestTheCancellationSaysWhatBecameOfTheDeposit(t *testing.T) {
 		if _, err := w.Svc.Cancel(by, cancel); err != nil {
 			t.Fatal(err)
 		}
-		mailed := func(subject string) string {
-			t.Helper()
-			var text string
-			bookingtest.WaitFor(t, 30*time.Second, "the e-mail "+subject, func() bool {
-				w.sendAll()
-				for _, x := range w.mail.Messages(t) {
-					if strings.HasPrefix(x.Subject, subject) && len(x.To) == 1 && x.To[0].Address == email {
-						text = x.Text + x.HTML
-						return true
-					}
-				}
-				return false
-			})
-			return text
-		}
+		mailed := func(subject string) string { t.Helper(); return w.mailed(subject, email) }
 		said := "Предоплата: 1\u00a0000\u00a0₽, не возвращена по правилам отмены"
 		sorry := "Салону пришлось отменить вашу запись. Приносим извинения. Оплаченное онлайн, абонементом или сертификатом вернётся к вам."
 		if got := mailed("Запись отменена"); strings.Contains(got, said) != c.kept || strings.Contains(got, sorry) != c.bySalon {
