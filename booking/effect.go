@@ -14,7 +14,9 @@ import (
 // a tap, those reminded and not confirmed, and the hold-out (a share the
 // salon sets, reminded plainly, with no answers to tap). For each month,
 // each group's no-show rate and late-cancellation rate (cancelled within
-// the salon's cutoff of the start).
+// the salon's cutoff of the start, by the client or at their request: a
+// cancellation the desk said was the salon's own, a master ill, is not
+// the client's).
 
 // EffectGroup is a group of reminded bookings.
 type EffectGroup string
@@ -78,8 +80,9 @@ func (s *Service) ReminderEffect(ctx context.Context, salonID int64, months int)
 		           CASE WHEN bool_or(m.plain) THEN 'holdout'
 		                WHEN b.client_confirmed_at IS NOT NULL THEN 'confirmed'
 		                ELSE 'unconfirmed' END AS grp,
-		           b.status = 'cancelled' AND (SELECT max(e.at) FROM booking_events e WHERE e.booking_id = b.id AND e.action = 'cancelled')
-		               >= b.starts_at - make_interval(hours => $5) AS late
+		           b.status = 'cancelled' AND coalesce((
+		               SELECT e.at >= b.starts_at - make_interval(hours => $5) AND e.details->>'for_client' IS DISTINCT FROM 'false'
+		               FROM booking_events e WHERE e.booking_id = b.id AND e.action = 'cancelled' ORDER BY e.id DESC LIMIT 1), false) AS late
 		    FROM bookings b
 		    JOIN messages m ON m.booking_id = b.id AND m.kind = 'reminder' AND m.state IN ('sent', 'delivered')
 		    WHERE b.salon_id = $1 AND b.starts_at >= $2 AND b.starts_at < $3 AND b.status IN ('completed', 'no_show', 'cancelled')

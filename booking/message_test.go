@@ -579,7 +579,9 @@ func TestReminderEffectByGroup(t *testing.T) {
 		}
 	}
 	// Of those with answers, two confirm; then one of them and one
-	// unconfirmed do not come, one of the hold-out cancels late.
+	// unconfirmed do not come, one of the hold-out cancels late, and the
+	// salon cancels the other confirmed one late, of its own accord (a
+	// master ill): not the client's late cancellation.
 	visitor := booking.As(context.Background(), booking.Visitor())
 	var confirmed, unconfirmed, holdout []*booking.Booking
 	for _, b := range list {
@@ -604,6 +606,11 @@ func TestReminderEffectByGroup(t *testing.T) {
 	}
 	w.Clock.Set(bookingtest.At(w.salon, w.day, "09:30")) // within the 3-hour cutoff of 10:00
 	if _, err := w.Svc.Cancel(sys, booking.CancelRequest{SalonID: w.salon.ID, BookingID: holdout[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	w.Clock.Set(confirmed[1].StartsAt.Add(-time.Hour))
+	staff := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin}))
+	if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: confirmed[1].ID, Stated: true}); err != nil {
 		t.Fatal(err)
 	}
 	w.Clock.Set(bookingtest.At(w.salon, w.day.AddDays(1), "09:00"))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -97,7 +98,23 @@ func TestEveryPanelChangeIsAudited(t *testing.T) {
 				"time": {free[3].Start.In(loc).Format("15:04")}, "master": {fmt.Sprint(m.ID)}})
 		}, "booking", "reschedule", func(r auditRow) bool { return r.Old["starts_at"] != nil && r.New["starts_at"] != r.Old["starts_at"] }},
 		{"cancel booking", func() answer {
-			return b.post(fmt.Sprintf("/panel/bookings/%d/cancel", bookingID), url.Values{"reason": {"client called"}})
+			// A booking with no money in advance asks who cancels too,
+			// without insisting; the history keeps the answer.
+			page := fmt.Sprintf("/panel/bookings/%d", bookingID)
+			p := b.get(page)
+			if !strings.Contains(p.body, `<legend>Кто отменяет (если знаете)</legend>`) ||
+				!strings.Contains(p.body, `<input type="radio" name="asked" value="client"> клиент: попросил отменить</label>`) {
+				t.Errorf("the cancel form of a booking with nothing paid: %s", p.body)
+			}
+			terms := regexp.MustCompile(`name="terms" value="([^"]*)"`).FindStringSubmatch(p.body)
+			if terms == nil {
+				t.Fatalf("no terms in the cancel form: %s", p.body)
+			}
+			a := b.post(page+"/cancel", url.Values{"reason": {"client called"}, "asked": {"client"}, "terms": {terms[1]}})
+			if p := b.get(page); !strings.Contains(p.body, "<b>Отменена по просьбе клиента: client called</b>") {
+				t.Errorf("the history of a cancellation at the client's request: %s", p.body)
+			}
+			return a
 		}, "booking", "cancelled", func(r auditRow) bool {
 			return r.Old["status"] == "confirmed" && r.New["status"] == "cancelled" && r.New["cancel_reason"] == "client called"
 		}},
