@@ -198,9 +198,11 @@ var ru = map[string]string{
 	"The client is on the waiting list.": "Клиент в листе ожидания.", "The time is offered to the client.": "Время предложено клиенту.",
 	"waiting": "ждёт", "booked": "записан", "left": "вышел из листа", "ended": "дни прошли",
 	"open": "открыто", "held": "держится", "taken": "принято", "gone": "занято другим", "expired": "истекло",
-	"Cancelled late: after the cancellation deadline, by the client or at their request. When the salon cancels of its own accord, it is not counted.": "Поздно отменили: позже срока отмены, сам клиент или по его просьбе. Отмены по инициативе салона не считаются.",
 	"The client is told the salon had to cancel, with an apology.": "Клиенту сообщим, что салону пришлось отменить запись, с извинениями.",
-	"Who cancels (if you know)": "Кто отменяет (если знаете)",
+	"Who cancels (if you know)":                                    "Кто отменяет (если знаете)",
+
+	"Cancelled late: after the cancellation deadline, by the client or at their request. When the salon cancels of its own accord, it is not counted.": "Поздно отменили: позже срока отмены, сам клиент или по его просьбе. Отмены по инициативе салона не считаются.",
+
 	"Reminders": "Напоминания", "Group": "Группа", "Did not come": "Не пришли", "Cancelled late": "Поздно отменили",
 	"confirmed by a tap": "подтвердили нажатием", "reminded, not confirmed": "напомнили, не подтвердили",
 	"hold-out: plain reminders":             "контрольная группа: простые напоминания",
