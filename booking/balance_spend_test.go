@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"salon/booking"
 	"salon/booking/bookingtest"
 )
@@ -990,26 +992,7 @@ func TestAReplayCountsTheDepositPaidSince(t *testing.T) {
 func TestTriesOfACodeAreDecidedInTurn(t *testing.T) {
 	f := setup(t)
 	ctx := context.Background()
-	tries := map[string]func(code, phone string, i int) error{
-		"booking": func(code, phone string, i int) error {
-			r := f.req(f.masters[i%len(f.masters)], fmt.Sprintf("%02d:00", 10+i))
-			r.Client.Phone, r.PayWith = phone, &booking.PayWith{Kind: booking.BalancePackage, Code: code}
-			_, err := f.Svc.Book(web(), r)
-			return err
-		},
-		"visit": func(code, phone string, i int) error {
-			r := f.req(f.masters[i%len(f.masters)], fmt.Sprintf("%02d:00", 10+i))
-			r.Items = []booking.VisitItem{{ServiceID: f.svc.ID, MasterID: r.MasterID}, {ServiceID: f.svc.ID, MasterID: r.MasterID}}
-			r.ServiceID, r.MasterID = 0, 0
-			r.Client.Phone, r.PayWith = phone, &booking.PayWith{Kind: booking.BalancePackage, Code: code}
-			_, err := f.Svc.Book(web(), r)
-			return err
-		},
-		"lookup": func(code, phone string, _ int) error {
-			_, err := f.Svc.CheckBalance(web(), f.salon.ID, code, booking.BalanceUse{Phone: phone})
-			return err
-		},
-	}
+	tries := codeTries(f)
 	for _, how := range []string{"booking", "visit", "lookup"} {
 		phone := bookingtest.Phone()
 		pkg, _ := aPackage(t, f, 3, phone)
@@ -1076,6 +1059,108 @@ func TestTriesOfACodeAreDecidedInTurn(t *testing.T) {
 		}
 		if l := readLedger(t, f, pkg.ID); l.remaining != 3 || l.types["reserve"] != 0 {
 			t.Fatalf("%s: after the tries: %+v", how, l)
+		}
+	}
+}
+
+// codeTries are the ways a client tries a package's code, by name: the
+// i-th try books (one service, or a visit of two) on master i mod 3 at
+// 10+i o'clock, or looks the code up.
+func codeTries(f *fixture) map[string]func(code, phone string, i int) error {
+	return map[string]func(code, phone string, i int) error{
+		"booking": func(code, phone string, i int) error {
+			r := f.req(f.masters[i%len(f.masters)], fmt.Sprintf("%02d:00", 10+i))
+			r.Client.Phone, r.PayWith = phone, &booking.PayWith{Kind: booking.BalancePackage, Code: code}
+			_, err := f.Svc.Book(web(), r)
+			return err
+		},
+		"visit": func(code, phone string, i int) error {
+			r := f.req(f.masters[i%len(f.masters)], fmt.Sprintf("%02d:00", 10+i))
+			r.Items = []booking.VisitItem{{ServiceID: f.svc.ID, MasterID: r.MasterID}, {ServiceID: f.svc.ID, MasterID: r.MasterID}}
+			r.ServiceID, r.MasterID = 0, 0
+			r.Client.Phone, r.PayWith = phone, &booking.PayWith{Kind: booking.BalancePackage, Code: code}
+			_, err := f.Svc.Book(web(), r)
+			return err
+		},
+		"lookup": func(code, phone string, _ int) error {
+			_, err := f.Svc.CheckBalance(web(), f.salon.ID, code, booking.BalanceUse{Phone: phone})
+			return err
+		},
+	}
+}
+
+// waitForLockWaiters waits until n transactions wait for the advisory lock
+// of key (hashtextextended(key, 0)).
+func waitForLockWaiters(t *testing.T, f *fixture, what, key string, n int) {
+	t.Helper()
+	bookingtest.WaitFor(t, 10*time.Second, what, func() bool {
+		var got int
+		if err := f.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+			AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`, key).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		return got == n
+	})
+}
+
+// TestATryOfACodeKeepsItsTurnAtABusyMaster: a try of a code that gets the
+// code's lock while its master is busy with another booking waits for
+// the master holding the code's lock, so the tries queued behind it are
+// decided after it: the first of six other phones is told "another
+// client's", and the sixth, not the first, locks the code.
+func TestATryOfACodeKeepsItsTurnAtABusyMaster(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	tries := codeTries(f)
+	hold := func(key string) pgx.Tx {
+		tx, err := f.Pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { tx.Rollback(ctx) }) //nolint:errcheck
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
+			t.Fatal(err)
+		}
+		return tx
+	}
+	for _, how := range []string{"booking", "visit"} {
+		pkg, _ := aPackage(t, f, 3, bookingtest.Phone())
+		codeKey, masterKey := booking.CodeLockKey(pkg.Code), fmt.Sprintf("booking-master:%d", f.masters[0].ID)
+		busy, code := hold(masterKey), hold(codeKey)
+		// The first try is on the busy master (try 0: master 0), the five
+		// after it on the others (tries 1, 2, 4, 5, 7).
+		results := make([]chan error, 6)
+		for n, i := range []int{0, 1, 2, 4, 5, 7} {
+			results[n] = make(chan error, 1)
+			go func() { results[n] <- tries[how](pkg.Code, bookingtest.Phone(), i) }()
+			waitForLockWaiters(t, f, fmt.Sprintf("%s: %d tries waiting for the code's lock", how, n+1), codeKey, n+1)
+		}
+		if err := code.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		waitForLockWaiters(t, f, how+": the first try, holding the code's lock, waiting for its master", masterKey, 1)
+		if err := busy.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for n, c := range results {
+			var err error
+			select {
+			case err = <-c:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: try %d not answered", how, n+1)
+			}
+			var ve *booking.ValidationError
+			why := ""
+			if errors.As(err, &ve) {
+				why = ve.Fields["pay_with"].String()
+			}
+			want := "another client's"
+			if n == 5 {
+				want = "too many other phones"
+			}
+			if !strings.Contains(why, want) {
+				t.Fatalf("%s: try %d: %v, want %q", how, n+1, err, want)
+			}
 		}
 	}
 }

@@ -421,17 +421,19 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	var locked bool
 	tryLock, args := `SELECT pg_try_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`, []any{r.MasterID}
 	// A client's try of a code takes the code's lock first, and waits for
-	// it (codeLockKey); the balance's lock (taken by the reservation's
-	// entry) is waited for at most the lock wait too. The claim sets the
-	// same bound; else it is set here, before either wait.
+	// it (codeLockKey), then waits for the master's too, keeping its turn
+	// among the code's tries (waitMasters); the balance's lock (taken by
+	// the reservation's entry) is waited for at most the lock wait too.
+	// The claim sets the same bound; else it is set here, before any wait.
 	codeLock := r.PayWith != nil && r.PayWith.Code != "" && r.caller.client()
+	const waitLock = `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0)) IS NOT NULL`
 	switch {
 	case codeLock && claim == nil:
-		tryLock += ` FROM (SELECT set_config('lock_timeout', $2::bigint::text, true) AS t) lt,
+		tryLock = waitLock + ` FROM (SELECT set_config('lock_timeout', $2::bigint::text, true) AS t) lt,
 			LATERAL (SELECT pg_advisory_xact_lock(hashtextextended($3::text, 0)) WHERE lt.t IS NOT NULL) cl`
 		args = append(args, lockWait, codeLockKey(tokenHash(r.PayWith.Code)))
 	case codeLock:
-		tryLock += ` FROM (SELECT pg_advisory_xact_lock(hashtextextended($2::text, 0))) cl`
+		tryLock = waitLock + ` FROM (SELECT pg_advisory_xact_lock(hashtextextended($2::text, 0))) cl`
 		args = append(args, codeLockKey(tokenHash(r.PayWith.Code)))
 	case r.PayWith != nil && claim == nil:
 		tryLock += ` FROM (SELECT set_config('lock_timeout', $2::bigint::text, true)) lt`

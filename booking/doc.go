@@ -26,7 +26,10 @@
 // holding a database connection: it ends its transaction and waits at the
 // master's gate in the process (one request per process and master waits in
 // the database, at most MaxGateWaiters in all), so a busy master never takes
-// the connections other salons need. A wait is bounded by the lock wait
+// the connections other salons need. (The one exception is a client's try
+// of a package's or certificate's code: it holds the code's lock, one per
+// code, and waits for its masters in the database rather than lose its
+// turn among the code's tries.) A wait is bounded by the lock wait
 // (WithLockWait), a request by its context's deadline: past either, nothing
 // is written and the answer is ErrUnavailable.
 //

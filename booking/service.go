@@ -248,20 +248,14 @@ func lockManyMasters(ctx context.Context, tx pgx.Tx, ids []int64) error {
 // another master rolls back and starts again (errRetry). A lock that is
 // taken is waited for only once the masters' gates were passed (see
 // gates): before, it is a *busyError, and the transaction starts again.
+// (A client's try of a code waits for them at once: see waitMasters.)
 func lockMasters(ctx context.Context, q querier, ids ...int64) error {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	if len(ids) == 0 || len(ids) > 2*MaxVisitItems {
 		return fmt.Errorf("lockMasters: %d ids", len(ids))
 	}
 	if g, ok := q.(*gatedTx); ok && g.passed.covers(ids) {
-		batch := &pgx.Batch{}
-		for _, id := range ids {
-			batch.Queue(lockMasterSQL, id)
-		}
-		if err := q.SendBatch(ctx, batch).Close(); err != nil {
-			return fmt.Errorf("lock masters %v: %w", ids, err)
-		}
-		return nil
+		return waitMasters(ctx, q, ids...)
 	}
 	var all bool
 	if err := q.QueryRow(ctx, `SELECT bool_and(pg_try_advisory_xact_lock(hashtextextended('booking-master:' || m, 0)))
@@ -270,6 +264,24 @@ func lockMasters(ctx context.Context, q querier, ids ...int64) error {
 	}
 	if !all {
 		return &busyError{masters: ids}
+	}
+	return nil
+}
+
+// waitMasters takes the locks of masters ids, in ascending order, waiting
+// for each at most the transaction's lock_timeout. A transaction past its
+// masters' gates waits so; and so does a client's try of a code, which
+// holds the code's lock (codeLockKey) and would lose its turn among the
+// code's tries if it left at a busy master: the code's lock bounds those
+// waits to one per code.
+func waitMasters(ctx context.Context, q querier, ids ...int64) error {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	batch := &pgx.Batch{}
+	for _, id := range ids {
+		batch.Queue(lockMasterSQL, id)
+	}
+	if err := q.SendBatch(ctx, batch).Close(); err != nil {
+		return fmt.Errorf("lock masters %v: %w", ids, err)
 	}
 	return nil
 }

@@ -616,7 +616,8 @@ func (s *Service) insertVisit(ctx context.Context, r *BookRequest, c *catalog, f
 		if r.IdempotencyKey != "" {
 			claim = queueClaim(batch, r.SalonID, "book", r.IdempotencyKey, r.fingerprint(), wait)
 		}
-		if r.PayWith != nil && r.PayWith.Code != "" && r.caller.client() {
+		codeTry := r.PayWith != nil && r.PayWith.Code != "" && r.caller.client()
+		if codeTry {
 			// A client's try of a code: the code's lock, before the
 			// masters' (codeLockKey).
 			batch.Queue(codeLockSQL, codeLockKey(tokenHash(r.PayWith.Code)))
@@ -632,7 +633,11 @@ func (s *Service) insertVisit(ctx context.Context, r *BookRequest, c *catalog, f
 			out, err = s.replay(ctx, tx, claim, r.SalonID)
 			return err
 		}
-		if err := lockMasters(ctx, tx, masters...); err != nil {
+		lock := lockMasters
+		if codeTry {
+			lock = waitMasters // (keeping its turn among the code's tries)
+		}
+		if err := lock(ctx, tx, masters...); err != nil {
 			return err
 		}
 		// Under the locks: the catalogue and the calendar as they are now.
