@@ -26,8 +26,9 @@ type CancelRequest struct {
 	// advance: the deposit, and what it reserved of a balance.
 	ForClient bool
 	// Stated: the request says whose cancellation it is (ForClient), as
-	// the desk's form asks when money was paid in advance; the
-	// booking's history then records it.
+	// the desk's form asks; the booking's history then records it. The
+	// salon's own, so stated, tells the client the salon had to cancel,
+	// and its time is not offered to the waitlist (it cannot be served).
 	Stated bool
 }
 
@@ -74,6 +75,14 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 				return fmt.Errorf("cancel: %w", err)
 			}
 		}
+		bySalon := caller.kind == callerStaff && r.Stated && !r.ForClient
+		if bySalon {
+			// The salon's own: its time cannot be served (a master ill,
+			// the salon closed), so it is not offered to the waitlist.
+			if _, err := tx.Exec(ctx, `SELECT set_config('salon.not_offered', 'on', true)`); err != nil {
+				return fmt.Errorf("cancel: %w", err)
+			}
+		}
 		detail := map[string]any{"reason": r.Reason}
 		if caller.kind == callerStaff && r.Stated {
 			detail["for_client"] = r.ForClient
@@ -88,7 +97,7 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 			return err
 		}
 		n := notifyArgs(out, EventCancelled, actor, nil)
-		n.BySalon = caller.kind == callerStaff && r.Stated && !r.ForClient
+		n.BySalon = bySalon
 		return s.enqueueNotice(ctx, tx, out, n, actor)
 	})
 	if err == nil {

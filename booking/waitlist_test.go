@@ -596,3 +596,42 @@ func TestAVisitWaits(t *testing.T) {
 	}
 	assertNoOverlap(t, w.Pool)
 }
+
+// TestASalonsOwnCancellationIsNotOffered: the desk cancelling of the
+// salon's own accord (a master ill) frees no time for the waitlist, in
+// either mode: nothing is offered or held, and the master's day can then
+// be taken off. A cancellation at the client's request is offered as
+// ever.
+func TestASalonsOwnCancellationIsNotOffered(t *testing.T) {
+	for _, mode := range []string{booking.WaitlistBroadcast, booking.WaitlistHold} {
+		t.Run(mode, func(t *testing.T) {
+			w := newWaitWorld(t, mode, 3)
+			sys := bookingtest.System()
+			staff := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin}))
+			e := w.join(t, "Waiting")
+			if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: w.booked[4].ID, Stated: true}); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := w.Svc.OfferFreed(sys); err != nil || n != 0 {
+				t.Fatalf("the salon's own cancellation: %d offers (%v), want none", n, err)
+			}
+			if got := w.read(t, e); len(got.Offers) != 0 {
+				t.Fatalf("offered %+v", got.Offers)
+			}
+			var freed int
+			if err := w.Pool.QueryRow(context.Background(), `SELECT count(*) FROM waitlist_freed WHERE salon_id = $1`, w.salon.ID).Scan(&freed); err != nil || freed != 0 {
+				t.Fatalf("%d freed times (%v), want none", freed, err)
+			}
+			// The client asked: offered.
+			if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: w.booked[2].ID, ForClient: true, Stated: true}); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := w.Svc.OfferFreed(sys); err != nil || n != 1 {
+				t.Fatalf("a cancellation at the client's request: %d offers (%v), want 1", n, err)
+			}
+			if got := w.read(t, e); len(got.Offers) != 1 || !got.Offers[0].Start.Equal(w.at("12:00")) {
+				t.Fatalf("offered %+v, want 12:00", got.Offers)
+			}
+		})
+	}
+}

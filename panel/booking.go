@@ -628,6 +628,9 @@ func (h *Handler) cancelBooking(c *fiber.Ctx) error {
 		}
 		return h.showBooking(c, p)
 	}
+	if asked == "salon" {
+		return done(c, fmt.Sprintf("/panel/bookings/%d", id), "salon_cancelled")
+	}
 	return done(c, fmt.Sprintf("/panel/bookings/%d", id), "cancelled")
 }
 

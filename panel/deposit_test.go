@@ -175,8 +175,14 @@ func TestTheSalonAsksADepositOnline(t *testing.T) {
 	}
 	// Under a policy that keeps deposits, the salon cancelling of its own
 	// accord refunds it.
-	if r := b.post(page+"/cancel", url.Values{"reason": {"the master is ill"}, "asked": {"salon"}}); r.status != http.StatusSeeOther {
+	r = b.post(page+"/cancel", url.Values{"reason": {"the master is ill"}, "asked": {"salon"}})
+	if r.status != http.StatusSeeOther {
 		t.Fatalf("cancel: %d %.300s", r.status, r.body)
+	}
+	// The desk is told its time is not offered to the waiting list, and
+	// what to do so that it is not booked online either.
+	if p := b.get(r.header.Get("Location")); !strings.Contains(p.body, "Booking cancelled. Its time is not offered to the waiting list; if the master cannot work then, take it off their schedule") {
+		t.Errorf("after the salon's own cancellation: %s", p.body)
 	}
 	bookingtest.WaitFor(t, 10*time.Second, "the deposit refunded at the provider", func() bool {
 		if _, err := w.Svc.SweepPayments(ctx); err != nil {

@@ -198,8 +198,9 @@ var ru = map[string]string{
 	"The client is on the waiting list.": "Клиент в листе ожидания.", "The time is offered to the client.": "Время предложено клиенту.",
 	"waiting": "ждёт", "booked": "записан", "left": "вышел из листа", "ended": "дни прошли",
 	"open": "открыто", "held": "держится", "taken": "принято", "gone": "занято другим", "expired": "истекло",
-	"The client is told the salon had to cancel, with an apology.": "Клиенту сообщим, что салону пришлось отменить запись, с извинениями.",
-	"Who cancels (if you know)":                                    "Кто отменяет (если знаете)",
+	"Who cancels (if you know)": "Кто отменяет (если знаете)",
+
+	"The client is told the salon had to cancel, with an apology; the time is not offered to the waiting list.": "Клиенту сообщим, что салону пришлось отменить запись, с извинениями; время не предложим листу ожидания.",
 
 	"Cancelled late: after the cancellation deadline, by the client or at their request. When the salon cancels of its own accord, it is not counted.": "Поздно отменили: позже срока отмены, сам клиент или по его просьбе. Отмены по инициативе салона не считаются.",
 
@@ -256,13 +257,16 @@ var ru = map[string]string{
 	"internal error":                                 "внутренняя ошибка",
 	"Error":                                          "Ошибка",
 	"Back to the day":                                "К расписанию дня",
-	"Booking created.":                               "Запись создана.",
-	"Booking cancelled.":                             "Запись отменена.",
-	"Booking moved.":                                 "Запись перенесена.",
-	"Marked as completed.":                           "Отмечено: визит состоялся.",
-	"Marked as no-show.":                             "Отмечено: клиент не пришёл.",
-	"Saved.":                                         "Сохранено.",
-	"Removed.":                                       "Удалено.",
+
+	"Booking cancelled. Its time is not offered to the waiting list; if the master cannot work then, take it off their schedule, so that it is not booked online either.": "Запись отменена. Это время не предлагается листу ожидания; если мастер не сможет работать, уберите его из графика, чтобы время не заняли и онлайн.",
+
+	"Booking created.":     "Запись создана.",
+	"Booking cancelled.":   "Запись отменена.",
+	"Booking moved.":       "Запись перенесена.",
+	"Marked as completed.": "Отмечено: визит состоялся.",
+	"Marked as no-show.":   "Отмечено: клиент не пришёл.",
+	"Saved.":               "Сохранено.",
+	"Removed.":             "Удалено.",
 
 	// day and week
 	"Today":               "Сегодня",

@@ -200,6 +200,7 @@ func (h *Handler) pageFor(c *fiber.Ctx, name, title string, data any) *page {
 var notices = map[string]string{
 	"created":          "Booking created.",
 	"cancelled":        "Booking cancelled.",
+	"salon_cancelled":  "Booking cancelled. Its time is not offered to the waiting list; if the master cannot work then, take it off their schedule, so that it is not booked online either.",
 	"rescheduled":      "Booking moved.",
 	"completed":        "Marked as completed.",
 	"no_show":          "Marked as no-show.",
