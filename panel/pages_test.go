@@ -996,6 +996,14 @@ func TestTheZoneListStartsWithTheSalonsCountry(t *testing.T) {
 	if !strings.Contains(page, `<optgroup label="Европа">`) || !strings.Contains(page, `<optgroup label="Америка">`) {
 		t.Errorf("the regions are not in Russian")
 	}
+	// The regions after it in the order of the reader's alphabet.
+	var labels []string
+	for _, g := range groups.FindAllStringSubmatch(page, -1)[1:] {
+		labels = append(labels, g[1])
+	}
+	if !slices.IsSorted(labels[:len(labels)-1]) || labels[0] != "Австралия" || labels[len(labels)-1] != "UTC" {
+		t.Errorf("the regions are not in Russian alphabetical order: %q", labels)
+	}
 	if _, err := w.Pool.Exec(context.Background(), `UPDATE salons SET timezone = 'Europe/London', country = 'GB', catalog_version = catalog_version + 1 WHERE id = $1`, w.salon.ID); err != nil {
 		t.Fatal(err)
 	}

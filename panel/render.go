@@ -81,10 +81,11 @@ type zoneGroup struct {
 }
 
 // zoneGroups lists the zones a salon may be in: first those of country
-// (the salon's), then the rest by region (Europe, America, …), and the
-// salon's own zone (an old name the list no longer has is kept, never
-// changed by saving the form).
-func zoneGroups(current, country string) []zoneGroup {
+// (the salon's), then the rest by region in the order of the reader's
+// alphabet (Africa, America, …; Австралия, Азия, …), UTC, and the salon's own
+// zone (an old name the list no longer has is kept, last, never changed
+// by saving the form).
+func zoneGroups(current, country string, l *lang) []zoneGroup {
 	zones := booking.TimeZones()
 	regions := map[string]bool{}
 	for _, z := range zones {
@@ -113,6 +114,15 @@ func zoneGroups(current, country string) []zoneGroup {
 		}
 		rest[len(rest)-1].Zones = append(rest[len(rest)-1].Zones, z)
 	}
+	utc := func(g zoneGroup) int { // (after the regions)
+		if g.Label == "zone UTC" {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(rest, func(a, b zoneGroup) int {
+		return cmp.Or(cmp.Compare(utc(a), utc(b)), strings.Compare(l.T(a.Label), l.T(b.Label)))
+	})
 	if other != nil {
 		rest = append(rest, zoneGroup{Label: "zone Other", Zones: other})
 	}
