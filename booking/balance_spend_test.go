@@ -1017,6 +1017,7 @@ func TestTriesOfACodeAreDecidedInTurn(t *testing.T) {
 				}
 				var got int
 				if err := f.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+				AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
 					AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`, booking.CodeLockKey(pkg.Code)).Scan(&got); err != nil {
 					t.Fatal(err)
 				}
@@ -1096,6 +1097,7 @@ func waitForLockWaiters(t *testing.T, f *fixture, what, key string, n int) {
 	bookingtest.WaitFor(t, 10*time.Second, what, func() bool {
 		var got int
 		if err := f.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+				AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
 			AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`, key).Scan(&got); err != nil {
 			t.Fatal(err)
 		}
@@ -1161,6 +1163,81 @@ func TestATryOfACodeKeepsItsTurnAtABusyMaster(t *testing.T) {
 			if !strings.Contains(why, want) {
 				t.Fatalf("%s: try %d: %v, want %q", how, n+1, err, want)
 			}
+		}
+	}
+}
+
+// TestACodeThatIsNobodysWaitsAtTheGate: tries of codes that are no
+// balance's have no turn to keep: on a busy master they wait at its gate,
+// without a connection, as any booking does (one of them in the
+// database), so made-up codes cannot take the connections other salons
+// need.
+func TestACodeThatIsNobodysWaitsAtTheGate(t *testing.T) {
+	f := setup(t)
+	m := f.masters[0]
+	release := bookingtest.HoldMaster(t, f.Pool, m.ID)
+	const n = 6
+	results := make(chan error, n)
+	for i := range n {
+		go func() {
+			r := f.req(m, fmt.Sprintf("%02d:00", 10+i))
+			r.PayWith = &booking.PayWith{Kind: booking.BalanceCertificate, Code: fmt.Sprintf("NOPE-%04d-%04d", i, i)}
+			_, err := f.Svc.Book(web(), r)
+			results <- err
+		}()
+	}
+	bookingtest.WaitFor(t, 10*time.Second, "the made-up codes' tries at the master's gate", func() bool {
+		return booking.GateWaiting(f.Svc, m.ID) == n
+	})
+	waitForLockWaiters(t, f, "one of them waiting in the database", fmt.Sprintf("booking-master:%d", m.ID), 1)
+	release()
+	for range n {
+		select {
+		case err := <-results:
+			var ve *booking.ValidationError
+			if !errors.As(err, &ve) || ve.Fields["pay_with"].String() == "" {
+				t.Errorf("a made-up code: %v, want a refusal of pay_with", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a try not answered")
+		}
+	}
+}
+
+// TestACodesTurnAndItsMasterShareOneLockWait: a try of a balance's code
+// waits for the code's turn and for its busy master within one lock wait
+// in all, not one each.
+func TestACodesTurnAndItsMasterShareOneLockWait(t *testing.T) {
+	const wait = 2 * time.Second
+	f := setup(t, booking.WithLockWait(wait))
+	ctx := context.Background()
+	tries := codeTries(f)
+	bookingtest.HoldMaster(t, f.Pool, f.masters[0].ID) // (held to the end)
+	for _, how := range []string{"booking", "visit"} {
+		pkg, _ := aPackage(t, f, 3, bookingtest.Phone())
+		code, err := f.Pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := code.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, booking.CodeLockKey(pkg.Code)); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		result := make(chan error, 1)
+		go func() { result <- tries[how](pkg.Code, bookingtest.Phone(), 0) }() // (master 0)
+		waitForLockWaiters(t, f, how+": the try waiting for the code's turn", booking.CodeLockKey(pkg.Code), 1)
+		// Its turn comes three quarters into the lock wait.
+		<-time.After(time.Until(start.Add(wait * 3 / 4)))
+		if err := code.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-result:
+			if took := time.Since(start); !errors.Is(err, booking.ErrUnavailable) || took > wait+wait/4 {
+				t.Errorf("%s: answered %v after %v, want unavailable within about %v (the turn and the master share it)", how, err, took, wait)
+			}
+		case <-time.After(4 * wait):
+			t.Fatalf("%s: not answered", how)
 		}
 	}
 }

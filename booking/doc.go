@@ -27,11 +27,13 @@
 // master's gate in the process (one request per process and master waits in
 // the database, at most MaxGateWaiters in all), so a busy master never takes
 // the connections other salons need. (The one exception is a client's try
-// of a package's or certificate's code: it holds the code's lock, one per
-// code, and waits for its masters in the database rather than lose its
-// turn among the code's tries.) A wait is bounded by the lock wait
-// (WithLockWait), a request by its context's deadline: past either, nothing
-// is written and the answer is ErrUnavailable.
+// of a code that is a package's or certificate's: holding the code's lock,
+// which lets one try of the code on at a time, it waits for its masters
+// in the database, within the same lock wait, rather than lose its turn
+// among the code's tries; a made-up code waits at the gate.) A wait is
+// bounded by the lock wait (WithLockWait), a request by its context's
+// deadline: past either, nothing is written and the answer is
+// ErrUnavailable.
 //
 // A lost race is a good answer, and a cheap one. Book inserts under a
 // SAVEPOINT; the constraint alone decides who wins. A request for a busy

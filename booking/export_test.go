@@ -37,3 +37,13 @@ var ErrRefundKeyMoved = errRefundKeyMoved
 // CodeLockKey is the key of the advisory lock a client's try of code
 // holds (as typed: it is normalized first).
 func CodeLockKey(code string) string { return codeLockKey(tokenHash(normalizeCode(code))) }
+
+// GateWaiting is how many requests of s hold or wait at master's gate.
+func GateWaiting(s *Service, master int64) int {
+	s.masterGates.mu.Lock()
+	defer s.masterGates.mu.Unlock()
+	if g := s.masterGates.m[master]; g != nil {
+		return g.waiting
+	}
+	return 0
+}

@@ -333,7 +333,8 @@ func TestLatePaymentTakesLocksInOrder(t *testing.T) {
 		done <- err
 	}()
 	bookingtest.WaitFor(t, 5*time.Second, "the webhook waiting for the master's lock", func() bool {
-		return w.count(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`) > 0
+		return w.count(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+				AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`) > 0
 	})
 	// The cancellation goes on to the booking's row: free.
 	if _, err := canceller.Exec(ctx, `SELECT 1 FROM bookings WHERE id = $1 FOR UPDATE NOWAIT`, b.ID); err != nil {

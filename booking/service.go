@@ -255,7 +255,7 @@ func lockMasters(ctx context.Context, q querier, ids ...int64) error {
 		return fmt.Errorf("lockMasters: %d ids", len(ids))
 	}
 	if g, ok := q.(*gatedTx); ok && g.passed.covers(ids) {
-		return waitMasters(ctx, q, ids...)
+		return waitMasters(ctx, q, g.passed.deadline, 0, ids...)
 	}
 	var all bool
 	if err := q.QueryRow(ctx, `SELECT bool_and(pg_try_advisory_xact_lock(hashtextextended('booking-master:' || m, 0)))
@@ -269,16 +269,21 @@ func lockMasters(ctx context.Context, q querier, ids ...int64) error {
 }
 
 // waitMasters takes the locks of masters ids, in ascending order, waiting
-// for each at most the transaction's lock_timeout. A transaction past its
-// masters' gates waits so; and so does a client's try of a code, which
-// holds the code's lock (codeLockKey) and would lose its turn among the
-// code's tries if it left at a busy master: the code's lock bounds those
-// waits to one per code.
-func waitMasters(ctx context.Context, q querier, ids ...int64) error {
+// for them until deadline in all (each lock's lock_timeout what is left of
+// it), then leaves lock_timeout at then (ms; 0: what is left). A
+// transaction past its masters' gates waits so; and so does a client's
+// try of a balance's code, which holds the code's lock (codeLockKey) and
+// would lose its turn among the code's tries if it left at a busy master.
+func waitMasters(ctx context.Context, q querier, deadline time.Time, then int64, ids ...int64) error {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	batch := &pgx.Batch{}
-	for _, id := range ids {
-		batch.Queue(lockMasterSQL, id)
+	batch.Queue(`
+		SELECT count(*) FROM (
+		    SELECT set_config('lock_timeout', greatest(1, $2::bigint - (extract(epoch FROM clock_timestamp() - s.t0) * 1000)::bigint)::text, true) AS t,
+		           pg_advisory_xact_lock(hashtextextended('booking-master:' || m, 0)) AS l
+		    FROM (SELECT clock_timestamp() AS t0) s, unnest($1::bigint[]) AS m) x`, ids, lockTimeout(deadline))
+	if then > 0 {
+		batch.Queue(`SELECT set_config('lock_timeout', $1::bigint::text, true)`, then)
 	}
 	if err := q.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("lock masters %v: %w", ids, err)

@@ -616,12 +616,16 @@ func (s *Service) insertVisit(ctx context.Context, r *BookRequest, c *catalog, f
 		if r.IdempotencyKey != "" {
 			claim = queueClaim(batch, r.SalonID, "book", r.IdempotencyKey, r.fingerprint(), wait)
 		}
-		codeTry := r.PayWith != nil && r.PayWith.Code != "" && r.caller.client()
-		if codeTry {
+		var known bool // (a client's try of a balance's code)
+		if r.PayWith != nil && r.PayWith.Code != "" && r.caller.client() {
 			// A client's try of a code: the code's lock, before the
-			// masters' (codeLockKey).
-			batch.Queue(codeLockSQL, codeLockKey(tokenHash(r.PayWith.Code)))
+			// masters' (codeLockKey); then whether it is a balance's.
+			hash := tokenHash(r.PayWith.Code)
+			batch.Queue(`SELECT EXISTS (SELECT 1 FROM balances WHERE salon_id = $2 AND code_hash = $3)
+				FROM (SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0)) AS c) cl WHERE cl.c IS NOT NULL`,
+				codeLockKey(hash), r.SalonID, hash).QueryRow(func(row pgx.Row) error { return row.Scan(&known) })
 		}
+		start := time.Now()
 		batch.Queue(`SELECT catalog_version FROM salons WHERE id = $1`, r.SalonID).QueryRow(func(row pgx.Row) error { return row.Scan(&version) })
 		err := tx.SendBatch(ctx, batch).Close()
 		switch {
@@ -633,11 +637,15 @@ func (s *Service) insertVisit(ctx context.Context, r *BookRequest, c *catalog, f
 			out, err = s.replay(ctx, tx, claim, r.SalonID)
 			return err
 		}
-		lock := lockMasters
-		if codeTry {
-			lock = waitMasters // (keeping its turn among the code's tries)
+		if known {
+			// It keeps its turn among the code's tries: it waits for its
+			// masters (within the same lock wait), and the balance's lock
+			// is waited for at most the lock wait after them.
+			err = waitMasters(ctx, tx, start.Add(time.Duration(wait)*time.Millisecond), wait, masters...)
+		} else {
+			err = lockMasters(ctx, tx, masters...)
 		}
-		if err := lock(ctx, tx, masters...); err != nil {
+		if err != nil {
 			return err
 		}
 		// Under the locks: the catalogue and the calendar as they are now.

@@ -604,6 +604,20 @@ func (h *Handler) cancelBooking(c *fiber.Ctx) error {
 	// cutoff passed, a package paid it, since it was drawn (and it asked
 	// nobody, or said other terms to "the client asked").
 	asked := c.FormValue("asked")
+	switch asked {
+	case "", "client", "salon":
+	default:
+		c.Status(fiber.StatusBadRequest)
+		return h.showBooking(c, &bookingPage{Reason: strings.Clone(c.FormValue("reason")), Error: langOf(c).T("Choose who cancels: the client or the salon.")})
+	}
+	wasActive := false // (the salon's own: told what became of its time when it was cancelled now)
+	if asked == "salon" {
+		v, err := h.svc.BookingView(c.UserContext(), user(c).SalonID, id)
+		if err != nil {
+			return err
+		}
+		wasActive = v.Status.Active()
+	}
 	if drawn := c.FormValue("terms"); drawn != "" && (asked == "client" || asked == "") {
 		v, err := h.svc.BookingView(c.UserContext(), user(c).SalonID, id)
 		if err != nil {
@@ -628,7 +642,7 @@ func (h *Handler) cancelBooking(c *fiber.Ctx) error {
 		}
 		return h.showBooking(c, p)
 	}
-	if asked == "salon" {
+	if wasActive {
 		return done(c, fmt.Sprintf("/panel/bookings/%d", id), "salon_cancelled")
 	}
 	return done(c, fmt.Sprintf("/panel/bookings/%d", id), "cancelled")

@@ -158,8 +158,14 @@ func TestTheSalonAsksADepositOnline(t *testing.T) {
 			t.Errorf("a stale cancel form (asked %q): %d %.300s", asked, r.status, r.body)
 		}
 	}
+	// An answer the form does not offer is refused, not taken for the
+	// salon's own.
+	if r := b.post(page+"/cancel", url.Values{"asked": {"nobody"}, "reason": {"she called"}}); r.status != http.StatusBadRequest ||
+		!strings.Contains(r.body, "Choose who cancels: the client or the salon.") {
+		t.Errorf("a cancel form with asked=nobody: %d %.300s", r.status, r.body)
+	}
 	if st := scalar[string](t, w, `SELECT status FROM bookings WHERE id = $1`, online); st != "confirmed" {
-		t.Fatalf("a stale cancel form cancelled the booking: %s", st)
+		t.Fatalf("a stale or bad cancel form cancelled the booking: %s", st)
 	}
 	policy("before_cutoff")
 	if p := b.get(page); !strings.Contains(p.body, "<p class=\"hint\" id=\"cancel-deposit\">Cancelling refunds the deposit of 1,000\u00a0₽ paid online to the client.</p>") {

@@ -199,10 +199,12 @@ var ru = map[string]string{
 	"waiting": "ждёт", "booked": "записан", "left": "вышел из листа", "ended": "дни прошли",
 	"open": "открыто", "held": "держится", "taken": "принято", "gone": "занято другим", "expired": "истекло",
 	"Who cancels (if you know)": "Кто отменяет (если знаете)",
+	"unknown":                   "неизвестно",
+	"Choose who cancels: the client or the salon.": "Выберите, кто отменяет: клиент или салон.",
 
 	"The client is told the salon had to cancel, with an apology; the time is not offered to the waiting list.": "Клиенту сообщим, что салону пришлось отменить запись, с извинениями; время не предложим листу ожидания.",
 
-	"Cancelled late: after the cancellation deadline, by the client or at their request. When the salon cancels of its own accord, it is not counted.": "Поздно отменили: позже срока отмены, сам клиент или по его просьбе. Отмены по инициативе салона не считаются.",
+	"Cancelled late: after the cancellation deadline, by the client, at their request, or by the salon without saying who asked. When the salon said it cancelled of its own accord, it is not counted.": "Поздно отменили: позже срока отмены, сам клиент, по его просьбе или салоном без указания, кто попросил. Отмены, где салон указал, что отменяет сам, не считаются.",
 
 	"Reminders": "Напоминания", "Group": "Группа", "Did not come": "Не пришли", "Cancelled late": "Поздно отменили",
 	"confirmed by a tap": "подтвердили нажатием", "reminded, not confirmed": "напомнили, не подтвердили",
@@ -258,7 +260,7 @@ var ru = map[string]string{
 	"Error":                                          "Ошибка",
 	"Back to the day":                                "К расписанию дня",
 
-	"Booking cancelled. Its time is not offered to the waiting list; if the master cannot work then, take it off their schedule, so that it is not booked online either.": "Запись отменена. Это время не предлагается листу ожидания; если мастер не сможет работать, уберите его из графика, чтобы время не заняли и онлайн.",
+	"Booking cancelled. Its time is not offered to the waiting list; if the master cannot work then, take it off their schedule, so that it is not booked online either.": "Запись отменена. Это время не предлагается листу ожидания; если мастер не сможет работать, уберите это время из его графика, чтобы его не заняли и онлайн.",
 
 	"Booking created.":     "Запись создана.",
 	"Booking cancelled.":   "Запись отменена.",
