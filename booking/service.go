@@ -297,5 +297,3 @@ type gatedTx struct {
 	pgx.Tx
 	passed *passed
 }
-
-const lockMasterSQL = `SELECT pg_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`
