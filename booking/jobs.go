@@ -61,8 +61,8 @@ type NotifyArgs struct {
 	FromMasterID int64     `json:"from_master_id,omitempty"`
 	// For a refund: how much went back (0: the deposit, or a release).
 	Amount Money `json:"amount,omitempty"`
-	// BySalon, for a cancellation: the salon's own, as the desk said (a
-	// master ill), not the client's request: the client is told so.
+	// BySalon, for a cancellation or a move: the salon's own, as the desk
+	// said (a master ill), not the client's request: the client is told so.
 	BySalon bool `json:"by_salon,omitempty"`
 }
 

@@ -77,10 +77,8 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 		}
 		bySalon := caller.kind == callerStaff && r.Stated && !r.ForClient
 		if bySalon {
-			// The salon's own: its time cannot be served (a master ill,
-			// the salon closed), so it is not offered to the waitlist.
-			if _, err := tx.Exec(ctx, `SELECT set_config('salon.not_offered', 'on', true)`); err != nil {
-				return fmt.Errorf("cancel: %w", err)
+			if err := notOffered(ctx, tx); err != nil {
+				return err
 			}
 		}
 		detail := map[string]any{"reason": r.Reason}
@@ -121,6 +119,12 @@ type RescheduleRequest struct {
 	// StartsAt with MasterID (0: its own), when the visit stays whole: the
 	// segment after the one before it and before the one after it.
 	Segment bool
+	// BySalon, from staff: the salon moves the booking of its own accord
+	// (a master ill), not at the client's request. The client keeps the
+	// price they booked (or the new master's, when lower) and the
+	// deposit as it is, is told the salon had to change it, and the time
+	// it frees is not offered to the waitlist (it cannot be served).
+	BySalon bool
 }
 
 // Reschedule moves an active booking. It is atomic: when the new time is
@@ -128,7 +132,7 @@ type RescheduleRequest struct {
 // (which count the booking's own old time as free), computed after the
 // locks are released. Moving between masters locks both at once, in
 // ascending id order, and takes the new master's price (and the service's
-// current deposit and buffer). Clients are held to the cutoff (on the old
+// current deposit and buffer), but for the salon's own move (BySalon). Clients are held to the cutoff (on the old
 // time) and to the grid, notice and horizon (on the new one).
 // Errors: ErrNotFound, ErrInvalid, ErrTooLate, ErrConflict (not active),
 // *SlotTakenError, ErrUnavailable.
@@ -150,6 +154,7 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		return nil, err
 	}
 	now := s.now()
+	r.BySalon = r.BySalon && caller.kind == callerStaff
 	switch {
 	case r.Segment:
 		return s.rescheduleSegment(ctx, caller, r, now)
@@ -171,6 +176,11 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		}
 		if err := mayChange(b, salon, caller, now); err != nil {
 			return err
+		}
+		if r.BySalon {
+			if err := notOffered(ctx, tx); err != nil {
+				return err
+			}
 		}
 		master = cmp.Or(r.MasterID, b.MasterID)
 		if master == b.MasterID && r.StartsAt.Equal(b.StartsAt) {
@@ -202,6 +212,10 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		if master != b.MasterID {
 			price, deposit, buffer = bc.price, bc.svc.Deposit, bc.svc.BufferMin
 			switch {
+			case r.BySalon:
+				// The salon's own move: the client's terms stay, but for
+				// a lower price.
+				price, deposit = min(price, b.Price), b.Deposit
 			case paid != nil:
 				// Paid (in part) with a balance: the new master's price
 				// (a certificate's visit spends no more of it than that:
@@ -215,8 +229,7 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 			}
 		}
 		actor := caller.actor(b)
-		details, _ := json.Marshal(actor.details(map[string]any{
-			"from": b.StartsAt, "to": r.StartsAt, "from_master_id": b.MasterID, "to_master_id": master}))
+		details, _ := json.Marshal(actor.details(movedDetails(b, r.StartsAt, master, r.BySalon)))
 		var dueNow, dueWas Money
 		batch = &pgx.Batch{}
 		batch.Queue(`SAVEPOINT reschedule`)
@@ -249,7 +262,9 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		if err != nil {
 			return fmt.Errorf("reschedule: %w", err)
 		}
-		if err := s.enqueueChange(ctx, tx, out, EventRescheduled, actor, b); err != nil {
+		n := notifyArgs(out, EventRescheduled, actor, b)
+		n.BySalon = r.BySalon
+		if err := s.enqueueNotice(ctx, tx, out, n, actor); err != nil {
 			return err
 		}
 		if dueNow > dueWas {
@@ -603,4 +618,24 @@ func setStatus(ctx context.Context, tx pgx.Tx, b *Booking, to Status, reason str
 		out.Segments[i].Status = to
 	}
 	return out, nil
+}
+
+// notOffered says the time the transaction frees is the salon's own (a
+// master ill, the salon closed: it cannot be served): the waitlist is
+// not offered it (the trigger reads salon.not_offered).
+func notOffered(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `SELECT set_config('salon.not_offered', 'on', true)`); err != nil {
+		return fmt.Errorf("not offered: %w", err)
+	}
+	return nil
+}
+
+// movedDetails are a move's history details: from where to where, and
+// whether the salon moved it of its own accord.
+func movedDetails(b *Booking, to time.Time, master int64, bySalon bool) map[string]any {
+	d := map[string]any{"from": b.StartsAt, "to": to, "from_master_id": b.MasterID, "to_master_id": master}
+	if bySalon {
+		d["by_salon"] = true
+	}
+	return d
 }

@@ -938,11 +938,53 @@ func TestTheCancellationSaysWhatBecameOfTheDeposit(t *testing.T) {
 			}
 			return false
 		})
-		if strings.Contains(sms, said) != c.kept {
-			t.Errorf("%s: the cancellation's SMS: %q", c.policy, sms)
+		if strings.Contains(sms, said) != c.kept || strings.Contains(sms, sorry) != c.bySalon {
+			t.Errorf("%s (by the salon %v): the cancellation's SMS: %q", c.policy, c.bySalon, sms)
 		}
 		if c.then != "" {
 			mailed(c.then)
+		}
+	}
+}
+
+// TestTheSalonsOwnMoveIsSaid: a move the desk says is the salon's own (a
+// master ill) tells the client so, with an apology, by e-mail (in the
+// mailbox) and SMS (at the fake SMS.ru), naming the new master; a move to
+// another master and time says both.
+func TestTheSalonsOwnMoveIsSaid(t *testing.T) {
+	t.Parallel()
+	w := newMsgWorld(t, 1)
+	w.jobs()
+	staff := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin}))
+	for _, c := range []struct {
+		at, to string
+		lead   string
+	}{
+		{"12:00", "12:00", "Салону пришлось изменить вашу запись. Приносим извинения. У вашей записи другой мастер."},
+		{"14:00", "15:00", "Салону пришлось изменить вашу запись. Приносим извинения. У вашей записи новое время и другой мастер."},
+	} {
+		email := "moved-" + c.at[:2] + "@example.com"
+		b := w.book(w.anna, w.day, c.at, email)
+		if _, err := w.Svc.Reschedule(staff, booking.RescheduleRequest{SalonID: w.salon.ID, BookingID: b.ID,
+			StartsAt: bookingtest.At(w.salon, w.day, c.to), MasterID: w.night.ID, BySalon: true}); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.mailed("Запись перенесена", email); !strings.Contains(got, c.lead) {
+			t.Errorf("the e-mail of the salon's own move to %s:\n%s", c.to, got)
+		}
+		var sms string
+		bookingtest.WaitFor(t, 30*time.Second, "the move's SMS", func() bool {
+			w.sendAll()
+			for _, x := range w.smsTo(w.phoneOf(b)) {
+				if strings.HasPrefix(x.Text, "Запись перенесена") {
+					sms = x.Text
+					return true
+				}
+			}
+			return false
+		})
+		if !strings.Contains(sms, "Мастер: "+w.night.Name) || !strings.Contains(sms, "Салону пришлось изменить вашу запись. Приносим извинения.") {
+			t.Errorf("the SMS of the salon's own move to %s: %q", c.to, sms)
 		}
 	}
 }

@@ -850,6 +850,11 @@ func (s *Service) rescheduleVisit(ctx context.Context, caller Caller, r Reschedu
 			if err := mayChange(b, salon, caller, now); err != nil {
 				return err
 			}
+			if r.BySalon {
+				if err := notOffered(ctx, tx); err != nil {
+					return err
+				}
+			}
 			if items == nil {
 				if items, err = moveItems(b, r.Items); err != nil {
 					return err
@@ -899,7 +904,7 @@ func (s *Service) rescheduleVisit(ctx context.Context, caller Caller, r Reschedu
 					return errRelock
 				}
 			}
-			out, err = s.moveSegments(ctx, tx, b, plan, caller.actor(b))
+			out, err = s.moveSegments(ctx, tx, b, plan, caller.actor(b), r.BySalon)
 			return err
 		})
 		if !errors.Is(err, errRelock) || attempt >= 2 {
@@ -945,7 +950,7 @@ func moveItems(b *Booking, given []VisitItem) ([]VisitItem, error) {
 // moveSegments moves visit b's segments to the plan's places in one
 // statement, under a savepoint (errTaken when a constraint refuses it),
 // recording the move on the head and telling who listens.
-func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan []placed, actor Actor) (*Booking, error) {
+func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan []placed, actor Actor, bySalon bool) (*Booking, error) {
 	n := len(plan)
 	ids, starts, ms, durs, prices := make([]int64, n), make([]time.Time, n), make([]int64, n), make([]int32, n), make([]Money, n)
 	bufs, procs, fins := make([]int32, n), make([]int32, n), make([]int32, n)
@@ -957,12 +962,15 @@ func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan 
 		if pl.master != sg.MasterID {
 			// The new master's price (a certificate's visit spends no
 			// more of it than that: the rest goes back when it is
-			// settled; what it does not cover is paid at the salon).
+			// settled; what it does not cover is paid at the salon); the
+			// salon's own move keeps the client's, but for a lower one.
 			prices[i] = pl.price
+			if bySalon {
+				prices[i] = min(pl.price, sg.Price)
+			}
 		}
 	}
-	details, _ := json.Marshal(actor.details(map[string]any{
-		"from": b.StartsAt, "to": plan[0].start, "from_master_id": b.MasterID, "to_master_id": plan[0].master}))
+	details, _ := json.Marshal(actor.details(movedDetails(b, plan[0].start, plan[0].master, bySalon)))
 	if _, err := tx.Exec(ctx, `SAVEPOINT reschedule`); err != nil {
 		return nil, fmt.Errorf("reschedule visit: %w", err)
 	}
@@ -1004,7 +1012,9 @@ func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan 
 	}
 	out := list[0]
 	out.Segments = list
-	if err := s.enqueueChange(ctx, tx, &out, EventRescheduled, actor, b); err != nil {
+	notice := notifyArgs(&out, EventRescheduled, actor, b)
+	notice.BySalon = bySalon
+	if err := s.enqueueNotice(ctx, tx, &out, notice, actor); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -1029,6 +1039,11 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 		}
 		if err := mayChange(b, salon, caller, now); err != nil {
 			return err
+		}
+		if r.BySalon {
+			if err := notOffered(ctx, tx); err != nil {
+				return err
+			}
 		}
 		i := slices.IndexFunc(b.Segments, func(sg Booking) bool { return sg.ID == r.BookingID })
 		if i < 0 {
@@ -1080,7 +1095,7 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 				t: x.terms()}
 		}
 		plan[i] = placed{serviceID: sg.ServiceID, master: master, start: r.StartsAt, durationMin: o.durationMin, price: price, t: t}
-		out, err = s.moveSegments(ctx, tx, b, plan, caller.actor(b))
+		out, err = s.moveSegments(ctx, tx, b, plan, caller.actor(b), r.BySalon)
 		return err
 	})
 	if errors.Is(err, errTaken) {

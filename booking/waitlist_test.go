@@ -635,3 +635,50 @@ func TestASalonsOwnCancellationIsNotOffered(t *testing.T) {
 		})
 	}
 }
+
+// TestASalonsOwnMoveKeepsTheClientsTerms: the desk moving a booking of
+// the salon's own accord (its master ill) to a dearer master keeps the
+// price the client booked, and offers the time it frees to nobody on the
+// waitlist (what the client is told: TestTheSalonsOwnMoveIsSaid); a move at the client's request takes the new
+// master's price and offers the time.
+func TestASalonsOwnMoveKeepsTheClientsTerms(t *testing.T) {
+	w := newWaitWorld(t, booking.WaitlistBroadcast, 3)
+	ctx := context.Background()
+	sys := bookingtest.System()
+	staff := booking.As(ctx, booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin}))
+	for _, q := range []string{`UPDATE services SET price = 1000 WHERE id = $2 AND $1::bigint > 0 AND $3::bigint > 0`,
+		`UPDATE master_services SET price = 1500 WHERE master_id = $1 AND service_id = $2 AND $3::bigint > 0`,
+		`UPDATE salons SET catalog_version = catalog_version + 1 WHERE id = $3 AND $1::bigint > 0 AND $2::bigint > 0`} {
+		if _, err := w.Pool.Exec(ctx, q, w.masters[1].ID, w.svc.ID, w.salon.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := w.join(t, "Waiting")
+	moved, err := w.Svc.Reschedule(staff, booking.RescheduleRequest{SalonID: w.salon.ID, BookingID: w.booked[4].ID,
+		StartsAt: w.booked[4].StartsAt, MasterID: w.masters[1].ID, BySalon: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if moved.Price != w.booked[4].Price || moved.MasterID != w.masters[1].ID {
+		t.Fatalf("the salon's own move: price %v with master %d, want %v kept", moved.Price, moved.MasterID, w.booked[4].Price)
+	}
+	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 0 {
+		t.Fatalf("the salon's own move: %d offers (%v), want none", n, err)
+	}
+	// At the client's request: the new master's price, and the time
+	// offered.
+	asked, err := w.Svc.Reschedule(staff, booking.RescheduleRequest{SalonID: w.salon.ID, BookingID: w.booked[2].ID,
+		StartsAt: w.booked[2].StartsAt, MasterID: w.masters[1].ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asked.Price != 150000 {
+		t.Fatalf("a move at the client's request: price %v, want the new master's 1500", asked.Price)
+	}
+	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 1 {
+		t.Fatalf("a move at the client's request: %d offers (%v), want 1", n, err)
+	}
+	if got := w.read(t, e); len(got.Offers) != 1 || !got.Offers[0].Start.Equal(w.at("12:00")) {
+		t.Fatalf("offered %+v, want 12:00", got.Offers)
+	}
+}

@@ -134,6 +134,9 @@ func noticeKey(n booking.Notice) string {
 	if n.Event == booking.EventCancelled && n.Change.BySalon {
 		return "n_salon_cancel"
 	}
+	if n.Event == booking.EventRescheduled && n.Change.BySalon {
+		return "n_salon_moved"
+	}
 	if n.Event == booking.EventWaitlistOffer {
 		if n.Booking.Status == booking.StatusPending {
 			return "n_offer_held"

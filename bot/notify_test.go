@@ -309,4 +309,12 @@ func TestTheNoticeOfACancellationSaysTheDepositWasKept(t *testing.T) {
 	_, err = w.Svc.Cancel(desk, booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID, Stated: true})
 	w.must(err)
 	w.see(client, "❌ The salon had to cancel your booking. We are sorry\nWhen: Tue 3 Mar, 19:00")
+	// The salon's own move: said so, with an apology.
+	moved, err := w.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
+		StartsAt: bookingtest.At(w.salon, testDay, "16:00"), Client: booking.ClientInput{Name: "Vera", Phone: "+79999000008"}})
+	w.must(err)
+	_, err = w.Svc.Reschedule(desk, booking.RescheduleRequest{SalonID: w.salon.ID, BookingID: moved.ID,
+		StartsAt: bookingtest.At(w.salon, testDay, "17:00"), BySalon: true})
+	w.must(err)
+	w.see(client, "🔁 The salon had to change your booking. We are sorry\nWhen: Tue 3 Mar, 17:00")
 }

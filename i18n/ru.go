@@ -299,6 +299,8 @@ var ru = map[string]string{
 	"Your booking has a new time.":                                              "У вашей записи новое время.",
 	"Booking cancelled: %s, %s":                                                 "Запись отменена: %s, %s",
 	"The salon had to cancel your booking. We are sorry.":                       "Салону пришлось отменить вашу запись. Приносим извинения.",
+	"The salon had to change your booking. We are sorry.":                       "Салону пришлось изменить вашу запись. Приносим извинения.",
+	"Your booking has a new time and another master.":                           "У вашей записи новое время и другой мастер.",
 	"What you paid online, or with a package or certificate, goes back to you.": "Оплаченное онлайн, абонементом или сертификатом вернётся к вам.",
 	"Your booking is cancelled.":                                                "Ваша запись отменена.",
 	"Not booked: %s, %s":                                                        "Запись не состоялась: %s, %s",

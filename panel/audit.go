@@ -38,10 +38,13 @@ func historyLines(events []booking.Event, masters map[int64]string, salon *booki
 		d := e.Details
 		switch e.Action {
 		case "rescheduled":
-			from, to := stamp(d["from"], loc), stamp(d["to"], loc)
+			from, to := stamp(d["from"], loc, l), stamp(d["to"], loc, l)
 			fm, tm := masters[idOf(d["from_master_id"])], masters[idOf(d["to_master_id"])]
 			if fm == tm {
 				fm, tm = "", ""
+			}
+			if bySalon, _ := d["by_salon"].(bool); bySalon {
+				h.Text += " " + l.T("by the salon")
 			}
 			h.Text += ": " + strings.TrimSpace(fm+" "+from) + " → " + strings.TrimSpace(tm+" "+to)
 		case "cancelled":
@@ -91,14 +94,15 @@ var actorNames = map[string]string{"admin": "the salon", "client": "the client",
 var channelNames = map[string]string{"telegram": "Telegram", "widget": "online booking", "panel": "the panel",
 	"email": "e-mail", "sms": "SMS", "import": "an import"}
 
-// stamp is a time of the details (RFC 3339 text) on the salon's clock.
-func stamp(v any, loc *time.Location) string {
+// stamp is a time of the details (RFC 3339 text) on the salon's clock,
+// as the reader writes it.
+func stamp(v any, loc *time.Location, l *lang) string {
 	s, _ := v.(string)
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return s
 	}
-	return t.In(loc).Format("02.01 15:04")
+	return l.When(t.In(loc), time.Now())
 }
 
 // idOf reads an id of JSON details (a number).

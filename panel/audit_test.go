@@ -94,8 +94,21 @@ func TestEveryPanelChangeIsAudited(t *testing.T) {
 			return a
 		}, "booking", "create", func(r auditRow) bool { return r.New["status"] == "confirmed" && r.Old == nil }},
 		{"reschedule booking", func() answer {
-			return b.post(fmt.Sprintf("/panel/bookings/%d/reschedule", bookingID), url.Values{"date": {day.String()},
-				"time": {free[3].Start.In(loc).Format("15:04")}, "master": {fmt.Sprint(m.ID)}})
+			// The salon's own move, as the form says; the history says so.
+			page := fmt.Sprintf("/panel/bookings/%d", bookingID)
+			if p := b.get(page); !strings.Contains(p.body, `<legend>Кто просит перенести (если знаете)</legend>`) {
+				t.Errorf("the move form does not ask who asks: %s", p.body)
+			}
+			if r := b.post(page+"/reschedule", url.Values{"date": {day.String()}, "time": {free[3].Start.In(loc).Format("15:04")},
+				"master": {fmt.Sprint(m.ID)}, "asked": {"nobody"}}); r.status != http.StatusBadRequest {
+				t.Errorf("a move with asked=nobody: %d", r.status)
+			}
+			a := b.post(page+"/reschedule", url.Values{"date": {day.String()},
+				"time": {free[3].Start.In(loc).Format("15:04")}, "master": {fmt.Sprint(m.ID)}, "asked": {"salon"}})
+			if p := b.get(page); !strings.Contains(p.body, "<b>Перенесена по решению салона: ") {
+				t.Errorf("the history of the salon's own move: %s", p.body)
+			}
+			return a
 		}, "booking", "reschedule", func(r auditRow) bool { return r.Old["starts_at"] != nil && r.New["starts_at"] != r.Old["starts_at"] }},
 		{"cancel booking", func() answer {
 			// A booking with no money in advance asks who cancels too,

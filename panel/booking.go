@@ -691,6 +691,12 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 		items = append(items, it)
 	}
 	only := c.FormValue("only") == "1" // this segment of its visit alone
+	asked := c.FormValue("asked")      // who asks: "client", "salon" (its own move), "" (unknown)
+	if asked != "" && asked != "client" && asked != "salon" {
+		c.Status(fiber.StatusBadRequest)
+		p.Error = langOf(c).T("Choose who asks to move: the client or the salon.")
+		return h.showBooking(c, p)
+	}
 	switch {
 	case only:
 		items = nil
@@ -708,7 +714,7 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 		return h.showBooking(c, p)
 	}
 	_, err = h.svc.Reschedule(c.UserContext(), booking.RescheduleRequest{SalonID: user(c).SalonID, BookingID: id,
-		StartsAt: at, MasterID: master, Items: items, Segment: only})
+		StartsAt: at, MasterID: master, Items: items, Segment: only, BySalon: asked == "salon"})
 	if err != nil {
 		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
 			return err

@@ -198,8 +198,11 @@ var ru = map[string]string{
 	"The client is on the waiting list.": "Клиент в листе ожидания.", "The time is offered to the client.": "Время предложено клиенту.",
 	"waiting": "ждёт", "booked": "записан", "left": "вышел из листа", "ended": "дни прошли",
 	"open": "открыто", "held": "держится", "taken": "принято", "gone": "занято другим", "expired": "истекло",
-	"Who cancels (if you know)": "Кто отменяет (если знаете)",
-	"unknown":                   "неизвестно",
+	"Who cancels (if you know)":      "Кто отменяет (если знаете)",
+	"unknown":                        "неизвестно",
+	"Who asks to move (if you know)": "Кто просит перенести (если знаете)",
+	"Choose who asks to move: the client or the salon.": "Выберите, кто просит перенести: клиент или салон.",
+	"The client keeps the price booked (or the new master's, if lower) and the deposit, and is told the salon had to change the booking, with an apology; the time it frees is not offered to the waiting list.": "У клиента остаются цена записи (или цена нового мастера, если она ниже) и предоплата; клиенту сообщим, что салону пришлось изменить запись, с извинениями; освободившееся время не предложим листу ожидания.",
 	"Choose who cancels: the client or the salon.": "Выберите, кто отменяет: клиент или салон.",
 
 	"The client is told the salon had to cancel, with an apology; the time is not offered to the waiting list.": "Клиенту сообщим, что салону пришлось отменить запись, с извинениями; время не предложим листу ожидания.",

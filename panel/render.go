@@ -68,6 +68,7 @@ var funcs = template.FuncMap{
 		return template.URL(v.Encode())
 	},
 	"add":        func(a, b int) int { return a + b },
+	"pair":       func(a, b any) []any { return []any{a, b} }, // (two arguments of a template)
 	"has":        func(ids []int64, id int64) bool { return slices.Contains(ids, id) },
 	"asset":      web.Asset,
 	"zoneGroups": zoneGroups,

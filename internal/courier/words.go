@@ -94,10 +94,17 @@ func Compose(o *booking.Outgoing, base string) Words {
 		w.Details = append(w.Details, detail{t("Salon's phone"), booking.DisplayPhone(v.Salon.Phone)})
 	}
 	if o.Kind == booking.KindChanged && !o.Change.FromStartsAt.IsZero() {
-		if o.Change.FromStartsAt.Equal(v.StartsAt) {
+		switch {
+		case o.Change.FromStartsAt.Equal(v.StartsAt):
 			w.Lead = t("Your booking is with another master.") // (the time is the same)
-		} else {
+		case movedMaster(o, v):
+			w.Lead = t("Your booking has a new time and another master.")
 			w.Details = append(w.Details, detail{t("Was"), i18n.When(lang, o.Change.FromStartsAt, loc)})
+		default:
+			w.Details = append(w.Details, detail{t("Was"), i18n.When(lang, o.Change.FromStartsAt, loc)})
+		}
+		if o.Change.BySalon {
+			w.Lead = t("The salon had to change your booking. We are sorry.") + " " + w.Lead
 		}
 	}
 	switch {
@@ -280,6 +287,19 @@ func Short(o *booking.Outgoing, base string) string {
 	if v.Salon.Address != "" && o.Kind == booking.KindConfirmation {
 		parts[0] += ", " + v.Salon.Address
 	}
+	if o.Kind == booking.KindChanged && movedMaster(o, v) {
+		parts = append(parts, t("Master")+": "+v.MasterName)
+	}
+	switch {
+	case o.Kind == booking.KindCancelled && o.Change.BySalon:
+		line := t("The salon had to cancel your booking. We are sorry.")
+		if v.Deposit > 0 || v.PaidWith != nil {
+			line += " " + t("What you paid online, or with a package or certificate, goes back to you.")
+		}
+		parts = append(parts, line)
+	case o.Kind == booking.KindChanged && o.Change.BySalon:
+		parts = append(parts, t("The salon had to change your booking. We are sorry."))
+	}
 	if line := shortPaid(t, lang, o.Kind, v); line != "" {
 		parts = append(parts, line)
 	}
@@ -299,6 +319,12 @@ func Short(o *booking.Outgoing, base string) string {
 		parts = append(parts, t("Cancel")+": "+base+"/a/"+o.Links.Cancel)
 	}
 	return strings.Join(parts, "\n")
+}
+
+// movedMaster reports whether the move o tells of took booking v to
+// another master.
+func movedMaster(o *booking.Outgoing, v *booking.View) bool {
+	return o.Change.FromMasterID != 0 && o.Change.FromMasterID != v.MasterID
 }
 
 // keptDeposit is, in the message of a cancellation, what the salon kept
