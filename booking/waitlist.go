@@ -344,10 +344,18 @@ func (s *Service) entry(ctx context.Context, q querier, caller Caller, id int64,
 }
 
 // offerColumns read an offer; a held offer whose hold is no longer pending
-// (cancelled at the desk, say) reads as expired.
+// (cancelled at the desk, say) reads as expired, and an open one whose
+// start is no longer free (booked from elsewhere, or its master no longer
+// works then: a day taken off) as gone.
 const offerColumns = `id, entry_id, master_id, starts_at, ends_at,
 	CASE WHEN status = 'held' AND NOT EXISTS (SELECT 1 FROM bookings hb WHERE hb.id = waitlist_offers.booking_id AND hb.status = 'pending')
-	     THEN 'expired' ELSE status END,
+	     THEN 'expired'
+	     WHEN status = 'open' AND (
+	          EXISTS (SELECT 1 FROM master_busy mb WHERE mb.salon_id = waitlist_offers.salon_id AND mb.master_id = waitlist_offers.master_id
+	                  AND tstzrange(mb.starts_at, booking_slot_end(mb.starts_at, mb.duration_min)) @> waitlist_offers.starts_at)
+	          OR NOT EXISTS (SELECT 1 FROM shifts sh WHERE sh.salon_id = waitlist_offers.salon_id AND sh.master_id = waitlist_offers.master_id
+	                         AND sh.starts_at <= waitlist_offers.starts_at AND sh.ends_at > waitlist_offers.starts_at))
+	     THEN 'gone' ELSE status END,
 	COALESCE(booking_id, 0), COALESCE(expires_at, 'epoch')`
 
 func scanOffer(r pgx.Row) (WaitOffer, error) {

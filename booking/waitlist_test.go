@@ -682,3 +682,74 @@ func TestASalonsOwnMoveKeepsTheClientsTerms(t *testing.T) {
 		t.Fatalf("offered %+v, want 12:00", got.Offers)
 	}
 }
+
+// TestAnOfferOfATimeNoLongerFreeReadsGone: an open offer reads as gone
+// once its start is no longer free: booked from the widget, or its
+// master's day taken off (the master fell ill after it was offered);
+// taking it then answers taken, with the nearest free times.
+func TestAnOfferOfATimeNoLongerFreeReadsGone(t *testing.T) {
+	w := newWaitWorld(t, booking.WaitlistBroadcast, 3)
+	ctx := context.Background()
+	sys := bookingtest.System()
+	staff := booking.As(ctx, booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin}))
+	e := w.join(t, "Waiting")
+	for _, i := range []int{1, 4} { // 11:00 and 14:00, at the client's request: offered
+		if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: w.booked[i].ID, ForClient: true, Stated: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 2 {
+		t.Fatalf("%d offers (%v), want 2", n, err)
+	}
+	status := func() map[string]string {
+		out := map[string]string{}
+		for _, o := range w.read(t, e).Offers {
+			out[o.Start.In(w.salon.Location()).Format("15:04")] = o.Status
+		}
+		return out
+	}
+	if got := status(); got["11:00"] != booking.OfferOpen || got["14:00"] != booking.OfferOpen {
+		t.Fatalf("offers %v, want both open", got)
+	}
+	// 11:00 is booked from the widget.
+	w.mustBook(t, w.req(w.masters[0], "11:00"))
+	if got := status(); got["11:00"] != booking.OfferGone || got["14:00"] != booking.OfferOpen {
+		t.Fatalf("after 11:00 was booked: %v, want it gone and 14:00 open", got)
+	}
+	// The master falls ill: the salon cancels the rest of the day of its
+	// own accord and takes the day off.
+	for _, b := range append(slices.Clone(w.booked[:1]), w.booked[2], w.booked[3], w.booked[5]) {
+		if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID, Stated: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var taken []int64
+	if err := w.Pool.QueryRow(ctx, `SELECT array_agg(id) FROM bookings WHERE master_id = $1 AND status = 'confirmed'`, w.masters[0].ID).Scan(&taken); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range taken {
+		if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: id, Stated: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Svc.SetShifts(staff, w.salon.ID, w.masters[0].ID, w.day, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := status()
+	if got["14:00"] != booking.OfferGone {
+		t.Fatalf("after the master's day was taken off: %v, want 14:00 gone", got)
+	}
+	var offer int64
+	for _, o := range w.read(t, e).Offers {
+		if o.Start.Equal(w.at("14:00")) {
+			offer = o.ID
+		}
+	}
+	var st *booking.SlotTakenError
+	if _, err := w.accept(e, offer); !errors.As(err, &st) {
+		t.Fatalf("taking an offer of a day taken off: %v, want taken", err)
+	}
+	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 0 {
+		t.Fatalf("the ill master's day: %d offers (%v), want none", n, err)
+	}
+}
