@@ -1,6 +1,7 @@
 package panel
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
@@ -110,9 +111,14 @@ type weekdayRow struct {
 }
 
 type lostRow struct {
-	ID   int64
-	When string
+	ID              int64
+	When            string
+	Service, Client string // ("" past maxLostShown)
 }
+
+// maxLostShown is how many of the bookings a schedule change would leave
+// outside working hours are shown with their client and service.
+const maxLostShown = 50
 
 func (h *Handler) masterPage(c *fiber.Ctx) error { return h.showMaster(c, &masterData{}) }
 
@@ -202,9 +208,17 @@ func (h *Handler) afterMasterForm(c *fiber.Ctx, id int64, d *masterData, err err
 	}
 	var lb *booking.LostBookingsError
 	if errors.As(err, &lb) {
-		loc := salonOf(c).Location()
-		for _, b := range lb.Bookings {
-			d.Lost = append(d.Lost, lostRow{ID: b.ID, When: b.StartsAt.In(loc).Format("2006-01-02 15:04")})
+		loc, l := salonOf(c).Location(), langOf(c)
+		for i, b := range lb.Bookings {
+			row := lostRow{ID: b.ID, When: l.DateTime(b.StartsAt.In(loc))}
+			if i < maxLostShown { // (whose and what: a day's worth; the rest by time)
+				v, err := h.svc.BookingView(c.UserContext(), user(c).SalonID, b.ID)
+				if err != nil {
+					return err
+				}
+				row.Service, row.Client = v.ServiceName, cmp.Or(v.ContactName, v.ClientName)
+			}
+			d.Lost = append(d.Lost, row)
 		}
 		c.Status(fiber.StatusConflict)
 		return h.showMaster(c, d)

@@ -199,6 +199,9 @@ var ru = map[string]string{
 	"The client is on the waiting list.": "Клиент в листе ожидания.", "The time is offered to the client.": "Время предложено клиенту.",
 	"waiting": "ждёт", "booked": "записан", "left": "вышел из листа", "ended": "дни прошли",
 	"open": "открыто", "held": "держится", "taken": "принято", "gone": "уже не свободно", "expired": "истекло",
+
+	"Move or cancel them first. If the master cannot work (ill, away), answer on each booking's page that the salon moves or cancels it: the client is told so, with an apology, and the time is not offered to the waiting list.": "Сначала перенесите или отмените их. Если мастер не может работать (болеет, в отъезде), на странице каждой записи укажите, что переносит или отменяет салон: клиенту сообщим об этом с извинениями, а время не предложим листу ожидания.",
+
 	"Who cancels (if you know)":      "Кто отменяет (если знаете)",
 	"unknown":                        "неизвестно",
 	"Who asks to move (if you know)": "Кто просит перенести (если знаете)",

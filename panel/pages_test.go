@@ -796,8 +796,15 @@ func TestTemplateForEveryMaster(t *testing.T) {
 		form.Set(fmt.Sprintf("start_%d", d), "10:00")
 		form.Set(fmt.Sprintf("end_%d", d), "11:00")
 	}
-	if a := b.post(fmt.Sprintf("/panel/masters/%d/template", m), form); a.status != http.StatusConflict || !strings.Contains(a.body, `id="lost"`) {
+	a := b.post(fmt.Sprintf("/panel/masters/%d/template", m), form)
+	if a.status != http.StatusConflict || !strings.Contains(a.body, `id="lost"`) {
 		t.Fatalf("every master over bookings: %d", a.status)
+	}
+	// Each as the reader writes its time, with its service and client,
+	// and what to do about them.
+	if !regexp.MustCompile(`#\d+ \d\d\.\d\d\.\d{4} \d\d:\d\d</a> · [^<·]+ · [^<·]+</li>`).MatchString(a.body) ||
+		!strings.Contains(a.body, "Сначала перенесите или отмените их.") {
+		t.Errorf("the bookings left outside working hours: %s", a.body)
 	}
 	if snapshot(t, w, w.salon.ID) != before {
 		t.Error("a refused template for every master changed the salon")
