@@ -1,6 +1,7 @@
 package panel
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -443,6 +444,8 @@ type bookingPage struct {
 	End        string
 	Date       string
 	Time       string
+	MoveTo     int64  // the master the move form names (0: the booking's own)
+	MoveAsked  string // who the move form says asks ("client", "salon", "")
 	Masters    []booking.Master
 	Client     *booking.Client
 	Until      string
@@ -584,6 +587,7 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	if p.Date == "" {
 		p.Date, p.Time, p.Again = start.In(loc).Format("2006-01-02"), start.In(loc).Format("15:04"), secondShowing(start, loc)
 	}
+	p.MoveTo = cmp.Or(p.MoveTo, v.MasterID)
 	p.Repeats, p.SegRepeats = hasRepeatedHour(p.Date, loc), hasRepeatedHour(p.SegDate, loc)
 	p.Until = l.DateTime(v.ChangeableUntil.In(loc))
 	p.Active = v.Status.Active()
@@ -692,6 +696,9 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 	}
 	only := c.FormValue("only") == "1" // this segment of its visit alone
 	asked := c.FormValue("asked")      // who asks: "client", "salon" (its own move), "" (unknown)
+	if !only {
+		p.MoveTo, p.MoveAsked = master, asked // (the form shown again says what it said)
+	}
 	if asked != "" && asked != "client" && asked != "salon" {
 		c.Status(fiber.StatusBadRequest)
 		p.Error = langOf(c).T("Choose who asks to move: the client or the salon.")

@@ -231,6 +231,21 @@ func TestRescheduleOntoATakenTimeOffersAlternatives(t *testing.T) {
 	if now := scalar[time.Time](t, w, `SELECT starts_at FROM bookings WHERE id = $1`, id); now.Equal(before) {
 		t.Error("the chosen alternative did not move the booking")
 	}
+	// A refused move to another master shows the form again as it was
+	// filled in: that master, and who asks.
+	var other int64
+	if err := w.Pool.QueryRow(context.Background(), `SELECT b.id, ms.master_id FROM bookings b
+		JOIN master_services ms ON ms.service_id = b.service_id AND ms.master_id <> b.master_id
+		WHERE b.salon_id = $1 AND b.starts_at > $2 AND b.status = 'confirmed' ORDER BY b.id LIMIT 1`, w.salon.ID, w.Clock.Now()).Scan(&id, &other); err != nil {
+		t.Fatal(err)
+	}
+	r := b.post(fmt.Sprintf("/panel/bookings/%d/reschedule", id), url.Values{"date": {start.In(loc).Format("2006-01-02")},
+		"time": {"03:00"}, "master": {fmt.Sprint(other)}, "asked": {"salon"}})
+	form2 := regexp.MustCompile(`(?s)<form method="post" action="/panel/bookings/\d+/reschedule" class="card" id="reschedule">.*?</form>`).FindString(r.body)
+	if r.status < 400 || !strings.Contains(form2, fmt.Sprintf(`<option value="%d" selected>`, other)) ||
+		!strings.Contains(form2, `value="salon" aria-describedby="move-salon" checked>`) {
+		t.Errorf("a refused move's form: %d %s", r.status, form2)
+	}
 }
 
 // postUpload posts a file to the import page as a browser would; it
