@@ -759,6 +759,14 @@ func (l *lang) When(t, now time.Time) string {
 	return t.Format(day) + " " + i18n.Clock(t)
 }
 
+// Day is a day as a list of days reads it: "08.12" / "8 Dec".
+func (l *lang) Day(d booking.Date) string {
+	if l.Code == "ru" {
+		return fmt.Sprintf("%02d.%02d", d.Day, d.Month)
+	}
+	return fmt.Sprintf("%d %s", d.Day, d.Month.String()[:3])
+}
+
 // DateTime is a moment of the past or future as a line of a list reads
 // it, with its year: "07.12.2026 15:04" / "7 Dec 2026, 15:04" (an English
 // reader takes 07.12 for July 12th), the repeated hour named.

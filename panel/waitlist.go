@@ -2,6 +2,7 @@ package panel
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,7 +25,8 @@ type waitRow struct {
 	Hours    string
 	Status   string
 	Waiting  bool
-	MasterID int64 // the first service's master (0: any)
+	MasterID int64            // the first service's master (0: any)
+	Masters  []booking.Master // who can be offered: those who do the first service
 	Offers   []waitOfferRow
 }
 
@@ -103,9 +105,19 @@ func (h *Handler) showWaitlist(c *fiber.Ctx, day booking.Date, d *waitlistData) 
 		for _, w := range r.Times {
 			hours = append(hours, w.From.String()+"–"+w.To.String())
 		}
-		row := waitRow{ID: r.ID, Joined: r.CreatedAt.In(loc).Format("02.01 15:04"), Client: r.ClientName, Phone: booking.DisplayPhone(r.Phone),
-			What: strings.Join(what, " + "), Days: ddmm(r.From) + "–" + ddmm(r.To), Hours: strings.Join(hours, ", "),
+		now := h.svc.Now()
+		days := l.Day(r.From)
+		if r.To != r.From {
+			days += "–" + l.Day(r.To)
+		}
+		row := waitRow{ID: r.ID, Joined: l.When(r.CreatedAt.In(loc), now), Client: r.ClientName, Phone: booking.DisplayPhone(r.Phone),
+			What: strings.Join(what, " + "), Days: days, Hours: strings.Join(hours, ", "),
 			Status: l.T(r.Status), Waiting: r.Status == booking.WaitWaiting, MasterID: r.MasterID}
+		for _, m := range d.Masters {
+			if len(r.Items) == 0 || slices.Contains(m.ServiceIDs, r.Items[0].ServiceID) {
+				row.Masters = append(row.Masters, m)
+			}
+		}
 		if row.Hours == "" {
 			row.Hours = l.T("any time")
 		}
@@ -114,7 +126,7 @@ func (h *Handler) showWaitlist(c *fiber.Ctx, day booking.Date, d *waitlistData) 
 			if o.Status == booking.OfferHeld {
 				st += " " + l.T("until %s", i18n.Clock(o.ExpiresAt.In(loc)))
 			}
-			row.Offers = append(row.Offers, waitOfferRow{When: o.Start.In(loc).Format("02.01 ") + i18n.Clock(o.Start.In(loc)), Master: names[o.MasterID], Status: st,
+			row.Offers = append(row.Offers, waitOfferRow{When: l.When(o.Start.In(loc), now), Master: names[o.MasterID], Status: st,
 				BookingID: o.BookingID})
 		}
 		d.Rows = append(d.Rows, row)
@@ -211,5 +223,3 @@ func (h *Handler) leaveWaitlist(c *fiber.Ctx) error {
 	return done(c, "/panel/waitlist?date="+day, "removed")
 }
 
-// ddmm is a date as the panel's lists write it: 03.02.
-func ddmm(d booking.Date) string { return fmt.Sprintf("%02d.%02d", d.Day, d.Month) }

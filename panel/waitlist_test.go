@@ -3,6 +3,7 @@ package panel_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,6 +54,16 @@ func TestBrowserRunsTheWaitingList(t *testing.T) {
 	}
 	if got := textOf(t, ctx, "#fill-rate"); !strings.Contains(got, "Заполняемость") {
 		t.Fatalf("the fill rate: %q", got)
+	}
+	// A time is offered of the masters who do the service, and the days
+	// are written as the reader writes them.
+	offerable := value(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('`+row+` .offer-form select[name=master] option')].map(o => o.textContent)`))
+	doers := scalar[int64](t, w, `SELECT count(*) FROM master_services WHERE service_id = $1`, haircut)
+	if len(offerable) != int(doers) || !slices.Contains(offerable, "Анна") {
+		t.Errorf("the masters a time may be offered of: %q, want the %d who do the haircut", offerable, doers)
+	}
+	if got := textOf(t, ctx, row); !strings.Contains(got, fmt.Sprintf("%02d.%02d–%02d.%02d", day.Day, day.Month, day.AddDays(2).Day, day.AddDays(2).Month)) {
+		t.Errorf("the row's days: %q", got)
 	}
 	// A taken time: refused, with why; nothing offered.
 	if taken != "" {
