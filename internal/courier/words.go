@@ -146,7 +146,7 @@ func Compose(o *booking.Outgoing, base string) Words {
 	if v.Salon.CutoffHours > 0 && (l.Move != "" || l.Cancel != "") {
 		w.Footer = append(w.Footer, t("Changes close %d hours before the start.", v.Salon.CutoffHours))
 	}
-	if l.Unsubscribe != "" {
+	if l.Unsubscribe != "" && l.Offer == "" { // (an offer's says the waiting list)
 		w.Footer = append(w.Footer, t("You get this e-mail because you booked at %s.", v.Salon.Name))
 	}
 	return w
