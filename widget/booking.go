@@ -30,9 +30,11 @@ type bookingJSON struct {
 	HoldExpiresAt  string        `json:"hold_expires_at,omitempty"`
 	// DepositDue is what a confirmed booking moved to a larger deposit
 	// still owes of it online (POST .../payment pays it).
-	DepositDue  booking.Money `json:"deposit_due,omitempty"`
-	ManageToken string        `json:"manage_token,omitempty"`
-	Payment     *paymentJSON  `json:"payment,omitempty"`
+	DepositDue booking.Money `json:"deposit_due,omitempty"`
+	// CancelledBySalon: the salon cancelled it of its own accord.
+	CancelledBySalon bool         `json:"cancelled_by_salon,omitempty"`
+	ManageToken      string       `json:"manage_token,omitempty"`
+	Payment          *paymentJSON `json:"payment,omitempty"`
 	// Items are the visit's services (one for a single-service booking).
 	Items []itemJSON `json:"items"`
 	// PaidWith is what the booking reserved of a package or a certificate.
@@ -154,7 +156,7 @@ func viewJSON(v *booking.View) bookingJSON {
 	loc := v.Salon.Location()
 	out := toJSON(&v.Booking, &v.Salon, time.Time{})
 	out.ChangeableTill, out.Changeable = stamp(v.ChangeableUntil, loc), v.Changeable
-	out.DepositDue = v.DepositDue
+	out.DepositDue, out.CancelledBySalon = v.DepositDue, v.CancelledBySalon
 	due, ok := v.AtSalon()
 	out.PaidWith = toPaidWith(v.PaidWith, v.Status, v.CancelKeeps, due, ok)
 	return out

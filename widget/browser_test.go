@@ -291,6 +291,19 @@ func TestBrowserManageLinkCancelsAndMoves(t *testing.T) {
 	if n := countBookings(t, s, fmt.Sprintf(`b.id = %d AND b.status = 'cancelled'`, cancelled.id())); n != 1 {
 		t.Fatal("booking not cancelled in the database")
 	}
+	if got := text(t, ctx, "#manage-note"); strings.Contains(got, "salon") {
+		t.Errorf("the client's own cancellation says %q", got)
+	}
+	// One the salon cancelled of its own accord (a master ill) says so.
+	bySalon := s.book(s.masters[0], "14:00")
+	staff := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: s.salon.ID, Role: booking.RoleAdmin}))
+	if _, err := s.Svc.Cancel(staff, booking.CancelRequest{SalonID: s.salon.ID, BookingID: bySalon.id(), Stated: true}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(manage(bySalon)), chromedp.WaitVisible(css("#manage-details")))
+	if got := text(t, ctx, "#manage-note"); got != "The salon had to cancel this booking. We are sorry." {
+		t.Errorf("the manage page of a booking the salon cancelled: %q", got)
+	}
 	run(t, ctx,
 		chromedp.Navigate(manage(moved)),
 		chromedp.WaitVisible(css("#manage-actions")),

@@ -924,7 +924,8 @@
     ]).concat(b.paid_with ? [[T.paid_with, paidWith(b.paid_with)]] : [], inSalon(b)));
     var active = b.status === 'pending' || b.status === 'confirmed';
     var open = b.changeable;
-    $('manage-note').textContent = active ? (open ? fmt('changeable_until', when(b.changeable_until)) : T.too_late) : '';
+    $('manage-note').textContent = active ? (open ? fmt('changeable_until', when(b.changeable_until)) : T.too_late)
+      : b.cancelled_by_salon ? T.salon_cancelled_note : '';
     $('manage-actions').hidden = !open || mode === 'back'; // back from paying: changes need the manage link
     if (active && state.token) { calendarLink($('manage-ics'), b.id, state.token); } else { $('manage-ics').hidden = true; }
     $('cancel-confirm').hidden = true;
