@@ -222,4 +222,3 @@ func (h *Handler) leaveWaitlist(c *fiber.Ctx) error {
 	}
 	return done(c, "/panel/waitlist?date="+day, "removed")
 }
-
