@@ -345,18 +345,27 @@ func (s *Service) entry(ctx context.Context, q querier, caller Caller, id int64,
 
 // offerColumns read an offer; a held offer whose hold is no longer pending
 // (cancelled at the desk, say) reads as expired, and an open one whose
-// start is no longer free (booked from elsewhere, or its master no longer
-// works then: a day taken off) as gone.
+// time is no longer free (booked from elsewhere, in part too; a visit's:
+// its start) or whose master no longer works then (a day taken off, a
+// break put in) as gone.
 const offerColumns = `id, entry_id, master_id, starts_at, ends_at,
 	CASE WHEN status = 'held' AND NOT EXISTS (SELECT 1 FROM bookings hb WHERE hb.id = waitlist_offers.booking_id AND hb.status = 'pending')
 	     THEN 'expired'
 	     WHEN status = 'open' AND (
 	          EXISTS (SELECT 1 FROM master_busy mb WHERE mb.salon_id = waitlist_offers.salon_id AND mb.master_id = waitlist_offers.master_id
-	                  AND tstzrange(mb.starts_at, booking_slot_end(mb.starts_at, mb.duration_min)) @> waitlist_offers.starts_at)
-	          OR NOT EXISTS (SELECT 1 FROM shifts sh WHERE sh.salon_id = waitlist_offers.salon_id AND sh.master_id = waitlist_offers.master_id
-	                         AND sh.starts_at <= waitlist_offers.starts_at AND sh.ends_at > waitlist_offers.starts_at))
+	                  AND CASE WHEN (SELECT jsonb_array_length(we.items) > 1 FROM waitlist_entries we WHERE we.id = waitlist_offers.entry_id)
+	                           THEN tstzrange(mb.starts_at, booking_slot_end(mb.starts_at, mb.duration_min)) @> waitlist_offers.starts_at -- (a visit: its first master's start)
+	                           ELSE tstzrange(mb.starts_at, booking_slot_end(mb.starts_at, mb.duration_min)) && tstzrange(waitlist_offers.starts_at, waitlist_offers.ends_at) END)
+	          OR NOT ` + worksAtSQL + `)
 	     THEN 'gone' ELSE status END,
 	COALESCE(booking_id, 0), COALESCE(expires_at, 'epoch')`
+
+// worksAtSQL says a shift of the offer's master holds its start, out of
+// the shift's break (shifts last at most a day).
+const worksAtSQL = `EXISTS (SELECT 1 FROM shifts sh WHERE sh.salon_id = waitlist_offers.salon_id AND sh.master_id = waitlist_offers.master_id
+	AND sh.starts_at <= waitlist_offers.starts_at AND sh.ends_at > waitlist_offers.starts_at
+	AND sh.starts_at > waitlist_offers.starts_at - interval '1 day'
+	AND NOT (sh.break_starts_at IS NOT NULL AND sh.break_starts_at <= waitlist_offers.starts_at AND sh.break_ends_at > waitlist_offers.starts_at))`
 
 func scanOffer(r pgx.Row) (WaitOffer, error) {
 	var o WaitOffer
@@ -986,6 +995,13 @@ func (s *Service) accept(ctx context.Context, by Caller, e *WaitEntry, o WaitOff
 		}
 		if status != WaitWaiting {
 			return nil, conflict("this waitlist entry is %s", i18n.New(status))
+		}
+		var works bool
+		if err := s.pool.QueryRow(ctx, `SELECT `+worksAtSQL+` FROM waitlist_offers WHERE id = $1`, o.ID).Scan(&works); err != nil {
+			return nil, fmt.Errorf("accept offer: %w", dbErr(err))
+		}
+		if !works {
+			return nil, conflict("the master no longer works at this time")
 		}
 		alts, err := s.alternatives(ctx, e.SalonID, e.ServiceID, o.MasterID, o.Start, s.now(), 0, false)
 		if err != nil {

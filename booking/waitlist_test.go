@@ -745,11 +745,59 @@ func TestAnOfferOfATimeNoLongerFreeReadsGone(t *testing.T) {
 			offer = o.ID
 		}
 	}
-	var st *booking.SlotTakenError
-	if _, err := w.accept(e, offer); !errors.As(err, &st) {
-		t.Fatalf("taking an offer of a day taken off: %v, want taken", err)
+	if _, err := w.accept(e, offer); !errors.Is(err, booking.ErrConflict) || !strings.Contains(err.Error(), "no longer works") {
+		t.Fatalf("taking an offer of a day taken off: %v, want the master no longer works then", err)
 	}
 	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 0 {
 		t.Fatalf("the ill master's day: %d offers (%v), want none", n, err)
+	}
+}
+
+// TestAnOfferOfATimePartlyTakenReadsGone: an open offer reads as gone when
+// any of its time is booked (not only its start), or its start falls in
+// the master's break; taking the first answers taken.
+func TestAnOfferOfATimePartlyTakenReadsGone(t *testing.T) {
+	w := newWaitWorld(t, booking.WaitlistBroadcast, 3)
+	ctx := context.Background()
+	sys := bookingtest.System()
+	staff := booking.As(ctx, booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin}))
+	e := w.join(t, "Waiting")
+	for _, i := range []int{1, 4} { // 11:00 and 14:00
+		if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: w.booked[i].ID, ForClient: true, Stated: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 2 {
+		t.Fatalf("%d offers (%v), want 2", n, err)
+	}
+	// A 30-minute service at 11:30 takes the second half of 11:00's hour.
+	short := w.Service(t, w.salon, booking.SalonService{Name: "Fringe", DurationMin: 30})
+	if _, err := w.Pool.Exec(ctx, `INSERT INTO master_services (salon_id, master_id, service_id) VALUES ($3, $1, $2)`, w.masters[0].ID, short.ID, w.salon.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Pool.Exec(ctx, `UPDATE salons SET catalog_version = catalog_version + 1 WHERE id = $1`, w.salon.ID); err != nil {
+		t.Fatal(err)
+	}
+	r := w.req(w.masters[0], "11:30")
+	r.ServiceID = short.ID
+	w.mustBook(t, r)
+	// 14:00 falls in a break put into the day.
+	if err := w.Svc.SetShifts(staff, w.salon.ID, w.masters[0].ID, w.day, []booking.ShiftInput{{Start: 10 * 60, End: 20 * 60,
+		BreakStart: 14 * 60, BreakEnd: 15 * 60}}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]booking.WaitOffer{}
+	for _, o := range w.read(t, e).Offers {
+		got[o.Start.In(w.salon.Location()).Format("15:04")] = o
+	}
+	if got["11:00"].Status != booking.OfferGone || got["14:00"].Status != booking.OfferGone {
+		t.Fatalf("offers %+v, want 11:00 (half booked) and 14:00 (in a break) gone", got)
+	}
+	var st *booking.SlotTakenError
+	if _, err := w.accept(e, got["11:00"].ID); !errors.As(err, &st) {
+		t.Fatalf("taking an offer half booked: %v, want taken", err)
+	}
+	if _, err := w.accept(e, got["14:00"].ID); !errors.Is(err, booking.ErrConflict) {
+		t.Fatalf("taking an offer in a break: %v, want the master no longer works then", err)
 	}
 }

@@ -347,6 +347,7 @@ var ru = map[string]string{
 	"already waits on %d lists here: leave one first": "уже ждёт в %d листах ожидания здесь: сначала выйдите из одного",
 	"at most %d windows":                              "не больше %d промежутков",
 	"this waitlist entry is %s":                       "запись в листе ожидания: %s",
+	"the master no longer works at this time":         "мастер в это время больше не работает",
 	"this offer is %s":                                "предложение: %s",
 	"no service %q at the salon":                      "в салоне нет услуги %q",
 	"from 1 to %d":                                    "от 1 до %d",

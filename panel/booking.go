@@ -726,7 +726,12 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
 			return err
 		}
-		offer(p.Alts, fmt.Sprintf("/panel/bookings/%d/reschedule", id))
+		// (Each choice moves as this form asked: who asks, one segment.)
+		keep := []field{{"asked", asked}}
+		if only {
+			keep = append(keep, field{"only", "1"})
+		}
+		offer(p.Alts, fmt.Sprintf("/panel/bookings/%d/reschedule", id), keep...)
 		return h.showBooking(c, p)
 	}
 	return done(c, fmt.Sprintf("/panel/bookings/%d", id), "rescheduled")

@@ -212,11 +212,9 @@ func (h *Handler) afterMasterForm(c *fiber.Ctx, id int64, d *masterData, err err
 		for i, b := range lb.Bookings {
 			row := lostRow{ID: b.ID, When: l.DateTime(b.StartsAt.In(loc))}
 			if i < maxLostShown { // (whose and what: a day's worth; the rest by time)
-				v, err := h.svc.BookingView(c.UserContext(), user(c).SalonID, b.ID)
-				if err != nil {
-					return err
+				if v, err := h.svc.BookingView(c.UserContext(), user(c).SalonID, b.ID); err == nil { // (else by time alone)
+					row.Service, row.Client = v.ServiceName, cmp.Or(v.ContactName, v.ClientName)
 				}
-				row.Service, row.Client = v.ServiceName, cmp.Or(v.ContactName, v.ClientName)
 			}
 			d.Lost = append(d.Lost, row)
 		}
