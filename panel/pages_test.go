@@ -209,7 +209,7 @@ func TestRescheduleOntoATakenTimeOffersAlternatives(t *testing.T) {
 	}
 	before := scalar[time.Time](t, w, `SELECT starts_at FROM bookings WHERE id = $1`, id)
 	a := b.post(fmt.Sprintf("/panel/bookings/%d/reschedule", id), url.Values{"date": {start.In(loc).Format("2006-01-02")},
-		"time": {start.In(loc).Format("15:04")}, "master": {fmt.Sprint(master)}})
+		"time": {start.In(loc).Format("15:04")}, "master": {fmt.Sprint(master)}, "asked": {"salon"}})
 	action := fmt.Sprintf(`action="/panel/bookings/%d/reschedule"`, id)
 	if a.status != http.StatusConflict || strings.Count(a.body, action) < 2 {
 		t.Fatalf("move onto a taken time: %d, %d choices", a.status, strings.Count(a.body, action)-1)
@@ -224,6 +224,9 @@ func TestRescheduleOntoATakenTimeOffersAlternatives(t *testing.T) {
 	chunk = chunk[:strings.Index(chunk, "</form>")]
 	for _, m := range regexp.MustCompile(`name="(\w+)" value="([^"]*)"`).FindAllStringSubmatch(chunk, -1) {
 		form.Set(m[1], html.UnescapeString(m[2]))
+	}
+	if form.Get("asked") != "salon" { // (a choice moves as the form asked: the salon's own move)
+		t.Errorf("the first choice's form does not keep who asks: %v", form)
 	}
 	if r := b.do("POST", fmt.Sprintf("/panel/bookings/%d/reschedule", id), form); r.status != http.StatusSeeOther {
 		t.Fatalf("the first choice: %d", r.status)
