@@ -405,6 +405,7 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	defer conn.Release()
 	tx := &pipelinedTx{conn: conn}
 	defer tx.rollback(ctx)
+	start := time.Now() // (the lock wait's start)
 
 	batch := &pgx.Batch{}
 	batch.Queue(`BEGIN`)
@@ -421,42 +422,28 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	var locked bool
 	tryLock, args := `SELECT pg_try_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0))`, []any{r.MasterID}
 	// A client's try of a code takes the code's lock first, and waits for
-	// it (codeLockKey). When the code is a balance's, so that the try has
-	// a turn among its tries to keep, it then waits for the master's lock
-	// too (the rest of the same lock wait), unless an active booking
-	// visibly covers the start; a code that is nobody's has no turn and
-	// does as any booking does (a busy master: the gate). The balance's
-	// lock (taken by the reservation's entry) is waited for at most the
-	// lock wait too (set again after the master's). The claim sets the
-	// same bound; else it is set here, before any wait.
+	// it (codeLockKey); when the master is busy and the code is a
+	// balance's (so that the try has a turn among the code's tries to
+	// keep), it then waits for the master's lock here, holding the code's,
+	// as a request past the gate does, within the same lock wait; a code
+	// that is nobody's has no turn and goes to the gate as any booking
+	// does. The balance's lock (taken by the reservation's entry) is
+	// waited for at most the lock wait too. The claim sets the same
+	// bound; else it is set here, before either wait.
 	codeLock := r.PayWith != nil && r.PayWith.Code != "" && r.caller.client()
 	switch {
+	case codeLock && claim == nil:
+		tryLock += ` FROM (SELECT set_config('lock_timeout', $2::bigint::text, true) AS t) lt,
+			LATERAL (SELECT pg_advisory_xact_lock(hashtextextended($3::text, 0)) WHERE lt.t IS NOT NULL) cl`
+		args = append(args, lockWait, codeLockKey(tokenHash(r.PayWith.Code)))
 	case codeLock:
-		tryLock = `
-			SELECT CASE WHEN k.known AND NOT k.covered
-			            THEN pg_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0)) IS NOT NULL
-			            ELSE pg_try_advisory_xact_lock(hashtextextended('booking-master:' || $1::bigint, 0)) END,
-			       set_config('lock_timeout', $2::bigint::text, true) -- (the balance's wait, after it)
-			FROM (SELECT set_config('lock_timeout', $2::bigint::text, true) AS t, clock_timestamp() AS t0) lt,
-			     LATERAL (SELECT pg_advisory_xact_lock(hashtextextended($3::text, 0)) AS c WHERE lt.t IS NOT NULL) cl,
-			     LATERAL (SELECT EXISTS (SELECT 1 FROM balances WHERE salon_id = $4 AND code_hash = $5) AS known,
-			                     EXISTS (SELECT 1 FROM master_busy WHERE salon_id = $4 AND master_id = $1
-			                             AND tstzrange(starts_at, booking_slot_end(starts_at, duration_min)) @> $6::timestamptz) AS covered,
-			                     set_config('lock_timeout', greatest(1, $2::bigint - (extract(epoch FROM clock_timestamp() - lt.t0) * 1000)::bigint)::text, true) AS t
-			              WHERE cl.c IS NOT NULL) k`
-		hash := tokenHash(r.PayWith.Code)
-		args = append(args, lockWait, codeLockKey(hash), r.SalonID, hash, r.StartsAt)
+		tryLock += ` FROM (SELECT pg_advisory_xact_lock(hashtextextended($2::text, 0))) cl`
+		args = append(args, codeLockKey(tokenHash(r.PayWith.Code)))
 	case r.PayWith != nil && claim == nil:
 		tryLock += ` FROM (SELECT set_config('lock_timeout', $2::bigint::text, true)) lt`
 		args = append(args, lockWait)
 	}
-	batch.Queue(tryLock, args...).QueryRow(func(row pgx.Row) error {
-		if codeLock {
-			var timeout string
-			return row.Scan(&locked, &timeout)
-		}
-		return row.Scan(&locked)
-	})
+	batch.Queue(tryLock, args...).QueryRow(func(row pgx.Row) error { return row.Scan(&locked) })
 	bc := queueBookContext(batch, r.SalonID, r.MasterID, r.StartsAt, r.Client.Phone)
 	var sp *spendable
 	if r.PayWith != nil {
@@ -475,6 +462,11 @@ func (s *Service) book(ctx context.Context, r *BookRequest, now time.Time, gated
 	}
 	if claim != nil && !claim.claimed {
 		return s.replay(ctx, conn, claim, r.SalonID)
+	}
+	if !locked && gated == nil && codeLock && sp.found {
+		// A try of a balance's code keeps its turn: it waits here, as
+		// past the gate, until the lock wait that began with the code's.
+		gated = &passed{masters: []int64{r.MasterID}, deadline: start.Add(s.lockWait)}
 	}
 	if !locked {
 		// The master is busy. A request whose start an active booking
