@@ -597,6 +597,40 @@ func TestAVisitWaits(t *testing.T) {
 	assertNoOverlap(t, w.Pool)
 }
 
+// staff is a context in which an admin of the salon asks.
+func (w *waitWorld) staff() context.Context {
+	return booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin}))
+}
+
+// cancel cancels bookings at the desk, saying whose cancellation it is:
+// the client's (their time is offered) or the salon's own (it is not).
+func (w *waitWorld) cancel(t *testing.T, forClient bool, ids ...int64) {
+	t.Helper()
+	for _, id := range ids {
+		if _, err := w.Svc.Cancel(w.staff(), booking.CancelRequest{SalonID: w.salon.ID, BookingID: id, ForClient: forClient, Stated: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// offerFreed offers the time freed since the last run, wanting n offers.
+func (w *waitWorld) offerFreed(t *testing.T, n int, what string) {
+	t.Helper()
+	if got, err := w.Svc.OfferFreed(bookingtest.System()); err != nil || got != n {
+		t.Fatalf("%s: %d offers (%v), want %d", what, got, err, n)
+	}
+}
+
+// offers are entry e's offers by their start on the salon's clock (15:04).
+func (w *waitWorld) offers(t *testing.T, e *booking.WaitEntry) map[string]booking.WaitOffer {
+	t.Helper()
+	out := map[string]booking.WaitOffer{}
+	for _, o := range w.read(t, e).Offers {
+		out[o.Start.In(w.salon.Location()).Format("15:04")] = o
+	}
+	return out
+}
+
 // TestASalonsOwnCancellationIsNotOffered: the desk cancelling of the
 // salon's own accord (a master ill) frees no time for the waitlist, in
 // either mode: nothing is offered or held, and the master's day can then
@@ -606,15 +640,9 @@ func TestASalonsOwnCancellationIsNotOffered(t *testing.T) {
 	for _, mode := range []string{booking.WaitlistBroadcast, booking.WaitlistHold} {
 		t.Run(mode, func(t *testing.T) {
 			w := newWaitWorld(t, mode, 3)
-			sys := bookingtest.System()
-			staff := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin}))
 			e := w.join(t, "Waiting")
-			if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: w.booked[4].ID, Stated: true}); err != nil {
-				t.Fatal(err)
-			}
-			if n, err := w.Svc.OfferFreed(sys); err != nil || n != 0 {
-				t.Fatalf("the salon's own cancellation: %d offers (%v), want none", n, err)
-			}
+			w.cancel(t, false, w.booked[4].ID)
+			w.offerFreed(t, 0, "the salon's own cancellation")
 			if got := w.read(t, e); len(got.Offers) != 0 {
 				t.Fatalf("offered %+v", got.Offers)
 			}
@@ -623,12 +651,8 @@ func TestASalonsOwnCancellationIsNotOffered(t *testing.T) {
 				t.Fatalf("%d freed times (%v), want none", freed, err)
 			}
 			// The client asked: offered.
-			if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: w.booked[2].ID, ForClient: true, Stated: true}); err != nil {
-				t.Fatal(err)
-			}
-			if n, err := w.Svc.OfferFreed(sys); err != nil || n != 1 {
-				t.Fatalf("a cancellation at the client's request: %d offers (%v), want 1", n, err)
-			}
+			w.cancel(t, true, w.booked[2].ID)
+			w.offerFreed(t, 1, "a cancellation at the client's request")
 			if got := w.read(t, e); len(got.Offers) != 1 || !got.Offers[0].Start.Equal(w.at("12:00")) {
 				t.Fatalf("offered %+v, want 12:00", got.Offers)
 			}
@@ -639,22 +663,23 @@ func TestASalonsOwnCancellationIsNotOffered(t *testing.T) {
 // TestASalonsOwnMoveKeepsTheClientsTerms: the desk moving a booking of
 // the salon's own accord (its master ill) to a dearer master keeps the
 // price the client booked, and offers the time it frees to nobody on the
-// waitlist (what the client is told: TestTheSalonsOwnMoveIsSaid); a move at the client's request takes the new
-// master's price and offers the time.
+// waitlist (what the client is told: TestTheSalonsOwnMoveIsSaid); a move
+// at the client's request takes the new master's price and offers the
+// time.
 func TestASalonsOwnMoveKeepsTheClientsTerms(t *testing.T) {
 	w := newWaitWorld(t, booking.WaitlistBroadcast, 3)
 	ctx := context.Background()
-	sys := bookingtest.System()
-	staff := booking.As(ctx, booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin}))
-	for _, q := range []string{`UPDATE services SET price = 1000 WHERE id = $2 AND $1::bigint > 0 AND $3::bigint > 0`,
-		`UPDATE master_services SET price = 1500 WHERE master_id = $1 AND service_id = $2 AND $3::bigint > 0`,
-		`UPDATE salons SET catalog_version = catalog_version + 1 WHERE id = $3 AND $1::bigint > 0 AND $2::bigint > 0`} {
-		if _, err := w.Pool.Exec(ctx, q, w.masters[1].ID, w.svc.ID, w.salon.ID); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := w.Pool.Exec(ctx, `UPDATE services SET price = 1000 WHERE id = $1`, w.svc.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Pool.Exec(ctx, `UPDATE master_services SET price = 1500 WHERE master_id = $1 AND service_id = $2`, w.masters[1].ID, w.svc.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Pool.Exec(ctx, `UPDATE salons SET catalog_version = catalog_version + 1 WHERE id = $1`, w.salon.ID); err != nil {
+		t.Fatal(err)
 	}
 	e := w.join(t, "Waiting")
-	moved, err := w.Svc.Reschedule(staff, booking.RescheduleRequest{SalonID: w.salon.ID, BookingID: w.booked[4].ID,
+	moved, err := w.Svc.Reschedule(w.staff(), booking.RescheduleRequest{SalonID: w.salon.ID, BookingID: w.booked[4].ID,
 		StartsAt: w.booked[4].StartsAt, MasterID: w.masters[1].ID, BySalon: true})
 	if err != nil {
 		t.Fatal(err)
@@ -662,12 +687,10 @@ func TestASalonsOwnMoveKeepsTheClientsTerms(t *testing.T) {
 	if moved.Price != w.booked[4].Price || moved.MasterID != w.masters[1].ID {
 		t.Fatalf("the salon's own move: price %v with master %d, want %v kept", moved.Price, moved.MasterID, w.booked[4].Price)
 	}
-	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 0 {
-		t.Fatalf("the salon's own move: %d offers (%v), want none", n, err)
-	}
+	w.offerFreed(t, 0, "the salon's own move")
 	// At the client's request: the new master's price, and the time
 	// offered.
-	asked, err := w.Svc.Reschedule(staff, booking.RescheduleRequest{SalonID: w.salon.ID, BookingID: w.booked[2].ID,
+	asked, err := w.Svc.Reschedule(w.staff(), booking.RescheduleRequest{SalonID: w.salon.ID, BookingID: w.booked[2].ID,
 		StartsAt: w.booked[2].StartsAt, MasterID: w.masters[1].ID})
 	if err != nil {
 		t.Fatal(err)
@@ -675,82 +698,48 @@ func TestASalonsOwnMoveKeepsTheClientsTerms(t *testing.T) {
 	if asked.Price != 150000 {
 		t.Fatalf("a move at the client's request: price %v, want the new master's 1500", asked.Price)
 	}
-	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 1 {
-		t.Fatalf("a move at the client's request: %d offers (%v), want 1", n, err)
-	}
+	w.offerFreed(t, 1, "a move at the client's request")
 	if got := w.read(t, e); len(got.Offers) != 1 || !got.Offers[0].Start.Equal(w.at("12:00")) {
 		t.Fatalf("offered %+v, want 12:00", got.Offers)
 	}
 }
 
 // TestAnOfferOfATimeNoLongerFreeReadsGone: an open offer reads as gone
-// once its start is no longer free: booked from the widget, or its
-// master's day taken off (the master fell ill after it was offered);
-// taking it then answers taken, with the nearest free times.
+// once its start is no longer free: booked from the widget (taking it
+// then answers taken), or its master's day taken off (the master fell ill
+// after it was offered: taking it says the master no longer works then).
 func TestAnOfferOfATimeNoLongerFreeReadsGone(t *testing.T) {
 	w := newWaitWorld(t, booking.WaitlistBroadcast, 3)
 	ctx := context.Background()
-	sys := bookingtest.System()
-	staff := booking.As(ctx, booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin}))
 	e := w.join(t, "Waiting")
-	for _, i := range []int{1, 4} { // 11:00 and 14:00, at the client's request: offered
-		if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: w.booked[i].ID, ForClient: true, Stated: true}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 2 {
-		t.Fatalf("%d offers (%v), want 2", n, err)
-	}
-	status := func() map[string]string {
-		out := map[string]string{}
-		for _, o := range w.read(t, e).Offers {
-			out[o.Start.In(w.salon.Location()).Format("15:04")] = o.Status
-		}
-		return out
-	}
-	if got := status(); got["11:00"] != booking.OfferOpen || got["14:00"] != booking.OfferOpen {
+	w.cancel(t, true, w.booked[1].ID, w.booked[4].ID) // 11:00 and 14:00
+	w.offerFreed(t, 2, "11:00 and 14:00")
+	if got := w.offers(t, e); got["11:00"].Status != booking.OfferOpen || got["14:00"].Status != booking.OfferOpen {
 		t.Fatalf("offers %v, want both open", got)
 	}
 	// 11:00 is booked from the widget.
 	w.mustBook(t, w.req(w.masters[0], "11:00"))
-	if got := status(); got["11:00"] != booking.OfferGone || got["14:00"] != booking.OfferOpen {
+	if got := w.offers(t, e); got["11:00"].Status != booking.OfferGone || got["14:00"].Status != booking.OfferOpen {
 		t.Fatalf("after 11:00 was booked: %v, want it gone and 14:00 open", got)
 	}
 	// The master falls ill: the salon cancels the rest of the day of its
 	// own accord and takes the day off.
-	for _, b := range append(slices.Clone(w.booked[:1]), w.booked[2], w.booked[3], w.booked[5]) {
-		if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID, Stated: true}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var taken []int64
-	if err := w.Pool.QueryRow(ctx, `SELECT array_agg(id) FROM bookings WHERE master_id = $1 AND status = 'confirmed'`, w.masters[0].ID).Scan(&taken); err != nil {
+	var rest []int64
+	if err := w.Pool.QueryRow(ctx, `SELECT array_agg(id) FROM bookings WHERE master_id = $1 AND status = 'confirmed'`, w.masters[0].ID).Scan(&rest); err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range taken {
-		if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: id, Stated: true}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Svc.SetShifts(staff, w.salon.ID, w.masters[0].ID, w.day, nil); err != nil {
+	w.cancel(t, false, rest...)
+	if err := w.Svc.SetShifts(w.staff(), w.salon.ID, w.masters[0].ID, w.day, nil); err != nil {
 		t.Fatal(err)
 	}
-	got := status()
-	if got["14:00"] != booking.OfferGone {
+	got := w.offers(t, e)
+	if got["14:00"].Status != booking.OfferGone {
 		t.Fatalf("after the master's day was taken off: %v, want 14:00 gone", got)
 	}
-	var offer int64
-	for _, o := range w.read(t, e).Offers {
-		if o.Start.Equal(w.at("14:00")) {
-			offer = o.ID
-		}
-	}
-	if _, err := w.accept(e, offer); !errors.Is(err, booking.ErrConflict) || !strings.Contains(err.Error(), "no longer works") {
+	if _, err := w.accept(e, got["14:00"].ID); !errors.Is(err, booking.ErrConflict) || !strings.Contains(err.Error(), "no longer works") {
 		t.Fatalf("taking an offer of a day taken off: %v, want the master no longer works then", err)
 	}
-	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 0 {
-		t.Fatalf("the ill master's day: %d offers (%v), want none", n, err)
-	}
+	w.offerFreed(t, 0, "the ill master's day")
 }
 
 // TestAnOfferOfATimePartlyTakenReadsGone: an open offer reads as gone when
@@ -759,17 +748,9 @@ func TestAnOfferOfATimeNoLongerFreeReadsGone(t *testing.T) {
 func TestAnOfferOfATimePartlyTakenReadsGone(t *testing.T) {
 	w := newWaitWorld(t, booking.WaitlistBroadcast, 3)
 	ctx := context.Background()
-	sys := bookingtest.System()
-	staff := booking.As(ctx, booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin}))
 	e := w.join(t, "Waiting")
-	for _, i := range []int{1, 4} { // 11:00 and 14:00
-		if _, err := w.Svc.Cancel(staff, booking.CancelRequest{SalonID: w.salon.ID, BookingID: w.booked[i].ID, ForClient: true, Stated: true}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n, err := w.Svc.OfferFreed(sys); err != nil || n != 2 {
-		t.Fatalf("%d offers (%v), want 2", n, err)
-	}
+	w.cancel(t, true, w.booked[1].ID, w.booked[4].ID) // 11:00 and 14:00
+	w.offerFreed(t, 2, "11:00 and 14:00")
 	// A 30-minute service at 11:30 takes the second half of 11:00's hour.
 	short := w.Service(t, w.salon, booking.SalonService{Name: "Fringe", DurationMin: 30})
 	if _, err := w.Pool.Exec(ctx, `INSERT INTO master_services (salon_id, master_id, service_id) VALUES ($3, $1, $2)`, w.masters[0].ID, short.ID, w.salon.ID); err != nil {
@@ -782,14 +763,11 @@ func TestAnOfferOfATimePartlyTakenReadsGone(t *testing.T) {
 	r.ServiceID = short.ID
 	w.mustBook(t, r)
 	// 14:00 falls in a break put into the day.
-	if err := w.Svc.SetShifts(staff, w.salon.ID, w.masters[0].ID, w.day, []booking.ShiftInput{{Start: 10 * 60, End: 20 * 60,
+	if err := w.Svc.SetShifts(w.staff(), w.salon.ID, w.masters[0].ID, w.day, []booking.ShiftInput{{Start: 10 * 60, End: 20 * 60,
 		BreakStart: 14 * 60, BreakEnd: 15 * 60}}); err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]booking.WaitOffer{}
-	for _, o := range w.read(t, e).Offers {
-		got[o.Start.In(w.salon.Location()).Format("15:04")] = o
-	}
+	got := w.offers(t, e)
 	if got["11:00"].Status != booking.OfferGone || got["14:00"].Status != booking.OfferGone {
 		t.Fatalf("offers %+v, want 11:00 (half booked) and 14:00 (in a break) gone", got)
 	}
