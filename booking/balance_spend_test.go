@@ -997,14 +997,7 @@ func TestTriesOfACodeAreDecidedInTurn(t *testing.T) {
 		phone := bookingtest.Phone()
 		pkg, _ := aPackage(t, f, 3, phone)
 		// A try under way holds the code's lock.
-		holder, err := f.Pool.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer holder.Rollback(ctx) //nolint:errcheck
-		if _, err := holder.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, booking.CodeLockKey(pkg.Code)); err != nil {
-			t.Fatal(err)
-		}
+		holder := holdLock(t, f, booking.CodeLockKey(pkg.Code))
 		const others = 6
 		results := make([]chan error, others+1)
 		waiting := func(n int) {
@@ -1039,17 +1032,7 @@ func TestTriesOfACodeAreDecidedInTurn(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, c := range results {
-			var err error
-			select {
-			case err = <-c:
-			case <-time.After(10 * time.Second):
-				t.Fatalf("%s: try %d not answered", how, i)
-			}
-			var ve *booking.ValidationError
-			why := ""
-			if errors.As(err, &ve) {
-				why = ve.Fields["pay_with"].String()
-			}
+			why, err := refusalOf(t, fmt.Sprintf("%s: try %d", how, i+1), c)
 			want := "another client's"
 			if i >= 5 {
 				want = "too many other phones" // the sixth locks it, for every phone
@@ -1090,6 +1073,39 @@ func codeTries(f *fixture) map[string]func(code, phone string, i int) error {
 	}
 }
 
+// holdLock holds the advisory lock of key in a transaction of its own
+// until it is rolled back (at the test's end at the latest).
+func holdLock(t *testing.T, f *fixture, key string) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := f.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback(ctx) }) //nolint:errcheck
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+// refusalOf waits (with a deadline) for the answer of a try of a code
+// and returns why pay_with was refused ("" if it was not).
+func refusalOf(t *testing.T, what string, c chan error) (string, error) {
+	t.Helper()
+	select {
+	case err := <-c:
+		var ve *booking.ValidationError
+		if errors.As(err, &ve) {
+			return ve.Fields["pay_with"].String(), err
+		}
+		return "", err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s not answered", what)
+		return "", nil
+	}
+}
+
 // waitForLockWaiters waits until n transactions wait for the advisory lock
 // of key (hashtextextended(key, 0)).
 func waitForLockWaiters(t *testing.T, f *fixture, what, key string, n int) {
@@ -1114,21 +1130,10 @@ func TestATryOfACodeKeepsItsTurnAtABusyMaster(t *testing.T) {
 	f := setup(t)
 	ctx := context.Background()
 	tries := codeTries(f)
-	hold := func(key string) pgx.Tx {
-		tx, err := f.Pool.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { tx.Rollback(ctx) }) //nolint:errcheck
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
-			t.Fatal(err)
-		}
-		return tx
-	}
 	for _, how := range []string{"booking", "visit"} {
 		pkg, _ := aPackage(t, f, 3, bookingtest.Phone())
 		codeKey, masterKey := booking.CodeLockKey(pkg.Code), fmt.Sprintf("booking-master:%d", f.masters[0].ID)
-		busy, code := hold(masterKey), hold(codeKey)
+		busy, code := holdLock(t, f, masterKey), holdLock(t, f, codeKey)
 		// The first try is on the busy master (try 0: master 0), the five
 		// after it on the others (tries 1, 2, 4, 5, 7).
 		results := make([]chan error, 6)
@@ -1145,17 +1150,7 @@ func TestATryOfACodeKeepsItsTurnAtABusyMaster(t *testing.T) {
 			t.Fatal(err)
 		}
 		for n, c := range results {
-			var err error
-			select {
-			case err = <-c:
-			case <-time.After(10 * time.Second):
-				t.Fatalf("%s: try %d not answered", how, n+1)
-			}
-			var ve *booking.ValidationError
-			why := ""
-			if errors.As(err, &ve) {
-				why = ve.Fields["pay_with"].String()
-			}
+			why, err := refusalOf(t, fmt.Sprintf("%s: try %d", how, n+1), c)
 			want := "another client's"
 			if n == 5 {
 				want = "too many other phones"
@@ -1215,13 +1210,7 @@ func TestACodesTurnAndItsMasterShareOneLockWait(t *testing.T) {
 	bookingtest.HoldMaster(t, f.Pool, f.masters[0].ID) // (held to the end)
 	for _, how := range []string{"booking", "visit"} {
 		pkg, _ := aPackage(t, f, 3, bookingtest.Phone())
-		code, err := f.Pool.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := code.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, booking.CodeLockKey(pkg.Code)); err != nil {
-			t.Fatal(err)
-		}
+		code := holdLock(t, f, booking.CodeLockKey(pkg.Code))
 		start := time.Now()
 		result := make(chan error, 1)
 		go func() { result <- tries[how](pkg.Code, bookingtest.Phone(), 0) }() // (master 0)
