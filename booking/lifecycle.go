@@ -76,10 +76,8 @@ func (s *Service) Cancel(ctx context.Context, r CancelRequest) (*Booking, error)
 			}
 		}
 		bySalon := caller.kind == callerStaff && r.Stated && !r.ForClient
-		if bySalon {
-			if err := notOffered(ctx, tx); err != nil {
-				return err
-			}
+		if err := notOffered(ctx, tx, bySalon); err != nil {
+			return err
 		}
 		detail := map[string]any{"reason": r.Reason}
 		if caller.kind == callerStaff && r.Stated {
@@ -132,8 +130,9 @@ type RescheduleRequest struct {
 // (which count the booking's own old time as free), computed after the
 // locks are released. Moving between masters locks both at once, in
 // ascending id order, and takes the new master's price (and the service's
-// current deposit and buffer), but for the salon's own move (BySalon). Clients are held to the cutoff (on the old
-// time) and to the grid, notice and horizon (on the new one).
+// current deposit and buffer), but for the salon's own move (BySalon).
+// Clients are held to the cutoff (on the old time) and to the grid,
+// notice and horizon (on the new one).
 // Errors: ErrNotFound, ErrInvalid, ErrTooLate, ErrConflict (not active),
 // *SlotTakenError, ErrUnavailable.
 func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking, error) {
@@ -177,10 +176,8 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		if err := mayChange(b, salon, caller, now); err != nil {
 			return err
 		}
-		if r.BySalon {
-			if err := notOffered(ctx, tx); err != nil {
-				return err
-			}
+		if err := notOffered(ctx, tx, r.BySalon); err != nil {
+			return err
 		}
 		master = cmp.Or(r.MasterID, b.MasterID)
 		if master == b.MasterID && r.StartsAt.Equal(b.StartsAt) {
@@ -620,10 +617,14 @@ func setStatus(ctx context.Context, tx pgx.Tx, b *Booking, to Status, reason str
 	return out, nil
 }
 
-// notOffered says the time the transaction frees is the salon's own (a
-// master ill, the salon closed: it cannot be served): the waitlist is
-// not offered it (the trigger reads salon.not_offered).
-func notOffered(ctx context.Context, tx pgx.Tx) error {
+// notOffered, when bySalon, says the time the transaction frees is the
+// salon's own (a master ill, the salon closed: it cannot be served): the
+// waitlist is not offered it (the trigger's WHEN reads
+// salon.not_offered).
+func notOffered(ctx context.Context, tx pgx.Tx, bySalon bool) error {
+	if !bySalon {
+		return nil
+	}
 	if _, err := tx.Exec(ctx, `SELECT set_config('salon.not_offered', 'on', true)`); err != nil {
 		return fmt.Errorf("not offered: %w", err)
 	}

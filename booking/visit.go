@@ -850,10 +850,8 @@ func (s *Service) rescheduleVisit(ctx context.Context, caller Caller, r Reschedu
 			if err := mayChange(b, salon, caller, now); err != nil {
 				return err
 			}
-			if r.BySalon {
-				if err := notOffered(ctx, tx); err != nil {
-					return err
-				}
+			if err := notOffered(ctx, tx, r.BySalon); err != nil {
+				return err
 			}
 			if items == nil {
 				if items, err = moveItems(b, r.Items); err != nil {
@@ -1040,10 +1038,8 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 		if err := mayChange(b, salon, caller, now); err != nil {
 			return err
 		}
-		if r.BySalon {
-			if err := notOffered(ctx, tx); err != nil {
-				return err
-			}
+		if err := notOffered(ctx, tx, r.BySalon); err != nil {
+			return err
 		}
 		i := slices.IndexFunc(b.Segments, func(sg Booking) bool { return sg.ID == r.BookingID })
 		if i < 0 {

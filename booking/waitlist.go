@@ -353,9 +353,10 @@ const offerColumns = `id, entry_id, master_id, starts_at, ends_at,
 	     THEN 'expired'
 	     WHEN status = 'open' AND (
 	          EXISTS (SELECT 1 FROM master_busy mb WHERE mb.salon_id = waitlist_offers.salon_id AND mb.master_id = waitlist_offers.master_id
-	                  AND CASE WHEN (SELECT jsonb_array_length(we.items) > 1 FROM waitlist_entries we WHERE we.id = waitlist_offers.entry_id)
-	                           THEN tstzrange(mb.starts_at, booking_slot_end(mb.starts_at, mb.duration_min)) @> waitlist_offers.starts_at -- (a visit: its first master's start)
-	                           ELSE tstzrange(mb.starts_at, booking_slot_end(mb.starts_at, mb.duration_min)) && tstzrange(waitlist_offers.starts_at, waitlist_offers.ends_at) END)
+	                  AND tstzrange(mb.starts_at, booking_slot_end(mb.starts_at, mb.duration_min)) && tstzrange(waitlist_offers.starts_at,
+	                      CASE WHEN (SELECT jsonb_array_length(we.items) > 1 FROM waitlist_entries we WHERE we.id = waitlist_offers.entry_id)
+	                           THEN waitlist_offers.starts_at + interval '1 minute' -- (a visit: its first master's start)
+	                           ELSE waitlist_offers.ends_at END))
 	          OR NOT ` + worksAtSQL + `)
 	     THEN 'gone' ELSE status END,
 	COALESCE(booking_id, 0), COALESCE(expires_at, 'epoch')`

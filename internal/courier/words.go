@@ -74,10 +74,7 @@ func Compose(o *booking.Outgoing, base string) Words {
 		w.Lead = t("Your visit is in %s.", span(lang, o.Lead))
 	}
 	if o.Kind == booking.KindCancelled && o.Change.BySalon {
-		w.Lead = t("The salon had to cancel your booking. We are sorry.")
-		if v.Deposit > 0 || v.PaidWith != nil {
-			w.Lead += " " + t("What you paid online, or with a package or certificate, goes back to you.")
-		}
+		w.Lead = salonCancelled(t, v)
 	}
 	if o.Kind == booking.KindWaitlistOffer && v.Status == booking.StatusPending {
 		w.Lead = t("We are holding this time for you until %s.", i18n.Clock(v.HoldExpiresAt.In(loc)))
@@ -292,11 +289,7 @@ func Short(o *booking.Outgoing, base string) string {
 	}
 	switch {
 	case o.Kind == booking.KindCancelled && o.Change.BySalon:
-		line := t("The salon had to cancel your booking. We are sorry.")
-		if v.Deposit > 0 || v.PaidWith != nil {
-			line += " " + t("What you paid online, or with a package or certificate, goes back to you.")
-		}
-		parts = append(parts, line)
+		parts = append(parts, salonCancelled(t, v))
 	case o.Kind == booking.KindChanged && o.Change.BySalon:
 		parts = append(parts, t("The salon had to change your booking. We are sorry."))
 	}
@@ -319,6 +312,16 @@ func Short(o *booking.Outgoing, base string) string {
 		parts = append(parts, t("Cancel")+": "+base+"/a/"+o.Links.Cancel)
 	}
 	return strings.Join(parts, "\n")
+}
+
+// salonCancelled says the salon had to cancel booking v, with an apology,
+// and that what was paid in advance goes back.
+func salonCancelled(t func(string, ...any) string, v *booking.View) string {
+	line := t("The salon had to cancel your booking. We are sorry.")
+	if v.Deposit > 0 || v.PaidWith != nil {
+		line += " " + t("What you paid online, or with a package or certificate, goes back to you.")
+	}
+	return line
 }
 
 // movedMaster reports whether the move o tells of took booking v to
