@@ -271,7 +271,7 @@ func replaceShifts(ctx context.Context, tx pgx.Tx, salon *Salon, masters []int64
 		}
 	}
 	if len(lost) > 0 {
-		return &LostBookingsError{Bookings: lost}
+		return namedLost(ctx, tx, lost)
 	}
 	for _, masterID := range masters {
 		for d, ds := range days {
@@ -423,6 +423,40 @@ func (b workOf) coveredBy(shifts []shift) bool {
 type LostBooking struct {
 	ID       int64
 	StartsAt time.Time // in the salon's zone
+	// Service and Client name it, for the staff who must move or cancel
+	// it ("" where not read).
+	Service, Client string
+}
+
+// namedLost is the refusal of a schedule change that would leave lost
+// outside working hours, each named by its service and client (one read).
+func namedLost(ctx context.Context, q querier, lost []LostBooking) error {
+	ids := make([]int64, len(lost))
+	for i, b := range lost {
+		ids[i] = b.ID
+	}
+	rows, err := q.Query(ctx, `SELECT b.id, sv.name, COALESCE(NULLIF(b.contact_name, ''), c.name) FROM bookings b
+		JOIN services sv ON sv.id = b.service_id JOIN clients c ON c.id = b.client_id WHERE b.id = ANY($1)`, ids)
+	if err != nil {
+		return fmt.Errorf("lost bookings: %w", err)
+	}
+	defer rows.Close()
+	at := make(map[int64]int, len(lost))
+	for i, b := range lost {
+		at[b.ID] = i
+	}
+	for rows.Next() {
+		var id int64
+		var service, client string
+		if err := rows.Scan(&id, &service, &client); err != nil {
+			return fmt.Errorf("lost bookings: %w", err)
+		}
+		lost[at[id]].Service, lost[at[id]].Client = service, client
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("lost bookings: %w", err)
+	}
+	return &LostBookingsError{Bookings: lost}
 }
 
 // LostBookingsError refuses a schedule change that would leave active

@@ -1,7 +1,6 @@
 package panel
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
@@ -113,12 +112,8 @@ type weekdayRow struct {
 type lostRow struct {
 	ID              int64
 	When            string
-	Service, Client string // ("" past maxLostShown)
+	Service, Client string
 }
-
-// maxLostShown is how many of the bookings a schedule change would leave
-// outside working hours are shown with their client and service.
-const maxLostShown = 50
 
 func (h *Handler) masterPage(c *fiber.Ctx) error { return h.showMaster(c, &masterData{}) }
 
@@ -209,14 +204,8 @@ func (h *Handler) afterMasterForm(c *fiber.Ctx, id int64, d *masterData, err err
 	var lb *booking.LostBookingsError
 	if errors.As(err, &lb) {
 		loc, l := salonOf(c).Location(), langOf(c)
-		for i, b := range lb.Bookings {
-			row := lostRow{ID: b.ID, When: l.DateTime(b.StartsAt.In(loc))}
-			if i < maxLostShown { // (whose and what: a day's worth; the rest by time)
-				if v, err := h.svc.BookingView(c.UserContext(), user(c).SalonID, b.ID); err == nil { // (else by time alone)
-					row.Service, row.Client = v.ServiceName, cmp.Or(v.ContactName, v.ClientName)
-				}
-			}
-			d.Lost = append(d.Lost, row)
+		for _, b := range lb.Bookings {
+			d.Lost = append(d.Lost, lostRow{ID: b.ID, When: l.DateTime(b.StartsAt.In(loc)), Service: b.Service, Client: b.Client})
 		}
 		c.Status(fiber.StatusConflict)
 		return h.showMaster(c, d)

@@ -90,7 +90,7 @@ func (h *Handler) showWaitlist(c *fiber.Ctx, day booking.Date, d *waitlistData) 
 	for _, sv := range d.Services {
 		services[sv.ID] = sv.Name
 	}
-	loc := s.Location()
+	loc, now := s.Location(), h.svc.Now()
 	d.Date = day.String()
 	for _, r := range rows {
 		var what []string
@@ -105,7 +105,6 @@ func (h *Handler) showWaitlist(c *fiber.Ctx, day booking.Date, d *waitlistData) 
 		for _, w := range r.Times {
 			hours = append(hours, w.From.String()+"–"+w.To.String())
 		}
-		now := h.svc.Now()
 		days := l.Day(r.From)
 		if r.To != r.From {
 			days += "–" + l.Day(r.To)
