@@ -872,7 +872,8 @@ func TestTheEMailSaysWhatACertificatePaid(t *testing.T) {
 // provider have it: under a policy that keeps it, the e-mail and the SMS
 // say the deposit was kept; under one that refunds it, they do not (the
 // refund's e-mail says it came back). The salon's own cancellation, under
-// the policy that keeps, refunds it and says sorry.
+// the policy that keeps, refunds it and says sorry; of a booking whose
+// deposit was never paid, it says sorry and no more.
 func TestTheCancellationSaysWhatBecameOfTheDeposit(t *testing.T) {
 	t.Parallel()
 	fake := psptest.New(t)
@@ -888,10 +889,12 @@ func TestTheCancellationSaysWhatBecameOfTheDeposit(t *testing.T) {
 		kept    bool
 		then    string // the e-mail after the cancellation's
 		bySalon bool   // the desk cancels of the salon's own accord
+		unpaid  bool   // the deposit is never paid
 	}{
-		{booking.RefundNever, "12:00", true, "", false},
-		{booking.RefundBeforeCutoff, "15:00", false, "Предоплата возвращается", false},
-		{booking.RefundNever, "17:00", false, "Предоплата возвращается", true},
+		{booking.RefundNever, "12:00", true, "", false, false},
+		{booking.RefundBeforeCutoff, "15:00", false, "Предоплата возвращается", false, false},
+		{booking.RefundNever, "17:00", false, "Предоплата возвращается", true, false},
+		{booking.RefundNever, "19:00", false, "", true, true},
 	} {
 		if _, err := w.Pool.Exec(ctx, `UPDATE salons SET refund_policy = $2, catalog_version = catalog_version + 1 WHERE id = $1`, w.salon.ID, c.policy); err != nil {
 			t.Fatal(err)
@@ -904,13 +907,15 @@ func TestTheCancellationSaysWhatBecameOfTheDeposit(t *testing.T) {
 			t.Fatal(err)
 		}
 		client := booking.As(context.Background(), booking.ByToken(b.ManageToken))
-		p, err := w.Svc.StartPayment(client, b.ID, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fake.Pay(p.ExternalID)
-		if _, err := w.Svc.PaymentNotified(ctx, "yookassa", p.ExternalID); err != nil {
-			t.Fatal(err)
+		if !c.unpaid {
+			p, err := w.Svc.StartPayment(client, b.ID, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fake.Pay(p.ExternalID)
+			if _, err := w.Svc.PaymentNotified(ctx, "yookassa", p.ExternalID); err != nil {
+				t.Fatal(err)
+			}
 		}
 		cancel := booking.CancelRequest{BookingID: b.ID}
 		by := client
@@ -923,8 +928,12 @@ func TestTheCancellationSaysWhatBecameOfTheDeposit(t *testing.T) {
 		}
 		mailed := func(subject string) string { t.Helper(); return w.mailed(subject, email) }
 		said := "Предоплата: 1\u00a0000\u00a0₽, не возвращена по правилам отмены"
-		sorry := "Салону пришлось отменить вашу запись. Приносим извинения. Оплаченное онлайн, абонементом или сертификатом вернётся к вам."
-		if got := mailed("Запись отменена"); strings.Contains(got, said) != c.kept || strings.Contains(got, sorry) != c.bySalon {
+		sorry := "Салону пришлось отменить вашу запись. Приносим извинения. Оплаченное онлайн вернётся к вам."
+		if c.unpaid {
+			sorry = "Салону пришлось отменить вашу запись. Приносим извинения."
+		}
+		paid := func(text string) bool { return strings.Contains(text, "Оплаченное") }
+		if got := mailed("Запись отменена"); strings.Contains(got, said) != c.kept || strings.Contains(got, sorry) != c.bySalon || paid(got) != (c.bySalon && !c.unpaid) {
 			t.Errorf("%s (by the salon %v): the cancellation's e-mail:\n%s", c.policy, c.bySalon, got)
 		}
 		var sms string
@@ -938,7 +947,7 @@ func TestTheCancellationSaysWhatBecameOfTheDeposit(t *testing.T) {
 			}
 			return false
 		})
-		if strings.Contains(sms, said) != c.kept || strings.Contains(sms, sorry) != c.bySalon {
+		if strings.Contains(sms, said) != c.kept || strings.Contains(sms, sorry) != c.bySalon || paid(sms) != (c.bySalon && !c.unpaid) {
 			t.Errorf("%s (by the salon %v): the cancellation's SMS: %q", c.policy, c.bySalon, sms)
 		}
 		if c.then != "" {

@@ -46,6 +46,10 @@ type View struct {
 	// CancelledBySalon says the booking (its visit) was cancelled by the
 	// salon of its own accord, as the desk said (a master ill).
 	CancelledBySalon bool
+	// PaidOnline says the client paid, or authorized, something online
+	// for the booking (its visit), whether or not it was since refunded
+	// or released.
+	PaidOnline bool
 	// offer is the waitlist offer a message shows as this view (its
 	// Booking the time offered, ID 0), nil for a booking.
 	offer *WaitOffer
@@ -85,7 +89,8 @@ const viewColumns = `COALESCE((SELECT string_agg(xs.name, ' + ' ORDER BY x.id) F
 	    JOIN masters xm ON xm.id = x.master_id WHERE x.id = b.visit_id OR x.visit_of = b.visit_id GROUP BY xm.name) q), m.name),
 	c.name, b.deposit_due, ` + prepaidSQL + `,
 	b.status = 'cancelled' AND EXISTS (SELECT 1 FROM booking_events e WHERE e.booking_id = b.visit_id AND e.action = 'cancelled'
-	    AND e.details->>'for_client' = 'false')`
+	    AND e.details->>'for_client' = 'false'),
+	EXISTS (SELECT 1 FROM payment_sessions p WHERE p.booking_id = b.visit_id AND p.held_at IS NOT NULL)`
 
 // prepaidSQL is View.Prepaid of booking b (a visit's, its head's: the
 // visit's deposit, which a cancellation of any of it refunds or keeps).
@@ -239,7 +244,7 @@ func (s *Service) collectViews(rows pgx.Rows, caller Caller) ([]View, error) {
 // scanViewRow scans the booking, view and salon columns, then rest.
 func scanViewRow(row pgx.Row) (*View, error) {
 	var v View
-	rest := append([]any{&v.ServiceName, &v.MasterName, &v.ClientName, &v.DepositDue, &v.Prepaid, &v.CancelledBySalon}, v.Salon.dest()...)
+	rest := append([]any{&v.ServiceName, &v.MasterName, &v.ClientName, &v.DepositDue, &v.Prepaid, &v.CancelledBySalon, &v.PaidOnline}, v.Salon.dest()...)
 	b, err := scanBooking(scanPrefix{row, rest})
 	if err != nil {
 		return nil, err

@@ -302,6 +302,8 @@ var ru = map[string]string{
 	"The salon had to change your booking. We are sorry.":                       "Салону пришлось изменить вашу запись. Приносим извинения.",
 	"Your booking has a new time and another master.":                           "У вашей записи новое время и другой мастер.",
 	"What you paid online, or with a package or certificate, goes back to you.": "Оплаченное онлайн, абонементом или сертификатом вернётся к вам.",
+	"What you paid online goes back to you.":                                    "Оплаченное онлайн вернётся к вам.",
+	"What the package or certificate paid goes back to it.":                     "Оплаченное абонементом или сертификатом вернётся на него.",
 	"Your booking is cancelled.":                                                "Ваша запись отменена.",
 	"Not booked: %s, %s":                                                        "Запись не состоялась: %s, %s",
 	"The deposit did not arrive in time, so the time was released.":             "Предоплата не пришла вовремя, и время освободилось.",
