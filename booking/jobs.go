@@ -56,9 +56,13 @@ type NotifyArgs struct {
 	// By is the chat identity that made the change, if one did: it saw the
 	// result in its own chat and is not told again.
 	By Identity `json:"by,omitzero"`
-	// For a reschedule: where the booking was.
+	// For a reschedule: where the booking was (for a move of one service
+	// of a visit, where that service was).
 	FromStartsAt time.Time `json:"from_starts_at,omitzero"`
 	FromMasterID int64     `json:"from_master_id,omitempty"`
+	// Segment, for a move of one service of a visit: its booking (the
+	// notice is of the visit, and says which of it moved).
+	Segment int64 `json:"segment,omitempty"`
 	// For a refund: how much went back (0: the deposit, or a release).
 	Amount Money `json:"amount,omitempty"`
 	// BySalon, for a cancellation or a move: the salon's own, as the desk

@@ -997,3 +997,61 @@ func TestTheSalonsOwnMoveIsSaid(t *testing.T) {
 		}
 	}
 }
+
+// TestAMoveOfOneServiceSaysWhichMoved: the desk moves one service of a
+// visit (Стрижка, then Окрашивание); the client's e-mail (in the mailbox)
+// and SMS (at the fake SMS.ru) say which service moved and where to, not
+// that the visit has a new time or master: its start and first master
+// did not change.
+func TestAMoveOfOneServiceSaysWhichMoved(t *testing.T) {
+	t.Parallel()
+	w := newMsgWorld(t, 1)
+	w.jobs()
+	ctx := bookingtest.System()
+	colour := w.Service(t, w.salon, booking.SalonService{Name: "Окрашивание", DurationMin: 30})
+	for _, m := range []*booking.Master{w.anna, w.night} {
+		if err := w.Svc.SetOffers(ctx, w.salon.ID, m.ID, []booking.Offer{{ServiceID: w.haircut.ID}, {ServiceID: colour.ID}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	staff := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin}))
+	for _, c := range []struct {
+		at, to string
+		master *booking.Master
+		said   string
+	}{
+		{"10:00", "11:30", w.anna, "Окрашивание теперь в 11:30 (было в 11:00)."},
+		{"13:00", "14:00", w.night, "Окрашивание теперь делает мастер " + w.night.Name + "."},
+		{"16:00", "17:30", w.night, "Окрашивание теперь в 17:30 (было в 17:00), делает мастер " + w.night.Name + "."},
+	} {
+		email, phone := "visit-"+c.at[:2]+"@example.com", bookingtest.Phone()
+		b, err := w.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID,
+			Items:    []booking.VisitItem{{ServiceID: w.haircut.ID, MasterID: w.anna.ID}, {ServiceID: colour.ID, MasterID: w.anna.ID}},
+			StartsAt: bookingtest.At(w.salon, w.day, c.at), Client: booking.ClientInput{Name: "Мария", Phone: phone, Email: email, Lang: "ru"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Svc.Reschedule(staff, booking.RescheduleRequest{SalonID: w.salon.ID, BookingID: b.Segments[1].ID, Segment: true,
+			StartsAt: bookingtest.At(w.salon, w.day, c.to), MasterID: c.master.ID}); err != nil {
+			t.Fatal(err)
+		}
+		got := w.mailed("Запись перенесена", email)
+		if !strings.Contains(got, c.said) || strings.Contains(got, "другой мастер") || strings.Contains(got, "новое время") {
+			t.Errorf("the e-mail of the colour moved to %s:\n%s", c.to, got)
+		}
+		var sms string
+		bookingtest.WaitFor(t, 30*time.Second, "the move's SMS", func() bool {
+			w.sendAll()
+			for _, x := range w.smsTo(phone) {
+				if strings.HasPrefix(x.Text, "Запись перенесена") {
+					sms = x.Text
+					return true
+				}
+			}
+			return false
+		})
+		if !strings.Contains(sms, c.said) || strings.Contains(sms, "Мастер: ") {
+			t.Errorf("the SMS of the colour moved to %s: %q", c.to, sms)
+		}
+	}
+}

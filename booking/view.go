@@ -6,10 +6,13 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"salon/i18n"
 )
 
 // View is a booking as its caller may read it: the salon, the names of the
@@ -50,9 +53,46 @@ type View struct {
 	// for the booking (its visit), whether or not it was since refunded
 	// or released.
 	PaidOnline bool
+	// Parts name the services and masters of a visit's Segments, in
+	// their order (BookingView; nil for a booking of one service).
+	Parts []Part
 	// offer is the waitlist offer a message shows as this view (its
 	// Booking the time offered, ID 0), nil for a booking.
 	offer *WaitOffer
+}
+
+// Part names a segment of a visit: its service and master.
+type Part struct{ ServiceName, MasterName string }
+
+// Segment is the segment id of v's visit, and its names (false: v is not
+// a visit read with its names, or id is none of its segments).
+func (v *View) Segment(id int64) (*Booking, Part, bool) {
+	i := slices.IndexFunc(v.Segments, func(sg Booking) bool { return sg.ID == id })
+	if i < 0 || i >= len(v.Parts) {
+		return nil, Part{}, false
+	}
+	return &v.Segments[i], v.Parts[i], true
+}
+
+// PartMoved says, in the notice of a move of one service of v's visit
+// (change.Segment), which service moved and where to: "Colour now starts
+// at 14:00 (was 13:00), with Boris" (a zero Text: not such a move, or v
+// not read with its parts).
+func (v *View) PartMoved(change NotifyArgs) i18n.Text {
+	sg, part, ok := v.Segment(change.Segment)
+	if change.Segment == 0 || !ok {
+		return i18n.Text{}
+	}
+	loc := v.Salon.Location()
+	now, was := i18n.Clock(sg.StartsAt.In(loc)), i18n.Clock(change.FromStartsAt.In(loc))
+	moved, other := !change.FromStartsAt.Equal(sg.StartsAt), change.FromMasterID != sg.MasterID
+	switch {
+	case moved && other:
+		return i18n.New("%s now starts at %s (was %s), with %s.", part.ServiceName, now, was, part.MasterName)
+	case other:
+		return i18n.New("%s is now with %s.", part.ServiceName, part.MasterName)
+	}
+	return i18n.New("%s now starts at %s (was %s).", part.ServiceName, now, was)
 }
 
 // Offer is the waitlist offer the view shows (nil for a booking).
@@ -129,7 +169,7 @@ func (s *Service) BookingView(ctx context.Context, salonID, bookingID int64) (*V
 		return nil, fmt.Errorf("booking %d: %w", bookingID, ErrNotFound)
 	}
 	if visit {
-		if v.Segments, err = visitSegments(ctx, s.pool, &v.Booking, ""); err != nil {
+		if v.Segments, v.Parts, err = visitParts(ctx, s.pool, &v.Booking); err != nil {
 			return nil, dbErr(err)
 		}
 	}
@@ -138,6 +178,32 @@ func (s *Service) BookingView(ctx context.Context, salonID, bookingID int64) (*V
 	}
 	s.decorate(v, caller)
 	return v, nil
+}
+
+// visitParts reads the segments of b's visit in visit order, with their
+// names.
+func visitParts(ctx context.Context, q querier, b *Booking) ([]Booking, []Part, error) {
+	rows, err := q.Query(ctx, `SELECT `+prefixed("x.", bookingColumns)+`, sv.name, m.name FROM bookings x
+		JOIN services sv ON sv.id = x.service_id JOIN masters m ON m.id = x.master_id
+		WHERE x.salon_id = $1 AND (x.id = $2 OR x.visit_of = $2) ORDER BY x.id`, b.SalonID, b.visit())
+	if err != nil {
+		return nil, nil, fmt.Errorf("visit %d: %w", b.visit(), err)
+	}
+	var segs []Booking
+	var parts []Part
+	for rows.Next() {
+		var p Part
+		sg, err := scanBooking(scanPrefix{rows, []any{&p.ServiceName, &p.MasterName}})
+		if err != nil {
+			rows.Close()
+			return nil, nil, fmt.Errorf("visit %d: %w", b.visit(), err)
+		}
+		segs, parts = append(segs, *sg), append(parts, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("visit %d: %w", b.visit(), err)
+	}
+	return segs, parts, nil
 }
 
 // decorate fills in what the caller may still do with v, and hides what

@@ -902,7 +902,7 @@ func (s *Service) rescheduleVisit(ctx context.Context, caller Caller, r Reschedu
 					return errRelock
 				}
 			}
-			out, err = s.moveSegments(ctx, tx, b, plan, caller.actor(b), r.BySalon)
+			out, err = s.moveSegments(ctx, tx, b, plan, caller.actor(b), r.BySalon, -1)
 			return err
 		})
 		if !errors.Is(err, errRelock) || attempt >= 2 {
@@ -947,8 +947,10 @@ func moveItems(b *Booking, given []VisitItem) ([]VisitItem, error) {
 
 // moveSegments moves visit b's segments to the plan's places in one
 // statement, under a savepoint (errTaken when a constraint refuses it),
-// recording the move on the head and telling who listens.
-func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan []placed, actor Actor, bySalon bool) (*Booking, error) {
+// recording the move on the head and telling who listens. alone is the
+// index of the one segment moved by itself (its history and notice say
+// where it was and which service it is), or -1 for the whole visit.
+func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan []placed, actor Actor, bySalon bool, alone int) (*Booking, error) {
 	n := len(plan)
 	ids, starts, ms, durs, prices := make([]int64, n), make([]time.Time, n), make([]int64, n), make([]int32, n), make([]Money, n)
 	bufs, procs, fins := make([]int32, n), make([]int32, n), make([]int32, n)
@@ -968,7 +970,15 @@ func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan 
 			}
 		}
 	}
-	details, _ := json.Marshal(actor.details(movedDetails(b, plan[0].start, plan[0].master, bySalon)))
+	from, to := b, plan[0]
+	if alone >= 0 {
+		from, to = &b.Segments[alone], plan[alone]
+	}
+	moved := movedDetails(from, to.start, to.master, bySalon)
+	if alone >= 0 {
+		moved["service_id"] = from.ServiceID
+	}
+	details, _ := json.Marshal(actor.details(moved))
 	if _, err := tx.Exec(ctx, `SAVEPOINT reschedule`); err != nil {
 		return nil, fmt.Errorf("reschedule visit: %w", err)
 	}
@@ -1010,8 +1020,11 @@ func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan 
 	}
 	out := list[0]
 	out.Segments = list
-	notice := notifyArgs(&out, EventRescheduled, actor, b)
+	notice := notifyArgs(&out, EventRescheduled, actor, from)
 	notice.BySalon = bySalon
+	if alone >= 0 {
+		notice.Segment = from.ID
+	}
 	if err := s.enqueueNotice(ctx, tx, &out, notice, actor); err != nil {
 		return nil, err
 	}
@@ -1091,7 +1104,7 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 				t: x.terms()}
 		}
 		plan[i] = placed{serviceID: sg.ServiceID, master: master, start: r.StartsAt, durationMin: o.durationMin, price: price, t: t}
-		out, err = s.moveSegments(ctx, tx, b, plan, caller.actor(b), r.BySalon)
+		out, err = s.moveSegments(ctx, tx, b, plan, caller.actor(b), r.BySalon, i)
 		return err
 	})
 	if errors.Is(err, errTaken) {

@@ -81,6 +81,23 @@ func TestClientNotifiedOfChangesMadeElsewhere(t *testing.T) {
 	if !strings.Contains(m.Text, "Tue 3 Mar, 16:00") || !strings.Contains(m.Text, "(was: Tue 3 Mar, 15:00)") {
 		t.Fatalf("moved notification: %q", m.Text)
 	}
+	// One service of a visit moved: the notice says which, and where to.
+	gloss := w.Service(t, w.salon, booking.SalonService{Name: "Gloss", DurationMin: 30})
+	for _, who := range []*booking.Master{w.anna, w.boris} {
+		w.must(w.Svc.SetOffers(ctx, w.salon.ID, who.ID, []booking.Offer{{ServiceID: w.haircut.ID}, {ServiceID: gloss.ID}}))
+	}
+	v, err := w.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID, StartsAt: bookingtest.At(w.salon, testDay, "12:00"),
+		Items:  []booking.VisitItem{{ServiceID: w.haircut.ID, MasterID: w.anna.ID}, {ServiceID: gloss.ID, MasterID: w.anna.ID}},
+		Client: booking.ClientInput{Name: "Web", Phone: "+79999000001"}})
+	w.must(err)
+	w.see(client, "✅ You are booked\nWhen: Tue 3 Mar, 12:00")
+	_, err = w.Svc.Reschedule(booking.As(ctx, booking.BySystem()), booking.RescheduleRequest{SalonID: w.salon.ID, BookingID: v.Segments[1].ID,
+		Segment: true, StartsAt: bookingtest.At(w.salon, testDay, "13:30"), MasterID: w.boris.ID})
+	w.must(err)
+	m = w.see(client, "🔁 Your booking is moved\nWhen: Tue 3 Mar, 12:00")
+	if !strings.Contains(m.Text, "Gloss now starts at 13:30 (was 13:00), with Boris.") || strings.Contains(m.Text, "(was: ") {
+		t.Fatalf("the notice of a move of one service: %q", m.Text)
+	}
 }
 
 // Two hours before, the client is reminded; a reminder that would come

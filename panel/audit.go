@@ -26,8 +26,9 @@ type historyLine struct {
 }
 
 // historyLines puts a booking's events in words, on the salon's clock
-// and in its currency; masters names the salon's masters by id.
-func historyLines(events []booking.Event, masters map[int64]string, salon *booking.Salon, l *lang) []historyLine {
+// and in its currency; masters names the salon's masters by id, services
+// the visit's services (a move of one of them names it).
+func historyLines(events []booking.Event, masters, services map[int64]string, salon *booking.Salon, l *lang) []historyLine {
 	loc := salon.Location()
 	out := make([]historyLine, 0, len(events))
 	for _, e := range events {
@@ -46,7 +47,11 @@ func historyLines(events []booking.Event, masters map[int64]string, salon *booki
 			if bySalon, _ := d["by_salon"].(bool); bySalon {
 				h.Text += " " + l.T("by the salon")
 			}
-			h.Text += ": " + strings.TrimSpace(fm+" "+from) + " → " + strings.TrimSpace(tm+" "+to)
+			h.Text += ": "
+			if svc := services[idOf(d["service_id"])]; svc != "" {
+				h.Text += svc + ", " // (one service of a visit)
+			}
+			h.Text += strings.TrimSpace(fm+" "+from) + " → " + strings.TrimSpace(tm+" "+to)
 		case "cancelled":
 			if asked, ok := d["for_client"].(bool); ok { // (the desk's)
 				h.Text += " " + map[bool]string{true: l.T("at the client's request"), false: l.T("by the salon")}[asked]

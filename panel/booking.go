@@ -335,30 +335,37 @@ func (h *Handler) visitChoices(c *fiber.Ctx, visits []booking.VisitSlot) []altCh
 	return out
 }
 
+// serviceNames names the services of visit v by id (none for a booking
+// of one service).
+func serviceNames(v *booking.View) map[int64]string {
+	out := map[int64]string{}
+	for i, sg := range v.Segments {
+		if i < len(v.Parts) {
+			out[sg.ServiceID] = v.Parts[i].ServiceName
+		}
+	}
+	return out
+}
+
 // visitLines are the services of visit v for its page.
 func (h *Handler) visitLines(c *fiber.Ctx, v *booking.View, names map[int64]string) ([]segmentLine, error) {
 	ctx, salonID := c.UserContext(), user(c).SalonID
-	svcs, err := h.svc.AllServices(ctx, salonID)
-	if err != nil {
-		return nil, err
-	}
-	svcName := map[int64]string{}
-	for _, sv := range svcs {
-		svcName[sv.ID] = sv.Name
-	}
 	loc := v.Salon.Location()
 	hm := func(t time.Time) string { return t.In(loc).Format("15:04") }
 	out := make([]segmentLine, len(v.Segments))
 	for i := range v.Segments {
 		sg := &v.Segments[i]
-		l := segmentLine{ID: sg.ID, ServiceID: sg.ServiceID, Service: svcName[sg.ServiceID], MasterID: sg.MasterID,
+		_, part, _ := v.Segment(sg.ID)
+		l := segmentLine{ID: sg.ID, ServiceID: sg.ServiceID, Service: part.ServiceName, MasterID: sg.MasterID, MoveTo: sg.MasterID,
 			Master: names[sg.MasterID], Time: hm(sg.StartsAt) + "–" + hm(sg.EndsAt()), This: sg.ID == v.ID}
 		if ps, pe := sg.Processing(); !ps.IsZero() {
 			l.Processing = hm(ps) + "–" + hm(pe)
 		}
-		if l.Masters, err = h.svc.Masters(ctx, salonID, sg.ServiceID); err != nil {
+		ms, err := h.svc.Masters(ctx, salonID, sg.ServiceID)
+		if err != nil {
 			return nil, err
 		}
+		l.Masters = ms
 		out[i] = l
 	}
 	return out, nil
@@ -411,6 +418,7 @@ type segmentLine struct {
 	Processing string // HH:MM–HH:MM, the master free meanwhile ("" for none)
 	This       bool   // the segment whose page this is
 	Masters    []booking.Master
+	MoveTo     int64 // the master the whole-visit move form names for it
 }
 
 type bookingPage struct {
@@ -446,17 +454,25 @@ type bookingPage struct {
 	Time       string
 	MoveTo     int64  // the master the move form names (0: the booking's own)
 	MoveAsked  string // who the move form says asks ("client", "salon", "")
-	Masters    []booking.Master
-	Client     *booking.Client
-	Until      string
-	Error      string
-	Fields     map[string]string
-	Taken      bool
-	Alts       []altChoice
-	Active     bool
-	Started    bool
-	Confirmed  bool
-	Messages   []messageLine
+	// MoveItems are the masters the whole-visit move form names, by
+	// service in visit order (nil: the visit's own).
+	MoveItems []int64
+	// SegTo and SegAsked are MoveTo and MoveAsked of the form that moves
+	// this service of a visit alone.
+	SegTo    int64
+	SegAsked string
+
+	Masters   []booking.Master
+	Client    *booking.Client
+	Until     string
+	Error     string
+	Fields    map[string]string
+	Taken     bool
+	Alts      []altChoice
+	Active    bool
+	Started   bool
+	Confirmed bool
+	Messages  []messageLine
 	// Attend says whether the client said they will come (ConfirmedAt,
 	// through AttendVia); Unconfirmed marks it not done with 2 hours to go.
 	AttendAt    string
@@ -570,7 +586,7 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	// The booking's row says who made it; the events are what came after.
 	l := langOf(c)
 	p.Lines = append([]historyLine{{At: l.DateTime(v.CreatedAt.In(loc)), Text: l.T("Booked"),
-		Who: l.Source(v.Source)}}, historyLines(p.History, names, salonOf(c), l)...)
+		Who: l.Source(v.Source)}}, historyLines(p.History, names, serviceNames(v), salonOf(c), l)...)
 	if err := h.paidWith(c, p, v); err != nil {
 		return err
 	}
@@ -583,11 +599,18 @@ func (h *Handler) showBooking(c *fiber.Ctx, p *bookingPage) error {
 	p.End = i18n.Clock(booking.VisitEnd(&v.Booking).In(loc))
 	p.Price = booking.VisitPrice(&v.Booking)
 	p.Due, p.ShowDue = v.AtSalon()
-	p.SegDate, p.SegTime, p.SegAgain = v.StartsAt.In(loc).Format("2006-01-02"), v.StartsAt.In(loc).Format("15:04"), secondShowing(v.StartsAt, loc)
+	if p.SegDate == "" {
+		p.SegDate, p.SegTime, p.SegAgain = v.StartsAt.In(loc).Format("2006-01-02"), v.StartsAt.In(loc).Format("15:04"), secondShowing(v.StartsAt, loc)
+	}
 	if p.Date == "" {
 		p.Date, p.Time, p.Again = start.In(loc).Format("2006-01-02"), start.In(loc).Format("15:04"), secondShowing(start, loc)
 	}
-	p.MoveTo = cmp.Or(p.MoveTo, v.MasterID)
+	p.MoveTo, p.SegTo = cmp.Or(p.MoveTo, v.MasterID), cmp.Or(p.SegTo, v.MasterID)
+	if len(p.MoveItems) == len(p.Visit) {
+		for i := range p.Visit {
+			p.Visit[i].MoveTo = cmp.Or(p.MoveItems[i], p.Visit[i].MoveTo)
+		}
+	}
 	p.Repeats, p.SegRepeats = hasRepeatedHour(p.Date, loc), hasRepeatedHour(p.SegDate, loc)
 	p.Until = l.DateTime(v.ChangeableUntil.In(loc))
 	p.Active = v.Status.Active()
@@ -680,7 +703,7 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p := &bookingPage{Date: strings.Clone(c.FormValue("date")), Time: strings.Clone(c.FormValue("time")), Again: c.FormValue("again") != ""}
+	date, clock, again := strings.Clone(c.FormValue("date")), strings.Clone(c.FormValue("time")), c.FormValue("again") != ""
 	master, _ := strconv.ParseInt(c.FormValue("master"), 10, 64)
 	// A visit moves whole: its services in order, each with its master.
 	var items []booking.VisitItem
@@ -696,8 +719,13 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 	}
 	only := c.FormValue("only") == "1" // this segment of its visit alone
 	asked := c.FormValue("asked")      // who asks: "client", "salon" (its own move), "" (unknown)
-	if !only {
-		p.MoveTo, p.MoveAsked = master, asked // (the form shown again says what it said)
+	// The form shown again says what it said.
+	p := &bookingPage{Date: date, Time: clock, Again: again, MoveTo: master, MoveAsked: asked}
+	if only {
+		p = &bookingPage{SegDate: date, SegTime: clock, SegAgain: again, SegTo: master, SegAsked: asked}
+	}
+	for _, it := range items {
+		p.MoveItems = append(p.MoveItems, it.MasterID)
 	}
 	if asked != "" && asked != "client" && asked != "salon" {
 		c.Status(fiber.StatusBadRequest)
@@ -710,7 +738,7 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 	case len(items) > 0:
 		master = 0
 	}
-	at, ferr := localTime(salonOf(c), p.Date, p.Time, p.Again)
+	at, ferr := localTime(salonOf(c), date, clock, again)
 	if ferr != nil {
 		// An unknown booking is not found, whatever the form says.
 		if _, err := h.svc.BookingView(c.UserContext(), user(c).SalonID, id); err != nil {

@@ -742,8 +742,30 @@ func TestHistoryAndAuditReadAsSentences(t *testing.T) {
 		i := strings.Index(page, `class="history"`)
 		t.Errorf("history: %s", page[i:min(len(page), i+800)])
 	}
+	// One service of a visit moved: the history names it, and its times.
+	gloss := w.Service(t, w.salon, booking.SalonService{Name: "Блеск", DurationMin: 30})
+	for _, m := range []*booking.Master{anna, dima} {
+		if err := w.Svc.SetOffers(ctx, w.salon.ID, m.ID, []booking.Offer{{ServiceID: sv.ID}, {ServiceID: gloss.ID}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	visit, err := w.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID,
+		Items:    []booking.VisitItem{{ServiceID: sv.ID, MasterID: anna.ID}, {ServiceID: gloss.ID, MasterID: anna.ID}},
+		StartsAt: bookingtest.At(w.salon, day, "15:00"), Client: booking.ClientInput{Name: "Ольга", Phone: bookingtest.Phone()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := b.post(fmt.Sprintf("/panel/bookings/%d/reschedule", visit.Segments[1].ID), url.Values{"date": {day.String()}, "time": {"16:00"},
+		"master": {fmt.Sprint(dima.ID)}, "only": {"1"}}); a.status >= 400 {
+		t.Fatalf("move the gloss: %d %s", a.status, fieldErrorsOf(a.body))
+	}
+	page = html.UnescapeString(b.get(fmt.Sprintf("/panel/bookings/%d", visit.ID)).body)
+	if !strings.Contains(page, "Перенесена: Блеск, Анна Смирнова "+day.String()[8:10]+"."+day.String()[5:7]+" 15:30 → Дмитрий Волков ") {
+		i := strings.Index(page, `class="history"`)
+		t.Errorf("the history of a visit with one service moved: %s", page[i:min(len(page), i+800)])
+	}
 	audit := html.UnescapeString(b.get("/panel/audit?entity=booking").body)
-	for _, bad := range []string{"<nil>", "master_id", "salon_id", "starts_at", "map["} {
+	for _, bad := range []string{"<nil>", "master_id", "salon_id", "service_id", "starts_at", "map["} {
 		if strings.Contains(audit, bad) {
 			t.Errorf("the audit log shows %q", bad)
 		}
