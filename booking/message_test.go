@@ -20,6 +20,7 @@ import (
 	"salon/booking/psp/psptest"
 	"salon/booking/sms"
 	"salon/booking/sms/smstest"
+	"salon/i18n"
 	"salon/internal/courier"
 )
 
@@ -814,7 +815,7 @@ func TestErasureReachesMessages(t *testing.T) {
 // TestTheEMailSaysWhatACertificatePaid: the booking's e-mails, as the
 // mailbox has them, name the certificate that paid part of it, what is
 // left on it and what is left to pay at the salon; the cancellation's,
-// what went back to it.
+// what went back to it (the salon's own cancellation: that it goes back).
 func TestTheEMailSaysWhatACertificatePaid(t *testing.T) {
 	t.Parallel()
 	w := newMsgWorld(t, 1)
@@ -855,16 +856,20 @@ func TestTheEMailSaysWhatACertificatePaid(t *testing.T) {
 		})
 	}
 	texted("Сертификат: оплачено 2\u00a0000\u00a0₽, осталось 0\u00a0₽; в салоне к оплате 1\u00a0000\u00a0₽")
-	if _, err := w.Svc.Cancel(bookingtest.System(), booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID}); err != nil {
+	// The desk cancels it of the salon's own accord (a master ill).
+	desk := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin}))
+	if _, err := w.Svc.Cancel(desk, booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID, Stated: true}); err != nil {
 		t.Fatal(err)
 	}
 	got = mailed("Запись отменена")
-	for _, want := range []string{"сертификатом …" + cert.Hint, "Вернулось на него: 2\u00a0000\u00a0₽"} {
+	for _, want := range []string{"сертификатом …" + cert.Hint, "Вернулось на него: 2\u00a0000\u00a0₽",
+		"Салону пришлось отменить вашу запись. Приносим извинения. Оплаченное абонементом или сертификатом вернётся на него."} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the cancellation lacks %q:\n%s", want, got)
 		}
 	}
 	texted("Сертификат: вернулось 2\u00a0000\u00a0₽")
+	texted("Оплаченное абонементом или сертификатом вернётся на него.")
 }
 
 // TestTheCancellationSaysWhatBecameOfTheDeposit: a client's cancellation
@@ -1020,9 +1025,12 @@ func TestAMoveOfOneServiceSaysWhichMoved(t *testing.T) {
 		master *booking.Master
 		said   string
 	}{
-		{"10:00", "11:30", w.anna, "Окрашивание теперь в 11:30 (было в 11:00)."},
-		{"13:00", "14:00", w.night, "Окрашивание теперь делает мастер " + w.night.Name + "."},
-		{"16:00", "17:30", w.night, "Окрашивание теперь в 17:30 (было в 17:00), делает мастер " + w.night.Name + "."},
+		{"10:00", "11:30", w.anna, "Окрашивание: теперь в 11:30 (было в 11:00)."},
+		{"13:00", "14:00", w.night, "Окрашивание: теперь мастер " + w.night.Name + "."},
+		{"16:00", "17:30", w.night, "Окрашивание: теперь в 17:30 (было в 17:00), мастер " + w.night.Name + "."},
+		// To the next day: the dates are said.
+		{"18:00", "+11:00", w.anna, "Окрашивание: теперь в " + i18n.When("ru", bookingtest.At(w.salon, w.day.AddDays(1), "11:00"), w.salon.Location()) +
+			" (было в " + i18n.When("ru", bookingtest.At(w.salon, w.day, "19:00"), w.salon.Location()) + ")."},
 	} {
 		email, phone := "visit-"+c.at[:2]+"@example.com", bookingtest.Phone()
 		b, err := w.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID,
@@ -1031,8 +1039,21 @@ func TestAMoveOfOneServiceSaysWhichMoved(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Moved to where it is: nothing changes, nobody is told.
 		if _, err := w.Svc.Reschedule(staff, booking.RescheduleRequest{SalonID: w.salon.ID, BookingID: b.Segments[1].ID, Segment: true,
-			StartsAt: bookingtest.At(w.salon, w.day, c.to), MasterID: c.master.ID}); err != nil {
+			StartsAt: b.Segments[1].StartsAt}); err != nil {
+			t.Fatal(err)
+		}
+		var moves int
+		if err := w.Pool.QueryRow(ctx, `SELECT count(*) FROM booking_events WHERE booking_id = $1 AND action = 'rescheduled'`, b.ID).Scan(&moves); err != nil || moves != 0 {
+			t.Errorf("a move to where it was recorded %d moves (%v)", moves, err)
+		}
+		day, to := w.day, c.to
+		if next, ok := strings.CutPrefix(to, "+"); ok {
+			day, to = day.AddDays(1), next
+		}
+		if _, err := w.Svc.Reschedule(staff, booking.RescheduleRequest{SalonID: w.salon.ID, BookingID: b.Segments[1].ID, Segment: true,
+			StartsAt: bookingtest.At(w.salon, day, to), MasterID: c.master.ID}); err != nil {
 			t.Fatal(err)
 		}
 		got := w.mailed("Запись перенесена", email)

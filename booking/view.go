@@ -74,25 +74,35 @@ func (v *View) Segment(id int64) (*Booking, Part, bool) {
 	return &v.Segments[i], v.Parts[i], true
 }
 
-// PartMoved says, in the notice of a move of one service of v's visit
-// (change.Segment), which service moved and where to: "Colour now starts
-// at 14:00 (was 13:00), with Boris" (a zero Text: not such a move, or v
-// not read with its parts).
-func (v *View) PartMoved(change NotifyArgs) i18n.Text {
+// PartMoved says in lang, in the notice of a move of one service of v's
+// visit (change.Segment), which service moved and where to: "Colour now
+// starts at 14:00 (was 13:00), with Boris" ("": not such a move, or v not
+// read with its parts).
+func (v *View) PartMoved(change NotifyArgs, lang string) string {
 	sg, part, ok := v.Segment(change.Segment)
 	if change.Segment == 0 || !ok {
-		return i18n.Text{}
+		return ""
 	}
 	loc := v.Salon.Location()
 	now, was := i18n.Clock(sg.StartsAt.In(loc)), i18n.Clock(change.FromStartsAt.In(loc))
+	if day := DateOf(sg.StartsAt.In(loc)); day != DateOf(change.FromStartsAt.In(loc)) || day != DateOf(v.StartsAt.In(loc)) {
+		// (Another day than it was, or than the visit's start.)
+		now, was = i18n.When(lang, sg.StartsAt, loc), i18n.When(lang, change.FromStartsAt, loc)
+	}
 	moved, other := !change.FromStartsAt.Equal(sg.StartsAt), change.FromMasterID != sg.MasterID
+	var t i18n.Text
 	switch {
 	case moved && other:
-		return i18n.New("%s now starts at %s (was %s), with %s.", part.ServiceName, now, was, part.MasterName)
+		t = i18n.New("%s now starts at %s (was %s), with %s.", part.ServiceName, now, was, part.MasterName)
 	case other:
-		return i18n.New("%s is now with %s.", part.ServiceName, part.MasterName)
+		t = i18n.New("%s is now with %s.", part.ServiceName, part.MasterName)
+	case moved:
+		t = i18n.New("%s now starts at %s (was %s).", part.ServiceName, now, was)
+	default:
+		// Where it was again (moved back before the notice went): as it is.
+		t = i18n.New("%s: %s, with %s.", part.ServiceName, now, part.MasterName)
 	}
-	return i18n.New("%s now starts at %s (was %s).", part.ServiceName, now, was)
+	return t.In(lang)
 }
 
 // Offer is the waitlist offer the view shows (nil for a booking).

@@ -1061,6 +1061,10 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 		sg := b.Segments[i]
 		moved = &sg
 		master := cmp.Or(r.MasterID, sg.MasterID)
+		if master == sg.MasterID && r.StartsAt.Equal(sg.StartsAt) {
+			out = b // (nothing to move, nor to tell)
+			return nil
+		}
 		var version int64
 		if err := tx.QueryRow(ctx, `SELECT catalog_version FROM salons WHERE id = $1`, b.SalonID).Scan(&version); err != nil {
 			return fmt.Errorf("move segment: %w", err)

@@ -169,8 +169,8 @@ func describe(lang, title string, n booking.Notice) string {
 			text += fmt.Sprintf("\n%s: %s", tr(lang, "salon_phone"), booking.DisplayPhone(v.Salon.Phone))
 		}
 	}
-	if part := v.PartMoved(n.Change); n.Event == booking.EventRescheduled && !part.IsZero() {
-		text += "\n" + part.In(lang) // (one service of a visit)
+	if part := v.PartMoved(n.Change, lang); n.Event == booking.EventRescheduled && part != "" {
+		text += "\n" + part // (one service of a visit)
 	} else if n.Event == booking.EventRescheduled && !n.Change.FromStartsAt.IsZero() && !n.Change.FromStartsAt.Equal(v.StartsAt) {
 		text += fmt.Sprintf("\n(%s: %s)", tr(lang, "n_was"), when(lang, n.Change.FromStartsAt, loc))
 	}

@@ -91,10 +91,10 @@ func Compose(o *booking.Outgoing, base string) Words {
 		w.Details = append(w.Details, detail{t("Salon's phone"), booking.DisplayPhone(v.Salon.Phone)})
 	}
 	if o.Kind == booking.KindChanged && !o.Change.FromStartsAt.IsZero() {
-		part := v.PartMoved(o.Change)
+		part := v.PartMoved(o.Change, lang)
 		switch {
-		case !part.IsZero():
-			w.Lead = part.In(lang) // (one service of a visit)
+		case part != "":
+			w.Lead = part // (one service of a visit)
 		case o.Change.FromStartsAt.Equal(v.StartsAt):
 			w.Lead = t("Your booking is with another master.") // (the time is the same)
 		case movedMaster(o, v):
@@ -287,8 +287,8 @@ func Short(o *booking.Outgoing, base string) string {
 	if v.Salon.Address != "" && o.Kind == booking.KindConfirmation {
 		parts[0] += ", " + v.Salon.Address
 	}
-	if part := v.PartMoved(o.Change); o.Kind == booking.KindChanged && !part.IsZero() {
-		parts = append(parts, part.In(lang))
+	if part := v.PartMoved(o.Change, lang); o.Kind == booking.KindChanged && part != "" {
+		parts = append(parts, part)
 	} else if o.Kind == booking.KindChanged && movedMaster(o, v) {
 		parts = append(parts, t("Master")+": "+v.MasterName)
 	}
