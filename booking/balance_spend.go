@@ -488,11 +488,19 @@ func (s *Service) ApplyBalance(ctx context.Context, salonID, bookingID int64, p 
 			// pay it twice.
 			return conflict("a deposit was paid online for it: refund the deposit first")
 		}
-		// What is left to pay: the visit's price less what was paid
-		// online (the deposit is paid: nothing of it is covered).
-		pay := payment{clientID: b.ClientID, day: salon.Today(b.StartsAt), prices: []Money{max(VisitPrice(b)-held, 0)}}
-		for _, sg := range SegmentsOf(b) {
+		// What is left to pay of each service: its price less what was
+		// paid online, counted off the services in visit order (the
+		// deposit is paid: nothing of it is covered).
+		pay := payment{clientID: b.ClientID, day: salon.Today(b.StartsAt)}
+		paid, segs := held, b.Segments
+		if len(segs) == 0 {
+			segs = []Booking{*b}
+		}
+		for _, sg := range segs {
+			off := min(sg.Price, paid)
+			paid -= off
 			pay.services = append(pay.services, sg.ServiceID)
+			pay.prices = append(pay.prices, sg.Price-off)
 			pay.deposits = append(pay.deposits, 0)
 		}
 		rsv, err := sp.reserve(&p, caller, pay)

@@ -1285,3 +1285,53 @@ func TestPhonesTriedAtOnceAreCountedInTurn(t *testing.T) {
 		t.Fatalf("%d told another client's, %d locked, %d booked, %d misses counted: tries at once passed the count", others, locked, booked, misses)
 	}
 }
+
+// TestAVisitIsPaidWithABalanceAtTheDesk: at the desk, a visit of two
+// services (a colour, then a cut) booked first is paid from either of its
+// pages with a package of the cut (its visit: the cut's price paid, the
+// colour's left to pay at the salon) or with a certificate smaller than
+// the visit's price (all of it paid, the rest at the salon).
+func TestAVisitIsPaidWithABalanceAtTheDesk(t *testing.T) {
+	f := setup(t)
+	sys := bookingtest.System()
+	desk := booking.As(context.Background(), f.admin(1))
+	colour := f.Service(t, f.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 300000})
+	cut := f.Service(t, f.salon, booking.SalonService{Name: "Cut", DurationMin: 30, Price: 150000})
+	m := f.Master(t, f.salon, colour, cut)
+	f.Shift(t, f.salon, m, f.day, 1, "10:00", "20:00")
+	phone := bookingtest.Phone()
+	pkg, err := f.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalancePackage, ServiceIDs: []int64{cut.ID},
+		Visits: 3, Client: booking.ClientInput{Name: "Regular", Phone: phone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := f.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalanceCertificate, Amount: 200000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		at       string
+		page     int // the visit's service whose page pays
+		pay      booking.PayWith
+		covers   booking.Money
+		atSalon  booking.Money
+		unitLeft int64
+	}{
+		{"10:00", 1, booking.PayWith{Kind: booking.BalancePackage, BalanceID: pkg.ID}, 150000, 300000, 2},
+		{"12:00", 0, booking.PayWith{Code: cert.Code}, 200000, 250000, 0},
+	} {
+		v := f.mustBook(t, booking.BookRequest{SalonID: f.salon.ID, StartsAt: f.at(c.at), Client: booking.ClientInput{Name: "Regular", Phone: phone},
+			Items: []booking.VisitItem{{ServiceID: colour.ID, MasterID: m.ID}, {ServiceID: cut.ID, MasterID: m.ID}}})
+		paid, err := f.Svc.ApplyBalance(desk, f.salon.ID, v.Segments[c.page].ID, c.pay)
+		if err != nil {
+			t.Fatalf("%s: pay the visit from its service %d: %v", c.at, c.page, err)
+		}
+		if paid.PaidWith == nil || paid.PaidWith.Remaining != c.unitLeft {
+			t.Errorf("%s: paid with %+v, want %d left", c.at, paid.PaidWith, c.unitLeft)
+		}
+		view := f.get(t, v.ID)
+		if due, ok := view.AtSalon(); view.PaidWith == nil || view.PaidWith.Covers != c.covers || !ok || due != c.atSalon {
+			t.Errorf("%s: the visit paid with %+v, %v to pay at the salon; want %v covered and %v", c.at, view.PaidWith, due, c.covers, c.atSalon)
+		}
+	}
+}

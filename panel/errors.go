@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -29,8 +30,11 @@ const RetryAfter = 2
 // returns. This is the one place where the booking package's error kinds
 // become HTTP statuses and messages; anything that is not a kind is logged
 // with the request id and shown as "internal error".
+// A handler's panic is one such error: logged with its stack, the page
+// says "internal error" (the server's own recovery would answer the
+// API's JSON).
 func (h *Handler) errors(c *fiber.Ctx) error {
-	err := c.Next()
+	err := h.next(c)
 	if err == nil {
 		return nil
 	}
@@ -42,6 +46,17 @@ func (h *Handler) errors(c *fiber.Ctx) error {
 	}
 	c.Status(status)
 	return h.render(c, "error", l.T(msg), errorPage{Status: status, Message: l.T(msg), Detail: detail(err, l, loc)})
+}
+
+// next runs the handlers after this one, a panic among them returned as
+// an error with its stack.
+func (h *Handler) next(c *fiber.Ctx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return c.Next()
 }
 
 type errorPage struct {

@@ -1,6 +1,9 @@
 package panel
 
 import (
+	"io"
+	"log/slog"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -33,5 +36,28 @@ func TestEveryFormHasAPage(t *testing.T) {
 		if !gets[page] && !gets[strings.TrimSuffix(page, "/")] || page == "/panel/" {
 			t.Errorf("a POST to %s renders at %s, which is no page", r.Path, page)
 		}
+	}
+}
+
+// TestAPanicIsAPageOfThePanel: a handler's panic is answered as any
+// internal error of the panel is, a page in its words, its stack logged,
+// none of it shown.
+func TestAPanicIsAPageOfThePanel(t *testing.T) {
+	var logged strings.Builder
+	h := New(nil, Config{Log: slog.New(slog.NewTextHandler(&logged, nil))})
+	app := fiber.New()
+	app.Use(h.errors)
+	app.Get("/panel/boom", func(*fiber.Ctx) error { panic("index out of range [1] with length 1") })
+	resp, err := app.Test(httptest.NewRequest(fiber.MethodGet, "/panel/boom", nil), 5000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != fiber.StatusInternalServerError || !strings.HasPrefix(resp.Header.Get(fiber.HeaderContentType), "text/html") ||
+		!strings.Contains(string(body), "<html") || strings.Contains(string(body), "index out of range") || strings.Contains(string(body), "goroutine") {
+		t.Errorf("a panic: %d %s %.500s", resp.StatusCode, resp.Header.Get(fiber.HeaderContentType), body)
+	}
+	if !strings.Contains(logged.String(), "index out of range") || !strings.Contains(logged.String(), "panel.TestAPanicIsAPageOfThePanel") {
+		t.Errorf("the log: %s", logged.String())
 	}
 }
