@@ -278,7 +278,7 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 		if err != nil {
 			return nil, err
 		}
-		return nil, &SlotTakenError{Alternatives: alts}
+		return nil, &SlotTakenError{Alternatives: notWhereItIs(alts, old)}
 	}
 	if err != nil {
 		return nil, err
@@ -629,6 +629,12 @@ func notOffered(ctx context.Context, tx pgx.Tx, bySalon bool) error {
 		return fmt.Errorf("not offered: %w", err)
 	}
 	return nil
+}
+
+// notWhereItIs drops from a move's alternatives the place booking b is
+// at (the search counts its own time as free).
+func notWhereItIs(alts []Slot, b *Booking) []Slot {
+	return slices.DeleteFunc(alts, func(sl Slot) bool { return sl.MasterID == b.MasterID && sl.Start.Equal(b.StartsAt) })
 }
 
 // movedDetails are a move's history details: from where to where, and

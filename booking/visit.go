@@ -48,6 +48,20 @@ type VisitSlot struct {
 	Segments   []Segment
 }
 
+// at reports whether the slot places each segment where segs (a visit's,
+// in visit order) are.
+func (v VisitSlot) at(segs []Booking) bool {
+	if len(v.Segments) != len(segs) {
+		return false
+	}
+	for i, sg := range v.Segments {
+		if sg.MasterID != segs[i].MasterID || !sg.Start.Equal(segs[i].StartsAt) {
+			return false
+		}
+	}
+	return true
+}
+
 // items are the slot's services with their masters, in visit order.
 func (v VisitSlot) items() []VisitItem {
 	out := make([]VisitItem, len(v.Segments))
@@ -886,6 +900,10 @@ func (s *Service) rescheduleVisit(ctx context.Context, caller Caller, r Reschedu
 			if plan == nil {
 				return errTaken
 			}
+			if slotOf(plan).at(b.Segments) {
+				out = b // (where it is: nothing to move, nor to tell)
+				return nil
+			}
 			masters = slotOf(plan).Masters()
 			held, err := visitMastersOf(ctx, tx, b)
 			if err != nil {
@@ -917,7 +935,9 @@ func (s *Service) rescheduleVisit(ctx context.Context, caller Caller, r Reschedu
 		if err != nil {
 			return nil, err
 		}
-		return nil, &SlotTakenError{Visits: append([]VisitSlot{}, alts...)}
+		// (Not where the visit is: the search counts its time as free.)
+		alts = slices.DeleteFunc(append([]VisitSlot{}, alts...), func(v VisitSlot) bool { return v.at(old.Segments) })
+		return nil, &SlotTakenError{Visits: alts}
 	case err != nil:
 		return nil, err
 	}
@@ -1116,7 +1136,7 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 		if err != nil {
 			return nil, err
 		}
-		return nil, &SlotTakenError{Alternatives: alts}
+		return nil, &SlotTakenError{Alternatives: notWhereItIs(alts, moved)}
 	}
 	return out, err
 }

@@ -650,3 +650,56 @@ func TestOneSegmentMovesWhenTheVisitStaysWhole(t *testing.T) {
 	}
 	assertNoOverlap(t, f.Pool)
 }
+
+// TestAMoveIsNotOfferedWhereItIs: a move onto a taken time, of a booking,
+// of one service of a visit or of a whole visit, offers alternatives
+// around it, but never where it is now (its search counts its own time as
+// free); a move of a visit to where it is changes nothing and records no
+// move.
+func TestAMoveIsNotOfferedWhereItIs(t *testing.T) {
+	f := setupVisits(t)
+	staff := booking.As(context.Background(), f.admin(1))
+	m, n := f.masters[0], f.masters[1]
+	single := f.mustBook(t, f.req(m, "14:00"))
+	f.mustBook(t, f.req(m, "15:00")) // (taken: the booking's move goes there)
+	visit := f.mustBook(t, f.visit("12:00", item(f.svc, n), item(f.beard, n)))
+	f.mustBook(t, f.req(n, "13:30")) // (taken: the visit's moves go there)
+	taken := func(what string, r booking.RescheduleRequest, at func(booking.Slot) bool, visitAt func(booking.VisitSlot) bool) {
+		t.Helper()
+		_, err := f.Svc.Reschedule(staff, r)
+		var st *booking.SlotTakenError
+		if !errors.As(err, &st) || len(st.Alternatives)+len(st.Visits) == 0 {
+			t.Fatalf("%s onto a taken time: %v", what, err)
+		}
+		for _, sl := range st.Alternatives {
+			if at(sl) {
+				t.Errorf("%s: offered where it is, %v with master %d", what, sl.Start, sl.MasterID)
+			}
+		}
+		for _, v := range st.Visits {
+			if visitAt(v) {
+				t.Errorf("%s: offered where it is, %v", what, v.Start)
+			}
+		}
+	}
+	never := func(booking.VisitSlot) bool { return false }
+	taken("a booking", booking.RescheduleRequest{BookingID: single.ID, StartsAt: f.at("15:00"), MasterID: m.ID},
+		func(sl booking.Slot) bool { return sl.MasterID == m.ID && sl.Start.Equal(f.at("14:00")) }, never)
+	taken("the beard alone", booking.RescheduleRequest{BookingID: visit.Segments[1].ID, Segment: true, StartsAt: f.at("13:30"), MasterID: n.ID},
+		func(sl booking.Slot) bool { return sl.MasterID == n.ID && sl.Start.Equal(f.at("13:00")) }, never)
+	taken("the visit", booking.RescheduleRequest{BookingID: visit.ID, StartsAt: f.at("13:30"),
+		Items: []booking.VisitItem{item(f.svc, n), item(f.beard, n)}}, func(booking.Slot) bool { return false },
+		func(v booking.VisitSlot) bool {
+			return v.Start.Equal(f.at("12:00")) && v.Segments[0].MasterID == n.ID && v.Segments[1].MasterID == n.ID
+		})
+	// Moved to where it is: nothing recorded, nobody told.
+	if _, err := f.Svc.Reschedule(staff, booking.RescheduleRequest{BookingID: visit.ID, StartsAt: f.at("12:00"),
+		Items: []booking.VisitItem{item(f.svc, n), item(f.beard, n)}}); err != nil {
+		t.Fatal(err)
+	}
+	var moves int
+	if err := f.Pool.QueryRow(context.Background(), `SELECT count(*) FROM booking_events WHERE booking_id = $1 AND action = 'rescheduled'`,
+		visit.ID).Scan(&moves); err != nil || moves != 0 {
+		t.Errorf("a move of the visit to where it is recorded %d moves (%v)", moves, err)
+	}
+}
