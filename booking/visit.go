@@ -1112,7 +1112,7 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 		if i > 0 {
 			prev := b.Segments[i-1]
 			if r.StartsAt.Before(prev.terms().next(prev.StartsAt)) {
-				return Invalid("starts_at", "before the visit's service before it ends: move the whole visit")
+				return Invalid("starts_at", "before the visit's previous service ends: move the whole visit")
 			}
 		}
 		if i+1 < len(b.Segments) && t.next(r.StartsAt).After(b.Segments[i+1].StartsAt) {

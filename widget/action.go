@@ -85,15 +85,27 @@ func (h *Handler) ask(p *actionPage, l *booking.Link) {
 		p.Question, p.Problem = "", p.T["a_inactive"]
 	case l.Action != booking.LinkConfirm && !l.Booking.Changeable:
 		p.Question, p.Problem = "", p.T["a_too_late"]
-	case l.Action == booking.LinkCancel && l.Booking.CancelKeeps > 0:
-		// Said before the tap, as the manage page says it.
-		v := l.Booking
+	case l.Action == booking.LinkCancel && l.Booking.PaidWith != nil && !l.Booking.PaidWith.Settled:
+		// Said before the tap, as the manage page says it: what
+		// cancelling keeps of the package or certificate, or that what
+		// it paid goes back to it.
+		v, w := l.Booking, l.Booking.PaidWith
 		hint := ""
-		if v.PaidWith.Hint != "" {
-			hint = "\u00a0…\u2060" + v.PaidWith.Hint
+		if w.Hint != "" {
+			hint = "\u00a0…\u2060" + w.Hint
 		}
-		p.Question += " " + fmt.Sprintf(p.T["cancel_keeps"], v.PaidWith.UnitsIn(v.CancelKeeps, v.Salon.Currency, p.Lang),
-			fmt.Sprintf(p.T["pw_name_"+string(v.PaidWith.Kind)+"_of"], hint))
+		took := int64(w.Amount)
+		if w.Kind == booking.BalancePackage {
+			took = int64(w.Visits)
+		}
+		switch {
+		case v.CancelKeeps > 0:
+			p.Question += " " + fmt.Sprintf(p.T["cancel_keeps"], w.UnitsIn(v.CancelKeeps, v.Salon.Currency, p.Lang),
+				fmt.Sprintf(p.T["pw_name_"+string(w.Kind)+"_of"], hint))
+		case took > 0:
+			p.Question += " " + fmt.Sprintf(p.T["cancel_returns"], fmt.Sprintf(p.T["pw_name_"+string(w.Kind)], hint),
+				w.UnitsIn(took, v.Salon.Currency, p.Lang))
+		}
 	}
 	if v := l.Booking; l.Action == booking.LinkCancel && p.Problem == "" && v.Changeable && v.Prepaid > 0 {
 		// And what it does to the deposit paid online.

@@ -309,7 +309,7 @@ func TestTheCancelLinkSaysWhatItKeepsOfAPackage(t *testing.T) {
 	_, links := remindedLinksOf(t, s, booking.BookRequest{SalonID: s.salon.ID, ServiceID: svc.ID, MasterID: m.ID,
 		StartsAt: bookingtest.At(s.salon, testDay, "16:00"), PayWith: &booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code},
 		Client: booking.ClientInput{Name: "Maria", Phone: phone, Email: "maria@example.com", Lang: "ru"}})
-	if _, body, _ := s.page("GET", "/a/"+links[2]); !strings.Contains(body, "при отмене сейчас будет удержано 1 визит с абонемента\u00a0…\u2060"+pkg.Hint+".") {
+	if _, body, _ := s.page("GET", "/a/"+links[2]); !strings.Contains(body, "при отмене сейчас удержание — 1 визит с абонемента\u00a0…\u2060"+pkg.Hint+".") {
 		t.Errorf("the cancel link's page does not say what cancelling keeps: %s", body)
 	}
 	if code, body, _ := s.page("POST", "/a/"+links[2]+"?lang=en"); code != 200 ||
@@ -333,17 +333,28 @@ func TestBrowserCancelLinkNamesThePackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, c := range []struct{ lang, title, result, used string }{
-		{"ru", "Запись отменена", "Запись отменена. Вернулось на абонемент\u00a0…\u2060" + pkg.Hint + ": 1 визит.", "Эта ссылка уже использована."},
-		{"en", "Booking cancelled", "The booking is cancelled. Back on the package\u00a0…\u2060" + pkg.Hint + ": 1 visit.", "This link was used already."},
+	for i, c := range []struct{ lang, title, result, used, asked string }{
+		{"ru", "Запись отменена", "Запись отменена. Вернулось на абонемент\u00a0…\u2060" + pkg.Hint + ": 1 визит.", "Эта ссылка уже использована.",
+			"При отмене сейчас оплаченное вернётся на абонемент\u00a0…\u2060" + pkg.Hint + ": 1 визит."},
+		{"en", "Booking cancelled", "The booking is cancelled. Back on the package\u00a0…\u2060" + pkg.Hint + ": 1 visit.", "This link was used already.",
+			"If you cancel now, what it paid goes back to the package\u00a0…\u2060" + pkg.Hint + ": 1 visit."},
 	} {
 		s.Clock.Set(bookingtest.DefaultNow)
 		_, links := remindedLinksOf(t, s, booking.BookRequest{SalonID: s.salon.ID, ServiceID: s.svc.ID, MasterID: s.masters[i].ID,
 			StartsAt: bookingtest.At(s.salon, testDay, "16:00"), PayWith: &booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code},
 			Client: booking.ClientInput{Name: "Maria", Phone: phone, Email: "maria@example.com", Lang: c.lang}})
 		ctx := browsertest.Tab(t, 390, 844)
-		run(t, ctx, chromedp.Navigate(s.base+"/a/"+links[2]), chromedp.WaitVisible(css("#action-do")), chromedp.Click(css("#action-do")),
-			chromedp.WaitVisible(css("#action-result")))
+		// Before the tap: what cancelling does to the package; no "book
+		// again" while the booking is on.
+		run(t, ctx, chromedp.Navigate(s.base+"/a/"+links[2]), chromedp.WaitVisible(css("#action-do")))
+		if got := text(t, ctx, "#action-question"); !strings.Contains(got, c.asked) {
+			t.Errorf("%s: the question: %q, want it to say %q", c.lang, got, c.asked)
+		}
+		if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#action-book').length`)); err != nil || n != 0 {
+			t.Errorf("%s: the page of a booking still on offers to book again (%d, %v)", c.lang, n, err)
+		}
+		saveShot(t, ctx, "a-cancel-package-"+c.lang+"-390")
+		run(t, ctx, chromedp.Click(css("#action-do")), chromedp.WaitVisible(css("#action-result")))
 		if got := text(t, ctx, "#h-action"); got != c.title {
 			t.Errorf("%s: the heading once cancelled: %q, want %q", c.lang, got, c.title)
 		}

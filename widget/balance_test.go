@@ -279,9 +279,23 @@ func TestACancellationThatKeepsPartOfACertificateSaysSo(t *testing.T) {
 		t.Fatalf("before the cancel: %d %s", got.status, got.raw)
 	}
 	ctx := browser(t)
-	run(t, ctx, chromedp.EmulateViewport(390, 844),
-		chromedp.Navigate(fmt.Sprintf("%s/w/keeps/manage/%d?lang=ru#t=%s", s.base, id, token)), chromedp.WaitVisible(css("#cancel-keeps")))
-	if got := text(t, ctx, "#cancel-keeps"); !strings.Contains(got, "будет удержано 1\u00a0000\u00a0₽ с сертификата\u00a0…\u2060"+cert.Hint+".") {
+	manage := chromedp.Navigate(fmt.Sprintf("%s/w/keeps/manage/%d?lang=ru#t=%s", s.base, id, token))
+	// Under a policy that gives it all back, the page says so.
+	policy := func(p booking.RefundPolicy) {
+		t.Helper()
+		if _, err := s.Pool.Exec(context.Background(), `UPDATE salons SET refund_policy = $2, catalog_version = catalog_version + 1 WHERE id = $1`,
+			salon.ID, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	policy(booking.RefundAlways)
+	run(t, ctx, chromedp.EmulateViewport(390, 844), manage, chromedp.WaitVisible(css("#cancel-keeps")))
+	if got := text(t, ctx, "#cancel-keeps"); got != "При отмене сейчас оплаченное вернётся на сертификат\u00a0…\u2060"+cert.Hint+": 5\u00a0000\u00a0₽." {
+		t.Fatalf("the manage page before the cancel, all of it to go back: %q", got)
+	}
+	policy(booking.RefundNever)
+	run(t, ctx, chromedp.Reload(), chromedp.WaitVisible(css("#cancel-keeps")))
+	if got := text(t, ctx, "#cancel-keeps"); !strings.Contains(got, "удержание — 1\u00a0000\u00a0₽ с сертификата\u00a0…\u2060"+cert.Hint+".") {
 		t.Fatalf("the manage page before the cancel: %q", got)
 	}
 	browsertest.Axe(t, ctx, "a booking whose cancellation keeps part of its certificate")
@@ -290,7 +304,9 @@ func TestACancellationThatKeepsPartOfACertificateSaysSo(t *testing.T) {
 	bookingtest.WaitFor(t, 10*time.Second, "the cancelled booking's words", func() bool {
 		return strings.Contains(text(t, ctx, "#manage-details"), "Удержано с сертификата\u00a0…\u2060"+cert.Hint+" по правилам отмены: 1\u00a0000")
 	})
-	if got := text(t, ctx, "#manage-details"); !strings.Contains(got, "Вернулось на сертификат\u00a0…\u2060"+cert.Hint+": 4\u00a0000") {
+	// (What it paid is no longer said as paid: what is left, kept and back.)
+	if got := text(t, ctx, "#manage-details"); !strings.Contains(got, "Вернулось на сертификат\u00a0…\u2060"+cert.Hint+": 4\u00a0000") ||
+		!strings.Contains(got, "сертификат, осталось 5\u00a0000\u00a0₽") || strings.Contains(got, "на нём осталось") {
 		t.Fatalf("the manage page after the cancel: %q", got)
 	}
 	saveShot(t, ctx, "cancel-kept-390")

@@ -320,17 +320,12 @@ func Short(o *booking.Outgoing, base string) string {
 }
 
 // salonCancelled says the salon had to cancel booking v, with an apology,
-// and that what was paid in advance (online, or with a package or
-// certificate) goes back.
+// and that what was paid online goes back (what a package or certificate
+// paid, the message's own line says went back to it).
 func salonCancelled(t func(string, ...any) string, v *booking.View) string {
 	line := t("The salon had to cancel your booking. We are sorry.")
-	switch {
-	case v.PaidOnline && v.PaidWith != nil:
-		line += " " + t("What you paid online, or with a package or certificate, goes back to you.")
-	case v.PaidOnline:
+	if v.PaidOnline {
 		line += " " + t("What you paid online goes back to you.")
-	case v.PaidWith != nil:
-		line += " " + t("What the package or certificate paid goes back to it.")
 	}
 	return line
 }

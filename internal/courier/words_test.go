@@ -165,7 +165,7 @@ func TestSMSSaysWhatABalancePaid(t *testing.T) {
 		{"a certificate, cancelled, part kept", "ru", booking.KindCancelled,
 			view(booking.StatusCancelled, booking.PaidWith{Kind: booking.BalanceCertificate, Amount: 300000, Remaining: 250000,
 				Settled: true, Kept: 100000, Returned: 200000}),
-			"Сертификат: вернулось 2\u00a0000\u00a0₽, удержано по правилам отмены 1\u00a0000\u00a0₽", ""},
+			"Сертификат: возвращено — 2\u00a0000\u00a0₽, удержано по правилам отмены — 1\u00a0000\u00a0₽", ""},
 		{"a package, cancelled, kept", "en", booking.KindCancelled,
 			view(booking.StatusCancelled, booking.PaidWith{Kind: booking.BalancePackage, Visits: 1, Remaining: 3, Settled: true, Kept: 1}),
 			"Package: 1 visit kept by the cancellation rules", "back on it"},

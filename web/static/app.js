@@ -372,14 +372,17 @@
     // A cancelled booking's: what its cancellation kept, and gave back.
     var settled = (b.kept ? '. ' + fmt('pw_kept', fmt('pw_name_' + b.kind + '_of', hintOf(b)), units(b, b.kept)) : '') +
       (b.returned ? '. ' + fmt('pw_returned', fmt('pw_name_' + b.kind, hintOf(b)), units(b, b.returned)) : '');
+    // (A cancelled booking's took nothing in the end: what is left, and
+    // what the cancellation kept and gave back.)
+    var took = !(b.kept || b.returned);
     if (b.kind === 'package') {
-      return (b.visits ? fmt('pw_package_paid', units(b, b.visits), units(b, Number(b.remaining))) : fmt('pw_package', units(b, Number(b.remaining)))) + until + settled;
+      return (b.visits && took ? fmt('pw_package_paid', units(b, b.visits), units(b, Number(b.remaining))) : fmt('pw_package', units(b, Number(b.remaining)))) + until + settled;
     }
     // (A booking's paid_with says what it took; a balance read, only what is left.)
     // (pays: what it pays of the visit, less than it took when the booking
     // moved to a cheaper master, the rest back after the visit.)
     var paid = b.pays !== undefined ? b.pays : b.amount;
-    return (b.amount ? fmt('pw_cert_paid', money(paid), money(b.remaining)) : fmt('pw_cert', money(b.remaining))) + until + settled +
+    return (b.amount && took ? fmt('pw_cert_paid', money(paid), money(b.remaining)) : fmt('pw_cert', money(b.remaining))) + until + settled +
       (b.back_after_visit ? '. ' + fmt('pw_back_after', money(b.back_after_visit)) : '');
   }
   // units is n of balance b's: visits of a package (1 визит, 2 визита, 5
@@ -931,10 +934,12 @@
     $('cancel-confirm').hidden = true;
     // What cancelling now would keep of the package or certificate (the
     // salon's policy), said before the client confirms.
-    var keeps = b.paid_with && b.paid_with.cancel_keeps;
-    $('cancel-keeps').hidden = !(keeps && open);
-    $('cancel-keeps').textContent = keeps ? fmt('cancel_keeps', units(b.paid_with, keeps),
-      fmt('pw_name_' + b.paid_with.kind + '_of', hintOf(b.paid_with))) : '';
+    // (Or that all it paid goes back to it.)
+    var pw = active && b.paid_with, keeps = pw && pw.cancel_keeps;
+    var took = pw && (pw.kind === 'package' ? pw.visits : pw.amount);
+    $('cancel-keeps').hidden = !((keeps || took) && open);
+    $('cancel-keeps').textContent = keeps ? fmt('cancel_keeps', units(pw, keeps), fmt('pw_name_' + pw.kind + '_of', hintOf(pw)))
+      : took ? fmt('cancel_returns', fmt('pw_name_' + pw.kind, hintOf(pw)), units(pw, took)) : '';
     // And of the deposit paid online: refunded, or kept by the policy.
     var pay = open && b.payment || {};
     $('cancel-deposit').hidden = !(pay.cancel_refunds || pay.cancel_keeps);
