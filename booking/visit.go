@@ -835,6 +835,13 @@ func (p *planner) placeOrExplain(items []VisitItem, at time.Time) ([]placed, err
 			return nil, Invalid("starts_at", "not one of the offered times")
 		}
 	}
+	// Which service first finds its master not working, placed after
+	// the ones before it.
+	for k := range items {
+		if p.place(items[:k+1], at) == nil {
+			return nil, Invalid("starts_at", "%s: the master does not work at that time", p.c.services[items[k].ServiceID].Name)
+		}
+	}
 	return nil, Invalid("starts_at", "outside the master's working hours")
 }
 

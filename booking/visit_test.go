@@ -703,3 +703,18 @@ func TestAMoveIsNotOfferedWhereItIs(t *testing.T) {
 		t.Errorf("a move of the visit to where it is recorded %d moves (%v)", moves, err)
 	}
 }
+
+// TestAVisitOutsideTheHoursNamesTheService: a visit whose later service
+// would fall after its master's day is refused naming that service.
+func TestAVisitOutsideTheHoursNamesTheService(t *testing.T) {
+	f := setupVisits(t)
+	staff := booking.As(context.Background(), f.admin(1))
+	m := f.masters[0]
+	visit := f.mustBook(t, f.visit("12:00", item(f.svc, m), item(f.beard, m)))
+	_, err := f.Svc.Reschedule(staff, booking.RescheduleRequest{BookingID: visit.ID, StartsAt: f.at("19:00"),
+		Items: []booking.VisitItem{item(f.svc, m), item(f.beard, m)}})
+	var ve *booking.ValidationError
+	if !errors.As(err, &ve) || ve.Fields["starts_at"].In("en") != "Beard: the master does not work at that time" {
+		t.Fatalf("the visit moved to 19:00 (its beard at 20:00, after the day): %v", err)
+	}
+}

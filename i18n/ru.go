@@ -141,6 +141,7 @@ var ru = map[string]string{
 	"visits are not imported":                                                "визиты из нескольких услуг не импортируются",
 	"a visit moves with its items":                                           "визит переносится вместе со списком услуг",
 	"a move keeps the visit's services":                                      "при переносе услуги визита остаются теми же",
+	"%s: the master does not work at that time":                              "%s: мастер в это время не работает",
 	"before the visit's previous service ends: move the whole visit":         "раньше, чем кончится предыдущая услуга визита: перенесите весь визит",
 	"after the visit's next service starts: move the whole visit":            "позже, чем начнётся следующая услуга визита: перенесите весь визит",
 	"a service of a visit: give all the visit's rows, with its visit column": "услуга из визита: дайте все строки визита, с его номером в колонке «визит»",

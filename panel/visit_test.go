@@ -261,6 +261,9 @@ func TestARefusedMoveOfAVisitShowsItsFormAsFilledIn(t *testing.T) {
 		!strings.Contains(whole, `value="03:00"`) || !strings.Contains(whole, `value="client" checked>`) {
 		t.Errorf("a refused move of the visit: %d, masters %v (want %v): %s", r.status, selected(whole), want, whole)
 	}
+	if !strings.Contains(r.body, "Женская стрижка: мастер в это время не работает") { // (which of the visit's)
+		t.Errorf("a move of the visit outside the hours: %s", fieldErrorsOf(r.body))
+	}
 	second := b.Segments[1].ID
 	r = o.post(fmt.Sprintf("/panel/bookings/%d/reschedule", second), url.Values{"date": {date}, "time": {"03:00"},
 		"master": {fmt.Sprint(other)}, "only": {"1"}, "asked": {"salon"}})
