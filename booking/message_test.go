@@ -939,8 +939,13 @@ func TestTheCancellationSaysWhatBecameOfTheDeposit(t *testing.T) {
 			sorry = "Салону пришлось отменить вашу запись. Приносим извинения."
 		}
 		paid := func(text string) bool { return strings.Contains(text, "Оплаченное") }
-		if got := mailed("Запись отменена"); strings.Contains(got, said) != c.kept || strings.Contains(got, sorry) != c.bySalon || paid(got) != (c.bySalon && !c.unpaid) {
+		got := mailed("Запись отменена")
+		if strings.Contains(got, said) != c.kept || strings.Contains(got, sorry) != c.bySalon || paid(got) != (c.bySalon && !c.unpaid) {
 			t.Errorf("%s (by the salon %v): the cancellation's e-mail:\n%s", c.policy, c.bySalon, got)
+		}
+		// The salon's own: the way to another time.
+		if back := msgBase + "/w/" + w.salon.Slug + "?lang=ru"; strings.Contains(got, back) != c.bySalon || strings.Contains(got, "Выбрать другое время") != c.bySalon {
+			t.Errorf("%s (by the salon %v): the link to book another time (%s):\n%s", c.policy, c.bySalon, back, got)
 		}
 		var sms string
 		bookingtest.WaitFor(t, 30*time.Second, "the cancellation's SMS", func() bool {
@@ -998,7 +1003,9 @@ func TestTheSalonsOwnMoveIsSaid(t *testing.T) {
 			}
 			return false
 		})
-		if !strings.Contains(sms, "Мастер: "+w.night.Name) || !strings.Contains(sms, "Салону пришлось изменить вашу запись. Приносим извинения.") {
+		was := "Было: " + i18n.When("ru", bookingtest.At(w.salon, w.day, c.at), w.salon.Location())
+		if !strings.Contains(sms, "Мастер: "+w.night.Name) || !strings.Contains(sms, "Салону пришлось изменить вашу запись. Приносим извинения.") ||
+			strings.Contains(sms, was) != (c.at != c.to) {
 			t.Errorf("the SMS of the salon's own move to %s: %q", c.to, sms)
 		}
 	}

@@ -412,6 +412,6 @@ var ru = map[string]string{
 	"Your package at %s": "Ваш абонемент: %s", "Your gift certificate at %s": "Ваш подарочный сертификат: %s",
 	"Thank you for your purchase. Book with this code and a visit is paid from the package.": "Спасибо за покупку! Записывайтесь с этим кодом, и визит будет оплачен абонементом.",
 	"Thank you for your purchase. Whoever holds this code pays with it when booking.":        "Спасибо за покупку! Тот, у кого этот код, оплачивает им запись.",
-	"Code": "Код", "Book a visit": "Записаться", "Package or certificate": "Абонемент или сертификат",
+	"Code": "Код", "Book a visit": "Записаться", "Book another time": "Выбрать другое время", "Package or certificate": "Абонемент или сертификат",
 	"Keep this code: it is what pays. The salon never asks for it by phone.": "Сохраните код: им оплачивают. Салон никогда не спрашивает его по телефону.",
 }

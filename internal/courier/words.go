@@ -143,6 +143,10 @@ func Compose(o *booking.Outgoing, base string) Words {
 	if l.Manage != "" {
 		w.Actions = append(w.Actions, action{t("Open the booking"), ManageURL(base, v, lang, l.Manage), false})
 	}
+	if o.Kind == booking.KindCancelled && o.Change.BySalon {
+		// (The salon cancelled: the way back to another time.)
+		w.Actions = append(w.Actions, action{t("Book another time"), base + "/w/" + url.PathEscape(v.Salon.Slug) + "?lang=" + lang, true})
+	}
 	if v.Salon.CutoffHours > 0 && (l.Move != "" || l.Cancel != "") {
 		w.Footer = append(w.Footer, t("Changes close %d hours before the start.", v.Salon.CutoffHours))
 	}
@@ -289,8 +293,13 @@ func Short(o *booking.Outgoing, base string) string {
 	}
 	if part := v.PartMoved(o.Change, lang); o.Kind == booking.KindChanged && part != "" {
 		parts = append(parts, part)
-	} else if o.Kind == booking.KindChanged && movedMaster(o, v) {
-		parts = append(parts, t("Master")+": "+v.MasterName)
+	} else if o.Kind == booking.KindChanged {
+		if from := o.Change.FromStartsAt; !from.IsZero() && !from.Equal(v.StartsAt) {
+			parts = append(parts, t("Was")+": "+i18n.When(lang, from, v.Salon.Location()))
+		}
+		if movedMaster(o, v) {
+			parts = append(parts, t("Master")+": "+v.MasterName)
+		}
 	}
 	switch {
 	case o.Kind == booking.KindCancelled && o.Change.BySalon:
