@@ -245,6 +245,7 @@ type salePageData struct {
 type saleOffer struct {
 	ID                int64
 	Title, Price, For string
+	Package           bool // (its buyer's phone is the package's client's)
 }
 
 type salePageConfig struct {
@@ -291,7 +292,7 @@ func (h *Handler) salePage(c *fiber.Ctx, mode string) error {
 					svc = append(svc, names[id])
 				}
 				so.For = fmt.Sprintf(t[pluralKey("gift_pkg_for", lang, o.Visits)], o.Visits, strings.Join(svc, ", "))
-				d.Packages = true
+				so.Package, d.Packages = true, true
 			}
 			if o.ValidDays > 0 {
 				so.For += " · " + fmt.Sprintf(t[pluralKey("gift_valid_days", lang, o.ValidDays)], o.ValidDays)

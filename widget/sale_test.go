@@ -124,7 +124,7 @@ func TestBuyACertificateThroughTheAPI(t *testing.T) {
 // gift page, pays on the provider's page, and comes back to the code, in
 // Russian on a phone and in English on a desktop; axe finds nothing.
 func TestBrowserBuysAGiftCertificate(t *testing.T) {
-	s, cert, _ := saleSite(t)
+	s, cert, pkg := saleSite(t)
 	for _, c := range []struct {
 		lang, want, paid, phone string
 		w, h                    int64
@@ -136,9 +136,28 @@ func TestBrowserBuysAGiftCertificate(t *testing.T) {
 		}
 		run(t, ctx, chromedp.Click(css("#gift-offer a")), chromedp.WaitVisible(css("#gift-form")))
 		browsertest.Axe(t, ctx, "the gift page "+c.lang)
-		// A package is its buyer's phone's: the page says so at the phone.
-		if got := text(t, ctx, "#hint-package"); !strings.Contains(got, map[string]string{"ru": "на этот номер", "en": "booked with this number"}[c.lang]) {
+		// A package is its buyer's phone's: the page says so at the phone
+		// once a package is picked (not for a certificate).
+		hinted := func() bool {
+			shown, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!document.getElementById('hint-package').hidden`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return shown
+		}
+		if hinted() {
+			t.Errorf("%s: the package's phone hint shows before anything is picked", c.lang)
+		}
+		run(t, ctx, chromedp.Click(css(`input[name=offer][value="`+itoa(pkg.ID)+`"]`)))
+		if got := text(t, ctx, "#hint-package"); !hinted() || !strings.Contains(got, map[string]string{"ru": "на этот номер", "en": "booked with this number"}[c.lang]) {
 			t.Fatalf("%s: the package's phone hint: %q", c.lang, got)
+		}
+		run(t, ctx, chromedp.Click(css(`input[name=offer][value="`+itoa(cert.ID)+`"]`)))
+		if hinted() {
+			t.Errorf("%s: the package's phone hint shows for a certificate", c.lang)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('input[name=offer]:checked').checked = false`)); err != nil {
+			t.Fatal(err) // (unpicked again: the page is tried with nothing chosen next)
 		}
 		saveShot(t, ctx, "gift-"+c.lang)
 		// Nothing chosen: said at the choice.

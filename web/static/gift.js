@@ -200,6 +200,11 @@
     // Pressed again unchanged (after an error, a lost answer): the same
     // purchase. Changed: another one.
     $('gift-form').addEventListener('input', function () { delete this.dataset.key; delete this.dataset.claim; });
+    // Whose phone a package is for: said when a package is picked.
+    $('gift-form').addEventListener('change', function () {
+      var picked = this.querySelector('input[name=offer]:checked');
+      if ($('hint-package')) $('hint-package').hidden = !(picked && picked.dataset.package);
+    });
     // Back from the provider's page (the page restored as it was): the
     // button works again, for the same purchase.
     window.addEventListener('pageshow', function () { $('gift-pay').disabled = false; });
