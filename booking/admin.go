@@ -409,7 +409,9 @@ type Event struct {
 }
 
 // History returns the booking's events, oldest first, to a caller who may
-// see the booking. Errors: ErrNotFound.
+// see the booking; a later service of a visit's, with the visit's (a
+// move, a payment: recorded on its first service), each change said once.
+// Errors: ErrNotFound.
 func (s *Service) History(ctx context.Context, salonID, bookingID int64) ([]Event, error) {
 	if _, err := s.BookingView(ctx, salonID, bookingID); err != nil {
 		return nil, err
@@ -418,7 +420,10 @@ func (s *Service) History(ctx context.Context, salonID, bookingID int64) ([]Even
 		SELECT e.action, e.actor_kind, COALESCE(e.actor_id, 0), e.channel, e.details, e.at,
 		       COALESCE(CASE WHEN e.actor_kind = 'admin' THEN u.email END, '')
 		FROM booking_events e LEFT JOIN users u ON u.id = e.actor_id AND e.actor_kind = 'admin'
-		WHERE e.booking_id = $1 ORDER BY e.id`, bookingID)
+		WHERE e.booking_id = $1
+		   OR e.booking_id = (SELECT visit_id FROM bookings WHERE id = $1 AND visit_id <> id)
+		      AND NOT EXISTS (SELECT 1 FROM booking_events x WHERE x.booking_id = $1 AND x.action = e.action AND x.at = e.at)
+		ORDER BY e.id`, bookingID)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", dbErr(err))
 	}
