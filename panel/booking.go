@@ -361,6 +361,13 @@ func (h *Handler) visitLines(c *fiber.Ctx, v *booking.View, names map[int64]stri
 		if ps, pe := sg.Processing(); !ps.IsZero() {
 			l.Processing = hm(ps) + "–" + hm(pe)
 		}
+		if i > 0 {
+			// A long wait since the service before it (one moved alone,
+			// say) is shown, for the desk to see what the client faces.
+			if from := v.Segments[i-1].EndsAt(); sg.StartsAt.Sub(from) >= clientWaitShown {
+				l.Wait = hm(from) + "–" + hm(sg.StartsAt)
+			}
+		}
 		ms, err := h.svc.Masters(ctx, salonID, sg.ServiceID)
 		if err != nil {
 			return nil, err
@@ -419,7 +426,13 @@ type segmentLine struct {
 	This       bool   // the segment whose page this is
 	Masters    []booking.Master
 	MoveTo     int64 // the master the whole-visit move form names for it
+	// Wait is HH:MM–HH:MM, the client's wait before it when it is long
+	// (clientWaitShown or more; "" for none).
+	Wait string
 }
+
+// clientWaitShown is the wait between a visit's services its page shows.
+const clientWaitShown = 30 * time.Minute
 
 type bookingPage struct {
 	// Visit is the visit's services, when it has several; Price what the

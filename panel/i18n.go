@@ -368,6 +368,7 @@ var ru = map[string]string{
 	"Cancel the whole visit":                  "Отменить весь визит",
 	"Visit":                                   "Визит",
 	"processing %s: the master is free":       "выдержка %s: мастер свободен",
+	"the client waits %s":                     "клиент ждёт %s",
 	"processing until %s: the master is free": "выдержка до %s: мастер свободен",
 	"finish":   "завершение",
 	"visit %s": "визит %s",

@@ -759,6 +759,10 @@ func TestHistoryAndAuditReadAsSentences(t *testing.T) {
 		"master": {fmt.Sprint(dima.ID)}, "only": {"1"}}); a.status >= 400 {
 		t.Fatalf("move the gloss: %d %s", a.status, fieldErrorsOf(a.body))
 	}
+	// The visit's page shows the client's wait the move made.
+	if page := html.UnescapeString(b.get(fmt.Sprintf("/panel/bookings/%d", visit.ID)).body); !strings.Contains(page, "(клиент ждёт 15:30–16:00)") {
+		t.Errorf("the visit's page does not show the wait: %s", regexp.MustCompile(`(?s)<ol class="visit".*?</ol>`).FindString(page))
+	}
 	// (On the visit's page, and on the moved service's own, once; a
 	// cancellation of the visit, recorded on each service, once too.)
 	if _, err := w.Svc.Cancel(booking.As(context.Background(), booking.BySystem()), booking.CancelRequest{SalonID: w.salon.ID, BookingID: visit.ID}); err != nil {
