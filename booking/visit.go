@@ -1061,14 +1061,16 @@ func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan 
 // rescheduleSegment moves one segment of a visit (Reschedule with
 // Segment): staff only. Every master of the visit and the new one are
 // locked; the segment must fit its master's working hours at its new time
-// and keep its place in the visit (after the segment before it has ended
-// for the client and its buffer has passed, and so before the next); the
-// exclusion constraints decide the rest.
+// and keep its place in the visit (on its day, after the segment before
+// it has ended for the client and its buffer has passed, and so before
+// the next); the exclusion constraints decide the rest. Its alternatives
+// when the time is taken keep that place too.
 func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r RescheduleRequest, now time.Time) (*Booking, error) {
 	if caller.client() {
 		return nil, fmt.Errorf("clients move a visit whole: %w", ErrForbidden)
 	}
 	var out, moved *Booking
+	var room segmentRoom
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		out, moved = nil, nil
 		b, salon, err := lockBooking(ctx, tx, caller, r.SalonID, r.BookingID, r.MasterID)
@@ -1086,11 +1088,14 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 			return fmt.Errorf("booking %d: %w", r.BookingID, ErrNotFound)
 		}
 		sg := b.Segments[i]
-		moved = &sg
+		moved, room = &sg, roomOf(b, i, salon.Location())
 		master := cmp.Or(r.MasterID, sg.MasterID)
 		if master == sg.MasterID && r.StartsAt.Equal(sg.StartsAt) {
 			out = b // (nothing to move, nor to tell)
 			return nil
+		}
+		if DateOf(r.StartsAt.In(room.loc)) != room.day {
+			return Invalid("starts_at", "on another day than the visit's other services: move the whole visit")
 		}
 		var version int64
 		if err := tx.QueryRow(ctx, `SELECT catalog_version FROM salons WHERE id = $1`, b.SalonID).Scan(&version); err != nil {
@@ -1116,13 +1121,10 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 		if !slices.ContainsFunc(p.shifts[master], func(sh shift) bool { return t.fitsIn(sh, r.StartsAt, 0) }) {
 			return Invalid("starts_at", "outside the master's working hours")
 		}
-		if i > 0 {
-			prev := b.Segments[i-1]
-			if r.StartsAt.Before(prev.terms().next(prev.StartsAt)) {
-				return Invalid("starts_at", "before the visit's previous service ends: move the whole visit")
-			}
+		if r.StartsAt.Before(room.from) {
+			return Invalid("starts_at", "before the visit's previous service ends: move the whole visit")
 		}
-		if i+1 < len(b.Segments) && t.next(r.StartsAt).After(b.Segments[i+1].StartsAt) {
+		if !room.until.IsZero() && t.next(r.StartsAt).After(room.until) {
 			return Invalid("starts_at", "after the visit's next service starts: move the whole visit")
 		}
 		price := sg.Price
@@ -1143,7 +1145,41 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 		if err != nil {
 			return nil, err
 		}
-		return nil, &SlotTakenError{Alternatives: notWhereItIs(alts, moved)}
+		buffer := time.Duration(moved.BufferMin) * time.Minute
+		alts = slices.DeleteFunc(notWhereItIs(alts, moved), func(sl Slot) bool { return !room.holds(sl.Start, sl.End.Add(buffer)) })
+		return nil, &SlotTakenError{Alternatives: alts}
 	}
 	return out, err
+}
+
+// segmentRoom is where a segment of a visit may move alone: on the
+// visit's day (in loc), from when the one before it lets it start, until
+// the next starts (zero: no bound).
+type segmentRoom struct {
+	loc         *time.Location
+	day         Date
+	from, until time.Time
+}
+
+// roomOf is the room segment i of visit b has.
+func roomOf(b *Booking, i int, loc *time.Location) segmentRoom {
+	other := b.Segments[0] // (the visit's day: its other services')
+	if i == 0 && len(b.Segments) > 1 {
+		other = b.Segments[1]
+	}
+	r := segmentRoom{loc: loc, day: DateOf(other.StartsAt.In(loc))}
+	if i > 0 {
+		prev := b.Segments[i-1]
+		r.from = prev.terms().next(prev.StartsAt)
+	}
+	if i+1 < len(b.Segments) {
+		r.until = b.Segments[i+1].StartsAt
+	}
+	return r
+}
+
+// holds reports whether a start and the end of its service with its
+// buffer (next: when the master may start the next) fit the room.
+func (r segmentRoom) holds(start, next time.Time) bool {
+	return DateOf(start.In(r.loc)) == r.day && !start.Before(r.from) && (r.until.IsZero() || !next.After(r.until))
 }

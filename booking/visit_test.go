@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -716,5 +717,46 @@ func TestAVisitOutsideTheHoursNamesTheService(t *testing.T) {
 	var ve *booking.ValidationError
 	if !errors.As(err, &ve) || ve.Fields["starts_at"].In("en") != "Beard: the master does not work at that time" {
 		t.Fatalf("the visit moved to 19:00 (its beard at 20:00, after the day): %v", err)
+	}
+}
+
+// TestAServiceMovedAloneKeepsItsPlaceInTheVisit: one service of a visit
+// moves only within the visit's day and order, and the alternatives of a
+// taken time offer only such places: the first service ends before the
+// next starts, the last starts after the one before it.
+func TestAServiceMovedAloneKeepsItsPlaceInTheVisit(t *testing.T) {
+	f := setupVisits(t)
+	staff := booking.As(context.Background(), f.admin(1))
+	m := f.masters[0]
+	visit := f.mustBook(t, f.visit("12:00", item(f.svc, m), item(f.beard, m))) // 12:00-13:00, 13:00-13:20
+	f.mustBook(t, f.req(m, "10:30"))
+	f.mustBook(t, f.req(m, "14:00"))
+	cut, beard := visit.Segments[0], visit.Segments[1]
+	f.Shift(t, f.salon, m, f.day.AddDays(-1), 1, "10:00", "20:00") // (the master works the day before)
+	_, err := f.Svc.Reschedule(staff, booking.RescheduleRequest{BookingID: cut.ID, Segment: true,
+		StartsAt: bookingtest.At(f.salon, f.day.AddDays(-1), "12:00")})
+	var ve *booking.ValidationError
+	if !errors.As(err, &ve) || !strings.Contains(ve.Fields["starts_at"].In("en"), "another day") {
+		t.Fatalf("the haircut to the day before: %v", err)
+	}
+	for _, c := range []struct {
+		what string
+		id   int64
+		to   string
+		fits func(booking.Slot) bool
+	}{
+		{"the haircut", cut.ID, "10:30", func(sl booking.Slot) bool { return !sl.End.After(beard.StartsAt) }},
+		{"the beard", beard.ID, "14:00", func(sl booking.Slot) bool { return !sl.Start.Before(cut.EndsAt()) }},
+	} {
+		_, err := f.Svc.Reschedule(staff, booking.RescheduleRequest{BookingID: c.id, Segment: true, StartsAt: f.at(c.to), MasterID: m.ID})
+		var st *booking.SlotTakenError
+		if !errors.As(err, &st) || len(st.Alternatives) == 0 {
+			t.Fatalf("%s onto a taken time: %v", c.what, err)
+		}
+		for _, sl := range st.Alternatives {
+			if day := booking.DateOf(sl.Start.In(f.salon.Location())); day != f.day || !c.fits(sl) {
+				t.Errorf("%s: offered %v-%v with master %d, out of its place in the visit", c.what, sl.Start, sl.End, sl.MasterID)
+			}
+		}
 	}
 }
