@@ -1334,4 +1334,19 @@ func TestAVisitIsPaidWithABalanceAtTheDesk(t *testing.T) {
 			t.Errorf("%s: the visit paid with %+v, %v to pay at the salon; want %v covered and %v", c.at, view.PaidWith, due, c.covers, c.atSalon)
 		}
 	}
+	// The day's calendar marks the cut the package paid, not the colour
+	// beside it; a certificate's visit, both (it pays toward the visit).
+	cal, err := f.Svc.Calendar(desk, booking.CalendarQuery{SalonID: f.salon.ID, First: f.day, Days: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marks := map[string]booking.BalanceKind{}
+	for _, l := range cal.Bookings {
+		marks[l.StartsAt.In(f.salon.Location()).Format("15:04")+" "+l.ServiceName] = l.PaidWith
+	}
+	want := map[string]booking.BalanceKind{"10:00 Colour": "", "11:00 Cut": booking.BalancePackage,
+		"12:00 Colour": booking.BalanceCertificate, "13:00 Cut": booking.BalanceCertificate}
+	if fmt.Sprint(marks) != fmt.Sprint(want) {
+		t.Errorf("the calendar marks %v, want %v", marks, want)
+	}
 }

@@ -43,7 +43,8 @@ type Listing struct {
 	// EachBooking only).
 	InVisit bool
 	// PaidWith is the kind of the balance its visit reserved ("": none;
-	// read by Calendar and the feed).
+	// read by Calendar and the feed); a package's, on the service it
+	// pays only.
 	PaidWith BalanceKind
 }
 
@@ -188,9 +189,14 @@ const calendarVersionSQL = `
 	) t`
 
 // listingPaidWithSQL selects the kind of the balance booking b's visit
-// reserved (an empty string: none).
+// reserved (an empty string: none); a package's, for the service of the
+// visit its visit pays only (the first of its services, as the
+// reservation chose it).
 const listingPaidWithSQL = `COALESCE((SELECT a.kind FROM balance_entries e JOIN balances a ON a.id = e.balance_id
-	WHERE e.booking_id = COALESCE(b.visit_id, b.id) AND e.type = 'reserve' ORDER BY e.id LIMIT 1), '')`
+	WHERE e.booking_id = COALESCE(b.visit_id, b.id) AND e.type = 'reserve'
+	  AND (a.kind <> 'package' OR b.id = (SELECT min(x.id) FROM bookings x WHERE (x.id = e.booking_id OR x.visit_of = e.booking_id)
+	                                      AND x.service_id = ANY (a.service_ids)))
+	ORDER BY e.id LIMIT 1), '')`
 
 // scanListing scans the booking columns, then the service, master and
 // client names, the client's phone and notes, and the kind of balance
