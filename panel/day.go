@@ -533,8 +533,8 @@ func bookingCell(b booking.Listing, loc *time.Location, now time.Time, l *lang) 
 		c.Client = b.ContactName
 	}
 	switch {
-	case b.Deposit > 0 && b.Status == booking.StatusPending:
-		c.Deposit = l.T("deposit due")
+	case b.Status == booking.StatusPending:
+		// (Its status, awaiting the deposit, says it.)
 	case b.PaidWith == booking.BalancePackage:
 		c.Deposit = l.T("paid with a package")
 	case b.PaidWith == booking.BalanceCertificate:

@@ -2,6 +2,7 @@ package panel_test
 
 import (
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"os"
@@ -65,6 +66,12 @@ func TestTheSalonAsksADepositOnline(t *testing.T) {
 	}
 	if st := scalar[string](t, w, `SELECT status FROM bookings WHERE id = $1 AND hold_expires_at IS NOT NULL`, online); st != "pending" {
 		t.Errorf("the deposit asked online: %s", st)
+	}
+	// The day's grid says once that it awaits its deposit.
+	day := slots[4].Start.In(loc).Format("2006-01-02")
+	cellRE := regexp.MustCompile(fmt.Sprintf(`(?s)href="/panel/bookings/%d" class="booking">.*?</a>`, online))
+	if got := html.UnescapeString(cellRE.FindString(b.get("/panel/day/" + day).body)); strings.Count(got, "ждёт предоплату") != 1 {
+		t.Errorf("the day's cell of the booking awaiting its deposit: %s", got)
 	}
 	if p := b.get(fmt.Sprintf("/panel/bookings/%d", inSalon)); strings.Contains(p.body, `id="pay-link"`) {
 		t.Error("a confirmed booking offers a payment link")
