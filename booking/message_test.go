@@ -863,7 +863,7 @@ func TestTheEMailSaysWhatACertificatePaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = mailed("Запись отменена")
-	for _, want := range []string{"сертификатом …" + cert.Hint, "Вернулось на него: 2\u00a0000\u00a0₽",
+	for _, want := range []string{"Было зарезервировано для записи: сертификат …" + cert.Hint, "Вернулось на него: 2\u00a0000\u00a0₽",
 		"Салону пришлось отменить вашу запись. Приносим извинения."} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the cancellation lacks %q:\n%s", want, got)

@@ -81,6 +81,14 @@ func (h *Handler) ask(p *actionPage, l *booking.Link) {
 		} else {
 			p.Question, p.Problem = "", p.T["a_pay_nothing"]
 		}
+	case l.Booking.Status == booking.StatusCancelled:
+		// Cancelled since the message (by the salon, say): said so, with
+		// what went back to what paid it.
+		p.Title, p.Question, p.Problem = p.T["a_done_cancel"], "", p.T["a_inactive"]
+		if l.Booking.CancelledBySalon {
+			p.Problem = p.T["salon_cancelled_note"]
+		}
+		p.Problem += cancelled(p, l.Booking)
 	case !l.Booking.Status.Active():
 		p.Question, p.Problem = "", p.T["a_inactive"]
 	case l.Action != booking.LinkConfirm && !l.Booking.Changeable:

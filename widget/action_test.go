@@ -476,3 +476,34 @@ func TestTheClientIsToldWhatCancellingDoesToTheDeposit(t *testing.T) {
 		}
 	}
 }
+
+// TestALinkOfABookingTheSalonCancelledSaysSo: the cancel link of a booking
+// paid with a package, opened after the salon cancelled it of its own
+// accord, says it is cancelled, by the salon, and that its visit went
+// back to the package; it asks nothing.
+func TestALinkOfABookingTheSalonCancelledSaysSo(t *testing.T) {
+	s := linkSite(t)
+	phone := bookingtest.Phone()
+	pkg, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{s.svc.ID}, Visits: 3, Client: booking.ClientInput{Name: "Maria", Phone: phone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, links := remindedLinksOf(t, s, booking.BookRequest{SalonID: s.salon.ID, ServiceID: s.svc.ID, MasterID: s.masters[0].ID,
+		StartsAt: bookingtest.At(s.salon, testDay, "16:00"), PayWith: &booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code},
+		Client: booking.ClientInput{Name: "Maria", Phone: phone, Email: "maria@example.com", Lang: "en"}})
+	desk := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: s.salon.ID, Role: booking.RoleAdmin}))
+	if _, err := s.Svc.Cancel(desk, booking.CancelRequest{SalonID: s.salon.ID, BookingID: b.ID, Stated: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := s.page("GET", "/a/"+links[2]+"?lang=en")
+	for _, want := range []string{`<h2 id="h-action">Booking cancelled</h2>`, "The salon had to cancel this booking. We are sorry.",
+		"Back on the package\u00a0…\u2060" + pkg.Hint + ": 1 visit."} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the cancel link's page lacks %q: %s", want, body)
+		}
+	}
+	if strings.Contains(body, `id="action-do"`) {
+		t.Error("the cancel link's page of a cancelled booking asks to cancel it")
+	}
+}

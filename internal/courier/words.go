@@ -143,8 +143,9 @@ func Compose(o *booking.Outgoing, base string) Words {
 	if l.Manage != "" {
 		w.Actions = append(w.Actions, action{t("Open the booking"), ManageURL(base, v, lang, l.Manage), false})
 	}
-	if o.Kind == booking.KindCancelled && o.Change.BySalon {
-		// (The salon cancelled: the way back to another time.)
+	if o.Kind == booking.KindCancelled && o.Change.BySalon || o.Kind == booking.KindHoldExpired {
+		// (The salon cancelled, or the deposit did not come: the way
+		// back to another time.)
 		w.Actions = append(w.Actions, action{t("Book another time"), base + "/w/" + url.PathEscape(v.Salon.Slug) + "?lang=" + lang, true})
 	}
 	if v.Salon.CutoffHours > 0 && (l.Move != "" || l.Cancel != "") {
@@ -173,12 +174,14 @@ func paidWith(t func(string, ...any) string, lang string, kind booking.MessageKi
 	if p.Kind == booking.BalancePackage {
 		paid = t("the package …%s: %s", p.Hint, i18n.Visits(lang, int64(p.Visits)))
 	}
-	if held := v.Status == booking.StatusPending || kind == booking.KindHoldExpired; held {
+	// Awaiting its deposit, it holds them; once cancelled, it held them
+	// (what was kept and what went back follows).
+	if held := v.Status == booking.StatusPending || v.Status == booking.StatusCancelled || kind == booking.KindHoldExpired; held {
 		label, paid = t("Held for the booking"), t("certificate …%s: %s", p.Hint, pays.Format(cur, lang))
 		if p.Kind == booking.BalancePackage {
 			paid = t("package …%s: %s", p.Hint, i18n.Visits(lang, int64(p.Visits)))
 		}
-		if kind == booking.KindHoldExpired {
+		if v.Status != booking.StatusPending {
 			label = t("Was held for the booking")
 		}
 	}

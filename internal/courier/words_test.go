@@ -74,7 +74,7 @@ func TestBookingMailSaysWhatABalancePaid(t *testing.T) {
 		{"a certificate, cancelled", "ru", booking.KindCancelled,
 			view(booking.StatusCancelled, booking.PaidWith{Kind: booking.BalanceCertificate, Hint: "86XD", Amount: 300000, Remaining: 250000,
 				Settled: true, Kept: 100000, Returned: 200000}),
-			[]string{"Оплачено: сертификатом …86XD: 3\u00a0000\u00a0₽", "Удержано по правилам отмены: 1\u00a0000\u00a0₽",
+			[]string{"Было зарезервировано для записи: сертификат …86XD: 3\u00a0000\u00a0₽", "Удержано по правилам отмены: 1\u00a0000\u00a0₽",
 				"Вернулось на него: 2\u00a0000\u00a0₽", "Осталось на нём: 2\u00a0500\u00a0₽"}, nil},
 		{"a package, booked", "ru", booking.KindConfirmation,
 			view(booking.StatusConfirmed, booking.PaidWith{Kind: booking.BalancePackage, Hint: "RVND", Visits: 1, Remaining: 4}),
@@ -82,7 +82,7 @@ func TestBookingMailSaysWhatABalancePaid(t *testing.T) {
 		{"a package, cancelled, all back", "en", booking.KindCancelled,
 			view(booking.StatusCancelled, booking.PaidWith{Kind: booking.BalancePackage, Hint: "RVND", Visits: 1, Remaining: 5,
 				Settled: true, Returned: 1}),
-			[]string{"Paid with: the package …RVND: 1 visit", "Back on it: 1 visit", "Left on it: 5 visits"}, []string{"Kept"}},
+			[]string{"Was held for the booking: package …RVND: 1 visit", "Back on it: 1 visit", "Left on it: 5 visits"}, []string{"Kept"}},
 		{"a certificate paying part", "ru", booking.KindConfirmation,
 			priced(booking.StatusConfirmed, 250000, 0, 0, booking.PaidWith{Kind: booking.BalanceCertificate, Hint: "WDTX", Amount: 100000, Covers: 100000}),
 			[]string{"Цена: 2\u00a0500\u00a0₽", "Оплачено: сертификатом …WDTX: 1\u00a0000\u00a0₽", "К оплате в салоне: 1\u00a0500\u00a0₽"}, nil},
@@ -106,7 +106,8 @@ func TestBookingMailSaysWhatABalancePaid(t *testing.T) {
 		{"the deposit did not come", "ru", booking.KindHoldExpired,
 			priced(booking.StatusCancelled, 600000, 50000, 0, booking.PaidWith{Kind: booking.BalanceCertificate, Hint: "4KGN", Amount: 50000, Covers: 50000,
 				Remaining: 50000, Settled: true, Returned: 50000}),
-			[]string{"Было зарезервировано для записи: сертификат …4KGN: 500\u00a0₽", "Вернулось на него: 500\u00a0₽"}, []string{"Оплачено", "К оплате"}},
+			[]string{"Было зарезервировано для записи: сертификат …4KGN: 500\u00a0₽", "Вернулось на него: 500\u00a0₽",
+				"Выбрать другое время"}, []string{"Оплачено", "К оплате"}},
 	} {
 		got := courier.Compose(&booking.Outgoing{Message: booking.Message{Kind: c.kind}, Booking: c.v, Lang: c.lang}, "https://salon.test").Text()
 		for _, w := range c.want {
