@@ -761,7 +761,11 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 		p.Fields = langOf(c).Fields(map[string]i18n.Text{"time": i18n.Of(ferr)})
 		return h.showBooking(c, p)
 	}
-	_, err = h.svc.Reschedule(c.UserContext(), booking.RescheduleRequest{SalonID: user(c).SalonID, BookingID: id,
+	before, err := h.svc.BookingView(c.UserContext(), user(c).SalonID, id)
+	if err != nil {
+		return err
+	}
+	moved, err := h.svc.Reschedule(c.UserContext(), booking.RescheduleRequest{SalonID: user(c).SalonID, BookingID: id,
 		StartsAt: at, MasterID: master, Items: items, Segment: only, BySalon: asked == "salon"})
 	if err != nil {
 		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
@@ -775,7 +779,18 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 		offer(p.Alts, fmt.Sprintf("/panel/bookings/%d/reschedule", id), keep...)
 		return h.showBooking(c, p)
 	}
+	if samePlaces(&before.Booking, moved) {
+		return done(c, fmt.Sprintf("/panel/bookings/%d", id), "unmoved")
+	}
 	return done(c, fmt.Sprintf("/panel/bookings/%d", id), "rescheduled")
+}
+
+// samePlaces reports whether booking b, as moved, is where it was, each
+// service of a visit at its time with its master (a move that changed
+// nothing).
+func samePlaces(was, b *booking.Booking) bool {
+	a, z := booking.SegmentsOf(was), booking.SegmentsOf(b)
+	return slices.EqualFunc(a, z, func(x, y booking.Segment) bool { return x.MasterID == y.MasterID && x.Start.Equal(y.Start) })
 }
 
 // refundBooking refunds the booking's paid deposit in full.

@@ -277,6 +277,8 @@ var ru = map[string]string{
 	"Saved.":               "Сохранено.",
 	"Removed.":             "Удалено.",
 
+	"Nothing to move: the booking is already at that time, with that master.": "Переносить нечего: запись уже на это время и к этому мастеру.",
+
 	// day and week
 	"Today":               "Сегодня",
 	"Previous day":        "Предыдущий день",

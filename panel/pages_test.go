@@ -249,6 +249,20 @@ func TestRescheduleOntoATakenTimeOffersAlternatives(t *testing.T) {
 		!strings.Contains(form2, `value="salon" aria-describedby="move-salon" checked>`) {
 		t.Errorf("a refused move's form: %d %s", r.status, form2)
 	}
+	// A move to where it is: nothing moved, and the page says so.
+	var at time.Time
+	var own int64
+	if err := w.Pool.QueryRow(context.Background(), `SELECT starts_at, master_id FROM bookings WHERE id = $1`, id).Scan(&at, &own); err != nil {
+		t.Fatal(err)
+	}
+	r = b.post(fmt.Sprintf("/panel/bookings/%d/reschedule", id), url.Values{"date": {at.In(loc).Format("2006-01-02")},
+		"time": {at.In(loc).Format("15:04")}, "master": {fmt.Sprint(own)}})
+	if r.status != http.StatusSeeOther || !strings.HasSuffix(r.header.Get("Location"), "?done=unmoved") {
+		t.Errorf("a move to where it is: %d %s", r.status, r.header.Get("Location"))
+	}
+	if page := b.get(r.header.Get("Location")).body; !strings.Contains(page, "Переносить нечего") {
+		t.Errorf("a move to where it is says: %s", regexp.MustCompile(`<p class="notice"[^<]*`).FindString(page))
+	}
 }
 
 // postUpload posts a file to the import page as a browser would; it

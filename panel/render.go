@@ -213,6 +213,7 @@ var notices = map[string]string{
 	"cancelled":        "Booking cancelled.",
 	"salon_cancelled":  "Booking cancelled. Its time is not offered to the waiting list; if the master cannot work then, take it off their schedule, so that it is not booked online either.",
 	"rescheduled":      "Booking moved.",
+	"unmoved":          "Nothing to move: the booking is already at that time, with that master.",
 	"completed":        "Marked as completed.",
 	"no_show":          "Marked as no-show.",
 	"saved":            "Saved.",
