@@ -110,6 +110,9 @@ func (h *Handler) ask(p *actionPage, l *booking.Link) {
 		case v.CancelKeeps > 0:
 			p.Question += " " + fmt.Sprintf(p.T["cancel_keeps"], w.UnitsIn(v.CancelKeeps, v.Salon.Currency, p.Lang),
 				fmt.Sprintf(p.T["pw_name_"+string(w.Kind)+"_of"], hint))
+			if rest := took - v.CancelKeeps; rest > 0 {
+				p.Question += " " + fmt.Sprintf(p.T["cancel_keeps_back"], w.UnitsIn(rest, v.Salon.Currency, p.Lang))
+			}
 		case took > 0:
 			p.Question += " " + fmt.Sprintf(p.T["cancel_returns"], fmt.Sprintf(p.T["pw_name_"+string(w.Kind)], hint),
 				w.UnitsIn(took, v.Salon.Currency, p.Lang))

@@ -295,7 +295,8 @@ func TestACancellationThatKeepsPartOfACertificateSaysSo(t *testing.T) {
 	}
 	policy(booking.RefundNever)
 	run(t, ctx, chromedp.Reload(), chromedp.WaitVisible(css("#cancel-keeps")))
-	if got := text(t, ctx, "#cancel-keeps"); !strings.Contains(got, "удержание — 1\u00a0000\u00a0₽ с сертификата\u00a0…\u2060"+cert.Hint+".") {
+	if got := text(t, ctx, "#cancel-keeps"); !strings.Contains(got, "удержание — 1\u00a0000\u00a0₽ с сертификата\u00a0…\u2060"+cert.Hint+
+		". Остальное вернётся на него: 4\u00a0000\u00a0₽.") {
 		t.Fatalf("the manage page before the cancel: %q", got)
 	}
 	browsertest.Axe(t, ctx, "a booking whose cancellation keeps part of its certificate")

@@ -938,7 +938,8 @@
     var pw = active && b.paid_with, keeps = pw && pw.cancel_keeps;
     var took = pw && (pw.kind === 'package' ? pw.visits : pw.amount);
     $('cancel-keeps').hidden = !((keeps || took) && open);
-    $('cancel-keeps').textContent = keeps ? fmt('cancel_keeps', units(pw, keeps), fmt('pw_name_' + pw.kind + '_of', hintOf(pw)))
+    $('cancel-keeps').textContent = keeps ? fmt('cancel_keeps', units(pw, keeps), fmt('pw_name_' + pw.kind + '_of', hintOf(pw))) +
+        (took > keeps ? ' ' + fmt('cancel_keeps_back', units(pw, took - keeps)) : '')
       : took ? fmt('cancel_returns', fmt('pw_name_' + pw.kind, hintOf(pw)), units(pw, took)) : '';
     // And of the deposit paid online: refunded, or kept by the policy.
     var pay = open && b.payment || {};
