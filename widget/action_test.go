@@ -3,6 +3,7 @@ package widget_test
 import (
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -505,5 +506,32 @@ func TestALinkOfABookingTheSalonCancelledSaysSo(t *testing.T) {
 	}
 	if strings.Contains(body, `id="action-do"`) {
 		t.Error("the cancel link's page of a cancelled booking asks to cancel it")
+	}
+}
+
+// TestTheCancelLinkSaysWhatACertificateKeepsAndGetsBack: under a policy
+// that keeps a client's cancellation's deposit, the cancel link of a
+// booking paid with a certificate says, before the tap, what cancelling
+// keeps of it and what goes back to it.
+func TestTheCancelLinkSaysWhatACertificateKeepsAndGetsBack(t *testing.T) {
+	s := linkSite(t)
+	salon := *s.salon
+	salon.RefundPolicy = booking.RefundNever
+	if _, err := s.Svc.UpdateSalon(bookingtest.System(), salon); err != nil {
+		t.Fatal(err)
+	}
+	svc := s.Service(t, s.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 500000, Deposit: 100000})
+	m := s.Master(t, s.salon, svc)
+	s.Shift(t, s.salon, m, testDay, 1, "10:00", "20:00")
+	cert, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalanceCertificate, Amount: 600000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, links := remindedLinksOf(t, s, booking.BookRequest{SalonID: s.salon.ID, ServiceID: svc.ID, MasterID: m.ID,
+		StartsAt: bookingtest.At(s.salon, testDay, "16:00"), PayWith: &booking.PayWith{Code: cert.Code},
+		Client: booking.ClientInput{Name: "Maria", Phone: bookingtest.Phone(), Email: "maria@example.com", Lang: "en"}})
+	want := "cancelling now keeps 1,000\u00a0₽ of the certificate\u00a0…\u2060" + cert.Hint + ". The rest, 4,000\u00a0₽, goes back to it."
+	if _, body, _ := s.page("GET", "/a/"+links[2]+"?lang=en"); !strings.Contains(html.UnescapeString(body), want) {
+		t.Errorf("the cancel link's page does not say %q: %s", want, body)
 	}
 }
