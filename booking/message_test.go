@@ -1036,9 +1036,9 @@ func TestAMoveOfOneServiceSaysWhichMoved(t *testing.T) {
 		{"10:00", "11:30", w.anna, "Окрашивание: теперь в 11:30 (было в 11:00)."},
 		{"13:00", "14:00", w.night, "Окрашивание: теперь мастер " + w.night.Name + "."},
 		{"16:00", "17:30", w.night, "Окрашивание: теперь в 17:30 (было в 17:00), мастер " + w.night.Name + "."},
-		// To the next day: the dates are said.
-		{"18:00", "+11:00", w.anna, "Окрашивание: теперь в " + i18n.When("ru", bookingtest.At(w.salon, w.day.AddDays(1), "11:00"), w.salon.Location()) +
-			" (было в " + i18n.When("ru", bookingtest.At(w.salon, w.day, "19:00"), w.salon.Location()) + ")."},
+		// Past midnight, to the master who works the night: the dates are said.
+		{"18:00", "+02:00", w.night, "Окрашивание: теперь в " + i18n.When("ru", bookingtest.At(w.salon, w.day.AddDays(1), "02:00"), w.salon.Location()) +
+			" (было в " + i18n.When("ru", bookingtest.At(w.salon, w.day, "19:00"), w.salon.Location()) + "), мастер " + w.night.Name + "."},
 	} {
 		email, phone := "visit-"+c.at[:2]+"@example.com", bookingtest.Phone()
 		b, err := w.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID,

@@ -1061,9 +1061,10 @@ func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan 
 // rescheduleSegment moves one segment of a visit (Reschedule with
 // Segment): staff only. Every master of the visit and the new one are
 // locked; the segment must fit its master's working hours at its new time
-// and keep its place in the visit (on its day, after the segment before
-// it has ended for the client and its buffer has passed, and so before
-// the next); the exclusion constraints decide the rest. Its alternatives
+// and keep its place in the visit (after the segment before it has ended
+// for the client and its buffer has passed, and so before the next, and
+// no more than visitGapMax from them); the exclusion constraints decide
+// the rest. Its alternatives
 // when the time is taken keep that place too.
 func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r RescheduleRequest, now time.Time) (*Booking, error) {
 	if caller.client() {
@@ -1088,15 +1089,13 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 			return fmt.Errorf("booking %d: %w", r.BookingID, ErrNotFound)
 		}
 		sg := b.Segments[i]
-		moved, room = &sg, roomOf(b, i, salon.Location())
+		moved, room = &sg, roomOf(b, i)
 		master := cmp.Or(r.MasterID, sg.MasterID)
 		if master == sg.MasterID && r.StartsAt.Equal(sg.StartsAt) {
 			out = b // (nothing to move, nor to tell)
 			return nil
 		}
-		if DateOf(r.StartsAt.In(room.loc)) != room.day {
-			return Invalid("starts_at", "on another day than the visit's other services: move the whole visit")
-		}
+
 		var version int64
 		if err := tx.QueryRow(ctx, `SELECT catalog_version FROM salons WHERE id = $1`, b.SalonID).Scan(&version); err != nil {
 			return fmt.Errorf("move segment: %w", err)
@@ -1127,6 +1126,9 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 		if !room.until.IsZero() && t.next(r.StartsAt).After(room.until) {
 			return Invalid("starts_at", "after the visit's next service starts: move the whole visit")
 		}
+		if !room.holds(r.StartsAt, t.next(r.StartsAt)) {
+			return Invalid("starts_at", "too far from the visit's other services: move the whole visit")
+		}
 		price := sg.Price
 		if master != sg.MasterID {
 			price = o.price
@@ -1152,22 +1154,21 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 	return out, err
 }
 
-// segmentRoom is where a segment of a visit may move alone: on the
-// visit's day (in loc), from when the one before it lets it start, until
-// the next starts (zero: no bound).
+// visitGapMax is the longest a client waits between two services of a
+// visit that one of them moved alone leaves (longer: another visit, to be
+// moved whole).
+const visitGapMax = 12 * time.Hour
+
+// segmentRoom is where a segment of a visit may move alone: from when the
+// one before it lets it start, until the next starts (zero: no bound),
+// and no further from them than visitGapMax.
 type segmentRoom struct {
-	loc         *time.Location
-	day         Date
 	from, until time.Time
 }
 
 // roomOf is the room segment i of visit b has.
-func roomOf(b *Booking, i int, loc *time.Location) segmentRoom {
-	other := b.Segments[0] // (the visit's day: its other services')
-	if i == 0 && len(b.Segments) > 1 {
-		other = b.Segments[1]
-	}
-	r := segmentRoom{loc: loc, day: DateOf(other.StartsAt.In(loc))}
+func roomOf(b *Booking, i int) segmentRoom {
+	var r segmentRoom
 	if i > 0 {
 		prev := b.Segments[i-1]
 		r.from = prev.terms().next(prev.StartsAt)
@@ -1181,5 +1182,6 @@ func roomOf(b *Booking, i int, loc *time.Location) segmentRoom {
 // holds reports whether a start and the end of its service with its
 // buffer (next: when the master may start the next) fit the room.
 func (r segmentRoom) holds(start, next time.Time) bool {
-	return DateOf(start.In(r.loc)) == r.day && !start.Before(r.from) && (r.until.IsZero() || !next.After(r.until))
+	return !start.Before(r.from) && (r.from.IsZero() || start.Sub(r.from) <= visitGapMax) &&
+		(r.until.IsZero() || !next.After(r.until) && r.until.Sub(next) <= visitGapMax)
 }

@@ -721,9 +721,10 @@ func TestAVisitOutsideTheHoursNamesTheService(t *testing.T) {
 }
 
 // TestAServiceMovedAloneKeepsItsPlaceInTheVisit: one service of a visit
-// moves only within the visit's day and order, and the alternatives of a
-// taken time offer only such places: the first service ends before the
-// next starts, the last starts after the one before it.
+// moves only within the visit's order, and not a day away (no more than
+// 12 hours from the others), and the alternatives of a taken time offer
+// only such places: the first service ends before the next starts, the
+// last starts after the one before it.
 func TestAServiceMovedAloneKeepsItsPlaceInTheVisit(t *testing.T) {
 	f := setupVisits(t)
 	staff := booking.As(context.Background(), f.admin(1))
@@ -736,7 +737,7 @@ func TestAServiceMovedAloneKeepsItsPlaceInTheVisit(t *testing.T) {
 	_, err := f.Svc.Reschedule(staff, booking.RescheduleRequest{BookingID: cut.ID, Segment: true,
 		StartsAt: bookingtest.At(f.salon, f.day.AddDays(-1), "12:00")})
 	var ve *booking.ValidationError
-	if !errors.As(err, &ve) || !strings.Contains(ve.Fields["starts_at"].In("en"), "another day") {
+	if !errors.As(err, &ve) || !strings.Contains(ve.Fields["starts_at"].In("en"), "too far from the visit's other services") {
 		t.Fatalf("the haircut to the day before: %v", err)
 	}
 	for _, c := range []struct {

@@ -142,7 +142,7 @@ var ru = map[string]string{
 	"a visit moves with its items":                                           "визит переносится вместе со списком услуг",
 	"a move keeps the visit's services":                                      "при переносе услуги визита остаются теми же",
 	"%s: the master does not work at that time":                              "%s: мастер в это время не работает",
-	"on another day than the visit's other services: move the whole visit":   "в другой день, чем остальные услуги визита: перенесите весь визит",
+	"too far from the visit's other services: move the whole visit":          "слишком далеко от остальных услуг визита: перенесите весь визит",
 	"before the visit's previous service ends: move the whole visit":         "раньше, чем кончится предыдущая услуга визита: перенесите весь визит",
 	"after the visit's next service starts: move the whole visit":            "позже, чем начнётся следующая услуга визита: перенесите весь визит",
 	"a service of a visit: give all the visit's rows, with its visit column": "услуга из визита: дайте все строки визита, с его номером в колонке «визит»",
