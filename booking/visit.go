@@ -838,6 +838,9 @@ func (p *planner) placeOrExplain(items []VisitItem, at time.Time) ([]placed, err
 	// Which service first finds its master not working, placed after
 	// the ones before it.
 	for k := range items {
+		if k > 0 && p.c.together(items[k-1].ServiceID, items[k].ServiceID) {
+			break // (it may fail for its master busy with the one before)
+		}
 		if p.place(items[:k+1], at) == nil {
 			return nil, Invalid("starts_at", "%s: the master does not work at that time", p.c.services[items[k].ServiceID].Name)
 		}
@@ -1072,6 +1075,7 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 	}
 	var out, moved *Booking
 	var room segmentRoom
+	var cat *catalog // (the alternatives' timings)
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		out, moved = nil, nil
 		b, salon, err := lockBooking(ctx, tx, caller, r.SalonID, r.BookingID, r.MasterID)
@@ -1104,6 +1108,7 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 		if err != nil {
 			return err
 		}
+		cat = c
 		if err := checkItems(c, []VisitItem{{ServiceID: sg.ServiceID, MasterID: master}}); err != nil {
 			return err
 		}
@@ -1147,8 +1152,11 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 		if err != nil {
 			return nil, err
 		}
-		buffer := time.Duration(moved.BufferMin) * time.Minute
-		alts = slices.DeleteFunc(notWhereItIs(alts, moved), func(sl Slot) bool { return !room.holds(sl.Start, sl.End.Add(buffer)) })
+		svc := cat.services[moved.ServiceID]
+		alts = slices.DeleteFunc(notWhereItIs(alts, moved), func(sl Slot) bool {
+			t := svc.timing(cat.offers[[2]int64{sl.MasterID, moved.ServiceID}].durationMin)
+			return !room.holds(sl.Start, t.next(sl.Start))
+		})
 		return nil, &SlotTakenError{Alternatives: alts}
 	}
 	return out, err
@@ -1166,15 +1174,21 @@ type segmentRoom struct {
 	from, until time.Time
 }
 
-// roomOf is the room segment i of visit b has.
+// roomOf is the room segment i of visit b has, as the planner places a
+// visit: after every service before it is done (but the ones done
+// together with it, which start with it), before any after it starts (but
+// those done with it).
 func roomOf(b *Booking, i int) segmentRoom {
 	var r segmentRoom
-	if i > 0 {
-		prev := b.Segments[i-1]
-		r.from = prev.terms().next(prev.StartsAt)
-	}
-	if i+1 < len(b.Segments) {
-		r.until = b.Segments[i+1].StartsAt
+	sg := b.Segments[i]
+	for j, x := range b.Segments {
+		switch {
+		case x.StartsAt.Equal(sg.StartsAt): // (itself, or done together with it)
+		case j < i:
+			r.from = laterOf(r.from, x.terms().next(x.StartsAt))
+		case j > i && (r.until.IsZero() || x.StartsAt.Before(r.until)):
+			r.until = x.StartsAt
+		}
 	}
 	return r
 }

@@ -265,6 +265,9 @@ func TestServicesDoneTogether(t *testing.T) {
 	if !errors.Is(err, booking.ErrInvalid) && !errors.Is(err, booking.ErrSlotTaken) {
 		t.Fatalf("one master for two services at once: %v", err)
 	}
+	if err != nil && strings.Contains(err.Error(), "does not work") { // (they work: they cannot do both at once)
+		t.Errorf("one master for two services at once is refused for the hours: %v", err)
+	}
 	assertNoOverlap(t, f.Pool)
 }
 
@@ -760,4 +763,40 @@ func TestAServiceMovedAloneKeepsItsPlaceInTheVisit(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAServiceDoneTogetherMovesAlone: in a visit of a cut and a beard done
+// together (two masters at once), then a colour, a service moved alone
+// keeps the visit as the planner makes it: the colour not before both
+// are done; the cut to another master at its time, the beard within the
+// cut, both allowed.
+func TestAServiceDoneTogetherMovesAlone(t *testing.T) {
+	f := setupVisits(t)
+	if err := f.Svc.SetTogether(bookingtest.System(), f.salon.ID, f.svc.ID, f.beard.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	staff := booking.As(context.Background(), f.admin(1))
+	b := f.mustBook(t, f.visit("10:00", item(f.svc, f.masters[0]), item(f.beard, f.masters[1]), item(f.colour, f.masters[2])))
+	want := []string{"m0 10:00-11:00 confirmed", "m1 10:00-10:20 confirmed", "m2 11:00-12:50 confirmed"}
+	if got := segmentsOf(t, f, b.ID); !slices.Equal(got, want) {
+		t.Fatalf("segments %v, want %v", got, want)
+	}
+	move := func(i int, hhmm string, m *booking.Master) error {
+		_, err := f.Svc.Reschedule(staff, booking.RescheduleRequest{BookingID: b.Segments[i].ID, Segment: true, StartsAt: f.at(hhmm), MasterID: m.ID})
+		return err
+	}
+	if err := move(2, "10:30", f.masters[2]); !errors.Is(err, booking.ErrInvalid) {
+		t.Fatalf("the colour while the cut runs: %v", err)
+	}
+	if err := move(0, "10:00", f.masters[2]); err != nil {
+		t.Fatalf("the cut to another master at its time: %v", err)
+	}
+	if err := move(1, "10:15", f.masters[1]); err != nil {
+		t.Fatalf("the beard later within the cut: %v", err)
+	}
+	want = []string{"m2 10:00-11:00 confirmed", "m1 10:15-10:35 confirmed", "m2 11:00-12:50 confirmed"}
+	if got := segmentsOf(t, f, b.ID); !slices.Equal(got, want) {
+		t.Fatalf("segments %v, want %v", got, want)
+	}
+	assertNoOverlap(t, f.Pool)
 }

@@ -361,12 +361,17 @@ func (h *Handler) visitLines(c *fiber.Ctx, v *booking.View, names map[int64]stri
 		if ps, pe := sg.Processing(); !ps.IsZero() {
 			l.Processing = hm(ps) + "–" + hm(pe)
 		}
-		if i > 0 {
-			// A long wait since the service before it (one moved alone,
-			// say) is shown, for the desk to see what the client faces.
-			if from := v.Segments[i-1].EndsAt(); sg.StartsAt.Sub(from) >= clientWaitShown {
-				l.Wait = hm(from) + "–" + hm(sg.StartsAt)
+		// A long wait since the services before it are done (one moved
+		// alone, say) is shown, for the desk to see what the client faces
+		// (the ones done together with it start with it).
+		var from time.Time
+		for _, x := range v.Segments[:i] {
+			if !x.StartsAt.Equal(sg.StartsAt) && x.EndsAt().After(from) {
+				from = x.EndsAt()
 			}
+		}
+		if !from.IsZero() && sg.StartsAt.Sub(from) >= clientWaitShown {
+			l.Wait = hm(from) + "–" + hm(sg.StartsAt)
 		}
 		ms, err := h.svc.Masters(ctx, salonID, sg.ServiceID)
 		if err != nil {
