@@ -369,7 +369,7 @@ func shortPaid(t func(string, ...any) string, lang string, kind booking.MessageK
 	}
 	units := func(n int64) string { return p.UnitsIn(n, v.Salon.Currency, lang) }
 	what := t("Certificate")
-	pays, _ := p.Pays(v.Status)
+	pays, back := p.Pays(v.Status)
 	paid := pays.Format(v.Salon.Currency, lang)
 	if p.Kind == booking.BalancePackage {
 		what, paid = t("Package"), i18n.Visits(lang, int64(p.Visits))
@@ -378,6 +378,10 @@ func shortPaid(t func(string, ...any) string, lang string, kind booking.MessageK
 	case kind == booking.KindConfirmation || kind == booking.KindChanged && v.Status.Active():
 		// (Moved: what it pays of the new price, which may differ.)
 		line := what + ": " + t("paid %s, %s left", paid, units(p.Remaining))
+		if back > 0 {
+			// (Moved to a cheaper master: the visit spends less than it held.)
+			line += "; " + t("%s back on it after the visit", back.Format(v.Salon.Currency, lang))
+		}
 		if due, ok := v.AtSalon(); ok && due > 0 {
 			line += "; " + t("%s to pay at the salon", due.Format(v.Salon.Currency, lang))
 		}

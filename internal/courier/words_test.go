@@ -131,7 +131,7 @@ func TestBookingMailSaysWhatABalancePaid(t *testing.T) {
 	if got := courier.Compose(&change, "").Text(); !strings.Contains(got, "У вашей записи другой мастер.") || strings.Contains(got, "Было:") {
 		t.Errorf("a move to another master at the same time:\n%s", got)
 	}
-	if got := courier.Short(&change, ""); !strings.Contains(got, "Сертификат: оплачено 1\u00a0500\u00a0₽, осталось 500\u00a0₽") {
+	if got := courier.Short(&change, ""); !strings.Contains(got, "Сертификат: оплачено 1\u00a0500\u00a0₽, осталось 500\u00a0₽; после визита вернётся на него 1\u00a0000\u00a0₽") {
 		t.Errorf("the SMS of a move: %q", got)
 	}
 	// Without a balance: no such lines.
