@@ -137,6 +137,25 @@ func (w *msgWorld) messages(id int64) []booking.Message {
 	return list
 }
 
+// texted waits (with a deadline, every replica sending) for the SMS to
+// phone that begins with prefix, as the fake SMS.ru took it, and returns
+// its text.
+func (w *msgWorld) texted(phone, prefix string) string {
+	w.t.Helper()
+	var text string
+	bookingtest.WaitFor(w.t, 30*time.Second, "the SMS "+prefix, func() bool {
+		w.sendAll()
+		for _, x := range w.smsTo(phone) {
+			if strings.HasPrefix(x.Text, prefix) {
+				text = x.Text
+				return true
+			}
+		}
+		return false
+	})
+	return text
+}
+
 // smsTo lists the texts the fake SMS.ru took for a phone.
 func (w *msgWorld) smsTo(phone string) []smstest.Message {
 	var out []smstest.Message
@@ -947,17 +966,7 @@ func TestTheCancellationSaysWhatBecameOfTheDeposit(t *testing.T) {
 		if back := msgBase + "/w/" + w.salon.Slug + "?lang=ru"; strings.Contains(got, back) != c.bySalon || strings.Contains(got, "Выбрать другое время") != c.bySalon {
 			t.Errorf("%s (by the salon %v): the link to book another time (%s):\n%s", c.policy, c.bySalon, back, got)
 		}
-		var sms string
-		bookingtest.WaitFor(t, 30*time.Second, "the cancellation's SMS", func() bool {
-			w.sendAll()
-			for _, x := range w.smsTo(phone) {
-				if strings.HasPrefix(x.Text, "Запись отменена") {
-					sms = x.Text
-					return true
-				}
-			}
-			return false
-		})
+		sms := w.texted(phone, "Запись отменена")
 		if strings.Contains(sms, said) != c.kept || strings.Contains(sms, sorry) != c.bySalon || paid(sms) != (c.bySalon && !c.unpaid) {
 			t.Errorf("%s (by the salon %v): the cancellation's SMS: %q", c.policy, c.bySalon, sms)
 		}
@@ -992,17 +1001,7 @@ func TestTheSalonsOwnMoveIsSaid(t *testing.T) {
 		if got := w.mailed("Запись перенесена", email); !strings.Contains(got, c.lead) {
 			t.Errorf("the e-mail of the salon's own move to %s:\n%s", c.to, got)
 		}
-		var sms string
-		bookingtest.WaitFor(t, 30*time.Second, "the move's SMS", func() bool {
-			w.sendAll()
-			for _, x := range w.smsTo(w.phoneOf(b)) {
-				if strings.HasPrefix(x.Text, "Запись перенесена") {
-					sms = x.Text
-					return true
-				}
-			}
-			return false
-		})
+		sms := w.texted(w.phoneOf(b), "Запись перенесена")
 		was := "Было: " + i18n.When("ru", bookingtest.At(w.salon, w.day, c.at), w.salon.Location())
 		if !strings.Contains(sms, "Мастер: "+w.night.Name) || !strings.Contains(sms, "Салону пришлось изменить вашу запись. Приносим извинения.") ||
 			strings.Contains(sms, was) != (c.at != c.to) {
@@ -1068,17 +1067,7 @@ func TestAMoveOfOneServiceSaysWhichMoved(t *testing.T) {
 		if !strings.Contains(got, c.said) || strings.Contains(got, "другой мастер") || strings.Contains(got, "новое время") {
 			t.Errorf("the e-mail of the colour moved to %s:\n%s", c.to, got)
 		}
-		var sms string
-		bookingtest.WaitFor(t, 30*time.Second, "the move's SMS", func() bool {
-			w.sendAll()
-			for _, x := range w.smsTo(phone) {
-				if strings.HasPrefix(x.Text, "Запись перенесена") {
-					sms = x.Text
-					return true
-				}
-			}
-			return false
-		})
+		sms := w.texted(phone, "Запись перенесена")
 		if !strings.Contains(sms, c.said) || strings.Contains(sms, "Мастер: ") {
 			t.Errorf("the SMS of the colour moved to %s: %q", c.to, sms)
 		}

@@ -162,31 +162,9 @@ func TestServicesDoneTogetherAreSetOnTheServicePage(t *testing.T) {
 func TestALaterServiceOfAVisitAsksWhoCancels(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	ctx := bookingtest.System()
 	colour := scalar[int64](t, w, `SELECT id FROM services WHERE salon_id = $1 AND name = 'Окрашивание'`, w.salon.ID)
 	manicure := scalar[int64](t, w, `SELECT id FROM services WHERE salon_id = $1 AND name = 'Маникюр'`, w.salon.ID)
-	items := []booking.VisitItem{{ServiceID: colour}, {ServiceID: manicure}}
-	var slot *booking.VisitSlot
-	for d := w.today().AddDays(1); slot == nil && d.Before(w.today().AddDays(9)); d = d.AddDays(1) {
-		slots, err := w.Svc.VisitSlots(ctx, booking.VisitSlotQuery{SalonID: w.salon.ID, Items: items, From: d})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(slots) > 0 {
-			slot = &slots[0]
-		}
-	}
-	if slot == nil {
-		t.Fatal("no free visit")
-	}
-	for i := range items {
-		items[i].MasterID = slot.Segments[i].MasterID
-	}
-	b, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, Items: items, StartsAt: slot.Start,
-		Client: booking.ClientInput{Name: "Visit Client", Phone: bookingtest.Phone()}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, _ := bookFirstVisit(t, w, colour, manicure)
 	second := scalar[int64](t, w, `SELECT id FROM bookings WHERE visit_of = $1`, b.ID)
 	if d := scalar[string](t, w, `SELECT deposit::text FROM bookings WHERE id = $1`, second); d != "0.00" {
 		t.Fatalf("the later service's own deposit: %s", d)
@@ -213,10 +191,57 @@ func TestALaterServiceOfAVisitAsksWhoCancels(t *testing.T) {
 func TestARefusedMoveOfAVisitShowsItsFormAsFilledIn(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	ctx := bookingtest.System()
 	haircut := scalar[int64](t, w, `SELECT id FROM services WHERE salon_id = $1 AND name = 'Женская стрижка'`, w.salon.ID)
 	manicure := scalar[int64](t, w, `SELECT id FROM services WHERE salon_id = $1 AND name = 'Маникюр'`, w.salon.ID)
-	items := []booking.VisitItem{{ServiceID: haircut}, {ServiceID: manicure}}
+	b, slot := bookFirstVisit(t, w, haircut, manicure)
+	other := scalar[int64](t, w, `SELECT master_id FROM master_services WHERE service_id = $1 AND master_id <> $2 ORDER BY master_id LIMIT 1`,
+		manicure, b.Segments[1].MasterID)
+	loc := w.salon.Location()
+	date, start := slot.Start.In(loc).Format("2006-01-02"), slot.Start.In(loc).Format("15:04")
+	o := w.owner()
+	form := func(body, id string) string {
+		return regexp.MustCompile(`(?s)<form [^>]*id="` + id + `">.*?</form>`).FindString(body)
+	}
+	selected := func(f string) []string {
+		var out []string
+		for _, m := range regexp.MustCompile(`<option value="(\d+)" selected>`).FindAllStringSubmatch(f, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	r := o.post(fmt.Sprintf("/panel/bookings/%d/reschedule", b.ID), url.Values{"date": {date}, "time": {"03:00"},
+		"item_service": {fmt.Sprint(haircut), fmt.Sprint(manicure)}, "item_master": {fmt.Sprint(b.Segments[0].MasterID), fmt.Sprint(other)},
+		"asked": {"client"}})
+	whole := form(r.body, "reschedule")
+	if want := []string{fmt.Sprint(b.Segments[0].MasterID), fmt.Sprint(other)}; r.status < 400 || fmt.Sprint(selected(whole)) != fmt.Sprint(want) ||
+		!strings.Contains(whole, `value="03:00"`) || !strings.Contains(whole, `value="client" checked>`) {
+		t.Errorf("a refused move of the visit: %d, masters %v (want %v): %s", r.status, selected(whole), want, whole)
+	}
+	if !strings.Contains(r.body, "Женская стрижка: мастер в это время не работает") { // (which of the visit's)
+		t.Errorf("a move of the visit outside the hours: %s", fieldErrorsOf(r.body))
+	}
+	second := b.Segments[1].ID
+	r = o.post(fmt.Sprintf("/panel/bookings/%d/reschedule", second), url.Values{"date": {date}, "time": {"03:00"},
+		"master": {fmt.Sprint(other)}, "only": {"1"}, "asked": {"salon"}})
+	one, whole := form(r.body, "reschedule-one"), form(r.body, "reschedule")
+	if r.status < 400 || fmt.Sprint(selected(one)) != fmt.Sprint([]string{fmt.Sprint(other)}) || !strings.Contains(one, `value="03:00"`) ||
+		!strings.Contains(one, `value="salon" aria-describedby="move-one-salon" checked>`) {
+		t.Errorf("a refused move of one service: %d: %s", r.status, one)
+	}
+	if !strings.Contains(whole, `value="`+start+`"`) || strings.Contains(whole, "checked>") {
+		t.Errorf("a refused move of one service changed the whole visit's form: %s", whole)
+	}
+}
+
+// bookFirstVisit books, at the desk, the first free visit of services
+// (in that order) over the next week, with the masters its slot names.
+func bookFirstVisit(t *testing.T, w *world, services ...int64) (*booking.Booking, *booking.VisitSlot) {
+	t.Helper()
+	ctx := bookingtest.System()
+	items := make([]booking.VisitItem, len(services))
+	for i, id := range services {
+		items[i].ServiceID = id
+	}
 	var slot *booking.VisitSlot
 	for d := w.today().AddDays(1); slot == nil && d.Before(w.today().AddDays(9)); d = d.AddDays(1) {
 		slots, err := w.Svc.VisitSlots(ctx, booking.VisitSlotQuery{SalonID: w.salon.ID, Items: items, From: d})
@@ -238,41 +263,5 @@ func TestARefusedMoveOfAVisitShowsItsFormAsFilledIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := scalar[int64](t, w, `SELECT master_id FROM master_services WHERE service_id = $1 AND master_id <> $2 ORDER BY master_id LIMIT 1`,
-		manicure, items[1].MasterID)
-	loc := w.salon.Location()
-	date, start := slot.Start.In(loc).Format("2006-01-02"), slot.Start.In(loc).Format("15:04")
-	o := w.owner()
-	form := func(body, id string) string {
-		return regexp.MustCompile(`(?s)<form [^>]*id="` + id + `">.*?</form>`).FindString(body)
-	}
-	selected := func(f string) []string {
-		var out []string
-		for _, m := range regexp.MustCompile(`<option value="(\d+)" selected>`).FindAllStringSubmatch(f, -1) {
-			out = append(out, m[1])
-		}
-		return out
-	}
-	r := o.post(fmt.Sprintf("/panel/bookings/%d/reschedule", b.ID), url.Values{"date": {date}, "time": {"03:00"},
-		"item_service": {fmt.Sprint(haircut), fmt.Sprint(manicure)}, "item_master": {fmt.Sprint(items[0].MasterID), fmt.Sprint(other)},
-		"asked": {"client"}})
-	whole := form(r.body, "reschedule")
-	if want := []string{fmt.Sprint(items[0].MasterID), fmt.Sprint(other)}; r.status < 400 || fmt.Sprint(selected(whole)) != fmt.Sprint(want) ||
-		!strings.Contains(whole, `value="03:00"`) || !strings.Contains(whole, `value="client" checked>`) {
-		t.Errorf("a refused move of the visit: %d, masters %v (want %v): %s", r.status, selected(whole), want, whole)
-	}
-	if !strings.Contains(r.body, "Женская стрижка: мастер в это время не работает") { // (which of the visit's)
-		t.Errorf("a move of the visit outside the hours: %s", fieldErrorsOf(r.body))
-	}
-	second := b.Segments[1].ID
-	r = o.post(fmt.Sprintf("/panel/bookings/%d/reschedule", second), url.Values{"date": {date}, "time": {"03:00"},
-		"master": {fmt.Sprint(other)}, "only": {"1"}, "asked": {"salon"}})
-	one, whole := form(r.body, "reschedule-one"), form(r.body, "reschedule")
-	if r.status < 400 || fmt.Sprint(selected(one)) != fmt.Sprint([]string{fmt.Sprint(other)}) || !strings.Contains(one, `value="03:00"`) ||
-		!strings.Contains(one, `value="salon" aria-describedby="move-one-salon" checked>`) {
-		t.Errorf("a refused move of one service: %d: %s", r.status, one)
-	}
-	if !strings.Contains(whole, `value="`+start+`"`) || strings.Contains(whole, "checked>") {
-		t.Errorf("a refused move of one service changed the whole visit's form: %s", whole)
-	}
+	return b, slot
 }

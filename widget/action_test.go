@@ -292,15 +292,7 @@ func TestBrowserDonePageOffersTelegram(t *testing.T) {
 // kept.
 func TestTheCancelLinkSaysWhatItKeepsOfAPackage(t *testing.T) {
 	t.Parallel()
-	s := linkSite(t)
-	salon := *s.salon
-	salon.RefundPolicy = booking.RefundNever
-	if _, err := s.Svc.UpdateSalon(bookingtest.System(), salon); err != nil {
-		t.Fatal(err)
-	}
-	svc := s.Service(t, s.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 500000, Deposit: 100000})
-	m := s.Master(t, s.salon, svc)
-	s.Shift(t, s.salon, m, testDay, 1, "10:00", "20:00")
+	s, svc, m := keepingSite(t)
 	phone := bookingtest.Phone()
 	pkg, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage,
 		ServiceIDs: []int64{svc.ID}, Visits: 3, Client: booking.ClientInput{Name: "Maria", Phone: phone}})
@@ -514,15 +506,7 @@ func TestALinkOfABookingTheSalonCancelledSaysSo(t *testing.T) {
 // booking paid with a certificate says, before the tap, what cancelling
 // keeps of it and what goes back to it.
 func TestTheCancelLinkSaysWhatACertificateKeepsAndGetsBack(t *testing.T) {
-	s := linkSite(t)
-	salon := *s.salon
-	salon.RefundPolicy = booking.RefundNever
-	if _, err := s.Svc.UpdateSalon(bookingtest.System(), salon); err != nil {
-		t.Fatal(err)
-	}
-	svc := s.Service(t, s.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 500000, Deposit: 100000})
-	m := s.Master(t, s.salon, svc)
-	s.Shift(t, s.salon, m, testDay, 1, "10:00", "20:00")
+	s, svc, m := keepingSite(t)
 	cert, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalanceCertificate, Amount: 600000})
 	if err != nil {
 		t.Fatal(err)
@@ -534,4 +518,21 @@ func TestTheCancelLinkSaysWhatACertificateKeepsAndGetsBack(t *testing.T) {
 	if _, body, _ := s.page("GET", "/a/"+links[2]+"?lang=en"); !strings.Contains(html.UnescapeString(body), want) {
 		t.Errorf("the cancel link's page does not say %q: %s", want, body)
 	}
+}
+
+// keepingSite is a link site whose salon's rules keep a client's
+// cancellation's deposit, with a colour (5 000, its deposit 1 000) and a
+// master who does it on the test day.
+func keepingSite(t *testing.T) (*site, *booking.SalonService, *booking.Master) {
+	t.Helper()
+	s := linkSite(t)
+	salon := *s.salon
+	salon.RefundPolicy = booking.RefundNever
+	if _, err := s.Svc.UpdateSalon(bookingtest.System(), salon); err != nil {
+		t.Fatal(err)
+	}
+	svc := s.Service(t, s.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 500000, Deposit: 100000})
+	m := s.Master(t, s.salon, svc)
+	s.Shift(t, s.salon, m, testDay, 1, "10:00", "20:00")
+	return s, svc, m
 }
