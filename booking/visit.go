@@ -1067,8 +1067,7 @@ func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan 
 // and keep its place in the visit (after the segment before it has ended
 // for the client and its buffer has passed, and so before the next, and
 // no more than visitGapMax from them); the exclusion constraints decide
-// the rest. Its alternatives
-// when the time is taken keep that place too.
+// the rest. Its alternatives when the time is taken keep that place too.
 func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r RescheduleRequest, now time.Time) (*Booking, error) {
 	if caller.client() {
 		return nil, fmt.Errorf("clients move a visit whole: %w", ErrForbidden)
@@ -1099,7 +1098,6 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 			out = b // (nothing to move, nor to tell)
 			return nil
 		}
-
 		var version int64
 		if err := tx.QueryRow(ctx, `SELECT catalog_version FROM salons WHERE id = $1`, b.SalonID).Scan(&version); err != nil {
 			return fmt.Errorf("move segment: %w", err)
@@ -1125,14 +1123,8 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 		if !slices.ContainsFunc(p.shifts[master], func(sh shift) bool { return t.fitsIn(sh, r.StartsAt, 0) }) {
 			return Invalid("starts_at", "outside the master's working hours")
 		}
-		if r.StartsAt.Before(room.from) {
-			return Invalid("starts_at", "before the visit's previous service ends: move the whole visit")
-		}
-		if !room.until.IsZero() && t.next(r.StartsAt).After(room.until) {
-			return Invalid("starts_at", "after the visit's next service starts: move the whole visit")
-		}
-		if !room.holds(r.StartsAt, t.next(r.StartsAt)) {
-			return Invalid("starts_at", "too far from the visit's other services: move the whole visit")
+		if why := room.refuses(r.StartsAt, t.next(r.StartsAt)); why != "" {
+			return Invalid("starts_at", why)
 		}
 		price := sg.Price
 		if master != sg.MasterID {
@@ -1155,7 +1147,7 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 		svc := cat.services[moved.ServiceID]
 		alts = slices.DeleteFunc(notWhereItIs(alts, moved), func(sl Slot) bool {
 			t := svc.timing(cat.offers[[2]int64{sl.MasterID, moved.ServiceID}].durationMin)
-			return !room.holds(sl.Start, t.next(sl.Start))
+			return room.refuses(sl.Start, t.next(sl.Start)) != ""
 		})
 		return nil, &SlotTakenError{Alternatives: alts}
 	}
@@ -1193,9 +1185,16 @@ func roomOf(b *Booking, i int) segmentRoom {
 	return r
 }
 
-// holds reports whether a start and the end of its service with its
-// buffer (next: when the master may start the next) fit the room.
-func (r segmentRoom) holds(start, next time.Time) bool {
-	return !start.Before(r.from) && (r.from.IsZero() || start.Sub(r.from) <= visitGapMax) &&
-		(r.until.IsZero() || !next.After(r.until) && r.until.Sub(next) <= visitGapMax)
+// refuses says why a start, and when its master may start the next
+// (next), do not fit the room ("": they fit).
+func (r segmentRoom) refuses(start, next time.Time) string {
+	switch {
+	case start.Before(r.from):
+		return "before the visit's previous service ends: move the whole visit"
+	case !r.until.IsZero() && next.After(r.until):
+		return "after the visit's next service starts: move the whole visit"
+	case !r.from.IsZero() && start.Sub(r.from) > visitGapMax, !r.until.IsZero() && r.until.Sub(next) > visitGapMax:
+		return "too far from the visit's other services: move the whole visit"
+	}
+	return ""
 }
