@@ -756,19 +756,17 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 	case len(items) > 0:
 		master = 0
 	}
-	at, ferr := localTime(salonOf(c), date, clock, again)
-	if ferr != nil {
-		// An unknown booking is not found, whatever the form says.
-		if _, err := h.svc.BookingView(c.UserContext(), user(c).SalonID, id); err != nil {
-			return err
-		}
-		c.Status(fiber.StatusUnprocessableEntity)
-		p.Fields = langOf(c).Fields(map[string]i18n.Text{"time": i18n.Of(ferr)})
-		return h.showBooking(c, p)
-	}
+	// (An unknown booking is not found, whatever the form says; a known
+	// one's places tell a move that changed nothing.)
 	before, err := h.svc.BookingView(c.UserContext(), user(c).SalonID, id)
 	if err != nil {
 		return err
+	}
+	at, ferr := localTime(salonOf(c), date, clock, again)
+	if ferr != nil {
+		c.Status(fiber.StatusUnprocessableEntity)
+		p.Fields = langOf(c).Fields(map[string]i18n.Text{"time": i18n.Of(ferr)})
+		return h.showBooking(c, p)
 	}
 	moved, err := h.svc.Reschedule(c.UserContext(), booking.RescheduleRequest{SalonID: user(c).SalonID, BookingID: id,
 		StartsAt: at, MasterID: master, Items: items, Segment: only, BySalon: asked == "salon"})

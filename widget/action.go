@@ -98,24 +98,18 @@ func (h *Handler) ask(p *actionPage, l *booking.Link) {
 		// cancelling keeps of the package or certificate, or that what
 		// it paid goes back to it.
 		v, w := l.Booking, l.Booking.PaidWith
-		hint := ""
-		if w.Hint != "" {
-			hint = "\u00a0…\u2060" + w.Hint
-		}
 		took := int64(w.Amount)
 		if w.Kind == booking.BalancePackage {
 			took = int64(w.Visits)
 		}
 		switch {
 		case v.CancelKeeps > 0:
-			p.Question += " " + fmt.Sprintf(p.T["cancel_keeps"], w.UnitsIn(v.CancelKeeps, v.Salon.Currency, p.Lang),
-				fmt.Sprintf(p.T["pw_name_"+string(w.Kind)+"_of"], hint))
+			p.Question += " " + fmt.Sprintf(p.T["cancel_keeps"], w.UnitsIn(v.CancelKeeps, v.Salon.Currency, p.Lang), balanceName(p, w, "_of"))
 			if rest := took - v.CancelKeeps; rest > 0 {
 				p.Question += " " + fmt.Sprintf(p.T["cancel_keeps_back"], w.UnitsIn(rest, v.Salon.Currency, p.Lang))
 			}
 		case took > 0:
-			p.Question += " " + fmt.Sprintf(p.T["cancel_returns"], fmt.Sprintf(p.T["pw_name_"+string(w.Kind)], hint),
-				w.UnitsIn(took, v.Salon.Currency, p.Lang))
+			p.Question += " " + fmt.Sprintf(p.T["cancel_returns"], balanceName(p, w, ""), w.UnitsIn(took, v.Salon.Currency, p.Lang))
 		}
 	}
 	if v := l.Booking; l.Action == booking.LinkCancel && p.Problem == "" && v.Changeable && v.Prepaid > 0 {
@@ -149,18 +143,25 @@ func cancelled(p *actionPage, v *booking.View) string {
 	if w == nil || !w.Settled {
 		return ""
 	}
-	hint := ""
-	if w.Hint != "" {
-		hint = "\u00a0…\u2060" + w.Hint // (the code's end kept on one line with its word)
-	}
 	var out string
 	if w.Kept > 0 {
-		out += " " + fmt.Sprintf(p.T["pw_kept"], fmt.Sprintf(p.T["pw_name_"+string(w.Kind)+"_of"], hint), w.UnitsIn(w.Kept, v.Salon.Currency, p.Lang)) + "."
+		out += " " + fmt.Sprintf(p.T["pw_kept"], balanceName(p, w, "_of"), w.UnitsIn(w.Kept, v.Salon.Currency, p.Lang)) + "."
 	}
 	if w.Returned > 0 {
-		out += " " + fmt.Sprintf(p.T["pw_returned"], fmt.Sprintf(p.T["pw_name_"+string(w.Kind)], hint), w.UnitsIn(w.Returned, v.Salon.Currency, p.Lang)) + "."
+		out += " " + fmt.Sprintf(p.T["pw_returned"], balanceName(p, w, ""), w.UnitsIn(w.Returned, v.Salon.Currency, p.Lang)) + "."
 	}
 	return out
+}
+
+// balanceName names the package or certificate w in the page's words
+// ("the package …7QK2"; form "_of": as "of" it), the code's end kept on
+// one line with its word.
+func balanceName(p *actionPage, w *booking.PaidWith, form string) string {
+	hint := ""
+	if w.Hint != "" {
+		hint = "\u00a0…\u2060" + w.Hint
+	}
+	return fmt.Sprintf(p.T["pw_name_"+string(w.Kind)+form], hint)
 }
 
 func (h *Handler) actionPost(c *fiber.Ctx) error {
