@@ -991,11 +991,17 @@ func (s *Service) accept(ctx context.Context, by Caller, e *WaitEntry, o WaitOff
 		// another of its offers): answered as a taken time, with the
 		// nearest free ones.
 		var status string
-		if err := s.pool.QueryRow(ctx, `SELECT status FROM waitlist_entries WHERE id = $1`, e.ID).Scan(&status); err != nil {
+		var accepting bool // (another tap of the entry's is booking it: its time reads taken meanwhile)
+		now := s.now()
+		if err := s.pool.QueryRow(ctx, `SELECT status, accepting_at IS NOT NULL AND accepting_at >= $2 FROM waitlist_entries WHERE id = $1`,
+			e.ID, now.Add(-acceptLease)).Scan(&status, &accepting); err != nil {
 			return nil, fmt.Errorf("accept offer: %w", dbErr(err))
 		}
-		if status != WaitWaiting {
+		switch {
+		case status != WaitWaiting:
 			return nil, conflict("this waitlist entry is %s", i18n.New(status))
+		case accepting:
+			return nil, conflict("another tap is booking this place on the waiting list: look again in a moment")
 		}
 		var works bool
 		if err := s.pool.QueryRow(ctx, `SELECT `+worksAtSQL+` FROM waitlist_offers WHERE id = $1`, o.ID).Scan(&works); err != nil {

@@ -483,6 +483,31 @@ func TestOneEntryBooksOnce(t *testing.T) {
 	}
 }
 
+// TestATapWhileAnotherBooksTheEntryWaits: while one tap of an entry's
+// offer books it (its booking made, the entry not yet marked booked), a
+// second tap of the same offer, whose time now reads taken, is told
+// another tap is booking (a conflict), not that someone was faster.
+func TestATapWhileAnotherBooksTheEntryWaits(t *testing.T) {
+	w := newWaitWorld(t, booking.WaitlistBroadcast, 3)
+	e := w.join(t, "Twice")
+	w.cancel(t, true, w.booked[1].ID)
+	w.offerFreed(t, 1, "11:00")
+	o := w.read(t, e).Offers[0]
+	// The first tap, halfway: the entry claimed, its booking made.
+	if _, err := w.Pool.Exec(context.Background(), `UPDATE waitlist_entries SET accepting_at = $2 WHERE id = $1`, e.ID, w.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.Book(web(), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, MasterID: o.MasterID, StartsAt: o.Start,
+		Client: booking.ClientInput{Name: "Twice", Phone: bookingtest.Phone()}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.accept(e, o.ID)
+	var st *booking.SlotTakenError
+	if !errors.Is(err, booking.ErrConflict) || errors.As(err, &st) {
+		t.Fatalf("a second tap while the first books: %v", err)
+	}
+}
+
 // TestSchedulesFreeOnlyWhatTheyAdd: saving a day's shifts unchanged frees
 // nothing; a longer shift frees only what it adds; a hold let go is not
 // held for the same client again a few minutes later; leaving releases a
