@@ -289,7 +289,13 @@ func TestBrowserShowsWhosePackageWasBought(t *testing.T) {
 		t.Fatalf("the link to book: %v %v", href, err)
 	}
 	run(t, ctx, chromedp.Click(css("#bought-book")), chromedp.WaitReady(css("#client-code")))
-	filled, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[document.getElementById('client-code').value, document.getElementById('client-phone').value, location.href]`))
+	// (The widget fills them in once its page has loaded: looked at until
+	// then, within a deadline.)
+	var filled []string
+	bookingtest.WaitFor(t, 10*time.Second, "the code filled in", func() bool {
+		filled, err = chromedp.Run(ctx, chromedp.Evaluate[[]string](`[document.getElementById('client-code').value, document.getElementById('client-phone').value, location.href]`))
+		return err != nil || filled[0] != ""
+	})
 	if err != nil || filled[0] != code || plain(filled[1]) != "+7 999 100-20-35" || strings.Contains(filled[2], code) {
 		t.Fatalf("the booking page after 'book with it': %q (%v), want the code %s and the phone", filled, err, code)
 	}
