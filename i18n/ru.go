@@ -100,14 +100,17 @@ var ru = map[string]string{
 	"only a chat channel can verify a phone":                        "подтвердить телефон может только чат",
 
 	// Paying with a balance.
-	"a certificate is whoever holds its code: it has no client's phone":                       "сертификат принадлежит тому, у кого его код: телефон клиента ему не нужен",
-	"a certificate is whoever holds its code: it has no client's name":                        "сертификат принадлежит тому, у кого его код: имя клиента ему не нужно",
-	"a certificate holds an amount, not visits":                                               "на сертификате сумма, а не визиты",
-	"a package holds visits, not an amount":                                                   "на абонементе визиты, а не сумма",
-	"this form put an offer on sale already: the page has a new form for another":             "эта форма уже выставила предложение на продажу: для другого на странице новая форма",
-	"no such package or certificate":                                                          "такого абонемента или сертификата нет",
-	"give the code":                                                                           "укажите код",
-	"this package is another client's":                                                        "это абонемент другого клиента",
+	"a certificate is whoever holds its code: it has no client's phone":           "сертификат принадлежит тому, у кого его код: телефон клиента ему не нужен",
+	"a certificate is whoever holds its code: it has no client's name":            "сертификат принадлежит тому, у кого его код: имя клиента ему не нужно",
+	"a certificate holds an amount, not visits":                                   "на сертификате сумма, а не визиты",
+	"a package holds visits, not an amount":                                       "на абонементе визиты, а не сумма",
+	"this form put an offer on sale already: the page has a new form for another": "эта форма уже выставила предложение на продажу: для другого на странице новая форма",
+	"no such package or certificate":                                              "такого абонемента или сертификата нет",
+	"give the code":                                                               "укажите код",
+
+	"choose the client's package or type a code, not both": "выберите абонемент клиента или введите код, не то и другое",
+
+	"this package is another client's": "это абонемент другого клиента",
 	"this code was tried with too many other phones today: book without it, or ask the salon": "с этим кодом сегодня пробовали слишком много чужих телефонов: запишитесь без него или обратитесь в салон",
 	"the package is not for this service":                                                     "абонемент не на эту услугу",
 	"there is nothing to pay":                                                                 "платить не за что",

@@ -414,18 +414,28 @@ func (h *Handler) paidWith(c *fiber.Ctx, p *bookingPage, v *booking.View) error 
 	for _, sg := range v.Segments {
 		services = append(services, sg.ServiceID)
 	}
-	list, err := h.svc.ClientBalances(c.UserContext(), s.ID, v.ClientID, s.Today(v.StartsAt), services)
+	var err error
+	p.Packages, err = h.packageChoices(c, v.ClientID, s.Today(v.StartsAt), services)
+	return err
+}
+
+// packageChoices are the packages of client clientID that may pay a visit
+// of the services on day, as the desk picks one.
+func (h *Handler) packageChoices(c *fiber.Ctx, clientID int64, day booking.Date, services []int64) ([]packageChoice, error) {
+	s, l := salonOf(c), langOf(c)
+	list, err := h.svc.ClientBalances(c.UserContext(), s.ID, clientID, day, services)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var out []packageChoice
 	for _, b := range list {
 		label := l.T("%s …%s: %s left", l.T(string(b.Kind)), b.Hint, units(l, s, b.Kind, b.Remaining))
 		if !b.ExpiresOn.IsZero() {
 			label += " · " + l.T("valid until") + " " + fmt.Sprintf("%02d.%02d.%d", b.ExpiresOn.Day, b.ExpiresOn.Month, b.ExpiresOn.Year)
 		}
-		p.Packages = append(p.Packages, packageChoice{ID: b.ID, Label: label})
+		out = append(out, packageChoice{ID: b.ID, Label: label})
 	}
-	return nil
+	return out, nil
 }
 
 // payWithBalance pays a booking at the desk with one of its client's

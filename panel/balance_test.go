@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"os"
@@ -803,5 +804,256 @@ func TestALockedCodeSaysSoOnItsPage(t *testing.T) {
 	}
 	if r := b.get(page); strings.Contains(r.body, `id="code-locked"`) {
 		t.Fatal("a new code's page still says the code is locked")
+	}
+}
+
+// TestTheNewBookingFormPaysWithAPackage: the desk books and pays at once.
+// The phone typed offers the client's packages for the services chosen
+// (a visit's further ones too; not another service's, not one that ends
+// before the day); booked with one, its visit is reserved (the ledger's
+// entry, what is left, the page: nothing due); a certificate's code pays
+// too. Refused, the form says why and keeps its values, nothing booked or
+// reserved: a package and a code at once, another client's package (a
+// crafted form), a spent package. A taken time's choices pay with the
+// package chosen.
+func TestTheNewBookingFormPaysWithAPackage(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := bookingtest.System()
+	haircut := scalar[int64](t, w, `SELECT id FROM services WHERE salon_id = $1 AND active ORDER BY id LIMIT 1`, w.salon.ID)
+	other := scalar[int64](t, w, `SELECT id FROM services WHERE salon_id = $1 AND active AND id <> $2 ORDER BY id LIMIT 1`, w.salon.ID, haircut)
+	master := scalar[int64](t, w, `SELECT master_id FROM master_services WHERE service_id = $1 ORDER BY master_id LIMIT 1`, haircut)
+	client := booking.ClientInput{Name: "Ольга", Phone: bookingtest.Phone()}
+	stranger := booking.ClientInput{Name: "Инна", Phone: bookingtest.Phone()}
+	day := w.today().AddDays(2)
+	issue := func(cl booking.ClientInput, service int64, visits int, until booking.Date) *booking.Balance {
+		t.Helper()
+		p, err := w.Svc.IssueBalance(ctx, booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalancePackage, ServiceIDs: []int64{service},
+			Visits: visits, ValidUntil: until, Client: cl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	one := issue(client, haircut, 1, day.AddDays(30))
+	three := issue(client, haircut, 3, day.AddDays(30))
+	otherService := issue(client, other, 3, day.AddDays(30))
+	ended := issue(client, haircut, 3, day.AddDays(-1))
+	theirs := issue(stranger, haircut, 3, day.AddDays(30))
+	cert, err := w.Svc.IssueBalance(ctx, booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalanceCertificate, Amount: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := w.owner()
+	offered := func(q url.Values) string {
+		t.Helper()
+		q.Set("phone", client.Phone)
+		a := b.get("/panel/clients/by-phone?" + q.Encode())
+		got := regexp.MustCompile(`(?s)<div id="client-packages" hx-swap-oob="true">.*?</div>`).FindString(a.body)
+		if a.status != http.StatusOK || got == "" {
+			t.Fatalf("the client's packages as the phone is typed: %d %s", a.status, a.body)
+		}
+		return got
+	}
+	hints := func(s string) (out []string) {
+		for _, p := range []*booking.Balance{one, three, otherService, ended, theirs} {
+			if strings.Contains(s, "…"+p.Hint) {
+				out = append(out, p.Hint)
+			}
+		}
+		return out
+	}
+	if got := hints(offered(url.Values{"service": {fmt.Sprint(haircut)}, "date": {day.String()}})); !slices.Equal(got, []string{one.Hint, three.Hint}) {
+		t.Errorf("offered for the haircut: %v, want %v", got, []string{one.Hint, three.Hint})
+	}
+	if got := hints(offered(url.Values{"service": {fmt.Sprint(haircut)}, "more_service": {fmt.Sprint(other), ""}, "date": {day.String()}})); !slices.Equal(got,
+		[]string{one.Hint, three.Hint, otherService.Hint}) {
+		t.Errorf("offered for a visit of both services: %v", got)
+	}
+	if got := hints(offered(url.Values{"service": {fmt.Sprint(haircut)}, "date": {day.AddDays(-3).String()}})); !slices.Contains(got, ended.Hint) {
+		t.Errorf("offered for a day the package is still good: %v, want …%s too", got, ended.Hint)
+	}
+	// The form for the client offers them too, none chosen.
+	page := b.get(fmt.Sprintf("/panel/bookings/new?client=%d&service=%d&master=%d", scalar[int64](t, w,
+		`SELECT client_id FROM balances WHERE id = $1`, one.ID), haircut, master)).body
+	if !strings.Contains(page, `<option value="0">нет: оплата в салоне</option>`) || !strings.Contains(page, "…"+three.Hint) {
+		t.Errorf("the new booking form for the client: %s", regexp.MustCompile(`(?s)<fieldset id="pay-with">.*?</fieldset>`).FindString(page))
+	}
+
+	slots, err := w.Svc.Slots(ctx, booking.SlotQuery{SalonID: w.salon.ID, ServiceID: haircut, MasterID: master, From: day, Days: 1})
+	if err != nil || len(slots) < 12 {
+		t.Fatalf("%d slots: %v", len(slots), err)
+	}
+	loc := w.salon.Location()
+	booked := func() int64 {
+		return scalar[int64](t, w, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id WHERE c.salon_id = $1 AND c.phone = $2`,
+			w.salon.ID, client.Phone)
+	}
+	entries := func() int64 {
+		return scalar[int64](t, w, `SELECT count(*) FROM balance_entries WHERE salon_id = $1 AND type = 'reserve'`, w.salon.ID)
+	}
+	form := func(slot int, pay ...string) url.Values {
+		at := slots[slot].Start.In(loc)
+		v := url.Values{"master": {fmt.Sprint(master)}, "service": {fmt.Sprint(haircut)}, "date": {at.Format("2006-01-02")},
+			"time": {at.Format("15:04")}, "phone": {client.Phone}, "name": {client.Name}, "key": {fmt.Sprintf("k-%d-%s", slot, strings.Join(pay, "-"))}}
+		for i := 0; i+1 < len(pay); i += 2 {
+			v.Set(pay[i], pay[i+1])
+		}
+		return v
+	}
+	refused := func(what string, a answer, status int, why string) {
+		t.Helper()
+		if a.status != status || !strings.Contains(a.body, why) {
+			t.Errorf("%s: %d, want %d saying %q: %s %s", what, a.status, status, why, fieldErrorsOf(a.body),
+				regexp.MustCompile(`<p class="error"[^>]*>[^<]*`).FindAllString(a.body, -1))
+		}
+		if n := booked(); n != 0 {
+			t.Errorf("%s: %d bookings made", what, n)
+		}
+		if n := entries(); n != 0 {
+			t.Errorf("%s: %d reservations made", what, n)
+		}
+	}
+	a := b.post("/panel/bookings", form(0, "pay_balance", fmt.Sprint(three.ID), "pay_code", cert.Code))
+	refused("a package and a code", a, http.StatusUnprocessableEntity, "выберите абонемент клиента или введите код, не то и другое")
+	if !strings.Contains(a.body, `name="pay_code" value="`+cert.Code+`" autocomplete="off" maxlength="40" aria-invalid="true"`) ||
+		!strings.Contains(a.body, fmt.Sprintf(`<option value="%d" selected>`, three.ID)) {
+		t.Errorf("the refused form does not keep the package and the code: %s", regexp.MustCompile(`(?s)<fieldset id="pay-with">.*?</fieldset>`).FindString(a.body))
+	}
+	refused("another client's package", b.post("/panel/bookings", form(0, "pay_balance", fmt.Sprint(theirs.ID))),
+		http.StatusUnprocessableEntity, "это абонемент другого клиента")
+	refused("a package of another service", b.post("/panel/bookings", form(0, "pay_balance", fmt.Sprint(otherService.ID))),
+		http.StatusUnprocessableEntity, "абонемент не на эту услугу")
+
+	// Booked with the package of one visit: reserved, nothing due.
+	a = b.post("/panel/bookings", form(0, "pay_balance", fmt.Sprint(one.ID)))
+	var id int64
+	if _, err := fmt.Sscanf(a.header.Get("Location"), "/panel/bookings/%d", &id); a.status != http.StatusSeeOther || err != nil {
+		t.Fatalf("booked with a package: %d %s %s", a.status, fieldErrorsOf(a.body), regexp.MustCompile(`<p class="error"[^>]*>[^<]*`).FindString(a.body))
+	}
+	if n := scalar[int64](t, w, `SELECT count(*) FROM balance_entries WHERE balance_id = $1 AND booking_id = $2 AND type = 'reserve' AND delta = -1`,
+		one.ID, id); n != 1 {
+		t.Errorf("the package's reserve entries for booking %d: %d, want 1", id, n)
+	}
+	if left := scalar[int64](t, w, `SELECT remaining FROM balances WHERE id = $1`, one.ID); left != 0 {
+		t.Errorf("the package has %d left, want 0", left)
+	}
+	if got := b.get(fmt.Sprintf("/panel/bookings/%d", id)).body; !regexp.MustCompile(`id="due">ничего: всё оплачено<`).MatchString(got) ||
+		!strings.Contains(got, "…"+one.Hint) {
+		t.Errorf("the booking paid with a package: %s", regexp.MustCompile(`(?s)<dl.*?</dl>`).FindString(got))
+	}
+	// Spent: another booking with it is refused, saying so.
+	a = b.post("/panel/bookings", form(4, "pay_balance", fmt.Sprint(one.ID)))
+	if a.status != http.StatusConflict || !strings.Contains(a.body, "Абонементом или сертификатом это не оплатить. На нём ничего не осталось.") {
+		t.Errorf("a spent package: %d %s", a.status, regexp.MustCompile(`<p class="error"[^>]*>[^<]*`).FindString(a.body))
+	}
+	if n := booked(); n != 1 {
+		t.Errorf("after a spent package's refusal, %d bookings, want 1", n)
+	}
+	// A certificate's code pays its amount, up to the price.
+	a = b.post("/panel/bookings", form(4, "pay_code", cert.Code))
+	if _, err := fmt.Sscanf(a.header.Get("Location"), "/panel/bookings/%d", &id); a.status != http.StatusSeeOther || err != nil {
+		t.Fatalf("booked with a certificate: %d %s", a.status, regexp.MustCompile(`<p class="error"[^>]*>[^<]*`).FindString(a.body))
+	}
+	price := scalar[int64](t, w, `SELECT (price * 100)::bigint FROM bookings WHERE id = $1`, id)
+	if got := scalar[int64](t, w, `SELECT -delta FROM balance_entries WHERE balance_id = $1 AND booking_id = $2 AND type = 'reserve'`,
+		cert.ID, id); got != min(price, 100000) {
+		t.Errorf("the certificate reserved %d for a price of %d", got, price)
+	}
+	// A taken time: each choice pays with the package chosen.
+	at := slots[8].Start.In(loc)
+	if _, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: haircut, MasterID: master, StartsAt: slots[8].Start,
+		Client: stranger}); err != nil {
+		t.Fatal(err)
+	}
+	a = b.post("/panel/bookings", form(8, "pay_balance", fmt.Sprint(three.ID)))
+	i := strings.Index(a.body, `<div class="alts">`)
+	if a.status != http.StatusConflict || i < 0 {
+		t.Fatalf("a taken time at %s: %d", at.Format("15:04"), a.status)
+	}
+	chunk := a.body[i:]
+	chunk = chunk[:strings.Index(chunk, "</form>")]
+	choice := url.Values{}
+	for _, m := range regexp.MustCompile(`name="(\w+)" value="([^"]*)"`).FindAllStringSubmatch(chunk, -1) {
+		choice.Set(m[1], html.UnescapeString(m[2]))
+	}
+	if choice.Get("pay_balance") != fmt.Sprint(three.ID) {
+		t.Errorf("the first choice does not pay with the package: %v", choice)
+	}
+	if r := b.do("POST", "/panel/bookings", choice); r.status != http.StatusSeeOther {
+		t.Fatalf("the first choice: %d", r.status)
+	}
+	if left := scalar[int64](t, w, `SELECT remaining FROM balances WHERE id = $1`, three.ID); left != 2 {
+		t.Errorf("booked by a choice, the package has %d left, want 2", left)
+	}
+}
+
+// TestBrowserBooksPayingWithTheClientsPackage: on the new booking form, the
+// phone typed shows the client's package for the service chosen; another
+// service chosen, it goes (it does not pay that one), and comes back with
+// the first; picked, the booking is made paid with it. axe-core;
+// screenshots at 390 px and on a desktop.
+func TestBrowserBooksPayingWithTheClientsPackage(t *testing.T) {
+	w := newWorld(t)
+	ctx := bookingtest.System()
+	var master, first, second int64
+	if err := w.Pool.QueryRow(ctx, `SELECT a.master_id, a.service_id, b.service_id FROM master_services a
+		JOIN master_services b ON b.master_id = a.master_id AND b.service_id > a.service_id
+		JOIN masters m ON m.id = a.master_id WHERE m.salon_id = $1 ORDER BY 1, 2, 3 LIMIT 1`, w.salon.ID).Scan(&master, &first, &second); err != nil {
+		t.Fatal(err)
+	}
+	client := booking.ClientInput{Name: "Ольга", Phone: "+79995550311"}
+	pkg, err := w.Svc.IssueBalance(ctx, booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalancePackage, ServiceIDs: []int64{first},
+		Visits: 5, Client: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots, err := w.Svc.Slots(ctx, booking.SlotQuery{SalonID: w.salon.ID, ServiceID: first, MasterID: master, From: w.today().AddDays(1), Days: 3})
+	if err != nil || len(slots) == 0 {
+		t.Fatalf("%d slots: %v", len(slots), err)
+	}
+	at := slots[0].Start.In(w.salon.Location())
+	pick := func(service int64) chromedp.Action[chromedp.Void] {
+		return func(c context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			_, err := chromedp.Evaluate[bool](fmt.Sprintf(`(function(){var s=document.querySelector('#new-booking select[name=service]');`+
+				`s.value='%d';s.dispatchEvent(new Event('change',{bubbles:true}));return true})()`, service))(c, tg)
+			return chromedp.Void{}, err
+		}
+	}
+	for i, size := range [][2]int64{{390, 844}, {1280, 900}} {
+		tab := browsertest.Tab(t, size[0], size[1])
+		if i == 0 { // (the tabs share the browser's cookies: one login)
+			do(t, tab, logIn(w)...)
+		}
+		do(t, tab,
+			chromedp.Navigate(fmt.Sprintf("%s/panel/bookings/new?master=%d&service=%d&at=%s", w.base, master, first, at.Format("2006-01-02T15:04"))),
+			chromedp.WaitVisible(css(`#new-booking`)),
+			chromedp.SendKeys(css(`#new-booking input[name=phone]`), "8 999 555-03-11"),
+			chromedp.WaitVisible(css(`#client-packages select[name=pay_balance]`)),
+		)
+		if got := value(t, tab, chromedp.Text(css(`#client-packages select`))); !strings.Contains(got, "…"+pkg.Hint) {
+			t.Fatalf("the client's packages offered: %q", got)
+		}
+		browsertest.Axe(t, tab, fmt.Sprintf("the new booking form with a package (%d px)", size[0]))
+		do(t, tab, pick(second), chromedp.WaitNotPresent(css(`#client-packages select`)),
+			pick(first), chromedp.WaitVisible(css(`#client-packages select`)))
+		if size[0] < 1000 {
+			do(t, tab, chromedp.SetValue(css(`#client-packages select`), fmt.Sprint(pkg.ID)))
+			shot(t, tab, "booking-new-with-package-390.png", 390, 844)
+			do(t, tab,
+				chromedp.Click(css(`#new-booking button[type=submit]`)),
+				chromedp.WaitVisible(css(`#status.confirmed`)),
+			)
+			id := bookingIDAt(t, tab)
+			if got := value(t, tab, chromedp.Text(css(`main`))); !strings.Contains(got, "…"+pkg.Hint) || !strings.Contains(got, "ничего: всё оплачено") {
+				t.Errorf("the booking's page: %q", got)
+			}
+			if n := scalar[int64](t, w, `SELECT count(*) FROM balance_entries WHERE balance_id = $1 AND booking_id = $2 AND type = 'reserve'`,
+				pkg.ID, id); n != 1 {
+				t.Errorf("booking %d reserved %d entries of the package, want 1", id, n)
+			}
+		} else {
+			shot(t, tab, "booking-new-with-package-1280.png", 1280, 900)
+		}
 	}
 }

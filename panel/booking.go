@@ -50,6 +50,53 @@ type bookingForm struct {
 	Terms       map[int64]string // by service: each master's minutes, "masterID=min ...", for the script
 	Known       *booking.Client  // the client of the phone typed, when the salon knows them
 	Swap        bool             // an htmx answer that also fills in the known client's name
+	// PayBalance is the known client's package the booking is paid with
+	// (0: none), one of Packages, theirs for the services on the date;
+	// PayCode, a package's or a certificate's code typed instead.
+	PayBalance int64
+	PayCode    string
+	Packages   []packageChoice
+	Fragment   bool // an htmx answer: the packages are swapped in out of band
+}
+
+// payWith is what the form pays the booking with (nil: nothing, paid in
+// the salon as usual). Both a package and a code: the code's field says
+// to choose one.
+func (f *bookingForm) payWith() (*booking.PayWith, error) {
+	switch {
+	case f.PayCode != "" && f.PayBalance != 0:
+		return nil, booking.Invalid("pay_with", "choose the client's package or type a code, not both")
+	case f.PayCode != "":
+		return &booking.PayWith{Code: f.PayCode}, nil // (the code says its kind)
+	case f.PayBalance != 0:
+		return &booking.PayWith{Kind: booking.BalancePackage, BalanceID: f.PayBalance}, nil
+	}
+	return nil, nil
+}
+
+// services are the services the form books, the first and the visit's
+// further ones.
+func (f *bookingForm) services() []int64 {
+	out := []int64{f.ServiceID}
+	for _, p := range f.More {
+		out = append(out, p.Service)
+	}
+	return out
+}
+
+// packages fills in the known client's packages for the form's services
+// on its date (today's when it has none yet).
+func (h *Handler) packages(c *fiber.Ctx, f *bookingForm) error {
+	if f.Known == nil {
+		return nil
+	}
+	s := salonOf(c)
+	day, err := booking.ParseDate(strings.TrimSpace(f.Date))
+	if err != nil {
+		day = s.Today(h.svc.Now())
+	}
+	f.Packages, err = h.packageChoices(c, f.Known.ID, day, f.services())
+	return err
 }
 
 // altChoice is a free time offered instead of a taken one, as a one-click
@@ -136,7 +183,14 @@ func (h *Handler) newBooking(c *fiber.Ctx) error {
 // salon knows by it (their name, filled in when none is typed yet, and
 // their notes: an allergy), or the hint that a new client is made.
 func (h *Handler) knownClient(c *fiber.Ctx) error {
-	f := &bookingForm{Name: strings.Clone(c.Query("name"))}
+	f := &bookingForm{Name: strings.Clone(c.Query("name")), Date: strings.Clone(c.Query("date")), Fragment: true}
+	f.ServiceID, _ = strconv.ParseInt(c.Query("service"), 10, 64)
+	f.PayBalance, _ = strconv.ParseInt(c.Query("pay_balance"), 10, 64)
+	for _, v := range c.Context().QueryArgs().PeekMulti("more_service") {
+		if id, _ := strconv.ParseInt(string(v), 10, 64); id > 0 {
+			f.More = append(f.More, visitPick{Service: id})
+		}
+	}
 	cl, err := h.svc.ClientByPhone(c.UserContext(), user(c).SalonID, c.Query("phone"))
 	switch {
 	case errors.Is(err, booking.ErrNotFound):
@@ -147,6 +201,9 @@ func (h *Handler) knownClient(c *fiber.Ctx) error {
 		if strings.TrimSpace(f.Name) == "" {
 			f.Name, f.Swap = cl.Name, true
 		}
+	}
+	if err := h.packages(c, f); err != nil {
+		return err
 	}
 	return h.fragment(c, "booking_new", "knownclient", f)
 }
@@ -206,6 +263,12 @@ func (h *Handler) showBookingForm(c *fiber.Ctx, f *bookingForm) error {
 			}
 		}
 	}
+	if !slices.ContainsFunc(f.Services, func(s booking.SalonService) bool { return s.ID == f.ServiceID }) && len(f.Services) > 0 {
+		f.ServiceID = f.Services[0].ID // (what the form's select shows chosen)
+	}
+	if err := h.packages(c, f); err != nil {
+		return err
+	}
 	return h.render(c, "booking_new", langOf(c).T("New booking"), f)
 }
 
@@ -219,10 +282,11 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 		Phone: strings.Clone(c.FormValue("phone")), Name: strings.Clone(c.FormValue("name")),
 		Notes: strings.Clone(c.FormValue("notes")), Key: strings.Clone(c.FormValue("key")),
 		Email: strings.Clone(strings.TrimSpace(c.FormValue("email"))), Online: c.FormValue("deposit") == "online",
-		Again: c.FormValue("again") != "",
+		Again: c.FormValue("again") != "", PayCode: strings.Clone(strings.TrimSpace(c.FormValue("pay_code"))),
 	}
 	f.MasterID, _ = strconv.ParseInt(c.FormValue("master"), 10, 64)
 	f.ServiceID, _ = strconv.ParseInt(c.FormValue("service"), 10, 64)
+	f.PayBalance, _ = strconv.ParseInt(c.FormValue("pay_balance"), 10, 64)
 	f.More = picksOf(c)
 	at, ferr := localTime(s, f.Date, f.Time, f.Again)
 	if ferr != nil {
@@ -234,6 +298,11 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 		SalonID: u.SalonID, ServiceID: f.ServiceID, MasterID: f.MasterID, StartsAt: at,
 		Client: booking.ClientInput{Name: f.Name, Phone: f.Phone, Email: f.Email}, Notes: f.Notes,
 		IdempotencyKey: f.Key, AskDeposit: f.Online,
+	}
+	var err error
+	if r.PayWith, err = f.payWith(); err != nil {
+		h.formError(c, err, &f.Error, &f.Fields, &f.Taken, &f.Alts)
+		return h.showBookingForm(c, f)
 	}
 	if len(f.More) > 0 {
 		// A visit: the first service with its master, then the others.
@@ -254,7 +323,8 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 			deposit = "online"
 		}
 		fields := []field{{"key", f.Key}, {"service", strconv.FormatInt(f.ServiceID, 10)},
-			{"phone", f.Phone}, {"name", f.Name}, {"email", f.Email}, {"notes", f.Notes}, {"deposit", deposit}}
+			{"phone", f.Phone}, {"name", f.Name}, {"email", f.Email}, {"notes", f.Notes}, {"deposit", deposit},
+			{"pay_balance", strconv.FormatInt(f.PayBalance, 10)}, {"pay_code", f.PayCode}}
 		for i := range f.Alts {
 			// A whole visit's choice: its further services with their masters.
 			a := &f.Alts[i]

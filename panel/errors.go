@@ -88,6 +88,8 @@ func (h *Handler) classify(c *fiber.Ctx, err error) (int, string) {
 		return fiber.StatusConflict, "It is too late for this change."
 	case errors.Is(err, booking.ErrSlotTaken):
 		return fiber.StatusConflict, "This time is taken."
+	case errors.Is(err, booking.ErrExhausted):
+		return fiber.StatusConflict, "The package or certificate cannot pay for this."
 	case errors.Is(err, booking.ErrConflict):
 		return fiber.StatusConflict, "This cannot be done in its current state."
 	case errors.Is(err, booking.ErrInvalid):

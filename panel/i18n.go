@@ -733,7 +733,17 @@ var ru = map[string]string{
 	"What was left is being refunded to the buyer's card through the payment service.": "Остаток возвращается на карту покупателя через платёжный сервис.",
 	"On sale online: clients buy it on the widget's gift page.":                        "Выставлено на продажу: клиенты покупают на странице подарков виджета.",
 	"A new code is e-mailed to the buyer; the old one no longer works.":                "Новый код отправлен покупателю; старый больше не действует.",
+
+	"Pay with a package or a certificate (optional)": "Оплата абонементом или сертификатом (необязательно)",
+	"Certificate or package code":                    "Код сертификата или абонемента",
+	"none: paid in the salon":                        "нет: оплата в салоне",
+
+	"The package or certificate cannot pay for this.": "Абонементом или сертификатом это не оплатить.",
 }
+
+// Field is a field's name as Fields keys it, for a template to find the
+// field's error.
+func (l *lang) Field(name string) string { return i18n.Field(name).In(l.Code) }
 
 // Fields puts the core's refused fields in the page's language: each
 // field's label and why.
