@@ -986,6 +986,16 @@ func TestTheNewBookingFormPaysWithAPackage(t *testing.T) {
 	if left := scalar[int64](t, w, `SELECT remaining FROM balances WHERE id = $1`, three.ID); left != 2 {
 		t.Errorf("booked by a choice, the package has %d left, want 2", left)
 	}
+	// On a booking's page, a code that pays nothing marks its field.
+	later, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: haircut, MasterID: master, StartsAt: slots[len(slots)-1].Start, Client: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = b.post(fmt.Sprintf("/panel/bookings/%d/pay-with", later.ID), url.Values{"code": {"NOSUCHCODE42"}})
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, `name="code" autocomplete="off" maxlength="40" aria-invalid="true" aria-describedby="pay-with-error"`) ||
+		!strings.Contains(a.body, `<p class="error" id="pay-with-error">такого абонемента или сертификата нет</p>`) {
+		t.Errorf("a code that pays nothing: %d %s", a.status, regexp.MustCompile(`(?s)<form[^>]*id="pay-with">.*?</form>`).FindString(a.body))
+	}
 }
 
 // TestBrowserBooksPayingWithTheClientsPackage: on the new booking form, the
