@@ -2,6 +2,7 @@ package booking_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -288,6 +289,47 @@ func TestAPackageBoughtOnlineIsSettledVisitByVisit(t *testing.T) {
 	}
 	if n := w.fake.Calls("POST /receipts"); n != 3 {
 		t.Errorf("%d settlement receipts sent, want 3, once each", n)
+	}
+}
+
+// A visit of two services that a package bought online (3 visits for
+// 10000.00, of either service) is for spends two of its visits: its
+// settlement names both services and settles two thirds of the price
+// (6666.66); the last visit, the rest (3333.34).
+func TestAVisitOfTwoServicesSettlesTwoVisitsOfAPackage(t *testing.T) {
+	w := newSaleWorld(t)
+	w.receiptsAt("")
+	cut := w.Service(t, w.salon, booking.SalonService{Name: "Cut", DurationMin: 30, Price: 150000})
+	m := w.Master(t, w.salon, w.svc, cut)
+	w.Shift(t, w.salon, m, w.day, 1, "10:00", "20:00")
+	o := w.offer(booking.BalanceOffer{Kind: booking.BalancePackage, Title: "3 визита", ServiceIDs: []int64{w.svc.ID, cut.ID}, Visits: 3, Price: 1000000})
+	x, _, ext := w.paidSale(o.ID, "olga@example.com")
+	var phone string
+	if err := w.Pool.QueryRow(context.Background(), `SELECT c.phone FROM clients c JOIN balances b ON b.client_id = c.id WHERE b.id = $1`,
+		x.BalanceID).Scan(&phone); err != nil {
+		t.Fatal(err)
+	}
+	v, err := w.Svc.Book(booking.As(context.Background(), w.admin()), booking.BookRequest{SalonID: w.salon.ID, StartsAt: bookingtest.At(w.salon, w.day, "10:00"),
+		Items:  []booking.VisitItem{{ServiceID: w.svc.ID, MasterID: m.ID}, {ServiceID: cut.ID, MasterID: m.ID}},
+		Client: booking.ClientInput{Name: "Ольга", Phone: phone}, PayWith: &booking.PayWith{Kind: booking.BalancePackage, BalanceID: x.BalanceID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.PaidWith == nil || v.PaidWith.Visits != 2 || v.PaidWith.Remaining != 1 {
+		t.Fatalf("a visit of both services: paid with %+v, want 2 visits, 1 left", v.PaidWith)
+	}
+	w.bookPackage(x.BalanceID, "15:00")
+	w.completeAndSweep(2)
+	got := map[string]int64{}
+	for _, r := range w.receiptsOf("settlement", ext) {
+		l := lineOf(t, r)
+		got[l.descr] += l.amount
+		if l.mode != "full_payment" || l.settled != l.amount {
+			t.Errorf("a settlement: %+v", l)
+		}
+	}
+	if want := map[string]int64{"Colour + Cut": 666666, "Colour": 333334}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("settled %v, want %v", got, want)
 	}
 }
 

@@ -69,8 +69,8 @@ type PaidWith struct {
 	// Covers is what of the visit's price it pays: a certificate's
 	// amount, read with a booking at most what its deposit online leaves
 	// of its price (capCovers: moved to a cheaper master, it spends no
-	// more); a package's visit, the price of the visit's first service it
-	// is for (the one its reservation chose).
+	// more); a package's visits, the prices of the visit's services it
+	// pays (the first it is for, in visit order, one a visit).
 	Covers Money
 }
 
@@ -238,7 +238,10 @@ func queueSpendable(batch *pgx.Batch, salonID int64, p *PayWith, caller Caller, 
 }
 
 // payment is what a booking asks of a balance: its client, the services of
-// its segments with their prices and deposits, and its salon-local day.
+// its segments with their prices and deposits (what of the deposit a
+// balance covers), whether each asks a deposit (asks: what a cancellation
+// the policy keeps keeps of a package; nil: those with deposits), and its
+// salon-local day.
 type payment struct {
 	clientID int64
 	// proven: the caller's chat channel vouched that the booking's phone
@@ -247,7 +250,16 @@ type payment struct {
 	services []int64
 	prices   []Money
 	deposits []Money
+	asks     []bool
 	day      Date
+}
+
+// asking reports whether the service of segment i asks a deposit.
+func (p *payment) asking(i int) bool {
+	if p.asks != nil {
+		return p.asks[i]
+	}
+	return p.deposits[i] > 0
 }
 
 // reservation is what a booking reserves of a balance: units (visits, or
@@ -261,8 +273,8 @@ type reservation struct {
 	pays      Money // of the price (PaidWith.Covers)
 	// keeps is what a cancellation the salon's policy keeps spends of the
 	// reservation (the rest is released): what a card would lose, the
-	// deposit (of a certificate, the part paying it; of a package, its
-	// visit when the service asks one).
+	// deposit (of a certificate, the part paying it; of a package, the
+	// visits of the services that ask one).
 	keeps     int64
 	actor     string
 	remaining int64 // what the balance has left after the reservation
@@ -296,11 +308,23 @@ func (sp *spendable) reserve(p *PayWith, caller Caller, pay payment) (*reservati
 		r.until = DateOf(*sp.expires)
 	}
 	if sp.kind == BalancePackage {
-		i := slices.IndexFunc(pay.services, func(id int64) bool { return slices.Contains(sp.services, id) })
-		if i < 0 {
+		// A visit of it for each service of the booking it is for, in
+		// visit order, as many as it has left (the rest paid at the
+		// salon).
+		for i, id := range pay.services {
+			if !slices.Contains(sp.services, id) || r.units >= sp.remaining {
+				continue
+			}
+			r.units++
+			r.covers += pay.deposits[i]
+			r.pays += pay.prices[i]
+			if pay.asking(i) {
+				r.keeps++
+			}
+		}
+		if r.units == 0 && !slices.ContainsFunc(pay.services, func(id int64) bool { return slices.Contains(sp.services, id) }) {
 			return nil, Invalid("pay_with", "the package is not for this service")
 		}
-		r.units, r.covers, r.pays = 1, pay.deposits[i], pay.prices[i]
 	} else {
 		var price Money
 		for _, p := range pay.prices {
@@ -316,26 +340,19 @@ func (sp *spendable) reserve(p *PayWith, caller Caller, pay payment) (*reservati
 			deposit += d
 		}
 		r.covers = min(Money(r.units), deposit)
+		r.keep(r.covers)
 	}
-	r.keep(r.covers)
 	if sp.remaining < r.units || r.units <= 0 {
 		return nil, exhausted("nothing is left on it")
 	}
 	return r, nil
 }
 
-// keep sets what a cancellation the policy keeps keeps of r when the
-// booking asks deposit: of a package, its visit; of a certificate, as
-// much of deposit as it holds; nothing when no deposit is asked.
+// keep sets what a cancellation the policy keeps keeps of certificate r
+// when the booking asks deposit: as much of it as r holds (nothing when
+// no deposit is asked). (A package's is counted as it is reserved.)
 func (r *reservation) keep(deposit Money) {
-	switch {
-	case deposit <= 0:
-		r.keeps = 0
-	case r.kind == BalancePackage:
-		r.keeps = r.units
-	default:
-		r.keeps = min(r.units, int64(deposit))
-	}
+	r.keeps = max(min(r.units, int64(deposit)), 0)
 }
 
 // paid is the reservation as the booking shows it.
@@ -397,8 +414,9 @@ func paidWith(ctx context.Context, q querier, id int64) (*PaidWith, error) {
 	var expires *time.Time
 	err := q.QueryRow(ctx, `SELECT b.id, b.kind, b.code_hint, e.delta, b.remaining, b.expires_on, e.keeps,
 		    COALESCE(x.returned, 0), x.settled,
-		    CASE WHEN b.kind = 'package' THEN COALESCE((SELECT v.price FROM bookings v WHERE (v.id = e.booking_id OR v.visit_of = e.booking_id)
-		                                                 AND v.service_id = ANY(b.service_ids) ORDER BY v.starts_at, v.id LIMIT 1), 0)
+		    CASE WHEN b.kind = 'package' THEN COALESCE((SELECT sum(p.price) FROM (SELECT v.price FROM bookings v
+		                                                 WHERE (v.id = e.booking_id OR v.visit_of = e.booking_id) AND v.service_id = ANY(b.service_ids)
+		                                                 ORDER BY v.id LIMIT -e.delta) p), 0)
 		         ELSE -e.delta / 100.0 END -- (numeric, as prices are: in major units; a certificate's capped by the view)
 		FROM balance_entries e JOIN balances b ON b.id = e.balance_id
 		LEFT JOIN LATERAL (SELECT sum(y.delta) FILTER (WHERE y.type = 'release') AS returned, count(*) > 0 AS settled FROM balance_entries y
@@ -503,14 +521,25 @@ func (s *Service) ApplyBalance(ctx context.Context, salonID, bookingID int64, p 
 			pay.prices = append(pay.prices, sg.Price-off)
 			pay.deposits = append(pay.deposits, 0)
 		}
+		if b.Deposit > 0 {
+			// (Which of its services ask a deposit: a package's visits
+			// of those are what a cancellation the policy keeps keeps.)
+			if pay.asks, err = askingDeposits(ctx, tx, salonID, pay.services); err != nil {
+				return err
+			}
+		} else {
+			pay.asks = make([]bool, len(pay.services))
+		}
 		rsv, err := sp.reserve(&p, caller, pay)
 		if err != nil {
 			return err
 		}
-		// A cancellation the policy keeps keeps the deposit the booking
-		// asks, less what was paid of it online (a package is refused
-		// then, above).
-		rsv.keep(max(b.Deposit-held, 0))
+		if rsv.kind == BalanceCertificate {
+			// A cancellation the policy keeps keeps the deposit the
+			// booking asks, less what was paid of it online (a package
+			// is refused then, above).
+			rsv.keep(max(b.Deposit-held, 0))
+		}
 		if err := tx.QueryRow(ctx, `INSERT INTO balance_entries (balance_id, salon_id, type, delta, keeps, booking_id, actor)
 			VALUES ($1, $2, 'reserve', -$3::bigint, $4, $5, $6) RETURNING balance_after`, rsv.balanceID, salonID, rsv.units, rsv.keeps, b.ID, rsv.actor).
 			Scan(&rsv.remaining); err != nil {
@@ -529,6 +558,25 @@ func (s *Service) ApplyBalance(ctx context.Context, salonID, bookingID int64, p 
 		return nil, dbErr(err)
 	}
 	return out, nil
+}
+
+// askingDeposits reports, for each of services, whether the salon's
+// service asks a deposit.
+func askingDeposits(ctx context.Context, q querier, salonID int64, services []int64) ([]bool, error) {
+	rows, err := q.Query(ctx, `SELECT s.deposit > 0 FROM unnest($2::bigint[]) WITH ORDINALITY AS x(id, n)
+		LEFT JOIN services s ON s.salon_id = $1 AND s.id = x.id ORDER BY x.n`, salonID, services)
+	if err != nil {
+		return nil, fmt.Errorf("deposits: %w", err)
+	}
+	asks, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (bool, error) {
+		var ok *bool
+		err := r.Scan(&ok)
+		return ok != nil && *ok, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("deposits: %w", err)
+	}
+	return asks, nil
 }
 
 // recordDeskPayment writes, beside the entry of booking b paid with rsv at

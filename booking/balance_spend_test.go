@@ -1350,3 +1350,130 @@ func TestAVisitIsPaidWithABalanceAtTheDesk(t *testing.T) {
 		t.Errorf("the calendar marks %v, want %v", marks, want)
 	}
 }
+
+// TestAPackageOfSeveralServicesPaysEachOfAVisit: a package of a colour and
+// a cut ("each visit is of any one ticked") pays a visit of both with a
+// visit of it for each: both prices paid, the colour's deposit covered,
+// both marked paid on the day's calendar, a manicure beside them due at
+// the salon. With one visit left, it pays the first of them in visit
+// order, the other's deposit asked. A cancellation the policy keeps
+// keeps the visits of the services that ask a deposit (the colour's) and
+// gives back the rest (the cut's); a missed visit spends both. At the
+// desk, it pays the same, and keeps the same.
+func TestAPackageOfSeveralServicesPaysEachOfAVisit(t *testing.T) {
+	f := setup(t, booking.WithOnlineDeposits())
+	sys := bookingtest.System()
+	ctx := context.Background()
+	desk := booking.As(ctx, f.admin(1))
+	colour := f.Service(t, f.salon, booking.SalonService{Name: "Colour", DurationMin: 60, Price: 300000, Deposit: 100000})
+	cut := f.Service(t, f.salon, booking.SalonService{Name: "Cut", DurationMin: 30, Price: 150000, Deposit: 50000})
+	nails := f.Service(t, f.salon, booking.SalonService{Name: "Nails", DurationMin: 30, Price: 100000})
+	m := f.Master(t, f.salon, colour, cut, nails)
+	f.Shift(t, f.salon, m, f.day, 1, "10:00", "21:00")
+	if _, err := f.Pool.Exec(ctx, `UPDATE services SET deposit = 0 WHERE id = $1`, cut.ID); err != nil {
+		t.Fatal(err) // (the cut asks no deposit: a kept cancellation gives its visit back)
+	}
+	phone := bookingtest.Phone()
+	client := booking.ClientInput{Name: "Regular", Phone: phone}
+	issue := func(visits int) *booking.Balance {
+		t.Helper()
+		p, err := f.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalancePackage, ServiceIDs: []int64{colour.ID, cut.ID},
+			Visits: visits, Client: client})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pkg := issue(6)
+	visit := func(at string, pay *booking.PayWith, services ...*booking.SalonService) *booking.Booking {
+		t.Helper()
+		r := booking.BookRequest{SalonID: f.salon.ID, StartsAt: f.at(at), Client: client, PayWith: pay}
+		for _, sv := range services {
+			r.Items = append(r.Items, booking.VisitItem{ServiceID: sv.ID, MasterID: m.ID})
+		}
+		b, err := f.Svc.Book(desk, r)
+		if err != nil {
+			t.Fatalf("%s: %v", at, err)
+		}
+		return b
+	}
+	count := func(sql string, args ...any) int64 {
+		t.Helper()
+		var n int64
+		if err := f.Pool.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	units := func(b *booking.Booking) int64 {
+		return count(`SELECT COALESCE(-sum(delta), 0) FROM balance_entries WHERE booking_id = $1 AND type = 'reserve'`, b.ID)
+	}
+	byID := &booking.PayWith{Kind: booking.BalancePackage, BalanceID: pkg.ID}
+
+	// Both services of a visit, the nails beside them: two visits.
+	both := visit("10:00", byID, colour, cut, nails)
+	if both.PaidWith == nil || both.PaidWith.Visits != 2 || both.PaidWith.Remaining != 4 || both.Deposit != 0 || units(both) != 2 {
+		t.Fatalf("a visit of both: paid with %+v, deposit %v, %d reserved", both.PaidWith, both.Deposit, units(both))
+	}
+	view := f.get(t, both.ID)
+	if due, ok := view.AtSalon(); view.PaidWith == nil || view.PaidWith.Covers != 450000 || !ok || due != 100000 || view.PaidWith.Keeps != 1 {
+		t.Fatalf("a visit of both: %+v, %v to pay at the salon; want 4500.00 covered, the nails' 1000.00 due, the colour's visit kept by the policy",
+			view.PaidWith, due)
+	}
+	cal, err := f.Svc.Calendar(desk, booking.CalendarQuery{SalonID: f.salon.ID, First: f.day, Days: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marks := map[string]booking.BalanceKind{}
+	for _, l := range cal.Bookings {
+		marks[l.StartsAt.In(f.salon.Location()).Format("15:04")+" "+l.ServiceName] = l.PaidWith
+	}
+	if want := map[string]booking.BalanceKind{"10:00 Colour": booking.BalancePackage, "11:00 Cut": booking.BalancePackage, "11:30 Nails": ""}; fmt.Sprint(marks) != fmt.Sprint(want) {
+		t.Errorf("the calendar marks %v, want %v", marks, want)
+	}
+	// Another, to be missed: two more.
+	missed := visit("12:00", byID, colour, cut)
+	// At the desk, a visit booked first: the last two.
+	desked := visit("14:00", nil, cut, colour)
+	paid, err := f.Svc.ApplyBalance(desk, f.salon.ID, desked.ID, *byID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if paid.PaidWith == nil || paid.PaidWith.Visits != 2 || paid.PaidWith.Remaining != 0 || paid.PaidWith.Keeps != 1 {
+		t.Fatalf("paid at the desk: %+v, want two visits, none left, the colour's kept by the policy", paid.PaidWith)
+	}
+	// One left of another: the first of the visit's services it is for.
+	one := issue(1)
+	last := visit("16:00", &booking.PayWith{Kind: booking.BalancePackage, BalanceID: one.ID}, cut, colour)
+	if last.PaidWith == nil || last.PaidWith.Visits != 1 || last.PaidWith.Remaining != 0 || last.Deposit != 100000 {
+		t.Fatalf("one visit left: paid with %+v, deposit %v; want the cut paid, the colour's deposit asked", last.PaidWith, last.Deposit)
+	}
+	if v := f.get(t, last.ID); v.PaidWith == nil || v.PaidWith.Covers != 150000 {
+		t.Fatalf("one visit left covers %+v, want the cut's 1500.00", v.PaidWith)
+	}
+	// Cancelled at the client's request under a policy that keeps
+	// deposits: the colour's visit kept, the cut's back.
+	s := *f.salon
+	s.RefundPolicy = booking.RefundNever
+	if _, err := f.Svc.UpdateSalon(sys, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []*booking.Booking{both, desked} {
+		if _, err := f.Svc.Cancel(desk, booking.CancelRequest{SalonID: f.salon.ID, BookingID: b.ID, ForClient: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l := readLedger(t, f, pkg.ID); l.remaining != 2 {
+		t.Fatalf("two kept cancellations of visits of both: %+v, want 2 back (the cuts')", l)
+	}
+	// Missed: both spent.
+	f.Clock.Set(f.at("13:00"))
+	if _, err := f.Svc.MarkNoShow(desk, missed.ID); err != nil {
+		t.Fatal(err)
+	}
+	spent := count(`SELECT count(*) FROM balance_entries WHERE booking_id = $1 AND type = 'spend'`, missed.ID)
+	back := count(`SELECT count(*) FROM balance_entries WHERE booking_id = $1 AND type = 'release'`, missed.ID)
+	if l := readLedger(t, f, pkg.ID); l.remaining != 2 || spent != 1 || back != 0 {
+		t.Fatalf("a missed visit of both: %+v, %d spends, %d releases; want both spent", l, spent, back)
+	}
+}

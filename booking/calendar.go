@@ -189,13 +189,13 @@ const calendarVersionSQL = `
 	) t`
 
 // listingPaidWithSQL selects the kind of the balance booking b's visit
-// reserved (an empty string: none); a package's, for the service of the
-// visit its visit pays only (the first of its services, as the
-// reservation chose it).
+// reserved (an empty string: none); a package's, for the services of the
+// visit its visits pay only (the first of its services, in visit order,
+// as the reservation chose them).
 const listingPaidWithSQL = `COALESCE((SELECT a.kind FROM balance_entries e JOIN balances a ON a.id = e.balance_id
 	WHERE e.booking_id = COALESCE(b.visit_id, b.id) AND e.type = 'reserve'
-	  AND (a.kind <> 'package' OR b.id = (SELECT min(x.id) FROM bookings x WHERE (x.id = e.booking_id OR x.visit_of = e.booking_id)
-	                                      AND x.service_id = ANY (a.service_ids)))
+	  AND (a.kind <> 'package' OR b.id IN (SELECT x.id FROM bookings x WHERE (x.id = e.booking_id OR x.visit_of = e.booking_id)
+	                                       AND x.service_id = ANY (a.service_ids) ORDER BY x.id LIMIT -e.delta))
 	ORDER BY e.id LIMIT 1), '')`
 
 // scanListing scans the booking columns, then the service, master and

@@ -404,8 +404,8 @@ func (s *Service) priceBalanceSettlements(ctx context.Context) error {
 // priceSaleSettlements prices the settlements due of sale id (its row
 // taken; nothing when another holds it) and writes each one's receipt:
 // the line of the service the visit used it for (the salon's name for
-// its services, else the service's: of a package, the visit's service it
-// paid; of a certificate, the visit's), paid in full at the salon's
+// its services, else the service's: of a package, the visit's services
+// its visits paid; of a certificate, the visit's), paid in full at the salon's
 // nominal VAT rate, settling that much of the sale's prepayment: to the
 // sale receipt's customer for a package (its buyer's phone books it), to
 // the visit's client for a certificate (the buyer may have given it).
@@ -435,8 +435,8 @@ func priceSaleSettlements(ctx context.Context, tx pgx.Tx, id int64) error {
 	}
 	rows, err := tx.Query(ctx, `SELECT x.id, x.units, l.receipt_vat_code, COALESCE(NULLIF(l.receipt_item, ''),
 		    CASE WHEN a.kind = 'package'
-		         THEN (SELECT vs.name FROM bookings v JOIN services vs ON vs.id = v.service_id
-		               WHERE (v.id = b.visit_id OR v.visit_of = b.visit_id) AND v.service_id = ANY(a.service_ids) ORDER BY v.id LIMIT 1)
+		         THEN (SELECT string_agg(p.name, ' + ' ORDER BY p.id) FROM (SELECT v.id, vs.name FROM bookings v JOIN services vs ON vs.id = v.service_id
+		               WHERE (v.id = b.visit_id OR v.visit_of = b.visit_id) AND v.service_id = ANY(a.service_ids) ORDER BY v.id LIMIT x.units) p)
 		         ELSE (SELECT string_agg(vs.name, ' + ' ORDER BY v.id) FROM bookings v JOIN services vs ON vs.id = v.service_id
 		               WHERE v.id = b.visit_id OR v.visit_of = b.visit_id) END, s.title)
 		, CASE WHEN a.kind = 'certificate' THEN COALESCE(c.phone, '') ELSE '' END

@@ -42,7 +42,7 @@ func TestBookWithAPackageOrACertificateInTheChat(t *testing.T) {
 	again("12:00")
 	w.see(u, "Send its code here")
 	w.tap(u, "Confirm with the package …"+pkg.Hint+" (5 visits left)")
-	done := w.see(u, "Paid with the package …"+pkg.Hint+": 4 visits left")
+	done := w.see(u, "Paid with the package …"+pkg.Hint+": 1 visit, 4 visits left")
 	if !strings.Contains(done.Text, "✅ You are booked!") {
 		t.Fatalf("booked with the package: %q", done.Text)
 	}
@@ -155,7 +155,7 @@ func TestAPackageSoldAtTheDeskIsOfferedAtTheFirstBooking(t *testing.T) {
 	u.ShareContact("+7 999 710-00-02")
 	w.must(u.WaitButton(button, wait))
 	w.tap(u, button)
-	done := w.see(u, "Paid with the package …"+pkg.Hint+": 2 visits left")
+	done := w.see(u, "Paid with the package …"+pkg.Hint+": 1 visit, 2 visits left")
 	if !strings.Contains(done.Text, "✅ You are booked!") {
 		t.Fatalf("booked with the package: %q", done.Text)
 	}
@@ -195,15 +195,15 @@ func TestTheChatIsToldWhatCancellingKeeps(t *testing.T) {
 	// its visit goes back.
 	to("Haircut", "Anna", "12:00")
 	w.tap(u, "Confirm with the package …"+pkg.Hint+" (2 visits left)")
-	w.see(u, "Paid with the package …"+pkg.Hint+": 1 visit left (valid until 13 Mar 2026)")
+	w.see(u, "Paid with the package …"+pkg.Hint+": 1 visit, 1 visit left (valid until 13 Mar 2026)")
 	u.Send("/my")
 	w.see(u, "Your bookings")
 	w.tap(u, "❌ Cancel 2")
-	if q := w.see(u, "Cancel this booking?").Text; !strings.Contains(q, "12:00") || !strings.Contains(q, "The visit goes back to the package …"+pkg.Hint+".") {
+	if q := w.see(u, "Cancel this booking?").Text; !strings.Contains(q, "12:00") || !strings.Contains(q, "What it paid goes back to the package …"+pkg.Hint+": 1 visit.") {
 		t.Fatalf("the question: %q", q)
 	}
 	w.tap(u, "Yes, cancel")
-	w.see(u, "The visit went back to the package …"+pkg.Hint+": 2 visits left.")
+	w.see(u, "Given back to the package …"+pkg.Hint+": 1 visit.\nLeft on it: 2 visits.")
 	// A certificate paying part of a price with a deposit, under a policy
 	// that keeps a client's cancellation: the part that paid the deposit
 	// is kept, the rest goes back.

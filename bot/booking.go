@@ -478,7 +478,7 @@ func paidLines(lang string, s *booking.Salon, p *booking.PaidWith, due booking.M
 	if st == booking.StatusPending {
 		pkg, cert = "held_package", "held_certificate"
 	}
-	text := "\n" + tr(lang, pkg, p.Hint, i18n.Visits(lang, p.Remaining)) + until
+	text := "\n" + tr(lang, pkg, p.Hint, i18n.Visits(lang, int64(p.Visits)), i18n.Visits(lang, p.Remaining)) + until
 	if p.Kind == booking.BalanceCertificate {
 		pays, back := p.Pays(st)
 		text = "\n" + tr(lang, cert, pays.Format(s.Currency, lang), booking.Money(p.Remaining).Format(s.Currency, lang)) + until

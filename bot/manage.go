@@ -97,10 +97,14 @@ func (t *turn) cancelKeeps(v *booking.View) string {
 		return ""
 	}
 	if p.Kind == booking.BalancePackage {
-		if v.CancelKeeps > 0 {
-			return "\n" + t.tr("cancel_keeps_package", p.Hint)
+		visits := func(n int64) string { return i18n.Visits(t.c.Lang, n) }
+		switch back := int64(p.Visits) - v.CancelKeeps; {
+		case v.CancelKeeps > 0 && back > 0:
+			return "\n" + t.tr("cancel_keeps_pkg_part", p.Hint, visits(v.CancelKeeps), visits(back))
+		case v.CancelKeeps > 0:
+			return "\n" + t.tr("cancel_keeps_package", p.Hint, visits(v.CancelKeeps))
 		}
-		return "\n" + t.tr("cancel_back_package", p.Hint)
+		return "\n" + t.tr("cancel_back_package", p.Hint, visits(int64(p.Visits)))
 	}
 	keeps := booking.Money(v.CancelKeeps)
 	switch back := p.Amount - keeps; {
@@ -124,10 +128,14 @@ func cancelledLines(lang string, v *booking.View) string {
 		return ""
 	}
 	if p.Kind == booking.BalancePackage {
+		text := ""
 		if p.Kept > 0 {
-			return "\n" + tr(lang, "kept_package", p.Hint, i18n.Visits(lang, p.Remaining))
+			text += "\n" + tr(lang, "kept_package", p.Hint, i18n.Visits(lang, p.Kept))
 		}
-		return "\n" + tr(lang, "returned_package", p.Hint, i18n.Visits(lang, p.Remaining))
+		if p.Returned > 0 {
+			text += "\n" + tr(lang, "returned_package", p.Hint, i18n.Visits(lang, p.Returned))
+		}
+		return text + "\n" + tr(lang, "left_package", i18n.Visits(lang, p.Remaining))
 	}
 	money := func(n int64) string { return booking.Money(n).Format(v.Salon.Currency, lang) }
 	text := ""

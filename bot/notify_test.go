@@ -267,13 +267,13 @@ func TestNoticesSayWhatABalancePaid(t *testing.T) {
 	}
 	b = book("17:00", booking.PayWith{Code: pkg.Code})
 	m = w.see(client, "✅ You are booked\nWhen: Tue 3 Mar, 17:00")
-	if !strings.Contains(m.Text, "💳 Paid with the package …"+pkg.Hint+": 2 visits left") || strings.Contains(m.Text, "To pay") {
+	if !strings.Contains(m.Text, "💳 Paid with the package …"+pkg.Hint+": 1 visit, 2 visits left") || strings.Contains(m.Text, "To pay") {
 		t.Fatalf("the notice of a booking paid with a package: %q", m.Text)
 	}
 	_, err = w.Svc.Cancel(booking.As(ctx, booking.BySystem()), booking.CancelRequest{SalonID: w.salon.ID, BookingID: b.ID})
 	w.must(err)
 	m = w.see(client, "❌ Your booking is cancelled")
-	if !strings.Contains(m.Text, "The visit went back to the package …"+pkg.Hint+": 3 visits left.") {
+	if !strings.Contains(m.Text, "Given back to the package …"+pkg.Hint+": 1 visit.\nLeft on it: 3 visits.") {
 		t.Fatalf("the notice of the salon's cancellation: %q", m.Text)
 	}
 }
