@@ -292,44 +292,66 @@ func TestAPackageBoughtOnlineIsSettledVisitByVisit(t *testing.T) {
 	}
 }
 
-// A visit of two services that a package bought online (3 visits for
-// 10000.00, of either service) is for spends two of its visits: its
-// settlement names both services and settles two thirds of the price
-// (6666.66); the last visit, the rest (3333.34).
+// A visit of two services that a package bought online (4 visits for
+// 12000.00, of a colour or a cut) is for spends two of its visits: its
+// settlement names both services and settles two visits' share
+// (6000.00). Another, of a cut and then a colour, cancelled at the
+// client's request under a policy that keeps deposits, keeps the
+// colour's visit (the cut asks no deposit): its settlement names the
+// colour (3000.00). The last visit settles the rest (3000.00).
 func TestAVisitOfTwoServicesSettlesTwoVisitsOfAPackage(t *testing.T) {
 	w := newSaleWorld(t)
 	w.receiptsAt("")
 	cut := w.Service(t, w.salon, booking.SalonService{Name: "Cut", DurationMin: 30, Price: 150000})
 	m := w.Master(t, w.salon, w.svc, cut)
 	w.Shift(t, w.salon, m, w.day, 1, "10:00", "20:00")
-	o := w.offer(booking.BalanceOffer{Kind: booking.BalancePackage, Title: "3 визита", ServiceIDs: []int64{w.svc.ID, cut.ID}, Visits: 3, Price: 1000000})
+	o := w.offer(booking.BalanceOffer{Kind: booking.BalancePackage, Title: "4 визита", ServiceIDs: []int64{w.svc.ID, cut.ID}, Visits: 4, Price: 1200000})
 	x, _, ext := w.paidSale(o.ID, "olga@example.com")
 	var phone string
 	if err := w.Pool.QueryRow(context.Background(), `SELECT c.phone FROM clients c JOIN balances b ON b.client_id = c.id WHERE b.id = $1`,
 		x.BalanceID).Scan(&phone); err != nil {
 		t.Fatal(err)
 	}
-	v, err := w.Svc.Book(booking.As(context.Background(), w.admin()), booking.BookRequest{SalonID: w.salon.ID, StartsAt: bookingtest.At(w.salon, w.day, "10:00"),
-		Items:  []booking.VisitItem{{ServiceID: w.svc.ID, MasterID: m.ID}, {ServiceID: cut.ID, MasterID: m.ID}},
-		Client: booking.ClientInput{Name: "Ольга", Phone: phone}, PayWith: &booking.PayWith{Kind: booking.BalancePackage, BalanceID: x.BalanceID}})
-	if err != nil {
+	desk := booking.As(context.Background(), w.admin())
+	visit := func(at string, services ...*booking.SalonService) *booking.Booking {
+		t.Helper()
+		r := booking.BookRequest{SalonID: w.salon.ID, StartsAt: bookingtest.At(w.salon, w.day, at), Client: booking.ClientInput{Name: "Ольга", Phone: phone},
+			PayWith: &booking.PayWith{Kind: booking.BalancePackage, BalanceID: x.BalanceID}}
+		for _, sv := range services {
+			r.Items = append(r.Items, booking.VisitItem{ServiceID: sv.ID, MasterID: m.ID})
+		}
+		v, err := w.Svc.Book(desk, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.PaidWith == nil || v.PaidWith.Visits != 2 {
+			t.Fatalf("a visit of both services at %s: paid with %+v, want 2 visits", at, v.PaidWith)
+		}
+		return v
+	}
+	visit("10:00", w.svc, cut)
+	gone := visit("13:00", cut, w.svc)
+	s := *w.salon
+	s.RefundPolicy = booking.RefundNever
+	if _, err := w.Svc.UpdateSalon(bookingtest.System(), s); err != nil {
 		t.Fatal(err)
 	}
-	if v.PaidWith == nil || v.PaidWith.Visits != 2 || v.PaidWith.Remaining != 1 {
-		t.Fatalf("a visit of both services: paid with %+v, want 2 visits, 1 left", v.PaidWith)
+	if _, err := w.Svc.Cancel(desk, booking.CancelRequest{SalonID: w.salon.ID, BookingID: gone.ID, ForClient: true}); err != nil {
+		t.Fatal(err)
 	}
-	w.bookPackage(x.BalanceID, "15:00")
+	w.bookPackage(x.BalanceID, "16:00")
 	w.completeAndSweep(2)
-	got := map[string]int64{}
+	var got []string
 	for _, r := range w.receiptsOf("settlement", ext) {
 		l := lineOf(t, r)
-		got[l.descr] += l.amount
+		got = append(got, fmt.Sprintf("%s %d", l.descr, l.amount))
 		if l.mode != "full_payment" || l.settled != l.amount {
 			t.Errorf("a settlement: %+v", l)
 		}
 	}
-	if want := map[string]int64{"Colour + Cut": 666666, "Colour": 333334}; fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("settled %v, want %v", got, want)
+	slices.Sort(got)
+	if want := []string{"Colour + Cut 600000", "Colour 300000", "Colour 300000"}; !slices.Equal(got, want) {
+		t.Errorf("settled %q, want %q", got, want)
 	}
 }
 

@@ -523,9 +523,16 @@ func (s *Service) ApplyBalance(ctx context.Context, salonID, bookingID int64, p 
 		}
 		if b.Deposit > 0 {
 			// (Which of its services ask a deposit: a package's visits
-			// of those are what a cancellation the policy keeps keeps.)
+			// of those are what a cancellation the policy keeps keeps.
+			// None does now, though the visit asked one when booked:
+			// the salon's deposits changed since, and each is kept.)
 			if pay.asks, err = askingDeposits(ctx, tx, salonID, pay.services); err != nil {
 				return err
+			}
+			if !slices.Contains(pay.asks, true) {
+				for i := range pay.asks {
+					pay.asks[i] = true
+				}
 			}
 		} else {
 			pay.asks = make([]bool, len(pay.services))

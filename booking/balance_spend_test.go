@@ -1476,4 +1476,14 @@ func TestAPackageOfSeveralServicesPaysEachOfAVisit(t *testing.T) {
 	if l := readLedger(t, f, pkg.ID); l.remaining != 2 || spent != 1 || back != 0 {
 		t.Fatalf("a missed visit of both: %+v, %d spends, %d releases; want both spent", l, spent, back)
 	}
+	// Paid at the desk after the salon stopped asking the deposit it was
+	// booked with: the policy still keeps its visit.
+	asked := visit("18:00", nil, colour)
+	if _, err := f.Pool.Exec(ctx, `UPDATE services SET deposit = 0 WHERE id = $1`, colour.ID); err != nil {
+		t.Fatal(err)
+	}
+	if paid, err := f.Svc.ApplyBalance(desk, f.salon.ID, asked.ID, booking.PayWith{Kind: booking.BalancePackage, BalanceID: issue(1).ID}); err != nil ||
+		paid.PaidWith == nil || paid.PaidWith.Keeps != 1 {
+		t.Fatalf("paid at the desk, the deposit since dropped: %+v (%v), want its visit kept by the policy", paid, err)
+	}
 }

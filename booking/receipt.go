@@ -435,8 +435,15 @@ func priceSaleSettlements(ctx context.Context, tx pgx.Tx, id int64) error {
 	}
 	rows, err := tx.Query(ctx, `SELECT x.id, x.units, l.receipt_vat_code, COALESCE(NULLIF(l.receipt_item, ''),
 		    CASE WHEN a.kind = 'package'
-		         THEN (SELECT string_agg(p.name, ' + ' ORDER BY p.id) FROM (SELECT v.id, vs.name FROM bookings v JOIN services vs ON vs.id = v.service_id
-		               WHERE (v.id = b.visit_id OR v.visit_of = b.visit_id) AND v.service_id = ANY(a.service_ids) ORDER BY v.id LIMIT x.units) p)
+		         THEN (SELECT string_agg(p.name, ' + ' ORDER BY p.id) FROM (
+		               -- (Of the services its visits paid, those it used: all of
+		               -- them; of a cancellation that kept fewer, those that
+		               -- ask a deposit, which the policy keeps.)
+		               SELECT r.id, r.name FROM (SELECT v.id, vs.name, vs.deposit > 0 AS asks FROM bookings v JOIN services vs ON vs.id = v.service_id
+		                                         WHERE (v.id = b.visit_id OR v.visit_of = b.visit_id) AND v.service_id = ANY(a.service_ids)
+		                                         ORDER BY v.id LIMIT (SELECT -e.delta FROM balance_entries e WHERE e.booking_id = x.booking_id
+		                                                              AND e.balance_id = a.id AND e.type = 'reserve' ORDER BY e.id LIMIT 1)) r
+		               ORDER BY NOT r.asks, r.id LIMIT x.units) p)
 		         ELSE (SELECT string_agg(vs.name, ' + ' ORDER BY v.id) FROM bookings v JOIN services vs ON vs.id = v.service_id
 		               WHERE v.id = b.visit_id OR v.visit_of = b.visit_id) END, s.title)
 		, CASE WHEN a.kind = 'certificate' THEN COALESCE(c.phone, '') ELSE '' END

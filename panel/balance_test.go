@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"salon/booking"
@@ -849,7 +850,7 @@ func TestTheNewBookingFormPaysWithAPackage(t *testing.T) {
 		t.Helper()
 		q.Set("phone", client.Phone)
 		a := b.get("/panel/clients/by-phone?" + q.Encode())
-		got := regexp.MustCompile(`(?s)<div id="client-packages" hx-swap-oob="true">.*?</div>`).FindString(a.body)
+		got := regexp.MustCompile(`(?s)<div id="client-packages" aria-live="polite" hx-swap-oob="true">.*?</div>`).FindString(a.body)
 		if a.status != http.StatusOK || got == "" {
 			t.Fatalf("the client's packages as the phone is typed: %d %s", a.status, a.body)
 		}
@@ -1035,6 +1036,13 @@ func TestBrowserBooksPayingWithTheClientsPackage(t *testing.T) {
 		if i == 0 { // (the tabs share the browser's cookies: one login)
 			do(t, tab, logIn(w)...)
 		}
+		// htmx's words for the form's triggers it cannot read, noted from
+		// before the page's own script runs.
+		if _, err := chromedp.Call(tab, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `
+			window.htmxErrors = [];
+			document.addEventListener('htmx:syntax:error', function (e) { window.htmxErrors.push(e.target.name || e.target.id || e.target.tagName); });`}); err != nil {
+			t.Fatal(err)
+		}
 		do(t, tab,
 			chromedp.Navigate(fmt.Sprintf("%s/panel/bookings/new?master=%d&service=%d&at=%s", w.base, master, first, at.Format("2006-01-02T15:04"))),
 			chromedp.WaitVisible(css(`#new-booking`)),
@@ -1043,6 +1051,9 @@ func TestBrowserBooksPayingWithTheClientsPackage(t *testing.T) {
 		)
 		if got := value(t, tab, chromedp.Text(css(`#client-packages select`))); !strings.Contains(got, "…"+pkg.Hint) {
 			t.Fatalf("the client's packages offered: %q", got)
+		}
+		if bad := value(t, tab, chromedp.Evaluate[[]string](`window.htmxErrors`)); len(bad) > 0 {
+			t.Errorf("htmx cannot read the triggers of %q (it then asks on every change of the form, replacing the package chosen)", bad)
 		}
 		browsertest.Axe(t, tab, fmt.Sprintf("the new booking form with a package (%d px)", size[0]))
 		do(t, tab, pick(second), chromedp.WaitNotPresent(css(`#client-packages select`)),

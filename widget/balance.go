@@ -20,8 +20,9 @@ type balanceJSON struct {
 	// ExpiresAt: the end of its last day; null for a balance with no end
 	// (present either way: the contract names it).
 	ExpiresAt *string `json:"expires_at"`
-	// ServiceIDs: a package's services (of a visit, it pays the price of
-	// the first service that is one of them, as the booking reserves).
+	// ServiceIDs: a package's services (of a visit, it pays a visit of it
+	// for each service that is one of them, in order, as many as it has
+	// left, as the booking reserves).
 	ServiceIDs []int64 `json:"service_ids,omitempty"`
 }
 

@@ -463,6 +463,47 @@ func TestBrowserSaysWhatAPackageLeavesToPay(t *testing.T) {
 	}
 }
 
+// TestBrowserSaysWhatAPackageOfBothServicesPays: a visit of a haircut and
+// a manicure paid with a package of either pays a visit of it for each:
+// the confirmation says two visits and nothing to pay at the salon (it
+// said one visit and the haircut's price due), as the booking reserves.
+func TestBrowserSaysWhatAPackageOfBothServicesPays(t *testing.T) {
+	s := newSite(t)
+	manicure := s.Service(t, s.salon, booking.SalonService{Name: "Маникюр", DurationMin: 60, Price: 180000})
+	nails := s.Master(t, s.salon, manicure)
+	s.Shift(t, s.salon, nails, testDay, 1, "10:00", "20:00")
+	phone := "+79995557743"
+	pkg, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{s.svc.ID, manicure.ID}, Visits: 5, Client: booking.ClientInput{Name: "Ольга", Phone: phone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t)
+	run(t, ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(s.base+"/w/studio?lang=ru"), chromedp.WaitVisible(css(`button[data-service-id]`)),
+		chromedp.Click(css(fmt.Sprintf(`button[data-service-id="%d"]`, s.svc.ID))),
+		chromedp.Click(css(fmt.Sprintf(`#masters button[data-master-id="%d"]`, s.masters[0].ID))),
+		chromedp.WaitVisible(css(`#add-service`)), chromedp.Click(css(`#add-service`)),
+		chromedp.Click(css(fmt.Sprintf(`button[data-service-id="%d"]`, manicure.ID))),
+		chromedp.Click(css(`#masters button[data-master-id="any"]`)),
+		chromedp.Click(css(fmt.Sprintf(`#days button[data-date="%s"]`, testDay))),
+		chromedp.Click(css(`#times button[data-time="11:00"]`)),
+		chromedp.SendKeys(css("#client-name"), "Ольга"), chromedp.SendKeys(css("#client-phone"), "+7 999 555-77-43"),
+		chromedp.SendKeys(css("#client-code"), pkg.Code), chromedp.Click(css("#contact-next")), chromedp.WaitVisible(css("#confirm")))
+	if got := text(t, ctx, "#summary"); !strings.Contains(got, "абонемент: 2 визита, на нём осталось 3 визита") ||
+		!strings.Contains(got, "Оплатить в салоне\nничего: всё оплачено") {
+		t.Fatalf("the confirmation: %q", got)
+	}
+	saveShot(t, ctx, "package-both-confirm-ru-390")
+	run(t, ctx, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css(`section[data-step="done"]`)))
+	if got := text(t, ctx, "#done-summary"); !strings.Contains(got, "Оплатить в салоне\nничего: всё оплачено") {
+		t.Fatalf("the done step: %q", got)
+	}
+	var left int64
+	if err := s.Pool.QueryRow(context.Background(), `SELECT remaining FROM balances WHERE id = $1`, pkg.ID).Scan(&left); err != nil || left != 3 {
+		t.Fatalf("booked, the package has %d left (%v), want 3", left, err)
+	}
+}
+
 // TestBrowserAsksAboutTheCodeAgainForAnotherDay: a package good until the
 // test day pays the confirmation of that day; the client goes back three
 // times and picks the next day: the code is asked about again, and the

@@ -321,26 +321,30 @@
     if (mode !== 'manage') {
       rows.push([T.price, money(price)]);
       // What of it is paid now, as the booking will reserve it: a
-      // certificate pays up to the price, the deposit first; a package,
-      // the price of the visit's first service it is for (the lookup said
-      // which), and that service's deposit. The rest of the deposit is
-      // paid online (or at the salon), the rest of the price at the salon.
-      var b = state.balance, covers = 0;
+      // certificate pays up to the price, the deposit first; a package, a
+      // visit of it for each of the visit's services it is for (the
+      // lookup said which), in order, as many as it has left: their
+      // prices and deposits. The rest of the deposit is paid online (or
+      // at the salon), the rest of the price at the salon.
+      var b = state.balance, covers = 0, visits = 0;
       if (b && b.kind === 'certificate') {
         covers = Math.min(Number(b.remaining), price);
         deposit = Math.max(deposit - covers, 0);
       } else if (b) {
         var lines = isVisit(s) ? s.items : [{ service_id: state.service, master_id: s.master_id }];
-        var it = lines.find(function (x) { return (b.service_ids || []).indexOf(x.service_id) >= 0; }) || lines[0];
-        covers = priceOf(it.service_id, it.master_id);
-        deposit = Math.max(deposit - depositOf(it.service_id), 0);
+        lines.forEach(function (it) {
+          if ((b.service_ids || []).indexOf(it.service_id) < 0 || visits >= Number(b.remaining)) return;
+          visits++;
+          covers += priceOf(it.service_id, it.master_id);
+          deposit = Math.max(deposit - depositOf(it.service_id), 0);
+        });
       }
       var rest = Math.max(price - covers - (cfg.onlinePay ? deposit : 0), 0);
       if (deposit > 0) rows.push([T.deposit_row, fmt(cfg.onlinePay ? 'deposit_now' : 'deposit_in_salon', money(deposit))]);
       rows.push([T.client, state.client.name + ', ' + state.client.phone]);
       // (What it will pay, and what it will have left.)
       if (b) rows.push([T.paid_with, paidWith(b.kind === 'certificate' ? { kind: b.kind, amount: covers, remaining: Number(b.remaining) - covers, expires_at: b.expires_at }
-        : { kind: b.kind, visits: 1, remaining: Number(b.remaining) - 1, expires_at: b.expires_at })]);
+        : { kind: b.kind, visits: visits, remaining: Number(b.remaining) - visits, expires_at: b.expires_at })]);
       if (b) rows.push([T.in_salon, rest > 0 ? money(rest) : T.in_salon_none]);
     }
     summaryInto($('summary'), rows);
