@@ -1309,6 +1309,10 @@ func TestAVisitIsPaidWithABalanceAtTheDesk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	big, err := f.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: f.salon.ID, Kind: booking.BalanceCertificate, Amount: 1000000})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		at       string
 		page     int // the visit's service whose page pays
@@ -1319,6 +1323,7 @@ func TestAVisitIsPaidWithABalanceAtTheDesk(t *testing.T) {
 	}{
 		{"10:00", 1, booking.PayWith{Kind: booking.BalancePackage, BalanceID: pkg.ID}, 150000, 300000, 2},
 		{"12:00", 0, booking.PayWith{Code: cert.Code}, 200000, 250000, 0},
+		{"14:00", 0, booking.PayWith{Code: big.Code}, 450000, 0, 550000},
 	} {
 		v := f.mustBook(t, booking.BookRequest{SalonID: f.salon.ID, StartsAt: f.at(c.at), Client: booking.ClientInput{Name: "Regular", Phone: phone},
 			Items: []booking.VisitItem{{ServiceID: colour.ID, MasterID: m.ID}, {ServiceID: cut.ID, MasterID: m.ID}}})
@@ -1335,7 +1340,8 @@ func TestAVisitIsPaidWithABalanceAtTheDesk(t *testing.T) {
 		}
 	}
 	// The day's calendar marks the cut the package paid, not the colour
-	// beside it; a certificate's visit, both (it pays toward the visit).
+	// beside it; a certificate's visit, both (it pays toward the visit),
+	// saying so when it pays part of it (the rest is due at the salon).
 	cal, err := f.Svc.Calendar(desk, booking.CalendarQuery{SalonID: f.salon.ID, First: f.day, Days: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -1343,9 +1349,13 @@ func TestAVisitIsPaidWithABalanceAtTheDesk(t *testing.T) {
 	marks := map[string]booking.BalanceKind{}
 	for _, l := range cal.Bookings {
 		marks[l.StartsAt.In(f.salon.Location()).Format("15:04")+" "+l.ServiceName] = l.PaidWith
+		if l.InPart {
+			marks[l.StartsAt.In(f.salon.Location()).Format("15:04")+" "+l.ServiceName] += " in part"
+		}
 	}
 	want := map[string]booking.BalanceKind{"10:00 Colour": "", "11:00 Cut": booking.BalancePackage,
-		"12:00 Colour": booking.BalanceCertificate, "13:00 Cut": booking.BalanceCertificate}
+		"12:00 Colour": "certificate in part", "13:00 Cut": "certificate in part", "14:00 Colour": booking.BalanceCertificate,
+		"15:00 Cut": booking.BalanceCertificate}
 	if fmt.Sprint(marks) != fmt.Sprint(want) {
 		t.Errorf("the calendar marks %v, want %v", marks, want)
 	}

@@ -3,6 +3,7 @@ package booking
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -43,9 +44,12 @@ type Listing struct {
 	// EachBooking only).
 	InVisit bool
 	// PaidWith is the kind of the balance its visit reserved ("": none;
-	// read by Calendar and the feed); a package's, on the service it
-	// pays only.
+	// read by Calendar and the feed); a package's, on the services it
+	// pays only. InPart: a certificate's that pays less of the visit's
+	// price than what the deposit paid online leaves: the rest is due at
+	// the salon.
 	PaidWith BalanceKind
+	InPart   bool
 }
 
 // MaxCalendarDays is the most days one calendar covers.
@@ -191,8 +195,15 @@ const calendarVersionSQL = `
 // listingPaidWithSQL selects the kind of the balance booking b's visit
 // reserved (an empty string: none); a package's, for the services of the
 // visit its visits pay only (the first of its services, in visit order,
-// as the reservation chose them).
-const listingPaidWithSQL = `COALESCE((SELECT a.kind FROM balance_entries e JOIN balances a ON a.id = e.balance_id
+// as the reservation chose them); a certificate's that leaves part of the
+// visit's price to pay at the salon (what it reserved is less than the
+// price less what the deposit paid online), followed by ":part".
+const listingPaidWithSQL = `COALESCE((SELECT a.kind || CASE WHEN a.kind = 'certificate' AND -e.delta <
+	        (SELECT round(sum(vb.price) * 100)::bigint FROM bookings vb WHERE vb.id = e.booking_id OR vb.visit_of = e.booking_id)
+	        - (SELECT COALESCE(round(sum(ps.amount - ps.refunded) * 100), 0)::bigint FROM payment_sessions ps
+	           WHERE ps.booking_id = e.booking_id AND ps.status IN ('completed', 'refunding', 'refunded'))
+	      THEN ':part' ELSE '' END
+	FROM balance_entries e JOIN balances a ON a.id = e.balance_id
 	WHERE e.booking_id = COALESCE(b.visit_id, b.id) AND e.type = 'reserve'
 	  AND (a.kind <> 'package' OR b.id IN (SELECT x.id FROM bookings x WHERE (x.id = e.booking_id OR x.visit_of = e.booking_id)
 	                                       AND x.service_id = ANY (a.service_ids) ORDER BY x.id LIMIT -e.delta))
@@ -208,6 +219,7 @@ func scanListing(r pgx.CollectableRow) (Listing, error) {
 	if err != nil {
 		return l, err
 	}
-	l.Booking, l.PaidWith = *b, BalanceKind(paid)
+	kind, part := strings.CutSuffix(paid, ":part")
+	l.Booking, l.PaidWith, l.InPart = *b, BalanceKind(kind), part
 	return l, nil
 }

@@ -3,6 +3,7 @@ package panel
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -131,9 +132,9 @@ func (h *Handler) balanceRows(c *fiber.Ctx, list []booking.BalanceRow) ([]balanc
 		}
 		r := balanceRow{ID: b.ID, Kind: l.T(string(b.Kind)), Hint: "…" + b.Hint, Client: b.ClientName, Phone: booking.DisplayPhone(b.Phone),
 			Services: strings.Join(svs, ", "), Remaining: units(l, s, b.Kind, b.Remaining), Total: total(l, s, b.Kind, b.Total),
-			Expires: "—", Created: b.CreatedAt.In(s.Location()).Format("02.01.2006")}
+			Expires: "—", Created: l.Date(booking.DateOf(b.CreatedAt.In(s.Location())))}
 		if !b.ExpiresOn.IsZero() {
-			r.Expires = fmt.Sprintf("%02d.%02d.%d", b.ExpiresOn.Day, b.ExpiresOn.Month, b.ExpiresOn.Year)
+			r.Expires = l.Date(b.ExpiresOn)
 		}
 		switch {
 		case b.DeskPrice > 0:
@@ -420,18 +421,33 @@ func (h *Handler) paidWith(c *fiber.Ctx, p *bookingPage, v *booking.View) error 
 }
 
 // packageChoices are the packages of client clientID that may pay a visit
-// of the services on day, as the desk picks one.
+// of the services on day, as the desk picks one: each names the services
+// of the visit it pays (a visit of it each, while it has them).
 func (h *Handler) packageChoices(c *fiber.Ctx, clientID int64, day booking.Date, services []int64) ([]packageChoice, error) {
 	s, l := salonOf(c), langOf(c)
 	list, err := h.svc.ClientBalances(c.UserContext(), s.ID, clientID, day, services)
+	if err != nil || len(list) == 0 {
+		return nil, err
+	}
+	all, err := h.svc.Services(c.UserContext(), s.ID)
 	if err != nil {
 		return nil, err
 	}
+	names := map[int64]string{}
+	for _, sv := range all {
+		names[sv.ID] = sv.Name
+	}
 	var out []packageChoice
 	for _, b := range list {
-		label := l.T("%s …%s: %s left", l.T(string(b.Kind)), b.Hint, units(l, s, b.Kind, b.Remaining))
+		var pays []string
+		for _, id := range services {
+			if slices.Contains(b.ServiceIDs, id) && int64(len(pays)) < b.Remaining {
+				pays = append(pays, names[id])
+			}
+		}
+		label := l.T("%s …%s (%s): %s left", l.T(string(b.Kind)), b.Hint, strings.Join(pays, ", "), units(l, s, b.Kind, b.Remaining))
 		if !b.ExpiresOn.IsZero() {
-			label += " · " + l.T("valid until") + " " + fmt.Sprintf("%02d.%02d.%d", b.ExpiresOn.Day, b.ExpiresOn.Month, b.ExpiresOn.Year)
+			label += " · " + l.T("valid until") + " " + l.Date(b.ExpiresOn)
 		}
 		out = append(out, packageChoice{ID: b.ID, Label: label})
 	}

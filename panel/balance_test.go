@@ -867,9 +867,16 @@ func TestTheNewBookingFormPaysWithAPackage(t *testing.T) {
 	if got := hints(offered(url.Values{"service": {fmt.Sprint(haircut)}, "date": {day.String()}})); !slices.Equal(got, []string{one.Hint, three.Hint}) {
 		t.Errorf("offered for the haircut: %v, want %v", got, []string{one.Hint, three.Hint})
 	}
-	if got := hints(offered(url.Values{"service": {fmt.Sprint(haircut)}, "more_service": {fmt.Sprint(other), ""}, "date": {day.String()}})); !slices.Equal(got,
-		[]string{one.Hint, three.Hint, otherService.Hint}) {
+	both := offered(url.Values{"service": {fmt.Sprint(haircut)}, "more_service": {fmt.Sprint(other), ""}, "date": {day.String()}})
+	if got := hints(both); !slices.Equal(got, []string{one.Hint, three.Hint, otherService.Hint}) {
 		t.Errorf("offered for a visit of both services: %v", got)
+	}
+	// Each names what of the visit it pays.
+	name := func(id int64) string { return scalar[string](t, w, `SELECT name FROM services WHERE id = $1`, id) }
+	for _, want := range []string{"…" + three.Hint + " (" + name(haircut) + "): осталось 3 визита", "…" + otherService.Hint + " (" + name(other) + "):"} {
+		if !strings.Contains(html.UnescapeString(both), want) {
+			t.Errorf("the choices do not say %q: %s", want, both)
+		}
 	}
 	if got := hints(offered(url.Values{"service": {fmt.Sprint(haircut)}, "date": {day.AddDays(-3).String()}})); !slices.Contains(got, ended.Hint) {
 		t.Errorf("offered for a day the package is still good: %v, want …%s too", got, ended.Hint)
@@ -945,8 +952,11 @@ func TestTheNewBookingFormPaysWithAPackage(t *testing.T) {
 	}
 	// Spent: another booking with it is refused, saying so.
 	a = b.post("/panel/bookings", form(4, "pay_balance", fmt.Sprint(one.ID)))
-	if a.status != http.StatusConflict || !strings.Contains(a.body, "Абонементом или сертификатом это не оплатить. На нём ничего не осталось.") {
-		t.Errorf("a spent package: %d %s", a.status, regexp.MustCompile(`<p class="error"[^>]*>[^<]*`).FindString(a.body))
+	if a.status != http.StatusConflict || !strings.Contains(a.body, `<p class="error" role="alert">Абонементом или сертификатом это не оплатить.</p>`) ||
+		!strings.Contains(a.body, `<p class="error" id="pay-with-error">на нём ничего не осталось</p>`) ||
+		!strings.Contains(a.body, `<select name="pay_balance" aria-invalid="true" aria-describedby="pay-with-error">`) {
+		t.Errorf("a spent package: %d %s %s", a.status, regexp.MustCompile(`<p class="error"[^>]*>[^<]*`).FindAllString(a.body, -1),
+			regexp.MustCompile(`(?s)<fieldset id="pay-with">.*?</fieldset>`).FindString(a.body))
 	}
 	if n := booked(); n != 1 {
 		t.Errorf("after a spent package's refusal, %d bookings, want 1", n)

@@ -363,6 +363,14 @@ func (h *Handler) formError(c *fiber.Ctx, err error, msg *string, fields *map[st
 		*msg = l.T("Some fields are invalid.")
 		*fields = l.Fields(ve.Fields)
 		return true
+	case errors.Is(err, booking.ErrExhausted):
+		// (Said at its field, as the balance's other refusals are.)
+		c.Status(fiber.StatusConflict)
+		*msg = l.T("The package or certificate cannot pay for this.")
+		if why := reasonOf(err, l, salonOf(c).Location()); why != "" {
+			*fields = map[string]string{l.Field("pay_with"): why}
+		}
+		return true
 	case errors.Is(err, booking.ErrConflict) && !errors.Is(err, booking.ErrUnavailable):
 		status, m := h.classify(c, err)
 		c.Status(status)

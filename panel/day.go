@@ -196,7 +196,7 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 			}
 			c := bookingCell(b, loc, now, l)
 			if v := visits[b.ID]; v != "" {
-				c.Visit = l.T("visit %s", v)
+				c.Visit = l.T("service %s of a visit", v)
 			}
 			ps, pe := b.Processing()
 			if ps.IsZero() {
@@ -496,7 +496,7 @@ func (g *grid) body() template.HTML {
 }
 
 // visitMarks labels the segments of visits of several services among
-// bookings: "visit 1/2", "visit 2/2", by booking id (in id order, the
+// bookings: "1/2", "2/2" (a cell says "service 1/2 of a visit"), by booking id (in id order, the
 // visit's order).
 func visitMarks(bookings []booking.Listing) map[int64]string {
 	by := map[int64][]int64{}
@@ -537,6 +537,8 @@ func bookingCell(b booking.Listing, loc *time.Location, now time.Time, l *lang) 
 		// (Its status, awaiting the deposit, says it.)
 	case b.PaidWith == booking.BalancePackage:
 		c.Deposit = l.T("paid with a package")
+	case b.PaidWith == booking.BalanceCertificate && b.InPart:
+		c.Deposit = l.T("paid in part with a certificate: the rest at the salon")
 	case b.PaidWith == booking.BalanceCertificate:
 		c.Deposit = l.T("paid with a certificate")
 	case b.Deposit > 0:

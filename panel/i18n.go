@@ -177,7 +177,7 @@ var ru = map[string]string{
 	"Operations": "Операции", "Operation": "Операция",
 	"Kind": "Вид", "Paid with": "Оплачено", "Pay with a package or a certificate": "Оплатить абонементом или сертификатом",
 	"The client's package": "Абонемент клиента", "or a code:": "или по коду:", "Pay with it": "Оплатить",
-	"Refund what is left": "Вернуть остаток", "%s …%s: %s, %s left": "%s …%s: %s, осталось %s", "%s …%s: %s left": "%s …%s: осталось %s",
+	"Refund what is left": "Вернуть остаток", "%s …%s: %s, %s left": "%s …%s: %s, осталось %s",
 	"Yes, refund what is left":                                               "Да, вернуть остаток",
 	"sold in the salon for %s":                                               "продан в салоне за %s",
 	"Tick that you mean it: a refund cannot be undone.":                      "Отметьте, что вы уверены: возврат нельзя отменить.",
@@ -372,8 +372,8 @@ var ru = map[string]string{
 	"processing %s: the master is free":       "выдержка %s: мастер свободен",
 	"the client waits %s":                     "клиент ждёт %s",
 	"processing until %s: the master is free": "выдержка до %s: мастер свободен",
-	"finish":   "завершение",
-	"visit %s": "визит %s",
+	"finish":                "завершение",
+	"service %s of a visit": "услуга %s визита",
 	"The visit's services follow one another from this time.": "Услуги визита идут одна за другой с этого времени.",
 	"Mark completed": "Визит состоялся",
 	"Mark no-show":   "Клиент не пришёл",
@@ -739,6 +739,9 @@ var ru = map[string]string{
 	"none: paid in the salon":                        "нет: оплата в салоне",
 
 	"The package or certificate cannot pay for this.": "Абонементом или сертификатом это не оплатить.",
+
+	"paid in part with a certificate: the rest at the salon": "частично оплачено сертификатом, остальное в салоне",
+	"%s …%s (%s): %s left":                                   "%s …%s (%s): осталось %s",
 }
 
 // Field is a field's name as Fields keys it, for a template to find the
@@ -788,6 +791,15 @@ func (l *lang) DateTime(t time.Time) string {
 		return t.Format("02.01.2006 ") + i18n.Clock(t)
 	}
 	return t.Format("2 Jan 2006, ") + i18n.Clock(t)
+}
+
+// Date is a day with its year as a line reads it: "09.12.2026" / "9 Dec
+// 2026" (an English reader takes 09.12 for September 12th).
+func (l *lang) Date(d booking.Date) string {
+	if l.Code == "ru" {
+		return fmt.Sprintf("%02d.%02d.%d", d.Day, d.Month, d.Year)
+	}
+	return fmt.Sprintf("%d %s %d", d.Day, d.Month.String()[:3], d.Year)
 }
 
 // MonthYear is a month as a heading: "March 2026" / "Март 2026".
