@@ -504,6 +504,41 @@ func TestBrowserSaysWhatAPackageOfBothServicesPays(t *testing.T) {
 	}
 }
 
+// TestBrowserMovesNoLaterThanThePackage: a booking paid with a package
+// good until the test day offers, to move it, no later day, and says why
+// (it offered the next day, and only "Move here" said it could not).
+func TestBrowserMovesNoLaterThanThePackage(t *testing.T) {
+	s := newSite(t)
+	phone := "+79995557744"
+	pkg, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{s.svc.ID}, Visits: 3, ValidUntil: testDay, Client: booking.ClientInput{Name: "Ольга", Phone: phone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.do("POST", "/api/v1/salons/studio/bookings", map[string]any{"service_id": s.svc.ID, "master_id": s.masters[0].ID,
+		"starts_at": s.at("12:00"), "client": map[string]any{"name": "Ольга", "phone": phone}, "pay_with": map[string]any{"package": pkg.Code}})
+	if r.status != 201 {
+		t.Fatalf("booked with the package: %d %s", r.status, r.raw)
+	}
+	ctx := browser(t)
+	run(t, ctx, chromedp.EmulateViewport(390, 844),
+		chromedp.Navigate(fmt.Sprintf("%s/w/studio/manage/%d?lang=ru#t=%s", s.base, r.id(), r.str("manage_token"))),
+		chromedp.WaitVisible(css("#manage-actions")), chromedp.Click(css("#reschedule")),
+		chromedp.WaitVisible(css(fmt.Sprintf(`#days button[data-date="%s"]`, testDay))))
+	if got := text(t, ctx, "#move-until"); !strings.Contains(got, "действует до 03.03.2026: перенести её можно не позже этого дня") {
+		t.Errorf("the day step says %q", got)
+	}
+	next, err := chromedp.Run(ctx, chromedp.Evaluate[[]bool](fmt.Sprintf(`[document.querySelector('#days button[data-date="%s"]').disabled,
+		document.querySelector('#days button[data-date="%s"]').disabled]`, testDay, testDay.AddDays(1))))
+	if err != nil || len(next) != 2 || next[0] || !next[1] {
+		t.Errorf("the test day, then the next, disabled: %v (%v); want the next only", next, err)
+	}
+	if hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('later-days').hidden`)); err != nil || !hidden {
+		t.Errorf("later days are offered past the package's last day (%v)", err)
+	}
+	saveShot(t, ctx, "move-until-package-ru-390")
+}
+
 // TestBrowserAsksAboutTheCodeAgainForAnotherDay: a package good until the
 // test day pays the confirmation of that day; the client goes back three
 // times and picks the next day: the code is asked about again, and the

@@ -65,9 +65,13 @@ type paidWithJSON struct {
 	// what the balance and the deposit paid online pay), while the
 	// booking is on (absent otherwise).
 	AtSalon *booking.Money `json:"at_salon,omitempty"`
+	// ExpiresAt is the end of the balance's last day, while the booking
+	// holds it (a move goes no later: the manage page offers no later
+	// day); absent for a balance with no end.
+	ExpiresAt string `json:"expires_at,omitempty"`
 }
 
-func toPaidWith(p *booking.PaidWith, status booking.Status, cancelKeeps int64, atSalon booking.Money, due bool) *paidWithJSON {
+func toPaidWith(p *booking.PaidWith, status booking.Status, cancelKeeps int64, atSalon booking.Money, due bool, loc *time.Location) *paidWithJSON {
 	if p == nil {
 		return nil
 	}
@@ -90,6 +94,9 @@ func toPaidWith(p *booking.PaidWith, status booking.Status, cancelKeeps int64, a
 	if p.Kind == booking.BalanceCertificate {
 		pays, back := p.Pays(status)
 		out.Pays, out.BackAfterVisit = &pays, back
+	}
+	if !p.ValidUntil.IsZero() && !p.Settled {
+		out.ExpiresAt = stamp(p.ValidUntil.AddDays(1).Start(loc), loc)
 	}
 	if due && status.Active() { // (the visit made, the client paid at the desk: nothing to say)
 		out.AtSalon = &atSalon
@@ -144,7 +151,7 @@ func toJSON(b *booking.Booking, s *booking.Salon, now time.Time) bookingJSON {
 		ManageToken: b.ManageToken, Items: itemsJSON(booking.SegmentsOf(b), loc),
 	}
 	due, ok := booking.DueAtSalon(b) // (just made: nothing held yet; a replay: what is held now)
-	out.PaidWith = toPaidWith(b.PaidWith, b.Status, 0, due, ok)
+	out.PaidWith = toPaidWith(b.PaidWith, b.Status, 0, due, ok, loc)
 	if !b.HoldExpiresAt.IsZero() {
 		out.HoldExpiresAt = stamp(b.HoldExpiresAt, loc)
 	}
@@ -158,7 +165,7 @@ func viewJSON(v *booking.View) bookingJSON {
 	out.ChangeableTill, out.Changeable = stamp(v.ChangeableUntil, loc), v.Changeable
 	out.DepositDue, out.CancelledBySalon = v.DepositDue, v.CancelledBySalon
 	due, ok := v.AtSalon()
-	out.PaidWith = toPaidWith(v.PaidWith, v.Status, v.CancelKeeps, due, ok)
+	out.PaidWith = toPaidWith(v.PaidWith, v.Status, v.CancelKeeps, due, ok, loc)
 	return out
 }
 

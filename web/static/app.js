@@ -216,10 +216,18 @@
     var add = $('add-service');
     if (add) add.hidden = items.length >= 5;
     var asked = state.asked = {}; // (asked again meanwhile: this answer is not wanted)
+    // A booking paid with a balance moves no later than its last day.
+    var pw = mode === 'manage' && state.booking && state.booking.paid_with, until = state.until = pw && pw.expires_at;
+    var limit = $('move-until');
+    if (limit) {
+      limit.hidden = !until;
+      limit.textContent = until ? fmt('move_until', lastDay(until)) : '';
+    }
     return api('GET', '/salons/' + cfg.slug + '/slots' + q).then(function (r) {
       if (r.status !== 200) throw r;
       if (state.asked !== asked) return;
-      state.slots = more ? state.slots.concat(r.body) : r.body;
+      var got = until ? r.body.filter(function (s) { return Date.parse(s.starts_at) < Date.parse(until); }) : r.body;
+      state.slots = more ? state.slots.concat(got) : got;
       state.shownDays = from + n;
       renderDays();
       if (!more) show('day');
@@ -249,7 +257,8 @@
     });
     // (None here, but later days to ask about: only the button says so.)
     $('no-days').hidden = any || shown.length < cfg.days.length;
-    $('later-days').hidden = shown.length >= cfg.days.length;
+    // (Nor later days past a balance's last day, which a move cannot go to.)
+    $('later-days').hidden = shown.length >= cfg.days.length || !!(state.until && cfg.days[shown.length] >= dateOf(state.until));
   }
   function renderTimes(slots) {
     var times = $('times');
