@@ -57,6 +57,10 @@ type bookingForm struct {
 	PayCode    string
 	Packages   []packageChoice
 	Fragment   bool // an htmx answer: the packages are swapped in out of band
+	// NameAuto is the name the form filled in from a known client's
+	// phone (not typed): a phone changed after it fills in its own, or
+	// none.
+	NameAuto string
 }
 
 // payWith is what the form pays the booking with (nil: nothing, paid in
@@ -191,15 +195,21 @@ func (h *Handler) knownClient(c *fiber.Ctx) error {
 			f.More = append(f.More, visitPick{Service: id})
 		}
 	}
+	// The name filled in from another phone's client, not edited since,
+	// is not one typed: this phone's client's replaces it, or none.
+	filled := f.Name != "" && f.Name == c.Query("name_auto")
 	cl, err := h.svc.ClientByPhone(c.UserContext(), user(c).SalonID, c.Query("phone"))
 	switch {
 	case errors.Is(err, booking.ErrNotFound):
+		if filled {
+			f.Name, f.Swap = "", true
+		}
 	case err != nil:
 		return err
 	default:
 		f.Known = cl
-		if strings.TrimSpace(f.Name) == "" {
-			f.Name, f.Swap = cl.Name, true
+		if strings.TrimSpace(f.Name) == "" || filled {
+			f.Name, f.Swap, f.NameAuto = cl.Name, true, cl.Name
 		}
 	}
 	if err := h.packages(c, f); err != nil {

@@ -649,6 +649,21 @@ func TestKnownClientAndTheirNotes(t *testing.T) {
 		!strings.Contains(a.body, "создаётся") {
 		t.Errorf("an unknown phone: %d %s", a.status, a.body)
 	}
+	// The name filled in from a phone is marked so; the phone changed to
+	// one the salon does not know, it goes (a new client would have been
+	// made under it); one typed over it stays.
+	if a := b.get("/panel/clients/by-phone?" + url.Values{"phone": {"8 (999) 000-01-01"}, "name": {""}}.Encode()); !strings.Contains(a.body,
+		`<input type="hidden" name="name_auto" value="Мария">`) {
+		t.Errorf("a name filled in is not marked: %s", a.body)
+	}
+	if a := b.get("/panel/clients/by-phone?" + url.Values{"phone": {"+79990009999"}, "name": {"Мария"}, "name_auto": {"Мария"}}.Encode()); !strings.Contains(a.body,
+		`<label id="name-field" hx-swap-oob="true">Имя <input type="text" name="name" value="" maxlength="100" required></label>`) {
+		t.Errorf("the phone changed to an unknown one, the name filled in stays: %s", a.body)
+	}
+	if a := b.get("/panel/clients/by-phone?" + url.Values{"phone": {"+79990009999"}, "name": {"Маша"}, "name_auto": {"Мария"}}.Encode()); strings.Contains(a.body,
+		`id="name-field" hx-swap-oob`) {
+		t.Errorf("a name typed over the one filled in is replaced: %s", a.body)
+	}
 	bk := scalar[int64](t, w, `SELECT id FROM bookings WHERE client_id = $1 ORDER BY starts_at DESC LIMIT 1`, id)
 	if a := b.get(fmt.Sprintf("/panel/bookings/%d", bk)); !strings.Contains(a.body, `id="client-notes">аллергия на аммиак<`) {
 		t.Errorf("the booking page does not show the client's notes")
