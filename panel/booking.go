@@ -57,6 +57,10 @@ type bookingForm struct {
 	PayCode    string
 	Packages   []packageChoice
 	Fragment   bool // an htmx answer: the packages are swapped in out of band
+	// SameDay are the known client's bookings on the form's date, as
+	// lines ("10:30–11:30 Colour, Anna"): a second one at the same time
+	// is the desk's to notice (services done at once are a visit's).
+	SameDay []string
 	// NameAuto is the name the form filled in from a known client's
 	// phone (not typed): a phone changed after it fills in its own, or
 	// none.
@@ -89,7 +93,7 @@ func (f *bookingForm) services() []int64 {
 }
 
 // packages fills in the known client's packages for the form's services
-// on its date (today's when it has none yet).
+// on its date (today's when it has none yet), and their bookings that day.
 func (h *Handler) packages(c *fiber.Ctx, f *bookingForm) error {
 	if f.Known == nil {
 		return nil
@@ -99,8 +103,23 @@ func (h *Handler) packages(c *fiber.Ctx, f *bookingForm) error {
 	if err != nil {
 		day = s.Today(h.svc.Now())
 	}
-	f.Packages, err = h.packageChoices(c, f.Known.ID, day, f.services())
-	return err
+	if f.Packages, err = h.packageChoices(c, f.Known.ID, day, f.services()); err != nil {
+		return err
+	}
+	list, err := h.svc.ClientBookings(c.UserContext(), s.ID, f.Known.ID)
+	if err != nil {
+		return err
+	}
+	loc := s.Location()
+	for i := len(list) - 1; i >= 0; i-- { // (latest first: the day's in order)
+		v := &list[i]
+		if !v.Status.Active() || s.Today(v.StartsAt) != day {
+			continue
+		}
+		f.SameDay = append(f.SameDay, fmt.Sprintf("%s–%s %s, %s", wallClock(v.StartsAt, loc), wallClock(booking.VisitEnd(&v.Booking), loc),
+			v.ServiceName, v.MasterName))
+	}
+	return nil
 }
 
 // altChoice is a free time offered instead of a taken one, as a one-click

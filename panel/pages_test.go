@@ -672,6 +672,15 @@ func TestKnownClientAndTheirNotes(t *testing.T) {
 	if a := b.get("/panel/day/" + day.Format("2006-01-02")); !strings.Contains(a.body, "⚠ аллергия на аммиак") {
 		t.Errorf("the day's card does not show the client's notes")
 	}
+	// On a day she is booked, the form says when and with whom (a second
+	// booking at that time is the desk's to notice).
+	if bkStatus := scalar[string](t, w, `SELECT status FROM bookings WHERE id = $1`, bk); bkStatus == "confirmed" || bkStatus == "pending" {
+		a := b.get("/panel/clients/by-phone?" + url.Values{"phone": {"+79990000101"}, "date": {day.Format("2006-01-02")}}.Encode())
+		line := regexp.MustCompile(`<p class="hint" id="same-day">Записи клиента в этот день: [^<]*</p>`).FindString(a.body)
+		if want := " " + day.Format("15:04") + "–"; !strings.Contains(line, want) {
+			t.Errorf("the form for a day she is booked lacks %q: %s", want, a.body)
+		}
+	}
 }
 
 // A new salon's panel says what is left before clients can book, and
