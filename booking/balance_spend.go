@@ -559,7 +559,11 @@ func (s *Service) ApplyBalance(ctx context.Context, salonID, bookingID int64, p 
 			return fmt.Errorf("balance: %w", err)
 		}
 		b.PaidWith, out = rsv.paid(), b
-		return recordDeskPayment(ctx, tx, b, caller, rsv)
+		if err := recordDeskPayment(ctx, tx, b, caller, rsv); err != nil {
+			return err
+		}
+		// The client hears what it paid and what is left to pay.
+		return s.enqueueChange(ctx, tx, b, EventPaidWithBalance, caller.actor(b), nil)
 	})
 	if err != nil {
 		return nil, dbErr(err)

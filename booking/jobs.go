@@ -43,6 +43,9 @@ const (
 	EventDepositDue = "deposit_due"
 	// EventTopUpPaid: the difference came.
 	EventTopUpPaid = "topup_paid"
+	// EventPaidWithBalance: the desk paid the booking with the client's
+	// package or a certificate (what is left to pay at the salon changed).
+	EventPaidWithBalance = "paid_with_balance"
 )
 
 // NotifyArgs asks to tell the people concerned about a change of a booking.

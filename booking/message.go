@@ -427,6 +427,8 @@ func clientKind(event string, st Status) (MessageKind, bool) {
 		return KindPaymentDue, false
 	case EventTopUpPaid:
 		return KindPaid, false
+	case EventPaidWithBalance:
+		return KindChanged, false
 	case EventRefunded:
 		return KindRefunded, false
 	case EventReminder:
@@ -1032,8 +1034,8 @@ func (m *Message) notice(v *View, at time.Time) Notice {
 	event := map[MessageKind]string{KindConfirmation: EventCreated, KindPaymentDue: EventCreated, KindNew: EventCreated,
 		KindCancelled: EventCancelled, KindChanged: EventRescheduled, KindHoldExpired: EventHoldExpired, KindPaid: EventPaid,
 		KindRefunded: EventRefunded, KindReminder: EventReminder, KindWaitlistOffer: EventWaitlistOffer}[m.Kind]
-	if m.Change.Event == EventDepositDue {
-		event = EventDepositDue
+	if m.Change.Event == EventDepositDue || m.Change.Event == EventPaidWithBalance {
+		event = m.Change.Event
 	}
 	if m.ToMaster && m.Change.Event == EventHoldExpired {
 		event = EventHoldExpired

@@ -1073,3 +1073,43 @@ func TestAMoveOfOneServiceSaysWhichMoved(t *testing.T) {
 		}
 	}
 }
+
+// TestTheClientHearsTheDeskPaidWithAPackage: the desk pays a booking made
+// on the widget (told its price) with the client's package: the client is
+// e-mailed and texted what it paid and what is left to pay at the salon
+// (they heard nothing, and still thought the whole price was due).
+func TestTheClientHearsTheDeskPaidWithAPackage(t *testing.T) {
+	t.Parallel()
+	w := newMsgWorld(t, 1)
+	w.jobs()
+	colour := w.Service(t, w.salon, booking.SalonService{Name: "Окрашивание", DurationMin: 60, Price: 300000})
+	m := w.Master(t, w.salon, colour)
+	w.Shift(t, w.salon, m, w.day, 1, "10:00", "20:00")
+	phone := bookingtest.Phone()
+	b, err := w.Svc.Book(booking.As(context.Background(), booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID,
+		ServiceID: colour.ID, MasterID: m.ID, StartsAt: bookingtest.At(w.salon, w.day, "12:00"),
+		Client: booking.ClientInput{Name: "Ольга", Phone: phone, Email: "olga@example.com", Lang: "ru"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := w.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{colour.ID}, Visits: 5, Client: booking.ClientInput{Name: "Ольга", Phone: phone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	desk := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin, Email: "desk@studio.example"}))
+	if _, err := w.Svc.ApplyBalance(desk, w.salon.ID, b.ID, booking.PayWith{Kind: booking.BalancePackage, BalanceID: pkg.ID}); err != nil {
+		t.Fatal(err)
+	}
+	got := w.mailed("Оплачено вашим абонементом или сертификатом: Окрашивание", "olga@example.com")
+	for _, want := range []string{"Салон оплатил вашу запись вашим абонементом или сертификатом.", "абонементом …" + pkg.Hint,
+		"К оплате в салоне: ничего"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the e-mail lacks %q:\n%s", want, got)
+		}
+	}
+	sms := w.texted(phone, "Оплачено вашим абонементом или сертификатом: Окрашивание")
+	if !strings.Contains(sms, "Абонемент: оплачено 1 визит, осталось 4 визита") {
+		t.Errorf("the SMS: %q", sms)
+	}
+}

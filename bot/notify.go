@@ -145,7 +145,7 @@ func noticeKey(n booking.Notice) string {
 	}
 	return map[string]string{booking.EventCreated: "n_client_booked", booking.EventCancelled: "n_client_cancel", booking.EventDepositDue: "n_deposit_due",
 		booking.EventRescheduled: "n_client_moved", booking.EventHoldExpired: "n_hold_expired", booking.EventPaid: "n_paid",
-		booking.EventRefunded: "n_refunded"}[n.Event]
+		booking.EventRefunded: "n_refunded", booking.EventPaidWithBalance: "n_paid_with"}[n.Event]
 }
 
 // describe is the text of a notice.

@@ -276,6 +276,18 @@ func TestNoticesSayWhatABalancePaid(t *testing.T) {
 	if !strings.Contains(m.Text, "Given back to the package …"+pkg.Hint+": 1 visit.\nLeft on it: 3 visits.") {
 		t.Fatalf("the notice of the salon's cancellation: %q", m.Text)
 	}
+	// Booked without it, then paid with it at the desk: the chat hears so.
+	b, err = w.Svc.Book(booking.As(ctx, booking.Visitor()), booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.anna.ID,
+		StartsAt: bookingtest.At(w.salon, testDay, "18:00"), Client: booking.ClientInput{Name: "Vera", Phone: "+79999000007"}})
+	w.must(err)
+	w.see(client, "✅ You are booked\nWhen: Tue 3 Mar, 18:00")
+	desk := booking.As(ctx, booking.ByStaff(booking.User{ID: 1, SalonID: w.salon.ID, Role: booking.RoleAdmin, Email: "desk@salon.test"}))
+	_, err = w.Svc.ApplyBalance(desk, w.salon.ID, b.ID, booking.PayWith{Kind: booking.BalancePackage, BalanceID: pkg.ID})
+	w.must(err)
+	m = w.see(client, "💳 The salon paid your booking with your package or certificate\nWhen: Tue 3 Mar, 18:00")
+	if !strings.Contains(m.Text, "💳 Paid with the package …"+pkg.Hint+": 1 visit, 2 visits left") {
+		t.Fatalf("the notice of the desk's payment: %q", m.Text)
+	}
 }
 
 // TestTheNoticeOfACancellationSaysTheDepositWasKept: a booking made on

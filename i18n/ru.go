@@ -294,13 +294,17 @@ var ru = map[string]string{
 	"no CSV files in the archive":       "в архиве нет CSV-файлов",
 
 	// Messages to clients (e-mail, SMS) and their one-tap pages.
-	"You are booked: %s, %s":                                        "Вы записаны: %s, %s",
-	"Your booking is confirmed.":                                    "Ваша запись подтверждена.",
-	"Deposit received: %s, %s":                                      "Предоплата получена: %s, %s",
-	"We received your deposit: your booking is confirmed.":          "Мы получили предоплату — запись подтверждена.",
-	"Pay the deposit to keep %s, %s":                                "Внесите предоплату, чтобы сохранить запись: %s, %s",
-	"Your time is held until the deposit is paid.":                  "Время держится за вами, пока не придёт предоплата.",
-	"Your booking moved: %s, %s":                                    "Запись перенесена: %s, %s",
+	"You are booked: %s, %s":                               "Вы записаны: %s, %s",
+	"Your booking is confirmed.":                           "Ваша запись подтверждена.",
+	"Deposit received: %s, %s":                             "Предоплата получена: %s, %s",
+	"We received your deposit: your booking is confirmed.": "Мы получили предоплату — запись подтверждена.",
+	"Pay the deposit to keep %s, %s":                       "Внесите предоплату, чтобы сохранить запись: %s, %s",
+	"Your time is held until the deposit is paid.":         "Время держится за вами, пока не придёт предоплата.",
+	"Your booking moved: %s, %s":                           "Запись перенесена: %s, %s",
+
+	"Paid with your package or certificate: %s, %s":                 "Оплачено вашим абонементом или сертификатом: %s, %s",
+	"The salon paid your booking with your package or certificate.": "Салон оплатил вашу запись вашим абонементом или сертификатом.",
+
 	"Your booking has a new time.":                                  "У вашей записи новое время.",
 	"Booking cancelled: %s, %s":                                     "Запись отменена: %s, %s",
 	"The salon had to cancel your booking. We are sorry.":           "Салону пришлось отменить вашу запись. Приносим извинения.",

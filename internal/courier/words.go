@@ -64,6 +64,9 @@ func Compose(o *booking.Outgoing, base string) Words {
 	loc := v.Salon.Location()
 	at := i18n.When(lang, v.StartsAt, loc)
 	subject, lead := headline(t, o.Kind, v.ServiceName, at)
+	if o.Change.Event == booking.EventPaidWithBalance {
+		subject, lead = t("Paid with your package or certificate: %s, %s", v.ServiceName, at), t("The salon paid your booking with your package or certificate.")
+	}
 	topUp := o.Kind == booking.KindPaymentDue && v.TopUp()
 	if topUp {
 		subject = t("Pay the rest of the deposit: %s, %s", v.ServiceName, at)
@@ -286,6 +289,9 @@ func Short(o *booking.Outgoing, base string) string {
 	t := func(key string, args ...any) string { return i18n.New(key, args...).In(lang) }
 	v := o.Booking
 	subject, _ := headline(t, o.Kind, v.ServiceName, i18n.When(lang, v.StartsAt, v.Salon.Location()))
+	if o.Change.Event == booking.EventPaidWithBalance {
+		subject = t("Paid with your package or certificate: %s, %s", v.ServiceName, i18n.When(lang, v.StartsAt, v.Salon.Location()))
+	}
 	if o.Kind == booking.KindPaymentDue && v.TopUp() {
 		subject = t("Pay the rest of the deposit: %s, %s", v.ServiceName, i18n.When(lang, v.StartsAt, v.Salon.Location())) +
 			" — " + v.DepositDue.Format(v.Salon.Currency, lang)
