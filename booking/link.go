@@ -92,6 +92,12 @@ func makeLinks(ctx context.Context, tx pgx.Tx, m *Message, v *View, now time.Tim
 		if m.Channel == ChannelEmail && m.Kind != KindCancelled && m.Kind != KindHoldExpired {
 			add(&l.Manage, LinkManage, v.StartsAt.Add(manageLinkAfter))
 		}
+	case m.Kind == KindChanged && m.Change.Event == EventPaidWithBalance:
+		// (A notice of what the desk paid: the booking's page, no
+		// actions; an SMS, none.)
+		if m.Channel == ChannelEmail {
+			add(&l.Manage, LinkManage, v.StartsAt.Add(manageLinkAfter))
+		}
 	case m.Kind == KindReminder, m.Kind == KindConfirmation, m.Kind == KindPaid, m.Kind == KindChanged:
 		add(&l.Confirm, LinkConfirm, v.StartsAt)
 		add(&l.Cancel, LinkCancel, v.StartsAt)

@@ -1109,7 +1109,7 @@ func TestTheClientHearsTheDeskPaidWithAPackage(t *testing.T) {
 		}
 	}
 	sms := w.texted(phone, "Оплачено вашим абонементом или сертификатом: Окрашивание")
-	if !strings.Contains(sms, "Абонемент: оплачено 1 визит, осталось 4 визита") {
-		t.Errorf("the SMS: %q", sms)
+	if !strings.Contains(sms, "Абонемент: оплачено 1 визит, осталось 4 визита") || strings.Contains(sms, "/a/") {
+		t.Errorf("the SMS (what it paid, no links to pay for): %q", sms)
 	}
 }

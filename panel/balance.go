@@ -411,8 +411,8 @@ func (h *Handler) paidWith(c *fiber.Ctx, p *bookingPage, v *booking.View) error 
 		// a certificate's code is still taken.)
 		return nil
 	}
-	services := []int64{v.ServiceID}
-	for _, sg := range v.Segments {
+	var services []int64
+	for _, sg := range booking.SegmentsOf(&v.Booking) {
 		services = append(services, sg.ServiceID)
 	}
 	var err error

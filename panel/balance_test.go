@@ -997,6 +997,21 @@ func TestTheNewBookingFormPaysWithAPackage(t *testing.T) {
 	if left := scalar[int64](t, w, `SELECT remaining FROM balances WHERE id = $1`, three.ID); left != 2 {
 		t.Errorf("booked by a choice, the package has %d left, want 2", left)
 	}
+	// A visit's page, either service's, offers the package naming the
+	// service it pays, once.
+	otherMaster := scalar[int64](t, w, `SELECT master_id FROM master_services WHERE service_id = $1 ORDER BY master_id LIMIT 1`, other)
+	v, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, StartsAt: bookingtest.At(w.salon, day.AddDays(1), "12:00"), Client: client,
+		Items: []booking.VisitItem{{ServiceID: haircut, MasterID: master}, {ServiceID: other, MasterID: otherMaster}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sg := range v.Segments {
+		page := html.UnescapeString(b.get(fmt.Sprintf("/panel/bookings/%d", sg.ID)).body)
+		if want := "…" + three.Hint + " (" + name(haircut) + "): осталось 2 визита"; !strings.Contains(page, want) {
+			t.Errorf("the page of the visit's service %d offers %s, want %q", sg.ID,
+				regexp.MustCompile(`(?s)<select name="balance">.*?</select>`).FindString(page), want)
+		}
+	}
 	// On a booking's page, a code that pays nothing marks its field.
 	later, err := w.Svc.Book(ctx, booking.BookRequest{SalonID: w.salon.ID, ServiceID: haircut, MasterID: master, StartsAt: slots[len(slots)-1].Start, Client: client})
 	if err != nil {

@@ -197,7 +197,7 @@ func (h *Handler) newBooking(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		f.Phone, f.Name = cl.Phone, cl.Name
+		f.Phone, f.Name, f.NameAuto = cl.Phone, cl.Name, cl.Name
 	}
 	return h.showBookingForm(c, f)
 }
@@ -316,6 +316,9 @@ func (h *Handler) createBooking(c *fiber.Ctx) error {
 	f.MasterID, _ = strconv.ParseInt(c.FormValue("master"), 10, 64)
 	f.ServiceID, _ = strconv.ParseInt(c.FormValue("service"), 10, 64)
 	f.PayBalance, _ = strconv.ParseInt(c.FormValue("pay_balance"), 10, 64)
+	if auto := c.FormValue("name_auto"); auto != "" && auto == f.Name {
+		f.NameAuto = f.Name // (still the one filled in: drawn again, it follows the phone)
+	}
 	f.More = picksOf(c)
 	at, ferr := localTime(s, f.Date, f.Time, f.Again)
 	if ferr != nil {

@@ -743,6 +743,7 @@ var ru = map[string]string{
 	"paid in part with a certificate: the rest at the salon": "частично оплачено сертификатом, остальное в салоне",
 	"%s …%s (%s): %s left":                                   "%s …%s (%s): осталось %s",
 	"The client's bookings that day:":                        "Записи клиента в этот день:",
+	"paid with a package or certificate":                     "оплата абонементом или сертификатом",
 }
 
 // Field is a field's name as Fields keys it, for a template to find the

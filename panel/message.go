@@ -28,8 +28,11 @@ func messageLines(list []booking.Message, s *booking.Salon, l *lang) []messageLi
 			at = m.SentAt
 		}
 		kind := l.T(kindNames[m.Kind])
-		if m.Kind == booking.KindReminder && m.Lead > 0 {
+		switch {
+		case m.Kind == booking.KindReminder && m.Lead > 0:
 			kind = l.T("reminder %s before", leadWords(m.Lead, l))
+		case m.Kind == booking.KindChanged && m.Change.Event == booking.EventPaidWithBalance:
+			kind = l.T("paid with a package or certificate") // (sent as a change is)
 		}
 		if m.ToMaster {
 			kind += " · " + l.T("to the master")

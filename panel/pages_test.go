@@ -664,6 +664,15 @@ func TestKnownClientAndTheirNotes(t *testing.T) {
 		`id="name-field" hx-swap-oob`) {
 		t.Errorf("a name typed over the one filled in is replaced: %s", a.body)
 	}
+	// The form drawn again (refused), or opened for the client, keeps it so.
+	marked := `<input type="hidden" name="name_auto" value="Мария">`
+	if a := b.post("/panel/bookings", url.Values{"phone": {"+79990000101"}, "name": {"Мария"}, "name_auto": {"Мария"}, "date": {"2026-13-01"},
+		"time": {"10:00"}}); a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, marked) {
+		t.Errorf("a refused form loses the name's mark: %d", a.status)
+	}
+	if a := b.get(fmt.Sprintf("/panel/bookings/new?client=%d", id)); !strings.Contains(a.body, marked) {
+		t.Errorf("the form for the client does not mark the name filled in")
+	}
 	bk := scalar[int64](t, w, `SELECT id FROM bookings WHERE client_id = $1 ORDER BY starts_at DESC LIMIT 1`, id)
 	if a := b.get(fmt.Sprintf("/panel/bookings/%d", bk)); !strings.Contains(a.body, `id="client-notes">аллергия на аммиак<`) {
 		t.Errorf("the booking page does not show the client's notes")

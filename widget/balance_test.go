@@ -537,6 +537,38 @@ func TestBrowserMovesNoLaterThanThePackage(t *testing.T) {
 		t.Errorf("later days are offered past the package's last day (%v)", err)
 	}
 	saveShot(t, ctx, "move-until-package-ru-390")
+	// The day's last time, and every other of that day, taken meanwhile:
+	// the nearest free times, on the next day, are not offered instead.
+	run(t, ctx, chromedp.Click(css(fmt.Sprintf(`#days button[data-date="%s"]`, testDay))),
+		chromedp.Click(css(`#times button[data-time="19:00"]`)), chromedp.WaitVisible(css("#confirm")))
+	sys := booking.As(context.Background(), booking.BySystem())
+	for range 50 {
+		free, err := s.Svc.Slots(sys, booking.SlotQuery{SalonID: s.salon.ID, ServiceID: s.svc.ID, From: testDay})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(free) == 0 {
+			break
+		}
+		if _, err := s.Svc.Book(sys, booking.BookRequest{SalonID: s.salon.ID, ServiceID: s.svc.ID, MasterID: free[0].MasterID, StartsAt: free[0].Start,
+			Client: booking.ClientInput{Name: "Занято", Phone: bookingtest.Phone()}, Source: booking.SourceImport}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(t, ctx, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css("#taken")))
+	alts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.prototype.map.call(document.querySelectorAll('#alternatives button'),
+		function (b) { return b.getAttribute('data-starts-at'); })`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, ctx, "#taken-text"); len(alts) == 0 && got == "" {
+		t.Errorf("the taken time says nothing")
+	}
+	for _, a := range alts {
+		if at, err := time.Parse(time.RFC3339, a); err != nil || !at.Before(testDay.AddDays(1).Start(s.salon.Location())) {
+			t.Errorf("an alternative past the package's last day: %s (%v)", a, err)
+		}
+	}
 }
 
 // TestBrowserAsksAboutTheCodeAgainForAnotherDay: a package good until the

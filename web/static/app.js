@@ -255,8 +255,10 @@
       li.appendChild(b);
       days.appendChild(li);
     });
-    // (None here, but later days to ask about: only the button says so.)
-    $('no-days').hidden = any || shown.length < cfg.days.length;
+    // (None here, but later days to ask about: only the button says so;
+    // none up to a balance's last day, past which a move cannot go.)
+    var open = state.until ? cfg.days.filter(function (d) { return d < dateOf(state.until); }).length : cfg.days.length;
+    $('no-days').hidden = any || shown.length < open;
     // (Nor later days past a balance's last day, which a move cannot go to.)
     $('later-days').hidden = shown.length >= cfg.days.length || !!(state.until && cfg.days[shown.length] >= dateOf(state.until));
   }
@@ -415,6 +417,8 @@
     return d.toLocaleDateString(cfg.lang === 'ru' ? 'ru-RU' : 'en-GB', { timeZone: 'UTC', day: cfg.lang === 'ru' ? '2-digit' : 'numeric', month: cfg.lang === 'ru' ? '2-digit' : 'short', year: 'numeric' });
   }
   function offerAlternatives(alts) {
+    // (A move: none past a balance's last day.)
+    if (mode === 'manage' && state.until) alts = alts.filter(function (a) { return Date.parse(a.starts_at) < Date.parse(state.until); });
     var list = $('alternatives');
     list.textContent = '';
     $('taken-text').textContent = alts.length ? T.taken : T.taken_none;
