@@ -429,13 +429,9 @@ func (h *Handler) packageChoices(c *fiber.Ctx, clientID int64, day booking.Date,
 	if err != nil || len(list) == 0 {
 		return nil, err
 	}
-	all, err := h.svc.Services(c.UserContext(), s.ID)
+	names, err := h.allServiceNames(c)
 	if err != nil {
 		return nil, err
-	}
-	names := map[int64]string{}
-	for _, sv := range all {
-		names[sv.ID] = sv.Name
 	}
 	var out []packageChoice
 	for _, b := range list {

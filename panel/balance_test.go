@@ -1005,6 +1005,13 @@ func TestTheNewBookingFormPaysWithAPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The form names that visit's services and masters on its day.
+	masterName := func(id int64) string { return scalar[string](t, w, `SELECT name FROM masters WHERE id = $1`, id) }
+	frag := html.UnescapeString(b.get("/panel/clients/by-phone?" + url.Values{"phone": {client.Phone}, "date": {day.AddDays(1).String()}}.Encode()).body)
+	if want := "12:00–" + v.Segments[1].EndsAt().In(w.salon.Location()).Format("15:04") + " " + name(haircut) + " (" + masterName(master) + ") + " +
+		name(other) + " (" + masterName(otherMaster) + ")"; !strings.Contains(frag, want) {
+		t.Errorf("the form's day lacks %q: %s", want, regexp.MustCompile(`<p class="hint" id="same-day">[^<]*`).FindString(frag))
+	}
 	for _, sg := range v.Segments {
 		page := html.UnescapeString(b.get(fmt.Sprintf("/panel/bookings/%d", sg.ID)).body)
 		if want := "…" + three.Hint + " (" + name(haircut) + "): осталось 2 визита"; !strings.Contains(page, want) {

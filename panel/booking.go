@@ -111,15 +111,46 @@ func (h *Handler) packages(c *fiber.Ctx, f *bookingForm) error {
 		return err
 	}
 	loc := s.Location()
+	// (A visit's services and masters by id, read for the first visit.)
+	var services, masters map[int64]string
 	for i := len(list) - 1; i >= 0; i-- { // (latest first: the day's in order)
 		v := &list[i]
 		if !v.Status.Active() || s.Today(v.StartsAt) != day {
 			continue
 		}
-		f.SameDay = append(f.SameDay, fmt.Sprintf("%s–%s %s, %s", wallClock(v.StartsAt, loc), wallClock(booking.VisitEnd(&v.Booking), loc),
-			v.ServiceName, v.MasterName))
+		what := v.ServiceName + ", " + v.MasterName
+		if len(v.Segments) > 1 {
+			if services == nil {
+				if services, err = h.allServiceNames(c); err != nil {
+					return err
+				}
+				if masters, err = h.masterNames(c); err != nil {
+					return err
+				}
+			}
+			parts := make([]string, len(v.Segments))
+			for j, sg := range v.Segments {
+				parts[j] = services[sg.ServiceID] + " (" + masters[sg.MasterID] + ")"
+			}
+			what = strings.Join(parts, " + ")
+		}
+		f.SameDay = append(f.SameDay, fmt.Sprintf("%s–%s %s", wallClock(v.StartsAt, loc), wallClock(booking.VisitEnd(&v.Booking), loc), what))
 	}
 	return nil
+}
+
+// allServiceNames are the names of the salon's services, archived ones
+// too, by id.
+func (h *Handler) allServiceNames(c *fiber.Ctx) (map[int64]string, error) {
+	list, err := h.svc.AllServices(c.UserContext(), user(c).SalonID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]string, len(list))
+	for _, sv := range list {
+		out[sv.ID] = sv.Name
+	}
+	return out, nil
 }
 
 // altChoice is a free time offered instead of a taken one, as a one-click
