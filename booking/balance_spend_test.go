@@ -1286,6 +1286,26 @@ func TestPhonesTriedAtOnceAreCountedInTurn(t *testing.T) {
 	}
 }
 
+// dayMarks are the balance marks of the day's calendar, by "15:04
+// Service": the kind that pays it ("" none), " in part" after a
+// certificate's that leaves part of it to pay at the salon.
+func dayMarks(t *testing.T, f *fixture, ctx context.Context) map[string]booking.BalanceKind {
+	t.Helper()
+	cal, err := f.Svc.Calendar(ctx, booking.CalendarQuery{SalonID: f.salon.ID, First: f.day, Days: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marks := map[string]booking.BalanceKind{}
+	for _, l := range cal.Bookings {
+		mark := l.PaidWith
+		if l.InPart {
+			mark += " in part"
+		}
+		marks[l.StartsAt.In(f.salon.Location()).Format("15:04")+" "+l.ServiceName] = mark
+	}
+	return marks
+}
+
 // TestAVisitIsPaidWithABalanceAtTheDesk: at the desk, a visit of two
 // services (a colour, then a cut) booked first is paid from either of its
 // pages with a package of the cut (its visit: the cut's price paid, the
@@ -1342,17 +1362,7 @@ func TestAVisitIsPaidWithABalanceAtTheDesk(t *testing.T) {
 	// The day's calendar marks the cut the package paid, not the colour
 	// beside it; a certificate's visit, both (it pays toward the visit),
 	// saying so when it pays part of it (the rest is due at the salon).
-	cal, err := f.Svc.Calendar(desk, booking.CalendarQuery{SalonID: f.salon.ID, First: f.day, Days: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	marks := map[string]booking.BalanceKind{}
-	for _, l := range cal.Bookings {
-		marks[l.StartsAt.In(f.salon.Location()).Format("15:04")+" "+l.ServiceName] = l.PaidWith
-		if l.InPart {
-			marks[l.StartsAt.In(f.salon.Location()).Format("15:04")+" "+l.ServiceName] += " in part"
-		}
-	}
+	marks := dayMarks(t, f, desk)
 	want := map[string]booking.BalanceKind{"10:00 Colour": "", "11:00 Cut": booking.BalancePackage,
 		"12:00 Colour": "certificate in part", "13:00 Cut": "certificate in part", "14:00 Colour": booking.BalanceCertificate,
 		"15:00 Cut": booking.BalanceCertificate}
@@ -1430,14 +1440,7 @@ func TestAPackageOfSeveralServicesPaysEachOfAVisit(t *testing.T) {
 		t.Fatalf("a visit of both: %+v, %v to pay at the salon; want 4500.00 covered, the nails' 1000.00 due, the colour's visit kept by the policy",
 			view.PaidWith, due)
 	}
-	cal, err := f.Svc.Calendar(desk, booking.CalendarQuery{SalonID: f.salon.ID, First: f.day, Days: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	marks := map[string]booking.BalanceKind{}
-	for _, l := range cal.Bookings {
-		marks[l.StartsAt.In(f.salon.Location()).Format("15:04")+" "+l.ServiceName] = l.PaidWith
-	}
+	marks := dayMarks(t, f, desk)
 	if want := map[string]booking.BalanceKind{"10:00 Colour": booking.BalancePackage, "11:00 Cut": booking.BalancePackage, "11:30 Nails": ""}; fmt.Sprint(marks) != fmt.Sprint(want) {
 		t.Errorf("the calendar marks %v, want %v", marks, want)
 	}

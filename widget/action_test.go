@@ -294,11 +294,7 @@ func TestTheCancelLinkSaysWhatItKeepsOfAPackage(t *testing.T) {
 	t.Parallel()
 	s, svc, m := keepingSite(t)
 	phone := bookingtest.Phone()
-	pkg, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage,
-		ServiceIDs: []int64{svc.ID}, Visits: 3, Client: booking.ClientInput{Name: "Maria", Phone: phone}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pkg := s.issuePackage("Maria", phone, 3, booking.Date{}, svc.ID)
 	_, links := remindedLinksOf(t, s, booking.BookRequest{SalonID: s.salon.ID, ServiceID: svc.ID, MasterID: m.ID,
 		StartsAt: bookingtest.At(s.salon, testDay, "16:00"), PayWith: &booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code},
 		Client: booking.ClientInput{Name: "Maria", Phone: phone, Email: "maria@example.com", Lang: "ru"}})
@@ -321,11 +317,7 @@ func TestTheCancelLinkSaysWhatItKeepsOfAPackage(t *testing.T) {
 func TestBrowserCancelLinkNamesThePackage(t *testing.T) {
 	s := linkSite(t)
 	phone := bookingtest.Phone()
-	pkg, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage,
-		ServiceIDs: []int64{s.svc.ID}, Visits: 3, Client: booking.ClientInput{Name: "Maria", Phone: phone}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pkg := s.issuePackage("Maria", phone, 3, booking.Date{}, s.svc.ID)
 	for i, c := range []struct{ lang, title, result, used, asked string }{
 		{"ru", "Запись отменена", "Запись отменена. Вернулось на абонемент\u00a0…\u2060" + pkg.Hint + ": 1 визит.", "Эта ссылка уже использована.",
 			"При отмене сейчас оплаченное вернётся на абонемент\u00a0…\u2060" + pkg.Hint + ": 1 визит."},
@@ -477,11 +469,7 @@ func TestTheClientIsToldWhatCancellingDoesToTheDeposit(t *testing.T) {
 func TestALinkOfABookingTheSalonCancelledSaysSo(t *testing.T) {
 	s := linkSite(t)
 	phone := bookingtest.Phone()
-	pkg, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage,
-		ServiceIDs: []int64{s.svc.ID}, Visits: 3, Client: booking.ClientInput{Name: "Maria", Phone: phone}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pkg := s.issuePackage("Maria", phone, 3, booking.Date{}, s.svc.ID)
 	b, links := remindedLinksOf(t, s, booking.BookRequest{SalonID: s.salon.ID, ServiceID: s.svc.ID, MasterID: s.masters[0].ID,
 		StartsAt: bookingtest.At(s.salon, testDay, "16:00"), PayWith: &booking.PayWith{Kind: booking.BalancePackage, Code: pkg.Code},
 		Client: booking.ClientInput{Name: "Maria", Phone: phone, Email: "maria@example.com", Lang: "en"}})

@@ -401,11 +401,7 @@ func TestBrowserSaysWhatAPackageLeavesToPay(t *testing.T) {
 	nails := s.Master(t, s.salon, manicure)
 	s.Shift(t, s.salon, nails, testDay, 1, "10:00", "20:00")
 	phone := "+79995557741"
-	pkg, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage,
-		ServiceIDs: []int64{manicure.ID}, Visits: 3, Client: booking.ClientInput{Name: "Ольга", Phone: phone}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pkg := s.issuePackage("Ольга", phone, 3, booking.Date{}, manicure.ID)
 	if r := s.do("POST", "/api/v1/salons/studio/balances/lookup", map[string]any{"code": pkg.Code}); r.status != 200 ||
 		!strings.Contains(string(r.raw), fmt.Sprintf(`"service_ids":[%d]`, manicure.ID)) {
 		t.Fatalf("the lookup does not say what the package is for: %d %s", r.status, r.raw)
@@ -463,6 +459,18 @@ func TestBrowserSaysWhatAPackageLeavesToPay(t *testing.T) {
 	}
 }
 
+// issuePackage sells at the desk a package of visits of services to the
+// client of phone (name), good until until (zero: no end).
+func (s *site) issuePackage(name, phone string, visits int, until booking.Date, services ...int64) *booking.Balance {
+	s.t.Helper()
+	p, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: services, Visits: visits, ValidUntil: until, Client: booking.ClientInput{Name: name, Phone: phone}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return p
+}
+
 // TestBrowserSaysWhatAPackageOfBothServicesPays: a visit of a haircut and
 // a manicure paid with a package of either pays a visit of it for each:
 // the confirmation says two visits and nothing to pay at the salon (it
@@ -473,11 +481,7 @@ func TestBrowserSaysWhatAPackageOfBothServicesPays(t *testing.T) {
 	nails := s.Master(t, s.salon, manicure)
 	s.Shift(t, s.salon, nails, testDay, 1, "10:00", "20:00")
 	phone := "+79995557743"
-	pkg, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage,
-		ServiceIDs: []int64{s.svc.ID, manicure.ID}, Visits: 5, Client: booking.ClientInput{Name: "Ольга", Phone: phone}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pkg := s.issuePackage("Ольга", phone, 5, booking.Date{}, s.svc.ID, manicure.ID)
 	ctx := browser(t)
 	run(t, ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(s.base+"/w/studio?lang=ru"), chromedp.WaitVisible(css(`button[data-service-id]`)),
 		chromedp.Click(css(fmt.Sprintf(`button[data-service-id="%d"]`, s.svc.ID))),
@@ -510,11 +514,7 @@ func TestBrowserSaysWhatAPackageOfBothServicesPays(t *testing.T) {
 func TestBrowserMovesNoLaterThanThePackage(t *testing.T) {
 	s := newSite(t)
 	phone := "+79995557744"
-	pkg, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage,
-		ServiceIDs: []int64{s.svc.ID}, Visits: 3, ValidUntil: testDay, Client: booking.ClientInput{Name: "Ольга", Phone: phone}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pkg := s.issuePackage("Ольга", phone, 3, testDay, s.svc.ID)
 	r := s.do("POST", "/api/v1/salons/studio/bookings", map[string]any{"service_id": s.svc.ID, "master_id": s.masters[0].ID,
 		"starts_at": s.at("12:00"), "client": map[string]any{"name": "Ольга", "phone": phone}, "pay_with": map[string]any{"package": pkg.Code}})
 	if r.status != 201 {
@@ -582,11 +582,7 @@ func TestBrowserMovesNoLaterThanThePackage(t *testing.T) {
 func TestBrowserAsksAboutTheCodeAgainForAnotherDay(t *testing.T) {
 	s := newSite(t)
 	phone := "+79995557751"
-	pkg, err := s.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: s.salon.ID, Kind: booking.BalancePackage,
-		ServiceIDs: []int64{s.svc.ID}, Visits: 1, ValidUntil: testDay, Client: booking.ClientInput{Name: "Gift Holder", Phone: phone}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pkg := s.issuePackage("Gift Holder", phone, 1, testDay, s.svc.ID)
 	last := fmt.Sprintf("%02d.%02d.%d", testDay.Day, testDay.Month, testDay.Year)
 	ctx := browser(t)
 	m := s.masters[0]
