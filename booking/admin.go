@@ -381,11 +381,23 @@ func (s *Service) UpdateClient(ctx context.Context, salonID, clientID int64, nam
 // ClientBookings lists a client's bookings, latest first (at most 200), as
 // the staff caller sees them.
 func (s *Service) ClientBookings(ctx context.Context, salonID, clientID int64) ([]View, error) {
+	return s.ClientBookingsOn(ctx, salonID, clientID, time.Time{}, time.Time{})
+}
+
+// ClientBookingsOn is ClientBookings of the visits that start in [from,
+// to) (zero times: any).
+func (s *Service) ClientBookingsOn(ctx context.Context, salonID, clientID int64, from, to time.Time) ([]View, error) {
 	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
 		return nil, err
 	}
+	var since, until *time.Time // (nil: NULL, no bound)
+	if !from.IsZero() {
+		since, until = &from, &to
+	}
 	rows, err := s.pool.Query(ctx, `SELECT `+prefixed("b.", bookingColumns)+`, `+viewColumns+`, `+prefixed("s.", salonColumns)+viewFrom+`
-		WHERE b.salon_id = $1 AND b.client_id = $2 AND b.visit_of IS NULL ORDER BY b.starts_at DESC, b.id DESC LIMIT 200`, salonID, clientID)
+		WHERE b.salon_id = $1 AND b.client_id = $2 AND b.visit_of IS NULL
+		  AND ($3::timestamptz IS NULL OR (b.starts_at >= $3 AND b.starts_at < $4))
+		ORDER BY b.starts_at DESC, b.id DESC LIMIT 200`, salonID, clientID, since, until)
 	if err != nil {
 		return nil, fmt.Errorf("client bookings: %w", dbErr(err))
 	}

@@ -106,16 +106,16 @@ func (h *Handler) packages(c *fiber.Ctx, f *bookingForm) error {
 	if f.Packages, err = h.packageChoices(c, f.Known.ID, day, f.services()); err != nil {
 		return err
 	}
-	list, err := h.svc.ClientBookings(c.UserContext(), s.ID, f.Known.ID)
+	loc := s.Location()
+	list, err := h.svc.ClientBookingsOn(c.UserContext(), s.ID, f.Known.ID, day.Start(loc), day.AddDays(1).Start(loc))
 	if err != nil {
 		return err
 	}
-	loc := s.Location()
 	// (A visit's services and masters by id, read for the first visit.)
 	var services, masters map[int64]string
 	for i := len(list) - 1; i >= 0; i-- { // (latest first: the day's in order)
 		v := &list[i]
-		if !v.Status.Active() || s.Today(v.StartsAt) != day {
+		if !v.Status.Active() {
 			continue
 		}
 		what := v.ServiceName + ", " + v.MasterName
