@@ -82,6 +82,9 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"ClaimApply":     {run: func(ctx context.Context) error { return f.Svc.ClaimApply(ctx, upload) }},
 		"Client":         {run: func(ctx context.Context) error { return e1(f.Svc.Client(ctx, a, b.ClientID)) }},
 		"ClientBookings": {run: func(ctx context.Context) error { return e1(f.Svc.ClientBookings(ctx, a, b.ClientID)) }},
+		"ClientBookingsOn": {run: func(ctx context.Context) error {
+			return e1(f.Svc.ClientBookingsOn(ctx, a, b.ClientID, b.StartsAt.Add(-time.Hour), b.StartsAt.Add(time.Hour)))
+		}},
 		"Rehearse": {run: func(ctx context.Context) error {
 			return f.Svc.Rehearse(ctx, func(ctx context.Context) error {
 				_, err := f.Svc.ImportServices(ctx, a, []booking.ServiceRow{{SalonService: booking.SalonService{Name: "Intruder", DurationMin: 30}}}, true)
