@@ -1039,6 +1039,9 @@ func (s *Service) SaleReturn(ctx context.Context, ref, claim string) (*BalanceSa
 	if ref == "" || len(ref) > 100 {
 		return nil, fmt.Errorf("balance sale: %w", ErrNotFound)
 	}
+	if claim != "" && (len(claim) < saleClaimMinLen || len(claim) > saleClaimMaxLen) {
+		return nil, Invalid("claim", "from %d to %d characters", saleClaimMinLen, saleClaimMaxLen) // as BuyBalance takes it
+	}
 	var id int64
 	var status PaymentStatus
 	err := s.pool.QueryRow(ctx, `SELECT id, status FROM balance_sales WHERE return_ref = $1 AND created_at > $2`, ref, s.now().Add(-ReturnRefTTL)).

@@ -276,7 +276,7 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"VisitSlots": {run: func(ctx context.Context) error {
 			return e1(f.Svc.VisitSlots(ctx, booking.VisitSlotQuery{SalonID: a, Items: []booking.VisitItem{{ServiceID: sv}}, From: day}))
 		}},
-		"SetTogether":       {run: func(ctx context.Context) error { return f.Svc.SetTogether(ctx, a, sv, sv+1, true) }},
+		"SetTogether":       {run: func(ctx context.Context) error { return f.Svc.SetTogether(ctx, a, sv, []int64{sv + 1}) }},
 		"TogetherWith":      {run: func(ctx context.Context) error { return e1(f.Svc.TogetherWith(ctx, a, sv)) }},
 		"StartPayment":      {run: func(ctx context.Context) error { return e1(f.Svc.StartPayment(ctx, b.ID, nil)) }},
 		"ReconcilePayments": {run: func(ctx context.Context) error { return e1(f.Svc.ReconcilePayments(ctx)) }, foreign: booking.ErrForbidden},

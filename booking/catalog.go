@@ -262,30 +262,43 @@ func loadCatalog(ctx context.Context, q querier, salonID int64) (*catalog, error
 	return c, nil
 }
 
-// SetTogether says whether the salon does services a and b at once, by two
-// masters for one client (a manicure and a pedicure): in a visit, the
-// second of them may then start with the first. Owners only.
-// Errors: ErrNotFound (a service), ErrForbidden, ErrInvalid (a = b).
-func (s *Service) SetTogether(ctx context.Context, salonID, a, b int64, together bool) error {
+// SetTogether says which services the salon does at once with service id,
+// by two masters for one client (a manicure and a pedicure): in a visit,
+// either of a pair may then start with the other. with replaces the set
+// of id's pairs, in one transaction: nothing changes when any of it is
+// refused. Owners only. Errors: ErrNotFound (id, or a service of with not
+// the salon's, named), ErrForbidden, ErrInvalid (id in with).
+func (s *Service) SetTogether(ctx context.Context, salonID, id int64, with []int64) error {
 	if err := authorize(ctx, salonID, RoleOwner); err != nil {
 		return err
 	}
-	if a == b || a <= 0 || b <= 0 {
-		return Invalid("service_id", "two different services")
+	if slices.Contains(with, id) {
+		return Invalid("with", "a service is not done at once with itself")
 	}
-	lo, hi := min(a, b), max(a, b)
+	with = append([]int64{}, with...) // none is an empty array, not NULL
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		var err error
-		if together {
-			_, err = tx.Exec(ctx, `INSERT INTO service_parallel (salon_id, service_a, service_b) VALUES ($1, $2, $3)
-				ON CONFLICT DO NOTHING`, salonID, lo, hi)
-		} else {
-			_, err = tx.Exec(ctx, `DELETE FROM service_parallel WHERE salon_id = $1 AND service_a = $2 AND service_b = $3`, salonID, lo, hi)
+		var known []int64
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(array_agg(id), '{}') FROM services WHERE salon_id = $1 AND id = ANY($2)`,
+			salonID, append([]int64{id}, with...)).Scan(&known); err != nil {
+			return fmt.Errorf("set together: %w", err)
 		}
-		if pgCode(err) == "23503" {
-			return fmt.Errorf("service %d or %d: %w", a, b, ErrNotFound)
+		if !slices.Contains(known, id) {
+			return fmt.Errorf("service %d: %w", id, ErrNotFound)
 		}
-		if err != nil {
+		for _, w := range with {
+			if !slices.Contains(known, w) {
+				return unknown("with", "no service %d in this salon", w)
+			}
+		}
+		// Only what changes is written (a statement that writes nothing
+		// leaves the catalogue's version as it was).
+		if _, err := tx.Exec(ctx, `DELETE FROM service_parallel WHERE salon_id = $1 AND (service_a = $2 OR service_b = $2)
+			AND NOT (CASE WHEN service_a = $2 THEN service_b ELSE service_a END = ANY($3))`, salonID, id, with); err != nil {
+			return fmt.Errorf("set together: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO service_parallel (salon_id, service_a, service_b)
+			SELECT $1, least($2::bigint, w), greatest($2::bigint, w) FROM unnest($3::bigint[]) w
+			ON CONFLICT DO NOTHING`, salonID, id, with); err != nil {
 			return fmt.Errorf("set together: %w", err)
 		}
 		return nil

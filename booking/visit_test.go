@@ -251,7 +251,7 @@ func TestAProcessingGapIsFreeTime(t *testing.T) {
 
 func TestServicesDoneTogether(t *testing.T) {
 	f := setupVisits(t)
-	if err := f.Svc.SetTogether(bookingtest.System(), f.salon.ID, f.svc.ID, f.beard.ID, true); err != nil {
+	if err := f.Svc.SetTogether(bookingtest.System(), f.salon.ID, f.svc.ID, []int64{f.beard.ID}); err != nil {
 		t.Fatal(err)
 	}
 	b := f.mustBook(t, f.visit("10:00", item(f.svc, f.masters[0]), item(f.beard, nil)))
@@ -772,7 +772,7 @@ func TestAServiceMovedAloneKeepsItsPlaceInTheVisit(t *testing.T) {
 // cut, both allowed.
 func TestAServiceDoneTogetherMovesAlone(t *testing.T) {
 	f := setupVisits(t)
-	if err := f.Svc.SetTogether(bookingtest.System(), f.salon.ID, f.svc.ID, f.beard.ID, true); err != nil {
+	if err := f.Svc.SetTogether(bookingtest.System(), f.salon.ID, f.svc.ID, []int64{f.beard.ID}); err != nil {
 		t.Fatal(err)
 	}
 	staff := booking.As(context.Background(), f.admin(1))

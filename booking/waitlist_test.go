@@ -804,3 +804,30 @@ func TestAnOfferOfATimePartlyTakenReadsGone(t *testing.T) {
 		t.Fatalf("taking an offer in a break: %v, want the master no longer works then", err)
 	}
 }
+
+// TestAClientWaitsOnlyForDaysTheyCouldBook: a client's entry may not start
+// past the salon's booking window (nothing could be offered to it for
+// months); one starting on its last day may, and staff may note a caller's
+// wish further on.
+func TestAClientWaitsOnlyForDaysTheyCouldBook(t *testing.T) {
+	w := newWaitWorld(t, booking.WaitlistBroadcast, 3)
+	today := w.salon.Today(bookingtest.DefaultNow)
+	join := func(ctx context.Context, from booking.Date) error {
+		_, err := w.Svc.JoinWaitlist(ctx, booking.WaitRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, From: from, To: from.AddDays(2),
+			Client: booking.ClientInput{Name: "Far", Phone: bookingtest.Phone()}})
+		return err
+	}
+	var ve *booking.ValidationError
+	if err := join(web(), today.AddDays(w.salon.HorizonDays+1)); !errors.As(err, &ve) || ve.Fields["from_date"].String() == "" {
+		t.Fatalf("a client waiting from past the window: %v, want from_date refused", err)
+	}
+	if err := join(web(), booking.Date{Year: 2099, Month: 1, Day: 1}); !errors.As(err, &ve) || ve.Fields["from_date"].String() == "" {
+		t.Fatalf("a client waiting in 2099: %v, want from_date refused", err)
+	}
+	if err := join(web(), today.AddDays(w.salon.HorizonDays)); err != nil {
+		t.Fatalf("a client waiting from the window's last day: %v", err)
+	}
+	if err := join(w.staff(), today.AddDays(w.salon.HorizonDays+30)); err != nil {
+		t.Fatalf("staff noting a caller's wish past the window: %v", err)
+	}
+}

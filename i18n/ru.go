@@ -138,7 +138,7 @@ var ru = map[string]string{
 	"no such service": "такой услуги нет",
 	"give either service_id and master_id or items":                          "укажите либо услугу и мастера, либо список услуг",
 	"needs processing time before it":                                        "нужна выдержка перед завершением",
-	"two different services":                                                 "нужны две разные услуги",
+	"a service is not done at once with itself":                              "услуга не делается одновременно сама с собой",
 	"at most %d services in one visit":                                       "не больше %d услуг за один визит",
 	"no master does this service":                                            "эту услугу не делает ни один мастер",
 	"visits are not imported":                                                "визиты из нескольких услуг не импортируются",

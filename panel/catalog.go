@@ -581,25 +581,8 @@ func (h *Handler) setTogether(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ctx, salonID := c.UserContext(), user(c).SalonID
-	if _, err := h.svc.ServiceByID(ctx, salonID, id); err != nil {
+	if err := h.svc.SetTogether(c.UserContext(), user(c).SalonID, id, formIDs(c, "with", maxFormServices)); err != nil {
 		return err
-	}
-	others, err := h.svc.Services(ctx, salonID)
-	if err != nil {
-		return err
-	}
-	checked := map[int64]bool{}
-	for _, n := range formIDs(c, "with", maxFormServices) {
-		checked[n] = true
-	}
-	for _, sv := range others {
-		if sv.ID == id {
-			continue
-		}
-		if err := h.svc.SetTogether(ctx, salonID, id, sv.ID, checked[sv.ID]); err != nil {
-			return err
-		}
 	}
 	return done(c, fmt.Sprintf("/panel/services/%d", id), "saved")
 }

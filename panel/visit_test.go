@@ -146,6 +146,17 @@ func TestServicesDoneTogetherAreSetOnTheServicePage(t *testing.T) {
 	if s := slots[0].Segments; !s[0].Start.Equal(s[1].Start) || s[0].MasterID == s[1].MasterID {
 		t.Fatalf("the two start %s and %s with masters %d and %d: want at once, by two", s[0].Start, s[1].Start, s[0].MasterID, s[1].MasterID)
 	}
+	// Another salon's service among the ticked is not found, named, and
+	// nothing of the form is saved.
+	rival := w.Service(t, w.Salon(t, booking.Salon{Slug: "rival-together", Name: "Rival"}), booking.SalonService{Name: "Педикюр", DurationMin: 60})
+	pedicure := w.Service(t, w.salon, booking.SalonService{Name: "Педикюр", DurationMin: 60}).ID
+	a := o.post(fmt.Sprintf("/panel/services/%d/together", manicure), url.Values{"with": {fmt.Sprint(haircut), fmt.Sprint(pedicure), fmt.Sprint(rival.ID)}})
+	if a.status != 404 || !strings.Contains(a.body, fmt.Sprintf("№%d", rival.ID)) {
+		t.Fatalf("another salon's service ticked: %d, want 404 naming it", a.status)
+	}
+	if ids, _ := w.Svc.TogetherWith(ctxb, w.salon.ID, manicure); len(ids) != 1 || ids[0] != haircut {
+		t.Fatalf("after a refused form the manicure goes with %v, want the haircut alone", ids)
+	}
 	// Unticked, they follow one another again.
 	if a := o.post(fmt.Sprintf("/panel/services/%d/together", manicure), url.Values{}); a.status >= 400 {
 		t.Fatalf("save: %d", a.status)

@@ -104,6 +104,12 @@ func TestBuyACertificateThroughTheAPI(t *testing.T) {
 	if r.status != 200 || code == "" || r.body["amount"] != 3000.0 || r.str("valid_until") == "" {
 		t.Fatalf("with the claim: %d %s", r.status, r.raw)
 	}
+	// A claim no purchase could be made with is refused, not read as none.
+	for _, bad := range []string{"short", strings.Repeat("a", 5000)} {
+		if r := s.do("POST", "/api/v1/purchases/"+ref, map[string]any{"claim": bad}); r.status != 422 || r.str("code") != "" {
+			t.Fatalf("a claim of %d characters: %d %s", len(bad), r.status, r.raw)
+		}
+	}
 	if r := s.do("POST", "/api/v1/purchases/no-such-ref", nil); r.status != 404 {
 		t.Fatalf("an unknown reference: %d", r.status)
 	}
