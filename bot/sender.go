@@ -343,16 +343,30 @@ func (b *Bot) call(ctx context.Context, p *pending) result {
 	return result{p: p, err: err}
 }
 
-func inline(rows [][]button) *models.InlineKeyboardMarkup {
-	kb := make([][]models.InlineKeyboardButton, len(rows))
+// inlineMarkup is the Bot API's InlineKeyboardMarkup as this bot sends
+// it: models.InlineKeyboardButton always carries a copy_text button (not
+// a pointer, so omitempty keeps it), whose empty text Telegram refuses
+// (BUTTON_COPY_TEXT_INVALID), and a button is of one kind.
+type inlineMarkup struct {
+	InlineKeyboard [][]inlineButton `json:"inline_keyboard"`
+}
+
+type inlineButton struct {
+	Text         string `json:"text"`
+	URL          string `json:"url,omitempty"`
+	CallbackData string `json:"callback_data,omitempty"`
+}
+
+func inline(rows [][]button) *inlineMarkup {
+	kb := make([][]inlineButton, len(rows))
 	for i, row := range rows {
 		for _, btn := range row {
 			if btn.URL != "" {
-				kb[i] = append(kb[i], models.InlineKeyboardButton{Text: btn.Text, URL: btn.URL})
+				kb[i] = append(kb[i], inlineButton{Text: btn.Text, URL: btn.URL})
 				continue
 			}
-			kb[i] = append(kb[i], models.InlineKeyboardButton{Text: btn.Text, CallbackData: btn.Data})
+			kb[i] = append(kb[i], inlineButton{Text: btn.Text, CallbackData: btn.Data})
 		}
 	}
-	return &models.InlineKeyboardMarkup{InlineKeyboard: kb}
+	return &inlineMarkup{InlineKeyboard: kb}
 }

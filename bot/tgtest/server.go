@@ -23,6 +23,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // Server is a fake Bot API server.
@@ -437,6 +438,12 @@ func (m *Message) setMarkup(raw string) error {
 			Text string `json:"text"`
 			Data string `json:"callback_data"`
 			URL  string `json:"url"`
+			// CopyText is another kind of button: its text is 1 to 256
+			// characters (the Bot API's CopyTextButton), and a button is
+			// of one kind.
+			CopyText *struct {
+				Text string `json:"text"`
+			} `json:"copy_text"`
 		} `json:"inline_keyboard"`
 		Keyboard [][]struct {
 			Text    string `json:"text"`
@@ -451,6 +458,12 @@ func (m *Message) setMarkup(raw string) error {
 		for _, b := range row {
 			if len(b.Data) > 64 {
 				return fmt.Errorf("BUTTON_DATA_INVALID")
+			}
+			if b.CopyText != nil {
+				if n := utf8.RuneCountInString(b.CopyText.Text); n < 1 || n > 256 {
+					return fmt.Errorf("BUTTON_COPY_TEXT_INVALID")
+				}
+				return fmt.Errorf("BUTTON_TYPE_INVALID") // this fake plays no copy buttons
 			}
 			if (b.Data == "") == (b.URL == "") {
 				return fmt.Errorf("BUTTON_TYPE_INVALID")
