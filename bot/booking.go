@@ -600,13 +600,33 @@ func (t *turn) visitSummary(b *booking.Booking) string {
 	if s != nil {
 		loc, cur = s.Location(), s.Currency
 	}
+	return t.segmentLines(b, loc, cur, func(i int, sg booking.Segment) (string, string) {
+		return t.nameOf(sg.ServiceID), t.masterName(sg.MasterID)
+	})
+}
+
+// segmentLines are a visit's services, one a line with its master and
+// times, then when it starts and its whole price.
+func (t *turn) segmentLines(b *booking.Booking, loc *time.Location, cur string, names func(int, booking.Segment) (service, master string)) string {
 	var lines []string
-	for _, sg := range booking.SegmentsOf(b) {
-		lines = append(lines, fmt.Sprintf("• %s · %s · %s–%s", t.nameOf(sg.ServiceID), t.masterName(sg.MasterID),
-			i18n.Clock(sg.Start.In(loc)), i18n.Clock(sg.End.In(loc))))
+	for i, sg := range booking.SegmentsOf(b) {
+		service, master := names(i, sg)
+		lines = append(lines, fmt.Sprintf("• %s · %s · %s–%s", service, master, i18n.Clock(sg.Start.In(loc)), i18n.Clock(sg.End.In(loc))))
 	}
 	return fmt.Sprintf("%s\n%s: %s\n%s: %s", strings.Join(lines, "\n"), t.tr("when"), when(t.c.Lang, b.StartsAt, loc),
 		t.tr("price"), booking.VisitPrice(b).Format(cur, t.c.Lang))
+}
+
+// viewSummary is summary of a booking read with its names (its salon's,
+// whichever salon the chat is at): a visit's each service, with its
+// master and times, and the whole visit's price.
+func (t *turn) viewSummary(v *booking.View) string {
+	if len(v.Segments) < 2 || len(v.Parts) != len(v.Segments) {
+		return t.summary(v.ServiceName, v.MasterName, v.StartsAt, v.Price)
+	}
+	return t.segmentLines(&v.Booking, v.Salon.Location(), v.Salon.Currency, func(i int, _ booking.Segment) (string, string) {
+		return v.Parts[i].ServiceName, v.Parts[i].MasterName
+	})
 }
 
 // priceOf is what a service costs with a master: their own price, else

@@ -110,6 +110,6 @@ func (t *turn) claimBooking(token string) error {
 	}
 	t.c.SalonID, t.salonC = v.SalonID, nil
 	t.c.D = t.c.D.keep()
-	t.say(t.tr("link_claimed") + "\n" + t.summary(v.ServiceName, v.MasterName, v.StartsAt, v.Price))
+	t.say(t.tr("link_claimed") + "\n" + t.viewSummary(v))
 	return nil
 }

@@ -121,7 +121,7 @@ func TestMyCancelAndReschedule(t *testing.T) {
 	w.tap(u, "Wed 4 Mar")
 	w.tap(u, "14:00")
 	w.tap(u, "Move here")
-	w.see(u, "Your booking is moved:")
+	w.see(u, "Your booking is moved:\nService: Haircut\nMaster: Boris\nWhen: Wed 4 Mar, 14:00")
 	if n := w.count(t, `SELECT count(*) FROM bookings WHERE status = 'confirmed' AND starts_at = $1 AND master_id = $2`,
 		bookingtest.At(w.salon, testDay.AddDays(1), "14:00"), w.boris.ID); n != 1 {
 		t.Fatal("booking not moved")
@@ -289,6 +289,20 @@ func TestBookAVisit(t *testing.T) {
 		bookingtest.At(w.salon, testDay.AddDays(1), "14:00"), bookingtest.At(w.salon, testDay.AddDays(1), "15:00")); n != 2 {
 		t.Fatalf("%d segments moved, want 2", n)
 	}
+	// Cancelling it names each service and says the whole visit's price.
+	u.Send("/my")
+	w.tap(u, "❌ Cancel 1")
+	names := func(text string) {
+		t.Helper()
+		for _, want := range []string{"• Haircut · Anna · 14:00–15:00", "• Beard · Boris · 15:00–15:30", "Price: 3,400"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%q lacks %q", text, want)
+			}
+		}
+	}
+	names(w.see(u, "Cancel this booking?").Text)
+	w.tap(u, "Yes, cancel")
+	names(w.see(u, "Your booking is cancelled").Text)
 	w.allAnswered()
 }
 

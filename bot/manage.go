@@ -72,7 +72,7 @@ func (t *turn) cancelQuestion(salonID, bookingID int64) error {
 func (t *turn) askCancel(v *booking.View, prefix string) {
 	k := t.keyboard()
 	k.row(k.btn(t.tr("cancel_yes"), action{Verb: doCancel, Salon: v.SalonID, ID: v.ID, Keeps: v.CancelKeeps, Prepaid: v.Prepaid, KeepsPaid: v.CancelKeepsPrepaid}), k.btn(t.tr("keep"), action{Verb: doMy}))
-	t.show(prefix+t.tr("cancel_q")+"\n"+t.summary(v.ServiceName, v.MasterName, v.StartsAt, v.Price)+t.cancelKeeps(v)+t.cancelDeposit(v), k)
+	t.show(prefix+t.tr("cancel_q")+"\n"+t.viewSummary(v)+t.cancelKeeps(v)+t.cancelDeposit(v), k)
 }
 
 // cancelDeposit says, before a booking with a deposit paid online is
@@ -166,7 +166,7 @@ func (t *turn) cancel(salonID, bookingID int64, asked action) error {
 		return t.explain(err)
 	}
 	t.c.D = t.c.D.keep()
-	text := t.tr("cancelled") + "\n" + t.summary(v.ServiceName, v.MasterName, v.StartsAt, v.Price)
+	text := t.tr("cancelled") + "\n" + t.viewSummary(v)
 	if v.Prepaid > 0 { // (as the question said: it was asked again had it changed)
 		key := "deposit_refunding"
 		if v.CancelKeepsPrepaid {
@@ -232,8 +232,9 @@ func (t *turn) move() error {
 	if err != nil {
 		return t.explain(err)
 	}
+	service := t.serviceName() // (of the dialog, reset below)
 	t.c.D = t.c.D.keep()
-	text := t.tr("moved") + "\n" + t.summary(t.serviceName(), t.masterName(b.MasterID), b.StartsAt, b.Price)
+	text := t.tr("moved") + "\n" + t.summary(service, t.masterName(b.MasterID), b.StartsAt, b.Price)
 	if len(b.Segments) > 1 {
 		text = t.tr("moved") + "\n" + t.visitSummary(b)
 	}

@@ -122,7 +122,7 @@ func (t *turn) takeOffer(entryID, offerID int64) error {
 	if v.Status == booking.StatusPending {
 		head = "held"
 	}
-	text := fmt.Sprintf("%s\n%s", t.tr(head), t.summary(v.ServiceName, v.MasterName, v.StartsAt, booking.VisitPrice(&v.Booking)))
+	text := fmt.Sprintf("%s\n%s", t.tr(head), t.viewSummary(v))
 	if v.Status == booking.StatusPending && v.Deposit > 0 {
 		text += "\n" + t.tr("pending_note", when(t.c.Lang, v.HoldExpiresAt, s.Location()), v.Deposit.Format(s.Currency, t.c.Lang))
 		if t.b.svc.Provider() != nil {
