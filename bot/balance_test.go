@@ -477,3 +477,31 @@ func TestTwoMessagesAtOnceLeaveOneLiveScreen(t *testing.T) {
 		}
 	}
 }
+
+// TestABookingPaidWithAPackageMovesNoLaterThanIt: moving a booking paid
+// with a package that ends on its day offers no later day, and says why.
+func TestABookingPaidWithAPackageMovesNoLaterThanIt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	pkg, err := w.Svc.IssueBalance(bookingtest.System(), booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalancePackage,
+		ServiceIDs: []int64{w.haircut.ID}, Visits: 2, Client: booking.ClientInput{Name: "Vera", Phone: "+79997100009"}, ValidUntil: testDay})
+	w.must(err)
+	u := w.tg.NewUser("Vera", "en")
+	w.toContact(u, "Anna", "12:00")
+	u.ShareContact("+7 999 710-00-09")
+	button := "💳 Confirm with the package …" + pkg.Hint + " (2 visits left)"
+	w.must(u.WaitButton(button, wait))
+	w.tap(u, button)
+	w.see(u, "You are booked")
+	u.Send("/my")
+	w.tap(u, "🔁 Move 1")
+	m := w.see(u, "valid until 3 Mar 2026: it can be moved to that day at the latest")
+	if dump := u.Dump(); !strings.Contains(dump, "Tue 3 Mar") || strings.Contains(dump, "Wed 4 Mar") {
+		t.Fatalf("the days offered to move it: %q", m.Text)
+	}
+	w.tap(u, "Tue 3 Mar")
+	w.tap(u, "15:00")
+	w.tap(u, "🔁 Move here")
+	w.see(u, "Your booking is moved:\nService: Haircut")
+	w.allAnswered()
+}

@@ -503,6 +503,8 @@ func (t *turn) alternatives(alts []booking.Slot, visits []booking.VisitSlot) err
 		return err
 	}
 	k := t.keyboard()
+	alts = slices.DeleteFunc(slices.Clone(alts), func(a booking.Slot) bool { return t.pastUntil(s, a.Start) })
+	visits = slices.DeleteFunc(slices.Clone(visits), func(v booking.VisitSlot) bool { return t.pastUntil(s, v.Start) })
 	for _, a := range alts {
 		label := when(t.c.Lang, a.Start, s.Location()) + " · " + t.masterName(a.MasterID)
 		k.row(k.btn(label, action{Verb: doTime, Master: a.MasterID, At: a.Start.Unix()}))

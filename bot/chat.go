@@ -67,6 +67,11 @@ type dialog struct {
 	PhoneProven bool   `json:"phone_proven,omitempty"`
 	Key         string `json:"key,omitempty"`    // idempotency key of this booking attempt
 	Moving      int64  `json:"moving,omitempty"` // the booking being rescheduled
+	// Until is the last day the booking being moved may go to (the
+	// balance paying it ends then; "": no such day), and UntilHint that
+	// balance's code's end.
+	Until     string `json:"until,omitempty"`
+	UntilHint string `json:"until_hint,omitempty"`
 	// Items are the services of a visit chosen before Service (each with
 	// its master, 0: any); SlotMasters the masters of the visit's chosen
 	// time, in visit order.

@@ -70,8 +70,13 @@ func (t *turn) invalid(ve *booking.ValidationError) error {
 	fields := slices.Sorted(maps.Keys(ve.Fields))
 	switch {
 	case slices.Contains(fields, "starts_at"):
-		// The time is no longer bookable (too soon now, or the schedule changed).
+		// The time is no longer bookable (too soon now, or the schedule
+		// changed), or a move goes past the balance paying the booking.
 		t.notice = t.tr("gone")
+		if s, err := t.salon(); err == nil && t.pastUntil(s, t.c.D.SlotAt) {
+			until, _ := t.moveUntil()
+			t.notice = t.tr("move_until", t.c.D.UntilHint, until.In(t.c.Lang))
+		}
 		return t.days()
 	case slices.Contains(fields, "service_id") || slices.Contains(fields, "master_id"):
 		t.notice = t.tr("gone")

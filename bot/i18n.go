@@ -161,6 +161,8 @@ var texts = map[string]map[string]string{
 		"n_confirmed_was":          "You have confirmed already. See you!",
 		"client":                   "Client",
 		"min":                      "min",
+
+		"move_until": "It is paid with the package or certificate …%s, valid until %s: it can be moved to that day at the latest.",
 	},
 	"ru": {
 		"choose_salon":             "Выберите салон:",
@@ -312,6 +314,8 @@ var texts = map[string]map[string]string{
 		"n_confirmed_was":          "Вы уже подтвердили визит. До встречи!",
 		"client":                   "Клиент",
 		"min":                      "мин",
+
+		"move_until": "Запись оплачена абонементом или сертификатом …%s, он действует до %s: перенести её можно не позже этого дня.",
 	},
 }
 

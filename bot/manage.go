@@ -195,6 +195,9 @@ func (t *turn) moveStart(salonID, bookingID int64) error {
 	}
 	t.c.D = t.c.D.keep()
 	t.c.D.Moving, t.c.D.Service, t.c.D.Master = v.ID, v.ServiceID, v.MasterID
+	if p := v.PaidWith; p != nil && !p.Settled && !p.ValidUntil.IsZero() {
+		t.c.D.Until, t.c.D.UntilHint = p.ValidUntil.String(), p.Hint
+	}
 	if n := len(v.Segments); n > 1 {
 		// A visit moves whole, with its masters: the times offered are
 		// the whole visit's.

@@ -3,6 +3,7 @@ package bot
 import (
 	"errors"
 	"strings"
+	"time"
 
 	"salon/booking"
 	"salon/i18n"
@@ -19,13 +20,25 @@ func (t *turn) days() error {
 		return t.explain(err)
 	}
 	first, total := s.Window(t.b.svc.Now())
-	pages := (total + dayPage - 1) / dayPage
+	until, limited := t.moveUntil()
+	if limited {
+		// No day past the balance's last is offered.
+		n := 0
+		for d := first; n < total && !until.Before(d); d = d.AddDays(1) {
+			n++
+		}
+		total = n
+	}
+	pages := max((total+dayPage-1)/dayPage, 1)
 	page := min(max(t.c.D.Page, 0), pages-1)
 	from := first.AddDays(page * dayPage)
 	n := min(dayPage, total-page*dayPage)
-	starts, err := t.starts(s, from, n)
-	if err != nil && !errors.Is(err, booking.ErrInvalid) {
-		return t.explain(err)
+	var starts []start
+	if n > 0 {
+		starts, err = t.starts(s, from, n)
+		if err != nil && !errors.Is(err, booking.ErrInvalid) {
+			return t.explain(err)
+		}
 	}
 	k := t.keyboard()
 	var bs []button
@@ -71,8 +84,28 @@ func (t *turn) days() error {
 	if len(bs) == 0 {
 		title = t.tr("no_days")
 	}
+	if limited {
+		title += "\n" + t.tr("move_until", t.c.D.UntilHint, until.In(t.c.Lang))
+	}
 	t.show(title, k)
 	return nil
+}
+
+// moveUntil is the last day the booking being moved may go to (false: no
+// such day).
+func (t *turn) moveUntil() (booking.Date, bool) {
+	if t.c.D.Moving == 0 || t.c.D.Until == "" {
+		return booking.Date{}, false
+	}
+	d, err := booking.ParseDate(t.c.D.Until)
+	return d, err == nil
+}
+
+// pastUntil says whether at (salon s's time) is past the day the booking
+// being moved may go to.
+func (t *turn) pastUntil(s *booking.Salon, at time.Time) bool {
+	until, ok := t.moveUntil()
+	return ok && until.Before(booking.DateOf(at.In(s.Location())))
 }
 
 // times offers the free times of the chosen day (for "any master", the
@@ -85,6 +118,9 @@ func (t *turn) times() error {
 	day, err := booking.ParseDate(t.c.D.Day)
 	if err != nil {
 		return t.days()
+	}
+	if until, ok := t.moveUntil(); ok && until.Before(day) {
+		return t.days() // (an older screen's day: the list says the last one)
 	}
 	slots, err := t.starts(s, day, 1)
 	if err != nil && !errors.Is(err, booking.ErrInvalid) {
