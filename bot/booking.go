@@ -161,6 +161,20 @@ func (t *turn) afterSlot() error {
 	return nil
 }
 
+// otherPhone asks, from the confirmation, for another phone than the one
+// the chat gave before (a typo kept in the chat stays no longer).
+func (t *turn) otherPhone() error {
+	s, err := t.salon()
+	if err != nil {
+		return t.explain(err)
+	}
+	t.c.D.Phone, t.c.D.PhoneProven, t.c.D.Key = "", false, ""
+	t.show("✓ "+when(t.c.Lang, t.c.D.SlotAt, s.Location()), nil)
+	t.msgID = 0
+	t.askContact(t.tr("ask_phone", booking.ExamplePhone(s.Country)))
+	return nil
+}
+
 // askContact asks for the phone: shared with the button, or typed.
 func (t *turn) askContact(text string) {
 	t.c.D.Step = stepContact
@@ -196,7 +210,7 @@ func (t *turn) examplePhone(phone string) string {
 // perhaps without its +. A shared number that cannot be read is asked for
 // typed (sharing it again would give the same).
 func (t *turn) onContact(c *models.Contact) error {
-	if t.c.D.Step != stepContact {
+	if t.c.D.Step != stepContact && (t.c.D.Step != stepConfirm || t.c.D.Moving != 0) { // (on the confirmation: another phone)
 		t.say(t.tr("dont_understand"))
 		return nil
 	}
@@ -290,6 +304,9 @@ func (t *turn) confirm() error {
 			}
 		}
 	}
+	if t.c.D.Moving == 0 {
+		k.row(k.btn(t.tr("other_phone"), action{Verb: doPhone}))
+	}
 	k.back(stepTime)
 	t.c.D.Step = stepConfirm
 	text := fmt.Sprintf("%s\n%s\n%s: %s", t.tr("confirm_title"),
@@ -346,6 +363,12 @@ func (t *turn) onCode(raw string) error {
 	// message.
 	code, ok := booking.FindCode(raw)
 	if !ok {
+		if phone, err := booking.NormalizePhone(raw, s.Country); err == nil {
+			// Another phone for the booking (the one given before was
+			// a typo, say): it books with this one.
+			t.c.D.Phone, t.c.D.PhoneProven, t.c.D.Key = phone, false, ""
+			return t.confirm()
+		}
 		// Not a code (a word, a question, a code too short): said so,
 		// not looked up.
 		t.lead = t.tr("not_a_code")

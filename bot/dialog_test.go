@@ -348,3 +348,34 @@ func TestTheHourShownTwiceIsToldApart(t *testing.T) {
 		t.Fatalf("%d bookings at 01:30 GMT-5 (06:30 UTC), want 1", n)
 	}
 }
+
+// TestAnotherPhoneAtTheConfirmation: a phone typed wrong is not kept for
+// good: the confirmation takes another, typed, shared, or asked for anew
+// with its button, and the booking is made with the last one; the chat's
+// next booking starts from it.
+func TestAnotherPhoneAtTheConfirmation(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	u := w.tg.NewUser("Nina", "en")
+	w.toConfirm(u, "Boris", "12:00", "+1 212 555 0100")
+	w.see(u, "Phone: +12125550100")
+	w.tap(u, "📞 Another phone number")
+	w.see(u, "share your phone")
+	u.Send("+7 999 111-22-44")
+	w.see(u, "Phone: +79991112244")
+	u.Send("8 999 111 22 55") // typed on the confirmation itself
+	w.see(u, "Phone: +79991112255")
+	u.ShareContact("+7 999 111-22-66") // her own contact, shared there
+	w.see(u, "Phone: +79991112266")
+	w.tap(u, "Confirm")
+	w.see(u, "You are booked")
+	if n := w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id WHERE c.phone = '+79991112266' AND b.status = 'confirmed'`); n != 1 {
+		t.Fatalf("%d bookings with the last phone, want 1", n)
+	}
+	if n := w.count(t, `SELECT count(*) FROM clients WHERE phone IN ('+12125550100', '+79991112244', '+79991112255')`); n != 0 {
+		t.Fatalf("%d clients made of the phones given up, want none", n)
+	}
+	w.pick(u, "Haircut", "Anna", "Tue 3 Mar", "15:00")
+	w.see(u, "Phone: +79991112266")
+	w.allAnswered()
+}

@@ -162,7 +162,8 @@ var texts = map[string]map[string]string{
 		"client":                   "Client",
 		"min":                      "min",
 
-		"move_until": "It is paid with the package or certificate …%s, valid until %s: it can be moved to that day at the latest.",
+		"move_until":  "It is paid with the package or certificate …%s, valid until %s: it can be moved to that day at the latest.",
+		"other_phone": "📞 Another phone number",
 	},
 	"ru": {
 		"choose_salon":             "Выберите салон:",
@@ -315,7 +316,8 @@ var texts = map[string]map[string]string{
 		"client":                   "Клиент",
 		"min":                      "мин",
 
-		"move_until": "Запись оплачена абонементом или сертификатом …%s, он действует до %s: перенести её можно не позже этого дня.",
+		"move_until":  "Запись оплачена абонементом или сертификатом …%s, он действует до %s: перенести её можно не позже этого дня.",
+		"other_phone": "📞 Другой номер телефона",
 	},
 }
 

@@ -32,6 +32,7 @@ const (
 	doMore      verb = "more"     // add another service to the visit
 	doWait      verb = "wait"     // join the waitlist for the chosen service and master
 	doLeaveWait verb = "unwait"   // leave waitlist entry ID
+	doPhone     verb = "phone"    // give another phone for the booking confirmed
 )
 
 // action is what one button of the keyboard on screen does. It stays on
@@ -157,6 +158,8 @@ func (t *turn) onTap(data string) error {
 		return t.move()
 	case doPay:
 		return t.pay(a.Salon, a.ID)
+	case doPhone:
+		return t.otherPhone()
 	case doWait:
 		return t.waitFor()
 	case doLeaveWait:
