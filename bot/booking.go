@@ -412,7 +412,7 @@ func (t *turn) book(pay *booking.PayWith) error {
 	}
 	r := booking.BookRequest{
 		SalonID: s.ID, ServiceID: t.c.D.Service, MasterID: t.c.D.SlotMaster, StartsAt: t.c.D.SlotAt,
-		Client:         booking.ClientInput{Name: t.name(), Phone: t.c.D.Phone, Verified: t.c.D.PhoneProven},
+		Client:         booking.ClientInput{Name: t.name(), Phone: t.c.D.Phone, Verified: t.c.D.PhoneProven, Lang: t.c.Lang},
 		IdempotencyKey: "tg:" + t.c.D.Key,
 		PayWith:        pay,
 	}

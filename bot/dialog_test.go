@@ -42,7 +42,8 @@ func TestBookInEnglishTypingThePhone(t *testing.T) {
 		t.Fatalf("confirmation: %q %v", done.Text, done.Inline)
 	}
 	if n := w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id
-		WHERE c.phone = '+79991234567' AND b.origin_channel = 'telegram' AND b.origin_ref = $1 AND b.source = 'bot' AND b.master_id = $2 AND b.status = 'confirmed'`, fmt.Sprint(u.ID), w.anna.ID); n != 1 {
+		WHERE c.phone = '+79991234567' AND b.origin_channel = 'telegram' AND b.origin_ref = $1 AND b.source = 'bot' AND b.master_id = $2 AND b.status = 'confirmed'
+		AND b.lang = 'en'`, fmt.Sprint(u.ID), w.anna.ID); n != 1 { // (its e-mail and SMS in English)
 		t.Fatalf("%d bookings in the database", n)
 	}
 	w.allAnswered()
@@ -75,7 +76,7 @@ func TestBookInRussianSharingTheContact(t *testing.T) {
 	if !strings.Contains(m.Text, "вт 3 мар, 15:30") {
 		t.Fatalf("confirmation: %q", m.Text)
 	}
-	if n := w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id WHERE c.phone = '+79160001122'`); n != 1 {
+	if n := w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id WHERE c.phone = '+79160001122' AND b.lang = 'ru'`); n != 1 {
 		t.Fatalf("%d bookings", n)
 	}
 	// The next booking does not ask for the phone again.
