@@ -162,8 +162,10 @@ var texts = map[string]map[string]string{
 		"client":                   "Client",
 		"min":                      "min",
 
-		"move_until":  "It is paid with the package or certificate …%s, valid until %s: it can be moved to that day at the latest.",
-		"other_phone": "📞 Another phone number",
+		"move_until":        "It is paid with the package or certificate …%s, valid until %s: it can be moved to that day at the latest.",
+		"other_phone":       "📞 Another phone number",
+		"offer_taken_again": "You have booked this time already: /my lists your bookings.",
+		"wait_joined_held":  "🔔 You are on the waiting list: %s, %s, %s – %s. When a time frees up, it comes here, held for whoever is first in line.",
 	},
 	"ru": {
 		"choose_salon":             "Выберите салон:",
@@ -316,8 +318,10 @@ var texts = map[string]map[string]string{
 		"client":                   "Клиент",
 		"min":                      "мин",
 
-		"move_until":  "Запись оплачена абонементом или сертификатом …%s, он действует до %s: перенести её можно не позже этого дня.",
-		"other_phone": "📞 Другой номер телефона",
+		"move_until":        "Запись оплачена абонементом или сертификатом …%s, он действует до %s: перенести её можно не позже этого дня.",
+		"other_phone":       "📞 Другой номер телефона",
+		"offer_taken_again": "Вы уже записались на это время: ваши записи — /my.",
+		"wait_joined_held":  "🔔 Вы в листе ожидания: %s, %s, %s – %s. Когда время освободится, оно придёт сюда: его придержат для первого в очереди.",
 	},
 }
 

@@ -3,6 +3,7 @@ package bot
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"salon/booking"
 )
@@ -66,7 +67,11 @@ func (t *turn) waitFor() error {
 	t.c.D.Step = stepDone
 	k := t.keyboard()
 	k.row(k.btn(t.tr("wait_leave"), action{Verb: doLeaveWait, ID: e.ID}))
-	t.show(t.tr("wait_joined", what, master, dayLabel(t.c.Lang, from), dayLabel(t.c.Lang, to)), k)
+	key := "wait_joined"
+	if s, err := t.salon(); err == nil && s.WaitlistMode == booking.WaitlistHold {
+		key = "wait_joined_held" // (the first in line has the time held for them)
+	}
+	t.show(t.tr(key, what, master, dayLabel(t.c.Lang, from), dayLabel(t.c.Lang, to)), k)
 	return nil
 }
 
@@ -86,6 +91,13 @@ func (t *turn) takeOffer(entryID, offerID int64) error {
 	e, err := t.b.svc.WaitlistEntry(t.ctx, entryID)
 	if err != nil {
 		return t.explain(err)
+	}
+	if slices.ContainsFunc(e.Offers, func(o booking.WaitOffer) bool { return o.ID == offerID && o.Status == booking.OfferTaken }) {
+		// Tapped again (or twice at once: the chat's turns run in turn):
+		// booked once, said once.
+		t.notice = t.tr("offer_taken_again")
+		t.stripTapped()
+		return nil
 	}
 	b, err := t.b.svc.AcceptOffer(t.ctx, entryID, offerID)
 	var taken *booking.SlotTakenError
@@ -132,7 +144,16 @@ func (t *turn) takeOffer(entryID, offerID int64) error {
 	}
 	t.c.D = t.c.D.keep()
 	t.c.D.Step = stepDone
-	t.msgID = 0 // a message of its own: the offer's notice stays as it was
+	t.msgID = 0 // a message of its own: the offer's notice stays as it was, but for its button
+	t.stripTapped()
 	t.show(text, nil)
 	return nil
+}
+
+// stripTapped takes the buttons off the message whose button was tapped
+// (a notice's, whose text stays).
+func (t *turn) stripTapped() {
+	if t.tapped != 0 {
+		t.out = append(t.out, outMsg{Op: opMarkup, ChatID: t.c.ID, MessageID: t.tapped, Key: screenStripKey(t.c.ID, t.tapped)})
+	}
 }

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -52,7 +53,18 @@ func TestWaitForATimeInTheChat(t *testing.T) {
 	if !strings.Contains(offer.Text, "When: Tue 3 Mar, 15:00") || !strings.Contains(offer.Text, "Master: Anna") {
 		t.Fatalf("the offer: %q", offer.Text)
 	}
-	w.tap(u, "✅ Book this time")
+	var take string // the button's data, to tap it again once it is gone
+	for _, row := range offer.Inline {
+		for _, b := range row {
+			if b.Text == "✅ Book this time" {
+				take = b.Data
+			}
+		}
+	}
+	// Tapped twice at once: booked once, said once, and the offer loses
+	// its button.
+	u.TapData(offer, take)
+	u.TapData(offer, take)
 	done := w.see(u, "✅ You are booked!")
 	if !strings.Contains(done.Text, "Tue 3 Mar, 15:00") {
 		t.Fatalf("booked: %q", done.Text)
@@ -63,9 +75,46 @@ func TestWaitForATimeInTheChat(t *testing.T) {
 		t.Fatalf("%d bookings of the offer, want 1", n)
 	}
 	// The same button again: nothing more is booked.
-	w.tap(u, "✅ Book this time")
+	u.TapData(offer, take)
 	w.allAnswered()
+	w.until("the offer's button gone, and 'booked already' said twice", func() bool {
+		again := 0
+		for _, c := range w.tg.Calls() {
+			if c.Method == "answerCallbackQuery" && strings.Contains(c.Params["text"], "You have booked this time already") {
+				again++
+			}
+		}
+		for _, m := range u.Messages() {
+			if m.ID == offer.ID && len(m.Inline) == 0 {
+				return again == 2
+			}
+		}
+		return false
+	})
+	if n := strings.Count(u.Dump(), "✅ You are booked!"); n != 1 {
+		t.Fatalf("'You are booked' said %d times, want once:%s", n, u.Dump())
+	}
 	if n := w.count(t, `SELECT count(*) FROM bookings WHERE master_id = $1 AND status = 'confirmed'`, w.anna.ID); n != 10 {
 		t.Fatalf("%d of Anna's bookings, want 10", n)
+	}
+}
+
+// TestJoiningAHoldListSaysTheTimeIsHeld: a salon that holds a freed time
+// for the first in line says so when a chat joins (not that the first to
+// tap gets it).
+func TestJoiningAHoldListSaysTheTimeIsHeld(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	if _, err := w.Pool.Exec(context.Background(), `UPDATE salons SET waitlist_mode = 'hold' WHERE id = $1`, w.salon.ID); err != nil {
+		t.Fatal(err)
+	}
+	u := w.tg.NewUser("Rita", "en")
+	u.Send("/start studio")
+	w.tap(u, "Haircut · 60 min")
+	w.tap(u, "Anna")
+	w.tap(u, "🔔 Wait for a time")
+	u.ShareContact("+7 999 700-00-02")
+	if m := w.see(u, "🔔 You are on the waiting list"); !strings.Contains(m.Text, "held for whoever is first in line") {
+		t.Fatalf("joined a hold list: %q", m.Text)
 	}
 }
