@@ -154,7 +154,9 @@ func TestCutoffRefusal(t *testing.T) {
 	u.Send("/my")
 	w.see(u, "1. Tue 3 Mar, 13:00")
 	w.tap(u, "❌ Cancel 1")
-	w.see(u, "too late to change this booking online: changes close 3 hours before")
+	if m := w.see(u, "too late to change this booking online: changes close 3 hours before"); !strings.Contains(m.Text, "Your bookings:\n1. Tue 3 Mar, 13:00") {
+		t.Fatalf("the refusal: %q, want it above the list", m.Text)
+	}
 	u.Send("/my")
 	w.see(u, "1. Tue 3 Mar, 13:00")
 	w.tap(u, "🔁 Move 1")
@@ -378,5 +380,36 @@ func TestAnotherPhoneAtTheConfirmation(t *testing.T) {
 	}
 	w.pick(u, "Haircut", "Anna", "Tue 3 Mar", "15:00")
 	w.see(u, "Phone: +79991112266")
+	w.allAnswered()
+}
+
+// TestAStaleListKeepsTheOtherBookings: a booking of the /my list cancelled
+// at the desk meanwhile is said to be no longer changeable above the list
+// read anew, whose other bookings keep their buttons.
+func TestAStaleListKeepsTheOtherBookings(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	u := w.tg.NewUser("Lena", "en")
+	w.toConfirm(u, "Anna", "13:00", "+7 999 222-33-55")
+	w.tap(u, "Confirm")
+	w.see(u, "You are booked")
+	w.pick(u, "Haircut", "Boris", "Tue 3 Mar", "15:00")
+	w.tap(u, "Confirm")
+	w.see(u, "You are booked!\nService: Haircut\nMaster: Boris")
+	u.Send("/my")
+	w.see(u, "2. Tue 3 Mar, 15:00")
+	var first int64
+	if err := w.Pool.QueryRow(context.Background(), `SELECT id FROM bookings WHERE master_id = $1`, w.anna.ID).Scan(&first); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.Svc.Cancel(bookingtest.System(), booking.CancelRequest{SalonID: w.salon.ID, BookingID: first})
+	w.must(err)
+	w.tap(u, "🔁 Move 1")
+	m := w.see(u, "This booking can no longer be changed.")
+	if !strings.Contains(m.Text, "Your bookings:\n1. Tue 3 Mar, 15:00 — Haircut, Boris") || len(m.Inline) == 0 {
+		t.Fatalf("after a stale tap: %q %v", m.Text, m.Inline)
+	}
+	w.tap(u, "🔁 Move 1")
+	w.see(u, "Moving Haircut")
 	w.allAnswered()
 }

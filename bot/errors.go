@@ -35,11 +35,9 @@ func (t *turn) explain(err error) error {
 		if t.salonC != nil {
 			hours = t.salonC.CutoffHours
 		}
-		t.ended(t.tr("too_late", hours))
-		return nil
+		return t.ended(t.tr("too_late", hours))
 	case errors.Is(err, booking.ErrConflict):
-		t.ended(t.tr("not_active"))
-		return nil
+		return t.ended(t.tr("not_active"))
 	case errors.Is(err, booking.ErrNotFound), errors.Is(err, booking.ErrForbidden):
 		t.notice = t.tr("stale")
 		if t.fromNotice {
@@ -56,13 +54,20 @@ func (t *turn) explain(err error) error {
 // ended says that what was asked cannot be done any more (too late, the
 // booking no longer active), ending the dialog: of a notice's button
 // (fromNotice), in the tap's answer alone, and a booking under way stays.
-func (t *turn) ended(text string) {
+// A screen of the client's bookings becomes that list again, read anew,
+// with text above it: the other bookings' buttons stay.
+func (t *turn) ended(text string) error {
 	if t.fromNotice {
 		t.answer(text)
-		return
+		return nil
+	}
+	if t.managing() {
+		t.lead = text
+		return t.my()
 	}
 	t.c.D = t.c.D.keep()
 	t.show(text, nil)
+	return nil
 }
 
 // invalid explains a refused field.

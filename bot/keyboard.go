@@ -223,8 +223,10 @@ func (t *turn) onNoticeTap(data string) error {
 		t.out = append(t.out, outMsg{Op: opSend, ChatID: t.c.ID, Text: t.notice})
 		return nil
 	case "m":
+		t.msgID = 0 // (a screen of its own, below: the notice stays as it is)
 		return t.moveStart(salonID, bookingID)
 	case "x":
+		t.msgID = 0
 		return t.cancelQuestion(salonID, bookingID)
 	case "p":
 		v, err := t.b.svc.BookingView(t.ctx, salonID, bookingID)

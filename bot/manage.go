@@ -19,12 +19,16 @@ func (t *turn) my() error {
 	}
 	t.c.D = t.c.D.keep()
 	t.c.D.Step = stepMy
+	lead := ""
+	if t.lead != "" {
+		lead, t.lead = t.lead+"\n\n", ""
+	}
 	if len(views) == 0 {
-		t.show(t.tr("my_none"), nil)
+		t.show(lead+t.tr("my_none"), nil)
 		return nil
 	}
 	var b strings.Builder
-	b.WriteString(t.tr("my_title"))
+	b.WriteString(lead + t.tr("my_title"))
 	k := t.keyboard()
 	for i, v := range views[:min(len(views), 10)] {
 		// (A visit's names are all of its services and masters.)
@@ -48,11 +52,9 @@ func (t *turn) own(salonID, bookingID int64) (*booking.View, error) {
 	}
 	if !v.Changeable {
 		if v.Status.Active() {
-			t.ended(t.tr("too_late", v.Salon.CutoffHours))
-		} else {
-			t.ended(t.tr("not_active"))
+			return nil, t.ended(t.tr("too_late", v.Salon.CutoffHours))
 		}
-		return nil, nil
+		return nil, t.ended(t.tr("not_active"))
 	}
 	t.c.SalonID, t.salonC = v.SalonID, &v.Salon
 	return v, nil

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -171,6 +172,21 @@ func TestReminderConfirmsWithOneTap(t *testing.T) {
 	w.see(client, "You have confirmed already")
 	if v, _ := w.Svc.BookingView(ctx, w.salon.ID, b.ID); !v.ConfirmedAt.Equal(first) {
 		t.Errorf("a second tap moved the confirmation: %v -> %v", first, v.ConfirmedAt)
+	}
+	// Cancel, then keep it: the question and the list come below, and the
+	// reminder stays as it was.
+	reminder := w.see(client, "⏰ Reminder: in two hours you are booked")
+	if _, err := w.Pool.Exec(context.Background(), `UPDATE salons SET cutoff_hours = 0 WHERE id = $1`, w.salon.ID); err != nil {
+		t.Fatal(err) // (two hours before, cancelling is past the cutoff of 3)
+	}
+	w.tap(client, "Cancel")
+	w.see(client, "Cancel this booking?")
+	w.tap(client, "Keep it")
+	w.see(client, "Your bookings:")
+	for _, m := range client.Messages() {
+		if m.ID == reminder.ID && m.Text != reminder.Text {
+			t.Fatalf("the reminder became %q", m.Text)
+		}
 	}
 	// Someone else forges the tap for this booking: not theirs.
 	stranger := w.tg.NewUser("Stranger", "en")
