@@ -70,7 +70,7 @@ func (t *turn) salons(prefix string) error {
 		return t.explain(err)
 	}
 	if len(list) == 0 {
-		t.show(prefix+t.tr("no_salons"), nil)
+		t.show(strings.TrimSpace(prefix+"\n"+t.tr("no_salons")), nil)
 		return nil
 	}
 	k := t.keyboard()

@@ -180,7 +180,7 @@ func TestHelpLangAndNonsense(t *testing.T) {
 	u.Send("/help")
 	w.see(u, "/my — ваши записи")
 	u.Send("/start nowhere")
-	w.see(u, "Я не знаю салон \"nowhere\"")
+	w.see(u, "Я не знаю салон \"nowhere\".\nВыберите салон:")
 	w.tap(u, "Studio")
 	w.see(u, "Добро пожаловать в Studio")
 	w.allAnswered()

@@ -14,7 +14,7 @@ var texts = map[string]map[string]string{
 	"en": {
 		"choose_salon":             "Choose a salon:",
 		"no_salons":                "There are no salons to book yet.",
-		"unknown_salon":            "I don't know the salon %q. Choose one:",
+		"unknown_salon":            "I don't know the salon %q.",
 		"welcome":                  "Welcome to %s!",
 		"choose_service":           "Choose a service:",
 		"no_services":              "This salon has no services to book online yet.",
@@ -170,7 +170,7 @@ var texts = map[string]map[string]string{
 	"ru": {
 		"choose_salon":             "Выберите салон:",
 		"no_salons":                "Пока нет салонов для записи.",
-		"unknown_salon":            "Я не знаю салон %q. Выберите:",
+		"unknown_salon":            "Я не знаю салон %q.",
 		"welcome":                  "Добро пожаловать в %s!",
 		"choose_service":           "Выберите услугу:",
 		"no_services":              "В этом салоне пока нет услуг для онлайн-записи.",
