@@ -472,6 +472,13 @@ func (t *turn) book(pay *booking.PayWith) error {
 		text += "\n" + t.tr("pay_follows")
 		t.payLink(s, b.ID, false)
 	}
+	if b.Status == booking.StatusConfirmed {
+		// The confirmation's one taps, as a confirmation from the salon
+		// carries them (notify): the chat's identity is the credential.
+		ref := fmt.Sprintf("%d:%d", s.ID, b.ID)
+		k.row(button{Text: t.tr("b_will_come"), Data: tapConfirm + ref})
+		k.row(button{Text: t.tr("b_move"), Data: tapMove + ref}, button{Text: t.tr("b_cancel"), Data: tapCancel + ref})
+	}
 	// The booking for the client's calendar, as a link to an .ics file.
 	if t.b.cfg.PublicURL != "" {
 		if token, err := t.b.svc.BookingCalendarToken(t.ctx, b.ID); err == nil {
