@@ -1031,7 +1031,8 @@ func redactAddresses(s string) string { return addressRE.ReplaceAllString(s, "â€
 // the provider first (at most every few seconds), and, when claim is the
 // buyer's own, the code while it has anything left to spend (paid, or
 // refunded in part). What is left is the claim's to see, with the code
-// (Left is zero for anyone else). Errors: ErrNotFound.
+// (Left is zero for anyone else). Errors: ErrNotFound, ErrInvalid (a
+// claim of a length no purchase takes).
 func (s *Service) SaleReturn(ctx context.Context, ref, claim string) (*BalanceSale, error) {
 	if err := callerOf(ctx).check(); err != nil {
 		return nil, err

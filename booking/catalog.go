@@ -296,9 +296,13 @@ func (s *Service) SetTogether(ctx context.Context, salonID, id int64, with []int
 			AND NOT (CASE WHEN service_a = $2 THEN service_b ELSE service_a END = ANY($3))`, salonID, id, with); err != nil {
 			return fmt.Errorf("set together: %w", err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO service_parallel (salon_id, service_a, service_b)
+		_, err := tx.Exec(ctx, `INSERT INTO service_parallel (salon_id, service_a, service_b)
 			SELECT $1, least($2::bigint, w), greatest($2::bigint, w) FROM unnest($3::bigint[]) w
-			ON CONFLICT DO NOTHING`, salonID, id, with); err != nil {
+			ON CONFLICT DO NOTHING`, salonID, id, with)
+		if pgCode(err) == "23503" { // (one deleted since it was read)
+			return fmt.Errorf("service %d or one done at once with it: %w", id, ErrNotFound)
+		}
+		if err != nil {
 			return fmt.Errorf("set together: %w", err)
 		}
 		return nil

@@ -153,7 +153,7 @@ func (s *Service) JoinWaitlist(ctx context.Context, r WaitRequest) (*WaitEntry, 
 		fe.add("to_date", "at most %d days after from_date", MaxWaitDays)
 	case r.To.Before(c.salon.Today(s.now())):
 		fe.add("to_date", "is in the past")
-	case caller.client() && c.salon.Today(s.now()).AddDays(c.salon.HorizonDays).Before(r.From):
+	case caller.client() && !r.From.Before(c.salon.Today(s.now()).AddDays(c.salon.HorizonDays)):
 		// Nothing could be offered to it for months: clients wait for
 		// days they could book (staff may note a caller's wish further on).
 		fe.add("from_date", "too far ahead: book within %d days", c.salon.HorizonDays)

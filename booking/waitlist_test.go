@@ -818,13 +818,16 @@ func TestAClientWaitsOnlyForDaysTheyCouldBook(t *testing.T) {
 		return err
 	}
 	var ve *booking.ValidationError
-	if err := join(web(), today.AddDays(w.salon.HorizonDays+1)); !errors.As(err, &ve) || ve.Fields["from_date"].String() == "" {
+	if err := join(web(), today.AddDays(w.salon.HorizonDays)); !errors.As(err, &ve) || ve.Fields["from_date"].String() == "" {
 		t.Fatalf("a client waiting from past the window: %v, want from_date refused", err)
 	}
 	if err := join(web(), booking.Date{Year: 2099, Month: 1, Day: 1}); !errors.As(err, &ve) || ve.Fields["from_date"].String() == "" {
 		t.Fatalf("a client waiting in 2099: %v, want from_date refused", err)
 	}
-	if err := join(web(), today.AddDays(w.salon.HorizonDays)); err != nil {
+	if first, days := w.salon.Window(bookingtest.DefaultNow); first.AddDays(days-1) != today.AddDays(w.salon.HorizonDays-1) {
+		t.Fatalf("the window from %s, %d days, does not end the day before today+horizon", first, days)
+	}
+	if err := join(web(), today.AddDays(w.salon.HorizonDays-1)); err != nil {
 		t.Fatalf("a client waiting from the window's last day: %v", err)
 	}
 	if err := join(w.staff(), today.AddDays(w.salon.HorizonDays+30)); err != nil {

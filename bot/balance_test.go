@@ -498,8 +498,12 @@ func TestABookingPaidWithAPackageMovesNoLaterThanIt(t *testing.T) {
 	u.Send("/my")
 	w.tap(u, "🔁 Move 1")
 	m := w.see(u, "valid until 3 Mar 2026: it can be moved to that day at the latest")
-	if dump := u.Dump(); !strings.Contains(dump, "Tue 3 Mar") || strings.Contains(dump, "Wed 4 Mar") {
-		t.Fatalf("the days offered to move it: %q", m.Text)
+	var days []string
+	for _, b := range slices.Concat(m.Inline...) {
+		days = append(days, b.Text)
+	}
+	if !slices.Contains(days, "Tue 3 Mar") || slices.Contains(days, "Wed 4 Mar") {
+		t.Fatalf("the days offered to move it: %q", days)
 	}
 	w.tap(u, "Tue 3 Mar")
 	w.tap(u, "15:00")

@@ -161,6 +161,18 @@ func (t *turn) afterSlot() error {
 	return nil
 }
 
+// setPhone makes phone the booking's (proven: the user's own contact). A
+// phone other than the one the attempt had is a new attempt (its key);
+// the same one typed keeps what proved it.
+func (t *turn) setPhone(phone string, proven bool) {
+	switch {
+	case phone != t.c.D.Phone:
+		t.c.D.Phone, t.c.D.PhoneProven, t.c.D.Key = phone, proven, ""
+	case proven && !t.c.D.PhoneProven:
+		t.c.D.PhoneProven, t.c.D.Key = true, ""
+	}
+}
+
 // otherPhone asks, from the confirmation, for another phone than the one
 // the chat gave before (a typo kept in the chat stays no longer).
 func (t *turn) otherPhone() error {
@@ -209,13 +221,21 @@ func (t *turn) examplePhone(phone string) string {
 // else's card is refused. Telegram sends the number international,
 // perhaps without its +. A shared number that cannot be read is asked for
 // typed (sharing it again would give the same).
+//
+// On the confirmation it is another phone for the booking: a refusal is
+// said above the confirmation again, which keeps the phone it had.
 func (t *turn) onContact(c *models.Contact) error {
-	if t.c.D.Step != stepContact && (t.c.D.Step != stepConfirm || t.c.D.Moving != 0) { // (on the confirmation: another phone)
+	confirming := t.c.D.Step == stepConfirm && t.c.D.Moving == 0
+	if t.c.D.Step != stepContact && !confirming {
 		t.say(t.tr("dont_understand"))
 		return nil
 	}
 	own := c.UserID == t.from.ID
 	if c.UserID != 0 && !own {
+		if confirming {
+			t.lead = t.tr("not_your_contact_here")
+			return t.confirm()
+		}
 		t.askContact(t.tr("not_your_contact"))
 		return nil
 	}
@@ -226,10 +246,14 @@ func (t *turn) onContact(c *models.Contact) error {
 	raw := sanitize(c.PhoneNumber)
 	phone, err := read(raw)
 	if err != nil {
+		if confirming {
+			t.lead = t.tr("bad_contact", raw, t.examplePhone(raw))
+			return t.confirm()
+		}
 		t.askTyped(t.tr("bad_contact", raw, t.examplePhone(raw)))
 		return nil
 	}
-	t.c.D.Phone, t.c.D.PhoneProven = phone, own
+	t.setPhone(phone, own)
 	if t.c.D.Waiting {
 		return t.waitFor()
 	}
@@ -351,7 +375,8 @@ func (t *turn) covers(b booking.Balance) bool {
 
 // onCode books the confirmed time paid with the certificate or package
 // whose code was sent: what is left is read first (an unknown code is
-// said so, and nothing is booked). The update is redacted from the inbox.
+// said so, and nothing is booked). A phone sent instead is the booking's
+// phone from then on. The update is redacted from the inbox.
 func (t *turn) onCode(raw string) error {
 	t.redact = true
 	s, err := t.salon()
@@ -366,7 +391,7 @@ func (t *turn) onCode(raw string) error {
 		if phone, err := booking.NormalizePhone(raw, s.Country); err == nil {
 			// Another phone for the booking (the one given before was
 			// a typo, say): it books with this one.
-			t.c.D.Phone, t.c.D.PhoneProven, t.c.D.Key = phone, false, ""
+			t.setPhone(phone, false)
 			return t.confirm()
 		}
 		// Not a code (a word, a question, a code too short): said so,
@@ -473,11 +498,7 @@ func (t *turn) book(pay *booking.PayWith) error {
 		t.payLink(s, b.ID, false)
 	}
 	if b.Status == booking.StatusConfirmed {
-		// The confirmation's one taps, as a confirmation from the salon
-		// carries them (notify): the chat's identity is the credential.
-		ref := fmt.Sprintf("%d:%d", s.ID, b.ID)
-		k.row(button{Text: t.tr("b_will_come"), Data: tapConfirm + ref})
-		k.row(button{Text: t.tr("b_move"), Data: tapMove + ref}, button{Text: t.tr("b_cancel"), Data: tapCancel + ref})
+		t.oneTaps(k, s.ID, b.ID)
 	}
 	// The booking for the client's calendar, as a link to an .ics file.
 	if t.b.cfg.PublicURL != "" {
@@ -490,6 +511,15 @@ func (t *turn) book(pay *booking.PayWith) error {
 	}
 	t.show(text, k)
 	return nil
+}
+
+// oneTaps adds to k a confirmation's one taps (Confirm, Move, Cancel), as
+// a confirmation from the salon carries them (notify): buttons of the
+// booking, not of the dialog, the chat's identity their credential.
+func (t *turn) oneTaps(k *keyboard, salonID, bookingID int64) {
+	ref := fmt.Sprintf("%d:%d", salonID, bookingID)
+	k.row(button{Text: t.tr("b_will_come"), Data: tapConfirm + ref})
+	k.row(button{Text: t.tr("b_move"), Data: tapMove + ref}, button{Text: t.tr("b_cancel"), Data: tapCancel + ref})
 }
 
 // paidLines are the lines saying what a package or a certificate paid of

@@ -19,7 +19,10 @@
 //     state lives in tg_chats, so a restart continues where the user was.
 //   - Inline keyboards carry only a nonce and a button index (well under 64
 //     bytes); what a button does is in the dialog state, so stale or forged
-//     taps do nothing. A booking attempt has one idempotency key, so
+//     taps do nothing. A booking's own buttons (a notice's or a
+//     confirmation's Confirm, Move and Cancel: "r:c:SALON:BOOKING") name the
+//     booking, and the core decides by the chat's identity whether it is
+//     the chat's. A booking attempt has one idempotency key, so
 //     tapping "confirm" five times books once.
 //   - Replies, edits and callback answers are queued in tg_outbox in the
 //     transaction of the turn that makes them, and one sender (the leader

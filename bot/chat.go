@@ -117,8 +117,9 @@ type turn struct {
 	// its cutoff; the offer gone), the tap's answer says so, and the
 	// dialog stays as it is.
 	fromNotice bool
-	// lead is said at the head of the next screen confirm shows (why a
-	// code typed on it could not pay).
+	// lead is said at the head of the next screen confirm or my shows
+	// (why a code or a contact sent on it was refused, why a booking of
+	// the list cannot be changed).
 	lead   string
 	out    []outMsg
 	salonC *booking.Salon

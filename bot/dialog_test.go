@@ -364,11 +364,25 @@ func TestAnotherPhoneAtTheConfirmation(t *testing.T) {
 	w.toConfirm(u, "Boris", "12:00", "+1 212 555 0100")
 	w.see(u, "Phone: +12125550100")
 	w.tap(u, "📞 Another phone number")
-	w.see(u, "share your phone")
+	w.until("the confirmation become the time chosen, and the phone asked again", func() bool {
+		asked, chosen := 0, false
+		for _, m := range u.Messages() {
+			if strings.Contains(m.Text, "share your phone") {
+				asked++
+			}
+			chosen = chosen || m.Text == "✓ Tue 3 Mar, 12:00" && len(m.Inline) == 0
+		}
+		return asked == 2 && chosen
+	})
 	u.Send("+7 999 111-22-44")
 	w.see(u, "Phone: +79991112244")
 	u.Send("8 999 111 22 55") // typed on the confirmation itself
 	w.see(u, "Phone: +79991112255")
+	// Someone else's contact is refused there, the confirmation kept.
+	u.ShareOthersContact("+7 999 111-22-77")
+	if m := w.see(u, "This is someone else's contact"); !strings.Contains(m.Text, "Phone: +79991112255") || len(m.Inline) == 0 {
+		t.Fatalf("another's contact on the confirmation: %q", m.Text)
+	}
 	u.ShareContact("+7 999 111-22-66") // her own contact, shared there
 	w.see(u, "Phone: +79991112266")
 	w.tap(u, "Confirm")

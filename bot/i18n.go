@@ -162,10 +162,11 @@ var texts = map[string]map[string]string{
 		"client":                   "Client",
 		"min":                      "min",
 
-		"move_until":        "It is paid with the package or certificate …%s, valid until %s: it can be moved to that day at the latest.",
-		"other_phone":       "📞 Another phone number",
-		"offer_taken_again": "You have booked this time already: /my lists your bookings.",
-		"wait_joined_held":  "🔔 You are on the waiting list: %s, %s, %s – %s. When a time frees up, it comes here, held for whoever is first in line.",
+		"move_until":            "It is paid with the package or certificate …%s, valid until %s: it can be moved to that day at the latest.",
+		"other_phone":           "📞 Another phone number",
+		"offer_taken_again":     "You have booked this time already: /my lists your bookings.",
+		"wait_joined_held":      "🔔 You are on the waiting list: %s, %s, %s – %s. When a time frees up, it comes here, held for whoever is first in line.",
+		"not_your_contact_here": "This is someone else's contact: the booking keeps the phone below. Type another, or share your own.",
 	},
 	"ru": {
 		"choose_salon":             "Выберите салон:",
@@ -318,10 +319,11 @@ var texts = map[string]map[string]string{
 		"client":                   "Клиент",
 		"min":                      "мин",
 
-		"move_until":        "Запись оплачена абонементом или сертификатом …%s, он действует до %s: перенести её можно не позже этого дня.",
-		"other_phone":       "📞 Другой номер телефона",
-		"offer_taken_again": "Вы уже записались на это время: ваши записи — /my.",
-		"wait_joined_held":  "🔔 Вы в листе ожидания: %s, %s, %s – %s. Когда время освободится, оно придёт сюда: его придержат для первого в очереди.",
+		"move_until":            "Запись оплачена абонементом или сертификатом …%s, он действует до %s: перенести её можно не позже этого дня.",
+		"other_phone":           "📞 Другой номер телефона",
+		"offer_taken_again":     "Вы уже записались на это время: ваши записи — /my.",
+		"wait_joined_held":      "🔔 Вы в листе ожидания: %s, %s, %s – %s. Когда время освободится, оно придёт сюда: его придержат для первого в очереди.",
+		"not_your_contact_here": "Это чужой контакт: в записи остаётся телефон ниже. Напишите другой номер или поделитесь своим.",
 	},
 }
 

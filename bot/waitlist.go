@@ -94,10 +94,18 @@ func (t *turn) takeOffer(entryID, offerID int64) error {
 	}
 	if slices.ContainsFunc(e.Offers, func(o booking.WaitOffer) bool { return o.ID == offerID && o.Status == booking.OfferTaken }) {
 		// Tapped again (or twice at once: the chat's turns run in turn):
-		// booked once, said once.
-		t.notice = t.tr("offer_taken_again")
-		t.stripTapped()
-		return nil
+		// booked once, said once, by the turn that queued the strip of
+		// this button. (A turn that failed after the booking was made,
+		// run again, finds none, and says it: AcceptOffer returns it.)
+		var said bool
+		if err := t.tx.QueryRow(t.ctx, `SELECT EXISTS (SELECT 1 FROM tg_outbox WHERE dedupe_key = $1)`,
+			screenStripKey(t.c.ID, t.tapped)).Scan(&said); err != nil {
+			return fmt.Errorf("offer taken: %w", err)
+		}
+		if said {
+			t.notice = t.tr("offer_taken_again")
+			return nil
+		}
 	}
 	b, err := t.b.svc.AcceptOffer(t.ctx, entryID, offerID)
 	var taken *booking.SlotTakenError
@@ -146,7 +154,12 @@ func (t *turn) takeOffer(entryID, offerID int64) error {
 	t.c.D.Step = stepDone
 	t.msgID = 0 // a message of its own: the offer's notice stays as it was, but for its button
 	t.stripTapped()
-	t.show(text, nil)
+	var k *keyboard
+	if v.Status == booking.StatusConfirmed {
+		k = t.keyboard()
+		t.oneTaps(k, v.SalonID, v.ID)
+	}
+	t.show(text, k)
 	return nil
 }
 

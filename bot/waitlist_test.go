@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -66,8 +67,8 @@ func TestWaitForATimeInTheChat(t *testing.T) {
 	u.TapData(offer, take)
 	u.TapData(offer, take)
 	done := w.see(u, "✅ You are booked!")
-	if !strings.Contains(done.Text, "Tue 3 Mar, 15:00") {
-		t.Fatalf("booked: %q", done.Text)
+	if !strings.Contains(done.Text, "Tue 3 Mar, 15:00") || len(done.Inline) == 0 || done.Inline[0][0].Text != "✅ I will come" {
+		t.Fatalf("booked: %q %v, want it with Confirm, Move and Cancel", done.Text, done.Inline)
 	}
 	if n := w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id
 		WHERE c.phone = '+79997000001' AND b.status = 'confirmed' AND b.starts_at = $1 AND b.source = 'bot'`,
@@ -94,6 +95,13 @@ func TestWaitForATimeInTheChat(t *testing.T) {
 	if n := strings.Count(u.Dump(), "✅ You are booked!"); n != 1 {
 		t.Fatalf("'You are booked' said %d times, want once:%s", n, u.Dump())
 	}
+	// A turn that made the booking but failed before saying it (its outbox
+	// rows rolled back with it) is run again: it says the booking.
+	if _, err := w.Pool.Exec(context.Background(), `DELETE FROM tg_outbox WHERE dedupe_key = $1`, fmt.Sprintf("screen:%d:%d", u.ID, offer.ID)); err != nil {
+		t.Fatal(err)
+	}
+	u.TapData(offer, take)
+	w.until("the booking said by the turn run again", func() bool { return strings.Count(u.Dump(), "✅ You are booked!") == 2 })
 	if n := w.count(t, `SELECT count(*) FROM bookings WHERE master_id = $1 AND status = 'confirmed'`, w.anna.ID); n != 10 {
 		t.Fatalf("%d of Anna's bookings, want 10", n)
 	}
