@@ -511,3 +511,34 @@ func TestABookingPaidWithAPackageMovesNoLaterThanIt(t *testing.T) {
 	w.see(u, "Your booking is moved:\nService: Haircut")
 	w.allAnswered()
 }
+
+// TestAScreenWithoutButtonsAtOnceLeavesNoneLive: /book and then /my typed
+// within a moment, the second's answer (no bookings: no buttons) written
+// while the first's screen is still being sent: once both went, the
+// service list has lost its buttons, which the dialog no longer knows.
+func TestAScreenWithoutButtonsAtOnceLeavesNoneLive(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	u := w.tg.NewUser("Rosa", "en")
+	u.Send("/start studio")
+	w.see(u, "Welcome to Studio")
+	w.screenKnown(u)
+	entered := w.tg.SlowNext("sendMessage", 1, 700*time.Millisecond)
+	u.Send("/book")
+	select {
+	case <-entered: // (the first answer is on its way)
+	case <-time.After(wait):
+		t.Fatal("the first answer was never sent")
+	}
+	u.Send("/my")
+	w.see(u, "no upcoming bookings")
+	w.until("no message with the dialog's buttons left", func() bool {
+		for _, m := range u.Messages() {
+			if len(m.Inline) > 0 {
+				return false
+			}
+		}
+		return true
+	})
+	w.allAnswered()
+}

@@ -245,11 +245,12 @@ func (t *turn) show(text string, k *keyboard) {
 	} else {
 		t.c.D.Nonce, t.c.D.Actions = "", nil
 	}
+	m := outMsg{Op: opSend, ChatID: t.c.ID, Text: text, Inline: rows}
 	if t.msgID != 0 {
-		t.out = append(t.out, outMsg{Op: opEdit, ChatID: t.c.ID, MessageID: t.msgID, Text: text, Inline: rows})
-		return
+		m.Op, m.MessageID = opEdit, t.msgID
 	}
-	t.out = append(t.out, outMsg{Op: opSend, ChatID: t.c.ID, Text: text, Inline: rows})
+	m.Blank = m.nonce() == ""
+	t.out = append(t.out, m)
 }
 
 // say sends a new message without a keyboard.

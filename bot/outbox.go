@@ -31,6 +31,11 @@ type outMsg struct {
 	Notice   string `json:"notice,omitempty"`   // text of the answer
 	// Key makes the message queue once: a retried job finds it queued.
 	Key string `json:"-"`
+	// Blank says the message is the dialog's screen now, with no buttons
+	// of the dialog's (show without a keyboard): once sent, the chat's
+	// screen before it loses its buttons, even one its turn did not know
+	// (sent meanwhile, in answer to a message typed a moment before).
+	Blank bool `json:"blank,omitempty"`
 }
 
 // nonce is the dialog's nonce the message's buttons carry ("" for none:

@@ -245,20 +245,29 @@ func (b *Bot) settle(ctx context.Context, r result) bool {
 		if p.msg.Op == opMarkup || (p.msg.Op == opEdit && nonce == "") {
 			stripped = &p.msg.MessageID
 		}
+		// A blank screen (the dialog's, without buttons) replaces the
+		// chat's screen as one with buttons does: that loses its own.
+		var blank *int
+		if p.msg.Blank {
+			blank = &p.msg.MessageID
+			if p.msg.Op == opSend {
+				blank = &r.sent
+			}
+		}
 		if _, err := b.pool.Exec(ctx, `WITH o AS (
 			    UPDATE tg_outbox SET state = 'sent', sent_at = now(), attempts = attempts + 1 WHERE id = $1 RETURNING dedupe_key, payload
 			), prev AS (
-			    SELECT screen_msg FROM tg_chats WHERE chat_id = $2 AND $3::integer IS NOT NULL AND screen_msg <> $3
+			    SELECT screen_msg FROM tg_chats WHERE chat_id = $2 AND screen_msg <> COALESCE($3::integer, $6::integer)
 			), s AS (
 			    UPDATE tg_chats SET screen_msg = CASE WHEN $3::integer IS NOT NULL THEN $3 END,
 			        screen_nonce = CASE WHEN $3::integer IS NOT NULL THEN $4 END
-			    WHERE chat_id = $2 AND ($3::integer IS NOT NULL OR screen_msg = $5::integer)
+			    WHERE chat_id = $2 AND ($3::integer IS NOT NULL OR $6::integer IS NOT NULL OR screen_msg = $5::integer)
 			), strip AS (
 			    INSERT INTO tg_outbox (chat_id, payload, dedupe_key)
 			    SELECT $2, jsonb_build_object('op', '`+opMarkup+`', 'chat_id', $2::bigint, 'message_id', screen_msg),
 			           'screen:' || $2::bigint || ':' || screen_msg FROM prev -- (screenStripKey)
 			    ON CONFLICT (dedupe_key) DO NOTHING
-			)`+settleMessage(`'sent', sent_at = now(), body = o.payload->>'text'`), p.id, p.msg.ChatID, screen, nonce, stripped); err != nil {
+			)`+settleMessage(`'sent', sent_at = now(), body = o.payload->>'text'`), p.id, p.msg.ChatID, screen, nonce, stripped, blank); err != nil {
 			// Sent but not recorded: a restart would send it again.
 			b.log.Error("bot: outbox: sent message not recorded", "id", p.id, "err", err)
 		}
