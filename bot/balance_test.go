@@ -444,14 +444,7 @@ func TestTwoMessagesAtOnceLeaveOneLiveScreen(t *testing.T) {
 	u.ShareContact("+7 999 710-00-02")
 	w.must(u.WaitButton("Confirm", wait))
 	w.screenKnown(u)
-	entered := w.tg.SlowNext("sendMessage", 1, 700*time.Millisecond)
-	u.Send("thanks")
-	select {
-	case <-entered: // (the first answer is on its way)
-	case <-time.After(wait):
-		t.Fatal("the first answer was never sent")
-	}
-	u.Send("thank you")
+	w.sendWhileAnswerGoes(u, "thanks", "thank you")
 	w.until("two answers, the last one's buttons the only live ones", func() bool {
 		answers, live := 0, 0
 		for _, m := range u.Messages() {
@@ -523,14 +516,7 @@ func TestAScreenWithoutButtonsAtOnceLeavesNoneLive(t *testing.T) {
 	u.Send("/start studio")
 	w.see(u, "Welcome to Studio")
 	w.screenKnown(u)
-	entered := w.tg.SlowNext("sendMessage", 1, 700*time.Millisecond)
-	u.Send("/book")
-	select {
-	case <-entered: // (the first answer is on its way)
-	case <-time.After(wait):
-		t.Fatal("the first answer was never sent")
-	}
-	u.Send("/my")
+	w.sendWhileAnswerGoes(u, "/book", "/my")
 	w.see(u, "no upcoming bookings")
 	w.until("no message with the dialog's buttons left", func() bool {
 		for _, m := range u.Messages() {

@@ -145,9 +145,7 @@ func TestLongTelegramNameBooks(t *testing.T) {
 	w := newWorld(t)
 	long := strings.Repeat("Я", 150) + "\u202e"
 	u := w.tg.NewUser(long, "en")
-	w.toConfirm(u, "Anna", "12:00", "+7 999 555-00-88")
-	w.tap(u, "Confirm")
-	w.see(u, "You are booked")
+	w.bookInChat(u, "Anna", "12:00", "+7 999 555-00-88")
 	var name string
 	if err := w.Pool.QueryRow(context.Background(), `SELECT name FROM clients WHERE phone = '+79995550088'`).Scan(&name); err != nil {
 		t.Fatal(err)

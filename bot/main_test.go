@@ -182,6 +182,39 @@ func (w *world) pick(u *tgtest.User, service, master, day, hhmm string) {
 	w.tap(u, hhmm)
 }
 
+// toDays walks a user from /start to the day list of the haircut with
+// master.
+func (w *world) toDays(u *tgtest.User, master string) {
+	w.t.Helper()
+	u.Send("/start studio")
+	w.tap(u, "Haircut · 60 min")
+	w.tap(u, master)
+}
+
+// bookInChat books the haircut with master at hhmm on the test day in
+// u's chat (en), typing the phone.
+func (w *world) bookInChat(u *tgtest.User, master, hhmm, phone string) {
+	w.t.Helper()
+	w.toConfirm(u, master, hhmm, phone)
+	w.tap(u, "Confirm")
+	w.see(u, "You are booked")
+}
+
+// sendWhileAnswerGoes sends text once the next sendMessage of the bot (the
+// answer to the message before) is on its way, slowed at Telegram: the
+// turn of text runs before that answer is recorded as sent.
+func (w *world) sendWhileAnswerGoes(u *tgtest.User, first, text string) {
+	w.t.Helper()
+	entered := w.tg.SlowNext("sendMessage", 1, 700*time.Millisecond)
+	u.Send(first)
+	select {
+	case <-entered:
+	case <-time.After(wait):
+		w.t.Fatalf("the answer to %q was never sent", first)
+	}
+	u.Send(text)
+}
+
 // screenKnown waits until the sender recorded the message on screen in
 // u's chat as the dialog's screen (what a typed turn strips the buttons
 // of when it moves the dialog on).

@@ -29,9 +29,7 @@ func TestWaitForATimeInTheChat(t *testing.T) {
 		}
 	}
 	u := w.tg.NewUser("Vera", "en")
-	u.Send("/start studio")
-	w.tap(u, "Haircut · 60 min")
-	w.tap(u, "Anna")
+	w.toDays(u, "Anna")
 	w.tap(u, "🔔 Wait for a time")
 	w.see(u, "To tell you when a time frees up, we need your phone")
 	u.ShareContact("+7 999 700-00-01")
@@ -117,9 +115,7 @@ func TestJoiningAHoldListSaysTheTimeIsHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := w.tg.NewUser("Rita", "en")
-	u.Send("/start studio")
-	w.tap(u, "Haircut · 60 min")
-	w.tap(u, "Anna")
+	w.toDays(u, "Anna")
 	w.tap(u, "🔔 Wait for a time")
 	u.ShareContact("+7 999 700-00-02")
 	if m := w.see(u, "🔔 You are on the waiting list"); !strings.Contains(m.Text, "held for whoever is first in line") {
