@@ -467,17 +467,22 @@ func (s *Service) OfferFreed(ctx context.Context) (int, error) {
 		var freed int64
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			var salon, master int64
+			var by *int64
 			var from, to time.Time
 			err := tx.QueryRow(ctx, `UPDATE waitlist_freed SET offered_at = $1 WHERE id = (
 				SELECT id FROM waitlist_freed WHERE offered_at IS NULL ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
-				RETURNING id, salon_id, master_id, starts_at, ends_at`, s.now()).Scan(&freed, &salon, &master, &from, &to)
+				RETURNING id, salon_id, master_id, starts_at, ends_at, client_id`, s.now()).Scan(&freed, &salon, &master, &from, &to, &by)
 			if isNoRows(err) {
 				return nil
 			}
 			if err != nil {
 				return err
 			}
-			made, ids, err := s.offer(ctx, tx, salon, master, from, to, s.now(), 0, freed)
+			f := freedTime{id: freed}
+			if by != nil {
+				f.by = *by
+			}
+			made, ids, err := s.offer(ctx, tx, salon, master, from, to, s.now(), 0, f)
 			if err == nil {
 				n += made
 				msgs = append(msgs, ids...)
@@ -542,6 +547,12 @@ func (w *wanting) offeredBefore(from, to time.Time) bool {
 	return false
 }
 
+// freedTime is a row of freed time as offer reads it.
+type freedTime struct {
+	id int64
+	by int64 // the client whose booking freed it (0: none)
+}
+
 // maxFreedStarts bounds the starts one freed stretch is offered at: a
 // day, every 5 minutes (the planner keeps those on the master's grid).
 const maxFreedStarts = 288
@@ -553,9 +564,10 @@ const maxFreedStarts = 288
 // that its days and times hold and that it was not offered before. In
 // broadcast mode up to the salon's number of entries get an open offer;
 // in hold mode each gets the time held for it (none while it holds
-// another). freed is the freed time's row (0: by hand). It returns how
-// many offers it made and their messages' ids.
-func (s *Service) offer(ctx context.Context, tx pgx.Tx, salonID, master int64, from, to, now time.Time, only, freed int64) (int, []int64, error) {
+// another). freed is the freed time's row (zero: offered by hand); the
+// client whose booking freed it is not offered it. It returns how many
+// offers it made and their messages' ids.
+func (s *Service) offer(ctx context.Context, tx pgx.Tx, salonID, master int64, from, to, now time.Time, only int64, freed freedTime) (int, []int64, error) {
 	c, err := s.currentCatalog(ctx, salonID)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
@@ -598,9 +610,9 @@ func (s *Service) offer(ctx context.Context, tx pgx.Tx, salonID, master int64, f
 		            WHERE o.entry_id = w.id AND o.status = 'held' AND hb.status = 'pending')
 		FROM waitlist_entries w JOIN clients c ON c.id = w.client_id
 		WHERE w.salon_id = $1 AND w.status = 'waiting' AND (w.master_id IS NULL OR w.master_id = $2) AND w.service_id = ANY($8)
-		  AND w.from_date <= $4 AND w.to_date >= $3 AND ($7 = 0 OR w.id = $7)
+		  AND w.from_date <= $4 AND w.to_date >= $3 AND ($7 = 0 OR w.id = $7) AND w.client_id <> $9
 		ORDER BY w.id LIMIT 500`, salonID, master, first.dbDate(), last.dbDate(), starts[0], starts[len(starts)-1].Add(24*time.Hour),
-		only, services)
+		only, services, freed.by)
 	if err != nil {
 		return 0, nil, fmt.Errorf("offer: %w", err)
 	}
@@ -692,8 +704,8 @@ func (s *Service) offer(ctx context.Context, tx pgx.Tx, salonID, master int64, f
 			hold, expires = &o.BookingID, &o.ExpiresAt
 		}
 		var freedRef *int64
-		if freed != 0 {
-			freedRef = &freed
+		if freed.id != 0 {
+			freedRef = &freed.id
 		}
 		err := tx.QueryRow(ctx, `INSERT INTO waitlist_offers (salon_id, entry_id, master_id, starts_at, ends_at, status, booking_id, expires_at,
 			freed_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`, salonID, w.ID, master, start, end, o.Status, hold, expires,

@@ -91,7 +91,7 @@ func (s *Service) OfferTime(ctx context.Context, entryID, masterID int64, start 
 		if e.Status != WaitWaiting {
 			return conflict("this waitlist entry is %s", i18n.New(e.Status))
 		}
-		made, ids, err := s.offer(ctx, tx, e.SalonID, masterID, start, start.Add(time.Minute), s.now(), e.ID, 0)
+		made, ids, err := s.offer(ctx, tx, e.SalonID, masterID, start, start.Add(time.Minute), s.now(), e.ID, freedTime{})
 		if err != nil {
 			return err
 		}

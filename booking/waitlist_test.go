@@ -834,3 +834,41 @@ func TestAClientWaitsOnlyForDaysTheyCouldBook(t *testing.T) {
 		t.Fatalf("staff noting a caller's wish past the window: %v", err)
 	}
 }
+
+// TestAClientIsNotOfferedTheTimeSheGaveUp: a client who waits on the list
+// for an earlier time, and cancels the booking she has, is not offered
+// that booking's time back (she just gave it up); the next in line is.
+// In hold mode nothing is held for her either.
+func TestAClientIsNotOfferedTheTimeSheGaveUp(t *testing.T) {
+	for _, mode := range []string{booking.WaitlistBroadcast, booking.WaitlistHold} {
+		t.Run(mode, func(t *testing.T) {
+			w := newWaitWorld(t, mode, 3)
+			var phone string
+			if err := w.Pool.QueryRow(context.Background(), `SELECT c.phone FROM clients c JOIN bookings b ON b.client_id = c.id
+				WHERE b.id = $1`, w.booked[3].ID).Scan(&phone); err != nil {
+				t.Fatal(err)
+			}
+			hers, err := w.Svc.JoinWaitlist(web(), booking.WaitRequest{SalonID: w.salon.ID, ServiceID: w.svc.ID, MasterID: w.masters[0].ID,
+				From: w.day, To: w.day, Client: booking.ClientInput{Name: "Client", Phone: phone}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			next := w.join(t, "Next")
+			w.cancel(t, true, w.booked[3].ID)
+			w.offerFreed(t, 1, "her own 13:00")
+			if got := w.read(t, hers); len(got.Offers) != 0 {
+				t.Fatalf("she was offered the time she cancelled: %+v", got.Offers)
+			}
+			if got := w.offers(t, next); len(got) != 1 || got["13:00"].ID == 0 {
+				t.Fatalf("the next in line was offered %v, want 13:00", got)
+			}
+			// Another client's cancellation is offered to her as ever (and,
+			// in broadcast mode, to the next, who holds nothing).
+			w.cancel(t, true, w.booked[1].ID)
+			w.offerFreed(t, map[string]int{booking.WaitlistBroadcast: 2, booking.WaitlistHold: 1}[mode], "another client's 11:00")
+			if got := w.offers(t, hers); len(got) != 1 || got["11:00"].ID == 0 {
+				t.Fatalf("she was offered %v, want 11:00", got)
+			}
+		})
+	}
+}
