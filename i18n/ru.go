@@ -220,9 +220,9 @@ var ru = map[string]string{
 	"longer than %d KiB":                                                 "длиннее %d КиБ",
 	"longer than %d MiB: not a line of a CSV file":                       "длиннее %d МиБ: это не строка CSV-файла",
 	"the quote that opens this cell does not close within %d KiB; the lines after it are read as rows of their own": "кавычка, открывающая ячейку, не закрыта в пределах %d КиБ; следующие строки прочитаны как отдельные записи",
-	"contains characters that cannot be stored":                  "содержит символы, которые нельзя сохранить",
-	"the file is empty: no header line":                          "файл пустой: нет строки заголовка",
-	"the header line is not valid text in UTF-8 or Windows-1251": "строка заголовка — не текст в UTF-8 или Windows-1251",
+	"contains characters that cannot be stored":                                "содержит символы, которые нельзя сохранить",
+	"the file is empty: no header line":                                        "файл пустой: нет строки заголовка",
+	"the header line is not valid text in UTF-8, Windows-1251 or Windows-1252": "строка заголовка — не текст в UTF-8, Windows-1251 или Windows-1252",
 	"unknown field": "неизвестное поле",
 	"this package or certificate cannot pay for this booking: %s":                                                                      "этот абонемент или сертификат не может оплатить эту запись: %s",
 	"changes are closed for this booking: %s":                                                                                          "изменения этой записи закрыты: %s",
@@ -422,4 +422,8 @@ var ru = map[string]string{
 	"Thank you for your purchase. Whoever holds this code pays with it when booking.":        "Спасибо за покупку! Тот, у кого этот код, оплачивает им запись.",
 	"Code": "Код", "Book a visit": "Записаться", "Book another time": "Выбрать другое время", "Package or certificate": "Абонемент или сертификат",
 	"Keep this code: it is what pays. The salon never asks for it by phone.": "Сохраните код: им оплачивают. Салон никогда не спрашивает его по телефону.",
+
+	"tab": "табуляция",
+	"%d values, but the header has %d columns: a value with a %q in it must be in double quotes":                            "значений %d, а столбцов в заголовке %d: значение, в котором есть %q, должно быть в двойных кавычках",
+	"%d values, but the header has %d columns: services with a %q between them must be in double quotes, or separated by |": "значений %d, а столбцов в заголовке %d: услуги, разделённые %q, должны быть в двойных кавычках или разделены знаком |",
 }

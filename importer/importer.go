@@ -100,7 +100,7 @@ func Import(ctx context.Context, svc *booking.Service, r io.Reader, opt Options)
 		caller = booking.ByUserImport(*opt.User, opt.File)
 	}
 	ctx = booking.As(ctx, caller)
-	rd, err := NewReader(r)
+	rd, err := NewReader(r, opt.Salon.Locale)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func Import(ctx context.Context, svc *booking.Service, r io.Reader, opt Options)
 		return nil, err
 	}
 	sum := &Summary{Unknown: l.unknown, MoreUnknown: l.moreUnknown + rd.HeaderPast, Encoding: rd.Encoding, Delimiter: delimName(rd.Delim), DryRun: opt.DryRun}
-	run := &run{ctx: ctx, svc: svc, opt: opt, l: l, header: rd.Header, sum: sum, lang: opt.Lang,
+	run := &run{ctx: ctx, svc: svc, opt: opt, l: l, header: rd.Header, delim: rd.Delim, sum: sum, lang: opt.Lang,
 		tr: func(key string, args ...any) string { return i18n.New(key, args...).In(opt.Lang) }}
 	size := chunkSize[opt.Kind]
 	var chunk []Record
@@ -186,6 +186,7 @@ type run struct {
 	opt         Options
 	l           *layout
 	header      []string
+	delim       rune // the file's
 	sum         *Summary
 	lang        string                      // of the reasons
 	tr          func(string, ...any) string // a key of i18n in lang
@@ -284,6 +285,7 @@ func load[T any](r *run, chunk []Record, parse func(rec Record, p **problem) (T,
 	for _, rec := range chunk {
 		var p *problem
 		row, key := parse(rec, &p)
+		r.overflow(rec, &p)
 		if p != nil {
 			r.rejectAll(rec.Line, key, p)
 			continue
@@ -299,6 +301,30 @@ func load[T any](r *run, chunk []Record, parse func(rec Record, p **problem) (T,
 		return err
 	}
 	return r.results(refs, res)
+}
+
+// overflow records a row with more values than the header has columns:
+// a value that holds the file's delimiter, not quoted (services "A;B" in
+// a file separated by semicolons), whose pieces past the header would be
+// lost. Empty cells past the header (a trailing delimiter) are no values.
+func (r *run) overflow(rec Record, p **problem) {
+	if len(rec.Fields) <= len(r.header) || blank(rec.Fields[len(r.header):]) {
+		return
+	}
+	n := len(rec.Fields)
+	for n > len(r.header) && strings.TrimSpace(rec.Fields[n-1]) == "" {
+		n--
+	}
+	d := string(r.delim)
+	if r.delim == '\t' {
+		d = r.tr("tab")
+	}
+	why := r.tr("%d values, but the header has %d columns: a value with a %q in it must be in double quotes", n, len(r.header), d)
+	if r.opt.Kind == Masters {
+		why = r.tr("%d values, but the header has %d columns: services with a %q between them must be in double quotes, or separated by |",
+			n, len(r.header), d)
+	}
+	add(p, "", strings.Join(rec.Fields[len(r.header):n], d), why)
 }
 
 // keyOf is a row's key in a report: its key columns' values, the empty

@@ -37,6 +37,7 @@ var sequence = []struct {
 	{importer.Services, "services_en.csv"},
 	{importer.Services, "services_ru_1251.csv"},
 	{importer.Masters, "masters_ru_bom.csv"},
+	{importer.Masters, "masters_en_1252.csv"},
 	{importer.Schedule, "schedule_en_tab.csv"},
 	{importer.Clients, "clients_ru.csv"},
 	{importer.Bookings, "bookings_en.csv"},

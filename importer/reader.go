@@ -16,7 +16,9 @@ import (
 )
 
 // Reader reads a CSV file as people export it: UTF-8 with or without a
-// BOM, UTF-16 with a BOM, or Windows-1251 (Excel in a Russian locale); CRLF
+// BOM, UTF-16 with a BOM, or a single-byte code page (what Excel saves as
+// "CSV" on Windows: Windows-1251 in a Cyrillic locale, Windows-1252 in a
+// Western one; see legacyCharset); CRLF
 // or LF; the delimiter (comma, semicolon or tab) found on the header line;
 // quoted fields with delimiters, quotes and newlines inside; blank lines
 // skipped. Each record carries the physical line it starts on. What one
@@ -24,7 +26,7 @@ import (
 type Reader struct {
 	scan     *scanner
 	count    *counter
-	Encoding string // utf-8, utf-16, windows-1251
+	Encoding string // utf-8, utf-16, windows-1251, windows-1252
 	Delim    rune
 	Header   []string // as written: its first MaxFields cells
 	// HeaderPast counts the header's cells past MaxFields that are not
@@ -41,8 +43,10 @@ type Record struct {
 // sniffSize is how much of the file decides its encoding.
 const sniffSize = 64 << 10
 
-// NewReader reads the header of r.
-func NewReader(r io.Reader) (*Reader, error) {
+// NewReader reads the header of r. lang is the salon's language: it
+// decides the code page of a file that is not UTF-8 only when the file's
+// own letters do not (legacyCharset).
+func NewReader(r io.Reader, lang string) (*Reader, error) {
 	cnt := &counter{r: r}
 	br := bufio.NewReaderSize(cnt, sniffSize)
 	head, err := br.Peek(sniffSize)
@@ -61,7 +65,8 @@ func NewReader(r io.Reader) (*Reader, error) {
 	case validUTF8Prefix(head, len(head) == sniffSize):
 		text, rd.Encoding = br, "utf-8"
 	default:
-		text, rd.Encoding = transform.NewReader(br, charmap.Windows1251.NewDecoder()), "windows-1251"
+		cm, name := legacyCharset(head, lang == "ru")
+		text, rd.Encoding = transform.NewReader(br, cm.NewDecoder()), name
 	}
 	// The delimiter: the most frequent candidate on the header line.
 	tb := bufio.NewReaderSize(text, sniffSize)
@@ -85,7 +90,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 		if !blank(h) {
 			for _, f := range h {
 				if !utf8.ValidString(f) {
-					return nil, errors.New("the header line is not valid text in UTF-8 or Windows-1251")
+					return nil, errors.New("the header line is not valid text in UTF-8, Windows-1251 or Windows-1252")
 				}
 			}
 			rd.Header, rd.HeaderPast = h, rd.scan.dropped
@@ -107,6 +112,33 @@ func validUTF8Prefix(b []byte, cut bool) bool {
 		}
 	}
 	return false
+}
+
+// legacyCharset picks the code page of a file that is not UTF-8 from its
+// first bytes b: Windows-1251 or Windows-1252. Both keep ASCII and put
+// letters from 0xC0 up (and Ё, ё, at 0xA8, 0xB8, in 1251), but Cyrillic
+// words are runs of such bytes ("Анна"), while Western text has one alone
+// among ASCII letters ("José Müller", "café"). So most letters next to
+// another one read as Windows-1251, most alone as Windows-1252; a file
+// without such letters (only "£" or a dash) takes the salon's: cyrillic.
+func legacyCharset(b []byte, cyrillic bool) (*charmap.Charmap, string) {
+	letter := func(i int) bool { return i >= 0 && i < len(b) && (b[i] >= 0xC0 || b[i] == 0xA8 || b[i] == 0xB8) }
+	letters, paired := 0, 0
+	for i := range b {
+		if letter(i) {
+			letters++
+			if letter(i-1) || letter(i+1) {
+				paired++
+			}
+		}
+	}
+	if letters > 0 {
+		cyrillic = 2*paired >= letters
+	}
+	if cyrillic {
+		return charmap.Windows1251, "windows-1251"
+	}
+	return charmap.Windows1252, "windows-1252"
 }
 
 // delimiter picks the delimiter of a header line: the candidate found most

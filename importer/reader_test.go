@@ -16,7 +16,7 @@ import (
 
 func readAll(t testing.TB, data []byte) (*Reader, []Record) {
 	t.Helper()
-	r, err := NewReader(bytes.NewReader(data))
+	r, err := NewReader(bytes.NewReader(data), "en")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +35,7 @@ func readAll(t testing.TB, data []byte) (*Reader, []Record) {
 
 func TestReaderVariations(t *testing.T) {
 	cp1251, _ := charmap.Windows1251.NewEncoder().String("Имя;Телефон\r\nАнна;1\r\n")
+	cp1252, _ := charmap.Windows1252.NewEncoder().String("Name,Phone,Notes\r\nJosé Müller,07911 123460,£10 voucher – café\r\nZoë Brontë,1,naïve\r\n")
 	utf16, _ := unicode.UTF16(unicode.LittleEndian, unicode.UseBOM).NewEncoder().String("name\tphone\nАнна\t1\n")
 	cases := []struct {
 		name     string
@@ -48,6 +49,8 @@ func TestReaderVariations(t *testing.T) {
 		{"utf-8, comma, LF", "name,phone\nAnna,1\n", "utf-8", ',', "name", [][]string{{"Anna", "1"}}, []int{2}},
 		{"BOM, semicolon, CRLF", "\ufeffИмя;Телефон\r\nАнна;1\r\n", "utf-8", ';', "Имя", [][]string{{"Анна", "1"}}, []int{2}},
 		{"windows-1251", cp1251, "windows-1251", ';', "Имя", [][]string{{"Анна", "1"}}, []int{2}},
+		{"windows-1252 (Excel on English Windows)", cp1252, "windows-1252", ',', "Name",
+			[][]string{{"José Müller", "07911 123460", "£10 voucher – café"}, {"Zoë Brontë", "1", "naïve"}}, []int{2, 3}},
 		{"utf-16 with BOM, tab", utf16, "utf-16", '\t', "name", [][]string{{"Анна", "1"}}, []int{2}},
 		{"quoted delimiters, quotes, newlines", "a,b\n\"x, y\",\"say \"\"hi\"\"\"\n\"two\nlines\",z\nlast,1\n", "utf-8", ',', "a",
 			[][]string{{"x, y", `say "hi"`}, {"two\nlines", "z"}, {"last", "1"}}, []int{2, 3, 5}},
@@ -123,7 +126,7 @@ func FuzzReader(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := NewReader(bytes.NewReader(data))
+		r, err := NewReader(bytes.NewReader(data), "ru")
 		if err != nil {
 			return
 		}
@@ -150,4 +153,35 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestACodePageWithoutLettersIsTheSalons: a file that is not UTF-8 and
+// has no letters past ASCII ("£", a dash) is read in the salon's code
+// page; one with letters, by its letters, whatever the salon's language.
+func TestACodePageWithoutLettersIsTheSalons(t *testing.T) {
+	for _, c := range []struct {
+		text, lang, encoding, want string
+	}{
+		{"note\n£10 – gift\n", "en", "windows-1252", "£10 – gift"},
+		{"note\n№ 10 – gift\n", "ru", "windows-1251", "№ 10 – gift"},
+		{"note\nJosé\n", "ru", "windows-1252", "José"},
+		{"note\nАнна и Ёлка\n", "en", "windows-1251", "Анна и Ёлка"},
+	} {
+		cm := charmap.Windows1252
+		if c.encoding == "windows-1251" {
+			cm = charmap.Windows1251
+		}
+		data, err := cm.NewEncoder().String(c.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewReader(strings.NewReader(data), c.lang)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := r.Next()
+		if err != nil || r.Encoding != c.encoding || rec.Fields[0] != c.want {
+			t.Errorf("%q in a %s salon: %s %q (%v), want %s %q", c.text, c.lang, r.Encoding, rec.Fields, err, c.encoding, c.want)
+		}
+	}
 }

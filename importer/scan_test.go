@@ -26,11 +26,11 @@ func TestALineThatNeverEnds(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err := NewReader(io.MultiReader(strings.NewReader("name,phone\nAnna,+79990000001\n"), endless(0)))
+	_, err := NewReader(io.MultiReader(strings.NewReader("name,phone\nAnna,+79990000001\n"), endless(0)), "ru")
 	if err != nil {
 		t.Fatalf("the header: %v", err)
 	}
-	r, _ := NewReader(io.MultiReader(strings.NewReader("name,phone\nAnna,+79990000001\n"), endless('x')))
+	r, _ := NewReader(io.MultiReader(strings.NewReader("name,phone\nAnna,+79990000001\n"), endless('x')), "ru")
 	if rec, err := r.Next(); err != nil || rec.Line != 2 {
 		t.Fatalf("the first row: %v %v", rec, err)
 	}
@@ -43,7 +43,7 @@ func TestALineThatNeverEnds(t *testing.T) {
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 16*MaxLine {
 		t.Errorf("reading an endless line allocated %d MiB", grew>>20)
 	}
-	if _, err := NewReader(endless(0)); !errors.As(err, &fe) || fe.Line != 1 {
+	if _, err := NewReader(endless(0), "ru"); !errors.As(err, &fe) || fe.Line != 1 {
 		t.Errorf("a file of one endless line: %v, want a FileError at line 1", err)
 	}
 }
@@ -58,7 +58,7 @@ func TestAnUnterminatedQuoteRejectsItsRowOnly(t *testing.T) {
 	for i := range 1000 {
 		b.WriteString("Client,+7999" + strings.Repeat("0", 3) + string(rune('0'+i%10)) + "000\n")
 	}
-	r, err := NewReader(strings.NewReader(b.String()))
+	r, err := NewReader(strings.NewReader(b.String()), "ru")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestAnUnterminatedQuoteRejectsItsRowOnly(t *testing.T) {
 		t.Errorf("%d rows after the open quote, want 1000", rows)
 	}
 	// An open quote at the end of the file rejects its row too.
-	r, _ = NewReader(strings.NewReader("name,phone\nAnna,1\n\"Boris,2"))
+	r, _ = NewReader(strings.NewReader("name,phone\nAnna,1\n\"Boris,2"), "ru")
 	_, _ = r.Next()
 	if _, err := r.Next(); !errors.As(err, &le) || le.Line != 3 {
 		t.Errorf("an open quote at the end: %v", err)
@@ -96,7 +96,7 @@ func TestAnUnterminatedQuoteRejectsItsRowOnly(t *testing.T) {
 // next rows are read), and what is kept of it is bounded.
 func TestALongCellRejectsItsRow(t *testing.T) {
 	data := "name,phone\n" + strings.Repeat("y", 20<<20) + ",1\n\"" + strings.Repeat("z", 10<<10) + "\",2\nBoris,3\n"
-	r, err := NewReader(strings.NewReader(data))
+	r, err := NewReader(strings.NewReader(data), "ru")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestARowOfEmptyCellsIsBounded(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	r, err := NewReader(strings.NewReader(data))
+	r, err := NewReader(strings.NewReader(data), "ru")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestARowOfEmptyCellsIsBounded(t *testing.T) {
 
 	// A header past MaxFields: its first cells are read, the rest counted.
 	header := "name,phone" + strings.Repeat(",extra", 200_000)
-	r, err = NewReader(strings.NewReader(header + "\nAnna,1\n"))
+	r, err = NewReader(strings.NewReader(header + "\nAnna,1\n"), "ru")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestARowOfEmptyCellsIsBounded(t *testing.T) {
 	// and the line is too long.
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	r, _ = NewReader(io.MultiReader(strings.NewReader("name,phone\n"), endless('"')))
+	r, _ = NewReader(io.MultiReader(strings.NewReader("name,phone\n"), endless('"')), "ru")
 	var fe *FileError
 	if _, err := r.Next(); !errors.As(err, &fe) || fe.Line != 2 {
 		t.Fatalf("a line of quotes: %v, want a FileError at line 2", err)
@@ -184,7 +184,7 @@ func TestARowOfEmptyCellsIsBounded(t *testing.T) {
 	}
 	// A quoted cell past MaxQuoted on one line rejects its row; the next
 	// line is a row.
-	r, _ = NewReader(strings.NewReader("name,phone\n\"" + strings.Repeat(`""`, MaxQuoted) + "\nBoris,2\n"))
+	r, _ = NewReader(strings.NewReader("name,phone\n\"" + strings.Repeat(`""`, MaxQuoted) + "\nBoris,2\n"), "ru")
 	var le *LineError
 	if _, err := r.Next(); !errors.As(err, &le) || le.Line != 2 || !strings.Contains(le.Reason.String(), "quote") {
 		t.Fatalf("a quoted cell of doubled quotes: %v", err)

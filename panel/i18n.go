@@ -474,7 +474,7 @@ var ru = map[string]string{
 	"Import":              "Импорт",
 	"What the file holds": "Что в файле",
 	"CSV file":            "Файл CSV",
-	"UTF-8 or Windows-1251; comma, semicolon or tab; a header row in English or Russian. Up to %d MiB.": "UTF-8 или Windows-1251; запятая, точка с запятой или табуляция; строка заголовков на русском или английском. До %d МиБ.",
+	"UTF-8, Windows-1251 or Windows-1252; comma, semicolon or tab; a header row in English or Russian. Up to %d MiB.": "UTF-8, Windows-1251 или Windows-1252; запятая, точка с запятой или табуляция; строка заголовков на русском или английском. До %d МиБ.",
 	"Check":                             "Проверить",
 	"Choose what the file holds.":       "Выберите, что в файле.",
 	"Choose a file.":                    "Выберите файл.",
