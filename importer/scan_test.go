@@ -161,7 +161,7 @@ func TestARowOfEmptyCellsIsBounded(t *testing.T) {
 
 	// A header past MaxFields: its first cells are read, the rest counted.
 	header := "name,phone" + strings.Repeat(",extra", 200_000)
-	r, err = NewReader(strings.NewReader(header + "\nAnna,1\n"), "ru")
+	r, err = NewReader(strings.NewReader(header+"\nAnna,1\n"), "ru")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestARowOfEmptyCellsIsBounded(t *testing.T) {
 	}
 	// A quoted cell past MaxQuoted on one line rejects its row; the next
 	// line is a row.
-	r, _ = NewReader(strings.NewReader("name,phone\n\"" + strings.Repeat(`""`, MaxQuoted) + "\nBoris,2\n"), "ru")
+	r, _ = NewReader(strings.NewReader("name,phone\n\""+strings.Repeat(`""`, MaxQuoted)+"\nBoris,2\n"), "ru")
 	var le *LineError
 	if _, err := r.Next(); !errors.As(err, &le) || le.Line != 2 || !strings.Contains(le.Reason.String(), "quote") {
 		t.Fatalf("a quoted cell of doubled quotes: %v", err)
