@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"salon/i18n"
 	"slices"
 	"strconv"
@@ -265,17 +266,9 @@ func (s *Service) ImportMasters(ctx context.Context, salonID int64, rows []Maste
 			return fmt.Errorf("import masters: %w", err)
 		}
 		seen := map[string]bool{}
+		var active []int64 // the salon's services on offer, read when needed
 		for i, row := range rows {
 			m := Master{Name: row.Name, Phone: row.Phone}
-			if err := m.normalize(salon.Country); err != nil {
-				out[i] = RowResult{Outcome: Rejected, Err: err}
-				continue
-			}
-			if seen[strings.ToLower(m.Name)] {
-				out[i] = rejected("name", "given twice: this name is on an earlier row")
-				continue
-			}
-			seen[strings.ToLower(m.Name)] = true
 			var want []int64
 			bad := ""
 			for _, n := range row.Services {
@@ -288,12 +281,39 @@ func (s *Service) ImportMasters(ctx context.Context, salonID int64, rows []Maste
 					want = append(want, id)
 				}
 			}
+			// Every column at fault, in one report.
+			err := m.normalize(salon.Country)
 			if bad != "" {
-				out[i] = RowResult{Outcome: Rejected, Err: unknown("services", "no service %q in this salon", bad)}
+				ve := unknown("services", "no service %q in this salon", bad)
+				var other *ValidationError
+				if errors.As(err, &other) {
+					maps.Copy(ve.Fields, other.Fields)
+				}
+				err = ve
+			}
+			if err != nil {
+				out[i] = RowResult{Outcome: Rejected, Err: err}
 				continue
 			}
+			if seen[strings.ToLower(m.Name)] {
+				out[i] = rejected("name", "given twice: this name is on an earlier row")
+				continue
+			}
+			seen[strings.ToLower(m.Name)] = true
 			slices.Sort(want)
 			c, found := have[m.Name]
+			if !found && len(want) == 0 {
+				// A new master with no services named does every service
+				// the salon offers, as one added in the panel does (until
+				// some are unticked).
+				if active == nil {
+					if err := tx.QueryRow(ctx, `SELECT COALESCE(array_agg(id ORDER BY id), '{}') FROM services WHERE salon_id = $1 AND active`,
+						salonID).Scan(&active); err != nil {
+						return fmt.Errorf("import masters: %w", err)
+					}
+				}
+				row.HasServices, want = true, active
+			}
 			if !found {
 				c = &cur{}
 				if err := tx.QueryRow(ctx, `INSERT INTO masters (salon_id, name, phone) VALUES ($1, $2, NULLIF($3, '')) RETURNING id`,
@@ -316,7 +336,7 @@ func (s *Service) ImportMasters(ctx context.Context, salonID int64, rows []Maste
 					out[i].Outcome = Updated
 				}
 			}
-			if row.HasServices && len(row.Services) > 0 && !slices.Equal(want, c.offers) {
+			if row.HasServices && len(want) > 0 && !slices.Equal(want, c.offers) {
 				if _, err := tx.Exec(ctx, `DELETE FROM master_services WHERE master_id = $1 AND NOT service_id = ANY($2)`, c.id, want); err != nil {
 					return fmt.Errorf("import masters: %w", err)
 				}

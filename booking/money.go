@@ -2,9 +2,11 @@ package booking
 
 import (
 	"fmt"
+	"maps"
 	"math/big"
 	"regexp"
 	"salon/i18n"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,10 +17,9 @@ import (
 // It scans from and encodes to PostgreSQL numeric(12,2) without floating point.
 type Money int64
 
-// moneyNoise is what people write around an amount: spaces between
-// thousands (plain, no-break, thin) and the currency.
-var moneyNoise = strings.NewReplacer(" ", "", "\u00a0", "", "\u202f", "", "\u2009", "", "₽", "", "руб.", "", "руб", "",
-	"р.", "", "RUB", "", "rub", "", "$", "", "USD", "", "€", "", "EUR", "", "£", "", "GBP", "", "₸", "", "KZT", "", "₴", "", "UAH", "")
+// moneySpaces are the spaces people write between thousands: plain,
+// no-break, narrow no-break and thin.
+var moneySpaces = strings.NewReplacer(" ", "", "\u00a0", "", "\u202f", "", "\u2009", "")
 
 // thousands match an amount written in groups of three digits between
 // thousands separators.
@@ -27,12 +28,140 @@ var thousands = map[string]*regexp.Regexp{
 	".": regexp.MustCompile(`^-?[1-9][0-9]{0,2}(\.[0-9]{3})+$`),
 }
 
+// currencyInfo is how a currency is written: its sign as pages show it
+// (before the amount or after it; none: its code after it), and the
+// marks people type beside an amount of it (its code is one too).
+type currencyInfo struct {
+	sign   string
+	before bool
+	marks  []string
+}
+
+// currencies are the currencies whose signs are known. A mark shared by
+// several ("$", "¥", "kr") is read as the salon's own when it is one of
+// its marks.
+var currencies = map[string]currencyInfo{
+	"RUB": {"₽", false, []string{"₽", "руб.", "руб", "р.", "р"}},
+	"KZT": {"₸", false, []string{"₸", "тг"}},
+	"UAH": {"₴", false, []string{"₴", "грн", "грн."}},
+	"BYN": {"Br", false, []string{"Br", "р.", "руб."}},
+	"GEL": {"₾", false, []string{"₾"}},
+	"AZN": {"₼", false, []string{"₼"}},
+	"AMD": {"֏", false, []string{"֏"}},
+	"PLN": {"zł", false, []string{"zł"}},
+	"CZK": {"Kč", false, []string{"Kč"}},
+	"SEK": {"kr", false, []string{"kr"}},
+	"NOK": {"kr", false, []string{"kr"}},
+	"DKK": {"kr", false, []string{"kr"}},
+	"VND": {"₫", false, []string{"₫"}},
+	"USD": {"$", true, []string{"$", "US$"}},
+	"EUR": {"€", true, []string{"€"}},
+	"GBP": {"£", true, []string{"£"}},
+	"INR": {"₹", true, []string{"₹", "Rs", "Rs."}},
+	"JPY": {"¥", true, []string{"¥", "円"}},
+	"CNY": {"CN¥", true, []string{"CN¥", "¥", "元"}},
+	"AUD": {"A$", true, []string{"A$", "AU$", "$"}},
+	"CAD": {"CA$", true, []string{"CA$", "C$", "$"}},
+	"NZD": {"NZ$", true, []string{"NZ$", "$"}},
+	"HKD": {"HK$", true, []string{"HK$", "$"}},
+	"SGD": {"S$", true, []string{"S$", "$"}},
+	"MXN": {"MX$", true, []string{"MX$", "$"}},
+	"BRL": {"R$", true, []string{"R$"}},
+	"TRY": {"₺", true, []string{"₺"}},
+	"ILS": {"₪", true, []string{"₪"}},
+	"KRW": {"₩", true, []string{"₩"}},
+	"PHP": {"₱", true, []string{"₱"}},
+	"THB": {"฿", true, []string{"฿"}},
+}
+
+// CurrencySign is how pages write currency beside an amount: its sign,
+// and whether it goes before the amount ("$", true; "₽", false); a
+// currency without a known sign is written by its code, after.
+func CurrencySign(currency string) (sign string, before bool) {
+	if c, ok := currencies[currency]; ok {
+		return c.sign, c.before
+	}
+	return currency, false
+}
+
+// isMarkOf reports whether mark (as typed beside an amount) is one of
+// currency's: its code or one of its marks, in any case.
+func isMarkOf(mark, currency string) bool {
+	if strings.EqualFold(mark, currency) {
+		return true
+	}
+	return slices.ContainsFunc(currencies[currency].marks, func(m string) bool { return strings.EqualFold(m, mark) })
+}
+
+// currencyOf is the currency mark is a code, the sign or a mark of, or
+// "" for none: when several share it, the one whose sign it is ("$":
+// USD), else the first code in order.
+func currencyOf(mark string) string {
+	if len(mark) == 3 && strings.IndexFunc(mark, func(r rune) bool { return r < 'A' || r > 'Z' }) < 0 {
+		return mark // a code: "AED"
+	}
+	codes := slices.Sorted(maps.Keys(currencies))
+	for _, code := range codes {
+		if strings.EqualFold(mark, code) || currencies[code].sign == mark {
+			return code
+		}
+	}
+	for _, code := range codes {
+		if isMarkOf(mark, code) {
+			return code
+		}
+	}
+	return ""
+}
+
+// moneyMarks splits an amount as typed (its spaces removed) into what
+// stands before its first digit, the amount, and what stands after its
+// last: "$", "2,500", "" or "", "2500", "руб.".
+func moneyMarks(s string) (lead, num, trail string) {
+	i := strings.IndexFunc(s, func(r rune) bool { return r >= '0' && r <= '9' })
+	if i < 0 {
+		return s, "", ""
+	}
+	j := strings.LastIndexFunc(s, func(r rune) bool { return r >= '0' && r <= '9' }) + 1
+	return s[:i], s[i:j], s[j:]
+}
+
+// ParseMoneyIn reads an amount of the salon's currency as people write
+// it (ParseMoney), with the currency's own sign or code beside it, or
+// none: "₹2,500" or "2500 INR" in a salon of rupees; another currency's
+// ("$25" there) is refused, not read as rupees.
+func ParseMoneyIn(s, currency string) (Money, error) {
+	lead, _, trail := moneyMarks(moneySpaces.Replace(strings.TrimSpace(s)))
+	for _, mark := range []string{lead, trail} {
+		if mark == "" || isMarkOf(mark, currency) {
+			continue
+		}
+		if other := currencyOf(mark); other != "" {
+			return 0, i18n.New("%q is in %s, and this salon's prices are in %s", s, other, currency)
+		}
+	}
+	return parseMoney(s, currency)
+}
+
 // ParseMoney reads an amount in major units as people write it and as the
 // panel shows it: "1500", "1500.5", "1 500,50", "2 500 ₽", "1.500,50"
 // (with both separators the last is the decimal point), "2500 руб.".
-func ParseMoney(s string) (Money, error) {
-	in := s
-	s = moneyNoise.Replace(strings.TrimSpace(s))
+// The sign or code of any known currency may stand before or after it.
+func ParseMoney(s string) (Money, error) { return parseMoney(s, "") }
+
+// parseMoney is ParseMoney, with only currency's marks beside the amount
+// ("": any currency's).
+func parseMoney(in, currency string) (Money, error) {
+	lead, s, trail := moneyMarks(moneySpaces.Replace(strings.TrimSpace(in)))
+	for _, mark := range []string{lead, trail} {
+		if mark == "-" && mark == lead {
+			s = mark + s // (refused below, as a negative amount)
+			continue
+		}
+		if mark != "" && (currency != "" && !isMarkOf(mark, currency) || currency == "" && currencyOf(mark) == "") {
+			return 0, i18n.New("%q is not an amount like 1500 or 1500.50", in)
+		}
+	}
 	switch i, j := strings.LastIndex(s, ","), strings.LastIndex(s, "."); {
 	case i >= 0 && j >= 0 && i > j:
 		s = strings.ReplaceAll(s[:i], ".", "") + "." + s[i+1:]
@@ -150,19 +279,12 @@ func (m Money) Format(currency, lang string) string {
 		b.WriteString(dec + frac)
 	}
 	n := b.String()
-	switch currency {
-	case "RUB":
-		return n + "\u00a0₽"
-	case "KZT":
-		return n + "\u00a0₸"
-	case "UAH":
-		return n + "\u00a0₴"
-	case "USD":
-		return "$" + n
-	case "EUR":
-		return "€" + n
-	case "GBP":
-		return "£" + n
+	c, ok := currencies[currency]
+	switch {
+	case !ok:
+		return n + "\u00a0" + currency
+	case c.before:
+		return c.sign + n
 	}
-	return n + "\u00a0" + currency
+	return n + "\u00a0" + c.sign
 }

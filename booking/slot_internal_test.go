@@ -268,6 +268,47 @@ func TestParseMoney(t *testing.T) {
 	}
 }
 
+// TestParseMoneyIn: a salon reads its own currency's sign or code beside
+// an amount, and refuses another currency's (a "$25" typed in a salon of
+// rupees is not 25 rupees); what its pages show reads back.
+func TestParseMoneyIn(t *testing.T) {
+	for _, c := range []struct {
+		in, currency string
+		want         Money
+	}{
+		{"₹25", "INR", 2500}, {"25 INR", "INR", 2500}, {"Rs. 2,000", "INR", 200000}, {"25.50", "INR", 2550},
+		{"$25", "USD", 2500}, {"$25", "CAD", 2500}, {"CA$25", "CAD", 2500}, {"A$ 1,500.5", "AUD", 150050},
+		{"2 500 руб.", "RUB", 250000}, {"2500р.", "RUB", 250000}, {"£85.50", "GBP", 8550}, {"85.50 gbp", "GBP", 8550},
+		{"100 kr", "SEK", 10000}, {"2500 AED", "AED", 250000},
+	} {
+		if got, err := ParseMoneyIn(c.in, c.currency); err != nil || got != c.want {
+			t.Errorf("ParseMoneyIn(%q, %s) = %v, %v; want %v", c.in, c.currency, got, err, c.want)
+		}
+	}
+	for _, c := range []struct{ in, currency, says string }{
+		{"$25", "INR", `"$25" is in USD, and this salon's prices are in INR`},
+		{"$25", "GBP", "USD"}, {"€25", "USD", "EUR"}, {"25 ₽", "EUR", "RUB"}, {"R$25", "USD", "BRL"}, {"25 USD", "AUD", "USD"},
+		{"25 abc", "INR", "not an amount"}, {"₹", "INR", "empty amount"},
+	} {
+		_, err := ParseMoneyIn(c.in, c.currency)
+		if err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("ParseMoneyIn(%q, %s) = %v, want an error saying %q", c.in, c.currency, err, c.says)
+		}
+	}
+	for cur := range currencies {
+		for _, lang := range []string{"ru", "en"} {
+			for _, m := range []Money{0, 1, 150050, 123456789} {
+				if back, err := ParseMoneyIn(m.Format(cur, lang), cur); err != nil || back != m {
+					t.Errorf("%s %s: %q -> %v %v", cur, lang, m.Format(cur, lang), back, err)
+				}
+			}
+		}
+	}
+	if got := Money(250050).Format("INR", "en"); got != "₹2,500.50" {
+		t.Errorf("INR in English: %q", got)
+	}
+}
+
 func FuzzParseMoney(f *testing.F) {
 	for _, s := range []string{"1500", "1500.50", "1 500,5", "-1", ""} {
 		f.Add(s)

@@ -26,12 +26,16 @@ func (t *turn) services(prefix string) error {
 		return t.explain(err)
 	}
 	list := t.menu()
+	k := t.keyboard()
+	ranges := booking.TermRanges(t.staff())
+	list = slices.DeleteFunc(slices.Clone(list), func(sv booking.SalonService) bool {
+		_, ok := ranges[sv.ID]
+		return !ok // no master does it: nothing a client could book
+	})
 	if len(list) == 0 {
 		t.show(prefix+t.tr("no_services"), nil)
 		return nil
 	}
-	k := t.keyboard()
-	ranges := booking.TermRanges(t.staff())
 	for _, sv := range list {
 		// What a client pays is their master's price: a service whose
 		// masters differ says where its prices start.

@@ -426,4 +426,5 @@ var ru = map[string]string{
 	"tab": "табуляция",
 	"%d values, but the header has %d columns: a value with a %q in it must be in double quotes":                            "значений %d, а столбцов в заголовке %d: значение, в котором есть %q, должно быть в двойных кавычках",
 	"%d values, but the header has %d columns: services with a %q between them must be in double quotes, or separated by |": "значений %d, а столбцов в заголовке %d: услуги, разделённые %q, должны быть в двойных кавычках или разделены знаком |",
+	"%q is in %s, and this salon's prices are in %s":                                                                        "%q — это %s, а цены салона в %s",
 }

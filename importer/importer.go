@@ -653,8 +653,11 @@ func (r *run) money(s, key string, p **problem) booking.Money {
 	if s == "" {
 		return 0
 	}
-	m, err := booking.ParseMoney(s)
-	if err != nil {
+	m, err := booking.ParseMoneyIn(s, r.opt.Salon.Currency)
+	switch _, any := booking.ParseMoney(s); {
+	case err != nil && any == nil: // an amount of another currency
+		r.bad(p, key, s, i18n.Of(err).In(r.lang))
+	case err != nil:
 		r.bad(p, key, s, r.tr("not an amount like 1500 or 1500.50"))
 	}
 	return m

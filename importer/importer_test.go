@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -198,5 +199,64 @@ func TestDryRunWritesNothing(t *testing.T) {
 		if string(dj) != string(rj) {
 			t.Errorf("%s: the dry run reported\n%s\nthe real run\n%s", step.file, dj, rj)
 		}
+	}
+}
+
+// TestAMasterWithNoServicesNamedDoesEvery: a new master whose services
+// cell is empty (or whose file has no such column) does every service the
+// salon offers, as one added in the panel does; an existing master's
+// empty cell keeps what they do. A row wrong in two columns (a phone and
+// a service) is reported for both.
+func TestAMasterWithNoServicesNamedDoesEvery(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	salon := e.Salon(t, booking.Salon{Slug: "every", Locale: "en"})
+	ctx := bookingtest.System()
+	cut := e.Service(t, salon, booking.SalonService{Name: "Haircut", DurationMin: 60, Price: 250000})
+	trim := e.Service(t, salon, booking.SalonService{Name: "Beard trim", DurationMin: 30, Price: 90000})
+	old := e.Service(t, salon, booking.SalonService{Name: "Perm", DurationMin: 90, Price: 500000})
+	if _, err := e.Pool.Exec(ctx, `UPDATE services SET active = false WHERE id = $1`, old.ID); err != nil {
+		t.Fatal(err)
+	}
+	run := func(file string) []importer.Line {
+		var lines []importer.Line
+		if _, err := importer.Import(ctx, e.Svc, strings.NewReader(file), importer.Options{Kind: importer.Masters, Salon: salon,
+			Report: func(l importer.Line) error { lines = append(lines, l); return nil }}); err != nil {
+			t.Fatal(err)
+		}
+		return lines
+	}
+	run("name,phone,services\nNeha,,\nArjun,,Haircut\nRavi,12345,Nonexistent\n")
+	run("name\nMeera\n")
+	lines := run("name,services\nArjun,\n")
+	does := map[string][]int64{}
+	ms, err := e.Svc.AllMasters(ctx, salon.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		does[m.Name] = m.ServiceIDs
+	}
+	every := []int64{cut.ID, trim.ID}
+	slices.Sort(every)
+	for _, name := range []string{"Neha", "Meera"} {
+		got := slices.Sorted(slices.Values(does[name]))
+		if !slices.Equal(got, every) {
+			t.Errorf("%s does %v, want every service on offer %v", name, got, every)
+		}
+	}
+	if !slices.Equal(does["Arjun"], []int64{cut.ID}) || len(lines) != 0 {
+		t.Errorf("Arjun does %v after an empty cell (report %+v), want his Haircut kept", does["Arjun"], lines)
+	}
+	if _, ok := does["Ravi"]; ok {
+		t.Error("Ravi was created")
+	}
+	lines = run("name,phone,services\nRavi,12345,Nonexistent\n")
+	var cols []string
+	for _, l := range lines {
+		cols = append(cols, l.Column)
+	}
+	if !slices.Equal(cols, []string{"phone", "services"}) {
+		t.Errorf("Ravi's row reported for %q, want phone and services: %+v", cols, lines)
 	}
 }

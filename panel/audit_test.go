@@ -351,3 +351,31 @@ func TestBalanceChangesAreAudited(t *testing.T) {
 		t.Errorf("the offer's rows: %.3000s", rows)
 	}
 }
+
+// TestARefusedBookingFormKeepsTheServiceChosen: a booking refused because
+// the master does not do the service comes back with that service still
+// chosen beside its error, not the master's first service in its place
+// (sent again, it would have booked a service nobody chose).
+func TestARefusedBookingFormKeepsTheServiceChosen(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	ctx := bookingtest.System()
+	ms, err := w.Svc.Masters(ctx, w.salon.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := w.Svc.CreateService(ctx, w.salon.ID, booking.SalonService{Name: "Nobody's trim", DurationMin: 30, Price: 90000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := ms[0]
+	a := b.post("/panel/bookings", url.Values{"master": {fmt.Sprint(m.ID)}, "service": {fmt.Sprint(sv.ID)},
+		"date": {w.today().AddDays(1).String()}, "time": {"15:00"}, "phone": {"+79995550002"}, "name": {"Client"}, "key": {"kept-1"}})
+	if a.status != http.StatusUnprocessableEntity && a.status != http.StatusConflict && a.status != http.StatusBadRequest {
+		t.Fatalf("booking a service the master does not do: %d", a.status)
+	}
+	if !regexp.MustCompile(fmt.Sprintf(`<option value="%d" selected[^>]*>Nobody&#39;s trim`, sv.ID)).MatchString(a.body) {
+		t.Errorf("the form came back without the service chosen:\n%s", a.body)
+	}
+}

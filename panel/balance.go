@@ -198,7 +198,7 @@ func (h *Handler) sellBalance(c *fiber.Ctx) error {
 	fields := map[string]i18n.Text{}
 	switch in.Kind {
 	case booking.BalanceCertificate:
-		m, err := booking.ParseMoney(f.Amount)
+		m, err := booking.ParseMoneyIn(f.Amount, s.Currency)
 		if err != nil {
 			fields["amount"] = i18n.Of(err)
 		}
@@ -211,7 +211,7 @@ func (h *Handler) sellBalance(c *fiber.Ctx) error {
 		in.Visits, in.ServiceIDs = n, f.ServiceIDs
 	}
 	if f.Price != "" {
-		m, err := booking.ParseMoney(f.Price)
+		m, err := booking.ParseMoneyIn(f.Price, s.Currency)
 		if err != nil {
 			fields["price"] = i18n.Of(err)
 		}
@@ -610,14 +610,14 @@ func (h *Handler) addOffer(c *fiber.Ctx) error {
 	d := &balancesData{Form: balanceForm{Kind: string(booking.BalanceCertificate), Visits: "5"}, Offer: f}
 	o := booking.BalanceOffer{SalonID: s.ID, Kind: booking.BalanceKind(f.Kind), Title: f.Title, RequestKey: f.Key}
 	fields := map[string]i18n.Text{}
-	price, err := booking.ParseMoney(f.Price)
+	price, err := booking.ParseMoneyIn(f.Price, s.Currency)
 	if err != nil {
 		fields["price"] = i18n.Of(err)
 	}
 	o.Price = price
 	switch o.Kind {
 	case booking.BalanceCertificate:
-		m, err := booking.ParseMoney(f.Amount)
+		m, err := booking.ParseMoneyIn(f.Amount, s.Currency)
 		if err != nil {
 			fields["amount"] = i18n.Of(err)
 		}

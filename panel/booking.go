@@ -308,18 +308,14 @@ func (h *Handler) showBookingForm(c *fiber.Ctx, f *bookingForm) error {
 		f.Known, _ = h.svc.ClientByPhone(c.UserContext(), u.SalonID, f.Phone) // a hint: none is fine
 	}
 	if f.MasterID != 0 {
-		// Only the services the chosen master does.
+		// Only the services the chosen master does, and the one chosen
+		// (a form sent back for it stays as the admin left it, its error
+		// beside it: never another service chosen in its place).
 		for _, m := range f.Masters {
 			if m.ID == f.MasterID {
-				kept := f.Services[:0]
-				for _, s := range f.Services {
-					for _, id := range m.ServiceIDs {
-						if id == s.ID {
-							kept = append(kept, s)
-						}
-					}
-				}
-				f.Services = kept
+				f.Services = slices.DeleteFunc(f.Services, func(s booking.SalonService) bool {
+					return s.ID != f.ServiceID && !slices.Contains(m.ServiceIDs, s.ID)
+				})
 			}
 		}
 	}
@@ -945,7 +941,7 @@ func (h *Handler) refundBooking(c *fiber.Ctx) error {
 	}
 	var amount booking.Money
 	if v := strings.TrimSpace(c.FormValue("amount")); v != "" {
-		if amount, err = booking.ParseMoney(v); err != nil || amount <= 0 {
+		if amount, err = booking.ParseMoneyIn(v, salonOf(c).Currency); err != nil || amount <= 0 {
 			p := &bookingPage{Fields: map[string]string{"amount": langOf(c).T("Enter an amount, like 500 or 500.50")}}
 			c.Status(fiber.StatusUnprocessableEntity)
 			return h.showBooking(c, p)

@@ -254,7 +254,7 @@ func (h *Handler) setOffers(c *fiber.Ctx) error {
 			}
 		}
 		if s := strings.TrimSpace(c.FormValue(fmt.Sprintf("price_%d", sid))); s != "" {
-			if o.Price, perr = booking.ParseMoney(s); perr != nil {
+			if o.Price, perr = booking.ParseMoneyIn(s, salonOf(c).Currency); perr != nil {
 				fe[name(sid)+" price"] = i18n.Of(perr)
 			}
 		}
@@ -495,7 +495,7 @@ func serviceFromForm(c *fiber.Ctx) (serviceForm, booking.SalonService, map[strin
 		if strings.TrimSpace(s) == "" {
 			return 0
 		}
-		m, err := booking.ParseMoney(s)
+		m, err := booking.ParseMoneyIn(s, salonOf(c).Currency)
 		if err != nil {
 			fe[field] = i18n.Of(err)
 		}

@@ -221,3 +221,27 @@ func TestASalonAbroadHintsItsCountrysPhones(t *testing.T) {
 		t.Fatalf("a bad phone: %d %s", r.status, r.raw)
 	}
 }
+
+// TestThePageOffersWhatAMasterDoesInTheSalonsCurrency: the booking page
+// of a salon of rupees lists only the services some master does (one
+// nobody does would end in "no free time" on every day), with prices
+// written "₹", and gives its script the sign to write amounts with.
+func TestThePageOffersWhatAMasterDoesInTheSalonsCurrency(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	glow := s.Salon(t, booking.Salon{Slug: "glow", Name: "Glow", Timezone: "Asia/Kolkata", Country: "IN", Currency: "INR", Locale: "en"})
+	cut := s.Service(t, glow, booking.SalonService{Name: "Ladies Haircut", DurationMin: 30, Price: 250050})
+	s.Service(t, glow, booking.SalonService{Name: "Beard trim", DurationMin: 30, Price: 30000})
+	s.Master(t, glow, cut)
+	r := s.do("GET", "/w/glow", nil)
+	page := string(r.raw)
+	if r.status != 200 || !strings.Contains(page, "Ladies Haircut") || !strings.Contains(page, "₹2,500.50") {
+		t.Fatalf("the page: %d, want Ladies Haircut at ₹2,500.50:\n%s", r.status, page)
+	}
+	if strings.Contains(page, "Beard trim") {
+		t.Error("the page offers a service no master does")
+	}
+	if !strings.Contains(page, `"sign":"₹","signBefore":true`) {
+		t.Error("the page's script is not given the rupee's sign")
+	}
+}

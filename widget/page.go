@@ -37,7 +37,10 @@ type pageConfig struct {
 	Slug     string `json:"slug"`
 	Lang     string `json:"lang"`
 	Currency string `json:"currency"`
-	Timezone string `json:"timezone"` // IANA: the widget shows times on the salon's clock
+	// Sign and SignBefore: how an amount is written (booking.CurrencySign).
+	Sign       string `json:"sign"`
+	SignBefore bool   `json:"signBefore"`
+	Timezone   string `json:"timezone"` // IANA: the widget shows times on the salon's clock
 	// PhoneExample is a phone of the salon's country, for the phone's
 	// hints and errors.
 	PhoneExample string `json:"phoneExample"`
@@ -169,6 +172,9 @@ func (h *Handler) page(c *fiber.Ctx, mode string) error {
 	}
 	ranges := booking.TermRanges(masters)
 	for _, sv := range list {
+		if _, ok := ranges[sv.ID]; !ok {
+			continue // no master does it: nothing a client could book
+		}
 		p := pageService{ID: sv.ID, Name: sv.Name, DurationMin: sv.DurationMin, Duration: strconv.Itoa(sv.DurationMin),
 			Price: sv.Price.Format(s.Currency, lang), PriceValue: sv.Price,
 			Deposit: formatDeposit(sv.Deposit, s.Currency, lang), DepositVal: sv.Deposit}
@@ -183,7 +189,8 @@ func (h *Handler) page(c *fiber.Ctx, mode string) error {
 		}
 		d.Services = append(d.Services, p)
 	}
-	d.Config = pageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, Timezone: s.Timezone, Today: first.String(), PhoneExample: s.ExamplePhone(),
+	sign, before := booking.CurrencySign(s.Currency)
+	d.Config = pageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, Sign: sign, SignBefore: before, Timezone: s.Timezone, Today: first.String(), PhoneExample: s.ExamplePhone(),
 		Services: d.Services, BookingID: bookingID, EntryID: entryID, ReturnRef: ref, OnlinePay: h.svc.Provider() != nil, HoldMin: s.HoldMin,
 		Telegram: h.cfg.botUsername() != "",
 		I18n:     messages[lang]}

@@ -252,6 +252,8 @@ type salePageConfig struct {
 	Slug     string            `json:"slug"`
 	Lang     string            `json:"lang"`
 	Currency string            `json:"currency"`
+	Sign     string            `json:"sign"` // (as pageConfig's)
+	Before   bool              `json:"signBefore"`
 	Ref      string            `json:"ref,omitempty"`
 	I18n     map[string]string `json:"i18n"`
 }
@@ -266,6 +268,7 @@ func (h *Handler) salePage(c *fiber.Ctx, mode string) error {
 	t := messages[lang]
 	d := salePageData{Salon: s, SalonPhone: booking.DisplayPhone(s.Phone), Lang: lang, OtherLang: other, T: t, Mode: mode,
 		Config: salePageConfig{Slug: s.Slug, Lang: lang, Currency: s.Currency, I18n: t}}
+	d.Config.Sign, d.Config.Before = booking.CurrencySign(s.Currency)
 	if mode == "bought" {
 		d.Config.Ref = strings.Clone(c.Params("ref"))
 		if err := h.svc.ReturnAt(ctx, s.ID, d.Config.Ref); err != nil {

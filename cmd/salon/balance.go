@@ -46,7 +46,7 @@ func cmdBalance(ctx context.Context, args []string, getenv env, stdout io.Writer
 	in := booking.BalanceIssue{SalonID: s.ID, Kind: booking.BalanceKind(*kind), Visits: *visits,
 		Client: booking.ClientInput{Name: *name, Phone: *phone}}
 	if *price != "" {
-		if in.Price, err = booking.ParseMoney(*price); err != nil {
+		if in.Price, err = booking.ParseMoneyIn(*price, s.Currency); err != nil {
 			return &booking.ValidationError{Fields: map[string]i18n.Text{"--price": i18n.Of(err)}}
 		}
 	}
@@ -60,7 +60,7 @@ func cmdBalance(ctx context.Context, args []string, getenv env, stdout io.Writer
 		if *service != "" {
 			return booking.Invalid("--service", "a certificate holds an amount, not visits")
 		}
-		if in.Amount, err = booking.ParseMoney(*amount); err != nil {
+		if in.Amount, err = booking.ParseMoneyIn(*amount, s.Currency); err != nil {
 			return &booking.ValidationError{Fields: map[string]i18n.Text{"--amount": i18n.Of(err)}}
 		}
 	case booking.BalancePackage:

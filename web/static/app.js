@@ -35,8 +35,8 @@
     if (c % 100) s += (ru ? ',' : '.') + ('0' + Math.abs(c) % 100).slice(-2);
     if (c < 0) s = '-' + s;
     // (a no-break space: the sign never wraps away from its amount)
-    var sign = { RUB: ' ₽', KZT: ' ₸', UAH: ' ₴', USD: '$', EUR: '€', GBP: '£' }[cfg.currency];
-    return !sign ? s + '\u00a0' + cfg.currency : sign[0] === ' ' ? s + '\u00a0' + sign.slice(1) : sign + s;
+    // (the currency's sign as the server writes it: booking.CurrencySign)
+    return cfg.signBefore ? cfg.sign + s : s + '\u00a0' + cfg.sign;
   }
   // A time is an instant; what the client reads is the salon's wall clock
   // (the salon's zone, not the browser's, and never the string's digits).

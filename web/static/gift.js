@@ -43,8 +43,8 @@
     var s = String(Math.floor(Math.abs(c) / 100)).replace(/\B(?=(\d{3})+$)/g, ru ? '\u00a0' : ',');
     if (c % 100) s += (ru ? ',' : '.') + ('0' + Math.abs(c) % 100).slice(-2);
     if (c < 0) s = '-' + s;
-    var sign = { RUB: ' ₽', KZT: ' ₸', UAH: ' ₴', USD: '$', EUR: '€', GBP: '£' }[cfg.currency];
-    return !sign ? s + '\u00a0' + cfg.currency : sign[0] === ' ' ? s + '\u00a0' + sign.slice(1) : sign + s;
+    // (the currency's sign as the server writes it: booking.CurrencySign)
+    return cfg.signBefore ? cfg.sign + s : s + '\u00a0' + cfg.sign;
   }
 
   var fields = { 'offer_id': 'offer', 'buyer': 'name', 'buyer.name': 'name', 'buyer.phone': 'phone', 'buyer.email': 'email' };
