@@ -100,7 +100,7 @@ func (in ShiftInput) instants(day Date, loc *time.Location) (shift, error) {
 		return shift{}, &shiftError{"break_end", i18n.New("break %s-%s is empty: leave both times out for no break", in.BreakStart, in.BreakEnd)}
 	}
 	if in.End <= in.Start {
-		return shift{}, &shiftError{"end", i18n.New("shift %s-%s ends before it starts (a shift past midnight ends like +02:00)", in.Start, in.End)}
+		return shift{}, &shiftError{"end", i18n.New("shift %s-%s ends before it starts (a shift past midnight ends like 26:00 or +02:00: 2 am the next day)", in.Start, in.End)}
 	}
 	if in.End-in.Start > MaxShift {
 		return shift{}, &shiftError{"end", i18n.New("shift %s-%s is longer than %d hours", in.Start, in.End, int(MaxShift/60))}

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -642,11 +643,33 @@ func (r *run) minutes(s, key string, p **problem) int {
 	if s == "" {
 		return 0
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(s))
+	n, err := parseMinutes(s)
 	if err != nil {
 		r.bad(p, key, s, r.tr("not a whole number of minutes"))
 	}
 	return n // (out of range, -10 too: the core says which range)
+}
+
+// minutesRE is a number of minutes with its unit, as people write it
+// in a cell: "45 min", "45 mins", "45 minutes", "45 мин".
+var minutesRE = regexp.MustCompile(`^(-?\d+)\s*(?:m|min|mins|minute|minutes|мин|мин\.|минут|минуты)?$`)
+
+// parseMinutes reads minutes: "45", "45 mins", or hours and minutes as a
+// spreadsheet's duration cell writes them ("1:30", "1:30:00").
+func parseMinutes(s string) (int, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if m := minutesRE.FindStringSubmatch(s); m != nil {
+		return strconv.Atoi(m[1])
+	}
+	if h, rest, ok := strings.Cut(s, ":"); ok {
+		rest = strings.TrimSuffix(rest, ":00")
+		hours, err1 := strconv.Atoi(h)
+		mins, err2 := strconv.Atoi(rest)
+		if err1 == nil && err2 == nil && len(rest) == 2 && hours >= 0 && mins >= 0 && mins < 60 {
+			return hours*60 + mins, nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not a number of minutes", s)
 }
 
 func (r *run) money(s, key string, p **problem) booking.Money {
@@ -668,10 +691,13 @@ func (r *run) date(s, key string, p **problem) booking.Date {
 		return booking.Date{}
 	}
 	d, err := ParseDateIn(s, r.opt.Salon.Country)
+	// (The examples a salon's people write: dotted in Russian.)
 	switch {
 	case err == nil:
 	case monthFirst[r.opt.Salon.Country]:
-		r.bad(p, key, s, r.tr("not a date like 2026-03-08, 08.03.2026 or 03/08/2026 (month first)"))
+		r.bad(p, key, s, r.tr("not a date like 2026-03-08, 03/08/2026 (month first) or Mar 8, 2026"))
+	case r.opt.Salon.Locale != "ru":
+		r.bad(p, key, s, r.tr("not a date like 2026-03-08, 08/03/2026 (day first) or 8 Mar 2026"))
 	default:
 		r.bad(p, key, s, r.tr("not a date like 2026-03-08, 08.03.2026 or 08/03/2026"))
 	}
@@ -683,6 +709,7 @@ func (r *run) clock(s, key string, parse func(string) (booking.Clock, error), p 
 		r.bad(p, key, s, r.tr("required"))
 		return 0
 	}
+	s = noSeconds(s)
 	c, err := parse(s)
 	if h, ok := parse12(s); err != nil && ok {
 		// 9:30 am, 6 PM: as spreadsheets in English write them (an end
@@ -696,7 +723,7 @@ func (r *run) clock(s, key string, parse func(string) (booking.Clock, error), p 
 	case err != nil && key == "start":
 		r.bad(p, key, s, r.tr("not a time like 9:30 or 18:00"))
 	case err != nil:
-		r.bad(p, key, s, r.tr("not a time like 9:30 or 18:00 (+02:00 for the next day)"))
+		r.bad(p, key, s, r.tr("not a time like 9:30 or 18:00 (26:00 or +02:00 for 2 am the next day)"))
 	}
 	return c
 }
@@ -731,10 +758,21 @@ func ParseDateIn(s, country string) (booking.Date, error) {
 	}
 	t, err := time.Parse(layout, strings.TrimSpace(s))
 	if err != nil {
+		// Two digits of the year (19/12/26: this century).
+		t, err = time.Parse(strings.ReplaceAll(layout, "2006", "06"), strings.TrimSpace(s))
+	}
+	if err != nil {
 		return booking.Date{}, fmt.Errorf("%q is not a date like 2026-03-08, 08.03.2026 or %s", s, time.Date(2026, 3, 8, 0, 0, 0, 0, time.UTC).Format(strings.ReplaceAll(strings.ReplaceAll(layout, "2/", "02/"), "1/", "01/")))
 	}
 	return booking.DateOf(t), nil
 }
+
+// secondsRE is a time with zero seconds, as a spreadsheet writes a
+// time cell: "09:00:00", "9:00:00 AM".
+var secondsRE = regexp.MustCompile(`^(\s*\d{1,2}:\d{2}):00(\s*(?i:[ap]\.?\s*m\.?)?\s*)$`)
+
+// noSeconds drops a time's zero seconds ("09:00:00" is 09:00).
+func noSeconds(s string) string { return secondsRE.ReplaceAllString(s, "$1$2") }
 
 // parse12 reads a time of a 12-hour clock: 9:30 am, 9am, 6:15 PM, 12 a.m.
 func parse12(s string) (booking.Clock, bool) {
@@ -772,9 +810,17 @@ func ParseDate(s string) (booking.Date, error) {
 	if d, err := booking.ParseDate(s); err == nil {
 		return d, nil
 	}
-	t, err := time.Parse("2.1.2006", s)
-	if err != nil {
-		return booking.Date{}, fmt.Errorf("%q is not a date like 2026-03-08 or 08.03.2026", s)
+	for _, layout := range dateLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return booking.DateOf(t), nil
+		}
 	}
-	return booking.DateOf(t), nil
+	return booking.Date{}, fmt.Errorf("%q is not a date like 2026-03-08 or 08.03.2026", s)
 }
+
+// dateLayouts are the dates read besides YYYY-MM-DD, in any country: the
+// Russian 08.03.2026, the year first with slashes, and a month's English
+// name as spreadsheets write it (15-Dec-2026, 15-Dec-26, 15 Dec 2026,
+// Dec 15, 2026, December 15, 2026).
+var dateLayouts = []string{"2.1.2006", "2006/1/2", "2-Jan-2006", "2-Jan-06", "2 Jan 2006", "Jan 2, 2006", "Jan 2 2006",
+	"2 January 2006", "January 2, 2006", "January 2 2006"}

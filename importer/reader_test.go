@@ -104,16 +104,43 @@ func TestValuesAsPeopleWriteThem(t *testing.T) {
 			t.Errorf("ParseMoney(%q) accepted", s)
 		}
 	}
-	dates := map[string]booking.Date{"2026-03-08": {Year: 2026, Month: 3, Day: 8}, "08.03.2026": {Year: 2026, Month: 3, Day: 8},
-		"8.3.2026": {Year: 2026, Month: 3, Day: 8}}
+	mar8 := booking.Date{Year: 2026, Month: 3, Day: 8}
+	dates := map[string]booking.Date{"2026-03-08": mar8, "08.03.2026": mar8, "8.3.2026": mar8,
+		// As spreadsheets in English write them.
+		"2026/03/08": mar8, "8-Mar-2026": mar8, "08-mar-26": mar8, "8 Mar 2026": mar8, "Mar 8, 2026": mar8, "March 8, 2026": mar8}
 	for s, want := range dates {
 		if got, err := ParseDate(s); err != nil || got != want {
 			t.Errorf("ParseDate(%q) = %v %v", s, got, err)
 		}
 	}
-	for _, s := range []string{"31.02.2026", "2026/03/08", "03-08-2026", "tomorrow"} {
+	for _, s := range []string{"31.02.2026", "2026/02/30", "03-08-2026", "tomorrow", "Smarch 8, 2026"} {
 		if _, err := ParseDate(s); err == nil {
 			t.Errorf("ParseDate(%q) accepted", s)
+		}
+	}
+	for s, want := range map[string]booking.Date{"08/03/26": mar8, "8/3/2026": mar8} {
+		if got, err := ParseDateIn(s, "GB"); err != nil || got != want {
+			t.Errorf("ParseDateIn(%q, GB) = %v %v", s, got, err)
+		}
+	}
+	if got, err := ParseDateIn("03/08/26", "US"); err != nil || got != mar8 {
+		t.Errorf("ParseDateIn(03/08/26, US) = %v %v", got, err)
+	}
+	minutes := map[string]int{"45": 45, "45 mins": 45, "45 min": 45, "45minutes": 45, "90 мин": 90, "1:30": 90, "1:30:00": 90, "0:45": 45, "-10": -10}
+	for s, want := range minutes {
+		if got, err := parseMinutes(s); err != nil || got != want {
+			t.Errorf("parseMinutes(%q) = %d %v, want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"an hour", "1:5", "1:75", "45 hours", "", "1.5"} {
+		if got, err := parseMinutes(s); err == nil {
+			t.Errorf("parseMinutes(%q) = %d, accepted", s, got)
+		}
+	}
+	for s, want := range map[string]string{"09:00:00": "09:00", "9:00:00 AM": "9:00 AM", "5:30:00 pm": "5:30 pm", "26:00:00": "26:00",
+		"09:00:30": "09:00:30", "9:00": "9:00"} {
+		if got := noSeconds(s); got != want {
+			t.Errorf("noSeconds(%q) = %q, want %q", s, got, want)
 		}
 	}
 }
