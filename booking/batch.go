@@ -42,6 +42,9 @@ type RowResult struct {
 	Outcome      Outcome
 	Err          error
 	Alternatives []Slot
+	// Part: of a schedule's day refused for one of its shifts, which
+	// (1-based, in the order given; 0: the day as a whole).
+	Part int
 }
 
 func rejected(field, why string, args ...any) RowResult {
@@ -543,10 +546,11 @@ func (s *Service) ImportSchedule(ctx context.Context, salonID int64, days []DayR
 			seen[key] = true
 			var shifts []shift
 			var bad error
-			for _, x := range d.Shifts {
+			part := 0
+			for k, x := range d.Shifts {
 				sh, err := x.instants(d.Date, loc)
 				if err != nil {
-					bad = err
+					bad, part = err, k+1
 					break
 				}
 				shifts = append(shifts, sh)
@@ -558,7 +562,7 @@ func (s *Service) ImportSchedule(ctx context.Context, salonID int64, days []DayR
 				}
 			}
 			if bad != nil {
-				out[i] = RowResult{Outcome: Rejected, Err: invalidBy(shiftField(bad), bad)}
+				out[i] = RowResult{Outcome: Rejected, Err: invalidBy(shiftField(bad), bad), Part: part}
 				continue
 			}
 			todo = append(todo, day{i: i, master: id, date: d.Date, shifts: shifts})

@@ -429,4 +429,5 @@ var ru = map[string]string{
 	"%q is in %s, and this salon's prices are in %s":                                                                        "%q — это %s, а цены салона в %s",
 	"not a date like 2026-03-08, 03/08/2026 (month first) or Mar 8, 2026":                                                   "не дата вида 2026-03-08, 03/08/2026 (сначала месяц) или Mar 8, 2026",
 	"not a date like 2026-03-08, 08/03/2026 (day first) or 8 Mar 2026":                                                      "не дата вида 2026-03-08, 08/03/2026 (сначала день) или 8 Mar 2026",
+	"line %d of this day is wrong, and a day is taken whole":                                                                "строка %d этого дня с ошибкой, а день принимается только целиком",
 }

@@ -549,9 +549,11 @@ func (r *run) masters(chunk []Record) error {
 func (r *run) schedule(chunk []Record) error {
 	var days []booking.DayRow
 	var refs [][]rowRef // the rows of each day
+	var parts [][]int   // for each day's shift, its row among refs
 	index := map[string]int{}
 	for _, rec := range chunk {
 		var p *problem
+		r.overflow(rec, &p)
 		master := r.field(rec, "master", true, &p)
 		ds := r.field(rec, "date", true, &p)
 		start := r.field(rec, "start", false, &p)
@@ -578,10 +580,11 @@ func (r *run) schedule(chunk []Record) error {
 			i = len(days)
 			index[k] = i
 			days = append(days, booking.DayRow{Master: master, Date: d})
-			refs = append(refs, nil)
+			refs, parts = append(refs, nil), append(parts, nil)
 		}
 		if sh != nil {
 			days[i].Shifts = append(days[i].Shifts, *sh)
+			parts[i] = append(parts[i], len(refs[i]))
 		}
 		refs[i] = append(refs[i], rowRef{rec.Line, key, rec.Fields})
 	}
@@ -592,13 +595,22 @@ func (r *run) schedule(chunk []Record) error {
 	if err != nil {
 		return err
 	}
-	// Every row of a day shares the day's outcome.
+	// Every row of a day shares the day's outcome; a day refused for one
+	// of its shifts names that shift's row, and its other rows name it.
 	var flat []rowRef
 	var fres []booking.RowResult
 	for i := range days {
-		for _, ref := range refs[i] {
+		at := -1
+		if part := res[i].Part; part > 0 && part <= len(parts[i]) {
+			at = parts[i][part-1]
+		}
+		for k, ref := range refs[i] {
+			x := res[i]
+			if at >= 0 && k != at {
+				x.Err = i18n.New("line %d of this day is wrong, and a day is taken whole", refs[i][at].line)
+			}
 			flat = append(flat, ref)
-			fres = append(fres, res[i])
+			fres = append(fres, x)
 		}
 	}
 	return r.results(flat, fres)

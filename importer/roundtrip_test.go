@@ -622,3 +622,34 @@ func TestDatesAndTimesAsSalonsAbroadWriteThem(t *testing.T) {
 		}
 	}
 }
+
+// TestADayRefusedForOneShiftNamesItsRow: a day of two rows (two shifts)
+// refused for the second one's times reports that row with its value and
+// reason, and the first row as refused for it, not with the second's
+// reason beside the first's value.
+func TestADayRefusedForOneShiftNamesItsRow(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	ctx := bookingtest.System()
+	salon := e.Salon(t, booking.Salon{Slug: "blame", Locale: "en"})
+	sv := e.Service(t, salon, booking.SalonService{Name: "Cut"})
+	m := e.Master(t, salon, sv)
+	day := salon.Today(e.Clock.Now()).AddDays(1)
+	file := fmt.Sprintf("master,date,start,end\n%[1]s,%[2]s,9:00,13:00\n%[1]s,%[3]s,9:00,13:00\n%[1]s,%[2]s,18:00,15:00\n", m.Name, day, day.AddDays(1))
+	var lines []importer.Line
+	sum, err := importer.Import(ctx, e.Svc, strings.NewReader(file), importer.Options{Kind: importer.Schedule, Salon: salon,
+		Report: func(l importer.Line) error { lines = append(lines, l); return nil }})
+	if err != nil || sum.Created != 1 || sum.Rejected != 2 {
+		t.Fatalf("%+v %v %+v", sum, err, lines)
+	}
+	got := map[int]importer.Line{}
+	for _, l := range lines {
+		got[l.Line] = l
+	}
+	if l := got[4]; l.Column != "end" || l.Value != "15:00" || !strings.Contains(l.Reason, "ends before it starts") {
+		t.Errorf("the wrong row: %+v", l)
+	}
+	if l := got[2]; l.Outcome != booking.Rejected || l.Value == "15:00" || l.Reason != "line 4 of this day is wrong, and a day is taken whole" {
+		t.Errorf("the day's other row: %+v", l)
+	}
+}
