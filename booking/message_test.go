@@ -46,7 +46,7 @@ func newMsgWorld(t *testing.T, replicas int, opts ...booking.Option) *msgWorld {
 	t.Helper()
 	mp := mailtest.Start(t)
 	fake := smstest.New(t)
-	sender, err := mail.New("smtp://salon:secret@"+mp.SMTP, "Studio <booking@studio.example>")
+	sender, err := mail.New("smtp://salon:secret@"+mp.SMTP, "booking@studio.example") // (no name: the salon's is given)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func newMsgWorld(t *testing.T, replicas int, opts ...booking.Option) *msgWorld {
 	for range replicas - 1 {
 		w.replicas = append(w.replicas, booking.New(e.Pool, append(couriers(), booking.WithClock(e.Clock.Now))...))
 	}
-	w.salon = e.Salon(t, booking.Salon{Name: "Studio", Address: "Tverskaya 1", Phone: "+74951234567", CutoffHours: 3, Locale: "ru"})
+	w.salon = e.Salon(t, booking.Salon{Name: "Studio Anna", Address: "Tverskaya 1", Phone: "+74951234567", CutoffHours: 3, Locale: "ru"})
 	if _, err := e.Svc.UpdateMessageSettings(bookingtest.System(), w.salon.ID, booking.MessageSettings{
 		QuietFrom: "21:00", QuietTo: "09:00", ReminderOffsets: []time.Duration{24 * time.Hour, 2 * time.Hour},
 		EmailKinds: booking.ClientKinds,
@@ -249,6 +249,11 @@ func TestConfirmationOncePerChannelAcrossReplicas(t *testing.T) {
 	}
 	if u := m.Headers["List-Unsubscribe"]; len(u) != 1 || !linkRE.MatchString(u[0]) {
 		t.Errorf("List-Unsubscribe: %v", u)
+	} else if link := u[0][1 : len(u[0])-1]; !strings.Contains(m.Text, "Отписаться от писем: "+link) {
+		t.Errorf("the plain-text part has no unsubscribe link %s:\n%s", link, m.Text)
+	}
+	if m.From.Name != "Studio Anna" || m.From.Address != "booking@studio.example" {
+		t.Errorf("from %+v, want the salon's name", m.From)
 	}
 	for _, row := range w.messages(b.ID) {
 		if row.Kind != booking.KindConfirmation {

@@ -136,9 +136,11 @@ var countryCurrency = map[string]string{
 }
 
 // russianSpeaking are the countries whose new salons speak Russian to
-// their clients when no language is given (else English).
+// their clients when no language is given (else English). Not Ukraine:
+// its salons are not presumed to want Russian (English until Ukrainian is
+// offered; the owner may choose Russian).
 var russianSpeaking = map[string]struct{}{"RU": {}, "BY": {}, "KZ": {}, "KG": {}, "UZ": {}, "TJ": {}, "AM": {}, "AZ": {}, "GE": {},
-	"MD": {}, "UA": {}, "TM": {}}
+	"MD": {}, "TM": {}}
 
 var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,62}$`)
 

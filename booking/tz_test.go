@@ -206,6 +206,8 @@ func TestANewSalonTakesItsCountrysCurrencyAndLanguage(t *testing.T) {
 		{booking.Salon{Timezone: "Asia/Almaty"}, "KZ", "KZT", "ru"},
 		{booking.Salon{Timezone: "America/New_York"}, "US", "USD", "en"},
 		{booking.Salon{Timezone: "Europe/Berlin"}, "DE", "EUR", "en"},
+		{booking.Salon{Timezone: "Europe/Kyiv"}, "UA", "UAH", "en"},
+		{booking.Salon{Timezone: "Asia/Kolkata"}, "IN", "INR", "en"},
 		{booking.Salon{Timezone: "Europe/Berlin", Locale: "ru", Currency: "RUB"}, "DE", "RUB", "ru"},
 		{booking.Salon{Timezone: "Asia/Dubai", Country: "RU"}, "RU", "RUB", "ru"},
 	} {

@@ -24,7 +24,10 @@ import (
 type Message struct {
 	// ID is the Message-ID's left part ("" for a random one): a message
 	// sent twice keeps its id, so mail clients show it once.
-	ID          string
+	ID string
+	// FromName is the sender's name clients read (the salon's), unless
+	// SALON_MAIL_FROM names one itself.
+	FromName    string
 	To          string
 	Subject     string
 	Text        string // the plain-text part
@@ -149,6 +152,11 @@ func (s *Sender) build(m Message) (*gomail.Msg, error) {
 	msg := gomail.NewMsg(gomail.WithNoDefaultUserAgent())
 	if err := msg.From(s.from); err != nil {
 		return nil, fmt.Errorf("mail from %q: %w", s.from, err)
+	}
+	if a, err := netmail.ParseAddress(s.from); err == nil && a.Name == "" && m.FromName != "" {
+		if err := msg.FromFormat(m.FromName, a.Address); err != nil {
+			return nil, fmt.Errorf("mail from %q <%s>: %w", m.FromName, a.Address, err)
+		}
 	}
 	if err := msg.To(m.To); err != nil {
 		return nil, fmt.Errorf("mail to %q: %w", m.To, err)

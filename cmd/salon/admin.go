@@ -174,11 +174,26 @@ func newFlagSet(name string) *flag.FlagSet {
 }
 
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return &helpAsked{fs}
+	} else if err != nil {
 		return usagef("%s: %v", fs.Name(), err)
 	}
 	if fs.NArg() > 0 {
 		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
 	}
 	return nil
+}
+
+// helpAsked is a command's -h or --help: its flags are listed (exit 0).
+type helpAsked struct{ fs *flag.FlagSet }
+
+func (h *helpAsked) Error() string { return h.fs.Name() + ": help requested" }
+
+// print lists the command's flags on w.
+func (h *helpAsked) print(w io.Writer) {
+	fmt.Fprintf(w, "usage: salon %s [flags]\n", h.fs.Name())
+	h.fs.SetOutput(w)
+	h.fs.PrintDefaults()
+	h.fs.SetOutput(io.Discard)
 }

@@ -255,7 +255,9 @@ func output(name string, stdout io.Writer) (io.Writer, func(), error) {
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			return nil, &helpAsked{fs}
+		} else if err != nil {
 			return nil, usagef("%s: %v", fs.Name(), err)
 		}
 		rest := fs.Args()

@@ -90,12 +90,16 @@ func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout
 // exitFor reports err on stderr as one line and returns its exit code.
 func exitFor(err error, stderr io.Writer) int {
 	var ue usageError
+	var help *helpAsked
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "salon: %s\n(run 'salon help' for usage)\n", ue.msg)
 		return exitFatal
+	case errors.As(err, &help):
+		help.print(stderr)
+		return exitOK
 	case errors.As(err, &rejectedRows{}):
 		fmt.Fprintf(stderr, "salon: %s\n", oneLine(err))
 		return exitRejected

@@ -178,6 +178,16 @@ func TestCommandsAndExitCodes(t *testing.T) {
 			t.Errorf("salon %s: stderr is not one clear line: %q", strings.Join(c.args, " "), errs)
 		}
 	}
+	// A command's --help lists its flags (exit 0), not "help requested".
+	for _, args := range [][]string{{"init", "--help"}, {"import", "-h"}, {"salon", "create", "--help"}} {
+		code, out, errs := runCmd("", args...)
+		if code != 0 || !strings.Contains(out+errs, "usage: salon "+args[0]) || strings.Contains(out+errs, "help requested") {
+			t.Errorf("salon %s: exit %d, %q", strings.Join(args, " "), code, out+errs)
+		}
+	}
+	if _, out, errs := runCmd("", "init", "--help"); !strings.Contains(out+errs, "-tz string") || !strings.Contains(out+errs, "-currency") {
+		t.Errorf("init --help lists no flags: %q", out+errs)
+	}
 	// A refused init wrote nothing: no salon without its owner.
 	pool := bookingtest.PoolFor(t, url)
 	var n int

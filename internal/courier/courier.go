@@ -19,6 +19,7 @@ import (
 	"salon/booking"
 	"salon/booking/mail"
 	"salon/booking/sms"
+	"salon/i18n"
 	"salon/internal/ical"
 )
 
@@ -67,8 +68,12 @@ func (e *Email) Message(o *booking.Outgoing) (mail.Message, error) {
 	if err != nil {
 		return mail.Message{}, err
 	}
-	m := mail.Message{ID: "message-" + strconv.FormatInt(o.ID, 10), To: o.Recipient, Subject: w.Subject, Text: w.Text(), HTML: html,
-		Unsubscribe: unsub}
+	text := w.Text()
+	if unsub != "" {
+		text += "\n" + i18n.New("Unsubscribe from these e-mails").In(o.Lang) + ": " + unsub + "\n"
+	}
+	m := mail.Message{ID: "message-" + strconv.FormatInt(o.ID, 10), FromName: o.Booking.Salon.Name, To: o.Recipient, Subject: w.Subject,
+		Text: text, HTML: html, Unsubscribe: unsub}
 	switch o.Kind {
 	case booking.KindConfirmation, booking.KindPaid, booking.KindChanged:
 		now := time.Now
@@ -93,7 +98,7 @@ func (e *Email) DeliverSale(ctx context.Context, m *booking.SaleMail) (booking.S
 		return booking.Sent{}, fmt.Errorf("%w: %v", booking.ErrDeliveryRefused, err)
 	}
 	id, err := e.Mail.Send(ctx, mail.Message{
-		To: m.To, Subject: w.Subject, Text: w.Text(), HTML: html})
+		FromName: m.Salon.Name, To: m.To, Subject: w.Subject, Text: w.Text(), HTML: html})
 	switch {
 	case errors.Is(err, mail.ErrRefused):
 		return booking.Sent{}, fmt.Errorf("%w: %w", booking.ErrDeliveryRefused, err)

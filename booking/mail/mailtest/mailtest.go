@@ -78,12 +78,12 @@ func Start(t testing.TB) *Server {
 
 // Message is a received e-mail as Mailpit parsed it.
 type Message struct {
-	ID      string                     `json:"ID"`
-	Subject string                     `json:"Subject"`
-	Text    string                     `json:"Text"`
-	HTML    string                     `json:"HTML"`
-	To      []struct{ Address string } `json:"To"`
-	From    struct{ Address string }   `json:"From"`
+	ID      string                         `json:"ID"`
+	Subject string                         `json:"Subject"`
+	Text    string                         `json:"Text"`
+	HTML    string                         `json:"HTML"`
+	To      []struct{ Address string }     `json:"To"`
+	From    struct{ Name, Address string } `json:"From"`
 	// Attachments are the files sent with it.
 	Attachments []struct {
 		FileName    string `json:"FileName"`
