@@ -16,12 +16,13 @@ import (
 // header in lang (ru or en), rows in a stable order, so that exporting,
 // importing into another salon and exporting again gives the same bytes.
 // In Russian it is what a Russian spreadsheet opens as it is: UTF-8 with a
-// BOM, semicolon-separated; in English, UTF-8 and commas. A cell that a
+// BOM, semicolon-separated; in English, UTF-8 with a BOM (without one,
+// Excel on Windows reads "Zoë" as "ZoÃ«") and commas. A cell that a
 // spreadsheet would take for a formula (one that starts with =, +, -, @,
 // a tab or a carriage return: a phone's "+" too) is written with a leading
 // apostrophe, as OWASP advises, so it opens as the text it is; the import
-// reads it back without. Cancelled bookings and inactive services are left
-// out; a master's own duration and price for a service are not in the
+// reads it back without. Cancelled bookings, holds awaiting their deposit
+// and inactive services are left out; a master's own duration and price for a service are not in the
 // format.
 func Export(ctx context.Context, svc *booking.Service, w io.Writer, kind Kind, salon *booking.Salon, lang string) error {
 	if lang == "" {
@@ -91,6 +92,9 @@ func Export(ctx context.Context, svc *booking.Service, w io.Writer, kind Kind, s
 		// whatever its ids; a single service has none.
 		visits := map[int64]int{}
 		err = svc.EachBooking(ctx, salon.ID, func(l booking.Listing) error {
+			if l.Status == booking.StatusPending {
+				return nil // a hold awaiting its deposit: not a booking yet (nor one the import takes)
+			}
 			t := l.StartsAt.In(loc)
 			visit := ""
 			if l.InVisit {
@@ -115,13 +119,12 @@ func Export(ctx context.Context, svc *booking.Service, w io.Writer, kind Kind, s
 // which a spreadsheet would take for a formula).
 func endClock(c booking.Clock) string { return fmt.Sprintf("%02d:%02d", int(c)/60, int(c)%60) }
 
-// newSheet starts a file of the kind in lang, its header written: for ru
-// a BOM and semicolons, as a Russian Excel opens and saves a CSV.
+// newSheet starts a file of the kind in lang, its header written after a
+// BOM (Excel reads UTF-8 only with one); for ru semicolons, as a Russian
+// Excel opens and saves a CSV.
 func newSheet(w io.Writer, kind Kind, lang string) (*cellWriter, error) {
-	if lang == "ru" {
-		if _, err := io.WriteString(w, "\ufeff"); err != nil {
-			return nil, err
-		}
+	if _, err := io.WriteString(w, "\ufeff"); err != nil {
+		return nil, err
 	}
 	cw := &cellWriter{csv.NewWriter(w)}
 	if lang == "ru" {

@@ -71,7 +71,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := importer.Export(ctx, e.Svc, en, importer.Bookings, src, "en"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(en.String(), "master,service,date,start,client_phone,client_name,status,visit\n") {
+	if !strings.HasPrefix(en.String(), "\ufeffmaster,service,date,start,client_phone,client_name,status,visit\n") {
 		t.Errorf("English header: %q", strings.SplitN(en.String(), "\n", 2)[0])
 	}
 }
@@ -555,7 +555,7 @@ func TestVisitsImportAndExport(t *testing.T) {
 	if err := importer.Export(ctx, e.Svc, &out, importer.Bookings, salon, "en"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(out.String(), "master,service,date,start,client_phone,client_name,status,visit\n") {
+	if !strings.HasPrefix(out.String(), "\ufeffmaster,service,date,start,client_phone,client_name,status,visit\n") {
 		t.Fatalf("export header: %q", out.String())
 	}
 	if _, err := e.Pool.Exec(ctx, `UPDATE bookings SET status = 'cancelled' WHERE salon_id = $1`, salon.ID); err != nil {
@@ -651,5 +651,44 @@ func TestADayRefusedForOneShiftNamesItsRow(t *testing.T) {
 	}
 	if l := got[2]; l.Outcome != booking.Rejected || l.Value == "15:00" || l.Reason != "line 4 of this day is wrong, and a day is taken whole" {
 		t.Errorf("the day's other row: %+v", l)
+	}
+}
+
+// TestAHoldAwaitingItsDepositIsNotExported: the export of bookings leaves
+// out a booking held for its deposit (not a booking yet, and not one the
+// import takes), so the file imports whole into another salon.
+func TestAHoldAwaitingItsDepositIsNotExported(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	ctx := bookingtest.System()
+	var salons [2]*booking.Salon
+	for i, slug := range []string{"holds", "holds-copy"} {
+		salons[i] = e.Salon(t, booking.Salon{Slug: slug, Locale: "en"})
+		cut := e.Service(t, salons[i], booking.SalonService{Name: "Cut", DurationMin: 60})
+		m := e.Master(t, salons[i], cut)
+		if _, err := e.Pool.Exec(ctx, `UPDATE masters SET name = 'Anna' WHERE id = $1`, m.ID); err != nil {
+			t.Fatal(err)
+		}
+		e.Shift(t, salons[i], m, salons[i].Today(e.Clock.Now()).AddDays(1), 1, "10:00", "20:00")
+	}
+	day := salons[0].Today(e.Clock.Now()).AddDays(1)
+	file := fmt.Sprintf("master,service,date,start,client_phone\nAnna,Cut,%[1]s,10:00,+79990000001\nAnna,Cut,%[1]s,12:00,+79990000002\n", day)
+	if sum, err := importer.Import(ctx, e.Svc, strings.NewReader(file), importer.Options{Kind: importer.Bookings, Salon: salons[0]}); err != nil || sum.Created != 2 {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	if _, err := e.Pool.Exec(ctx, `UPDATE bookings SET status = 'pending', hold_expires_at = now() + interval '1 hour'
+		WHERE salon_id = $1 AND starts_at = (SELECT max(starts_at) FROM bookings WHERE salon_id = $1)`, salons[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := importer.Export(ctx, e.Svc, &out, importer.Bookings, salons[0], "en"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "12:00") || !strings.Contains(out.String(), "10:00") {
+		t.Fatalf("the export:\n%s", out.String())
+	}
+	if sum, err := importer.Import(ctx, e.Svc, strings.NewReader(out.String()), importer.Options{Kind: importer.Bookings, Salon: salons[1]}); err != nil ||
+		sum.Created != 1 || sum.Rejected != 0 {
+		t.Fatalf("the export imported elsewhere: %+v %v", sum, err)
 	}
 }
