@@ -846,13 +846,20 @@ func (s *Service) offerAsView(ctx context.Context, q querier, e *WaitEntry, o *W
 	}
 	var services []string
 	var master string
-	ids := make([]int64, len(e.Items))
+	var price, deposit Money
+	ids, masters := make([]int64, len(e.Items)), make([]int64, len(e.Items))
 	for i, it := range e.Items {
-		ids[i] = it.ServiceID
+		ids[i], masters[i] = it.ServiceID, it.MasterID
 	}
+	masters[0] = o.MasterID
+	// What the visit costs (each service at its master's price, when the
+	// master is known), and the deposit it asks: told before it is taken.
 	if err := q.QueryRow(ctx, `SELECT ARRAY(SELECT s.name FROM unnest($1::bigint[]) WITH ORDINALITY x (id, n)
-		JOIN services s ON s.id = x.id ORDER BY x.n), COALESCE((SELECT name FROM masters WHERE id = $2), '')`, ids, o.MasterID).
-		Scan(&services, &master); err != nil {
+		JOIN services s ON s.id = x.id ORDER BY x.n), COALESCE((SELECT name FROM masters WHERE id = $2), ''),
+		COALESCE((SELECT sum(COALESCE(ms.price, s.price)) FROM unnest($1::bigint[], $3::bigint[]) x (id, m)
+		          JOIN services s ON s.id = x.id LEFT JOIN master_services ms ON ms.service_id = x.id AND ms.master_id = x.m), 0),
+		COALESCE((SELECT sum(s.deposit) FROM unnest($1::bigint[]) x (id) JOIN services s ON s.id = x.id), 0)`, ids, o.MasterID, masters).
+		Scan(&services, &master, &price, &deposit); err != nil {
 		return nil, fmt.Errorf("offer %d: %w", o.ID, err)
 	}
 	st := Status("")
@@ -860,7 +867,7 @@ func (s *Service) offerAsView(ctx context.Context, q querier, e *WaitEntry, o *W
 		st = StatusPending
 	}
 	v := &View{Booking: Booking{SalonID: e.SalonID, ClientID: e.ClientID, MasterID: o.MasterID, ServiceID: e.ServiceID, StartsAt: o.Start,
-		DurationMin: int(o.End.Sub(o.Start).Minutes()), Status: st, HoldExpiresAt: o.ExpiresAt, ContactName: e.contact.Name,
+		DurationMin: int(o.End.Sub(o.Start).Minutes()), Price: price, Deposit: deposit, Status: st, HoldExpiresAt: o.ExpiresAt, ContactName: e.contact.Name,
 		ContactEmail: e.contact.Email, Lang: e.contact.Lang, Origin: e.origin},
 		Salon: *salon, ServiceName: strings.Join(services, " + "), MasterName: master, offer: o}
 	return v, nil

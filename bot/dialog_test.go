@@ -39,7 +39,7 @@ func TestBookInEnglishTypingThePhone(t *testing.T) {
 	w.tap(u, "Confirm")
 	done := w.see(u, "You are booked")
 	if !strings.Contains(done.Text, "Tue 3 Mar, 11:00") || !strings.Contains(done.Text, "Anna") || len(done.Inline) != 2 ||
-		done.Inline[0][0].Text != "✅ I will come" || done.Inline[1][0].Text != "Move" || done.Inline[1][1].Text != "Cancel" {
+		done.Inline[0][0].Text != "✅ I'll be there" || done.Inline[1][0].Text != "Move" || done.Inline[1][1].Text != "Cancel" {
 		t.Fatalf("confirmation: %q %v, want Confirm, Move and Cancel", done.Text, done.Inline)
 	}
 	if n := w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id

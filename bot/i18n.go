@@ -154,7 +154,7 @@ var texts = map[string]map[string]string{
 		"n_reminder_in":            "⏰ Reminder: you are booked in %s",
 		"link_claimed":             "🔔 Done: updates about this booking come here. /my shows your bookings.",
 		"link_stale":               "This link has expired or was used. Book with /book, or see your bookings with /my.",
-		"b_will_come":              "✅ I will come",
+		"b_will_come":              "✅ I'll be there",
 		"b_move":                   "Move",
 		"b_cancel":                 "Cancel",
 		"n_confirmed":              "✅ Thank you! The salon knows you will come.",

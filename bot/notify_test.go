@@ -157,7 +157,7 @@ func TestReminderConfirmsWithOneTap(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.see(client, "⏰ Reminder: in two hours you are booked")
-	if _, err := client.Tap("✅ I will come"); err != nil {
+	if _, err := client.Tap("✅ I'll be there"); err != nil {
 		t.Fatal(err)
 	}
 	w.see(client, "✅ Thank you! The salon knows you will come.")
@@ -166,7 +166,7 @@ func TestReminderConfirmsWithOneTap(t *testing.T) {
 		t.Fatalf("confirmed %v via %q: %v", v.ConfirmedAt, v.ConfirmedVia, err)
 	}
 	first := v.ConfirmedAt
-	if _, err := client.Tap("✅ I will come"); err != nil {
+	if _, err := client.Tap("✅ I'll be there"); err != nil {
 		t.Fatal(err)
 	}
 	w.see(client, "You have confirmed already")

@@ -65,7 +65,7 @@ func TestWaitForATimeInTheChat(t *testing.T) {
 	u.TapData(offer, take)
 	u.TapData(offer, take)
 	done := w.see(u, "✅ You are booked!")
-	if !strings.Contains(done.Text, "Tue 3 Mar, 15:00") || len(done.Inline) == 0 || done.Inline[0][0].Text != "✅ I will come" {
+	if !strings.Contains(done.Text, "Tue 3 Mar, 15:00") || len(done.Inline) == 0 || done.Inline[0][0].Text != "✅ I'll be there" {
 		t.Fatalf("booked: %q %v, want it with Confirm, Move and Cancel", done.Text, done.Inline)
 	}
 	if n := w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id

@@ -331,7 +331,7 @@ var ru = map[string]string{
 	"Salon":                                                         "Салон",
 	"Salon's phone":                                                 "Телефон салона",
 	"Was":                                                           "Было",
-	"I will come":                                                   "Я приду",
+	"I'll be there":                                                 "Я приду",
 	"Move":                                                          "Перенести",
 	"Cancel":                                                        "Отменить",
 	"Confirm":                                                       "Подтвердить",

@@ -29,14 +29,17 @@ type actionPage struct {
 	OtherLang  string
 	T          map[string]string
 	Booking    *booking.View
-	When       string
-	Status     string
-	Title      string
-	Question   string
-	Button     string
-	Action     string
-	Result     string
-	Problem    string
+	// Price and Deposit: what a waitlist offer's visit costs and asks
+	// first ("" on other pages).
+	Price, Deposit string
+	When           string
+	Status         string
+	Title          string
+	Question       string
+	Button         string
+	Action         string
+	Result         string
+	Problem        string
 }
 
 func (h *Handler) actionPage(c *fiber.Ctx) error {

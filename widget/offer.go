@@ -98,7 +98,18 @@ func (h *Handler) offerData(c *fiber.Ctx, l *booking.OfferLink) *actionPage {
 	}
 	t := messages[lang]
 	v := l.View
-	return &actionPage{Salon: &v.Salon, SalonPhone: booking.DisplayPhone(v.Salon.Phone), Lang: lang, OtherLang: other, T: t,
+	p := &actionPage{Salon: &v.Salon, SalonPhone: booking.DisplayPhone(v.Salon.Phone), Lang: lang, OtherLang: other, T: t,
 		Booking: v, When: i18n.When(lang, v.StartsAt, v.Salon.Location()), Status: t["o_status_"+l.Offer.Status],
 		Title: t["o_title"], Action: "/o/" + c.Params("token") + "?lang=" + lang}
+	if v.Price > 0 {
+		p.Price = v.Price.Format(v.Salon.Currency, lang)
+	}
+	if v.Deposit > 0 {
+		key := "deposit_in_salon"
+		if h.svc.Provider() != nil {
+			key = "deposit_now" // (paid online once taken)
+		}
+		p.Deposit = fmt.Sprintf(t[key], v.Deposit.Format(v.Salon.Currency, lang))
+	}
+	return p
 }

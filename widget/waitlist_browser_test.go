@@ -141,6 +141,10 @@ func TestOfferLinkPage(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(page, "A time is free") || !strings.Contains(page, `id="action-do"`) {
 		t.Fatalf("GET: %d\n%s", code, page)
 	}
+	// What it costs is said before it is taken.
+	if price := `id="action-price">` + s.svc.Price.Format(s.salon.Currency, "en") + "<"; s.svc.Price == 0 || !strings.Contains(page, price) {
+		t.Errorf("the offer's page does not say its price %s:\n%s", price, page)
+	}
 	if n := countBookings(t, s, `c.name = 'Olga'`); n != 0 {
 		t.Fatalf("a GET booked %d", n)
 	}

@@ -135,7 +135,7 @@ func Compose(o *booking.Outgoing, base string) Words {
 		w.Actions = append(w.Actions, action{t("Pay the deposit"), base + "/a/" + l.Pay, true})
 	}
 	if l.Confirm != "" && v.ConfirmedAt.IsZero() {
-		w.Actions = append(w.Actions, action{t("I will come"), base + "/a/" + l.Confirm, true})
+		w.Actions = append(w.Actions, action{t("I'll be there"), base + "/a/" + l.Confirm, true})
 	}
 	if l.Move != "" {
 		w.Actions = append(w.Actions, action{t("Move"), base + "/a/" + l.Move, false})
