@@ -27,6 +27,11 @@ var fields = map[string]string{
 	"times": "Hours", "booking": "Booking", "visits": "Visits", "valid_until": "Valid until", "kind": "Kind",
 	"title": "Title", "code_hint": "Code", "payment": "Payment", "expires_on": "Valid until", "paid_via": "Paid", "service_ids": "Services", "active": "Active", "offer_id": "Offer", "buyer.name": "Name", "buyer.phone": "Phone", "buyer.email": "Email", "claim": "Claim", "valid_days": "Valid for, days", "pay_with": "Package or certificate",
 	"paid_back": "Paid back in the salon",
+	// Columns the audit log shows.
+	"cancel_reason": "Cancellation reason", "client_confirmed_at": "Confirmed by the client", "client_confirmed_via": "Confirmed through",
+	"contact_email": "E-mail for messages", "contact_name": "Name given", "created_by_kind": "Made by", "origin_channel": "Booked through",
+	"deposit_due": "Deposit still due", "refunded": "Refunded", "refunds": "Refunds", "visit_of": "Services in the visit",
+	"hold_expires_at": "Held until", "code_locked_until": "Code locked until",
 }
 
 var ru = map[string]string{
@@ -430,4 +435,8 @@ var ru = map[string]string{
 	"not a date like 2026-03-08, 03/08/2026 (month first) or Mar 8, 2026":                                                   "не дата вида 2026-03-08, 03/08/2026 (сначала месяц) или Mar 8, 2026",
 	"not a date like 2026-03-08, 08/03/2026 (day first) or 8 Mar 2026":                                                      "не дата вида 2026-03-08, 08/03/2026 (сначала день) или 8 Mar 2026",
 	"line %d of this day is wrong, and a day is taken whole":                                                                "строка %d этого дня с ошибкой, а день принимается только целиком",
+	"Cancellation reason": "Причина отмены", "Confirmed by the client": "Клиент подтвердил", "Confirmed through": "Подтверждено через",
+	"E-mail for messages": "Эл. почта для сообщений", "Name given": "Имя в записи", "Made by": "Кто записал", "Booked through": "Канал записи",
+	"Deposit still due": "Осталось доплатить", "Refunds": "Возвраты", "Services in the visit": "Услуг в визите", "Held until": "Удерживается до",
+	"Code locked until": "Код заблокирован до",
 }

@@ -3,6 +3,7 @@ package panel
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,8 +87,8 @@ func historyLines(events []booking.Event, masters, services map[int64]string, sa
 }
 
 var eventNames = map[string]string{
-	"created": "Booked", "rescheduled": "Moved", "cancelled": "Cancelled", "completed": "Visit took place",
-	"no_show": "The client did not come", "hold_expired": "Not paid in time: the time was released",
+	"created": "Booked", "rescheduled": "Moved", "cancelled": "Cancelled", "completed": "Visit completed",
+	"no_show": "The client did not show up", "hold_expired": "Not paid in time: the time was released",
 	"confirmed": "Deposit paid: confirmed", "paid": "Deposit paid", "refunded": "Deposit refunded",
 	"imported": "Changed by an import", "client_confirmed": "The client confirmed they will come",
 	"deposit_paid_in_salon": "Deposit paid in the salon", "deposit_due_paid_in_salon": "The rest of the deposit paid in the salon",
@@ -138,7 +139,7 @@ func auditText(r booking.AuditEntry, n auditNames, l *lang) (what string, change
 	for _, m := range []map[string]any{r.New, r.Old} {
 		for _, k := range []string{"name", "title"} {
 			if v, ok := m[k].(string); ok && v != "" && name == "" {
-				name = "«" + v + "»"
+				name = l.Quote(v)
 			}
 		}
 		if e, ok := m["email"].(string); ok && e != "" && name == "" {
@@ -210,10 +211,11 @@ func auditText(r booking.AuditEntry, n auditNames, l *lang) (what string, change
 // hiddenColumns are what a person does not read in a change.
 var hiddenColumns = map[string]bool{"id": true, "salon_id": true, "version": true, "created_at": true, "updated_at": true,
 	"catalog_version": true, "client_id": true, "service_id": true, "visit_id": true, "idempotency_key": true,
-	"request_hash": true, "request_key": true, "origin_ref": true, "calendar_token": true, "manage_token": true, "code_key": true}
+	"request_hash": true, "request_key": true, "origin_ref": true, "calendar_token": true, "manage_token": true, "code_key": true,
+	"created_by_id": true}
 
 var auditActions = map[string]string{"create": "Created", "update": "Changed", "delete": "Deleted",
-	"reschedule": "Moved", "cancelled": "Cancelled", "completed": "Visit took place", "no_show": "The client did not come",
+	"reschedule": "Moved", "cancelled": "Cancelled", "completed": "Visit completed", "no_show": "The client did not show up",
 	"confirmed": "Confirmed", "refund": "Refunded",
 	"payment_retry": "Checked again with the payment service", "payment_release": "Money held released",
 	"payment_refund": "Refund asked", "payment_paid_in_salon": "Deposit paid in the salon",
@@ -247,10 +249,10 @@ func auditValue(key string, v any, n auditNames, l *lang) string {
 			return "—"
 		}
 		if t, err := time.Parse(time.RFC3339Nano, x); err == nil {
-			return t.In(n.loc).Format("02.01.2006 15:04")
+			return l.DateTime(t.In(n.loc))
 		}
-		if t, err := time.Parse(time.DateOnly, x); err == nil {
-			return t.Format("02.01.2006")
+		if d, err := booking.ParseDate(x); err == nil {
+			return l.Date(d)
 		}
 		switch key {
 		case "status":
@@ -274,9 +276,13 @@ func auditValue(key string, v any, n auditNames, l *lang) string {
 			}
 		case "booking":
 			return "#" + strconv.FormatInt(int64(x), 10)
-		case "amount", "paid_back":
+		case "amount", "paid_back": // (in minor units)
 			if n.currency != "" {
 				return booking.Money(x).Format(n.currency, l.Code)
+			}
+		case "price", "deposit", "prepaid", "deposit_due", "refunded": // (numeric: in major units)
+			if n.currency != "" {
+				return booking.Money(math.Round(x*100)).Format(n.currency, l.Code)
 			}
 		}
 		return strconv.FormatFloat(x, 'f', -1, 64)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -377,5 +378,53 @@ func TestARefusedBookingFormKeepsTheServiceChosen(t *testing.T) {
 	}
 	if !regexp.MustCompile(fmt.Sprintf(`<option value="%d" selected[^>]*>Nobody&#39;s trim`, sv.ID)).MatchString(a.body) {
 		t.Errorf("the form came back without the service chosen:\n%s", a.body)
+	}
+}
+
+// TestTheAuditLogReadsInEnglish: an English reader of the audit log reads
+// names in English quotes, dates as "7 Dec 2026", prices in the salon's
+// currency and every column by its name, never the database's (the
+// log said «Renée», 31.03.2027, Price: 800.5 and cancel_reason).
+func TestTheAuditLogReadsInEnglish(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	ctx := context.Background()
+	owner := booking.As(ctx, booking.ByStaff(booking.User{ID: scalar[int64](t, w, `SELECT id FROM users WHERE email = $1`, demo.Email),
+		SalonID: w.salon.ID, Role: booking.RoleOwner, Email: demo.Email}))
+	sv, err := w.Svc.CreateService(owner, w.salon.ID, booking.SalonService{Name: "Renée's cut", DurationMin: 30, Price: 80050})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := w.Svc.CreateMaster(owner, w.salon.ID, booking.Master{Name: "Zoë"}, booking.Offer{ServiceID: sv.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := w.today().AddDays(1)
+	w.Shift(t, w.salon, m, day, 1, "10:00", "18:00")
+	bk, err := w.Svc.Book(owner, booking.BookRequest{SalonID: w.salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: bookingtest.At(w.salon, day, "12:00"),
+		Client: booking.ClientInput{Name: "Meera", Phone: bookingtest.Phone(), Email: "meera@example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Svc.Cancel(owner, booking.CancelRequest{SalonID: w.salon.ID, BookingID: bk.ID, Reason: "ill", ForClient: true, Stated: true}); err != nil {
+		t.Fatal(err)
+	}
+	b.do("POST", "/panel/lang", url.Values{"lang": {"en"}, "csrf": {b.csrf}}, "Referer", w.base+"/panel/audit")
+	audit := html.UnescapeString(b.get("/panel/audit").body)
+	audit = strings.ReplaceAll(audit[strings.Index(audit, `id="audit"`):], "\u00a0", " ")
+	for _, bad := range []string{"«", "cancel_reason", "created_by_kind", "origin_channel", "contact_email", "client_confirmed", "800.5<",
+		"Visit took place", "did not come"} {
+		if strings.Contains(audit, bad) {
+			t.Errorf("the English audit log shows %q", bad)
+		}
+	}
+	if regexp.MustCompile(`\d\d\.\d\d\.\d{4}`).MatchString(audit) {
+		t.Errorf("the English audit log writes a date dotted: %s", regexp.MustCompile(`\d\d\.\d\d\.\d{4}`).FindString(audit))
+	}
+	for _, want := range []string{"“Renée's cut”", "Price: 800.50 ₽", "Cancellation reason: — → ill", "Time: " + fmt.Sprint(day.Day) + " "} {
+		if !strings.Contains(audit, want) {
+			t.Errorf("the English audit log lacks %q:\n%s", want, audit[:min(len(audit), 3000)])
+		}
 	}
 }

@@ -330,7 +330,7 @@ var ru = map[string]string{
 	"Import in this order: services, masters, schedule, clients, bookings. A template is a file to fill in, with example rows; an export is your data in the same format.": "Импортируйте по порядку: услуги, мастера, расписание, клиенты, записи. Шаблон — файл для заполнения с примерами строк; выгрузка — ваши данные в том же формате.",
 	"Download the template": "Скачать шаблон", "Export the salon's data": "Выгрузить данные салона", "Days": "Дни", "Sections": "Разделы", "Cancelled": "Отменена", "Deposit paid": "Предоплата внесена", "service": "услуга",
 	"master": "мастер", "salon": "салон", "SMS": "SMS",
-	"Booked": "Создана", "Moved": "Перенесена", "Visit took place": "Визит состоялся", "The client did not come": "Клиент не пришёл",
+	"Booked": "Создана", "Moved": "Перенесена", "Visit completed": "Визит состоялся", "The client did not show up": "Клиент не пришёл",
 	"Not paid in time: the time was released": "Не оплачена вовремя: время освобождено", "Deposit paid: confirmed": "Предоплата внесена: подтверждена",
 	"Deposit refunded": "Предоплата возвращена", "the salon": "салон", "the client": "клиент", "automatically": "автоматически",
 	"e-mail": "эл. почта", "(marked by itself after the day)": "(отмечено автоматически после дня визита)",
@@ -793,6 +793,14 @@ func (l *lang) DateTime(t time.Time) string {
 		return t.Format("02.01.2006 ") + i18n.Clock(t)
 	}
 	return t.Format("2 Jan 2006, ") + i18n.Clock(t)
+}
+
+// Quote is a name quoted as the language quotes: «Анна» / “Anna”.
+func (l *lang) Quote(s string) string {
+	if l.Code == "ru" {
+		return "«" + s + "»"
+	}
+	return "“" + s + "”"
 }
 
 // Date is a day with its year as a line reads it: "09.12.2026" / "9 Dec

@@ -1143,7 +1143,7 @@ func TestAnImportOfOnlyBadRowsListsEveryColumn(t *testing.T) {
 	if !strings.Contains(a.body, `id="rejected">2<`) || strings.Contains(a.body, `id="apply"`) || !strings.Contains(a.body, `id="nothing-to-apply"`) {
 		t.Errorf("all rows rejected: %.3000s", a.body)
 	}
-	rows := regexp.MustCompile(`<tr><td>(\d+)</td><td>[^<]*</td><td>([^<]*)</td><td>([^<]*)</td>`).FindAllStringSubmatch(a.body, -1)
+	rows := regexp.MustCompile(`<tr><td[^>]*>(\d+)</td><td[^>]*>[^<]*</td><td[^>]*>([^<]*)</td><td[^>]*>([^<]*)</td>`).FindAllStringSubmatch(a.body, -1)
 	var got []string
 	for _, r := range rows {
 		got = append(got, r[1]+" "+r[2]+" "+r[3])
