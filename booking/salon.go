@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -142,6 +143,21 @@ var countryCurrency = map[string]string{
 var russianSpeaking = map[string]struct{}{"RU": {}, "BY": {}, "KZ": {}, "KG": {}, "UZ": {}, "TJ": {}, "AM": {}, "AZ": {}, "GE": {},
 	"MD": {}, "TM": {}}
 
+// zoneOfCity is the time zone named after city ("london", "New York":
+// Europe/London, America/New_York), or "".
+func zoneOfCity(city string) string {
+	city = strings.ReplaceAll(strings.TrimSpace(city), " ", "_")
+	if city == "" {
+		return ""
+	}
+	for _, z := range slices.Sorted(maps.Keys(zoneCountry)) {
+		if _, c, ok := strings.Cut(z, "/"); ok && strings.EqualFold(c[strings.LastIndexByte(c, '/')+1:], city) {
+			return z
+		}
+	}
+	return ""
+}
+
 var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,62}$`)
 
 func (s *Salon) normalize() error {
@@ -173,7 +189,11 @@ func (s *Salon) normalize() error {
 		fe.add("slug", "use 2-63 lowercase latin letters, digits and dashes")
 	}
 	if s.Timezone == "" || s.Timezone == "Local" || !strings.Contains(s.Timezone, "/") && s.Timezone != "UTC" {
-		fe.add("timezone", "use an IANA time zone like Europe/Moscow")
+		if z := zoneOfCity(s.Timezone); z != "" {
+			fe.add("timezone", "use an IANA time zone: %s?", z) // ("London": Europe/London)
+		} else {
+			fe.add("timezone", "use an IANA time zone like Europe/Moscow")
+		}
 	} else if loc, err := loadLocation(s.Timezone); err != nil {
 		fe.add("timezone", "unknown time zone %s", s.Timezone)
 	} else {

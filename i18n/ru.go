@@ -438,5 +438,6 @@ var ru = map[string]string{
 	"Cancellation reason": "Причина отмены", "Confirmed by the client": "Клиент подтвердил", "Confirmed through": "Подтверждено через",
 	"E-mail for messages": "Эл. почта для сообщений", "Name given": "Имя в записи", "Made by": "Кто записал", "Booked through": "Канал записи",
 	"Deposit still due": "Осталось доплатить", "Refunds": "Возвраты", "Services in the visit": "Услуг в визите", "Held until": "Удерживается до",
-	"Code locked until": "Код заблокирован до",
+	"Code locked until":          "Код заблокирован до",
+	"use an IANA time zone: %s?": "нужен часовой пояс из списка: %s?",
 }

@@ -744,6 +744,7 @@ var ru = map[string]string{
 	"%s …%s (%s): %s left":                                   "%s …%s (%s): осталось %s",
 	"The client's bookings that day:":                        "Записи клиента в этот день:",
 	"paid with a package or certificate":                     "оплата абонементом или сертификатом",
+	"e.g. 3,000":                                             "например, 3 000", "e.g. 8,000": "например, 8 000",
 }
 
 // Field is a field's name as Fields keys it, for a template to find the

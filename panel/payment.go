@@ -12,6 +12,7 @@ import (
 
 type paymentsData struct {
 	Date, Prev, Next string
+	Day              booking.Date // (the heading's: Date is the links')
 	Sessions         []booking.PaymentSession
 	Ledger           []booking.LedgerEntry
 	Received         booking.Money
@@ -31,7 +32,7 @@ func (h *Handler) payments(c *fiber.Ctx) error {
 			return errNoPage
 		}
 	}
-	data := paymentsData{Date: d.String(), Prev: d.AddDays(-1).String(), Next: d.AddDays(1).String(), Currency: s.Currency}
+	data := paymentsData{Date: d.String(), Day: d, Prev: d.AddDays(-1).String(), Next: d.AddDays(1).String(), Currency: s.Currency}
 	var err error
 	if data.Sessions, err = h.svc.Payments(c.UserContext(), u.SalonID, d, 1); err != nil {
 		return err

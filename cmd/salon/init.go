@@ -49,7 +49,7 @@ func cmdInit(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 		p                 *string
 		question, example string
 	}{
-		{name, "Salon name", "Studio Anna"}, {slug, "Link name", "studio-anna"}, {tz, "Time zone", "Europe/Moscow"},
+		{name, "Salon name", "Studio Anna"}, {slug, "Link name", "studio-anna"}, {tz, "Time zone", "Europe/Moscow, Europe/London, Asia/Kolkata, ..."},
 		{email, "Owner's email", "owner@example.com"},
 	} {
 		if err := ask(q.p, q.question, q.example); err != nil {
