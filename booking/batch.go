@@ -230,6 +230,10 @@ type MasterRow struct {
 	HasPhone bool
 	// HasServices says the row lists services (an empty list keeps them).
 	HasServices bool
+	// NoServices says the row lists none, on purpose ("—", as the export
+	// writes a master who does nothing): a new master does nothing, a
+	// known one no longer does theirs.
+	NoServices bool
 }
 
 // ImportMasters creates or updates masters by name.
@@ -304,8 +308,11 @@ func (s *Service) ImportMasters(ctx context.Context, salonID int64, rows []Maste
 			}
 			seen[strings.ToLower(m.Name)] = true
 			slices.Sort(want)
+			if want == nil {
+				want = []int64{} // (an array, not NULL, for ANY below)
+			}
 			c, found := have[m.Name]
-			if !found && len(want) == 0 {
+			if !found && len(want) == 0 && !row.NoServices {
 				// A new master with no services named does every service
 				// the salon offers, as one added in the panel does (until
 				// some are unticked).
@@ -339,7 +346,7 @@ func (s *Service) ImportMasters(ctx context.Context, salonID int64, rows []Maste
 					out[i].Outcome = Updated
 				}
 			}
-			if row.HasServices && len(want) > 0 && !slices.Equal(want, c.offers) {
+			if row.HasServices && (len(want) > 0 || row.NoServices) && !slices.Equal(want, c.offers) {
 				if _, err := tx.Exec(ctx, `DELETE FROM master_services WHERE master_id = $1 AND NOT service_id = ANY($2)`, c.id, want); err != nil {
 					return fmt.Errorf("import masters: %w", err)
 				}

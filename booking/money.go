@@ -44,15 +44,15 @@ var currencies = map[string]currencyInfo{
 	"RUB": {"₽", false, []string{"₽", "руб.", "руб", "р.", "р"}},
 	"KZT": {"₸", false, []string{"₸", "тг"}},
 	"UAH": {"₴", false, []string{"₴", "грн", "грн."}},
-	"BYN": {"Br", false, []string{"Br", "р.", "руб."}},
+	"BYN": {"Br", false, []string{"Br", "р.", "р", "руб.", "руб"}},
 	"GEL": {"₾", false, []string{"₾"}},
 	"AZN": {"₼", false, []string{"₼"}},
 	"AMD": {"֏", false, []string{"֏"}},
 	"PLN": {"zł", false, []string{"zł"}},
 	"CZK": {"Kč", false, []string{"Kč"}},
-	"SEK": {"kr", false, []string{"kr"}},
-	"NOK": {"kr", false, []string{"kr"}},
-	"DKK": {"kr", false, []string{"kr"}},
+	"SEK": {"kr", false, []string{"kr", "kr."}},
+	"NOK": {"kr", false, []string{"kr", "kr."}},
+	"DKK": {"kr", false, []string{"kr", "kr."}},
 	"VND": {"₫", false, []string{"₫"}},
 	"USD": {"$", true, []string{"$", "US$"}},
 	"EUR": {"€", true, []string{"€"}},
@@ -72,6 +72,14 @@ var currencies = map[string]currencyInfo{
 	"KRW": {"₩", true, []string{"₩"}},
 	"PHP": {"₱", true, []string{"₱"}},
 	"THB": {"฿", true, []string{"฿"}},
+	// Written by their codes, but typed with a shared sign too.
+	"ISK": {"ISK", false, []string{"kr", "kr."}},
+	"ARS": {"ARS", false, []string{"$"}},
+	"CLP": {"CLP", false, []string{"$"}},
+	"COP": {"COP", false, []string{"$"}},
+	"PKR": {"PKR", false, []string{"Rs", "Rs."}},
+	"LKR": {"LKR", false, []string{"Rs", "Rs."}},
+	"NPR": {"NPR", false, []string{"Rs", "Rs."}},
 }
 
 // CurrencySign is how pages write currency beside an amount: its sign,
@@ -93,13 +101,22 @@ func isMarkOf(mark, currency string) bool {
 	return slices.ContainsFunc(currencies[currency].marks, func(m string) bool { return strings.EqualFold(m, mark) })
 }
 
-// currencyOf is the currency mark is a code, the sign or a mark of, or
-// "" for none: when several share it, the one whose sign it is ("$":
-// USD), else the first code in order.
+// currencyOf is the currency mark names: a known one's code, sign or
+// mark (when several share it, the one whose sign it is, "$": USD, else
+// the first code in order), or any other code ("AED"); "" for none.
 func currencyOf(mark string) string {
+	if c := knownCurrencyOf(mark); c != "" {
+		return c
+	}
 	if len(mark) == 3 && strings.IndexFunc(mark, func(r rune) bool { return r < 'A' || r > 'Z' }) < 0 {
 		return mark // a code: "AED"
 	}
+	return ""
+}
+
+// knownCurrencyOf is currencyOf among the currencies whose signs are
+// known.
+func knownCurrencyOf(mark string) string {
 	codes := slices.Sorted(maps.Keys(currencies))
 	for _, code := range codes {
 		if strings.EqualFold(mark, code) || currencies[code].sign == mark {
@@ -158,7 +175,7 @@ func parseMoney(in, currency string) (Money, error) {
 			s = mark + s // (refused below, as a negative amount)
 			continue
 		}
-		if mark != "" && (currency != "" && !isMarkOf(mark, currency) || currency == "" && currencyOf(mark) == "") {
+		if mark != "" && (currency != "" && !isMarkOf(mark, currency) || currency == "" && knownCurrencyOf(mark) == "") {
 			return 0, i18n.New("%q is not an amount like 1500 or 1500.50", in)
 		}
 	}

@@ -279,7 +279,8 @@ func TestParseMoneyIn(t *testing.T) {
 		{"₹25", "INR", 2500}, {"25 INR", "INR", 2500}, {"Rs. 2,000", "INR", 200000}, {"25.50", "INR", 2550},
 		{"$25", "USD", 2500}, {"$25", "CAD", 2500}, {"CA$25", "CAD", 2500}, {"A$ 1,500.5", "AUD", 150050},
 		{"2 500 руб.", "RUB", 250000}, {"2500р.", "RUB", 250000}, {"£85.50", "GBP", 8550}, {"85.50 gbp", "GBP", 8550},
-		{"100 kr", "SEK", 10000}, {"2500 AED", "AED", 250000},
+		{"100 kr", "SEK", 10000}, {"25 kr.", "DKK", 2500}, {"2500 AED", "AED", 250000}, {"$25", "ARS", 2500}, {"kr 25", "ISK", 2500},
+		{"Rs 500", "PKR", 50000}, {"25 руб", "BYN", 2500},
 	} {
 		if got, err := ParseMoneyIn(c.in, c.currency); err != nil || got != c.want {
 			t.Errorf("ParseMoneyIn(%q, %s) = %v, %v; want %v", c.in, c.currency, got, err, c.want)
@@ -288,7 +289,7 @@ func TestParseMoneyIn(t *testing.T) {
 	for _, c := range []struct{ in, currency, says string }{
 		{"$25", "INR", `"$25" is in USD, and this salon's prices are in INR`},
 		{"$25", "GBP", "USD"}, {"€25", "USD", "EUR"}, {"25 ₽", "EUR", "RUB"}, {"R$25", "USD", "BRL"}, {"25 USD", "AUD", "USD"},
-		{"25 abc", "INR", "not an amount"}, {"₹", "INR", "empty amount"},
+		{"25 abc", "INR", "not an amount"}, {"₹", "INR", "empty amount"}, {"25 AED", "INR", "is in AED"},
 	} {
 		_, err := ParseMoneyIn(c.in, c.currency)
 		if err == nil || !strings.Contains(err.Error(), c.says) {
@@ -303,6 +304,9 @@ func TestParseMoneyIn(t *testing.T) {
 				}
 			}
 		}
+	}
+	if m, err := ParseMoney("25 XYZ"); err == nil {
+		t.Errorf("ParseMoney(25 XYZ) = %v, want an error: no currency is XYZ", m)
 	}
 	if got := Money(250050).Format("INR", "en"); got != "₹2,500.50" {
 		t.Errorf("INR in English: %q", got)

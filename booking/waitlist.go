@@ -862,6 +862,15 @@ func (s *Service) offerAsView(ctx context.Context, q querier, e *WaitEntry, o *W
 		Scan(&services, &master, &price, &deposit); err != nil {
 		return nil, fmt.Errorf("offer %d: %w", o.ID, err)
 	}
+	if o.BookingID != 0 {
+		// A held time is a booking already (its visit's masters chosen):
+		// what it costs and asks is its own.
+		if err := q.QueryRow(ctx, `SELECT COALESCE(sum(price), 0), COALESCE(sum(deposit), 0) FROM bookings
+			WHERE salon_id = $1 AND (id = $2 OR visit_id = (SELECT visit_id FROM bookings WHERE id = $2 AND salon_id = $1))`,
+			e.SalonID, o.BookingID).Scan(&price, &deposit); err != nil {
+			return nil, fmt.Errorf("offer %d: %w", o.ID, err)
+		}
+	}
 	st := Status("")
 	if o.Status == OfferHeld {
 		st = StatusPending

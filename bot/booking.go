@@ -28,10 +28,12 @@ func (t *turn) services(prefix string) error {
 	list := t.menu()
 	k := t.keyboard()
 	ranges := booking.TermRanges(t.staff())
-	list = slices.DeleteFunc(slices.Clone(list), func(sv booking.SalonService) bool {
-		_, ok := ranges[sv.ID]
-		return !ok // no master does it: nothing a client could book
-	})
+	if len(t.staff()) > 0 { // (masters not read: every service, as before)
+		list = slices.DeleteFunc(slices.Clone(list), func(sv booking.SalonService) bool {
+			_, ok := ranges[sv.ID]
+			return !ok // no master does it: nothing a client could book
+		})
+	}
 	if len(list) == 0 {
 		t.show(prefix+t.tr("no_services"), nil)
 		return nil

@@ -70,6 +70,9 @@ func Export(ctx context.Context, svc *booking.Service, w io.Writer, kind Kind, s
 				list = append(list, names[id])
 			}
 			slices.Sort(list)
+			if len(list) == 0 {
+				list = []string{noServices} // (an empty cell would make a new master do every service)
+			}
 			if err := cw.Write([]string{m.Name, m.Phone, strings.Join(list, "|")}); err != nil {
 				return err
 			}
@@ -113,6 +116,10 @@ func Export(ctx context.Context, svc *booking.Service, w io.Writer, kind Kind, s
 	cw.Flush()
 	return cw.Error()
 }
+
+// noServices is a masters file's services cell of a master who does no
+// service (the import reads "-" too).
+const noServices = "—"
 
 // endClock writes a shift's end as the import reads it: 24:00 for the
 // midnight that ends its day, 26:00 for 02:00 of the next (not +02:00,

@@ -537,6 +537,9 @@ func (r *run) masters(chunk []Record) error {
 		phone := r.field(rec, "phone", false, p)
 		svcs := r.field(rec, "services", false, p)
 		row := booking.MasterRow{Name: name, Phone: phone, HasPhone: r.l.has("phone") && phone != "", HasServices: r.l.has("services")}
+		if none := strings.TrimSpace(svcs); none == noServices || none == "-" {
+			row.NoServices, svcs = true, ""
+		}
 		for _, s := range strings.FieldsFunc(svcs, func(c rune) bool { return c == ';' || c == '|' }) {
 			if s = strings.TrimSpace(s); s != "" {
 				row.Services = append(row.Services, s)
@@ -551,6 +554,7 @@ func (r *run) schedule(chunk []Record) error {
 	var refs [][]rowRef // the rows of each day
 	var parts [][]int   // for each day's shift, its row among refs
 	index := map[string]int{}
+	broken := map[string]int{} // a day with a row refused as read: its first such line
 	for _, rec := range chunk {
 		var p *problem
 		r.overflow(rec, &p)
@@ -570,11 +574,14 @@ func (r *run) schedule(chunk []Record) error {
 			}
 			sh = &in
 		}
+		k := strings.ToLower(master) + "\x00" + d.String()
 		if p != nil {
 			r.rejectAll(rec.Line, key, p)
+			if _, seen := broken[k]; !seen && master != "" && r.fine(p, "date") {
+				broken[k] = rec.Line // (the day's other rows are refused with it)
+			}
 			continue
 		}
-		k := strings.ToLower(master) + "\x00" + d.String()
 		i, ok := index[k]
 		if !ok {
 			i = len(days)
@@ -588,8 +595,25 @@ func (r *run) schedule(chunk []Record) error {
 		}
 		refs[i] = append(refs[i], rowRef{rec.Line, key, rec.Fields})
 	}
+	// A day is taken whole: one with a row refused as read is not written
+	// (its other rows would replace the day without that row's shift).
+	var flat []rowRef
+	var fres []booking.RowResult
+	kept, keptRefs, keptParts := days[:0], refs[:0], parts[:0]
+	for i, d := range days {
+		if line, bad := broken[strings.ToLower(d.Master)+"\x00"+d.Date.String()]; bad {
+			for _, ref := range refs[i] {
+				flat = append(flat, ref)
+				fres = append(fres, booking.RowResult{Outcome: booking.Rejected,
+					Err: i18n.New("line %d of this day is wrong, and a day is taken whole", line)})
+			}
+			continue
+		}
+		kept, keptRefs, keptParts = append(kept, d), append(keptRefs, refs[i]), append(keptParts, parts[i])
+	}
+	days, refs, parts = kept, keptRefs, keptParts
 	if len(days) == 0 {
-		return nil
+		return r.results(flat, fres)
 	}
 	res, err := r.svc.ImportSchedule(r.ctx, r.opt.Salon.ID, days, r.opt.DryRun)
 	if err != nil {
@@ -597,8 +621,6 @@ func (r *run) schedule(chunk []Record) error {
 	}
 	// Every row of a day shares the day's outcome; a day refused for one
 	// of its shifts names that shift's row, and its other rows name it.
-	var flat []rowRef
-	var fres []booking.RowResult
 	for i := range days {
 		at := -1
 		if part := res[i].Part; part > 0 && part <= len(parts[i]) {
@@ -689,8 +711,8 @@ func (r *run) money(s, key string, p **problem) booking.Money {
 		return 0
 	}
 	m, err := booking.ParseMoneyIn(s, r.opt.Salon.Currency)
-	switch _, any := booking.ParseMoney(s); {
-	case err != nil && any == nil: // an amount of another currency
+	switch _, anyCurrency := booking.ParseMoney(s); {
+	case err != nil && anyCurrency == nil: // an amount of another currency
 		r.bad(p, key, s, i18n.Of(err).In(r.lang))
 	case err != nil:
 		r.bad(p, key, s, r.tr("not an amount like 1500 or 1500.50"))
@@ -816,7 +838,8 @@ func parse12(s string) (booking.Clock, bool) {
 	return booking.Clock(h*60 + m), true
 }
 
-// ParseDate reads YYYY-MM-DD or DD.MM.YYYY (one-digit day and month too).
+// ParseDate reads YYYY-MM-DD, DD.MM.YYYY (one-digit day and month too)
+// and the forms of dateLayouts.
 func ParseDate(s string) (booking.Date, error) {
 	s = strings.TrimSpace(s)
 	if d, err := booking.ParseDate(s); err == nil {

@@ -251,6 +251,22 @@ func TestAMasterWithNoServicesNamedDoesEvery(t *testing.T) {
 	if _, ok := does["Ravi"]; ok {
 		t.Error("Ravi was created")
 	}
+	// "—" (as the export writes a master who does nothing) or "-": none,
+	// on purpose; and the export reads back the same.
+	run("name,services\nIdle,—\nMeera,-\n")
+	ms, err = e.Svc.AllMasters(ctx, salon.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if (m.Name == "Idle" || m.Name == "Meera") && len(m.ServiceIDs) != 0 {
+			t.Errorf("%s does %v, want none", m.Name, m.ServiceIDs)
+		}
+	}
+	var out strings.Builder
+	if err := importer.Export(ctx, e.Svc, &out, importer.Masters, salon, "en"); err != nil || !strings.Contains(out.String(), "\nIdle,,—\n") {
+		t.Errorf("the export of a master who does nothing: %v\n%s", err, out.String())
+	}
 	lines = run("name,phone,services\nRavi,12345,Nonexistent\n")
 	var cols []string
 	for _, l := range lines {

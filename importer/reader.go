@@ -116,24 +116,32 @@ func validUTF8Prefix(b []byte, cut bool) bool {
 
 // legacyCharset picks the code page of a file that is not UTF-8 from its
 // first bytes b: Windows-1251 or Windows-1252. Both keep ASCII and put
-// letters from 0xC0 up (and Ё, ё, at 0xA8, 0xB8, in 1251), but Cyrillic
-// words are runs of such bytes ("Анна"), while Western text has one alone
-// among ASCII letters ("José Müller", "café"). So most letters next to
-// another one read as Windows-1251, most alone as Windows-1252; a file
-// without such letters (only "£" or a dash) takes the salon's: cyrillic.
+// letters from 0xC0 up (and Ё, ё, at 0xA8, 0xB8, in 1251). A Western
+// letter from there stands inside a word of ASCII letters ("José",
+// "Müller", "Conceição", "Größe"): it touches one. A Cyrillic one stands
+// in a word of its own kind ("Анна", "р."): it touches none. So letters
+// that mostly touch an ASCII letter read as Windows-1252, letters that
+// mostly do not as Windows-1251; a file with too few to tell (or none:
+// only "£" or a dash) takes the salon's: cyrillic.
 func legacyCharset(b []byte, cyrillic bool) (*charmap.Charmap, string) {
-	letter := func(i int) bool { return i >= 0 && i < len(b) && (b[i] >= 0xC0 || b[i] == 0xA8 || b[i] == 0xB8) }
-	letters, paired := 0, 0
-	for i := range b {
-		if letter(i) {
+	high := func(c byte) bool { return c >= 0xC0 || c == 0xA8 || c == 0xB8 }
+	ascii := func(i int) bool {
+		return i >= 0 && i < len(b) && (b[i] >= 'a' && b[i] <= 'z' || b[i] >= 'A' && b[i] <= 'Z')
+	}
+	letters, touching := 0, 0
+	for i, c := range b {
+		if high(c) {
 			letters++
-			if letter(i-1) || letter(i+1) {
-				paired++
+			if ascii(i-1) || ascii(i+1) {
+				touching++
 			}
 		}
 	}
-	if letters > 0 {
-		cyrillic = 2*paired >= letters
+	switch {
+	case letters >= 3 && 3*touching >= 2*letters:
+		cyrillic = false
+	case letters >= 3 && 3*touching <= letters:
+		cyrillic = true
 	}
 	if cyrillic {
 		return charmap.Windows1251, "windows-1251"

@@ -191,8 +191,16 @@ func TestACodePageWithoutLettersIsTheSalons(t *testing.T) {
 	}{
 		{"note\n£10 – gift\n", "en", "windows-1252", "£10 – gift"},
 		{"note\n№ 10 – gift\n", "ru", "windows-1251", "№ 10 – gift"},
-		{"note\nJosé\n", "ru", "windows-1252", "José"},
+		{"note\nJosé Müller / café\n", "ru", "windows-1252", "José Müller / café"},
 		{"note\nАнна и Ёлка\n", "en", "windows-1251", "Анна и Ёлка"},
+		// Two Western letters side by side still touch ASCII ones.
+		{"note\nMaria da Conceição / João Assunção\n", "en", "windows-1252", "Maria da Conceição / João Assunção"},
+		{"note\nJürgen Groß / Größe\n", "ru", "windows-1252", "Jürgen Groß / Größe"},
+		// Cyrillic letters alone ("р.", initials) are still Cyrillic.
+		{"note\n1500 р. / А. Б. Иванова\n", "en", "windows-1251", "1500 р. / А. Б. Иванова"},
+		// Too few letters to tell: the salon's.
+		{"note\nJosé\n", "en", "windows-1252", "José"},
+		{"note\nр.\n", "ru", "windows-1251", "р."},
 	} {
 		cm := charmap.Windows1252
 		if c.encoding == "windows-1251" {

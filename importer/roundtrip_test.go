@@ -652,6 +652,24 @@ func TestADayRefusedForOneShiftNamesItsRow(t *testing.T) {
 	if l := got[2]; l.Outcome != booking.Rejected || l.Value == "15:00" || l.Reason != "line 4 of this day is wrong, and a day is taken whole" {
 		t.Errorf("the day's other row: %+v", l)
 	}
+	// A row refused as it is read (a value past the header, a time that
+	// is none) refuses its day too: the day's other rows do not replace
+	// the day without it.
+	later := day.AddDays(2)
+	e.Shift(t, salon, m, later, 1, "09:00", "20:00")
+	for _, bad := range []string{"14:00,18:00,x", "14:00,18h"} {
+		file = fmt.Sprintf("master,date,start,end\n%[1]s,%[2]s,9:00,13:00\n%[1]s,%[2]s,%[3]s\n", m.Name, later, bad)
+		lines = nil
+		sum, err = importer.Import(ctx, e.Svc, strings.NewReader(file), importer.Options{Kind: importer.Schedule, Salon: salon,
+			Report: func(l importer.Line) error { lines = append(lines, l); return nil }})
+		if err != nil || sum.Rejected != 2 || sum.Updated+sum.Created != 0 {
+			t.Errorf("a day with the row %q: %+v %v %+v", bad, sum, err, lines)
+		}
+		sh, err := e.Svc.Shifts(ctx, salon.ID, m.ID, later, 1)
+		if err != nil || len(sh) != 1 || sh[0].End.Sub(sh[0].Start) != 11*time.Hour {
+			t.Errorf("after a day with the row %q: %+v %v, want 09:00-20:00 kept", bad, sh, err)
+		}
+	}
 }
 
 // TestAHoldAwaitingItsDepositIsNotExported: the export of bookings leaves

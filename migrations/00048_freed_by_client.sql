@@ -1,8 +1,8 @@
 -- +goose Up
 -- Freed time remembers whose booking freed it: a client who cancels or
--- moves her booking is not offered that time back from her own waitlist
--- entry (she just gave it up). Time freed otherwise (a shift added, a
--- hold not taken) has none.
+-- moves her booking, or lets a waitlist hold for her lapse, is not
+-- offered that time back from her waiting entries (she just gave it up).
+-- Time a schedule frees (a shift added or longer) has none.
 ALTER TABLE waitlist_freed ADD COLUMN client_id bigint;
 
 -- +goose StatementBegin

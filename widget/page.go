@@ -172,8 +172,8 @@ func (h *Handler) page(c *fiber.Ctx, mode string) error {
 	}
 	ranges := booking.TermRanges(masters)
 	for _, sv := range list {
-		if _, ok := ranges[sv.ID]; !ok {
-			continue // no master does it: nothing a client could book
+		if _, ok := ranges[sv.ID]; !ok && mode == "book" {
+			continue // no master does it: nothing a client could book (a booking's page still names it)
 		}
 		p := pageService{ID: sv.ID, Name: sv.Name, DurationMin: sv.DurationMin, Duration: strconv.Itoa(sv.DurationMin),
 			Price: sv.Price.Format(s.Currency, lang), PriceValue: sv.Price,
