@@ -32,6 +32,7 @@ var fields = map[string]string{
 	"contact_email": "E-mail for messages", "contact_name": "Name given", "created_by_kind": "Made by", "origin_channel": "Booked through",
 	"deposit_due": "Deposit still due", "refunded": "Refunded", "refunds": "Refunds", "visit_of": "Services in the visit",
 	"hold_expires_at": "Held until", "code_locked_until": "Code locked until",
+	"work_date": "Date", "ends_at": "End", "break_starts_at": "Break start", "break_ends_at": "Break end",
 }
 
 var ru = map[string]string{
@@ -212,18 +213,18 @@ var ru = map[string]string{
 	"not a phone number: more than 15 digits": "это не номер телефона: больше 15 цифр",
 
 	// Reading a file.
-	"line %d: %s; the import stopped there":                                 "строка %d: %s; импорт остановлен на ней",
-	"not a whole number of minutes":                                         "не целое число минут",
-	"not an amount like 1500 or 1500.50":                                    "не сумма вида 1500 или 1 500,50",
-	"not a date like 2026-03-08, 08.03.2026 or 08/03/2026":                  "не дата вида 2026-03-08, 08.03.2026 или 08/03/2026",
-	"not a date like 2026-03-08, 08.03.2026 or 03/08/2026 (month first)":    "не дата вида 2026-03-08, 08.03.2026 или 03/08/2026 (сначала месяц)",
-	"not a time like 9:30 or 18:00":                                         "не время вида 9:30 или 18:00",
-	"not a time like 9:30 or 18:00 (26:00 or +02:00 for 2 am the next day)": "не время вида 9:30 или 18:00 (26:00 или +02:00 — 2 часа ночи следующего дня)",
-	"bookings would be outside working hours: %s":                           "записи окажутся вне рабочего времени: %s",
-	"this time is taken; the nearest free starts are listed":                "это время занято; ближайшее свободное время указано",
-	"this time is taken, and nothing is free nearby":                        "это время занято, и рядом нет свободного времени",
-	"longer than %d KiB":                                                    "длиннее %d КиБ",
-	"longer than %d MiB: not a line of a CSV file":                          "длиннее %d МиБ: это не строка CSV-файла",
+	"line %d: %s; the import stopped there":                              "строка %d: %s; импорт остановлен на ней",
+	"not a whole number of minutes":                                      "не целое число минут",
+	"not an amount like 1500 or 1500.50":                                 "не сумма вида 1500 или 1 500,50",
+	"not a date like 2026-03-08, 08.03.2026 or 08/03/2026":               "не дата вида 2026-03-08, 08.03.2026 или 08/03/2026",
+	"not a date like 2026-03-08, 08.03.2026 or 03/08/2026 (month first)": "не дата вида 2026-03-08, 08.03.2026 или 03/08/2026 (сначала месяц)",
+	"not a time like 9:30 or 18:00":                                      "не время вида 9:30 или 18:00",
+	"not a time like 9:30 or 18:00 (26:00 for 2 am the next day)":        "не время вида 9:30 или 18:00 (26:00 — 2 часа ночи следующего дня)",
+	"bookings would be outside working hours: %s":                        "записи окажутся вне рабочего времени: %s",
+	"this time is taken; the nearest free starts are listed":             "это время занято; ближайшее свободное время указано",
+	"this time is taken, and nothing is free nearby":                     "это время занято, и рядом нет свободного времени",
+	"longer than %d KiB":                                                 "длиннее %d КиБ",
+	"longer than %d MiB: not a line of a CSV file":                       "длиннее %d МиБ: это не строка CSV-файла",
 	"the quote that opens this cell does not close within %d KiB; the lines after it are read as rows of their own": "кавычка, открывающая ячейку, не закрыта в пределах %d КиБ; следующие строки прочитаны как отдельные записи",
 	"contains characters that cannot be stored":                                "содержит символы, которые нельзя сохранить",
 	"the file is empty: no header line":                                        "файл пустой: нет строки заголовка",
@@ -438,6 +439,7 @@ var ru = map[string]string{
 	"Cancellation reason": "Причина отмены", "Confirmed by the client": "Клиент подтвердил", "Confirmed through": "Подтверждено через",
 	"E-mail for messages": "Эл. почта для сообщений", "Name given": "Имя в записи", "Made by": "Кто записал", "Booked through": "Канал записи",
 	"Deposit still due": "Осталось доплатить", "Refunds": "Возвраты", "Services in the visit": "Услуг в визите", "Held until": "Удерживается до",
-	"Code locked until":          "Код заблокирован до",
-	"use an IANA time zone: %s?": "нужен часовой пояс из списка: %s?",
+	"Code locked until":                               "Код заблокирован до",
+	"use an IANA time zone: %s?":                      "нужен часовой пояс из списка: %s?",
+	"not a number of minutes like 45, 45 min or 1:30": "не число минут вида 45, 45 мин или 1:30",
 }

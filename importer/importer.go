@@ -679,7 +679,7 @@ func (r *run) minutes(s, key string, p **problem) int {
 	}
 	n, err := parseMinutes(s)
 	if err != nil {
-		r.bad(p, key, s, r.tr("not a whole number of minutes"))
+		r.bad(p, key, s, r.tr("not a number of minutes like 45, 45 min or 1:30"))
 	}
 	return n // (out of range, -10 too: the core says which range)
 }
@@ -757,7 +757,7 @@ func (r *run) clock(s, key string, parse func(string) (booking.Clock, error), p 
 	case err != nil && key == "start":
 		r.bad(p, key, s, r.tr("not a time like 9:30 or 18:00"))
 	case err != nil:
-		r.bad(p, key, s, r.tr("not a time like 9:30 or 18:00 (26:00 or +02:00 for 2 am the next day)"))
+		r.bad(p, key, s, r.tr("not a time like 9:30 or 18:00 (26:00 for 2 am the next day)"))
 	}
 	return c
 }

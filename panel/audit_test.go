@@ -428,3 +428,20 @@ func TestTheAuditLogReadsInEnglish(t *testing.T) {
 		}
 	}
 }
+
+// TestTheServicesListSaysWhichNoMasterDoes: a service no active master
+// does (clients are not offered it) is marked on the services page, so
+// the owner sees why it cannot be booked.
+func TestTheServicesListSaysWhichNoMasterDoes(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	if _, err := w.Svc.CreateService(bookingtest.System(), w.salon.ID, booking.SalonService{Name: "Nobody's trim", DurationMin: 30, Price: 90000}); err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(b.get("/panel/services").body)
+	marks := regexp.MustCompile(`(?s)<a href="/panel/services/\d+">([^<]*)</a><br><small class="unserved">`).FindAllStringSubmatch(page, -1)
+	if len(marks) != 1 || marks[0][1] != "Nobody's trim" {
+		t.Errorf("services marked as done by no master: %q, want only Nobody's trim", marks)
+	}
+}

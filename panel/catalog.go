@@ -445,6 +445,9 @@ type servicesData struct {
 	Error    string
 	Fields   map[string]string
 	Currency string
+	// Unserved: the active services no active master does (clients are
+	// not offered them).
+	Unserved map[int64]bool
 }
 
 type serviceForm struct {
@@ -465,6 +468,17 @@ func (h *Handler) showServices(c *fiber.Ctx, d *servicesData) error {
 		return err
 	}
 	d.Currency = salonOf(c).Currency
+	masters, err := h.svc.Masters(c.UserContext(), user(c).SalonID, 0)
+	if err != nil {
+		return err
+	}
+	ranges := booking.TermRanges(masters)
+	d.Unserved = map[int64]bool{}
+	for _, sv := range d.Services {
+		if _, ok := ranges[sv.ID]; !ok && sv.Active {
+			d.Unserved[sv.ID] = true
+		}
+	}
 	return h.render(c, "services", langOf(c).T("Services"), d)
 }
 
