@@ -364,6 +364,9 @@ func TestAnOfferReachesTheClient(t *testing.T) {
 			if !strings.Contains(m.Text, msgBase+"/o/") || strings.Contains(m.Text, "потому что у вас запись") {
 				t.Errorf("the offer's e-mail has no link that takes it, or says the client has a booking:\n%s", m.Text)
 			}
+			if price := "Цена: " + w.haircut.Price.Format("RUB", "ru"); !strings.Contains(m.Text, price) {
+				t.Errorf("the offer's e-mail does not say what it costs (%s):\n%s", price, m.Text)
+			}
 		}
 	}
 	tok := regexp.MustCompile(`/a/([A-Za-z0-9_-]+)>$`).FindStringSubmatch(unsub)

@@ -20,7 +20,7 @@ func cmdInit(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 	fs := newFlagSet("init")
 	name := fs.String("name", "", "the salon's name, as clients see it")
 	slug := fs.String("slug", "", "the salon's name in links: lowercase latin letters, digits, dashes")
-	tz := fs.String("tz", "", "IANA time zone, e.g. Europe/Moscow")
+	tz := fs.String("tz", "", "IANA time zone, e.g. Europe/Moscow, Europe/London or America/New_York")
 	locale := fs.String("locale", "", "default language: ru or en (default: the time zone's country's, ru or else en)")
 	currency := fs.String("currency", "", "ISO 4217 currency code (default: the time zone's country's)")
 	email := fs.String("email", "", "the owner's login email")

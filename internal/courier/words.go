@@ -110,6 +110,15 @@ func Compose(o *booking.Outgoing, base string) Words {
 			w.Lead = t("The salon had to change your booking. We are sorry.") + " " + w.Lead
 		}
 	}
+	if o.Kind == booking.KindWaitlistOffer {
+		// What taking it costs, and asks first, as its page says.
+		if v.Price > 0 {
+			w.Details = append(w.Details, detail{t("Price"), v.Price.Format(v.Salon.Currency, lang)})
+		}
+		if v.Deposit > 0 {
+			w.Details = append(w.Details, detail{t("Deposit"), v.Deposit.Format(v.Salon.Currency, lang)})
+		}
+	}
 	switch {
 	case o.Kind == booking.KindRefunded && o.Change.Amount > 0:
 		w.Details = append(w.Details, detail{t("Refunded"), o.Change.Amount.Format(v.Salon.Currency, lang)})
