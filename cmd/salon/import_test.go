@@ -69,7 +69,7 @@ func TestImportAndExportCommands(t *testing.T) {
 		{[]string{"import", "masters", "--salon", "cli", bad}, 1, "created 0, updated 0, unchanged 1, rejected 1"},
 		// The rejected rows are named without --report: line, column, value, why.
 		{[]string{"import", "masters", "--salon", "cli", bad}, 1, `line 3, phone "123": not a valid phone number`},
-		{[]string{"import", "services", twoBad, "--salon", "cli"}, 1, "  line 2, duration_min \"an hour\": not a whole number of minutes\n  line 2, price \"free\": not an amount like 1500 or 1500.50\n  line 3, duration_min"},
+		{[]string{"import", "services", twoBad, "--salon", "cli"}, 1, "  line 2, duration_min \"an hour\": not a number of minutes like 45, 45 min or 1:30\n  line 2, price \"free\": not an amount like 1500 or 1500.50\n  line 3, duration_min"},
 		{[]string{"import", "services", twoBad, "--salon", "cli"}, 1, "  line 11, price \"free\": not an amount like 1500 or 1500.50\n  … and 2 more rejected rows\n"},
 		{[]string{"import", "schedule", schedule, "--salon", "cli"}, 0, "created 1"},
 		{[]string{"import", "bookings", bookings, "--salon", "cli"}, 1, "this time is taken; the nearest free starts are listed\n    free: " + day + " 10:30 Anna; " + day + " 10:45 Anna; " + day + " 11:00 Anna; " + day + " 13:00 Anna"},
