@@ -133,7 +133,8 @@ func (in ShiftInput) instants(day Date, loc *time.Location) (shift, error) {
 		}
 	}
 	if !sh.start.Before(sh.end) {
-		return shift{}, i18n.New("shift %s-%s is empty", in.Start, in.End)
+		// (Its whole time is skipped when the clocks go forward that day.)
+		return shift{}, i18n.New("shift %s-%s is empty: the clocks skip that time that day", in.Start, in.End)
 	}
 	return sh, nil
 }

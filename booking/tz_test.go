@@ -71,6 +71,22 @@ func TestShiftsOnDSTDays(t *testing.T) {
 	}
 }
 
+// TestAShiftTheClocksSkipWhollySaysSo: a shift wholly inside the hour the
+// clocks skip is refused saying why, not only that it is empty.
+func TestAShiftTheClocksSkipWhollySaysSo(t *testing.T) {
+	t.Parallel()
+	e := bookingtest.New(t)
+	s := e.Salon(t, booking.Salon{Timezone: "Europe/London", Locale: "en"})
+	m := e.Master(t, s, e.Service(t, s, booking.SalonService{}))
+	day, _ := booking.ParseDate("2027-03-28")
+	start, _ := booking.ParseClock("01:30")
+	end, _ := booking.ParseShiftEnd("02:00")
+	err := e.Svc.SetShifts(bookingtest.System(), s.ID, m.ID, day, []booking.ShiftInput{{Start: start, End: end}})
+	if err == nil || !strings.Contains(err.Error(), "shift 01:30-02:00 is empty: the clocks skip that time that day") {
+		t.Fatalf("a shift the clocks skip: %v", err)
+	}
+}
+
 // Slots on DST days: starts step through real time, the skipped hour offers
 // nothing, the repeated hour offers both of its instants, and a day's slots
 // are the ones whose start falls on that local date.

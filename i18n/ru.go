@@ -182,12 +182,12 @@ var ru = map[string]string{
 	// Shifts.
 	"times must be between 00:00 and 24:00": "время должно быть от 00:00 до 24:00",
 	"shift %s-%s ends before it starts (a shift past midnight ends like 26:00 or +02:00: 2 am the next day)": "конец раньше начала: смена %s-%s (смена после полуночи заканчивается, например, в 26:00 или +02:00: в 2 часа ночи следующего дня)",
-	"shift %s-%s is longer than %d hours":             "смена %s-%s длиннее %d часов — похоже на ошибку",
-	"break %s-%s is outside the shift %s-%s":          "перерыв %s-%s вне смены %s-%s",
-	"shift %s-%s is empty":                            "смена %s-%s пустая",
-	"shifts of one day must not overlap":              "смены одного дня пересекаются",
-	"overlaps a shift of the day before or after":     "пересекается со сменой соседнего дня",
-	"%s: overlaps a shift of the day before or after": "%s: пересекается со сменой соседнего дня",
+	"shift %s-%s is longer than %d hours":                      "смена %s-%s длиннее %d часов — похоже на ошибку",
+	"break %s-%s is outside the shift %s-%s":                   "перерыв %s-%s вне смены %s-%s",
+	"shift %s-%s is empty: the clocks skip that time that day": "смена %s-%s пустая: в этот день часы переводят, и этого времени нет",
+	"shifts of one day must not overlap":                       "смены одного дня пересекаются",
+	"overlaps a shift of the day before or after":              "пересекается со сменой соседнего дня",
+	"%s: overlaps a shift of the day before or after":          "%s: пересекается со сменой соседнего дня",
 
 	// Values as people write them.
 	"%q is not a time like 9:30 or 18:00":                                                  "«%s» — не время вида 9:30 или 18:00",

@@ -745,6 +745,7 @@ var ru = map[string]string{
 	"The client's bookings that day:":                        "Записи клиента в этот день:",
 	"paid with a package or certificate":                     "оплата абонементом или сертификатом",
 	"e.g. 3,000":                                             "например, 3 000", "e.g. 8,000": "например, 8 000",
+	"What was done": "Что сделано",
 	"no master does it: clients are not offered it": "её не делает ни один мастер: клиентам она не предлагается",
 }
 
