@@ -148,16 +148,18 @@ func moneyMarks(s string) (lead, num, trail string) {
 // none: "₹2,500" or "2500 INR" in a salon of rupees; another currency's
 // ("$25" there) is refused, not read as rupees.
 func ParseMoneyIn(s, currency string) (Money, error) {
+	m, err := parseMoney(s, currency)
+	if err == nil {
+		return m, nil
+	}
+	// Refused: named by the other currency when a mark is one's.
 	lead, _, trail := moneyMarks(moneySpaces.Replace(strings.TrimSpace(s)))
 	for _, mark := range []string{lead, trail} {
-		if mark == "" || isMarkOf(mark, currency) {
-			continue
-		}
-		if other := currencyOf(mark); other != "" {
+		if other := currencyOf(mark); mark != "" && !isMarkOf(mark, currency) && other != "" {
 			return 0, i18n.New("%q is in %s, and this salon's prices are in %s", s, other, currency)
 		}
 	}
-	return parseMoney(s, currency)
+	return 0, err
 }
 
 // ParseMoney reads an amount in major units as people write it and as the

@@ -711,13 +711,15 @@ func (r *run) money(s, key string, p **problem) booking.Money {
 		return 0
 	}
 	m, err := booking.ParseMoneyIn(s, r.opt.Salon.Currency)
-	switch _, anyCurrency := booking.ParseMoney(s); {
-	case err != nil && anyCurrency == nil: // an amount of another currency
-		r.bad(p, key, s, i18n.Of(err).In(r.lang))
-	case err != nil:
+	if err == nil {
+		return m
+	}
+	if _, anyCurrency := booking.ParseMoney(s); anyCurrency == nil {
+		r.bad(p, key, s, i18n.Of(err).In(r.lang)) // an amount of another currency
+	} else {
 		r.bad(p, key, s, r.tr("not an amount like 1500 or 1500.50"))
 	}
-	return m
+	return 0
 }
 
 func (r *run) date(s, key string, p **problem) booking.Date {
