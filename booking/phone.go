@@ -76,6 +76,12 @@ func normalizePhone(phone, region string) (string, error) {
 	if err != nil || !phonenumbers.IsValidNumber(n) {
 		return "", i18n.New("not a valid phone number: write it with the country code, like %s", ExamplePhone(region))
 	}
+	if phonenumbers.GetNumberType(n) == phonenumbers.PREMIUM_RATE {
+		// No client's own phone: a number of another country typed
+		// without its code (a US 900 number in Britain), or a mistake;
+		// a message to it would cost the salon.
+		return "", i18n.New("a premium-rate number, not a client's: a number of another country is written with + and its code, like %s", ExamplePhone(region))
+	}
 	e164 := phonenumbers.Format(n, phonenumbers.E164)
 	if len(e164) > maxE164 {
 		// The library's metadata knows national numbers longer than E.164

@@ -153,6 +153,11 @@ func TestNormalizePhone(t *testing.T) {
 		{"++79991234567", "RU", ""},
 		{"", "RU", ""},
 		{"+7 999 123-45-67\x00", "RU", ""},
+		// A premium-rate number is no client's (a number of another
+		// country typed without its code, costing the salon's messages).
+		{"0900 123 4567", "GB", ""},
+		{"8 809 505 12 34", "RU", ""},
+		{"+1 900 555 0123", "GB", ""},
 	}
 	for _, c := range cases {
 		got, err := NormalizePhone(c.in, c.region)

@@ -160,6 +160,22 @@ func auditText(r booking.AuditEntry, n auditNames, l *lang) (what string, change
 		what = l.T(r.Action)
 	}
 	what += ": " + l.T(entityNames[r.Entity]) + " " + name
+	if r.Entity == "master_service" { // (a pair: the master, by the entry's id, and the service)
+		m := r.New
+		if m == nil {
+			m = r.Old
+		}
+		master, service := n.masters[r.EntityID], n.services[idOf(m["service_id"])]
+		if master == "" {
+			master = "#" + strconv.FormatInt(r.EntityID, 10)
+		}
+		if service == "" {
+			service = "#" + fmt.Sprint(m["service_id"])
+		} else {
+			service = l.Quote(service)
+		}
+		what = l.T(masterServiceActions[r.Action]) + ": " + master + " — " + service
+	}
 	keys := map[string]bool{}
 	for k := range r.Old {
 		keys[k] = true
@@ -170,6 +186,9 @@ func auditText(r booking.AuditEntry, n auditNames, l *lang) (what string, change
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		if hiddenColumns[k] || strings.HasSuffix(k, "_hash") || strings.HasSuffix(k, "_token") {
 			continue
+		}
+		if r.Entity == "master_service" && (k == "master_id" || r.Old == nil && r.New[k] == nil) {
+			continue // (named above; a service added keeps its own price and duration)
 		}
 		if k == "remaining" && r.Action == "create" {
 			continue // (a balance is created empty: its credit is the ledger's)
@@ -223,6 +242,10 @@ var auditActions = map[string]string{"create": "Created", "update": "Changed", "
 	"refund_recorded":         "Refund recorded as made at the payment service",
 	"paid_booking":            "A booking paid with it at the desk",
 	"code_renewed":            "Given a new code (the old one no longer works)"}
+
+// masterServiceActions say what was done to which master's services.
+var masterServiceActions = map[string]string{"create": "Service added to a master", "delete": "Service taken from a master",
+	"update": "Master's price or duration of a service changed"}
 
 var entityNames = map[string]string{"booking": "booking", "client": "client", "master": "master", "master_service": "master's service",
 	"service": "service", "shift": "shift", "salon": "salon", "user": "user", "client_channels": "client's messages",

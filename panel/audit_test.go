@@ -414,7 +414,7 @@ func TestTheAuditLogReadsInEnglish(t *testing.T) {
 	audit := html.UnescapeString(b.get("/panel/audit").body)
 	audit = strings.ReplaceAll(audit[strings.Index(audit, `id="audit"`):], "\u00a0", " ")
 	for _, bad := range []string{"«", "cancel_reason", "created_by_kind", "origin_channel", "contact_email", "client_confirmed", "800.5<",
-		"Visit took place", "did not come"} {
+		"Visit took place", "did not come", "master's service #"} {
 		if strings.Contains(audit, bad) {
 			t.Errorf("the English audit log shows %q", bad)
 		}
@@ -422,7 +422,7 @@ func TestTheAuditLogReadsInEnglish(t *testing.T) {
 	if regexp.MustCompile(`\d\d\.\d\d\.\d{4}`).MatchString(audit) {
 		t.Errorf("the English audit log writes a date dotted: %s", regexp.MustCompile(`\d\d\.\d\d\.\d{4}`).FindString(audit))
 	}
-	for _, want := range []string{"“Renée's cut”", "Price: 800.50 ₽", "Cancellation reason: — → ill", "Time: " + fmt.Sprint(day.Day) + " "} {
+	for _, want := range []string{"“Renée's cut”", "Price: 800.50 ₽", "Service added to a master: Zoë — “Renée's cut”", "Cancellation reason: — → ill", "Time: " + fmt.Sprint(day.Day) + " "} {
 		if !strings.Contains(audit, want) {
 			t.Errorf("the English audit log lacks %q:\n%s", want, audit[:min(len(audit), 3000)])
 		}

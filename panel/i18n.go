@@ -335,6 +335,8 @@ var ru = map[string]string{
 	"Deposit refunded": "Предоплата возвращена", "the salon": "салон", "the client": "клиент", "automatically": "автоматически",
 	"e-mail": "эл. почта", "(marked by itself after the day)": "(отмечено автоматически после дня визита)",
 	"Changed": "Изменено", "Deleted": "Удалено", "Confirmed": "Подтверждена", "booking": "запись", "master's service": "услуга мастера",
+	"Service added to a master": "Мастеру добавлена услуга", "Service taken from a master": "У мастера убрана услуга",
+	"Master's price or duration of a service changed": "Изменены цена или длительность услуги у мастера",
 	"shift": "смена", "user": "пользователь", "import of %s": "импорт %s", "What changed": "Что изменено", "Address": "Адрес", "Salon phone": "Телефон салона",
 	"A few words about the salon": "Несколько слов о салоне", "Privacy policy link": "Ссылка на политику конфиденциальности",
 	"The booking form links it before a client gives their name and phone (152-FZ).": "Форма записи показывает её, прежде чем клиент укажет имя и телефон (152-ФЗ).",

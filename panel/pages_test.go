@@ -157,6 +157,19 @@ func TestServiceFormErrorsNameTheField(t *testing.T) {
 	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "<b>Предоплата</b>: не может быть больше цены") {
 		t.Errorf("deposit over the price: %d %s", a.status, fieldErrorsOf(a.body))
 	}
+	// Where the admin typed it: in the form, below the list of services,
+	// with the field it names marked, and only that one.
+	form := a.body[strings.Index(a.body, `action="/panel/services"`)+1:]
+	if !strings.Contains(form, "не может быть больше цены") ||
+		!regexp.MustCompile(`name="deposit"[^>]*aria-invalid="true"`).MatchString(form) ||
+		regexp.MustCompile(`name="price"[^>]*aria-invalid`).MatchString(form) {
+		t.Errorf("the error is not at its field: %s", form)
+	}
+	a = b.post("/panel/services", url.Values{"name": {"Cheap"}, "duration": {"30"}, "price": {"$25"}})
+	if a.status != http.StatusUnprocessableEntity || !regexp.MustCompile(`name="price"[^>]*aria-invalid="true"`).MatchString(a.body) ||
+		!strings.Contains(a.body, "USD") {
+		t.Errorf("a price in dollars: %d %s", a.status, fieldErrorsOf(a.body))
+	}
 	a = b.post("/panel/services", url.Values{"name": {"Cheap"}, "duration": {"half an hour"}})
 	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "<b>Длительность</b>: не целое число минут") ||
 		strings.Contains(a.body, "duration_min") {

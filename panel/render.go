@@ -57,6 +57,14 @@ var funcs = template.FuncMap{
 		return map[int]string{1: "general (OSN)", 2: "simplified, income (USN)", 3: "simplified, income minus expense", 4: "single tax on imputed income (ENVD)",
 			5: "unified agricultural tax (ESN)", 6: "patent (PSN)"}
 	},
+	// invalid marks an input whose field the page's errors name (fields
+	// are keyed by their label in the page's language: lang.Fields).
+	"invalid": func(fields map[string]string, label string) template.HTMLAttr {
+		if _, ok := fields[label]; ok {
+			return ` aria-invalid="true"`
+		}
+		return ""
+	},
 	"isoLocal": func(t time.Time) string {
 		return t.Format("2006-01-02T15:04")
 	},
