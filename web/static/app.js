@@ -247,7 +247,10 @@
       var b = el('button', { type: 'button', 'data-date': d, 'class': n ? 'free' : 'full' });
       var at = new Date(d + 'T12:00:00Z'), locale = cfg.lang === 'ru' ? 'ru-RU' : 'en-GB';
       b.appendChild(el('span', { 'class': 'wd' }, at.toLocaleDateString(locale, { weekday: 'short', timeZone: 'UTC' }) + ' '));
-      b.appendChild(el('span', { 'class': 'dm' }, at.toLocaleDateString(locale, { day: 'numeric', month: 'short', timeZone: 'UTC' })));
+      // (The day's number and its month on lines of their own: every
+      // tile of the strip as tall as the others at 390 px, "10 Mar" too.)
+      b.appendChild(el('span', { 'class': 'dn' }, at.toLocaleDateString(locale, { day: 'numeric', timeZone: 'UTC' }) + ' '));
+      b.appendChild(el('span', { 'class': 'mo' }, at.toLocaleDateString(locale, { month: 'short', timeZone: 'UTC' })));
       if (!n) b.appendChild(el('span', { 'class': 'sr' }, ' — ' + T.day_full));
       b.disabled = n === 0;
       b.addEventListener('click', function () { state.day = d; renderTimes(by[d]); show('time'); });
