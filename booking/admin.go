@@ -303,7 +303,8 @@ type ClientSummary struct {
 	Client
 	Bookings int       // all bookings
 	NoShows  int       // of them, no-shows
-	LastAt   time.Time // start of the latest booking (zero: none)
+	LastAt   time.Time // start of the latest visit that took place (zero: none)
+	NextAt   time.Time // start of the next booking still on (zero: none)
 }
 
 // MaxClientResults is the most clients SearchClients returns.
@@ -326,20 +327,24 @@ func (s *Service) SearchClients(ctx context.Context, salonID int64, q string) ([
 	like := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q) + "%"
 	rows, err := s.pool.Query(ctx, `
 		SELECT c.id, c.salon_id, c.name, COALESCE(c.phone, ''), c.notes,
-		       count(DISTINCT b.visit_id), count(DISTINCT b.visit_id) FILTER (WHERE b.status = 'no_show'), COALESCE(max(b.starts_at), 'epoch')
+		       count(DISTINCT b.visit_id), count(DISTINCT b.visit_id) FILTER (WHERE b.status = 'no_show'),
+		       COALESCE(max(b.starts_at) FILTER (WHERE b.status = 'completed' OR b.status = 'confirmed' AND b.starts_at < @now), 'epoch'),
+		       COALESCE(min(b.starts_at) FILTER (WHERE b.status IN ('confirmed', 'pending') AND b.starts_at >= @now), 'epoch')
 		FROM clients c LEFT JOIN bookings b ON b.client_id = c.id
 		WHERE c.salon_id = @salon AND (@q = '' OR lower(c.name COLLATE "und-x-icu") LIKE lower(@like COLLATE "und-x-icu") OR (@digits <> '' AND c.phone LIKE '%' || @digits || '%'))
 		GROUP BY c.id
 		ORDER BY max(b.starts_at) DESC NULLS LAST, c.id DESC LIMIT @limit`,
-		pgx.NamedArgs{"salon": salonID, "q": q, "like": like, "digits": digits, "limit": MaxClientResults})
+		pgx.NamedArgs{"salon": salonID, "q": q, "like": like, "digits": digits, "limit": MaxClientResults, "now": s.now()})
 	if err != nil {
 		return nil, fmt.Errorf("search clients: %w", dbErr(err))
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ClientSummary, error) {
 		var c ClientSummary
-		err := r.Scan(&c.ID, &c.SalonID, &c.Name, &c.Phone, &c.Notes, &c.Bookings, &c.NoShows, &c.LastAt)
-		if c.LastAt.Unix() == 0 {
-			c.LastAt = time.Time{}
+		err := r.Scan(&c.ID, &c.SalonID, &c.Name, &c.Phone, &c.Notes, &c.Bookings, &c.NoShows, &c.LastAt, &c.NextAt)
+		for _, t := range []*time.Time{&c.LastAt, &c.NextAt} {
+			if t.Unix() == 0 {
+				*t = time.Time{}
+			}
 		}
 		return c, err
 	})

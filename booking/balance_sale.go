@@ -1111,6 +1111,9 @@ func (s *Service) saleNotified(ctx context.Context, provider, externalID string)
 	if err != nil {
 		return dbErr(err)
 	}
+	if !s.noticeDue(ctx, "balance_sales", id) {
+		return nil
+	}
 	_, err = s.checkSale(ctx, id)
 	return err
 }

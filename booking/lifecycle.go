@@ -598,7 +598,7 @@ func setStatus(ctx context.Context, tx pgx.Tx, b *Booking, to Status, reason str
 	dj, _ := json.Marshal(details)
 	out, err := scanBooking(tx.QueryRow(ctx, `
 		WITH b AS (
-		    UPDATE bookings SET status = $3, cancel_reason = CASE WHEN $3 = 'cancelled' THEN $4 ELSE cancel_reason END,
+		    UPDATE bookings SET status = $3, cancel_reason = CASE WHEN $3 = 'cancelled' THEN $4 WHEN $3 = 'confirmed' THEN '' ELSE cancel_reason END,
 		           hold_expires_at = CASE WHEN $3 = 'pending' THEN hold_expires_at END, updated_at = now()
 		    WHERE salon_id = $1 AND (id = $10 OR visit_of = $10)
 		    RETURNING `+bookingColumns+`

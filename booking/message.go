@@ -846,8 +846,21 @@ func (s *Service) sendOne(ctx context.Context, id int64) error {
 				why = "the client's phone is no longer this one"
 			}
 		}
+		var capped string
+		if why == "" && !m.ToMaster && m.Channel == ChannelSMS {
+			if why, capped, err = s.smsAllowed(ctx, tx, m, &v.Salon, now); err != nil {
+				return err
+			}
+		}
 		if why != "" {
 			_, err := tx.Exec(ctx, `UPDATE messages SET state = 'dropped', error = $2, sending_at = NULL WHERE id = $1`, id, why)
+			return err
+		}
+		if capped != "" {
+			// Not sent, for staff to look at (the attention page) and send
+			// again if it is a real client's.
+			s.log.Warn("messages: an SMS over the salon's caps", "message", id, "salon", m.SalonID, "why", capped)
+			_, err := tx.Exec(ctx, `UPDATE messages SET state = 'failed', error = $2, sending_at = NULL WHERE id = $1`, id, capped)
 			return err
 		}
 		var set MessageSettings
@@ -1151,13 +1164,57 @@ func (s *Service) messages(ctx context.Context, where string, args ...any) ([]Me
 	return out, nil
 }
 
+// SMS caps: a salon's SMS to one number in a day, and to new clients
+// (first seen in the last day) who booked from outside (online, the bot)
+// in an hour. A real client gets a handful a day (a confirmation, a
+// change, two reminders), and a salon far fewer new clients an hour;
+// past either, a flood of made-up bookings would have the salon pay for
+// messages (SMS pumping). Clients the salon made (the desk, an import)
+// are not counted. A message over a cap fails, for staff to send again
+// (which is past the caps).
+const (
+	smsPerNumberPerDay     = 10
+	smsToNewClientsPerHour = 60
+)
+
+// smsAllowed tells why an SMS of m is not to be sent: dropped, when it
+// cannot go (a number abroad: SMSReaches), or capped, when the salon's
+// caps are reached (staff may send it again).
+func (s *Service) smsAllowed(ctx context.Context, q querier, m *Message, salon *Salon, now time.Time) (dropped, capped string, err error) {
+	if !SMSReaches(m.Recipient, salon.Country) {
+		return "SMS go only to numbers of the salon's country", "", nil
+	}
+	var uncapped, newClient bool
+	var toNumber, toNew int
+	err = q.QueryRow(ctx, `SELECT (SELECT uncapped FROM messages WHERE id = $1),
+			(SELECT count(*) FROM messages WHERE salon_id = $2 AND channel = 'sms' AND recipient = $3 AND sent_at > $4::timestamptz - interval '1 day'),
+			EXISTS (SELECT 1 FROM clients WHERE salon_id = $2 AND phone = $3 AND created_at > $4::timestamptz - interval '1 day')
+				AND COALESCE((SELECT source FROM bookings WHERE id = $5) IN ('widget', 'bot'), false), -- (an offer has no booking)
+			(SELECT count(*) FROM messages m JOIN bookings b ON b.id = m.booking_id AND b.source IN ('widget', 'bot')
+				JOIN clients c ON c.salon_id = m.salon_id AND c.phone = m.recipient
+				WHERE m.salon_id = $2 AND m.channel = 'sms' AND m.sent_at > $4::timestamptz - interval '1 hour'
+				AND c.created_at > $4::timestamptz - interval '1 day')`,
+		m.ID, m.SalonID, m.Recipient, now, m.BookingID).Scan(&uncapped, &toNumber, &newClient, &toNew)
+	switch {
+	case err != nil:
+		return "", "", fmt.Errorf("SMS counts: %w", err)
+	case uncapped:
+	case toNumber >= smsPerNumberPerDay:
+		return "", "too many SMS to this number in a day: send it again if the client is real", nil
+	case newClient && toNew >= smsToNewClientsPerHour:
+		return "", "too many SMS to new clients in an hour (a flood of bookings?): send it again if the client is real", nil
+	}
+	return "", "", nil
+}
+
 // RetryMessage queues a failed message again, to be rebuilt and sent now
-// (staff of its salon). Errors: ErrNotFound, ErrConflict (not failed).
+// (staff of its salon), past the SMS caps. Errors: ErrNotFound,
+// ErrConflict (not failed).
 func (s *Service) RetryMessage(ctx context.Context, salonID, messageID int64) error {
 	if err := authorize(ctx, salonID, RoleAdmin); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE messages SET state = 'queued', attempts = 0, not_before = $3, sending_at = NULL
+	tag, err := s.pool.Exec(ctx, `UPDATE messages SET state = 'queued', attempts = 0, not_before = $3, sending_at = NULL, uncapped = true
 		WHERE salon_id = $1 AND id = $2 AND state = 'failed'`, salonID, messageID, s.now())
 	if err != nil {
 		return fmt.Errorf("retry message %d: %w", messageID, dbErr(err))

@@ -1121,3 +1121,121 @@ func TestTheClientHearsTheDeskPaidWithAPackage(t *testing.T) {
 		t.Errorf("the SMS (what it paid, no links to pay for): %q", sms)
 	}
 }
+
+// TestAFloodOfBookingsCannotHaveTheSalonPayForSMS: bookings anyone can
+// make online (a name and a phone) must not have the salon pay for texts
+// wherever a flood of them asks (SMS pumping). An SMS goes only to a
+// number of the salon's country (or of its country code: Kazakhstan's +7
+// in Russia), at most smsPerNumberPerDay to one number, and at most
+// smsToNewClientsPerHour to clients first seen in the last day; one over
+// a cap fails, for staff to send again (past the caps), and its e-mail
+// still goes.
+func TestAFloodOfBookingsCannotHaveTheSalonPayForSMS(t *testing.T) {
+	t.Parallel()
+	w := newMsgWorld(t, 1)
+	sys := bookingtest.System()
+	visitor := booking.As(context.Background(), booking.Visitor())
+	w.AllDay(t, w.salon, w.night, w.day.AddDays(3), 2) // (76 bookings of an hour)
+	day, slot := w.day, 0
+	book := func(phone, email string) *booking.Booking {
+		t.Helper()
+		at := fmt.Sprintf("%02d:00", slot%24)
+		if slot++; slot%24 == 0 {
+			day = day.AddDays(1)
+		}
+		b, err := w.Svc.Book(visitor, booking.BookRequest{SalonID: w.salon.ID, ServiceID: w.haircut.ID, MasterID: w.night.ID,
+			StartsAt: bookingtest.At(w.salon, day, at), Client: booking.ClientInput{Name: "Мария", Phone: phone, Email: email, Lang: "ru"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	smsOf := func(b *booking.Booking) booking.Message {
+		t.Helper()
+		for _, m := range w.messages(b.ID) {
+			if m.Channel == booking.ChannelSMS && m.Kind == booking.KindConfirmation {
+				return m
+			}
+		}
+		t.Fatalf("booking %d has no SMS confirmation", b.ID)
+		return booking.Message{}
+	}
+	textsTo := func(phone string) (n int) {
+		for _, m := range w.sms.Sent() {
+			if "+"+m.To == phone {
+				n++
+			}
+		}
+		return n
+	}
+	// Abroad: dropped, saying why; the e-mail goes.
+	comoros, intl, kazakh := "+2693212345", "+88213000123", "+77012345678"
+	far := []*booking.Booking{book(comoros, "far@example.com"), book(intl, "")}
+	kz := book(kazakh, "")
+	w.sendAll()
+	for _, b := range far {
+		if m := smsOf(b); m.State != booking.MessageDropped || m.Error != "SMS go only to numbers of the salon's country" {
+			t.Errorf("an SMS to %s: %s %q", m.Recipient, m.State, m.Error)
+		}
+	}
+	if textsTo(comoros)+textsTo(intl) != 0 {
+		t.Errorf("the provider took %d SMS abroad", textsTo(comoros)+textsTo(intl))
+	}
+	w.mailed("", "far@example.com")
+	if m := smsOf(kz); m.State != booking.MessageSent || textsTo(kazakh) != 1 {
+		t.Errorf("an SMS to Kazakhstan's +7 from a Russian salon: %s %q, the provider took %d", m.State, m.Error, textsTo(kazakh))
+	}
+	// One number: ten a day.
+	one := bookingtest.Phone()
+	var last *booking.Booking
+	for range 11 {
+		last = book(one, "")
+		w.sendAll()
+	}
+	if n := textsTo(one); n != 10 {
+		t.Errorf("one number got %d SMS in a day, want 10", n)
+	}
+	if m := smsOf(last); m.State != booking.MessageFailed || !strings.HasPrefix(m.Error, "too many SMS to this number in a day") {
+		t.Errorf("the 11th SMS to one number: %s %q", m.State, m.Error)
+	}
+	// Staff look, and send it again: it goes.
+	if err := w.Svc.RetryMessage(sys, w.salon.ID, smsOf(last).ID); err != nil {
+		t.Fatal(err)
+	}
+	bookingtest.WaitFor(t, 30*time.Second, "the SMS sent again", func() bool { w.sendAll(); return textsTo(one) == 11 })
+	// SMS to new clients: sixty in an hour; twelve went above (to
+	// Kazakhstan, and eleven to the one number, a new client too).
+	var flood []*booking.Booking
+	for range 60 {
+		flood = append(flood, book(bookingtest.Phone(), ""))
+	}
+	w.sendAll()
+	sent, capped := 0, 0
+	for _, b := range flood {
+		switch m := smsOf(b); {
+		case m.State == booking.MessageSent:
+			sent++
+		case m.State == booking.MessageFailed && strings.HasPrefix(m.Error, "too many SMS to new clients in an hour"):
+			capped++
+		default:
+			t.Errorf("a new client's SMS: %s %q", m.State, m.Error)
+		}
+	}
+	if sent != 48 || capped != 12 {
+		t.Errorf("of 60 new clients' SMS in an hour %d went and %d were held back, want 48 and 12 (60 in all with the 12 before)", sent, capped)
+	}
+	failed, err := w.Svc.FailedMessages(sys, w.salon.ID, 100)
+	if err != nil || len(failed) != 12 {
+		t.Fatalf("the attention page lists %d failed messages (%v), want the 12 held back", len(failed), err)
+	}
+	// An hour later the salon's new clients are texted again.
+	w.Clock.Advance(61 * time.Minute)
+	if err := w.Svc.RetryMessage(sys, w.salon.ID, failed[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	later := book(bookingtest.Phone(), "")
+	w.sendAll()
+	if m := smsOf(later); m.State != booking.MessageSent {
+		t.Errorf("a new client's SMS an hour later: %s %q", m.State, m.Error)
+	}
+}

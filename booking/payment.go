@@ -1031,7 +1031,27 @@ func (s *Service) PaymentNotified(ctx context.Context, provider, externalID stri
 	if err != nil {
 		return nil, dbErr(err)
 	}
+	if !s.noticeDue(ctx, "payment_sessions", id) {
+		return scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM payment_sessions WHERE id = $1`, id))
+	}
 	return s.checkPayment(ctx, id)
+}
+
+// noticeDue takes, for a row of table (payment_sessions, balance_sales),
+// the right to ask the provider about it on a notification: at most once
+// every clientCheckEvery. Anyone may post a notification, and each would
+// cost a call to the provider (its quota is the salon's); one that comes
+// within that time (forged, repeated, or the real one just after) has the
+// sweep ask by then instead.
+func (s *Service) noticeDue(ctx context.Context, table string, id int64) bool {
+	now := s.now()
+	var due bool
+	err := s.pool.QueryRow(ctx, `UPDATE `+table+` t SET
+			next_check_at = CASE WHEN o.at > $3 THEN LEAST(t.next_check_at, o.at + $4 * interval '1 millisecond') ELSE t.next_check_at END,
+			notice_checked_at = CASE WHEN o.at > $3 THEN o.at ELSE $2 END
+		FROM (SELECT id, notice_checked_at AS at FROM `+table+` WHERE id = $1 FOR UPDATE) o
+		WHERE t.id = o.id RETURNING o.at IS NULL OR o.at <= $3`, id, now, now.Add(-clientCheckEvery), clientCheckEvery.Milliseconds()).Scan(&due)
+	return err != nil || due // (a failure to count is no reason to leave the notification unchecked)
 }
 
 // PaymentReturn finds, by its return reference (the credential: any

@@ -128,6 +128,11 @@ func TestLatePaymentIsNeverLeftHeld(t *testing.T) {
 				t.Errorf("paid late, the time free: booking %s, payment %s, provider %s (want confirmed, completed, succeeded)",
 					bs, ps, w.fake.Status(sf.ExternalID))
 			}
+			// Booked again, it has no reason it was cancelled (the history
+			// tells the hold's end).
+			if n := w.count(`SELECT count(*) FROM bookings WHERE id = $1 AND cancel_reason <> ''`, free.ID); n != 0 {
+				t.Errorf("the booking paid late and booked again still says why it was cancelled")
+			}
 			if bs, ps := w.status(taken.ID); bs != booking.StatusCancelled || ps != booking.PayCanceled || w.fake.Status(st.ExternalID) != "canceled" {
 				t.Errorf("paid late, the time taken: booking %s, payment %s, provider %s (want cancelled, canceled, canceled)",
 					bs, ps, w.fake.Status(st.ExternalID))
@@ -814,5 +819,45 @@ func TestDepositSettlementsAreSentOnceBySweepsAtOnce(t *testing.T) {
 	}
 	if n := fake.Calls("POST /receipts"); n != 3 || settled != 3 {
 		t.Errorf("%d settlement receipts sent for 3 visits (%d taken), want each once", n, settled)
+	}
+}
+
+// TestAFloodOfNotificationsAsksTheProviderOnce: anyone may post a
+// payment's notification (its id is in the payment page's address), and
+// each had us ask the provider, on the salon's quota there. Fifty at once
+// ask it once; the real one just after waits for the sweep, within a few
+// seconds, and is not lost.
+func TestAFloodOfNotificationsAsksTheProviderOnce(t *testing.T) {
+	t.Parallel()
+	w := newPayWorld(t, booking.RefundAlways)
+	ctx := bookingtest.System()
+	b := w.book("12:00")
+	s := w.start(b)
+	before := w.fake.Calls("GET /payments/{id}")
+	bookingtest.Race(50, func(int) {
+		if _, err := w.Svc.PaymentNotified(booking.As(context.Background(), booking.Visitor()), "yookassa", s.ExternalID); err != nil {
+			t.Error(err)
+		}
+	})
+	if n := w.fake.Calls("GET /payments/{id}") - before; n != 1 {
+		t.Errorf("fifty notifications at once asked the provider %d times, want 1", n)
+	}
+	// The client pays; the real notification comes a second later.
+	w.Clock.Advance(time.Second)
+	if !w.fake.Pay(s.ExternalID) {
+		t.Fatal("pay")
+	}
+	if _, err := w.Svc.PaymentNotified(ctx, "yookassa", s.ExternalID); err != nil {
+		t.Fatal(err)
+	}
+	if bs, _ := w.status(b.ID); bs != booking.StatusPending {
+		t.Errorf("a notification within the seconds of the last asked: booking %s, want pending until the sweep", bs)
+	}
+	w.Clock.Advance(2 * time.Second)
+	if _, err := w.Svc.SweepPayments(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if bs, ps := w.status(b.ID); bs != booking.StatusConfirmed || ps != booking.PayCompleted {
+		t.Errorf("the sweep after the notification put off: booking %s, payment %s, want confirmed and completed", bs, ps)
 	}
 }

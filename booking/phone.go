@@ -186,6 +186,24 @@ func PhoneCountry(phone string) string {
 	return phonenumbers.GetRegionCodeForCountryCode(int(n.GetCountryCode()))
 }
 
+// SMSReaches tells whether a salon of country (ISO 3166 alpha-2) sends an
+// SMS to phone (E.164): to numbers of its own country, or of one sharing
+// its country code (+7: Russia and Kazakhstan), but not across +1's many
+// countries. The salon pays for every SMS, and an SMS abroad is what costs
+// most, and what a flood of made-up bookings would have it pay for.
+func SMSReaches(phone, country string) bool {
+	n, err := phonenumbers.Parse(phone, "ZZ")
+	if err != nil {
+		return false
+	}
+	country = strings.ToUpper(country)
+	if r := phonenumbers.GetRegionCodeForNumber(n); r == country {
+		return true
+	}
+	code := phonenumbers.GetCountryCodeForRegion(country)
+	return code > 1 && int(n.GetCountryCode()) == code
+}
+
 // CountryOf returns the country of an IANA time zone (RU for
 // Europe/Moscow; its old names too: US for US/Eastern), or "" when it is
 // not one country's.

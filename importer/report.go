@@ -15,7 +15,7 @@ import (
 type ReportWriter struct {
 	w     io.Writer
 	json  bool
-	csv   *csv.Writer
+	csv   *cellWriter // (a report is opened in a spreadsheet: its cells are never formulas)
 	lines int
 }
 
@@ -28,7 +28,7 @@ func NewReportWriter(w io.Writer, asJSON bool) (*ReportWriter, error) {
 		}
 		return r, nil
 	}
-	r.csv = csv.NewWriter(w)
+	r.csv = &cellWriter{csv.NewWriter(w)}
 	if err := r.csv.Write([]string{"line", "outcome", "key", "column", "value", "reason", "alternatives"}); err != nil {
 		return nil, err
 	}

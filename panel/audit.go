@@ -156,6 +156,9 @@ func auditText(r booking.AuditEntry, n auditNames, l *lang) (what string, change
 		name = "#" + strconv.FormatInt(r.EntityID, 10)
 	}
 	what = l.T(auditActions[r.Action])
+	if r.Entity == "booking" && r.Action == "create" {
+		what = l.T("Booked") // (a booking's word, as its cancellation's: "Создана: запись")
+	}
 	if what == "" {
 		what = l.T(r.Action)
 	}
@@ -284,6 +287,10 @@ func auditValue(key string, v any, n auditNames, l *lang) string {
 			return l.Source(booking.Source(x))
 		case "kind", "refund_policy":
 			return l.T(x)
+		case "created_by_kind":
+			if who := actorNames[x]; who != "" {
+				return l.T(who)
+			}
 		case "payment":
 			word := "payment " + x // (as the attention page says a payment's status)
 			return strings.TrimPrefix(l.T(word), "payment ")

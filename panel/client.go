@@ -11,7 +11,14 @@ import (
 
 type clientsData struct {
 	Q       string
-	Clients []booking.ClientSummary
+	Clients []clientRow
+}
+
+// clientRow is a client of the list, with their last visit and next
+// booking as the salon's clock reads them.
+type clientRow struct {
+	booking.ClientSummary
+	Last, Next string
 }
 
 // clients searches the salon's clients by name or phone.
@@ -21,7 +28,18 @@ func (h *Handler) clients(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.render(c, "clients", langOf(c).T("Clients"), clientsData{Q: q, Clients: list})
+	l, loc := langOf(c), salonOf(c).Location()
+	d := clientsData{Q: q, Clients: make([]clientRow, len(list))}
+	for i, x := range list {
+		d.Clients[i].ClientSummary = x
+		if !x.LastAt.IsZero() {
+			d.Clients[i].Last = l.Date(booking.DateOf(x.LastAt.In(loc)))
+		}
+		if !x.NextAt.IsZero() {
+			d.Clients[i].Next = l.DateTime(x.NextAt.In(loc))
+		}
+	}
+	return h.render(c, "clients", l.T("Clients"), d)
 }
 
 type clientData struct {

@@ -23,6 +23,7 @@ import (
 	"salon/booking/bookingtest"
 	"salon/booking/psp"
 	"salon/booking/psp/psptest"
+	"salon/internal/demo"
 	"salon/panel"
 )
 
@@ -1163,5 +1164,73 @@ func TestAnImportOfOnlyBadRowsListsEveryColumn(t *testing.T) {
 	}
 	if want := []string{"2 длительность час", "2 цена бесплатно", "3 длительность 0"}; !slices.Equal(got, want) {
 		t.Errorf("the rejected rows: %q, want %q", got, want)
+	}
+}
+
+// TestTheClientsListSaysTheLastVisitAndTheNext: a visit that took place is
+// the client's last; a booking still to come is their next, not their
+// "last visit"; a cancelled one is neither. On the salon's clock, as the
+// other pages write dates.
+func TestTheClientsListSaysTheLastVisitAndTheNext(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	ctx := context.Background()
+	owner := booking.As(ctx, booking.ByStaff(booking.User{ID: scalar[int64](t, w, `SELECT id FROM users WHERE email = $1`, demo.Email),
+		SalonID: w.salon.ID, Role: booking.RoleOwner, Email: demo.Email}))
+	sv, err := w.Svc.CreateService(owner, w.salon.ID, booking.SalonService{Name: "Укладка", DurationMin: 30, Price: 150000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := w.Svc.CreateMaster(owner, w.salon.ID, booking.Master{Name: "Ника"}, booking.Offer{ServiceID: sv.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := w.today().AddDays(2)
+	w.Shift(t, w.salon, m, day, 1, "10:00", "18:00")
+	book := func(name, at string) *booking.Booking {
+		t.Helper()
+		bk, err := w.Svc.Book(owner, booking.BookRequest{SalonID: w.salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: bookingtest.At(w.salon, day, at),
+			Client: booking.ClientInput{Name: name, Phone: bookingtest.Phone()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bk
+	}
+	gone, came := book("Отменившая", "10:00"), book("Бывшая", "12:00")
+	book("Придущая", "11:00")
+	if _, err := w.Svc.Cancel(owner, booking.CancelRequest{SalonID: w.salon.ID, BookingID: gone.ID, Reason: "передумала", ForClient: true, Stated: true}); err != nil {
+		t.Fatal(err)
+	}
+	// (A visit of last week that took place.)
+	if _, err := w.Pool.Exec(ctx, `UPDATE bookings SET starts_at = starts_at - interval '9 days', status = 'completed' WHERE id = $1`, came.ID); err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(b.get("/panel/clients").body)
+	row := func(name string) string {
+		t.Helper()
+		i := strings.Index(page, ">"+name+"<")
+		if i < 0 {
+			t.Fatalf("%s is not listed", name)
+		}
+		return page[i : i+strings.Index(page[i:], "</tr>")]
+	}
+	cell := regexp.MustCompile(`data-label="([^"]+)">([^<]*)<`)
+	cells := func(name string) map[string]string {
+		out := map[string]string{}
+		for _, c := range cell.FindAllStringSubmatch(row(name), -1) {
+			out[c[1]] = c[2]
+		}
+		return out
+	}
+	lastDay := day.AddDays(-9)
+	for name, want := range map[string][2]string{
+		"Отменившая": {"—", "—"},
+		"Придущая":   {"—", fmt.Sprintf("%02d.%02d.%d 11:00", day.Day, day.Month, day.Year)},
+		"Бывшая":     {fmt.Sprintf("%02d.%02d.%d", lastDay.Day, lastDay.Month, lastDay.Year), "—"},
+	} {
+		if c := cells(name); c["Последний визит"] != want[0] || c["Следующая запись"] != want[1] {
+			t.Errorf("%s: last visit %q, next booking %q; want %q and %q", name, c["Последний визит"], c["Следующая запись"], want[0], want[1])
+		}
 	}
 }

@@ -258,25 +258,45 @@ func LoggedPath(c *fiber.Ctx) string {
 			return route
 		}
 	}
-	// A path under a secret route that no route took (another method, a
-	// segment more) grants as much: it is logged without what follows.
 	path := c.Path()
-	for _, prefix := range secretPrefixes {
-		if strings.HasPrefix(path, prefix) && len(path) > len(prefix) {
-			return prefix + "…"
+	if route == path || strings.Contains(route, ":") {
+		return path // (a route's own words, or its ids and slugs)
+	}
+	// No route took it (another method, a segment more, other capitals,
+	// a slash doubled): it is logged up to its first segment that might
+	// be a code, a token or a reference, whatever route it was meant for.
+	kept := 0
+	for seg := range strings.SplitSeq(path[min(1, len(path)):], "/") {
+		if !plainSegment(seg) {
+			return path[:kept] + "/…"
 		}
-	}
-	if i := strings.Index(path, "/back/"); strings.HasPrefix(path, "/w/") && i > 0 {
-		return path[:i] + "/back/…"
-	}
-	if i := strings.Index(path, "/balances/"); strings.HasPrefix(path, "/api/v1/salons/") && i > 0 {
-		return path[:i] + "/balances/…"
+		kept += 1 + len(seg)
 	}
 	return path
 }
 
-// secretPrefixes are the paths whose rest grants access.
-var secretPrefixes = []string{"/a/", "/o/", "/calendar/", "/api/v1/returns/"}
+// plainSegment tells a segment of a path that grants nothing: a word of a
+// route, a slug, an id, a file name. A code of a balance (732Y-837W-SX73,
+// in either case), a token or a reference mixes letters and digits, is
+// long or has capitals.
+func plainSegment(seg string) bool {
+	if len(seg) > 24 {
+		return false
+	}
+	letters, digits := false, false
+	for _, r := range seg {
+		switch {
+		case r >= 'a' && r <= 'z':
+			letters = true
+		case r >= '0' && r <= '9':
+			digits = true
+		case r == '.' || r == '-' || r == '_':
+		default:
+			return false
+		}
+	}
+	return !(letters && digits && len(seg) > 3)
+}
 
 // fieldsIn writes the reasons of fields in lang.
 func fieldsIn(fields map[string]i18n.Text, lang string) map[string]string {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,8 @@ import (
 	"salon/i18n"
 	"salon/internal/courier"
 	"salon/widget"
+
+	"github.com/chromedp/chromedp"
 )
 
 // payLinkSite is the widget with the sandbox taking deposits and e-mail
@@ -232,5 +235,52 @@ func TestTheLinkToPayIsNotHeldForTheMorning(t *testing.T) {
 	}
 	if n := s.count(`SELECT count(*) FROM messages WHERE booking_id = $1 AND kind = 'payment_due' AND channel = 'sms' AND state = 'sent'`, b.ID); n != 1 {
 		t.Errorf("in quiet hours, %d SMS with the link sent, want 1 at once", n)
+	}
+}
+
+// TestBrowserTheManagePageOfABookingTheDeskHeldPays: a booking the salon
+// made asking its deposit online has no payment until the client begins
+// one; the page the client keeps (the manage link of the e-mail) said
+// "preparing the payment page" for ever. It says what is due by when,
+// and its button begins the payment and opens the provider's page.
+func TestBrowserTheManagePageOfABookingTheDeskHeldPays(t *testing.T) {
+	s, outbox := payLinkSite(t)
+	staff := booking.As(context.Background(), booking.ByStaff(booking.User{ID: 1, SalonID: s.salon.ID, Role: booking.RoleAdmin}))
+	b, err := s.Svc.Book(staff, booking.BookRequest{SalonID: s.salon.ID, ServiceID: s.svc.ID, MasterID: s.masters[0].ID,
+		StartsAt: bookingtest.At(s.salon, testDay, "12:00"), AskDeposit: true,
+		Client: booking.ClientInput{Name: "Maria", Phone: bookingtest.Phone(), Email: "maria@example.com", Lang: "en"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The manage link of the e-mail that asks for the deposit.
+	if _, err := s.Svc.SendMessages(bookingtest.System()); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.Svc.MessagesOf(bookingtest.System(), s.salon.ID, b.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manage := ""
+	for _, m := range msgs {
+		if words, ok := outbox(m.ID); ok && m.Channel == booking.ChannelEmail && m.Kind == booking.KindPaymentDue {
+			manage = regexp.MustCompile(regexp.QuoteMeta(s.base) + `/w/studio/manage/\d+(\?lang=en)?#t=[\w-]+`).FindString(words)
+		}
+	}
+	if manage == "" {
+		t.Fatalf("no manage link in the e-mail asking for the deposit (%+v)", msgs)
+	}
+	ctx := browser(t)
+	run(t, ctx, chromedp.Navigate(manage), chromedp.WaitVisible(css("#manage-retry")))
+	want := "Pay the deposit of 1,000\u00a0₽ by " + i18n.When("en", b.HoldExpiresAt, s.salon.Location())
+	if got := text(t, ctx, "#manage-payment"); !strings.Contains(got, want) {
+		t.Errorf("the manage page says %q, want %q", got, want)
+	}
+	if got := text(t, ctx, "#manage-retry"); got != "Pay the deposit" {
+		t.Errorf("its button reads %q", got)
+	}
+	run(t, ctx, chromedp.Click(css("#manage-retry")), chromedp.WaitVisible(css("#pay")), chromedp.Click(css("#pay")),
+		chromedp.WaitVisible(css("#manage-payment")))
+	if got := text(t, ctx, "#manage-details") + " / " + text(t, ctx, "#manage-payment"); !strings.Contains(got, "confirmed") || !strings.Contains(got, "is paid") {
+		t.Errorf("paid from the manage page: %q", got)
 	}
 }

@@ -798,7 +798,10 @@
       if (p && p.status === 'authorized') return { note: fmt('paid_confirming', money(p.amount)), poll: true };
       return { note: rest, retry: true, retryLabel: T.topup_pay };
     }
-    if (!p) return { note: cfg.onlinePay && b.status === 'pending' ? T.pay_preparing : fmt('deposit_note', money(b.deposit)), poll: cfg.onlinePay && b.status === 'pending' };
+    // Held for its deposit with no payment begun (the desk asked for it,
+    // and sent a link): the client begins one here.
+    if (!p) return cfg.onlinePay && b.status === 'pending' ? { note: fmt('pay_note', money(b.deposit), due), retry: true, retryLabel: T.pay_start }
+      : { note: fmt('deposit_note', money(b.deposit)) };
     var amount = money(p.amount), paid = Number(p.paid) || 0, back = Number(p.refunded) || 0;
     switch (p.status) {
       // The booking's totals, over all its payments (a top-up, refunds in parts).
