@@ -110,6 +110,9 @@ type BalanceEntry struct {
 	// (completed, no-show, or a cancellation the policy kept it of).
 	Spent         int64
 	BookingStatus Status
+	// PaidBack is a refund's money paid back at the desk (a balance sold
+	// in the salon for a price; 0: none, or through the provider).
+	PaidBack Money
 }
 
 // Balance bounds.
@@ -312,7 +315,7 @@ func (s *Service) IssueBalance(ctx context.Context, in BalanceIssue) (*Balance, 
 		fe.add("price", "from 0.01 to %s, or empty", MaxCertificate.String())
 	}
 	if !in.ValidUntil.IsZero() && in.ValidUntil.Before(c.salon.Today(s.now())) {
-		fe.add("valid_until", "is in the past")
+		fe.add("valid_until", "this date has passed")
 	}
 	if err := fe.err(); err != nil {
 		return nil, err
@@ -594,7 +597,7 @@ func (s *Service) BalanceLedger(ctx context.Context, salonID, balanceID int64) (
 	rows, err := s.pool.Query(ctx, `SELECT e.id, e.type, e.delta, COALESCE(e.booking_id, 0), e.actor, e.created_at, COALESCE(e.balance_after, 0),
 		    CASE WHEN e.type = 'spend' THEN (SELECT -sum(x.delta) FROM balance_entries x WHERE x.balance_id = e.balance_id
 		                                     AND x.booking_id = e.booking_id AND x.type IN ('reserve', 'release')) ELSE 0 END,
-		    COALESCE(k.status, '')
+		    COALESCE(k.status, ''), COALESCE(e.paid_back, 0)
 		FROM balance_entries e JOIN balances b ON b.id = e.balance_id LEFT JOIN bookings k ON k.id = e.booking_id
 		WHERE b.salon_id = $1 AND b.id = $2 ORDER BY e.id LIMIT 1000`,
 		salonID, balanceID)
@@ -603,8 +606,47 @@ func (s *Service) BalanceLedger(ctx context.Context, salonID, balanceID int64) (
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (BalanceEntry, error) {
 		var e BalanceEntry
-		err := r.Scan(&e.ID, &e.Type, &e.Delta, &e.BookingID, &e.Actor, &e.CreatedAt, &e.After, &e.Spent, &e.BookingStatus)
+		err := r.Scan(&e.ID, &e.Type, &e.Delta, &e.BookingID, &e.Actor, &e.CreatedAt, &e.After, &e.Spent, &e.BookingStatus, &e.PaidBack)
 		return e, err
+	})
+}
+
+// BalanceMoney is money that changed hands over a package or certificate:
+// its sale (in the salon, at the price the desk gave, or online) or its
+// refund (paid back at the desk, or through the provider).
+type BalanceMoney struct {
+	At        time.Time
+	BalanceID int64
+	Kind      BalanceKind
+	Hint      string // the code's last characters
+	Refund    bool   // paid back; else taken
+	Online    bool   // through the provider; else at the desk
+	Amount    Money
+}
+
+// BalanceMoneyOf lists a day's money of the salon's packages and
+// certificates (staff of its salon), on the salon's clock, oldest first.
+// A sale in the salon whose price the desk did not give took no money
+// this can say, and is not listed.
+func (s *Service) BalanceMoneyOf(ctx context.Context, salonID int64, day Date) ([]BalanceMoney, error) {
+	salon, err := s.salonAs(ctx, salonID, RoleAdmin)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT e.created_at, b.id, b.kind, b.code_hint, e.type = 'refund', s.id IS NOT NULL,
+			CASE WHEN e.type = 'credit' THEN COALESCE(p.price, s.price) ELSE COALESCE(e.paid_back, s.refund_amount) END AS amount
+		FROM balance_entries e JOIN balances b ON b.id = e.balance_id
+		LEFT JOIN balance_prices p ON p.balance_id = b.id LEFT JOIN balance_sales s ON s.balance_id = b.id
+		WHERE e.salon_id = $1 AND e.type IN ('credit', 'refund') AND e.created_at >= $2 AND e.created_at < $3
+		  AND CASE WHEN e.type = 'credit' THEN COALESCE(p.price, s.price) ELSE COALESCE(e.paid_back, s.refund_amount) END > 0
+		ORDER BY e.created_at, e.id LIMIT 1000`, salonID, day.Start(salon.Location()), day.AddDays(1).Start(salon.Location()))
+	if err != nil {
+		return nil, fmt.Errorf("balance money: %w", dbErr(err))
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (BalanceMoney, error) {
+		var m BalanceMoney
+		err := r.Scan(&m.At, &m.BalanceID, &m.Kind, &m.Hint, &m.Refund, &m.Online, &m.Amount)
+		return m, err
 	})
 }
 

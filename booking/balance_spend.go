@@ -661,8 +661,8 @@ func (s *Service) RefundBalance(ctx context.Context, salonID, balanceID int64, r
 		if price > 0 {
 			paidBack = deskRefund(price, b.Total, b.Remaining, gone, held)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO balance_entries (balance_id, salon_id, type, delta, actor) VALUES ($1, $2, 'refund', $3, $4)`,
-			b.ID, salonID, -b.Remaining, actor); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO balance_entries (balance_id, salon_id, type, delta, actor, paid_back)
+			VALUES ($1, $2, 'refund', $3, $4, NULLIF($5, 0))`, b.ID, salonID, -b.Remaining, actor, paidBack); err != nil {
 			return fmt.Errorf("balance %d: refund: %w", balanceID, err)
 		}
 		// The audit log's row of the act (the ledger's entry is the money's).

@@ -240,6 +240,7 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		"Balances":         {run: func(ctx context.Context) error { return e1(f.Svc.Balances(ctx, a)) }},
 		"BalanceOf":        {run: func(ctx context.Context) error { return e1(f.Svc.BalanceOf(ctx, a, 1)) }},
 		"BalanceLedger":    {run: func(ctx context.Context) error { return e1(f.Svc.BalanceLedger(ctx, a, 1)) }},
+		"BalanceMoneyOf":   {run: func(ctx context.Context) error { return e1(f.Svc.BalanceMoneyOf(ctx, a, day)) }},
 		"ApplyBalance": {run: func(ctx context.Context) error {
 			return e1(f.Svc.ApplyBalance(ctx, a, 1, booking.PayWith{Kind: booking.BalancePackage, BalanceID: 1}))
 		}},

@@ -123,6 +123,9 @@ type RescheduleRequest struct {
 	// deposit as it is, is told the salon had to change it, and the time
 	// it frees is not offered to the waitlist (it cannot be served).
 	BySalon bool
+	// ForClient, from staff: the client asked for the move, as the desk
+	// said (its history says so, as a cancellation's does).
+	ForClient bool
 }
 
 // Reschedule moves an active booking. It is atomic: when the new time is
@@ -226,7 +229,7 @@ func (s *Service) Reschedule(ctx context.Context, r RescheduleRequest) (*Booking
 			}
 		}
 		actor := caller.actor(b)
-		details, _ := json.Marshal(actor.details(movedDetails(b, r.StartsAt, master, r.BySalon)))
+		details, _ := json.Marshal(actor.details(movedDetails(b, r.StartsAt, master, &r)))
 		var dueNow, dueWas Money
 		batch = &pgx.Batch{}
 		batch.Queue(`SAVEPOINT reschedule`)
@@ -638,11 +641,15 @@ func notWhereItIs(alts []Slot, b *Booking) []Slot {
 }
 
 // movedDetails are a move's history details: from where to where, and
-// whether the salon moved it of its own accord.
-func movedDetails(b *Booking, to time.Time, master int64, bySalon bool) map[string]any {
+// who asked for it, as staff said: the salon of its own accord, or the
+// client.
+func movedDetails(b *Booking, to time.Time, master int64, r *RescheduleRequest) map[string]any {
 	d := map[string]any{"from": b.StartsAt, "to": to, "from_master_id": b.MasterID, "to_master_id": master}
-	if bySalon {
+	switch {
+	case r.BySalon:
 		d["by_salon"] = true
+	case r.ForClient:
+		d["for_client"] = true
 	}
 	return d
 }

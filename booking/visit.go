@@ -930,7 +930,7 @@ func (s *Service) rescheduleVisit(ctx context.Context, caller Caller, r Reschedu
 					return errRelock
 				}
 			}
-			out, err = s.moveSegments(ctx, tx, b, plan, caller.actor(b), r.BySalon, -1)
+			out, err = s.moveSegments(ctx, tx, b, plan, caller.actor(b), &r, -1)
 			return err
 		})
 		if !errors.Is(err, errRelock) || attempt >= 2 {
@@ -980,7 +980,8 @@ func moveItems(b *Booking, given []VisitItem) ([]VisitItem, error) {
 // recording the move on the head and telling who listens. alone is the
 // index of the one segment moved by itself (its history and notice say
 // where it was and which service it is), or -1 for the whole visit.
-func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan []placed, actor Actor, bySalon bool, alone int) (*Booking, error) {
+func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan []placed, actor Actor, r *RescheduleRequest, alone int) (*Booking, error) {
+	bySalon := r.BySalon
 	n := len(plan)
 	ids, starts, ms, durs, prices := make([]int64, n), make([]time.Time, n), make([]int64, n), make([]int32, n), make([]Money, n)
 	bufs, procs, fins := make([]int32, n), make([]int32, n), make([]int32, n)
@@ -1004,7 +1005,7 @@ func (s *Service) moveSegments(ctx context.Context, tx pgx.Tx, b *Booking, plan 
 	if alone >= 0 {
 		from, to = &b.Segments[alone], plan[alone]
 	}
-	moved := movedDetails(from, to.start, to.master, bySalon)
+	moved := movedDetails(from, to.start, to.master, r)
 	if alone >= 0 {
 		moved["service_id"] = from.ServiceID
 	}
@@ -1136,7 +1137,7 @@ func (s *Service) rescheduleSegment(ctx context.Context, caller Caller, r Resche
 				t: x.terms()}
 		}
 		plan[i] = placed{serviceID: sg.ServiceID, master: master, start: r.StartsAt, durationMin: o.durationMin, price: price, t: t}
-		out, err = s.moveSegments(ctx, tx, b, plan, caller.actor(b), r.BySalon, i)
+		out, err = s.moveSegments(ctx, tx, b, plan, caller.actor(b), &r, i)
 		return err
 	})
 	if errors.Is(err, errTaken) {

@@ -152,7 +152,7 @@ func (s *Service) JoinWaitlist(ctx context.Context, r WaitRequest) (*WaitEntry, 
 	case r.From.AddDays(MaxWaitDays).Before(r.To):
 		fe.add("to_date", "at most %d days after from_date", MaxWaitDays)
 	case r.To.Before(c.salon.Today(s.now())):
-		fe.add("to_date", "is in the past")
+		fe.add("to_date", "this date has passed")
 	case caller.client() && !r.From.Before(c.salon.Today(s.now()).AddDays(c.salon.HorizonDays)):
 		// Nothing could be offered to it for months: clients wait for
 		// days they could book (staff may note a caller's wish further on).

@@ -48,6 +48,9 @@ func historyLines(events []booking.Event, masters, services map[int64]string, sa
 			if bySalon, _ := d["by_salon"].(bool); bySalon {
 				h.Text += " " + l.T("by the salon")
 			}
+			if forClient, _ := d["for_client"].(bool); forClient {
+				h.Text += " " + l.T("at the client's request")
+			}
 			h.Text += ": "
 			if svc := services[idOf(d["service_id"])]; svc != "" {
 				h.Text += svc + ", " // (one service of a visit)

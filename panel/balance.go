@@ -357,6 +357,9 @@ func (h *Handler) showBalanceRefund(c *fiber.Ctx, id int64, problem, code, reaso
 			// as a credit.
 			r.Type += " (" + l.Status(e.BookingStatus) + "): " + l.T("%s of the reservation", units(l, s, found[0].Kind, e.Spent))
 		}
+		if e.PaidBack > 0 {
+			r.Type += ": " + l.T("%s paid back to the client in the salon", e.PaidBack.Format(s.Currency, l.Code))
+		}
 		d.Entries = append(d.Entries, r)
 	}
 	return h.render(c, "balance", l.T("Balance"), d)

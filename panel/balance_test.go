@@ -760,6 +760,21 @@ func TestADeskSaleWithItsPriceSaysWhatToPayBack(t *testing.T) {
 		_, rows, _ := strings.Cut(got, "<tbody")
 		t.Errorf("the audit log does not say what the desk paid back: %.1500s", rows)
 	}
+	// After the refund, its page still says what the desk paid back; the
+	// day's payments count the sale and the money paid back.
+	if got := strings.ReplaceAll(owner.get(fmt.Sprintf("/panel/balances/%d", id)).body, "\u00a0", " "); !strings.Contains(got, "клиенту в салоне возвращено 4 500 ₽") {
+		t.Errorf("the balance's page after the refund does not say what was paid back: %s",
+			regexp.MustCompile(`(?s)<table class="list" id="ledger".*?</table>`).FindString(got))
+	}
+	// (The entries' clock is the database's, not the test's.)
+	sold := scalar[string](t, w, `SELECT to_char(created_at AT TIME ZONE $2, 'YYYY-MM-DD') FROM balance_entries WHERE balance_id = $1 AND type = 'credit'`,
+		id, w.salon.Timezone)
+	pay := strings.ReplaceAll(owner.get("/panel/payments?date="+sold).body, "\u00a0", " ")
+	for _, want := range []string{`id="balances-sold">4 500 ₽<`, `id="balances-paid-back">4 500 ₽<`, "продажа, в салоне", "возврат денег, в салоне"} {
+		if !strings.Contains(pay, want) {
+			t.Errorf("the day's payments lack %q: %s", want, regexp.MustCompile(`(?s)<table class="list summary".*?</table>|<table class="list" id="balance-money".*?</table>`).FindAllString(pay, -1))
+		}
+	}
 }
 
 // TestALockedCodeSaysSoOnItsPage: a package's code tried with more phones

@@ -47,7 +47,8 @@ type bookingForm struct {
 	Taken       bool
 	Alts        []altChoice
 	Durations   map[int64]string // by service: the chosen master's minutes, else 60 or 45–90 when masters differ
-	Terms       map[int64]string // by service: each master's minutes, "masterID=min ...", for the script
+	Prices      map[int64]string // by service: the chosen master's price, else the least to the most ("" when free)
+	Terms       map[int64]string // by service: each master's minutes and price, "masterID=min=price|...", for the script
 	Known       *booking.Client  // the client of the phone typed, when the salon knows them
 	Swap        bool             // an htmx answer that also fills in the known client's name
 	// PayBalance is the known client's package the booking is paid with
@@ -287,22 +288,32 @@ func (h *Handler) showBookingForm(c *fiber.Ctx, f *bookingForm) error {
 		}
 	}
 	ranges := booking.TermRanges(f.Masters)
-	f.Durations, f.Terms = map[int64]string{}, map[int64]string{}
+	f.Durations, f.Prices, f.Terms = map[int64]string{}, map[int64]string{}, map[int64]string{}
+	cur, code := salonOf(c).Currency, langOf(c).Code
+	price := func(m booking.Money) string {
+		if m <= 0 {
+			return ""
+		}
+		return m.Format(cur, code)
+	}
 	for _, sv := range f.Services {
-		f.Durations[sv.ID] = strconv.Itoa(sv.DurationMin)
+		f.Durations[sv.ID], f.Prices[sv.ID] = strconv.Itoa(sv.DurationMin), price(sv.Price)
 		if r, ok := ranges[sv.ID]; ok {
-			f.Durations[sv.ID] = r.Durations()
+			f.Durations[sv.ID], f.Prices[sv.ID] = r.Durations(), price(r.MaxPrice)
+			if r.MinPrice != r.MaxPrice {
+				f.Prices[sv.ID] = r.MinPrice.Format(cur, code) + "–" + f.Prices[sv.ID]
+			}
 		}
 		var terms []string
 		for _, m := range f.Masters {
 			if o, ok := m.TermsOf(sv.ID); ok {
-				terms = append(terms, fmt.Sprintf("%d=%d", m.ID, o.DurationMin))
+				terms = append(terms, fmt.Sprintf("%d=%d=%s", m.ID, o.DurationMin, price(o.Price)))
 				if m.ID == f.MasterID {
-					f.Durations[sv.ID] = strconv.Itoa(o.DurationMin) // the chosen master's own
+					f.Durations[sv.ID], f.Prices[sv.ID] = strconv.Itoa(o.DurationMin), price(o.Price) // the chosen master's own
 				}
 			}
 		}
-		f.Terms[sv.ID] = strings.Join(terms, " ")
+		f.Terms[sv.ID] = strings.Join(terms, "|")
 	}
 	if f.Phone != "" && f.Known == nil {
 		f.Known, _ = h.svc.ClientByPhone(c.UserContext(), u.SalonID, f.Phone) // a hint: none is fine
@@ -906,7 +917,7 @@ func (h *Handler) rescheduleBooking(c *fiber.Ctx) error {
 		return h.showBooking(c, p)
 	}
 	moved, err := h.svc.Reschedule(c.UserContext(), booking.RescheduleRequest{SalonID: user(c).SalonID, BookingID: id,
-		StartsAt: at, MasterID: master, Items: items, Segment: only, BySalon: asked == "salon"})
+		StartsAt: at, MasterID: master, Items: items, Segment: only, BySalon: asked == "salon", ForClient: asked == "client"})
 	if err != nil {
 		if !h.formError(c, err, &p.Error, &p.Fields, &p.Taken, &p.Alts) {
 			return err

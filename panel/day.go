@@ -190,9 +190,13 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 			start, end time.Time
 		}
 		var parts []part
+		var buffers [][2]time.Time // the master's pause after a service: busy, not bookable
 		for _, b := range col.books {
 			if b.Status == booking.StatusCancelled {
 				continue
+			}
+			if b.BufferMin > 0 {
+				buffers = append(buffers, [2]time.Time{b.EndsAt(), b.EndsAt().Add(time.Duration(b.BufferMin) * time.Minute)})
 			}
 			c := bookingCell(b, loc, now, l)
 			if v := visits[b.ID]; v != "" {
@@ -248,6 +252,11 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 				}
 			}
 			c := &g.Rows[i].Cells[j]
+			for _, bf := range buffers {
+				if kind == "free" && !t.Before(bf[0]) && t.Before(bf[1]) {
+					kind, c.Label = "buffer", l.T("the master's pause after a service")
+				}
+			}
 			c.Kind, c.Span = kind, 1
 			if kind == "free" {
 				if t.Before(now) {
@@ -486,6 +495,8 @@ func (g *grid) body() template.HTML {
 					b.WriteString(`<span class="notes" title="` + esc(c.Notes) + `">⚠ ` + esc(shorten(c.Notes, 60)) + `</span>`)
 				}
 				b.WriteString(`</a></td>`)
+			case c.Label != "": // (a pause after a service: said)
+				b.WriteString(`<td class="` + esc(c.Kind) + `"` + col + ` title="` + esc(c.Label) + `"><span class="sr">` + esc(c.Label) + `</span></td>`)
 			default:
 				b.WriteString(`<td class="` + esc(c.Kind) + `"` + col + `></td>`)
 			}

@@ -967,21 +967,23 @@ func TestNewBookingShowsTheMastersOwnDuration(t *testing.T) {
 	w := newWorld(t)
 	b := w.owner()
 	ctx := bookingtest.System()
-	sv := w.Service(t, w.salon, booking.SalonService{Name: "Долгая укладка", DurationMin: 60})
-	slow, err := w.Svc.CreateMaster(ctx, w.salon.ID, booking.Master{Name: "Неспешная"}, booking.Offer{ServiceID: sv.ID, DurationMin: 90})
+	sv := w.Service(t, w.salon, booking.SalonService{Name: "Долгая укладка", DurationMin: 60, Price: 200000})
+	slow, err := w.Svc.CreateMaster(ctx, w.salon.ID, booking.Master{Name: "Неспешная"}, booking.Offer{ServiceID: sv.ID, DurationMin: 90, Price: 250000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.Svc.CreateMaster(ctx, w.salon.ID, booking.Master{Name: "Быстрая"}, booking.Offer{ServiceID: sv.ID}); err != nil {
 		t.Fatal(err)
 	}
-	page := html.UnescapeString(b.get(fmt.Sprintf("/panel/bookings/new?master=%d", slow.ID)).body)
-	if !strings.Contains(page, ">Долгая укладка · 90 мин<") {
-		t.Errorf("with the slow master chosen the service does not say 90 min")
+	// (And what it costs: a caller asks.)
+	page := strings.ReplaceAll(html.UnescapeString(b.get(fmt.Sprintf("/panel/bookings/new?master=%d", slow.ID)).body), "\u00a0", " ")
+	if !strings.Contains(page, ">Долгая укладка · 90 мин · 2 500 ₽<") {
+		t.Errorf("with the slow master chosen the service does not say 90 min and 2 500 ₽")
 	}
-	if page := html.UnescapeString(b.get("/panel/bookings/new").body); !strings.Contains(page, ">Долгая укладка · 60–90 мин<") ||
-		!strings.Contains(page, fmt.Sprintf(`data-terms="%d=90`, slow.ID)) && !strings.Contains(page, fmt.Sprintf(` %d=90`, slow.ID)) {
-		t.Errorf("without a master the service does not give its range and each master's minutes")
+	page = strings.ReplaceAll(html.UnescapeString(b.get("/panel/bookings/new").body), "\u00a0", " ")
+	if !strings.Contains(page, ">Долгая укладка · 60–90 мин · 2 000 ₽–2 500 ₽<") ||
+		!strings.Contains(page, fmt.Sprintf(`data-terms="%d=90=2 500 ₽`, slow.ID)) && !strings.Contains(page, fmt.Sprintf(`|%d=90=2 500 ₽`, slow.ID)) {
+		t.Errorf("without a master the service does not give its ranges and each master's minutes and price")
 	}
 }
 
@@ -1232,5 +1234,78 @@ func TestTheClientsListSaysTheLastVisitAndTheNext(t *testing.T) {
 		if c := cells(name); c["Последний визит"] != want[0] || c["Следующая запись"] != want[1] {
 			t.Errorf("%s: last visit %q, next booking %q; want %q and %q", name, c["Последний визит"], c["Следующая запись"], want[0], want[1])
 		}
+	}
+}
+
+// TestAMoveSaysWhoAskedForIt: the desk says who asks to move a booking,
+// and its history keeps it, as a cancellation's does.
+func TestAMoveSaysWhoAskedForIt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	owner := booking.As(context.Background(), booking.ByStaff(booking.User{ID: scalar[int64](t, w, `SELECT id FROM users WHERE email = $1`, demo.Email),
+		SalonID: w.salon.ID, Role: booking.RoleOwner, Email: demo.Email}))
+	sv, err := w.Svc.CreateService(owner, w.salon.ID, booking.SalonService{Name: "Укладка", DurationMin: 30, Price: 150000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := w.Svc.CreateMaster(owner, w.salon.ID, booking.Master{Name: "Ника"}, booking.Offer{ServiceID: sv.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := w.today().AddDays(2)
+	w.Shift(t, w.salon, m, day, 1, "10:00", "18:00")
+	for _, c := range []struct{ asked, want string }{{"client", "Перенесена по просьбе клиента: "}, {"salon", "Перенесена по решению салона: "}} {
+		bk, err := w.Svc.Book(owner, booking.BookRequest{SalonID: w.salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: bookingtest.At(w.salon, day, "10:00"),
+			Client: booking.ClientInput{Name: "Вера", Phone: bookingtest.Phone()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := b.post(fmt.Sprintf("/panel/bookings/%d/reschedule", bk.ID), url.Values{"date": {day.String()}, "time": {"14:15"}, "asked": {c.asked}}); a.status != http.StatusSeeOther {
+			t.Fatalf("the move asked by the %s: %d %s", c.asked, a.status, fieldErrorsOf(a.body))
+		}
+		if page := html.UnescapeString(b.get(fmt.Sprintf("/panel/bookings/%d", bk.ID)).body); !strings.Contains(page, c.want) {
+			t.Errorf("the history of a move asked by the %s lacks %q", c.asked, c.want)
+		}
+		if _, err := w.Svc.Cancel(owner, booking.CancelRequest{SalonID: w.salon.ID, BookingID: bk.ID, ForClient: true, Stated: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestTheDayShowsTheMastersPauseAsBusy: a service's pause after it (its
+// buffer) is the master's busy time: the grid drew it free, with a "+",
+// and a booking there was refused as taken.
+func TestTheDayShowsTheMastersPauseAsBusy(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	owner := booking.As(context.Background(), booking.ByStaff(booking.User{ID: scalar[int64](t, w, `SELECT id FROM users WHERE email = $1`, demo.Email),
+		SalonID: w.salon.ID, Role: booking.RoleOwner, Email: demo.Email}))
+	sv, err := w.Svc.CreateService(owner, w.salon.ID, booking.SalonService{Name: "Тонирование", DurationMin: 60, BufferMin: 30, Price: 500000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := w.Svc.CreateMaster(owner, w.salon.ID, booking.Master{Name: "Ника"}, booking.Offer{ServiceID: sv.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := w.today().AddDays(2)
+	w.Shift(t, w.salon, m, day, 1, "10:00", "18:00")
+	if _, err := w.Svc.Book(owner, booking.BookRequest{SalonID: w.salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: bookingtest.At(w.salon, day, "12:00"),
+		Client: booking.ClientInput{Name: "Вера", Phone: bookingtest.Phone()}}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.get("/panel/day/" + day.String()).body
+	free := func(hhmm string) bool {
+		return strings.Contains(page, fmt.Sprintf(`href="/panel/bookings/new?at=%sT%s%%3A%s&amp;master=%d"`, day, hhmm[:2], hhmm[3:], m.ID))
+	}
+	for hhmm, want := range map[string]bool{"11:45": true, "13:00": false, "13:15": false, "13:30": true} {
+		if free(hhmm) != want {
+			t.Errorf("%s drawn free: %v, want %v", hhmm, free(hhmm), want)
+		}
+	}
+	if !strings.Contains(page, `class="buffer"`) || !strings.Contains(page, "перерыв мастера после услуги") {
+		t.Error("the pause after the service is not drawn as such")
 	}
 }

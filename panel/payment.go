@@ -17,8 +17,19 @@ type paymentsData struct {
 	Ledger           []booking.LedgerEntry
 	Received         booking.Money
 	Refunded         booking.Money
-	Net              booking.Money
-	Currency         string
+	// Balances are the day's money of packages and certificates: sold
+	// (Sold) and paid back (PaidBack), at the desk and online.
+	Balances       []balanceMoneyLine
+	Sold, PaidBack booking.Money
+	Net            booking.Money
+	Currency       string
+}
+
+// balanceMoneyLine is a line of the day's money of packages and
+// certificates, in words.
+type balanceMoneyLine struct {
+	booking.BalanceMoney
+	When, What, Where string
 }
 
 // payments shows a day's payment sessions and ledger, with its totals.
@@ -49,8 +60,26 @@ func (h *Handler) payments(c *fiber.Ctx) error {
 			data.Refunded += e.Amount
 		}
 	}
-	data.Net = data.Received - data.Refunded
-	return h.render(c, "payments", langOf(c).T("Payments"), data)
+	money, err := h.svc.BalanceMoneyOf(c.UserContext(), u.SalonID, d)
+	if err != nil {
+		return err
+	}
+	l := langOf(c)
+	for _, m := range money {
+		line := balanceMoneyLine{BalanceMoney: m, When: l.DateTime(m.At.In(loc)), What: l.T("sale"), Where: l.T("in the salon")}
+		if m.Refund {
+			line.What = l.T("money paid back")
+			data.PaidBack += m.Amount
+		} else {
+			data.Sold += m.Amount
+		}
+		if m.Online {
+			line.Where = l.T("online")
+		}
+		data.Balances = append(data.Balances, line)
+	}
+	data.Net = data.Received - data.Refunded + data.Sold - data.PaidBack
+	return h.render(c, "payments", l.T("Payments"), data)
 }
 
 type attentionData struct {

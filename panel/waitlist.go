@@ -103,7 +103,16 @@ func (h *Handler) showWaitlist(c *fiber.Ctx, day booking.Date, d *waitlistData) 
 		}
 		var hours []string
 		for _, w := range r.Times {
-			hours = append(hours, w.From.String()+"–"+w.To.String())
+			from, to := w.From.String(), w.To.String()
+			switch {
+			case from == "00:00" && (to == "24:00" || to == "23:59"):
+			case from == "00:00":
+				hours = append(hours, l.T("until %s", to)) // (the widget's "morning")
+			case to == "24:00" || to == "23:59":
+				hours = append(hours, l.T("after %s", from))
+			default:
+				hours = append(hours, from+"–"+to)
+			}
 		}
 		days := l.Day(r.From)
 		if r.To != r.From {

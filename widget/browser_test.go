@@ -604,3 +604,51 @@ func TestBrowserBooksPastTheFirstMonth(t *testing.T) {
 		t.Fatalf("%d bookings on %s, want 1", n, late)
 	}
 }
+
+// TestBrowserBackIsTheStepsBack: on a phone Back is how one goes a step
+// back; it left the widget, and the client's choices with it. The
+// browser's Back goes to the step before (the choices kept), as the
+// step's own Back does; past the first step it leaves; once booked, it
+// leaves rather than go back into the form sent.
+func TestBrowserBackIsTheStepsBack(t *testing.T) {
+	s := newSite(t)
+	ctx := browser(t)
+	m := s.masters[1]
+	visible := func(step string) string {
+		t.Helper()
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`Array.prototype.filter.call(document.querySelectorAll('section[data-step]'),
+			function (x) { return !x.hidden; }).map(function (x) { return x.dataset.step; }).join(',')`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != step {
+			t.Errorf("the step shown is %q, want %q", got, step)
+		}
+		return got
+	}
+	widget := s.base + "/w/studio?lang=en"
+	run(t, ctx, chromedp.Navigate(s.base+"/healthz"), chromedp.Navigate(widget), chromedp.WaitVisible(css(`button[data-service-id]`)))
+	run(t, ctx, throughTime(s, m.ID, "11:00")[:3]...)
+	run(t, ctx, chromedp.WaitVisible(css(`#times button`)), chromedp.NavigateBack(), chromedp.WaitVisible(css(`#days button`)))
+	visible("day")
+	run(t, ctx, chromedp.NavigateBack(), chromedp.WaitVisible(css(`#masters button`)))
+	visible("master")
+	// The step's own Back, then the browser's: out of the widget.
+	run(t, ctx, chromedp.Click(css(`section[data-step="master"] button.back`)), chromedp.WaitVisible(css(`button[data-service-id]`)))
+	visible("service")
+	run(t, ctx, chromedp.NavigateBack(), chromedp.WaitReady(css("body")))
+	if loc, err := chromedp.Run(ctx, chromedp.Location()); err != nil || !strings.HasSuffix(loc, "/healthz") {
+		t.Errorf("Back from the first step is at %q (%v), want the page before the widget", loc, err)
+	}
+	// Forward again, booked: Back leaves, and books nothing twice.
+	run(t, ctx, chromedp.Navigate(widget), chromedp.WaitVisible(css(`button[data-service-id]`)))
+	run(t, ctx, append(append(throughTime(s, m.ID, "11:00"), contact("Anna Back", "+7 999 555-11-23")...),
+		chromedp.Click(css("#confirm")), chromedp.WaitVisible(css(`section[data-step="done"]`)))...)
+	run(t, ctx, chromedp.NavigateBack(), chromedp.WaitReady(css("body")))
+	if loc, err := chromedp.Run(ctx, chromedp.Location()); err != nil || !strings.HasSuffix(loc, "/healthz") {
+		t.Errorf("Back from the booked page is at %q (%v), want the page before the widget", loc, err)
+	}
+	if n := countBookings(t, s, `c.phone = '+79995551123'`); n != 1 {
+		t.Errorf("%d bookings, want 1", n)
+	}
+}

@@ -167,3 +167,33 @@ func TestOfferLinkPage(t *testing.T) {
 		t.Fatalf("an unknown link: %d, want 404", code)
 	}
 }
+
+// TestBrowserWaitingWhileTimeIsFreeIsSaid: a client who joins the waiting
+// list for days that have free times already is told so once, with the
+// way to book one; sent again, she joins.
+func TestBrowserWaitingWhileTimeIsFreeIsSaid(t *testing.T) {
+	s := newSite(t)
+	m := s.masters[0]
+	ctx := browsertest.Tab(t, 390, 900)
+	run(t, ctx, chromedp.Navigate(s.base+"/w/studio?lang=en"), chromedp.WaitVisible(css(`button[data-service-id]`)),
+		chromedp.Click(css(fmt.Sprintf(`button[data-service-id="%d"]`, s.svc.ID))),
+		chromedp.Click(css(fmt.Sprintf(`#masters button[data-master-id="%d"]`, m.ID))),
+		chromedp.WaitVisible(css(fmt.Sprintf(`#days button.free[data-date="%s"]`, testDay))),
+		chromedp.Click(css(`#wait-start`)), chromedp.WaitVisible(css(`#wait-form`)),
+		chromedp.SetValue(css("#wait-from"), testDay.String()), chromedp.SetValue(css("#wait-to"), testDay.String()),
+		chromedp.SetValue(css("#wait-part"), "12:00-17:00"),
+		chromedp.SendKeys(css("#wait-name"), "Vera"), chromedp.SendKeys(css("#wait-phone"), bookingtest.Phone()),
+		chromedp.Click(css("#wait-join")), chromedp.WaitVisible(css("#wait-free")))
+	if got := text(t, ctx, "#wait-free"); !strings.Contains(got, "There is free time on these days already") || !strings.Contains(got, "12:00") ||
+		strings.Contains(got, "11:") {
+		t.Errorf("the waiting list's form says %q", got)
+	}
+	browsertest.Axe(t, ctx, "waitlist form, time free")
+	if n := s.count(`SELECT count(*) FROM waitlist_entries`); n != 0 {
+		t.Errorf("%d entries before the client sent the form again", n)
+	}
+	run(t, ctx, chromedp.Click(css("#wait-join")), chromedp.WaitVisible(css(`section[data-step="entry"]`)))
+	if n := s.count(`SELECT count(*) FROM waitlist_entries`); n != 1 {
+		t.Errorf("%d entries, want 1", n)
+	}
+}

@@ -119,6 +119,15 @@ func Compose(o *booking.Outgoing, base string) Words {
 			w.Details = append(w.Details, detail{t("Deposit"), v.Deposit.Format(v.Salon.Currency, lang)})
 		}
 	}
+	// What the visit costs, as the widget said when it was booked, and,
+	// its deposit paid online, what is left to pay at the salon (below).
+	var price booking.Money
+	if p := booking.VisitPrice(&v.Booking); v.PaidWith == nil && tellsPrice[o.Kind] && v.Status != booking.StatusCancelled {
+		price = p
+	}
+	if price > 0 {
+		w.Details = append(w.Details, detail{t("Price"), price.Format(v.Salon.Currency, lang)})
+	}
 	switch {
 	case o.Kind == booking.KindRefunded && o.Change.Amount > 0:
 		w.Details = append(w.Details, detail{t("Refunded"), o.Change.Amount.Format(v.Salon.Currency, lang)})
@@ -129,6 +138,9 @@ func Compose(o *booking.Outgoing, base string) Words {
 		w.Details = append(w.Details, detail{t("Deposit"), t("%s, not refunded by the cancellation rules", kept.Format(v.Salon.Currency, lang))})
 	}
 	w.Details = append(w.Details, paidWith(t, lang, o.Kind, v)...)
+	if price > 0 && v.Prepaid > 0 && o.Kind != booking.KindPaymentDue {
+		w.Details = append(w.Details, detail{t("To pay at the salon"), max(price-v.Prepaid, 0).Format(v.Salon.Currency, lang)})
+	}
 	switch {
 	case topUp:
 		w.Details = append(w.Details, detail{t("Due now"), v.DepositDue.Format(v.Salon.Currency, lang)})
@@ -168,6 +180,11 @@ func Compose(o *booking.Outgoing, base string) Words {
 	}
 	return w
 }
+
+// tellsPrice are the messages of a booking that say what it costs (a
+// package or certificate's say it with what it paid: paidWith).
+var tellsPrice = map[booking.MessageKind]bool{booking.KindConfirmation: true, booking.KindChanged: true, booking.KindReminder: true,
+	booking.KindPaid: true, booking.KindPaymentDue: true}
 
 // paidWith is what a package or a certificate paid of booking v (none:
 // nothing), what it has left now, and what is left to pay at the salon;

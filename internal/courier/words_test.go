@@ -141,6 +141,31 @@ func TestBookingMailSaysWhatABalancePaid(t *testing.T) {
 	}
 }
 
+// TestBookingMailSaysThePrice: a booking's e-mail says what the visit
+// costs, as the widget did when it was booked, and, its deposit paid
+// online, what is left to pay at the salon; a cancellation's says
+// neither.
+func TestBookingMailSaysThePrice(t *testing.T) {
+	v := &booking.View{Booking: booking.Booking{Status: booking.StatusConfirmed, Price: 600000, Deposit: 100000}, Salon: paidSalon,
+		ServiceName: "Окрашивание", MasterName: "Анна"}
+	mail := func(kind booking.MessageKind) string {
+		return strings.ReplaceAll(courier.Compose(&booking.Outgoing{Message: booking.Message{Kind: kind}, Booking: v, Lang: "ru"}, "").Text(), "\u00a0", " ")
+	}
+	if got := mail(booking.KindConfirmation); !strings.Contains(got, "Цена: 6 000 ₽") || strings.Contains(got, "К оплате в салоне") {
+		t.Errorf("a confirmation, nothing paid online:\n%s", got)
+	}
+	v.Prepaid = 100000
+	for _, kind := range []booking.MessageKind{booking.KindPaid, booking.KindReminder} {
+		if got := mail(kind); !strings.Contains(got, "Цена: 6 000 ₽") || !strings.Contains(got, "К оплате в салоне: 5 000 ₽") {
+			t.Errorf("%s, the deposit paid online:\n%s", kind, got)
+		}
+	}
+	v.Status = booking.StatusCancelled
+	if got := mail(booking.KindCancelled); strings.Contains(got, "Цена") {
+		t.Errorf("a cancellation:\n%s", got)
+	}
+}
+
 // TestSMSSaysWhatABalancePaid: a confirmation's SMS says what the package
 // or certificate paid and has left; a cancellation's, what came back to
 // it and what the rules kept; a reminder's, nothing of it (each part of an

@@ -137,6 +137,7 @@
   // The step on screen; its heading takes the focus so keyboard and screen
   // reader users land on it.
   function show(step) {
+    history1(step);
     showError('');
     chosen(step);
     app.querySelectorAll('section[data-step]').forEach(function (s) { s.hidden = s.dataset.step !== step; });
@@ -149,6 +150,34 @@
     wait: 'day' };
   app.querySelectorAll('button.back').forEach(function (b) {
     b.addEventListener('click', function () { show(back[state.step]); });
+  });
+  // The browser's Back is the step's Back: each step forward is an entry
+  // of the browser's history (a phone's Back, the top page's when the
+  // widget is embedded), and going back pops it. A step with no way back
+  // (booked, a booking's page again) unwinds the entries: Back then
+  // leaves the widget, not into a form already sent.
+  var depth = 0, popsOwn = 0, popping = false;
+  function history1(step) {
+    if (!window.history || !history.pushState || !state.step || step === state.step) return;
+    if (back[step] === state.step) {
+      history.pushState({ salonStep: step }, '');
+      depth++;
+    } else if (step === back[state.step] && depth > 0) {
+      depth--;
+      if (!popping) { popsOwn++; history.back(); }
+    } else if (!back[step] && depth > 0) {
+      popsOwn++;
+      history.go(-depth);
+      depth = 0;
+    }
+  }
+  window.addEventListener('popstate', function () {
+    if (popsOwn > 0) { popsOwn--; return; } // (our own step back, shown already)
+    if (depth > 0 && back[state.step]) {
+      popping = true;
+      show(back[state.step]);
+      popping = false;
+    }
   });
 
   // chosen keeps what the client has picked in sight on the later steps:
@@ -606,6 +635,8 @@
       $('wait-email').value = state.client.email || '';
     }
     waitErrors({});
+    $('wait-free').hidden = $('wait-free-actions').hidden = true;
+    state.waitWarned = '';
     show('wait');
   }
   function waitErrors(fields) {
@@ -626,6 +657,11 @@
     return link.toString();
   }
   function waitBooking() {
+    $('wait-book').addEventListener('click', function () {
+      var free = document.querySelector('#days button.free');
+      show('day');
+      if (free) free.focus();
+    });
     $('wait-start').addEventListener('click', waitStep);
     $('wait-taken').addEventListener('click', waitStep);
     $('wait-form').addEventListener('submit', function (ev) {
@@ -637,6 +673,21 @@
       if (email && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) errs['client.email'] = T.err_email;
       if ($('wait-to').value < $('wait-from').value) errs.to_date = T.w_err_to;
       if (waitErrors(errs)) return;
+      // Free times on those days already (of those the page has read):
+      // said once, with the way to book one; sent again, the client waits.
+      var part0 = $('wait-part').value, key = $('wait-from').value + '|' + $('wait-to').value + '|' + part0;
+      var free = (state.slots || []).filter(function (s) {
+        var d = dateOf(s.starts_at), hm = timeOf(s.starts_at);
+        return d >= $('wait-from').value && d <= $('wait-to').value &&
+          (!part0 || hm >= part0.split('-')[0] && hm < part0.split('-')[1]);
+      });
+      if (free.length && state.waitWarned !== key) {
+        state.waitWarned = key;
+        $('wait-free').textContent = fmt('w_free_now', free.slice(0, 3).map(function (s) { return when(s.starts_at); }).join('; ') + (free.length > 3 ? '…' : ''));
+        $('wait-free').hidden = $('wait-free-actions').hidden = false;
+        resize();
+        return;
+      }
       var items = visitItems();
       var body = items.length > 1
         ? { items: items.map(function (it) { return it.master ? { service_id: it.service, master_id: it.master } : { service_id: it.service }; }) }
@@ -682,7 +733,7 @@
       summaryInto($('entry-details'), [
         [T.service, items.map(function (it) { return serviceName(it.service_id); }).join(' + ')],
         [T.master, items.map(function (it) { return it.master_id ? masterName(it.master_id) : T.any_master; }).join(', ')],
-        [T.w_days, dayLabel(e.from_date) + ' – ' + dayLabel(e.to_date)],
+        [T.w_days, (e.from_date === e.to_date ? dayLabel(e.from_date) : dayLabel(e.from_date) + ' – ' + dayLabel(e.to_date))],
         [T.status, T['w_status_' + e.status] || e.status]
       ]);
       $('entry-note').textContent = e.status === 'waiting' ? T.w_waiting_note : '';

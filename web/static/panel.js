@@ -28,12 +28,15 @@
   document.body && showCol();
   document.addEventListener('htmx:afterSwap', showCol);
   // The new booking form: the services say how long they take with the
-  // chosen master (their own duration), as the master changes.
+  // chosen master and what they cost (the master's own), as the master
+  // changes.
   function durations(m) {
     if (m.name !== 'master' || !m.form || !m.form.querySelector('select[name=service]')) return;
     m.form.querySelectorAll('select[name=service] option[data-terms]').forEach(function (o) {
-      var own = (' ' + o.dataset.terms).split(' ' + m.value + '=')[1];
-      if (own) o.textContent = o.dataset.name + ' · ' + parseInt(own, 10) + ' ' + o.dataset.min;
+      o.dataset.terms.split('|').forEach(function (t) {
+        var f = t.split('=');
+        if (f[0] === m.value) o.textContent = o.dataset.name + ' · ' + f[1] + ' ' + o.dataset.min + (f[2] ? ' · ' + f[2] : '');
+      });
     });
   }
   document.addEventListener('change', function (ev) { durations(ev.target); });
@@ -74,4 +77,9 @@
       });
     }
   });
+  // On a phone the sections scroll in one row: the page's own in sight.
+  var here = document.querySelector('.top nav a[aria-current]');
+  if (here && here.parentNode.scrollWidth > here.parentNode.clientWidth) {
+    here.parentNode.scrollLeft = here.offsetLeft - here.parentNode.offsetLeft - (here.parentNode.clientWidth - here.offsetWidth) / 2;
+  }
 })();
