@@ -44,7 +44,7 @@ type ClientInput struct {
 // named with prefix.
 func (c *ClientInput) normalize(fe fieldErrors, prefix, region string) {
 	c.Name = cleanText(fe, prefix+"name", c.Name, MaxNameLen, oneLine, true)
-	p, err := NormalizePhone(c.Phone, region)
+	p, err := ClientPhone(c.Phone, region)
 	if err != nil && c.Verified {
 		p, err = VouchedPhone(c.Phone) // the channel has seen it: possible will do
 	}

@@ -846,21 +846,8 @@ func (s *Service) sendOne(ctx context.Context, id int64) error {
 				why = "the client's phone is no longer this one"
 			}
 		}
-		var capped string
-		if why == "" && !m.ToMaster && m.Channel == ChannelSMS {
-			if why, capped, err = s.smsAllowed(ctx, tx, m, &v.Salon, now); err != nil {
-				return err
-			}
-		}
 		if why != "" {
 			_, err := tx.Exec(ctx, `UPDATE messages SET state = 'dropped', error = $2, sending_at = NULL WHERE id = $1`, id, why)
-			return err
-		}
-		if capped != "" {
-			// Not sent, for staff to look at (the attention page) and send
-			// again if it is a real client's.
-			s.log.Warn("messages: an SMS over the salon's caps", "message", id, "salon", m.SalonID, "why", capped)
-			_, err := tx.Exec(ctx, `UPDATE messages SET state = 'failed', error = $2, sending_at = NULL WHERE id = $1`, id, capped)
 			return err
 		}
 		var set MessageSettings
@@ -872,6 +859,19 @@ func (s *Service) sendOne(ctx context.Context, id int64) error {
 			// A retry that came due in the night: in the morning.
 			_, err := tx.Exec(ctx, `UPDATE messages SET sending_at = NULL, not_before = $2 WHERE id = $1`, id, morning)
 			return err
+		}
+		if !m.ToMaster && m.Channel == ChannelSMS {
+			capped, err := s.smsAllowed(ctx, tx, m, &v.Salon, now)
+			if err != nil {
+				return err
+			}
+			if capped != "" {
+				// Not sent, for staff to look at (the attention page)
+				// and send again if it is a real client's.
+				s.log.Warn("messages: an SMS over the salon's caps", "message", id, "salon", m.SalonID, "why", capped)
+				_, err := tx.Exec(ctx, `UPDATE messages SET state = 'failed', error = $2, sending_at = NULL WHERE id = $1`, id, capped)
+				return err
+			}
 		}
 		// A booking of the salon's hold-out (its id's hash: not a run of
 		// consecutive bookings) gets plain messages: nothing to tap.
@@ -1166,45 +1166,59 @@ func (s *Service) messages(ctx context.Context, where string, args ...any) ([]Me
 
 // SMS caps: a salon's SMS to one number in a day, and to new clients
 // (first seen in the last day) who booked from outside (online, the bot)
-// in an hour. A real client gets a handful a day (a confirmation, a
-// change, two reminders), and a salon far fewer new clients an hour;
-// past either, a flood of made-up bookings would have the salon pay for
-// messages (SMS pumping). Clients the salon made (the desk, an import)
-// are not counted. A message over a cap fails, for staff to send again
-// (which is past the caps).
+// in an hour; such a client's SMS abroad too (the costliest, and what a
+// flood of made-up bookings would have the salon pay for: SMS pumping).
+// A real client gets a handful a day (a confirmation, a change, two
+// reminders), and a salon far fewer new clients an hour. The messages of
+// bookings the salon made (the desk, an import), and of clients who came
+// before, are not counted as new clients', and go abroad. A message over
+// a cap fails, for staff to send again (which is past the caps). A
+// waitlist offer's SMS counts for its number only.
 const (
 	smsPerNumberPerDay     = 10
 	smsToNewClientsPerHour = 60
 )
 
-// smsAllowed tells why an SMS of m is not to be sent: dropped, when it
-// cannot go (a number abroad: SMSReaches), or capped, when the salon's
-// caps are reached (staff may send it again).
-func (s *Service) smsAllowed(ctx context.Context, q querier, m *Message, salon *Salon, now time.Time) (dropped, capped string, err error) {
-	if !SMSReaches(m.Recipient, salon.Country) {
-		return "SMS go only to numbers of the salon's country", "", nil
+// smsAllowed tells why an SMS of m is not to be sent now (capped: staff
+// may send it again; "" when it may go). One that may go is counted at
+// once, under the salon's lock, so that sends at once, on any replica,
+// pass a cap no more than one at a time.
+func (s *Service) smsAllowed(ctx context.Context, tx pgx.Tx, m *Message, salon *Salon, now time.Time) (capped string, err error) {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('sms-caps:' || $1::bigint, 0))`, m.SalonID); err != nil {
+		return "", fmt.Errorf("SMS caps: %w", err)
 	}
-	var uncapped, newClient bool
-	var toNumber, toNew int
-	err = q.QueryRow(ctx, `SELECT (SELECT uncapped FROM messages WHERE id = $1),
-			(SELECT count(*) FROM messages WHERE salon_id = $2 AND channel = 'sms' AND recipient = $3 AND sent_at > $4::timestamptz - interval '1 day'),
+	var uncapped, newOnline bool
+	var toNumber int
+	err = tx.QueryRow(ctx, `SELECT (SELECT uncapped FROM messages WHERE id = $1),
+			(SELECT count(*) FROM messages WHERE salon_id = $2 AND recipient = $3 AND counted_at > $4::timestamptz - interval '1 day'),
 			EXISTS (SELECT 1 FROM clients WHERE salon_id = $2 AND phone = $3 AND created_at > $4::timestamptz - interval '1 day')
-				AND COALESCE((SELECT source FROM bookings WHERE id = $5) IN ('widget', 'bot'), false), -- (an offer has no booking)
-			(SELECT count(*) FROM messages m JOIN bookings b ON b.id = m.booking_id AND b.source IN ('widget', 'bot')
-				JOIN clients c ON c.salon_id = m.salon_id AND c.phone = m.recipient
-				WHERE m.salon_id = $2 AND m.channel = 'sms' AND m.sent_at > $4::timestamptz - interval '1 hour'
-				AND c.created_at > $4::timestamptz - interval '1 day')`,
-		m.ID, m.SalonID, m.Recipient, now, m.BookingID).Scan(&uncapped, &toNumber, &newClient, &toNew)
+				AND COALESCE((SELECT source FROM bookings WHERE id = $5) IN ('widget', 'bot'), false) -- (an offer has no booking)`,
+		m.ID, m.SalonID, m.Recipient, now, m.BookingID).Scan(&uncapped, &toNumber, &newOnline)
+	if err != nil {
+		return "", fmt.Errorf("SMS caps: %w", err)
+	}
 	switch {
-	case err != nil:
-		return "", "", fmt.Errorf("SMS counts: %w", err)
 	case uncapped:
 	case toNumber >= smsPerNumberPerDay:
-		return "", "too many SMS to this number in a day: send it again if the client is real", nil
-	case newClient && toNew >= smsToNewClientsPerHour:
-		return "", "too many SMS to new clients in an hour (a flood of bookings?): send it again if the client is real", nil
+		return "too many SMS to this number in a day: send it again if the client is real", nil
+	case newOnline && !SMSReaches(m.Recipient, salon.Country):
+		return "an SMS abroad to a client new online: send it again if the client is real", nil
+	case newOnline:
+		var toNew int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM messages m JOIN bookings b ON b.id = m.booking_id AND b.source IN ('widget', 'bot')
+				JOIN clients c ON c.salon_id = m.salon_id AND c.phone = m.recipient
+				WHERE m.salon_id = $1 AND m.counted_at > $2::timestamptz - interval '1 hour' AND c.created_at > $2::timestamptz - interval '1 day'`,
+			m.SalonID, now).Scan(&toNew); err != nil {
+			return "", fmt.Errorf("SMS caps: %w", err)
+		}
+		if toNew >= smsToNewClientsPerHour {
+			return "too many SMS to new clients in an hour (a flood of bookings?): send it again if the client is real", nil
+		}
 	}
-	return "", "", nil
+	if _, err := tx.Exec(ctx, `UPDATE messages SET counted_at = $2 WHERE id = $1`, m.ID, now); err != nil {
+		return "", fmt.Errorf("SMS caps: %w", err)
+	}
+	return "", nil
 }
 
 // RetryMessage queues a failed message again, to be rebuilt and sent now

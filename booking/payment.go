@@ -1042,15 +1042,18 @@ func (s *Service) PaymentNotified(ctx context.Context, provider, externalID stri
 // every clientCheckEvery. Anyone may post a notification, and each would
 // cost a call to the provider (its quota is the salon's); one that comes
 // within that time (forged, repeated, or the real one just after) has the
-// sweep ask by then instead.
+// sweep ask by then instead, when the sweep watches the row (in flight);
+// one of a row the sweep no longer watches (written off, a payment that
+// may yet come late) is asked at once.
 func (s *Service) noticeDue(ctx context.Context, table string, id int64) bool {
 	now := s.now()
 	var due bool
 	err := s.pool.QueryRow(ctx, `UPDATE `+table+` t SET
-			next_check_at = CASE WHEN o.at > $3 THEN LEAST(t.next_check_at, o.at + $4 * interval '1 millisecond') ELSE t.next_check_at END,
-			notice_checked_at = CASE WHEN o.at > $3 THEN o.at ELSE $2 END
-		FROM (SELECT id, notice_checked_at AS at FROM `+table+` WHERE id = $1 FOR UPDATE) o
-		WHERE t.id = o.id RETURNING o.at IS NULL OR o.at <= $3`, id, now, now.Add(-clientCheckEvery), clientCheckEvery.Milliseconds()).Scan(&due)
+			next_check_at = CASE WHEN o.wait THEN LEAST(t.next_check_at, o.at + $4 * interval '1 millisecond') ELSE t.next_check_at END,
+			notice_checked_at = CASE WHEN o.wait THEN o.at ELSE $2 END
+		FROM (SELECT id, notice_checked_at AS at, COALESCE(notice_checked_at > $3, false) AND status IN ('registering', 'registered', 'unknown', 'authorized',
+			'canceling', 'refunding') AS wait FROM `+table+` WHERE id = $1 FOR UPDATE) o
+		WHERE t.id = o.id RETURNING NOT o.wait`, id, now, now.Add(-clientCheckEvery), clientCheckEvery.Milliseconds()).Scan(&due)
 	return err != nil || due // (a failure to count is no reason to leave the notification unchecked)
 }
 

@@ -16,37 +16,65 @@ import (
 // +79991234567). Spaces, dashes, dots and parentheses are allowed; the
 // number must be one that can be dialled (github.com/nyaruka/phonenumbers).
 func NormalizePhone(phone, region string) (string, error) {
-	key := region + "\x00" + phone
-	if p, ok := phones.get(key); ok {
-		return p, nil
-	}
-	p, err := normalizePhone(phone, region)
-	if err == nil {
-		phones.put(key, p)
+	p, _, err := readPhone(phone, region)
+	return p, err
+}
+
+// ClientPhone is NormalizePhone for a client's own phone, typed for a
+// booking, a waiting list or an import: a premium-rate number is no
+// client's (a number of another country typed without its code, a US 900
+// number in Britain, or a mistake; a message to it would cost the salon).
+// A stored number is looked up with NormalizePhone, whatever it is.
+func ClientPhone(phone, region string) (string, error) {
+	p, premium, err := readPhone(phone, region)
+	switch {
+	case err == nil && premium && strings.HasPrefix(strings.TrimSpace(phone), "+"):
+		return "", i18n.New("a premium-rate number, not a client's")
+	case err == nil && premium:
+		return "", i18n.New("a premium-rate number, not a client's: a number of another country is written with + and its code, like %s", ExamplePhone(region))
 	}
 	return p, err
+}
+
+// readPhone is a phone in E.164 and whether it is premium-rate,
+// remembered.
+func readPhone(phone, region string) (string, bool, error) {
+	key := region + "\x00" + phone
+	if p, ok := phones.get(key); ok {
+		return p.e164, p.premium, nil
+	}
+	p, premium, err := normalizePhone(phone, region)
+	if err == nil {
+		phones.put(key, readNumber{p, premium})
+	}
+	return p, premium, err
+}
+
+type readNumber struct {
+	e164    string
+	premium bool
 }
 
 // phones remembers numbers already read (a returning client's phone comes
 // again and again; reading one takes the library ~10 µs of regular
 // expressions).
-var phones = &phoneCache{m: map[string]string{}}
+var phones = &phoneCache{m: map[string]readNumber{}}
 
 type phoneCache struct {
 	mu sync.Mutex
-	m  map[string]string
+	m  map[string]readNumber
 }
 
 const phoneCacheSize = 8192
 
-func (c *phoneCache) get(k string) (string, bool) {
+func (c *phoneCache) get(k string) (readNumber, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, ok := c.m[k]
 	return v, ok
 }
 
-func (c *phoneCache) put(k, v string) {
+func (c *phoneCache) put(k string, v readNumber) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) >= phoneCacheSize {
@@ -55,13 +83,13 @@ func (c *phoneCache) put(k, v string) {
 	c.m[k] = v
 }
 
-func normalizePhone(phone, region string) (string, error) {
+func normalizePhone(phone, region string) (string, bool, error) {
 	phone = strings.TrimSpace(phone)
 	if phone == "" {
-		return "", i18n.New("required")
+		return "", false, i18n.New("required")
 	}
 	if len(phone) > 40 {
-		return "", i18n.New("too long for a phone number")
+		return "", false, i18n.New("too long for a phone number")
 	}
 	for i, r := range phone {
 		switch {
@@ -69,27 +97,21 @@ func normalizePhone(phone, region string) (string, error) {
 		case r == '+' && i == 0:
 		case r == ' ' || r == '-' || r == '(' || r == ')' || r == '.' || r == '\u00a0':
 		default:
-			return "", i18n.New("a phone number has only digits, spaces, dashes and a leading +")
+			return "", false, i18n.New("a phone number has only digits, spaces, dashes and a leading +")
 		}
 	}
 	n, err := phonenumbers.Parse(phone, strings.ToUpper(region))
 	if err != nil || !phonenumbers.IsValidNumber(n) {
-		return "", i18n.New("not a valid phone number: write it with the country code, like %s", ExamplePhone(region))
-	}
-	if phonenumbers.GetNumberType(n) == phonenumbers.PREMIUM_RATE {
-		// No client's own phone: a number of another country typed
-		// without its code (a US 900 number in Britain), or a mistake;
-		// a message to it would cost the salon.
-		return "", i18n.New("a premium-rate number, not a client's: a number of another country is written with + and its code, like %s", ExamplePhone(region))
+		return "", false, i18n.New("not a valid phone number: write it with the country code, like %s", ExamplePhone(region))
 	}
 	e164 := phonenumbers.Format(n, phonenumbers.E164)
 	if len(e164) > maxE164 {
 		// The library's metadata knows national numbers longer than E.164
 		// allows (Japan's 0078 free-dial numbers: +81 0078...), which no
 		// SMS provider or foreign phone can reach.
-		return "", i18n.New("not a valid phone number: more than 15 digits")
+		return "", false, i18n.New("not a valid phone number: more than 15 digits")
 	}
-	return e164, nil
+	return e164, phonenumbers.GetNumberType(n) == phonenumbers.PREMIUM_RATE, nil
 }
 
 // ExamplePhone is a phone of the salon's country as people write it,

@@ -160,7 +160,7 @@ func TestNormalizePhone(t *testing.T) {
 		{"+1 900 555 0123", "GB", ""},
 	}
 	for _, c := range cases {
-		got, err := NormalizePhone(c.in, c.region)
+		got, err := ClientPhone(c.in, c.region)
 		if c.want == "" {
 			if err == nil {
 				t.Errorf("NormalizePhone(%q, %s) = %q, want an error", c.in, c.region, got)
@@ -170,6 +170,10 @@ func TestNormalizePhone(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("NormalizePhone(%q, %s) = %q, %v; want %q", c.in, c.region, got, err, c.want)
 		}
+	}
+	// A premium-rate number stored is still found by it.
+	if got, err := NormalizePhone("0900 123 4567", "GB"); err != nil || got != "+449001234567" {
+		t.Errorf("NormalizePhone of a premium-rate number = %q, %v", got, err)
 	}
 	// A number Telegram shares is international even without its +.
 	for in, want := range map[string]string{"447911123456": "+447911123456", "79991234567": "+79991234567", "+12125550100": "+12125550100"} {

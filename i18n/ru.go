@@ -209,6 +209,7 @@ var ru = map[string]string{
 	"too long for a phone number":       "слишком длинный номер телефона",
 	"a phone number has only digits, spaces, dashes and a leading +":                                             "номер телефона — это цифры, пробелы, дефисы и + в начале",
 	"not a valid phone number: write it with the country code, like %s":                                          "неверный номер телефона: укажите его с кодом страны, например %s",
+	"a premium-rate number, not a client's":                                                                      "это платный номер, а не номер клиента",
 	"a premium-rate number, not a client's: a number of another country is written with + and its code, like %s": "это платный номер, а не номер клиента: номер другой страны пишут с + и её кодом, например %s",
 	"not a valid phone number: more than 15 digits":                                                              "неверный номер телефона: больше 15 цифр",
 	"not a phone number":                      "это не номер телефона",

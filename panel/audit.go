@@ -159,9 +159,6 @@ func auditText(r booking.AuditEntry, n auditNames, l *lang) (what string, change
 		name = "#" + strconv.FormatInt(r.EntityID, 10)
 	}
 	what = l.T(auditActions[r.Action])
-	if r.Entity == "booking" && r.Action == "create" {
-		what = l.T("Booked") // (a booking's word, as its cancellation's: "Создана: запись")
-	}
 	if what == "" {
 		what = l.T(r.Action)
 	}

@@ -992,7 +992,7 @@ var paymentReasons = map[string]bool{"created": true, "paid": true, "captured": 
 	"hold expired": true, "the booking moved": true, "too late to remind": true, "its time has passed": true,
 	"the difference is paid": true, "the client unsubscribed": true, "the booking's e-mail is no longer this one": true,
 	"the client's phone is no longer this one": true, "the provider cancelled the refund": true,
-	"SMS go only to numbers of the salon's country": true, "too many SMS to this number in a day: send it again if the client is real": true,
+	"an SMS abroad to a client new online: send it again if the client is real": true, "too many SMS to this number in a day: send it again if the client is real": true,
 	"too many SMS to new clients in an hour (a flood of bookings?): send it again if the client is real":                                                     true,
 	"the provider lists no refunds: check at the provider whether this refund was made; if it was not, ask for it again here":                                true,
 	"the provider's refunds of the payment are not what ours add up to: check them at the provider; if this refund is not among them, ask for it again here": true}

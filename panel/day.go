@@ -253,7 +253,7 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 			}
 			c := &g.Rows[i].Cells[j]
 			for _, bf := range buffers {
-				if kind == "free" && !t.Before(bf[0]) && t.Before(bf[1]) {
+				if kind == "free" && !t.Before(bf[0]) && t.Before(bf[1]) && !t.Before(now) {
 					kind, c.Label = "buffer", l.T("the master's pause after a service")
 				}
 			}

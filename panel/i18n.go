@@ -639,7 +639,7 @@ var ru = map[string]string{
 	"the client unsubscribed": "клиент отписался",
 	"the booking's e-mail is no longer this one":                                                         "у записи теперь другая эл. почта",
 	"the client's phone is no longer this one":                                                           "у клиента теперь другой телефон",
-	"SMS go only to numbers of the salon's country":                                                      "SMS отправляются только на номера страны салона",
+	"an SMS abroad to a client new online: send it again if the client is real":                          "SMS за границу новому клиенту из онлайн-записи: отправьте ещё раз, если клиент настоящий",
 	"too many SMS to this number in a day: send it again if the client is real":                          "слишком много SMS на этот номер за сутки: отправьте ещё раз, если клиент настоящий",
 	"too many SMS to new clients in an hour (a flood of bookings?): send it again if the client is real": "слишком много SMS новым клиентам за час (поток записей?): отправьте ещё раз, если клиент настоящий",
 	"paid online":               "оплачено онлайн",

@@ -633,6 +633,20 @@ func TestBrowserBackIsTheStepsBack(t *testing.T) {
 	visible("day")
 	run(t, ctx, chromedp.NavigateBack(), chromedp.WaitVisible(css(`#masters button`)))
 	visible("master")
+	// Forward is no step back (it was, a step out of order): the widget
+	// stays where it is.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[int](`window.pops = 0; addEventListener('popstate', function () { window.pops++; }); 0`)); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, chromedp.NavigateForward())
+	bookingtest.WaitFor(t, 10*time.Second, "Forward, and the widget's undoing it", func() bool {
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`window.pops`))
+		return err == nil && n >= 2
+	})
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`history.state && history.state.n || 0`)); err != nil || n != 1 {
+		t.Errorf("after Forward the history is at entry %d (%v), want the master step's, 1", n, err)
+	}
+	visible("master")
 	// The step's own Back, then the browser's: out of the widget.
 	run(t, ctx, chromedp.Click(css(`section[data-step="master"] button.back`)), chromedp.WaitVisible(css(`button[data-service-id]`)))
 	visible("service")

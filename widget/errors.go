@@ -277,8 +277,8 @@ func LoggedPath(c *fiber.Ctx) string {
 
 // plainSegment tells a segment of a path that grants nothing: a word of a
 // route, a slug, an id, a file name. A code of a balance (732Y-837W-SX73,
-// in either case), a token or a reference mixes letters and digits, is
-// long or has capitals.
+// in either case, ABCD-EFGH-JKMN too), a token or a reference has its
+// shape, mixes letters and digits, is long or has capitals.
 func plainSegment(seg string) bool {
 	if len(seg) > 24 {
 		return false
@@ -294,6 +294,9 @@ func plainSegment(seg string) bool {
 		default:
 			return false
 		}
+	}
+	if strings.Count(seg, "-") == 2 && len(seg) == 14 {
+		return false // (a balance's code has that shape, some with no digit)
 	}
 	return !(letters && digits && len(seg) > 3)
 }

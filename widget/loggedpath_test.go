@@ -34,13 +34,14 @@ func TestLoggedPathGrantsNothing(t *testing.T) {
 		// capitals, another method, a segment more, a code in lower case.
 		{"GET", "//api/v1/salons/demo/balances/" + code}, {"GET", "/API/v1/salons/demo/balances/" + code + "/x"},
 		{"GET", "/api/v1/salons/demo/balances/" + strings.ToLower(code) + "/x"}, {"GET", "/api/v1/purchases/" + token},
-		{"GET", "/w/demo/bought/" + token + "/x"}, {"GET", "/A/" + token + "/x"}, {"GET", "/Calendar/" + token + ".ics/x"}} {
+		{"GET", "/w/demo/bought/" + token + "/x"}, {"GET", "/A/" + token + "/x"}, {"GET", "/Calendar/" + token + ".ics/x"},
+		{"GET", "/api/v1/salons/demo/balances/abcd-efgh-jkmn/x"}} {
 		resp, err := app.Test(httptest.NewRequest(r[0], r[1], nil))
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if strings.Contains(got, token) || strings.Contains(strings.ToUpper(got), code) || strings.Contains(got, "4ynHw") || got == "" {
+		if strings.Contains(got, token) || strings.Contains(strings.ToUpper(got), code) || strings.Contains(got, "4ynHw") || strings.Contains(got, "efgh") || got == "" {
 			t.Errorf("%s %s is logged as %q", r[0], r[1], got)
 		}
 	}

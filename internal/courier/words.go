@@ -139,7 +139,7 @@ func Compose(o *booking.Outgoing, base string) Words {
 	}
 	w.Details = append(w.Details, paidWith(t, lang, o.Kind, v)...)
 	if price > 0 && v.Prepaid > 0 && o.Kind != booking.KindPaymentDue {
-		w.Details = append(w.Details, detail{t("To pay at the salon"), max(price-v.Prepaid, 0).Format(v.Salon.Currency, lang)})
+		w.Details = append(w.Details, detail{t("To pay at the salon"), max(price-v.Prepaid-v.DepositDue, 0).Format(v.Salon.Currency, lang)}) // (a top-up due is paid online)
 	}
 	switch {
 	case topUp:

@@ -156,23 +156,26 @@
   // widget is embedded), and going back pops it. A step with no way back
   // (booked, a booking's page again) unwinds the entries: Back then
   // leaves the widget, not into a form already sent.
+  // (Steps in their order: a move to a later one is forward, skipping or
+  // not; the browser's Forward is not a step the client takes again.)
+  var order = { service: 0, manage: 0, master: 1, day: 2, time: 3, wait: 3, contact: 4, confirm: 5 };
   var depth = 0, popsOwn = 0, popping = false;
   function history1(step) {
-    if (!window.history || !history.pushState || !state.step || step === state.step) return;
-    if (back[step] === state.step) {
-      history.pushState({ salonStep: step }, '');
+    var cur = state.step || (mode === 'book' ? 'service' : ''); // (the page opens on it)
+    if (!window.history || !history.pushState || !cur || step === cur) return;
+    if (!back[step]) {
+      if (depth > 0) { popsOwn++; history.go(-depth); depth = 0; }
+    } else if (order[step] > order[cur]) {
       depth++;
-    } else if (step === back[state.step] && depth > 0) {
+      history.pushState({ salonStep: step, n: depth }, '');
+    } else if (depth > 0) {
       depth--;
       if (!popping) { popsOwn++; history.back(); }
-    } else if (!back[step] && depth > 0) {
-      popsOwn++;
-      history.go(-depth);
-      depth = 0;
     }
   }
-  window.addEventListener('popstate', function () {
+  window.addEventListener('popstate', function (ev) {
     if (popsOwn > 0) { popsOwn--; return; } // (our own step back, shown already)
+    if ((ev.state && ev.state.n || 0) > depth) { popsOwn++; history.back(); return; } // (Forward: undone)
     if (depth > 0 && back[state.step]) {
       popping = true;
       show(back[state.step]);
@@ -483,7 +486,11 @@
         { 'Idempotency-Key': state.key });
     req.then(function (r) {
       if (r.status === 201 || r.status === 200) return mode === 'manage' ? moved(r.body) : booked(r.body);
-      if (r.status === 409 && r.body.error === 'slot_taken') return offerAlternatives(r.body.alternatives || []);
+      if (r.status === 409 && r.body.error === 'slot_taken') {
+        // (Taken: no longer among the free times the page knows.)
+        state.slots = (state.slots || []).filter(function (x) { return x.starts_at !== s.starts_at; });
+        return offerAlternatives(r.body.alternatives || []);
+      }
       if (mode !== 'manage' && (r.body.error === 'balance_exhausted' || (r.body.fields && r.body.fields.pay_with))) {
         btn.disabled = false;
         // (The salon's reason, in the page's language: what is left, or
@@ -851,7 +858,7 @@
     }
     // Held for its deposit with no payment begun (the desk asked for it,
     // and sent a link): the client begins one here.
-    if (!p) return cfg.onlinePay && b.status === 'pending' ? { note: fmt('pay_note', money(b.deposit), due), retry: true, retryLabel: T.pay_start }
+    if (!p) return cfg.onlinePay && b.status === 'pending' ? { note: fmt('pay_note', money(b.deposit), due), retry: true, retryLabel: T.pay_start, poll: true }
       : { note: fmt('deposit_note', money(b.deposit)) };
     var amount = money(p.amount), paid = Number(p.paid) || 0, back = Number(p.refunded) || 0;
     switch (p.status) {
