@@ -1178,18 +1178,7 @@ func TestTheClientsListSaysTheLastVisitAndTheNext(t *testing.T) {
 	w := newWorld(t)
 	b := w.owner()
 	ctx := context.Background()
-	owner := booking.As(ctx, booking.ByStaff(booking.User{ID: scalar[int64](t, w, `SELECT id FROM users WHERE email = $1`, demo.Email),
-		SalonID: w.salon.ID, Role: booking.RoleOwner, Email: demo.Email}))
-	sv, err := w.Svc.CreateService(owner, w.salon.ID, booking.SalonService{Name: "Укладка", DurationMin: 30, Price: 150000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := w.Svc.CreateMaster(owner, w.salon.ID, booking.Master{Name: "Ника"}, booking.Offer{ServiceID: sv.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	day := w.today().AddDays(2)
-	w.Shift(t, w.salon, m, day, 1, "10:00", "18:00")
+	owner, sv, m, day := w.ownerWithMaster(t, booking.SalonService{Name: "Укладка", DurationMin: 30, Price: 150000})
 	book := func(name, at string) *booking.Booking {
 		t.Helper()
 		bk, err := w.Svc.Book(owner, booking.BookRequest{SalonID: w.salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: bookingtest.At(w.salon, day, at),
@@ -1243,18 +1232,7 @@ func TestAMoveSaysWhoAskedForIt(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	b := w.owner()
-	owner := booking.As(context.Background(), booking.ByStaff(booking.User{ID: scalar[int64](t, w, `SELECT id FROM users WHERE email = $1`, demo.Email),
-		SalonID: w.salon.ID, Role: booking.RoleOwner, Email: demo.Email}))
-	sv, err := w.Svc.CreateService(owner, w.salon.ID, booking.SalonService{Name: "Укладка", DurationMin: 30, Price: 150000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := w.Svc.CreateMaster(owner, w.salon.ID, booking.Master{Name: "Ника"}, booking.Offer{ServiceID: sv.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	day := w.today().AddDays(2)
-	w.Shift(t, w.salon, m, day, 1, "10:00", "18:00")
+	owner, sv, m, day := w.ownerWithMaster(t, booking.SalonService{Name: "Укладка", DurationMin: 30, Price: 150000})
 	for _, c := range []struct{ asked, want string }{{"client", "Перенесена по просьбе клиента: "}, {"salon", "Перенесена по решению салона: "}} {
 		bk, err := w.Svc.Book(owner, booking.BookRequest{SalonID: w.salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: bookingtest.At(w.salon, day, "10:00"),
 			Client: booking.ClientInput{Name: "Вера", Phone: bookingtest.Phone()}})
@@ -1280,18 +1258,7 @@ func TestTheDayShowsTheMastersPauseAsBusy(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	b := w.owner()
-	owner := booking.As(context.Background(), booking.ByStaff(booking.User{ID: scalar[int64](t, w, `SELECT id FROM users WHERE email = $1`, demo.Email),
-		SalonID: w.salon.ID, Role: booking.RoleOwner, Email: demo.Email}))
-	sv, err := w.Svc.CreateService(owner, w.salon.ID, booking.SalonService{Name: "Тонирование", DurationMin: 60, BufferMin: 30, Price: 500000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := w.Svc.CreateMaster(owner, w.salon.ID, booking.Master{Name: "Ника"}, booking.Offer{ServiceID: sv.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	day := w.today().AddDays(2)
-	w.Shift(t, w.salon, m, day, 1, "10:00", "18:00")
+	owner, sv, m, day := w.ownerWithMaster(t, booking.SalonService{Name: "Тонирование", DurationMin: 60, BufferMin: 30, Price: 500000})
 	if _, err := w.Svc.Book(owner, booking.BookRequest{SalonID: w.salon.ID, ServiceID: sv.ID, MasterID: m.ID, StartsAt: bookingtest.At(w.salon, day, "12:00"),
 		Client: booking.ClientInput{Name: "Вера", Phone: bookingtest.Phone()}}); err != nil {
 		t.Fatal(err)
@@ -1308,4 +1275,24 @@ func TestTheDayShowsTheMastersPauseAsBusy(t *testing.T) {
 	if !strings.Contains(page, `class="buffer"`) || !strings.Contains(page, "перерыв мастера после услуги") {
 		t.Error("the pause after the service is not drawn as such")
 	}
+}
+
+// ownerWithMaster is the demo salon's owner (as the core's caller), a
+// service sv of the salon, a master who does it, and the day after
+// tomorrow, on which the master works 10:00-18:00.
+func (w *world) ownerWithMaster(t *testing.T, sv booking.SalonService) (context.Context, *booking.SalonService, *booking.Master, booking.Date) {
+	t.Helper()
+	owner := booking.As(context.Background(), booking.ByStaff(booking.User{ID: scalar[int64](t, w, `SELECT id FROM users WHERE email = $1`, demo.Email),
+		SalonID: w.salon.ID, Role: booking.RoleOwner, Email: demo.Email}))
+	svc, err := w.Svc.CreateService(owner, w.salon.ID, sv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := w.Svc.CreateMaster(owner, w.salon.ID, booking.Master{Name: "Ника"}, booking.Offer{ServiceID: svc.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := w.today().AddDays(2)
+	w.Shift(t, w.salon, m, day, 1, "10:00", "18:00")
+	return owner, svc, m, day
 }
