@@ -22,6 +22,10 @@ type SlotQuery struct {
 	MasterID  int64 // 0: any master who does the service
 	From      Date  // first salon-local day
 	Days      int   // number of days, 1..31; 0 means 1
+	// Moving is the booking the client is moving (0: none): its own time
+	// counts as free, so a move may overlap it, and its present start is
+	// not offered. The caller must be one who may change it.
+	Moving int64
 }
 
 // MaxSlotDays is the widest range Slots answers in one call.
@@ -65,13 +69,66 @@ func (s *Service) Slots(ctx context.Context, q SlotQuery) ([]Slot, error) {
 	if q.MasterID != 0 && len(offers) == 0 {
 		return nil, unknown("master_id", "no such master for this service")
 	}
+	mv, err := s.moving(ctx, q.SalonID, q.Moving)
+	if err != nil {
+		return nil, err
+	}
 	loc := salon.Location()
 	w := window{from: q.From.Start(loc), to: q.From.AddDays(q.Days).Start(loc)}
-	slots, busy, err := freeSlots(ctx, s.pool, &salon, &svc, offers, w, s.now(), 0, false)
-	if err != nil || q.MasterID != 0 {
-		return slots, dbErr(err)
+	slots, busy, err := freeSlots(ctx, s.pool, &salon, &svc, offers, w, s.now(), mv.id, false)
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	slots = slices.DeleteFunc(slots, func(sl Slot) bool { return mv.now(sl.Start, sl.MasterID) })
+	if q.MasterID != 0 {
+		return slots, nil
 	}
 	return anyMaster(slots, busy, loc), nil
+}
+
+// movingVisit is a visit being moved, as it stands: its head's id, start
+// and masters in visit order (none: nothing is being moved).
+type movingVisit struct {
+	id      int64
+	start   time.Time
+	masters []int64
+}
+
+// now reports whether a start with masters is where the visit already is.
+func (m movingVisit) now(start time.Time, masters ...int64) bool {
+	return m.id != 0 && start.Equal(m.start) && slices.Equal(masters, m.masters)
+}
+
+// moving reads the visit of booking id (0: none) in the salon for a slot
+// search that moves it; a caller who may not change it gets ErrNotFound,
+// as for a booking that does not exist.
+func (s *Service) moving(ctx context.Context, salonID, id int64) (movingVisit, error) {
+	if id == 0 {
+		return movingVisit{}, nil
+	}
+	caller, err := s.asked(ctx)
+	if err != nil {
+		return movingVisit{}, err
+	}
+	b, g, err := readBooking(ctx, s.pool, caller, salonID, id, "")
+	if err == nil && !b.Head() {
+		b, g, err = readBooking(ctx, s.pool, caller, salonID, b.VisitID, "")
+	}
+	if err != nil {
+		return movingVisit{}, dbErr(err)
+	}
+	if !caller.may(b, g) {
+		return movingVisit{}, fmt.Errorf("booking %d: %w", id, ErrNotFound)
+	}
+	segs, err := visitSegments(ctx, s.pool, b, "")
+	if err != nil {
+		return movingVisit{}, dbErr(err)
+	}
+	out := movingVisit{id: b.ID, start: b.StartsAt}
+	for _, sg := range segs {
+		out.masters = append(out.masters, sg.MasterID)
+	}
+	return out, nil
 }
 
 // checkDays checks a slot search's first day and number of days.

@@ -84,8 +84,9 @@ func (v VisitSlot) Masters() []int64 {
 type VisitSlotQuery struct {
 	SalonID int64
 	Items   []VisitItem
-	From    Date // first salon-local day
-	Days    int  // 1..31; 0 means 1
+	From    Date  // first salon-local day
+	Days    int   // 1..31; 0 means 1
+	Moving  int64 // the visit being moved, as in SlotQuery
 }
 
 // SegmentsOf returns the segments of a visit as booked: b's Segments, or b
@@ -394,13 +395,17 @@ func (s *Service) VisitSlots(ctx context.Context, q VisitSlotQuery) ([]VisitSlot
 	if err := checkItems(c, q.Items); err != nil {
 		return nil, err
 	}
+	mv, err := s.moving(ctx, q.SalonID, q.Moving)
+	if err != nil {
+		return nil, err
+	}
 	loc := c.salon.Location()
 	w := window{from: q.From.Start(loc), to: q.From.AddDays(q.Days).Start(loc)}
-	p, err := readPlanner(ctx, s.pool, c, visitMasters(c, q.Items), w, 0, true)
+	p, err := readPlanner(ctx, s.pool, c, visitMasters(c, q.Items), w, mv.id, true)
 	if err != nil {
 		return nil, dbErr(err)
 	}
-	return p.slots(q.Items, w, s.now()), nil
+	return slices.DeleteFunc(p.slots(q.Items, w, s.now()), func(v VisitSlot) bool { return mv.now(v.Start, v.Masters()...) }), nil
 }
 
 // visitAlternatives returns up to MaxAlternatives whole-visit starts near

@@ -118,6 +118,20 @@ func TestMyCancelAndReschedule(t *testing.T) {
 	w.see(u, "Your bookings:\n1. Tue 3 Mar, 12:00 — Haircut, Boris (Studio)")
 	w.tap(u, "🔁 Move 1")
 	w.see(u, "Moving Haircut")
+	// The booking's own hour counts as free: half an hour later is
+	// offered (it overlaps 12:00-13:00), 12:00 itself is not.
+	w.tap(u, "Tue 3 Mar")
+	w.see(u, "Choose a time")
+	var times []string
+	for _, row := range u.Last().Inline {
+		for _, b := range row {
+			times = append(times, b.Text)
+		}
+	}
+	if !slices.Contains(times, "11:15") || !slices.Contains(times, "12:30") || slices.Contains(times, "12:00") {
+		t.Errorf("moving 12:00 offers %v: want 11:15 and 12:30, which overlap its own hour, and not 12:00", times)
+	}
+	w.tap(u, "« Back")
 	w.tap(u, "Wed 4 Mar")
 	w.tap(u, "14:00")
 	w.tap(u, "Move here")

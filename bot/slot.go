@@ -158,14 +158,15 @@ type start struct {
 func (t *turn) starts(s *booking.Salon, from booking.Date, days int) ([]start, error) {
 	if len(t.c.D.Items) == 0 {
 		slots, err := t.b.svc.Slots(t.ctx, booking.SlotQuery{SalonID: s.ID, ServiceID: t.c.D.Service, MasterID: t.c.D.Master,
-			From: from, Days: days})
+			From: from, Days: days, Moving: t.c.D.Moving})
 		out := make([]start, len(slots))
 		for i, sl := range slots {
 			out[i] = start{Slot: sl}
 		}
 		return out, err
 	}
-	visits, err := t.b.svc.VisitSlots(t.ctx, booking.VisitSlotQuery{SalonID: s.ID, Items: t.visitItems(), From: from, Days: days})
+	visits, err := t.b.svc.VisitSlots(t.ctx, booking.VisitSlotQuery{SalonID: s.ID, Items: t.visitItems(), From: from, Days: days,
+		Moving: t.c.D.Moving})
 	out := make([]start, len(visits))
 	for i, v := range visits {
 		out[i] = start{Slot: booking.Slot{MasterID: v.Segments[0].MasterID, Start: v.Start, End: v.End}, masters: v.Masters()}

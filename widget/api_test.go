@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -427,4 +428,53 @@ func TestBookAndCancelLoopsAreLimited(t *testing.T) {
 	if fmt.Sprint(codes) != "[200 200 200 429]" {
 		t.Errorf("four cancels with a budget of three: %v, want the fourth refused", codes)
 	}
+}
+
+// A client moving her booking is offered the times that overlap its own
+// (a half hour later is a move, not a clash), not the one it has; only
+// with its manage token (the booking's time is not another's to learn).
+func TestAMoveIsOfferedTimesOverlappingItsOwn(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	m := s.masters[0]
+	mine, other := s.book(m, "12:00"), s.book(m, "16:00")
+	slots := fmt.Sprintf("/api/v1/salons/studio/slots?service_id=%d&master_id=%d&date=%s", s.svc.ID, m.ID, testDay)
+	moving := slots + fmt.Sprintf("&moving=%d", mine.id())
+	if starts := startsOf(s.do("GET", slots, nil)); slices.Contains(starts, s.at("11:15")) || slices.Contains(starts, s.at("12:30")) {
+		t.Fatalf("free for a new booking, over the one at 12:00: %v", starts)
+	}
+	starts := startsOf(s.do("GET", moving, nil, "X-Manage-Token", mine.str("manage_token")))
+	if !slices.Contains(starts, s.at("11:15")) || !slices.Contains(starts, s.at("12:30")) || slices.Contains(starts, s.at("12:00")) ||
+		slices.Contains(starts, s.at("15:30")) {
+		t.Fatalf("moving 12:00 offers %v: want 11:15 and 12:30, not 12:00 nor 15:30 (over another's 16:00)", starts)
+	}
+	// The same with any master: the times of this master stay offered.
+	anyMaster := fmt.Sprintf("/api/v1/salons/studio/slots?service_id=%d&date=%s&moving=%d", s.svc.ID, testDay, mine.id())
+	if r := s.do("GET", anyMaster, nil, "X-Manage-Token", mine.str("manage_token")); r.status != 200 || len(r.list) == 0 {
+		t.Fatalf("moving, any master: %d %s", r.status, r.raw)
+	}
+	// Without its token, or with another booking's: as if it did not exist.
+	for _, hdr := range [][]string{{}, {"X-Manage-Token", other.str("manage_token")}, {"X-Manage-Token", "wrong"}} {
+		if r := s.do("GET", moving, nil, hdr...); r.status != 404 || r.str("error") != "not_found" {
+			t.Fatalf("moving with %v: %d %s", hdr, r.status, r.raw)
+		}
+	}
+	if r := s.do("GET", slots+"&moving=x", nil); r.status != 422 || r.fields()["moving"] == nil {
+		t.Fatalf("moving=x: %d %s", r.status, r.raw)
+	}
+	// The time offered is one the move takes.
+	path := fmt.Sprintf("/api/v1/bookings/%d/reschedule", mine.id())
+	if r := s.do("POST", path, map[string]any{"starts_at": s.at("12:30")}, "X-Manage-Token", mine.str("manage_token")); r.status != 200 ||
+		r.str("starts_at") != s.at("12:30") {
+		t.Fatalf("move to 12:30: %d %s", r.status, r.raw)
+	}
+}
+
+// startsOf lists the starts_at of a slots answer.
+func startsOf(r reply) []string {
+	var out []string
+	for _, v := range r.list {
+		out = append(out, v.(map[string]any)["starts_at"].(string))
+	}
+	return out
 }

@@ -365,12 +365,21 @@ func tokenParams(c *fiber.Ctx) (int64, error) {
 	if err != nil || id <= 0 {
 		return 0, booking.ErrNotFound
 	}
+	if err := asTokenHolder(c); err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+// asTokenHolder makes the request's X-Manage-Token header its caller;
+// without one, what it names is not found.
+func asTokenHolder(c *fiber.Ctx) error {
 	token, _ := header(c, "X-Manage-Token")
 	if token == "" {
-		return 0, booking.ErrNotFound
+		return booking.ErrNotFound
 	}
 	c.SetUserContext(booking.As(c.UserContext(), booking.ByToken(token)))
-	return id, nil
+	return nil
 }
 
 // answer reads the booking again as the caller sees it (with its salon and

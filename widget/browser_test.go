@@ -312,14 +312,22 @@ func TestBrowserManageLinkCancelsAndMoves(t *testing.T) {
 		chromedp.WaitVisible(css("#manage-actions")),
 		chromedp.Click(css("#reschedule")),
 		chromedp.Click(css(fmt.Sprintf(`#days button[data-date="%s"]`, testDay))),
-		chromedp.Click(css(`#times button[data-time="17:00"]`)),
+		chromedp.WaitVisible(css(`#times button[data-time="12:30"]`)),
+	)
+	// Half an hour later overlaps the booking's own time, and is offered;
+	// where it is now is not.
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#times button[data-time="12:00"]').length`)); err != nil || n != 0 {
+		t.Fatalf("moving 12:00 offers 12:00 (%d, %v)", n, err)
+	}
+	run(t, ctx,
+		chromedp.Click(css(`#times button[data-time="12:30"]`)),
 		chromedp.Click(css("#confirm")),
 		chromedp.WaitVisible(css("#manage-result")),
 	)
-	if got := text(t, ctx, "#manage-details"); !strings.Contains(got, "17:00") {
+	if got := text(t, ctx, "#manage-details"); !strings.Contains(got, "12:30") {
 		t.Fatalf("after move: %q", got)
 	}
-	if n := countBookings(t, s, fmt.Sprintf(`b.id = %d AND b.starts_at = '%s'`, moved.id(), s.at("17:00"))); n != 1 {
+	if n := countBookings(t, s, fmt.Sprintf(`b.id = %d AND b.starts_at = '%s'`, moved.id(), s.at("12:30"))); n != 1 {
 		t.Fatal("booking not moved in the database")
 	}
 	// A wrong token shows "not found", and no actions. (Via about:blank: a

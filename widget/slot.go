@@ -104,10 +104,14 @@ func (h *Handler) listSlots(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if items := c.Query("items"); items != "" {
-		return h.listVisitSlots(c, s, items)
+	moving, err := movingParam(c)
+	if err != nil {
+		return err
 	}
-	q := booking.SlotQuery{SalonID: s.ID}
+	if items := c.Query("items"); items != "" {
+		return h.listVisitSlots(c, s, items, moving)
+	}
+	q := booking.SlotQuery{SalonID: s.ID, Moving: moving}
 	fields := map[string]i18n.Text{}
 	if q.ServiceID, err = queryID(c, "service_id"); err != nil {
 		fields["service_id"] = i18n.New("must be a positive integer")
@@ -126,6 +130,18 @@ func (h *Handler) listSlots(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(slotsJSON(slots, s.Location()))
+}
+
+// movingParam reads the slots query's moving: the id of the booking the
+// client is moving, whose own time then counts as free. Its manage token
+// (the X-Manage-Token header) becomes the caller, which the core judges:
+// without it, or with another booking's, the booking is not found.
+func movingParam(c *fiber.Ctx) (int64, error) {
+	id, err := queryID(c, "moving")
+	if err != nil || id == 0 {
+		return 0, err
+	}
+	return id, asTokenHolder(c)
 }
 
 // slotDays reads the slots query's date and days.
@@ -147,9 +163,9 @@ func (h *Handler) slotDays(c *fiber.Ctx, s *booking.Salon, fields map[string]i18
 }
 
 // listVisitSlots answers the slots of a whole visit (?items=S1:M1,S2).
-func (h *Handler) listVisitSlots(c *fiber.Ctx, s *booking.Salon, items string) error {
+func (h *Handler) listVisitSlots(c *fiber.Ctx, s *booking.Salon, items string, moving int64) error {
 	fields := map[string]i18n.Text{}
-	q := booking.VisitSlotQuery{SalonID: s.ID}
+	q := booking.VisitSlotQuery{SalonID: s.ID, Moving: moving}
 	var err error
 	if q.Items, err = parseItems(items); err != nil {
 		fields["items"] = i18n.Of(err)

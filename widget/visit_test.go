@@ -2,6 +2,7 @@ package widget_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"salon/booking"
@@ -62,6 +63,20 @@ func TestVisitsThroughTheAPI(t *testing.T) {
 	got := s.do("GET", path, nil, "X-Manage-Token", token)
 	if it := got.body["items"].([]any); len(it) != 2 || it[1].(map[string]any)["starts_at"] != s.at("15:00") {
 		t.Fatalf("read after the move: %s", got.raw)
+	}
+	// Moving it again, with its masters: its own time counts as free (14:30
+	// overlaps it), and 14:00 with the same masters, where it is, is left out.
+	kept := fmt.Sprintf("/api/v1/salons/studio/slots?items=%d:%d,%d:%d&date=%s", s.svc.ID, s.masters[0].ID, colour.ID, s.masters[1].ID, testDay)
+	if starts := startsOf(s.do("GET", kept, nil)); slices.Contains(starts, s.at("14:30")) {
+		t.Fatalf("14:30 free for a new visit, over the visit at 14:00: %v", starts)
+	}
+	if starts := startsOf(s.do("GET", kept+fmt.Sprintf("&moving=%d", id), nil, "X-Manage-Token", token)); !slices.Contains(starts, s.at("14:30")) ||
+		slices.Contains(starts, s.at("14:00")) {
+		t.Fatalf("moving the visit at 14:00 offers %v: want 14:30 and not 14:00", starts)
+	}
+	if r := s.do("POST", path+"/reschedule", map[string]any{"starts_at": s.at("14:30")}, "X-Manage-Token", token); r.status != 200 ||
+		r.str("ends_at") != s.at("17:15") {
+		t.Fatalf("the visit moved to 14:30, which was offered: %d %s", r.status, r.raw)
 	}
 	if r := s.do("POST", path+"/cancel", map[string]any{}, "X-Manage-Token", token); r.status != 200 || r.str("status") != "cancelled" {
 		t.Fatalf("cancel: %d %s", r.status, r.raw)

@@ -255,7 +255,11 @@
       limit.hidden = !until;
       limit.textContent = until ? fmt('move_until', lastDay(until)) : '';
     }
-    return api('GET', '/salons/' + cfg.slug + '/slots' + q).then(function (r) {
+    // A move asks with the booking's token: its own time counts as free
+    // (a move may overlap it), and its present start is left out.
+    var moving = mode === 'manage' && state.booking;
+    if (moving) q += '&moving=' + state.booking.id;
+    return api('GET', '/salons/' + cfg.slug + '/slots' + q, undefined, moving ? { 'X-Manage-Token': state.token } : undefined).then(function (r) {
       if (r.status !== 200) throw r;
       if (state.asked !== asked) return;
       var got = until ? r.body.filter(function (s) { return Date.parse(s.starts_at) < Date.parse(until); }) : r.body;
