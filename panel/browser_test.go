@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -368,4 +369,27 @@ func TestBrowserDayOneMasterPerScreenOnAPhone(t *testing.T) {
 		`.filter(function (th) { return !th.hidden && th.offsetWidth > 0; }).length >= 2`, chromedp.WithPollingTimeout(5*time.Second))); err != nil {
 		t.Fatalf("a desktop shows %v (%v)", shown(), err)
 	}
+}
+
+// The day after a night shift: its tail from midnight, then the hours
+// nobody works folded into one row, then the morning; on a desk and a phone.
+func TestBrowserTheDayAfterANightShift(t *testing.T) {
+	w := newWorld(t)
+	ctx := browsertest.Tab(t, 1280, 900)
+	night := w.today().AddDays(3)
+	for _, name := range []string{"Борис", "Вера", "Галина"} {
+		m := &booking.Master{ID: scalar[int64](t, w, `SELECT id FROM masters WHERE salon_id = $1 AND name = $2`, w.salon.ID, name)}
+		if name == "Вера" {
+			w.Env.Shift(t, w.salon, m, night, 1, "22:00", "+02:00")
+		}
+		w.Env.Shift(t, w.salon, m, night.AddDays(1), 1, "10:00", "19:00")
+	}
+	do(t, ctx, logIn(w)...)
+	do(t, ctx, chromedp.Navigate(w.base+"/panel/day/"+night.AddDays(1).String()), chromedp.WaitVisible(css(`#grid table.grid`)))
+	labels := value(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#grid tbody th.time')).map(function (th) { return th.textContent; })`))
+	if len(labels) < 3 || labels[0] != "00:00" || !slices.Contains(labels, "02:00–10:00") || slices.Contains(labels, "05:00") {
+		t.Errorf("the day after a night shift has rows %v: want 00:00, then 02:00–10:00 folded into one", labels)
+	}
+	shot(t, ctx, "day-after-night-desktop.png", 1280, 900)
+	shot(t, ctx, "day-after-night-390.png", 390, 844)
 }

@@ -41,6 +41,7 @@ type gridCol struct {
 type gridRow struct {
 	Label string // HH:MM on full hours and half hours
 	Hour  bool
+	Gap   bool // hours when no column works, folded into this row
 	Cells []cell
 }
 
@@ -277,6 +278,7 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 			}
 		}
 	}
+	g.Rows = foldIdle(g.Rows, 120/step)
 	for _, b := range cal.Bookings {
 		if b.Status == booking.StatusCancelled {
 			g.Removed = append(g.Removed, bookingCell(b, loc, now, l))
@@ -284,6 +286,30 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 	}
 	g.Body = g.body()
 	return g
+}
+
+// foldIdle folds each run of at least n rows inside the grid in which no
+// column works (after a night shift, the hours between its end and the
+// morning's first shift) into one row headed by its span ("02:00–10:00").
+func foldIdle(rows []gridRow, n int) []gridRow {
+	idle := func(r gridRow) bool {
+		return !slices.ContainsFunc(r.Cells, func(c cell) bool { return c.Kind != "off" })
+	}
+	out := rows[:0:0]
+	for i := 0; i < len(rows); {
+		j := i
+		for j < len(rows) && idle(rows[j]) {
+			j++
+		}
+		if i > 0 && j < len(rows) && j-i >= n {
+			gap := gridRow{Label: rows[i].Label + "–" + rows[j].Label, Gap: true, Cells: rows[i].Cells}
+			out, i = append(out, gap), j
+			continue
+		}
+		out = append(out, rows[i])
+		i++
+	}
+	return out
 }
 
 // rowKey names a row of a grid: the wall-clock minute of its time, and
@@ -456,7 +482,9 @@ func (g *grid) body() template.HTML {
 	b.Grow(len(g.Rows) * (len(g.Cols) + 1) * 48)
 	esc := html.EscapeString
 	for _, r := range g.Rows {
-		if r.Hour {
+		if r.Gap {
+			b.WriteString(`<tr class="hour gap">`)
+		} else if r.Hour {
 			b.WriteString(`<tr class="hour">`)
 		} else {
 			b.WriteString(`<tr>`)

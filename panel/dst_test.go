@@ -184,6 +184,11 @@ func TestANightShiftRunsIntoTheNextDay(t *testing.T) {
 	if len(labels) == 0 || labels[0] != "00:00" || starts["01:00–02:00"] != "01:00" {
 		t.Errorf("the day after a night shift: rows %v, bookings on %v", labels, starts)
 	}
+	// The hours nobody works, between the night's end and the morning, are
+	// one row, not seven hours of empty ones.
+	if !slices.Contains(labels, "03:00–10:00") || slices.Contains(labels, "05:00") || !slices.Contains(labels, "10:00") {
+		t.Errorf("the day after a night shift: rows %v, want 03:00–10:00 folded into one", labels)
+	}
 	free := d.freeLink(next, "02", "30")
 	if !strings.Contains(a.body, free) {
 		t.Errorf("02:30, inside the night shift, is not offered: no %s", free)
