@@ -271,7 +271,7 @@ func TestACodeOutOfItsPlaceIsNotEchoed(t *testing.T) {
 	cert, err := w.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalanceCertificate, Amount: 100000})
 	w.must(err)
 	u := w.tg.NewUser("Vera", "ru")
-	w.pick(u, "Haircut", "Anna", "вт 3 мар", "10:00")
+	w.pick(u, "Haircut", "Anna", "вт, 3 мар.", "10:00")
 	w.see(u, "поделитесь номером")
 	u.Send(cert.Code)
 	w.see(u, "Похоже на код сертификата или абонемента — пришлите его на следующем экране")
@@ -295,7 +295,7 @@ func TestACodeOutOfItsPlaceIsNotEchoed(t *testing.T) {
 	pkg, err := w.Svc.IssueBalance(sys, booking.BalanceIssue{SalonID: w.salon.ID, Kind: booking.BalancePackage,
 		ServiceIDs: []int64{w.haircut.ID}, Visits: 2, Client: booking.ClientInput{Phone: "+79997100004"}, ValidUntil: testDay.AddDays(-1)})
 	w.must(err)
-	w.pick(u, "Haircut", "Anna", "вт 3 мар", "12:00")
+	w.pick(u, "Haircut", "Anna", "вт, 3 мар.", "12:00")
 	confirm := w.see(u, "Проверьте запись")
 	if strings.Contains(u.Dump(), "по абонементу") {
 		t.Fatalf("a package that ends before the day offered:%s", u.Dump())
@@ -320,8 +320,8 @@ func TestACodeOutOfItsPlaceIsNotEchoed(t *testing.T) {
 	// A notice's button of the chat's own booking, tapped while another
 	// booking waits on its confirmation screen: the notice asks, and the
 	// confirmation screen, no longer the dialog's, loses its buttons.
-	w.pick(u, "Haircut", "Anna", "вт 3 мар", "16:00")
-	w.see(u, "вт 3 мар, 16:00\nСтоимость: 2\u00a0500\u00a0₽\nТелефон") // (its own confirmation: an earlier one keeps its text)
+	w.pick(u, "Haircut", "Anna", "вт, 3 мар.", "16:00")
+	w.see(u, "вт, 3 мар., 16:00\nСтоимость: 2\u00a0500\u00a0₽\nТелефон") // (its own confirmation: an earlier one keeps its text)
 	w.screenKnown(u)
 	first := w.count(t, `SELECT b.id FROM bookings b JOIN clients c ON c.id = b.client_id WHERE c.phone = '+79997100004' ORDER BY b.starts_at LIMIT 1`)
 	var booked *tgtest.Message
@@ -348,8 +348,8 @@ func TestACodeOutOfItsPlaceIsNotEchoed(t *testing.T) {
 	// That notice's button again, its booking now cancelled, while a
 	// booking waits on its confirmation: the tap's answer says so, and
 	// the booking under way stays, and books.
-	w.pick(u, "Haircut", "Anna", "вт 3 мар", "18:00")
-	w.see(u, "вт 3 мар, 18:00\nСтоимость: 2\u00a0500\u00a0₽\nТелефон") // (its own confirmation: an earlier one keeps its text)
+	w.pick(u, "Haircut", "Anna", "вт, 3 мар.", "18:00")
+	w.see(u, "вт, 3 мар., 18:00\nСтоимость: 2\u00a0500\u00a0₽\nТелефон") // (its own confirmation: an earlier one keeps its text)
 	w.screenKnown(u)
 	u.TapData(booked, fmt.Sprintf("r:x:%d:%d", w.salon.ID, first))
 	w.allAnswered()

@@ -234,7 +234,7 @@ func TestSharedContactIsTakenWhenPossible(t *testing.T) {
 	v.Send("/start studio")
 	w.tap(v, "Haircut")
 	w.tap(v, "Anna")
-	w.tap(v, "вт 3 мар")
+	w.tap(v, "вт, 3 мар.")
 	w.tap(v, "12:00")
 	w.see(v, "поделитесь номером")
 	v.ShareContact("4477")

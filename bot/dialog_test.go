@@ -63,7 +63,7 @@ func TestBookInRussianSharingTheContact(t *testing.T) {
 	w.see(u, "Добро пожаловать в Studio")
 	w.tap(u, "Haircut · 60 мин · 2\u00a0500\u00a0₽")
 	w.tap(u, "Любой мастер")
-	w.tap(u, "вт 3 мар")
+	w.tap(u, "вт, 3 мар.")
 	w.tap(u, "15:30")
 	w.see(u, "поделитесь номером")
 	w.must(u.WaitButton("Поделиться номером", wait))
@@ -74,7 +74,7 @@ func TestBookInRussianSharingTheContact(t *testing.T) {
 	w.see(u, "Проверьте запись")
 	w.tap(u, "Подтвердить")
 	m := w.see(u, "Вы записаны")
-	if !strings.Contains(m.Text, "вт 3 мар, 15:30") {
+	if !strings.Contains(m.Text, "вт, 3 мар., 15:30") {
 		t.Fatalf("confirmation: %q", m.Text)
 	}
 	if n := w.count(t, `SELECT count(*) FROM bookings b JOIN clients c ON c.id = b.client_id WHERE c.phone = '+79160001122' AND b.lang = 'ru'`); n != 1 {
@@ -84,7 +84,7 @@ func TestBookInRussianSharingTheContact(t *testing.T) {
 	u.Send("/book")
 	w.tap(u, "Haircut")
 	w.tap(u, "Любой мастер")
-	w.tap(u, "вт 3 мар")
+	w.tap(u, "вт, 3 мар.")
 	w.tap(u, "17:00")
 	w.see(u, "Телефон: +79160001122")
 	w.allAnswered()

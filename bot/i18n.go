@@ -350,7 +350,7 @@ func langOf(code string) string {
 	return "en"
 }
 
-// dayLabel is "Tue 3 Mar" / "вт 3 мар".
+// dayLabel is "Tue 3 Mar" / "вт, 3 мар.".
 func dayLabel(lang string, d booking.Date) string {
 	return i18n.Day(lang, d.Year, d.Month, d.Day)
 }

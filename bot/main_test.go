@@ -172,7 +172,7 @@ func (w *world) see(u *tgtest.User, text string) *tgtest.Message {
 }
 
 // pick walks a user from /start through service, master, the day's
-// button (day: "Tue 3 Mar", "вт 3 мар") and the time hhmm.
+// button (day: "Tue 3 Mar", "вт, 3 мар.") and the time hhmm.
 func (w *world) pick(u *tgtest.User, service, master, day, hhmm string) {
 	w.t.Helper()
 	u.Send("/start studio")

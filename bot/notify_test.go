@@ -40,7 +40,7 @@ func TestMasterLinksAndIsNotified(t *testing.T) {
 	w.tap(client, "Confirm")
 	w.see(client, "You are booked")
 	m := w.see(master, "🆕 Новая запись")
-	if !strings.Contains(m.Text, "вт 3 мар, 11:00") || !strings.Contains(m.Text, "Клиент: Client") {
+	if !strings.Contains(m.Text, "вт, 3 мар., 11:00") || !strings.Contains(m.Text, "Клиент: Client") {
 		t.Fatalf("master's notification: %q", m.Text)
 	}
 	client.Send("/my")

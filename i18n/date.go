@@ -12,21 +12,27 @@ var (
 	}
 	months = map[string][12]string{
 		"en": {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"},
-		"ru": {"янв", "фев", "мар", "апр", "мая", "июн", "июл", "авг", "сен", "окт", "ноя", "дек"},
+		// (As the genitive's abbreviations of the language's usage, which
+		// browsers write too: "мая" whole, the others with their point.)
+		"ru": {"янв.", "февр.", "мар.", "апр.", "мая", "июн.", "июл.", "авг.", "сент.", "окт.", "нояб.", "дек."},
 	}
+	// dayLayouts put a day's weekday, number and month as the language
+	// writes them, and as the widget's browser does: "Tue 3 Mar", "вт, 3 мар.".
+	dayLayouts = map[string]string{"en": "%s %d %s", "ru": "%s, %d %s"}
 )
 
-// Day is a day as a short label: "Tue 3 Mar" / "вт 3 мар" (English for a
+// Day is a day as a short label: "Tue 3 Mar" / "вт, 3 мар." (English for a
 // language the catalogue does not speak).
 func Day(lang string, year int, month time.Month, day int) string {
 	if _, ok := weekdays[lang]; !ok {
 		lang = "en"
 	}
 	t := time.Date(year, month, day, 12, 0, 0, 0, time.UTC)
-	return fmt.Sprintf("%s %d %s", weekdays[lang][t.Weekday()], day, months[lang][month-1])
+	return fmt.Sprintf(dayLayouts[lang], weekdays[lang][t.Weekday()], day, months[lang][month-1])
 }
 
-// When is a moment as a short label on the clock of loc: "Tue 3 Mar, 11:00".
+// When is a moment as a short label on the clock of loc: "Tue 3 Mar, 11:00",
+// "вт, 3 мар., 11:00".
 func When(lang string, t time.Time, loc *time.Location) string {
 	t = t.In(loc)
 	return Day(lang, t.Year(), t.Month(), t.Day()) + ", " + Clock(t)

@@ -55,3 +55,23 @@ func TestClockNamesTheZoneOfATimeShownTwice(t *testing.T) {
 		}
 	}
 }
+
+// A day is written as the widget's browser writes it (Chromium's ru-RU and
+// en-GB, weekday, day and month short), so an e-mail, the bot and the
+// widget name one day alike: "сб, 12 дек." in all three.
+func TestADayReadsAsTheWidgetWritesIt(t *testing.T) {
+	ru := []string{"пн, 12 янв.", "чт, 12 февр.", "чт, 12 мар.", "вс, 12 апр.", "вт, 12 мая", "пт, 12 июн.",
+		"вс, 12 июл.", "ср, 12 авг.", "сб, 12 сент.", "пн, 12 окт.", "чт, 12 нояб.", "сб, 12 дек."}
+	for m, want := range ru {
+		if got := Day("ru", 2026, time.Month(m+1), 12); got != want {
+			t.Errorf("ru, month %d: %q, want %q", m+1, got, want)
+		}
+	}
+	if got := Day("en", 2026, time.December, 12); got != "Sat 12 Dec" {
+		t.Errorf("en: %q, want Sat 12 Dec", got)
+	}
+	loc, _ := time.LoadLocation("Asia/Yekaterinburg")
+	if got := When("ru", time.Date(2026, 12, 12, 6, 30, 0, 0, time.UTC), loc); got != "сб, 12 дек., 11:30" {
+		t.Errorf("When: %q", got)
+	}
+}
