@@ -312,8 +312,8 @@ const MaxClientResults = 50
 
 // SearchClients finds clients of the salon whose name contains q (any case,
 // in any script: folded with ICU, not the database's locale)
-// or whose phone contains its digits (at least 3); an empty q lists the
-// latest clients.
+// or whose phone contains its digits (at least 3); the latest seen
+// first: by when they last booked or came, or were added.
 func (s *Service) SearchClients(ctx context.Context, salonID int64, q string) ([]ClientSummary, error) {
 	salon, err := s.salonAs(ctx, salonID, RoleAdmin)
 	if err != nil {
@@ -333,7 +333,8 @@ func (s *Service) SearchClients(ctx context.Context, salonID int64, q string) ([
 		FROM clients c LEFT JOIN bookings b ON b.client_id = c.id
 		WHERE c.salon_id = @salon AND (@q = '' OR lower(c.name COLLATE "und-x-icu") LIKE lower(@like COLLATE "und-x-icu") OR (@digits <> '' AND c.phone LIKE '%' || @digits || '%'))
 		GROUP BY c.id
-		ORDER BY max(b.starts_at) DESC NULLS LAST, c.id DESC LIMIT @limit`,
+		ORDER BY GREATEST(max(b.created_at), max(b.starts_at) FILTER (WHERE b.status = 'completed' OR b.status = 'confirmed' AND b.starts_at < @now),
+		         c.created_at) DESC, c.id DESC LIMIT @limit`,
 		pgx.NamedArgs{"salon": salonID, "q": q, "like": like, "digits": digits, "limit": MaxClientResults, "now": s.now()})
 	if err != nil {
 		return nil, fmt.Errorf("search clients: %w", dbErr(err))

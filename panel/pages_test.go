@@ -1193,11 +1193,26 @@ func TestTheClientsListSaysTheLastVisitAndTheNext(t *testing.T) {
 	if _, err := w.Svc.Cancel(owner, booking.CancelRequest{SalonID: w.salon.ID, BookingID: gone.ID, Reason: "передумала", ForClient: true, Stated: true}); err != nil {
 		t.Fatal(err)
 	}
-	// (A visit of last week that took place.)
-	if _, err := w.Pool.Exec(ctx, `UPDATE bookings SET starts_at = starts_at - interval '9 days', status = 'completed' WHERE id = $1`, came.ID); err != nil {
+	// (A visit of last week that took place, booked the week before; the
+	// cancelled booking made a month ago.)
+	if _, err := w.Pool.Exec(ctx, `UPDATE bookings SET starts_at = starts_at - interval '9 days', status = 'completed',
+		created_at = created_at - interval '16 days' WHERE id = $1`, came.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Pool.Exec(ctx, `UPDATE bookings SET created_at = created_at - interval '30 days' WHERE id = $1`, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Pool.Exec(ctx, `UPDATE clients SET created_at = created_at - interval '30 days' WHERE id = ANY ($1)`,
+		[]int64{gone.ClientID, came.ClientID}); err != nil {
 		t.Fatal(err)
 	}
 	page := html.UnescapeString(b.get("/panel/clients").body)
+	// The latest seen first: the one who just booked, the one who came
+	// last week, the one who booked a month ago (not by how far ahead a
+	// booking is).
+	if i, j, k := strings.Index(page, ">Придущая<"), strings.Index(page, ">Бывшая<"), strings.Index(page, ">Отменившая<"); !(i < j && j < k) {
+		t.Errorf("the clients list orders the new booking, last week's visit and a month-old booking at %d, %d, %d", i, j, k)
+	}
 	row := func(name string) string {
 		t.Helper()
 		i := strings.Index(page, ">"+name+"<")
