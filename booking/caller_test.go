@@ -111,6 +111,17 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 			return e1(f.Svc.CreateUser(ctx, a, "intruder@a.test", "password-x", booking.RoleOwner))
 		}},
 		"DeleteUser": {run: func(ctx context.Context) error { return f.Svc.DeleteUser(ctx, a, owner.ID) }},
+		"InviteUser": {run: func(ctx context.Context) error {
+			return e1(f.Svc.InviteUser(ctx, a, "intruder@a.test", booking.RoleOwner))
+		}},
+		"Invitations":      {run: func(ctx context.Context) error { return e1(f.Svc.Invitations(ctx, a)) }},
+		"RevokeInvitation": {run: func(ctx context.Context) error { return f.Svc.RevokeInvitation(ctx, a, 1) }},
+		// The code is the credential: an unknown one opens nothing.
+		"InvitationByCode": {run: func(ctx context.Context) error { return e1(f.Svc.InvitationByCode(ctx, "no-such-code")) }},
+		"AcceptInvitation": {run: func(ctx context.Context) error {
+			_, _, err := f.Svc.AcceptInvitation(ctx, "no-such-code", "long-enough-password")
+			return err
+		}},
 		"EachBooking": {run: func(ctx context.Context) error {
 			return f.Svc.EachBooking(ctx, a, func(booking.Listing) error { return nil })
 		}},

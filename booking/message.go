@@ -54,6 +54,9 @@ const (
 	// KindBalanceRefunded: a refund of a balance bought online, told its
 	// buyer (an e-mail with no row of messages either).
 	KindBalanceRefunded MessageKind = "balance_refunded"
+	// KindInvitation: an invitation to a salon's panel (an e-mail with no
+	// row of messages).
+	KindInvitation MessageKind = "invitation"
 )
 
 // ClientKinds are the kinds of message a client gets, in the order the

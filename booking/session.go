@@ -103,12 +103,9 @@ func (s *Service) Login(ctx context.Context, email, password, addr string) (stri
 		}
 		return "", nil, err
 	}
-	raw := make([]byte, 32)
-	_, _ = rand.Read(raw)
-	id := base64.RawURLEncoding.EncodeToString(raw)
+	id := newSessionID()
 	batch := &pgx.Batch{}
-	batch.Queue(`INSERT INTO panel_sessions (id_hash, user_id, created_at, seen_at, expires_at) VALUES ($1, $2, $3, $3, $4)`,
-		sessionHash(id), u.ID, now, now.Add(SessionMax))
+	batch.Queue(insertSessionSQL, sessionHash(id), u.ID, now, now.Add(SessionMax))
 	// The right password clears the email's failures and this attempt.
 	batch.Queue(`DELETE FROM login_failures WHERE key_hash = $1 OR attempt = $2`, keys[0], attempt)
 	batch.Queue(`DELETE FROM panel_sessions WHERE expires_at < $1 OR seen_at < $2`, now, now.Add(-SessionIdle))
@@ -117,6 +114,17 @@ func (s *Service) Login(ctx context.Context, email, password, addr string) (stri
 	}
 	return id, u, nil
 }
+
+// newSessionID returns a new session's id (256 random bits, URL-safe).
+func newSessionID() string {
+	raw := make([]byte, 32)
+	_, _ = rand.Read(raw) // crypto/rand.Read never fails
+	return base64.RawURLEncoding.EncodeToString(raw)
+}
+
+// insertSessionSQL opens a session ($1 its id's hash) for user $2 at $3
+// until $4.
+const insertSessionSQL = `INSERT INTO panel_sessions (id_hash, user_id, created_at, seen_at, expires_at) VALUES ($1, $2, $3, $3, $4)`
 
 // countAttempt counts a login attempt for keys before its password is
 // checked: under each key's lock (taken in one order), a key locked out

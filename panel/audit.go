@@ -252,7 +252,7 @@ var masterServiceActions = map[string]string{"create": "Service added to a maste
 
 var entityNames = map[string]string{"booking": "booking", "client": "client", "master": "master", "master_service": "master's service",
 	"service": "service", "shift": "shift", "salon": "salon", "user": "user", "client_channels": "client's messages",
-	"balance": "package or certificate", "balance_offer": "offer for sale", "payment_session": "payment"}
+	"balance": "package or certificate", "balance_offer": "offer for sale", "payment_session": "payment", "invitation": "invitation"}
 
 // balanceUnits are the columns of balances and offers in their units: a
 // package's visits, a certificate's minor units of money.

@@ -393,3 +393,38 @@ func TestBrowserTheDayAfterANightShift(t *testing.T) {
 	shot(t, ctx, "day-after-night-desktop.png", 1280, 900)
 	shot(t, ctx, "day-after-night-390.png", 390, 844)
 }
+
+// An owner invites a colleague on the users page and hands over the link
+// it shows; the colleague opens it (on a phone), sets a password and is in
+// the panel. Both pages pass axe, at 1280 and 390 px.
+func TestBrowserInvitesAColleague(t *testing.T) {
+	w := newWorld(t)
+	ctx := browsertest.Tab(t, 1280, 900)
+	do(t, ctx, logIn(w)...)
+	do(t, ctx,
+		chromedp.Navigate(w.base+"/panel/users"),
+		chromedp.SendKeys(css(`form[action="/panel/users"] input[name=email]`), "colleague@demo.test"),
+		chromedp.Submit(css(`form[action="/panel/users"] input[name=email]`)),
+		chromedp.WaitVisible(css(`input.copy`)),
+	)
+	browsertest.Axe(t, ctx, "the users page with an invitation made")
+	shot(t, ctx, "invited-desktop.png", 1280, 900)
+	shot(t, ctx, "invited-390.png", 390, 844)
+	link := value(t, ctx, chromedp.Value(css(`input.copy`)))
+	if !strings.Contains(link, "/panel/invite/") {
+		t.Fatalf("the link shown: %q", link)
+	}
+	phone := browsertest.Tab(t, 390, 844)
+	do(t, phone, chromedp.Navigate("about:blank"), chromedp.Navigate(link), chromedp.WaitVisible(css(`input[name=password2]`)))
+	browsertest.Axe(t, phone, "the invitation's page")
+	shot(t, phone, "invitation-390.png", 390, 844)
+	do(t, phone,
+		chromedp.SendKeys(css(`input[name=password]`), "colleague-password"),
+		chromedp.SendKeys(css(`input[name=password2]`), "colleague-password"),
+		chromedp.Submit(css(`input[name=password2]`)),
+		chromedp.WaitVisible(css(`#grid`)),
+	)
+	if who := value(t, phone, chromedp.Text(css(`.who`))); who != "colleague@demo.test" {
+		t.Errorf("signed in as %q", who)
+	}
+}

@@ -2,6 +2,7 @@ package panel_test
 
 import (
 	"context"
+	"html"
 	"io"
 	"log/slog"
 	"net"
@@ -187,6 +188,37 @@ func (w *world) user(salonID int64, email string, role booking.Role) *browserles
 	}
 	b := w.client()
 	b.login(email, "password-"+email)
+	return b
+}
+
+// invite has the owner b invite email in role on the users page, and
+// returns the link the page shows (the e-mail's).
+func (b *browserless) invite(email string, role booking.Role) string {
+	b.t.Helper()
+	a := b.post("/panel/users", url.Values{"email": {email}, "role": {string(role)}})
+	m := inviteLinkRE.FindStringSubmatch(a.body)
+	if a.status != http.StatusOK || m == nil {
+		b.t.Fatalf("invite %s: %d, no link on the page: %s", email, a.status, a.body)
+	}
+	return html.UnescapeString(m[1])
+}
+
+var inviteLinkRE = regexp.MustCompile(`value="(http[^"]*/panel/invite/[^"]+)"`)
+
+// accept opens an invitation's link in a browser of its own and sets the
+// password; the new user is then signed in.
+func (w *world) accept(link, password string) *browserless {
+	w.t.Helper()
+	b := w.client()
+	path := strings.TrimPrefix(link, w.base)
+	if a := b.get(path); a.status != http.StatusOK {
+		w.t.Fatalf("the invitation's page: %d %s", a.status, a.body)
+	}
+	a := b.do("POST", path, url.Values{"password": {password}, "password2": {password}})
+	if a.status != http.StatusSeeOther || a.header.Get("Location") != "/panel/" {
+		w.t.Fatalf("accept: %d %s %s", a.status, a.header.Get("Location"), a.body)
+	}
+	b.get("/panel/")
 	return b
 }
 

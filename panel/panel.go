@@ -113,6 +113,8 @@ func (h *Handler) Register(app *fiber.App) {
 	p := app.Group("/panel", h.headers, h.deadline, h.errors, h.bodies)
 	p.Get("/login", h.loginPage)
 	p.Post("/login", h.login)
+	p.Get("/invite/:code", h.invitePage)
+	p.Post("/invite/:code", h.acceptInvite)
 
 	a := p.Group("", h.session, h.csrf)
 	a.Post("/logout", h.logout)
@@ -190,6 +192,7 @@ func (h *Handler) Register(app *fiber.App) {
 	a.Get("/users", h.users)
 	a.Post("/users", h.createUser)
 	a.Post("/users/:id/delete", h.deleteUser)
+	a.Post("/invitations/:id/revoke", h.revokeInvitation)
 	a.Get("/audit", h.audit)
 	a.Get("/import", h.importForm)
 	a.Get("/import/template/:kind", h.importTemplate)

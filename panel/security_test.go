@@ -395,9 +395,7 @@ func TestPasswordsAreStoredOnlyAsArgon2idHashes(t *testing.T) {
 	w := newWorld(t)
 	b := w.owner()
 	const pw = "a-secret-pass-phrase"
-	if a := b.post("/panel/users", url.Values{"email": {"new.admin@demo.test"}, "password": {pw}, "role": {"admin"}}); a.status != http.StatusSeeOther {
-		t.Fatalf("add user: %d %s", a.status, a.body)
-	}
+	w.accept(b.invite("new.admin@demo.test", booking.RoleAdmin), pw)
 	rows, err := w.Pool.Query(context.Background(), `SELECT password_hash FROM users`)
 	if err != nil {
 		t.Fatal(err)
@@ -515,5 +513,74 @@ func TestLoginBehindAProxy(t *testing.T) {
 		"Origin", "https://salon.example.evil")
 	if a.status != http.StatusForbidden {
 		t.Errorf("login from another origin: %d", a.status)
+	}
+}
+
+// TestAnOwnerLearnsNothingOfAnotherSalonsUsers: inviting the address of
+// another salon's user answers as inviting a new address does (helper-47
+// F2: "a user with this email exists" told one salon's owner who works
+// at another). Whoever opens that link is told; the invitation's page is
+// in the link's language, refuses a form from another site, and a used
+// link opens nothing.
+func TestAnOwnerLearnsNothingOfAnotherSalonsUsers(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	if _, _, err := w.Svc.CreateSalonWithOwner(bookingtest.System(), booking.Salon{Slug: "rival", Name: "Rival", Timezone: "Europe/Moscow", Locale: "ru"},
+		"owner@rival.test", "rival-password"); err != nil {
+		t.Fatal(err)
+	}
+	rival := w.client()
+	rival.login("owner@rival.test", "rival-password")
+	page := func(email string) string {
+		a := rival.post("/panel/users", url.Values{"email": {email}, "role": {"admin"}})
+		if a.status != http.StatusOK {
+			t.Fatalf("invite %s: %d", email, a.status)
+		}
+		said := a.body[strings.Index(a.body, "<h1>"):strings.Index(a.body, "<table")]
+		return strings.ReplaceAll(inviteLinkRE.ReplaceAllString(said, ""), email, "EMAIL")
+	}
+	taken, free := page(demo.Email), page("nobody@demo.salon")
+	if taken != free || strings.Contains(taken, "error") || !strings.Contains(taken, "EMAIL приглашён(а) как администратор") {
+		t.Errorf("inviting another salon's owner reads differently from inviting a new address")
+	}
+	// The one who opens the link is told; the demo owner is untouched.
+	link := rival.invite(demo.Email, booking.RoleAdmin)
+	opener := w.client()
+	path := strings.TrimPrefix(link, w.base)
+	if a := opener.get(path); a.status != http.StatusOK || !strings.Contains(a.body, "Rival приглашает вас в свою панель как администратор.") {
+		t.Fatalf("the invitation's page: %d %s", a.status, a.body)
+	}
+	a := opener.do("POST", path, url.Values{"password": {"a-new-password"}, "password2": {"a-new-password"}})
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "у этого адреса уже есть учётная запись") {
+		t.Fatalf("accepting for an address with an account: %d %s", a.status, a.body)
+	}
+	w.client().login(demo.Email, demo.Password)
+	// A new address: the passwords must match; a form from another site
+	// is refused; then the new user is in, and the link is spent.
+	link = rival.invite("desk@rival.test", booking.RoleAdmin)
+	path = strings.TrimPrefix(link, w.base)
+	if a := opener.do("POST", path, url.Values{"password": {"a-new-password"}, "password2": {"a-new-passw0rd"}}); a.status != http.StatusUnprocessableEntity ||
+		!strings.Contains(a.body, "пароли не совпадают") {
+		t.Errorf("passwords that differ: %d", a.status)
+	}
+	if a := opener.do("POST", path, url.Values{"password": {"a-new-password"}, "password2": {"a-new-password"}},
+		"Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"); a.status != http.StatusForbidden {
+		t.Errorf("an invitation accepted from another site: %d", a.status)
+	}
+	desk := w.accept(link, "a-new-password")
+	if a := desk.get("/panel/"); a.status != http.StatusOK || !strings.Contains(a.body, "desk@rival.test") {
+		t.Errorf("the new user's panel: %d", a.status)
+	}
+	if a := w.client().get(path); a.status != http.StatusNotFound || !strings.Contains(a.body, "Это приглашение не действует") {
+		t.Errorf("a used link: %d", a.status)
+	}
+	// The users page lists the invitation still open (the demo owner's
+	// address), and withdraws it.
+	id := scalar[int64](t, w, `SELECT id FROM user_invitations WHERE email = $1`, demo.Email)
+	if a := rival.post(fmt.Sprintf("/panel/invitations/%d/revoke", id), nil); a.status != http.StatusSeeOther {
+		t.Errorf("withdraw: %d", a.status)
+	}
+	if n := scalar[int64](t, w, `SELECT count(*) FROM user_invitations WHERE email = $1`, demo.Email); n != 0 {
+		t.Errorf("the withdrawn invitation is left")
 	}
 }

@@ -237,11 +237,24 @@ func (h *Handler) updateSettings(c *fiber.Ctx) error {
 }
 
 type usersData struct {
-	Users  []booking.User
-	Email  string
-	Role   string
-	Error  string
-	Fields map[string]string
+	Users       []booking.User
+	Invitations []invitationRow
+	Email       string
+	Role        string
+	Error       string
+	Fields      map[string]string
+	// Invited is the invitation just made, with its link (shown this
+	// once: only its hash is kept).
+	Invited *invitationRow
+}
+
+// invitationRow is an invitation as the users page lists it.
+type invitationRow struct {
+	booking.Invitation
+	Link    string // the link to hand over (just made only)
+	Until   string // when its link stops working
+	Expired bool
+	Mail    string // how its e-mail went
 }
 
 func (h *Handler) users(c *fiber.Ctx) error { return h.showUsers(c, &usersData{Role: "admin"}) }
@@ -251,20 +264,58 @@ func (h *Handler) showUsers(c *fiber.Ctx, d *usersData) error {
 	if d.Users, err = h.svc.Users(c.UserContext(), user(c).SalonID); err != nil {
 		return err
 	}
+	list, err := h.svc.Invitations(c.UserContext(), user(c).SalonID)
+	if err != nil {
+		return err
+	}
+	for _, inv := range list {
+		d.Invitations = append(d.Invitations, h.invitationRow(c, inv))
+	}
 	return h.render(c, "users", langOf(c).T("Users"), d)
 }
 
-// createUser adds a panel user to the salon (owners).
+// invitationRow says an invitation for the users page.
+func (h *Handler) invitationRow(c *fiber.Ctx, inv booking.Invitation) invitationRow {
+	l, s := langOf(c), salonOf(c)
+	r := invitationRow{Invitation: inv, Until: l.When(inv.ExpiresAt.In(s.Location()), h.svc.Now().In(s.Location())),
+		Expired: !h.svc.Now().Before(inv.ExpiresAt)}
+	switch {
+	case !inv.MailedAt.IsZero():
+		r.Mail = l.T("e-mail sent")
+	case inv.MailError == booking.NoMailer:
+		r.Mail = l.T("this server sends no e-mail: hand over the link")
+	case inv.MailError != "":
+		r.Mail = l.T("the e-mail did not go: hand over the link, or invite again")
+	}
+	return r
+}
+
+// createUser invites an e-mail address to be the salon's user (owners):
+// the page shows the invitation's link once, to hand over as well.
 func (h *Handler) createUser(c *fiber.Ctx) error {
 	d := &usersData{Email: strings.Clone(c.FormValue("email")), Role: strings.Clone(c.FormValue("role"))}
-	_, err := h.svc.CreateUser(c.UserContext(), user(c).SalonID, d.Email, c.FormValue("password"), booking.Role(d.Role))
+	inv, err := h.svc.InviteUser(c.UserContext(), user(c).SalonID, d.Email, booking.Role(d.Role))
 	if err != nil {
 		if !h.fieldError(c, err, &d.Error, &d.Fields) {
 			return err
 		}
 		return h.showUsers(c, d)
 	}
-	return done(c, "/panel/users", "saved")
+	row := h.invitationRow(c, *inv)
+	row.Link = h.base(c) + booking.InvitePath(inv.Code, salonOf(c).Locale)
+	return h.showUsers(c, &usersData{Role: "admin", Invited: &row})
+}
+
+// revokeInvitation withdraws an invitation (owners).
+func (h *Handler) revokeInvitation(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if err := h.svc.RevokeInvitation(c.UserContext(), user(c).SalonID, id); err != nil {
+		return err
+	}
+	return done(c, "/panel/users", "invitation_revoked")
 }
 
 // deleteUser removes a panel user, ending their sessions (owners).
@@ -298,7 +349,7 @@ type auditRow struct {
 	Href    string
 }
 
-var auditEntities = []string{"booking", "client", "master", "master_service", "service", "shift", "salon", "user", "balance", "balance_offer"}
+var auditEntities = []string{"booking", "client", "master", "master_service", "service", "shift", "salon", "user", "invitation", "balance", "balance_offer"}
 
 // audit lists the salon's audit log, filtered by date, actor and entity.
 func (h *Handler) audit(c *fiber.Ctx) error {

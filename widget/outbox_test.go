@@ -36,7 +36,7 @@ func TestTheDevOutboxShowsEveryMailOfASale(t *testing.T) {
 	app := widget.NewApp(log)
 	h := widget.New(e.Svc, widget.Config{Log: log})
 	h.Register(app)
-	h.RegisterOutbox(app, x.Text, x.Refunds)
+	h.RegisterOutbox(app, x.Text, x.Extra)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -108,7 +108,7 @@ func newPlatform(pool *pgxpool.Pool, getenv env, ln net.Listener, log *slog.Logg
 	p.srv.outboxExtra = func() []booking.Message {
 		var out []booking.Message
 		for _, x := range outboxes {
-			out = append(out, x.Refunds()...)
+			out = append(out, x.Extra()...)
 		}
 		return out
 	}

@@ -110,6 +110,28 @@ func (e *Email) DeliverSale(ctx context.Context, m *booking.SaleMail) (booking.S
 	return booking.Sent{ProviderID: id, Subject: w.Subject}, nil
 }
 
+var _ booking.InviteCourier = (*Email)(nil)
+
+// DeliverInvite implements booking.InviteCourier: an invitation to the
+// salon's panel. What it reports keeps no words (they hold the link).
+func (e *Email) DeliverInvite(ctx context.Context, m *booking.InviteMail) (booking.Sent, error) {
+	w := ComposeInvite(m, e.Base)
+	html, err := w.HTML(m.Lang, "")
+	if err != nil {
+		return booking.Sent{}, fmt.Errorf("%w: %v", booking.ErrDeliveryRefused, err)
+	}
+	id, err := e.Mail.Send(ctx, mail.Message{FromName: m.Salon.Name, To: m.To, Subject: w.Subject, Text: w.Text(), HTML: html})
+	switch {
+	case errors.Is(err, mail.ErrRefused):
+		return booking.Sent{}, fmt.Errorf("%w: %w", booking.ErrDeliveryRefused, err)
+	case errors.Is(err, mail.ErrUnknown):
+		return booking.Sent{}, fmt.Errorf("%w: %w", booking.ErrDeliveryUnknown, err)
+	case err != nil:
+		return booking.Sent{}, err
+	}
+	return booking.Sent{ProviderID: id, Subject: w.Subject}, nil
+}
+
 // SMS is the SMS courier.
 type SMS struct {
 	Provider sms.Provider
@@ -165,10 +187,11 @@ type Outbox struct {
 	mu    sync.Mutex
 	whole map[int64]string
 	order []int64
-	// refunds are the e-mails of sales' refunds, which have no row of
-	// their own (the outbox's row of a sale is its code's), newest last.
-	refunds []booking.Message
-	sent    int64 // refunds' e-mails taken so far (their ids count down from refundIDs)
+	// extra are the e-mails with no row of their own, newest last: of
+	// sales' refunds (the outbox's row of a sale is its code's), and of
+	// invitations to a salon's panel.
+	extra []booking.Message
+	sent  int64 // extra e-mails taken so far (their ids count down from extraIDs)
 }
 
 // outboxKeeps is how many whole messages an Outbox remembers.
@@ -193,7 +216,7 @@ var _ booking.SaleCourier = (*Outbox)(nil)
 // DeliverSale implements booking.SaleCourier: the e-mail of a sale, kept
 // in memory for the outbox page: its code's by the sale (negative ids: a
 // sale's, not a message's), each refund's as a message of its own
-// (Refunds).
+// (Extra).
 func (x *Outbox) DeliverSale(_ context.Context, m *booking.SaleMail) (booking.Sent, error) {
 	w := ComposeSale(m, x.Base)
 	text := w.Subject + "\n\n" + w.Text()
@@ -201,27 +224,44 @@ func (x *Outbox) DeliverSale(_ context.Context, m *booking.SaleMail) (booking.Se
 		x.keep(-m.SaleID, text)
 		return booking.Sent{ProviderID: "outbox", Subject: w.Subject}, nil
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.sent++
-	x.refunds = append(x.refunds, booking.Message{ID: refundIDs - x.sent, SalonID: m.Salon.ID,
-		Kind: booking.KindBalanceRefunded, Channel: booking.ChannelEmail, Recipient: m.To, State: booking.MessageSent,
-		Subject: w.Subject, Body: text, CreatedAt: time.Now(), SentAt: time.Now()})
-	if len(x.refunds) > outboxKeeps {
-		x.refunds = slices.Delete(x.refunds, 0, 1)
-	}
+	x.add(booking.Message{SalonID: m.Salon.ID, Kind: booking.KindBalanceRefunded, Recipient: m.To, Subject: w.Subject, Body: text})
 	return booking.Sent{ProviderID: "outbox", Subject: w.Subject}, nil
 }
 
-// refundIDs is the first id of the refunds' e-mails, counting down: far
-// below the sales' (their ids negated).
-const refundIDs = -1 << 40
+var _ booking.InviteCourier = (*Outbox)(nil)
 
-// Refunds are the e-mails of sales' refunds this outbox took, whole.
-func (x *Outbox) Refunds() []booking.Message {
+// DeliverInvite implements booking.InviteCourier: the invitation's
+// e-mail, kept in memory for the outbox page with the sales' refunds
+// (it has no row of its own either).
+func (x *Outbox) DeliverInvite(_ context.Context, m *booking.InviteMail) (booking.Sent, error) {
+	w := ComposeInvite(m, x.Base)
+	x.add(booking.Message{SalonID: m.Salon.ID, Kind: booking.KindInvitation, Recipient: m.To, Subject: w.Subject,
+		Body: w.Subject + "\n\n" + w.Text()})
+	return booking.Sent{ProviderID: "outbox", Subject: w.Subject}, nil
+}
+
+// add keeps an e-mail with no row of its own, sent now.
+func (x *Outbox) add(m booking.Message) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return slices.Clone(x.refunds)
+	x.sent++
+	m.ID, m.Channel, m.State, m.CreatedAt, m.SentAt = extraIDs-x.sent, booking.ChannelEmail, booking.MessageSent, time.Now(), time.Now()
+	x.extra = append(x.extra, m)
+	if len(x.extra) > outboxKeeps {
+		x.extra = slices.Delete(x.extra, 0, 1)
+	}
+}
+
+// extraIDs is the first id of the e-mails with no row, counting down:
+// far below the sales' (their ids negated).
+const extraIDs = -1 << 40
+
+// Extra are the e-mails with no row of their own this outbox took, whole:
+// sales' refunds, invitations.
+func (x *Outbox) Extra() []booking.Message {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return slices.Clone(x.extra)
 }
 
 func (x *Outbox) keep(id int64, text string) {

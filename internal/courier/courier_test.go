@@ -31,7 +31,7 @@ func TestTheOutboxKeepsEveryMailOfASale(t *testing.T) {
 	if code, ok := x.Text(-3); !ok || !strings.Contains(code, "ZK8Z-KWNQ-D78E") {
 		t.Fatalf("the sale's code e-mail is gone: %q", code)
 	}
-	refunds := x.Refunds()
+	refunds := x.Extra()
 	if len(refunds) != 2 || refunds[0].ID == refunds[1].ID || refunds[0].ID >= -3 || refunds[1].ID >= -3 {
 		t.Fatalf("refunds kept: %+v", refunds)
 	}
@@ -52,10 +52,10 @@ func TestTheOutboxKeepsEveryMailOfASale(t *testing.T) {
 		}
 	}
 	ids := map[int64]bool{}
-	for _, r := range x.Refunds() {
+	for _, r := range x.Extra() {
 		ids[r.ID] = true
 	}
-	if n := len(x.Refunds()); n != 200 || len(ids) != n {
+	if n := len(x.Extra()); n != 200 || len(ids) != n {
 		t.Fatalf("%d refunds kept, %d ids", n, len(ids))
 	}
 }

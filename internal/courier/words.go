@@ -503,3 +503,21 @@ func ComposeSale(m *booking.SaleMail, base string) Words {
 	w.Footer = append(w.Footer, t("Keep this code: it is what pays. The salon never asks for it by phone."))
 	return w
 }
+
+// ComposeInvite writes the e-mail of an invitation to a salon's panel:
+// who invites, as what, the link that sets a password, and until when.
+func ComposeInvite(m *booking.InviteMail, base string) Words {
+	lang := m.Lang
+	t := func(key string, args ...any) string { return i18n.New(key, args...).In(lang) }
+	w := Words{Subject: t("You are invited to the panel of %s", m.Salon.Name)}
+	w.Lead = t("The salon invites you to its panel, where its bookings, clients and day are kept. Set a password to start.")
+	if m.InvitedBy != "" {
+		w.Details = append(w.Details, detail{t("Invited by"), m.InvitedBy})
+	}
+	w.Details = append(w.Details, detail{t("Salon"), m.Salon.Name}, detail{t("Role"), t(string(m.Role))},
+		detail{t("Your login"), m.To},
+		detail{t("Link valid until"), i18n.When(lang, m.ExpiresAt, m.Salon.Location())})
+	w.Actions = append(w.Actions, action{t("Set a password"), base + booking.InvitePath(m.Code, lang), true})
+	w.Footer = append(w.Footer, t("Did not expect this? Ignore this e-mail: nothing happens without the link."))
+	return w
+}
