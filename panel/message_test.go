@@ -3,7 +3,9 @@ package panel_test
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -145,5 +147,52 @@ func TestPanelShowsMessagesAndConfirmations(t *testing.T) {
 	}
 	if ch, _ := w.Svc.ChannelsOf(ctx, w.salon.ID, sure.ClientID); ch.NoSMS {
 		t.Error("SMS still stopped")
+	}
+}
+
+// TestSavingTheMessageSettingsUnchangedChangesNothing: the form, sent as
+// the page shows it, keeps every kind the salon sends: waiting-list offers
+// too (helper-49 H1: the form had no row for them, and saving it turned
+// their e-mails off).
+func TestSavingTheMessageSettingsUnchangedChangesNothing(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	ctx := bookingtest.System()
+	before, err := w.Svc.MessageSettingsOf(ctx, w.salon.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := b.get("/panel/settings").body
+	form := url.Values{}
+	for _, m := range regexp.MustCompile(`name="((?:email|sms)_[a-z_]+)" value="on"[^>]*?( checked)?>`).FindAllStringSubmatch(page, -1) {
+		if m[2] != "" {
+			form.Set(m[1], "on")
+		}
+	}
+	for _, name := range []string{"reminder_offsets", "quiet_from", "quiet_to", "reminder_holdout_pct"} {
+		if m := regexp.MustCompile(`name="` + name + `"[^>]*value="([^"]*)"`).FindStringSubmatch(page); m != nil {
+			form.Set(name, html.UnescapeString(m[1]))
+		}
+	}
+	if !strings.Contains(page, `name="email_waitlist_offer"`) {
+		t.Error("the message settings have no row for waiting-list offers")
+	}
+	if r := b.post("/panel/settings/messages", form); r.status != 303 {
+		t.Fatalf("save: %d %s", r.status, r.body)
+	}
+	after, err := w.Svc.MessageSettingsOf(ctx, w.salon.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range booking.ClientKinds {
+		for _, ch := range []booking.Channel{booking.ChannelEmail, booking.ChannelSMS} {
+			if before.Carries(ch, k) != after.Carries(ch, k) {
+				t.Errorf("%s by %s: %v before saving the form unchanged, %v after", k, ch, before.Carries(ch, k), after.Carries(ch, k))
+			}
+		}
+	}
+	if !after.Carries(booking.ChannelEmail, booking.KindWaitlistOffer) {
+		t.Error("waiting-list offers are not e-mailed")
 	}
 }

@@ -45,9 +45,6 @@ func messageFormOf(m *booking.MessageSettings, l *lang) messageForm {
 	}
 	f.Offsets = strings.Join(offs, ", ")
 	for _, k := range booking.ClientKinds {
-		if k == booking.KindWaitlistOffer {
-			continue // no waitlist yet
-		}
 		f.Kinds = append(f.Kinds, kindRow{Kind: k, Label: l.T(kindNames[k]), Email: m.Carries(booking.ChannelEmail, k), SMS: m.Carries(booking.ChannelSMS, k)})
 	}
 	return f
