@@ -27,6 +27,12 @@ type SalonService struct {
 	Active        bool
 }
 
+// StayMin is how long a client stays for the service with a master who
+// works durationMin: the work, then a processing time's wait and finish.
+func (sv *SalonService) StayMin(durationMin int) int {
+	return durationMin + sv.ProcessingMin + sv.FinishMin
+}
+
 // timing is the service's terms of time with a master who works durationMin.
 func (sv *SalonService) timing(durationMin int) timing {
 	return timing{dur: minutes(durationMin), buffer: minutes(sv.BufferMin), processing: minutes(sv.ProcessingMin),

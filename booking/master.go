@@ -31,11 +31,19 @@ type TermRange struct {
 }
 
 // Durations is the range of minutes as people read it: 60, or 45–90.
-func (r TermRange) Durations() string {
-	if r.MinDuration == r.MaxDuration {
-		return strconv.Itoa(r.MinDuration)
+func (r TermRange) Durations() string { return minutesRange(r.MinDuration, r.MaxDuration) }
+
+// Stays is the range of minutes a client of sv stays, as people read it:
+// its durations with a processing time's wait and finish after the work.
+func (r TermRange) Stays(sv *SalonService) string {
+	return minutesRange(sv.StayMin(r.MinDuration), sv.StayMin(r.MaxDuration))
+}
+
+func minutesRange(lo, hi int) string {
+	if lo == hi {
+		return strconv.Itoa(lo)
 	}
-	return strconv.Itoa(r.MinDuration) + "–" + strconv.Itoa(r.MaxDuration)
+	return strconv.Itoa(lo) + "–" + strconv.Itoa(hi)
 }
 
 // TermRanges is each service's range over masters (as Masters reads them,

@@ -303,6 +303,10 @@ func (m Money) Format(currency, lang string) string {
 	case !ok:
 		return n + "\u00a0" + currency
 	case c.before:
+		// (The minus before the sign: -£50, as a negative amount reads.)
+		if rest, neg := strings.CutPrefix(n, "-"); neg {
+			return "-" + c.sign + rest
+		}
 		return c.sign + n
 	}
 	return n + "\u00a0" + c.sign

@@ -101,8 +101,13 @@ func normalizePhone(phone, region string) (string, bool, error) {
 		}
 	}
 	n, err := phonenumbers.Parse(phone, strings.ToUpper(region))
-	if err != nil || !phonenumbers.IsValidNumber(n) {
-		return "", false, i18n.New("not a valid phone number: write it with the country code, like %s", ExamplePhone(region))
+	switch {
+	case err == nil && phonenumbers.IsValidNumber(n):
+	case strings.HasPrefix(phone, "+"):
+		// (Its country code is there: its digits are what is wrong.)
+		return "", false, i18n.New("not a valid phone number: check its digits")
+	default:
+		return "", false, i18n.New("not a valid phone number: check its digits, or write it with the country code, like %s", ExamplePhone(region))
 	}
 	e164 := phonenumbers.Format(n, phonenumbers.E164)
 	if len(e164) > maxE164 {

@@ -41,9 +41,11 @@ func (t *turn) services(prefix string) error {
 	for _, sv := range list {
 		// What a client pays is their master's price: a service whose
 		// masters differ says where its prices start.
-		dur, price := strconv.Itoa(sv.DurationMin), sv.Price.Format(s.Currency, t.c.Lang)
+		// (How long the client stays: a processing time's wait and
+		// finish count.)
+		dur, price := strconv.Itoa(sv.StayMin(sv.DurationMin)), sv.Price.Format(s.Currency, t.c.Lang)
 		if r, ok := ranges[sv.ID]; ok {
-			dur, price = r.Durations(), r.MinPrice.Format(s.Currency, t.c.Lang)
+			dur, price = r.Stays(&sv), r.MinPrice.Format(s.Currency, t.c.Lang)
 			if r.MinPrice != r.MaxPrice {
 				price = t.tr("price_from", price)
 			}
@@ -125,11 +127,12 @@ func (t *turn) masters() error {
 	var bs []button
 	r := booking.TermRanges(list)[t.c.D.Service]
 	s, _ := t.salon()
+	sv := t.service()
 	for _, m := range list {
 		label := m.Name
 		if o, ok := m.TermsOf(t.c.D.Service); ok && s != nil && (r.MinPrice != r.MaxPrice || r.MinDuration != r.MaxDuration) {
 			// Masters who differ say their own terms.
-			label += fmt.Sprintf(" · %s · %d %s", o.Price.Format(s.Currency, t.c.Lang), o.DurationMin, t.tr("min"))
+			label += fmt.Sprintf(" · %s · %d %s", o.Price.Format(s.Currency, t.c.Lang), sv.StayMin(o.DurationMin), t.tr("min"))
 		}
 		bs = append(bs, k.btn(label, action{Verb: doMaster, ID: m.ID}))
 	}

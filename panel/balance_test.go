@@ -248,6 +248,12 @@ func TestTheOwnerSellsOnline(t *testing.T) {
 		_ = os.WriteFile(filepath.Join(t.ArtifactDir(), "offers-390.png"), png, 0o644)
 	}
 	offer := scalar[int64](t, w, `SELECT id FROM balance_offers WHERE salon_id = $1 AND title = 'Подарочный сертификат'`, w.salon.ID)
+	// The online booking page gives the page that sells it (helper-49 L9).
+	do(t, ctx, chromedp.Navigate(w.base+"/panel/online"), chromedp.WaitVisible(css(`#gift-url`)))
+	if got := textOf(t, ctx, "#gift-url"); got != w.base+"/w/demo/gift" {
+		t.Errorf("the online page's gift link: %q", got)
+	}
+	browsertest.Axe(t, ctx, "the online page with a gift link")
 	// An admin sees the offers, not the owner's form, and may not add one.
 	admin := w.user(w.salon.ID, "desk@example.com", booking.RoleAdmin)
 	if a := admin.get("/panel/balances"); a.status != 200 || strings.Contains(a.body, `id="add-offer"`) {
@@ -623,7 +629,7 @@ func TestTheDeskIsOfferedOnlyPackagesThatPayTheVisit(t *testing.T) {
 		t.Error("the day's version did not move when the visit was paid: an open grid would not show it")
 	}
 	// The booking's page says nothing is left to pay at the salon.
-	if got := w.owner().get(fmt.Sprintf("/panel/bookings/%d", bk.ID)).body; !regexp.MustCompile(`id="due">ничего: всё оплачено<`).MatchString(got) {
+	if got := w.owner().get(fmt.Sprintf("/panel/bookings/%d", bk.ID)).body; !regexp.MustCompile(`id="due">ничего — всё оплачено<`).MatchString(got) {
 		t.Errorf("the booking paid with a package: %s", regexp.MustCompile(`(?s)<dl.*?</dl>`).FindString(got))
 	}
 	// The day's grid marks it paid, as it marks a deposit.
@@ -961,7 +967,7 @@ func TestTheNewBookingFormPaysWithAPackage(t *testing.T) {
 	if left := scalar[int64](t, w, `SELECT remaining FROM balances WHERE id = $1`, one.ID); left != 0 {
 		t.Errorf("the package has %d left, want 0", left)
 	}
-	if got := b.get(fmt.Sprintf("/panel/bookings/%d", id)).body; !regexp.MustCompile(`id="due">ничего: всё оплачено<`).MatchString(got) ||
+	if got := b.get(fmt.Sprintf("/panel/bookings/%d", id)).body; !regexp.MustCompile(`id="due">ничего — всё оплачено<`).MatchString(got) ||
 		!strings.Contains(got, "…"+one.Hint) {
 		t.Errorf("the booking paid with a package: %s", regexp.MustCompile(`(?s)<dl.*?</dl>`).FindString(got))
 	}
@@ -1113,7 +1119,7 @@ func TestBrowserBooksPayingWithTheClientsPackage(t *testing.T) {
 				chromedp.WaitVisible(css(`#status.confirmed`)),
 			)
 			id := bookingIDAt(t, tab)
-			if got := value(t, tab, chromedp.Text(css(`main`))); !strings.Contains(got, "…"+pkg.Hint) || !strings.Contains(got, "ничего: всё оплачено") {
+			if got := value(t, tab, chromedp.Text(css(`main`))); !strings.Contains(got, "…"+pkg.Hint) || !strings.Contains(got, "ничего — всё оплачено") {
 				t.Errorf("the booking's page: %q", got)
 			}
 			if n := scalar[int64](t, w, `SELECT count(*) FROM balance_entries WHERE balance_id = $1 AND booking_id = $2 AND type = 'reserve'`,

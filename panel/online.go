@@ -16,6 +16,8 @@ type onlineData struct {
 	WidgetURL string
 	Snippet   string
 	BotURL    string // "" when no bot runs
+	GiftURL   string // the page that sells packages and certificates online ("" while none is on sale)
+	Payments  bool   // the server takes payments online
 }
 
 // online shows the salon's booking links.
@@ -25,6 +27,16 @@ func (h *Handler) online(c *fiber.Ctx) error {
 	d := onlineData{
 		WidgetURL: base + "/w/" + url.PathEscape(s.Slug),
 		Snippet:   fmt.Sprintf(`<script src="%s/widget.js" data-salon="%s" async></script>`, base, s.Slug),
+	}
+	// (Sold online only where payments are taken, as the widget links it.)
+	if d.Payments = h.svc.Provider() != nil; d.Payments {
+		offers, err := h.svc.BalanceOffers(c.UserContext(), s.ID, false)
+		if err != nil {
+			return err
+		}
+		if len(offers) > 0 {
+			d.GiftURL = d.WidgetURL + "/gift"
+		}
 	}
 	if h.cfg.BotUsername != nil {
 		if u := h.cfg.BotUsername(); u != "" {

@@ -279,6 +279,9 @@ func (h *Handler) pageOf(app *fiber.App, path string) string {
 	if len(segs) > 3 && segs[2] == "balance-offers" {
 		return "/panel/balances" // (an offer's own actions: its list)
 	}
+	if len(segs) > 3 && segs[2] == "invitations" {
+		return "/panel/users" // (an invitation's: the users page)
+	}
 	if p, ok := formPages[strings.Join(segs, "/")]; ok {
 		return p
 	}

@@ -37,6 +37,7 @@ func snapshot(t *testing.T, w *world, salonID int64) string {
 		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM waitlist_offers x WHERE salon_id = $1),
 		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM balances x WHERE salon_id = $1),
 		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM balance_offers x WHERE salon_id = $1),
+		(SELECT string_agg(to_jsonb(x)::text, ',' ORDER BY x.id) FROM user_invitations x WHERE salon_id = $1),
 		(SELECT to_jsonb(x)::text FROM salons x WHERE id = $1)))`, salonID)
 }
 
@@ -51,6 +52,8 @@ type other struct {
 	entry   int64 // a waitlist entry
 	balance int64 // a gift certificate
 	offer   int64 // a certificate on sale online
+	// an invitation to the panel
+	invitation int64
 	user    int64
 	session int64 // a payment session
 	message int64 // a failed message
@@ -102,8 +105,13 @@ func (w *world) otherSalon(t *testing.T) other {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// An invitation of B's owner's.
+	inv, err := w.Svc.InviteUser(booking.As(ctx, booking.ByStaff(*u)), s.ID, "desk@rival.test", booking.RoleAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return other{salon: s, booking: b.ID, client: b.ClientID, master: m.ID, service: sv.ID, user: u.ID, session: session, message: message,
-		entry: e.ID, balance: cert.ID, offer: offer.ID}
+		entry: e.ID, balance: cert.ID, offer: offer.ID, invitation: inv.ID}
 }
 
 // TestAnotherSalonsIDsAreNotFound: for every panel route that takes an id,
@@ -159,6 +167,7 @@ func TestAnotherSalonsIDsAreNotFound(t *testing.T) {
 		"/panel/balances/:id/retry-refund":   {fmt.Sprintf("/panel/balances/%d/retry-refund", o.balance)},
 		"/panel/balances/:id/refund-made":    {fmt.Sprintf("/panel/balances/%d/refund-made", o.balance)},
 		"/panel/balance-offers/:id/active":   {fmt.Sprintf("/panel/balance-offers/%d/active", o.offer)},
+		"/panel/invitations/:id/revoke":      {fmt.Sprintf("/panel/invitations/%d/revoke", o.invitation)},
 	}
 	// Ids in queries and forms: a new booking for another salon's client,
 	// master or service.
@@ -237,7 +246,9 @@ func TestPostsWithoutTheCSRFTokenAreRefused(t *testing.T) {
 	before := snapshot(t, w, w.salon.ID)
 	n := 0
 	for _, r := range w.app.GetRoutes(true) {
-		if r.Method != "POST" || !strings.HasPrefix(r.Path, "/panel/") || r.Path == "/panel/login" {
+		// (The login and an invitation's page are open, and refuse forms
+		// from other sites by their origin: see TestSecurityHeaders.)
+		if r.Method != "POST" || !strings.HasPrefix(r.Path, "/panel/") || r.Path == "/panel/login" || r.Path == "/panel/invite/:code" {
 			continue
 		}
 		path := r.Path
@@ -373,7 +384,7 @@ func TestWithoutASessionEveryPageRedirectsToLogin(t *testing.T) {
 	w := newWorld(t)
 	b := w.client()
 	for _, r := range w.app.GetRoutes(true) {
-		if !strings.HasPrefix(r.Path, "/panel") || r.Path == "/panel/login" || r.Method == "HEAD" {
+		if !strings.HasPrefix(r.Path, "/panel") || r.Path == "/panel/login" || r.Path == "/panel/invite/:code" || r.Method == "HEAD" {
 			continue
 		}
 		p := strings.NewReplacer(":id", "1", ":date", "2026-03-02").Replace(r.Path)

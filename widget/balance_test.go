@@ -449,7 +449,7 @@ func TestBrowserSaysWhatAPackageLeavesToPay(t *testing.T) {
 	if r.status != 201 {
 		t.Fatalf("booked with the certificate: %d %s", r.status, r.raw)
 	}
-	for _, c := range []struct{ lang, want string }{{"ru", "Оплатить в салоне\nничего: всё оплачено"}, {"en", "To pay at the salon\nnothing: all paid"}} {
+	for _, c := range []struct{ lang, want string }{{"ru", "Оплатить в салоне\nничего — всё оплачено"}, {"en", "To pay at the salon\nnothing, all paid"}} {
 		run(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/w/studio/manage/%d?lang=%s#t=%s", s.base, r.id(), c.lang, r.str("manage_token"))),
 			chromedp.WaitVisible(css("#manage-details dd")))
 		if got := text(t, ctx, "#manage-details"); !strings.Contains(got, c.want) {
@@ -494,12 +494,12 @@ func TestBrowserSaysWhatAPackageOfBothServicesPays(t *testing.T) {
 		chromedp.SendKeys(css("#client-name"), "Ольга"), chromedp.SendKeys(css("#client-phone"), "+7 999 555-77-43"),
 		chromedp.SendKeys(css("#client-code"), pkg.Code), chromedp.Click(css("#contact-next")), chromedp.WaitVisible(css("#confirm")))
 	if got := text(t, ctx, "#summary"); !strings.Contains(got, "абонемент: 2 визита, на нём осталось 3 визита") ||
-		!strings.Contains(got, "Оплатить в салоне\nничего: всё оплачено") {
+		!strings.Contains(got, "Оплатить в салоне\nничего — всё оплачено") {
 		t.Fatalf("the confirmation: %q", got)
 	}
 	saveShot(t, ctx, "package-both-confirm-ru-390")
 	run(t, ctx, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css(`section[data-step="done"]`)))
-	if got := text(t, ctx, "#done-summary"); !strings.Contains(got, "Оплатить в салоне\nничего: всё оплачено") {
+	if got := text(t, ctx, "#done-summary"); !strings.Contains(got, "Оплатить в салоне\nничего — всё оплачено") {
 		t.Fatalf("the done step: %q", got)
 	}
 	var left int64

@@ -104,7 +104,7 @@ func TestBrowserManagePageInEveryPaymentState(t *testing.T) {
 		refunds    bool   // the page says cancelling refunds the deposit
 	}
 	states := []*state{
-		{name: "pending-unpaid", hhmm: "10:00", en: "Pay the deposit of 1,000\u00a0₽ by", ru: "Оплатите предоплату 1\u00a0000\u00a0₽ до", button: "#manage-pay"},
+		{name: "pending-unpaid", hhmm: "10:00", en: "Pay the deposit of 1,000\u00a0₽ by", ru: "Внесите предоплату 1\u00a0000\u00a0₽ до", button: "#manage-pay"},
 		{name: "declined", hhmm: "11:00", en: "The payment did not go through", ru: "Оплата не прошла", button: "#manage-retry"},
 		{name: "expired", hhmm: "12:00", en: "did not come in time", ru: "не поступила вовремя"},
 		{name: "paid-awaiting-capture", hhmm: "13:00", en: "is paid; the salon is confirming it", ru: "внесена; салон подтверждает", refunds: true},

@@ -25,7 +25,7 @@ type pageService struct {
 	ID          int64  `json:"id"`
 	Name        string `json:"name"`
 	DurationMin int    `json:"duration_min"`
-	Duration    string `json:"-"` // 60, or 45–60 when masters differ
+	Duration    string `json:"-"` // the client's stay: 60, or 45–60 when masters differ
 	Price       string `json:"-"` // 2 500 ₽, or "from 2 000 ₽" when masters differ
 	Deposit     string `json:"-"`
 	PriceValue  any    `json:"price"`
@@ -175,7 +175,9 @@ func (h *Handler) page(c *fiber.Ctx, mode string) error {
 		if _, ok := ranges[sv.ID]; !ok && mode == "book" {
 			continue // no master does it: nothing a client could book (a booking's page still names it)
 		}
-		p := pageService{ID: sv.ID, Name: sv.Name, DurationMin: sv.DurationMin, Duration: strconv.Itoa(sv.DurationMin),
+		// (How long the client stays: a processing time's wait and
+		// finish count, as the times offered do.)
+		p := pageService{ID: sv.ID, Name: sv.Name, DurationMin: sv.DurationMin, Duration: strconv.Itoa(sv.StayMin(sv.DurationMin)),
 			Price: sv.Price.Format(s.Currency, lang), PriceValue: sv.Price,
 			Deposit: formatDeposit(sv.Deposit, s.Currency, lang), DepositVal: sv.Deposit}
 		// What a client pays is their master's price: a service whose
@@ -185,7 +187,7 @@ func (h *Handler) page(c *fiber.Ctx, mode string) error {
 			if r.MinPrice != r.MaxPrice {
 				p.Price = fmt.Sprintf(messages[lang]["price_from"], p.Price)
 			}
-			p.Duration = r.Durations()
+			p.Duration = r.Stays(&sv)
 		}
 		d.Services = append(d.Services, p)
 	}

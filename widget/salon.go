@@ -45,11 +45,14 @@ func (h *Handler) getSalon(c *fiber.Ctx) error {
 }
 
 type serviceJSON struct {
-	ID          int64         `json:"id"`
-	Name        string        `json:"name"`
-	DurationMin int           `json:"duration_min"`
-	Price       booking.Money `json:"price"`
-	Deposit     booking.Money `json:"deposit"`
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	DurationMin int    `json:"duration_min"`
+	// StayMin is how long a client stays: the work, and a processing
+	// time's wait and finish after it.
+	StayMin int           `json:"stay_min"`
+	Price   booking.Money `json:"price"`
+	Deposit booking.Money `json:"deposit"`
 }
 
 func (h *Handler) listServices(c *fiber.Ctx) error {
@@ -63,7 +66,8 @@ func (h *Handler) listServices(c *fiber.Ctx) error {
 	}
 	out := make([]serviceJSON, len(list))
 	for i, sv := range list {
-		out[i] = serviceJSON{ID: sv.ID, Name: sv.Name, DurationMin: sv.DurationMin, Price: sv.Price, Deposit: sv.Deposit}
+		out[i] = serviceJSON{ID: sv.ID, Name: sv.Name, DurationMin: sv.DurationMin, StayMin: sv.StayMin(sv.DurationMin),
+			Price: sv.Price, Deposit: sv.Deposit}
 	}
 	return c.JSON(out)
 }
@@ -76,6 +80,7 @@ type masterJSON struct {
 	// master's own price and duration, else the service's).
 	Price       *booking.Money `json:"price,omitempty"`
 	DurationMin int            `json:"duration_min,omitempty"`
+	StayMin     int            `json:"stay_min,omitempty"` // with service_id: the client's whole stay (as the service's)
 	// The deposit a booking of it with this master asks (the service's).
 	Deposit *booking.Money `json:"deposit,omitempty"`
 }
@@ -93,21 +98,21 @@ func (h *Handler) listMasters(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var deposit booking.Money
+	var svc booking.SalonService
 	if serviceID != 0 {
 		services, err := h.svc.Services(c.UserContext(), s.ID)
 		if err != nil {
 			return err
 		}
 		if i := slices.IndexFunc(services, func(sv booking.SalonService) bool { return sv.ID == serviceID }); i >= 0 {
-			deposit = services[i].Deposit
+			svc = services[i]
 		}
 	}
 	out := make([]masterJSON, len(list))
 	for i, m := range list {
 		out[i] = masterJSON{ID: m.ID, Name: m.Name, ServiceIDs: m.ServiceIDs}
 		if o, ok := m.TermsOf(serviceID); ok {
-			out[i].Price, out[i].DurationMin, out[i].Deposit = &o.Price, o.DurationMin, &deposit
+			out[i].Price, out[i].DurationMin, out[i].StayMin, out[i].Deposit = &o.Price, o.DurationMin, svc.StayMin(o.DurationMin), &svc.Deposit
 		}
 		if out[i].ServiceIDs == nil {
 			out[i].ServiceIDs = []int64{}

@@ -3,6 +3,7 @@ package widget_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"salon/booking"
@@ -19,6 +20,21 @@ func TestVisitsThroughTheAPI(t *testing.T) {
 	if err := s.Svc.SetOffers(bookingtest.System(), s.salon.ID, s.masters[1].ID,
 		[]booking.Offer{{ServiceID: s.svc.ID}, {ServiceID: colour.ID}}); err != nil {
 		t.Fatal(err)
+	}
+	// The client is told the whole stay: an hour's work, half an hour's
+	// wait while the colour takes, a quarter's finish (helper-49 M1: "45
+	// min" for two hours).
+	for _, v := range s.do("GET", "/api/v1/salons/studio/services", nil).list {
+		if sv := v.(map[string]any); sv["name"] == "Colour" && (sv["duration_min"] != 60.0 || sv["stay_min"] != 105.0) {
+			t.Errorf("the colour service: %v, want duration_min 60 and stay_min 105", sv)
+		}
+	}
+	if ms := s.do("GET", fmt.Sprintf("/api/v1/salons/studio/masters?service_id=%d", colour.ID), nil).list; len(ms) != 1 ||
+		ms[0].(map[string]any)["stay_min"] != 105.0 {
+		t.Errorf("the colour's master: %v, want stay_min 105", ms)
+	}
+	if _, page, _ := s.page("GET", "/w/studio?lang=en"); !strings.Contains(page, "105 min") {
+		t.Error("the widget's service list does not say the colour's 105 min")
 	}
 	items := fmt.Sprintf("%d:%d,%d", s.svc.ID, s.masters[0].ID, colour.ID)
 	r := s.do("GET", fmt.Sprintf("/api/v1/salons/studio/slots?items=%s&date=%s", items, testDay), nil)

@@ -363,7 +363,7 @@
       deposit = s.items.reduce(function (sum, it) { return sum + depositOf(it.service_id); }, 0);
       price = s.items.reduce(function (sum, it) { return sum + priceOf(it.service_id, it.master_id); }, 0);
     } else {
-      rows = [[T.service, serviceName(state.service)], [T.master, masterName(s.master_id)], [T.when, when(s.starts_at)]];
+      rows = [[T.service, serviceName(state.service)], [T.master, masterName(s.master_id)], [T.when, when(s.starts_at) + '–' + timeOf(s.ends_at)]];
       // The price of the master the time is with (theirs may not be the
       // service's).
       price = priceOf(state.service, s.master_id);
@@ -550,7 +550,7 @@
           choice(list, T.any_master, '', function () { state.master = null; loadSlots(); }, { 'data-master-id': 'any' });
           r.body.forEach(function (m) {
             // Each master's own terms: what this client will pay and sit.
-            var meta = m.price !== undefined ? m.duration_min + ' ' + T.min + ' · ' + money(m.price) : '';
+            var meta = m.price !== undefined ? (m.stay_min || m.duration_min) + ' ' + T.min + ' · ' + money(m.price) : '';
             choice(list, m.name, meta, function () { state.master = m.id; loadSlots(); }, { 'data-master-id': String(m.id) });
           });
           show('master');
@@ -821,7 +821,7 @@
     link.hash = 't=' + b.manage_token;
     $('manage-link').href = link.toString();
     var rows = isVisit(b) ? itemRows(b.items).concat([[T.when, when(b.starts_at) + '–' + timeOf(b.ends_at)]])
-      : [[T.service, serviceName(b.service_id)], [T.master, masterName(b.master_id)], [T.when, when(b.starts_at)]];
+      : [[T.service, serviceName(b.service_id)], [T.master, masterName(b.master_id)], [T.when, when(b.starts_at) + '–' + timeOf(b.ends_at)]];
     if (b.paid_with) rows = rows.concat([[T.paid_with, paidWith(b.paid_with)]], inSalon(b));
     summaryInto($('done-summary'), rows);
     state.items = [];
@@ -1007,7 +1007,7 @@
   function renderBooking(b, result) {
     state.booking = b;
     summaryInto($('manage-details'), (isVisit(b) ? itemRows(b.items).concat([[T.when, when(b.starts_at) + '–' + timeOf(b.ends_at)]])
-      : [[T.service, serviceName(b.service_id)], [T.master, masterName(b.master_id)], [T.when, when(b.starts_at)]]).concat([
+      : [[T.service, serviceName(b.service_id)], [T.master, masterName(b.master_id)], [T.when, when(b.starts_at) + '–' + timeOf(b.ends_at)]]).concat([
       [T.price, money(b.price)], [T.status, T['status_' + b.status] || b.status]
     ]).concat(b.paid_with ? [[T.paid_with, paidWith(b.paid_with)]] : [], inSalon(b)));
     var active = b.status === 'pending' || b.status === 'confirmed';
