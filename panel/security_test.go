@@ -54,9 +54,9 @@ type other struct {
 	offer   int64 // a certificate on sale online
 	// an invitation to the panel
 	invitation int64
-	user    int64
-	session int64 // a payment session
-	message int64 // a failed message
+	user       int64
+	session    int64 // a payment session
+	message    int64 // a failed message
 }
 
 func (w *world) otherSalon(t *testing.T) other {
