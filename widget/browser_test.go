@@ -319,8 +319,12 @@ func TestBrowserManageLinkCancelsAndMoves(t *testing.T) {
 	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#times button[data-time="12:00"]').length`)); err != nil || n != 0 {
 		t.Fatalf("moving 12:00 offers 12:00 (%d, %v)", n, err)
 	}
+	run(t, ctx, chromedp.Click(css(`#times button[data-time="12:30"]`)), chromedp.WaitVisible(css("#confirm")))
+	// The confirmation says from when it moves (helper-49 L11).
+	if got := text(t, ctx, "#summary"); !strings.Contains(got, "Was") || !strings.Contains(got, "12:00") || !strings.Contains(got, "12:30–13:30") {
+		t.Errorf("the move's confirmation: %q", got)
+	}
 	run(t, ctx,
-		chromedp.Click(css(`#times button[data-time="12:30"]`)),
 		chromedp.Click(css("#confirm")),
 		chromedp.WaitVisible(css("#manage-result")),
 	)
@@ -673,4 +677,47 @@ func TestBrowserBackIsTheStepsBack(t *testing.T) {
 	if n := countBookings(t, s, `c.phone = '+79995551123'`); n != 1 {
 		t.Errorf("%d bookings, want 1", n)
 	}
+}
+
+// Switching the language mid-booking keeps it: the service, master, day
+// and time chosen and the name and phone typed (helper-49 M3: the page
+// started over, in the other language, empty).
+func TestBrowserTheLanguageSwitchKeepsTheBooking(t *testing.T) {
+	s := newSite(t)
+	ctx := browser(t)
+	m := s.masters[2]
+	steps := []chromedp.Action[chromedp.Void]{chromedp.Navigate(s.base + "/w/studio?lang=ru"), chromedp.WaitVisible(css(`button[data-service-id]`))}
+	steps = append(steps, throughTime(s, m.ID, "15:00")...)
+	steps = append(steps,
+		chromedp.SendKeys(css("#client-name"), "Ирина"),
+		chromedp.SendKeys(css("#client-phone"), "+7 912 345-67-89"),
+		chromedp.Click(css("#lang-switch")),
+		chromedp.WaitVisible(css(`html[lang=en] #client-name`)),
+	)
+	run(t, ctx, steps...)
+	if got := text(t, ctx, "#chosen"); !strings.Contains(got, "15:00") || !strings.Contains(got, masterNameOf(s, m)) {
+		t.Errorf("after the switch the choices read %q", got)
+	}
+	name, err := chromedp.Run(ctx, chromedp.Value(css("#client-name")))
+	if err != nil || name != "Ирина" {
+		t.Errorf("the name typed: %q %v", name, err)
+	}
+	run(t, ctx, chromedp.SendKeys(css("#client-email"), "irina@example.com"), chromedp.Click(css("#contact-next")), chromedp.WaitVisible(css("#confirm")))
+	// The confirmation names the e-mail typed (helper-49 L11).
+	if got := text(t, ctx, "#summary"); !strings.Contains(got, "Ирина, +7 912 345-67-89, irina@example.com") {
+		t.Errorf("the confirmation: %q", got)
+	}
+	run(t, ctx, chromedp.Click(css("#confirm")), chromedp.WaitVisible(css("#done-summary")))
+	if n := countBookings(t, s, fmt.Sprintf(`b.master_id = %d AND b.starts_at = '%s' AND c.name = 'Ирина' AND b.lang = 'en'`, m.ID, s.at("15:00"))); n != 1 {
+		t.Errorf("%d bookings at 15:00 by Ирина in English", n)
+	}
+}
+
+// masterNameOf is the name the widget gives m.
+func masterNameOf(s *site, m *booking.Master) string {
+	var name string
+	if err := s.Pool.QueryRow(context.Background(), `SELECT name FROM masters WHERE id = $1`, m.ID).Scan(&name); err != nil {
+		s.t.Fatal(err)
+	}
+	return name
 }

@@ -368,6 +368,7 @@
       // service's).
       price = priceOf(state.service, s.master_id);
     }
+    if (mode === 'manage' && state.booking) rows.push([T.was, when(state.booking.starts_at)]); // (a move: from when)
     if (mode !== 'manage') {
       rows.push([T.price, money(price)]);
       // What of it is paid now, as the booking will reserve it: a
@@ -391,7 +392,8 @@
       }
       var rest = Math.max(price - covers - (cfg.onlinePay ? deposit : 0), 0);
       if (deposit > 0) rows.push([T.deposit_row, fmt(cfg.onlinePay ? 'deposit_now' : 'deposit_in_salon', money(deposit))]);
-      rows.push([T.client, state.client.name + ', ' + state.client.phone]);
+      // (The e-mail too: its confirmation goes there, a typo is caught here.)
+      rows.push([T.client, [state.client.name, state.client.phone, state.client.email].filter(Boolean).join(', ')]);
       // (What it will pay, and what it will have left.)
       if (b) rows.push([T.paid_with, paidWith(b.kind === 'certificate' ? { kind: b.kind, amount: covers, remaining: Number(b.remaining) - covers, expires_at: b.expires_at }
         : { kind: b.kind, visits: visits, remaining: Number(b.remaining) - visits, expires_at: b.expires_at })]);
@@ -536,27 +538,65 @@
       if (w && w.phone && !$('client-phone').value) $('client-phone').value = w.phone;
     } catch (e) { /* storage blocked: typed by hand */ }
     $('services').querySelectorAll('button[data-service-id]').forEach(function (b) {
-      b.addEventListener('click', function () {
-        state.service = Number(b.dataset.serviceId);
-        api('GET', '/salons/' + cfg.slug + '/masters?service_id=' + state.service).then(function (r) {
-          if (r.status !== 200) throw r;
-          state.masters = r.body;
-          r.body.forEach(function (m) {
-            state.names[m.id] = m.name;
-            if (m.price !== undefined) state.prices[state.service + ':' + m.id] = m.price;
-          });
-          var list = $('masters');
-          list.textContent = '';
-          choice(list, T.any_master, '', function () { state.master = null; loadSlots(); }, { 'data-master-id': 'any' });
-          r.body.forEach(function (m) {
-            // Each master's own terms: what this client will pay and sit.
-            var meta = m.price !== undefined ? (m.stay_min || m.duration_min) + ' ' + T.min + ' · ' + money(m.price) : '';
-            choice(list, m.name, meta, function () { state.master = m.id; loadSlots(); }, { 'data-master-id': String(m.id) });
-          });
-          show('master');
-        }).catch(failed);
-      });
+      b.addEventListener('click', function () { chooseService(Number(b.dataset.serviceId)).catch(failed); });
     });
+    // chooseService asks for the service's masters and shows them.
+    function chooseService(id) {
+      state.service = id;
+      return api('GET', '/salons/' + cfg.slug + '/masters?service_id=' + state.service).then(function (r) {
+        if (r.status !== 200) throw r;
+        state.masters = r.body;
+        r.body.forEach(function (m) {
+          state.names[m.id] = m.name;
+          if (m.price !== undefined) state.prices[state.service + ':' + m.id] = m.price;
+        });
+        var list = $('masters');
+        list.textContent = '';
+        choice(list, T.any_master, '', function () { state.master = null; loadSlots(); }, { 'data-master-id': 'any' });
+        r.body.forEach(function (m) {
+          // Each master's own terms: what this client will pay and sit.
+          var meta = m.price !== undefined ? (m.stay_min || m.duration_min) + ' ' + T.min + ' · ' + money(m.price) : '';
+          choice(list, m.name, meta, function () { state.master = m.id; loadSlots(); }, { 'data-master-id': String(m.id) });
+        });
+        show('master');
+      });
+    }
+    // Switching the language mid-booking keeps the booking in progress:
+    // the choices and what was typed go to this tab's storage, and the
+    // page in the other language takes them up at the step the client was.
+    var keepKey = 'salon-keep-' + cfg.slug, typed = ['client-name', 'client-phone', 'client-email', 'client-code'];
+    $('lang-switch').addEventListener('click', function () {
+      try {
+        sessionStorage.setItem(keepKey, JSON.stringify({ at: Date.now(), step: state.step, items: state.items, service: state.service,
+          master: state.master, day: state.day, slot: state.slot && state.slot.starts_at,
+          fields: typed.map(function (id) { return $(id).value; }) }));
+      } catch (e) { /* storage blocked: the page starts afresh */ }
+    });
+    (function resume() {
+      var k = null;
+      try {
+        k = JSON.parse(sessionStorage.getItem(keepKey) || 'null');
+        sessionStorage.removeItem(keepKey);
+      } catch (e) { return; }
+      if (!k || !(Date.now() - k.at < 30 * 60000)) return;
+      typed.forEach(function (id, i) { if (k.fields[i] && !$(id).value) $(id).value = k.fields[i]; });
+      var far = order[k.step] || 0;
+      if (!k.service || far < 1 || !cfg.services.some(function (x) { return x.id === k.service; })) return;
+      state.items = k.items || [];
+      chooseService(k.service).then(function () {
+        if (far < 2) return;
+        state.master = k.master;
+        return loadSlots().then(function () {
+          var day = (state.slots || []).filter(function (x) { return dateOf(x.starts_at) === k.day; });
+          if (far < 3 || !day.length) return;
+          state.day = k.day;
+          renderTimes(day);
+          show('time');
+          var slot = day.find(function (x) { return x.starts_at === k.slot; });
+          if (far >= 4 && slot) pick(slot); // (the contact step, filled in)
+        });
+      }).catch(failed);
+    })();
     $('contact').addEventListener('submit', function (ev) {
       ev.preventDefault();
       var name = $('client-name').value.trim();
