@@ -309,6 +309,14 @@ func TestBrowserShowsWhosePackageWasBought(t *testing.T) {
 	if again, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('client-code').value`)); err != nil || again != "" {
 		t.Fatalf("the code filled in again on a reload: %q %v", again, err)
 	}
+	// The page opened where the purchase was not made (no claim in this
+	// browser): no code, and the button says to bring the e-mail's
+	// (helper-49 L10: "Book with it" that filled nothing in).
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`localStorage.clear(); sessionStorage.clear()`), chromedp.Navigate(strings.Split(loc, "?")[0]+"?lang=en"),
+		chromedp.WaitVisible(css("#bought-book")))
+	if got := text(t, ctx, "#bought-book"); got != "Book a visit, with the code from the e-mail" {
+		t.Errorf("the button where the purchase was not made: %q", got)
+	}
 	// Without the buyer's claim: neither the code nor the phone.
 	ref := strings.TrimPrefix(strings.Split(loc, "?")[0], s.base+"/w/studio/bought/")
 	if r := s.do("POST", "/api/v1/purchases/"+ref, nil); r.status != 200 || r.str("code") != "" || r.str("phone") != "" ||

@@ -144,7 +144,10 @@
           // it: asked again until it went or did not, for a while.)
           if (!x.mailed && !x.mail_failed && ++mailTries <= 20) setTimeout(look, 1500 * Math.ceil(mailTries / 5));
         } else {
+          // (Its code is shown only in the tab that paid: the button
+          // here fills nothing in, and says so.)
           st.textContent = fmt('bought_elsewhere', x.email);
+          $('bought-book').textContent = T.bought_book_typed;
         }
         return;
       }
