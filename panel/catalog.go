@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -168,8 +169,22 @@ func (h *Handler) showMaster(c *fiber.Ctx, d *masterData) error {
 		d.Days = append(d.Days, shiftDay{Date: day.String(), Label: longDate(day, l), Shifts: shiftText(of, s.Location(), l)})
 	}
 	if d.Week == nil {
+		// The template as the coming week has it (a template applied
+		// reads back as it was, not as an empty form).
+		loc := s.Location()
 		for _, wd := range []int{1, 2, 3, 4, 5, 6, 0} {
-			d.Week = append(d.Week, weekdayRow{Day: wd})
+			r := weekdayRow{Day: wd}
+			for _, sh := range shifts {
+				if int(sh.Date.Start(time.UTC).Weekday()) != wd || !sh.Date.Before(today.AddDays(7)) || sh.Date.Before(today) {
+					continue
+				}
+				r.Start, r.End, r.Next = sh.Start.In(loc).Format("15:04"), sh.End.In(loc).Format("15:04"), sh.EndClock(loc) > 24*60
+				if !sh.BreakStart.IsZero() {
+					r.BS, r.BE = sh.BreakStart.In(loc).Format("15:04"), sh.BreakEnd.In(loc).Format("15:04")
+				}
+				break
+			}
+			d.Week = append(d.Week, r)
 		}
 	}
 	if d.From == "" {

@@ -708,6 +708,9 @@ func shiftText(shifts []booking.Shift, loc *time.Location, l *lang) string {
 		if sh.EndClock(loc) > 24*60 {
 			s += " " + l.T("(the next day)")
 		}
+		if !sh.BreakStart.IsZero() {
+			s += " " + l.T("(break %s)", sh.BreakStart.In(loc).Format("15:04")+"–"+sh.BreakEnd.In(loc).Format("15:04"))
+		}
 	}
 	return s
 }

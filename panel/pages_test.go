@@ -1311,3 +1311,33 @@ func (w *world) ownerWithMaster(t *testing.T, sv booking.SalonService) (context.
 	w.Shift(t, w.salon, m, day, 1, "10:00", "18:00")
 	return owner, svc, m, day
 }
+
+// TestAnAppliedTemplateReadsBack: a weekly template applied shows on the
+// master's page as it was set, breaks included, in its list of days and in
+// the template's form (helper-49 L12: no break, an empty form after
+// saving, as if nothing were saved).
+func TestAnAppliedTemplateReadsBack(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	_, _, m, _ := w.ownerWithMaster(t, booking.SalonService{Name: "Укладка", DurationMin: 30, Price: 150000})
+	form := url.Values{"from": {w.today().String()}, "to": {w.today().AddDays(27).String()}}
+	for _, d := range []string{"1", "2", "3", "4", "5", "6"} {
+		form.Set("start_"+d, "10:00")
+		form.Set("end_"+d, "19:00")
+		form.Set("bs_"+d, "13:00")
+		form.Set("be_"+d, "14:00")
+	}
+	if a := b.post(fmt.Sprintf("/panel/masters/%d/template", m.ID), form); a.status != http.StatusSeeOther {
+		t.Fatalf("apply: %d %s", a.status, fieldErrorsOf(a.body))
+	}
+	page := b.get(fmt.Sprintf("/panel/masters/%d", m.ID)).body
+	if !strings.Contains(page, "10:00–19:00 (перерыв 13:00–14:00)") {
+		t.Error("the master's days do not say the break")
+	}
+	for name, want := range map[string]string{"start_1": "10:00", "end_6": "19:00", "bs_3": "13:00", "be_5": "14:00", "start_0": ""} {
+		if !regexp.MustCompile(`name="` + name + `"[^>]*value="` + want + `"`).MatchString(page) {
+			t.Errorf("the template's %s does not read %q", name, want)
+		}
+	}
+}
