@@ -34,6 +34,14 @@ func Export(ctx context.Context, svc *booking.Service, w io.Writer, kind Kind, s
 	}
 	loc := salon.Location()
 	hm := func(t interface{ Format(string) string }) string { return t.Format("15:04") }
+	// Amounts as the file's spreadsheet reads numbers: 1500,50 in Russian
+	// (a Russian Excel takes 1500.50 for text), 1500.50 in English.
+	amount := func(m booking.Money) string {
+		if lang == "ru" {
+			return strings.Replace(m.String(), ".", ",", 1)
+		}
+		return m.String()
+	}
 	switch kind {
 	case Services:
 		var list []booking.SalonService
@@ -45,7 +53,7 @@ func Export(ctx context.Context, svc *booking.Service, w io.Writer, kind Kind, s
 			if !s.Active {
 				continue
 			}
-			if err = cw.Write([]string{s.Name, strconv.Itoa(s.DurationMin), s.Price.String(), s.Deposit.String(),
+			if err = cw.Write([]string{s.Name, strconv.Itoa(s.DurationMin), amount(s.Price), amount(s.Deposit),
 				strconv.Itoa(s.BufferMin), strconv.Itoa(s.ProcessingMin), strconv.Itoa(s.FinishMin)}); err != nil {
 				return err
 			}

@@ -49,6 +49,13 @@ func TestRoundTrip(t *testing.T) {
 	if _, err := e.Pool.Exec(ctx, `UPDATE clients SET notes = 'Любит чай, "без сахара"' || chr(10) || 'и с лимоном' WHERE salon_id = $1 AND name = 'Мария'`, src.ID); err != nil {
 		t.Fatal(err)
 	}
+	// A price with kopecks: written 1500,50, as a Russian spreadsheet reads a number.
+	if _, err := e.Pool.Exec(ctx, `UPDATE services SET price = 1500.50 WHERE salon_id = $1 AND name = 'Маникюр'`, src.ID); err != nil {
+		t.Fatal(err)
+	}
+	if file := export(t, e, src, importer.Services); !bytes.Contains(file, []byte(";1500,50;")) {
+		t.Errorf("the Russian services export writes the price as %s", file)
+	}
 	dst := e.Salon(t, booking.Salon{Slug: "copy", Name: "Copy", Locale: "ru", Timezone: "Europe/Moscow"})
 	for _, kind := range importer.Kinds {
 		first := export(t, e, src, kind)
