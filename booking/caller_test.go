@@ -101,6 +101,9 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 			_, _, err := f.Svc.CreateSalonWithOwner(ctx, booking.Salon{Slug: "intruder2", Name: "I", Timezone: "Europe/Moscow"}, "i@example.com", "long enough")
 			return err
 		}, foreign: booking.ErrForbidden},
+		"CheckNewSalon": {run: func(ctx context.Context) error {
+			return f.Svc.CheckNewSalon(ctx, booking.Salon{Slug: "intruder3", Name: "I", Timezone: "Europe/Moscow"}, "i3@example.com")
+		}, foreign: booking.ErrForbidden},
 		"CreateSalon": {run: func(ctx context.Context) error {
 			return e1(f.Svc.CreateSalon(ctx, booking.Salon{Slug: "intruder", Name: "I", Timezone: "Europe/Moscow"}))
 		}, foreign: booking.ErrForbidden},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/mail"
 	"net/url"
 	"regexp"
 	"slices"
@@ -302,6 +303,41 @@ func (s *Service) CreateSalonWithOwner(ctx context.Context, in Salon, email, pas
 		return nil, nil, err
 	}
 	return &in, u, nil
+}
+
+// CheckNewSalon checks a salon and its owner's e-mail as
+// CreateSalonWithOwner would, before a password is asked for: every
+// field at fault, a taken link name or e-mail too (salon init asks again
+// for each). Only the platform creates salons (ErrForbidden).
+// Errors: ErrInvalid.
+func (s *Service) CheckNewSalon(ctx context.Context, in Salon, email string) error {
+	if err := onlySystem(ctx); err != nil {
+		return err
+	}
+	fe := fieldErrors{}
+	if err := in.normalize(); err != nil {
+		var ve *ValidationError
+		if !errors.As(err, &ve) {
+			return err
+		}
+		maps.Copy(fe, ve.Fields)
+	}
+	email = strings.ToLower(strings.TrimSpace(email))
+	if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
+		fe.add("email", "not an email address")
+	}
+	var slugTaken, emailTaken bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM salons WHERE slug = $1), EXISTS (SELECT 1 FROM users WHERE email = $2)`,
+		in.Slug, email).Scan(&slugTaken, &emailTaken); err != nil {
+		return fmt.Errorf("check salon: %w", dbErr(err))
+	}
+	if slugTaken {
+		fe.add("slug", "already taken") // (add keeps a field's first problem)
+	}
+	if emailTaken {
+		fe.add("email", "a user with this email exists")
+	}
+	return fe.err()
 }
 
 // insert writes the salon (its ID is set).

@@ -2,11 +2,14 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 
@@ -28,50 +31,64 @@ func cmdInit(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	in := bufio.NewReader(stdin)
-	ask := func(p *string, question, example string) error {
-		if strings.TrimSpace(*p) != "" {
-			return nil
-		}
-		f, ok := stdin.(*os.File)
-		if !ok || !term.IsTerminal(int(f.Fd())) {
-			return usagef("init needs --name, --slug, --tz and --email (or a terminal to ask on)")
-		}
-		fmt.Fprintf(stderr, "%s (%s): ", question, example)
-		line, err := in.ReadString('\n')
-		if err != nil {
-			return fmt.Errorf("read %s: %w", question, err)
-		}
-		*p = strings.TrimSpace(line)
-		return nil
-	}
-	for _, q := range []struct {
-		p                 *string
-		question, example string
-	}{
-		{name, "Salon name", "Studio Anna"}, {slug, "Link name", "studio-anna"}, {tz, "Time zone", "Europe/Moscow, Europe/London, Asia/Kolkata, ..."},
-		{email, "Owner's email", "owner@example.com"},
-	} {
-		if err := ask(q.p, q.question, q.example); err != nil {
-			return err
-		}
-	}
-	var password string
-	var err error
-	if *fromStdin {
-		password, err = readLine(in)
-	} else {
-		password, err = readPassword(stdin, stderr, false)
-	}
-	if err != nil {
-		return err
+	f, isFile := stdin.(*os.File)
+	interactive := isFile && term.IsTerminal(int(f.Fd()))
+	if !interactive && (*name == "" || *slug == "" || *tz == "" || *email == "") {
+		return usagef("init needs --name, --slug, --tz and --email (or a terminal to ask on)")
 	}
 	pool, err := openCurrent(ctx, getenv)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	s, u, err := booking.New(pool).CreateSalonWithOwner(ctx, booking.Salon{
+	svc := booking.New(pool)
+	// Each answer is checked as it comes, as the salon would be made with
+	// the answers so far: refused, it is asked again, with why.
+	check := func() map[string]string {
+		err := svc.CheckNewSalon(ctx, booking.Salon{Slug: *slug, Name: *name, Timezone: *tz, Locale: *locale, Currency: *currency}, *email)
+		out := map[string]string{}
+		var ve *booking.ValidationError
+		if errors.As(err, &ve) {
+			for k, v := range ve.Fields {
+				out[k] = v.In("en")
+			}
+		} else if err != nil {
+			out[""] = err.Error()
+		}
+		return out
+	}
+	qs := []question{
+		{p: name, field: "name", ask: "Salon name, as clients see it", example: "Studio Anna"},
+		{p: slug, field: "slug", ask: "Link name (latin letters, digits, dashes)", example: "studio-anna", def: func() string { return slugOf(*name) }},
+		{p: tz, field: "timezone", ask: "Time zone", example: "Europe/Moscow, Europe/London, Asia/Yekaterinburg"},
+		{p: email, field: "email", ask: "Owner's email (their login)", example: "owner@example.com"},
+	}
+	in := bufio.NewReader(stdin)
+	if err := askAll(in, stderr, interactive, qs, check); err != nil {
+		return err
+	}
+	var password string
+	if *fromStdin {
+		password, err = readLine(in)
+	} else {
+		// On the terminal: asked again while the two differ or it is too
+		// short (the core says so of a password from stdin).
+		for try := 1; ; try++ {
+			password, err = readPassword(stdin, stderr, false)
+			var usage usageError
+			if err == nil && utf8.RuneCountInString(password) < booking.MinPasswordLen {
+				err = usagef("the password needs at least %d characters", booking.MinPasswordLen)
+			}
+			if err == nil || !errors.As(err, &usage) || try == maxAsks {
+				break
+			}
+			fmt.Fprintf(stderr, "  %v; again:\n", err)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	s, u, err := svc.CreateSalonWithOwner(ctx, booking.Salon{
 		Slug: *slug, Name: *name, Timezone: *tz, Locale: *locale, Currency: *currency,
 		MinNoticeMin: booking.DefaultMinNoticeMin, CutoffHours: booking.DefaultCutoffHours,
 	}, *email, password)
@@ -87,6 +104,96 @@ func cmdInit(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 	fmt.Fprintf(stdout, "sign in, then add services, masters and working hours; the panel's Online booking page has the link for clients\n")
 	return nil
 }
+
+// maxAsks is how many times init asks for one answer it refuses.
+const maxAsks = 5
+
+// question is one of init's questions: the answer's flag, the core's
+// field it is, how it is asked, an example, and a default Enter takes.
+type question struct {
+	p            *string
+	field        string
+	ask, example string
+	def          func() string // nil: none
+}
+
+// askAll asks on out, reading in, each question the flags left without
+// an answer, checking each answer as it comes (check: the core's reasons
+// by field for the answers so far) and asking again while it is refused,
+// up to maxAsks times. With no terminal to ask on, a missing answer is a
+// usage error (the core checks the flags' when the salon is made).
+func askAll(in *bufio.Reader, out io.Writer, interactive bool, qs []question, check func() map[string]string) error {
+	for _, q := range qs {
+		if strings.TrimSpace(*q.p) != "" {
+			continue
+		}
+		if !interactive {
+			return usagef("init needs --name, --slug, --tz and --email (or a terminal to ask on)")
+		}
+		for try := 1; ; try++ {
+			def := ""
+			if q.def != nil {
+				def = q.def()
+			}
+			if def != "" {
+				fmt.Fprintf(out, "%s [%s]: ", q.ask, def)
+			} else {
+				fmt.Fprintf(out, "%s (e.g. %s): ", q.ask, q.example)
+			}
+			line, err := in.ReadString('\n')
+			if err != nil && (!errors.Is(err, io.EOF) || line == "") {
+				return fmt.Errorf("read %s: %w", strings.ToLower(q.ask), err)
+			}
+			*q.p = cmp.Or(strings.TrimSpace(line), def)
+			why := check()[q.field]
+			if *q.p == "" {
+				why = "required"
+			}
+			if why == "" {
+				break
+			}
+			*q.p = ""
+			if try == maxAsks {
+				return usagef("%s: %s", strings.ToLower(q.ask), why)
+			}
+			fmt.Fprintf(out, "  %s; again:\n", why)
+		}
+	}
+	return nil
+}
+
+// slugOf is a link name made of a salon's name: Latin letters (Russian
+// ones spelt out), digits and dashes ("Салон «Малахит»": salon-malakhit);
+// "" when nothing is left.
+func slugOf(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		switch t, ok := translit[r]; {
+		case ok:
+			b.WriteString(t)
+			dash = false
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+			dash = false
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	out := strings.Trim(b.String(), "-")
+	if len(out) > 63 {
+		out = strings.TrimRight(out[:63], "-")
+	}
+	if len(out) < 2 {
+		return ""
+	}
+	return out
+}
+
+var translit = map[rune]string{'а': "a", 'б': "b", 'в': "v", 'г': "g", 'д': "d", 'е': "e", 'ё': "e", 'ж': "zh", 'з': "z", 'и': "i",
+	'й': "y", 'к': "k", 'л': "l", 'м': "m", 'н': "n", 'о': "o", 'п': "p", 'р': "r", 'с': "s", 'т': "t", 'у': "u", 'ф': "f",
+	'х': "kh", 'ц': "ts", 'ч': "ch", 'ш': "sh", 'щ': "shch", 'ъ': "", 'ы': "y", 'ь': "", 'э': "e", 'ю': "yu", 'я': "ya"}
 
 // publicBase is where people reach the server: SALON_PUBLIC_URL, else the
 // listen address (localhost for one on every interface).
