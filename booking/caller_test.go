@@ -112,7 +112,7 @@ func TestEveryMethodAsksWhoIsAsking(t *testing.T) {
 		}},
 		"CreateUser": {run: func(ctx context.Context) error {
 			return e1(f.Svc.CreateUser(ctx, a, "intruder@a.test", "password-x", booking.RoleOwner))
-		}},
+		}, foreign: booking.ErrForbidden},
 		"DeleteUser": {run: func(ctx context.Context) error { return f.Svc.DeleteUser(ctx, a, owner.ID) }},
 		"InviteUser": {run: func(ctx context.Context) error {
 			return e1(f.Svc.InviteUser(ctx, a, "intruder@a.test", booking.RoleOwner))

@@ -14,10 +14,12 @@ import (
 )
 
 // Invitation is an e-mail address a salon's owner invited to be one of
-// its panel users. Whoever opens its link sets a password and becomes
-// the user; only they learn whether the address has an account already
-// (at another salon: an address is one user of one salon), never the
-// owner who typed it.
+// its panel users. Its link goes to that mailbox only: whoever opens it
+// there sets a password and becomes the user, and only they learn whether
+// the address has an account already (an address is one user of one
+// salon), never the owner who typed it. (A server that sends no e-mail
+// shows the owner the link to hand over: there, whoever holds it learns
+// that as well.)
 type Invitation struct {
 	ID        int64
 	SalonID   int64
@@ -29,8 +31,10 @@ type Invitation struct {
 	// not.
 	MailedAt  time.Time
 	MailError string
-	// Code is its secret, which the link /panel/invite/{Code} carries:
-	// returned by InviteUser only (it is kept as a hash).
+	// Code is its secret, which the link /panel/invite/{Code} carries,
+	// kept as a hash: InviteUser returns it only from a server that sends
+	// no e-mail, for the owner to hand over; else it goes to the mailbox
+	// alone.
 	Code string
 	// SalonName names the salon (InvitationByCode).
 	SalonName string
@@ -74,13 +78,13 @@ func (v *Invitation) fixed() *Invitation {
 }
 
 // InviteUser invites the address to be the salon's user in role, and
-// e-mails it the invitation's link (the returned Invitation's Code, for
-// the owner to hand over too). Inviting an address again replaces its
+// e-mails it the invitation's link. Inviting an address again replaces its
 // invitation (a new link; the old one stops working). An address that is
 // already this salon's user is refused; one that is another salon's is
-// invited as any other (the owner learns nothing of other salons). Owners
-// only. Errors: ErrNotFound (salon), ErrForbidden, ErrInvalid (email,
-// role).
+// invited as any other: the owner learns nothing of other salons. The
+// e-mail's outcome is in MailedAt and MailError; the code is returned
+// only when this server sends no e-mail (Code). Owners only.
+// Errors: ErrNotFound (salon), ErrForbidden, ErrInvalid (email, role).
 func (s *Service) InviteUser(ctx context.Context, salonID int64, email string, role Role) (*Invitation, error) {
 	if err := authorize(ctx, salonID, RoleOwner); err != nil {
 		return nil, err
@@ -103,7 +107,7 @@ func (s *Service) InviteUser(ctx context.Context, salonID int64, email string, r
 	}
 	code := newToken()
 	now := s.now()
-	inv := &Invitation{SalonID: salonID, Email: email, Role: role, Code: code, ExpiresAt: now.Add(InvitationTTL)}
+	inv := &Invitation{SalonID: salonID, Email: email, Role: role, ExpiresAt: now.Add(InvitationTTL)}
 	var salon *Salon
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
@@ -118,29 +122,35 @@ func (s *Service) InviteUser(ctx context.Context, salonID int64, email string, r
 			return Invalid("email", "a user with this email exists")
 		}
 		return tx.QueryRow(ctx, `
-			INSERT INTO user_invitations (salon_id, email, role, code_hash, invited_by, lang, created_at, expires_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+			INSERT INTO user_invitations (salon_id, email, role, code_hash, invited_by, created_at, expires_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)
 			ON CONFLICT (salon_id, email) DO UPDATE SET role = EXCLUDED.role, code_hash = EXCLUDED.code_hash,
-				invited_by = EXCLUDED.invited_by, lang = EXCLUDED.lang, created_at = EXCLUDED.created_at,
+				invited_by = EXCLUDED.invited_by, created_at = EXCLUDED.created_at,
 				expires_at = EXCLUDED.expires_at, mailed_at = NULL, mail_error = ''
-			RETURNING id, created_at`, salonID, email, role, tokenHash(code), invitedBy, salon.Locale, now, inv.ExpiresAt).
+			RETURNING id, created_at`, salonID, email, role, tokenHash(code), invitedBy, now, inv.ExpiresAt).
 			Scan(&inv.ID, &inv.CreatedAt)
 	})
 	if err != nil {
 		return nil, dbErr(err)
 	}
+	// The e-mail goes now, the code in memory only (never in a job's
+	// row), within what is left of the caller's time; its outcome is
+	// recorded whatever became of the caller meanwhile.
 	m := &InviteMail{To: email, Lang: salon.Locale, Code: code, Salon: *salon, Role: role, InvitedBy: caller.user.Email, ExpiresAt: inv.ExpiresAt}
-	if err := s.deliverInvite(ctx, m); err != nil {
+	switch err := s.deliverInvite(ctx, m); {
+	case errors.Is(err, errNoMailer):
+		inv.MailError, inv.Code = NoMailer, code // (to hand over: no mailbox gets it)
+	case err != nil:
 		inv.MailError = redactAddresses(err.Error())
-		if !errors.Is(err, errNoMailer) { // (the owner's page says so)
-			s.log.Warn("invitation: the e-mail did not go", "invitation", inv.ID, "err", inv.MailError)
-		}
-	} else {
+		s.log.Warn("invitation: the e-mail did not go", "invitation", inv.ID, "err", inv.MailError)
+	default:
 		inv.MailedAt = s.now()
 	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
 	// (Under the code it was sent with: a newer invitation of the
 	// address keeps its own record.)
-	if _, err := s.pool.Exec(ctx, `UPDATE user_invitations SET mailed_at = $3, mail_error = $4 WHERE id = $1 AND code_hash = $2`,
+	if _, err := s.pool.Exec(rctx, `UPDATE user_invitations SET mailed_at = $3, mail_error = $4 WHERE id = $1 AND code_hash = $2`,
 		inv.ID, tokenHash(code), nullTime(inv.MailedAt), inv.MailError); err != nil {
 		s.log.Warn("invitation: record the e-mail", "invitation", inv.ID, "err", err)
 	}
@@ -156,17 +166,26 @@ func nullTime(t time.Time) *time.Time {
 }
 
 // deliverInvite sends m by the e-mail courier, in its turn among the
-// replicas. Errors: errNoMailer, or why it did not go.
+// replicas, within what is left of ctx's time less a margin for the
+// caller's answer (at most sendTimeout). Errors: errNoMailer, or why it
+// did not go (in time).
 func (s *Service) deliverInvite(ctx context.Context, m *InviteMail) error {
 	c, ok := s.couriers[ChannelEmail].(InviteCourier)
 	if !ok {
 		return errNoMailer
 	}
-	if err := s.turn(ctx, ChannelEmail); err != nil {
+	budget := sendTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(dl)-2*time.Second)
+	}
+	if budget <= 0 {
+		return fmt.Errorf("%w: no time left to send it", ErrDeliveryUnknown)
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
+	defer cancel()
+	if err := s.turn(sctx, ChannelEmail); err != nil {
 		return err
 	}
-	sctx, cancel := context.WithTimeout(ctx, sendTimeout)
-	defer cancel()
 	_, err := c.DeliverInvite(sctx, m)
 	return err
 }
@@ -210,6 +229,11 @@ func (s *Service) RevokeInvitation(ctx context.Context, salonID, id int64) error
 		return nil
 	})
 }
+
+// errTakenAddress refuses an invitation to an address that has an
+// account already (at this salon or another): told to its mailbox's
+// holder, who opened the link.
+var errTakenAddress = Invalid("email", "this address already has an account: log in with it, or ask the salon to invite another address")
 
 // errNoInvitation is the answer to a code that opens no invitation: none
 // was made, it was accepted or withdrawn, or it expired.
@@ -256,9 +280,18 @@ func (s *Service) AcceptInvitation(ctx context.Context, code, password string) (
 	} else if len(password) > 1024 {
 		return "", nil, Invalid("password", "at most %d characters", 1024)
 	}
-	// (Only a live invitation's holder gets a password hashed.)
-	if _, err := s.InvitationByCode(ctx, code); err != nil {
+	// (Only a live invitation's holder for a free address gets a
+	// password hashed: the hash costs what a login does.)
+	inv, err := s.InvitationByCode(ctx, code)
+	if err != nil {
 		return "", nil, err
+	}
+	var taken bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM users WHERE email = $1)`, inv.Email).Scan(&taken); err != nil {
+		return "", nil, fmt.Errorf("accept invitation: %w", dbErr(err))
+	}
+	if taken {
+		return "", nil, errTakenAddress
 	}
 	hash, err := s.passwords.hash(ctx, password)
 	if err != nil {
@@ -282,7 +315,7 @@ func (s *Service) AcceptInvitation(ctx context.Context, code, password string) (
 		}
 		if err := u.insert(ctx, tx, hash); err != nil {
 			if errors.Is(err, ErrInvalid) {
-				return Invalid("email", "this address already has an account: log in with it, or ask the salon to invite another address")
+				return errTakenAddress
 			}
 			return err
 		}

@@ -24,7 +24,8 @@ type SlotQuery struct {
 	Days      int   // number of days, 1..31; 0 means 1
 	// Moving is the booking the client is moving (0: none): its own time
 	// counts as free, so a move may overlap it, and its present start is
-	// not offered. The caller must be one who may change it.
+	// not offered. The caller must hold it (its manage token, its chat, the
+	// salon); whether it may still be moved is the move's to say.
 	Moving int64
 }
 
@@ -100,7 +101,7 @@ func (m movingVisit) now(start time.Time, masters ...int64) bool {
 }
 
 // moving reads the visit of booking id (0: none) in the salon for a slot
-// search that moves it; a caller who may not change it gets ErrNotFound,
+// search that moves it; a caller who does not hold it gets ErrNotFound,
 // as for a booking that does not exist.
 func (s *Service) moving(ctx context.Context, salonID, id int64) (movingVisit, error) {
 	if id == 0 {

@@ -38,10 +38,13 @@ type User struct {
 // MinPasswordLen is the shortest password accepted.
 const MinPasswordLen = 8
 
-// CreateUser creates a panel user with an argon2id password hash.
-// Errors: ErrNotFound (salon), ErrInvalid (email, password, role; email taken).
+// CreateUser creates a panel user with an argon2id password hash: the
+// platform's own act (salon admin create, the demo); a salon's owner
+// invites (InviteUser), which tells them nothing of other salons' users.
+// Errors: ErrForbidden (not the platform), ErrNotFound (salon),
+// ErrInvalid (email, password, role; email taken).
 func (s *Service) CreateUser(ctx context.Context, salonID int64, email, password string, role Role) (*User, error) {
-	if err := authorize(ctx, salonID, RoleOwner); err != nil {
+	if err := onlySystem(ctx); err != nil {
 		return nil, err
 	}
 	u, hash, err := s.newUser(ctx, salonID, email, password, role)

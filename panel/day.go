@@ -292,6 +292,7 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 // column works (after a night shift, the hours between its end and the
 // morning's first shift) into one row headed by its span ("02:00–10:00").
 func foldIdle(rows []gridRow, n int) []gridRow {
+	n = max(n, 2) // (one row is no fold)
 	idle := func(r gridRow) bool {
 		return !slices.ContainsFunc(r.Cells, func(c cell) bool { return c.Kind != "off" })
 	}

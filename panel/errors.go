@@ -20,7 +20,7 @@ import (
 var (
 	errNoPage = fmt.Errorf("no such page: %w", booking.ErrNotFound)
 	errCSRF   = errors.New("missing or wrong CSRF token")
-	errOrigin = errors.New("cross-site login form")
+	errOrigin = errors.New("a sign-in form posted from another site")
 )
 
 // RetryAfter is what a 503 tells the browser to wait, in seconds.
@@ -97,7 +97,11 @@ func (h *Handler) classify(c *fiber.Ctx, err error) (int, string) {
 	case errors.As(err, &fe) && fe.Code < 500:
 		return fe.Code, "The request was not understood."
 	}
-	h.log.Error("panel: internal error", "err", err, "path", c.Path(), "request_id", c.Locals("requestid"))
+	path := c.Path()
+	if r := c.Route(); r != nil && strings.Contains(r.Path, ":code") {
+		path = r.Path // (an invitation's code opens an account: never logged)
+	}
+	h.log.Error("panel: internal error", "err", err, "path", path, "request_id", c.Locals("requestid"))
 	return fiber.StatusInternalServerError, "internal error"
 }
 

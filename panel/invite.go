@@ -11,9 +11,10 @@ import (
 )
 
 // Invitations: an owner invites a colleague's e-mail address (the users
-// page); whoever opens the invitation's link sets a password here and is
-// signed in as the salon's user. Only they learn whether the address has
-// an account already: the owner who typed it never does.
+// page); whoever opens the invitation's link, which goes to that mailbox,
+// sets a password here and is signed in as the salon's user. Only they
+// learn whether the address has an account already: the owner who typed
+// it never sees the link (but where the server sends no e-mail).
 
 type inviteData struct {
 	Invitation *booking.Invitation // nil: the link opens nothing (used, withdrawn, expired)
@@ -78,6 +79,13 @@ func (h *Handler) acceptInvite(c *fiber.Ctx) error {
 			return err
 		}
 		return h.showInvite(c, d, nil)
+	}
+	// (A session this browser had, another user's, ends: one browser,
+	// one user signed in.)
+	if old := c.Cookies(CookieName); old != "" {
+		if err := h.svc.Logout(c.UserContext(), old); err != nil {
+			h.log.Warn("panel: end the session replaced by an invitation's", "err", err)
+		}
 	}
 	h.setCookie(c, id, booking.SessionMax)
 	return c.Redirect("/panel/", fiber.StatusSeeOther)

@@ -240,15 +240,16 @@ type usersData struct {
 	Role        string
 	Error       string
 	Fields      map[string]string
-	// Invited is the invitation just made, with its link (shown this
-	// once: only its hash is kept).
+	// Invited is the invitation just made on a server that sends no
+	// e-mail, with its link to hand over (shown this once: only its hash
+	// is kept). Where e-mail goes, the link goes to the mailbox alone.
 	Invited *invitationRow
 }
 
 // invitationRow is an invitation as the users page lists it.
 type invitationRow struct {
 	booking.Invitation
-	Link    string // the link to hand over (just made only)
+	Link    string // the link to hand over (just made, on a server that sends no e-mail)
 	Until   string // when its link stops working
 	Expired bool
 	Mail    string // how its e-mail went
@@ -282,13 +283,15 @@ func (h *Handler) invitationRow(c *fiber.Ctx, inv booking.Invitation) invitation
 	case inv.MailError == booking.NoMailer:
 		r.Mail = l.T("this server sends no e-mail: hand over the link")
 	case inv.MailError != "":
-		r.Mail = l.T("the e-mail did not go: hand over the link, or invite again")
+		r.Mail = l.T("the e-mail did not go: invite again")
 	}
 	return r
 }
 
-// createUser invites an e-mail address to be the salon's user (owners):
-// the page shows the invitation's link once, to hand over as well.
+// createUser invites an e-mail address to be the salon's user (owners).
+// The link goes to the mailbox: the owner never sees it (holding it, they
+// could learn whether the address has an account elsewhere), but on a
+// server that sends no e-mail, where the page shows it once to hand over.
 func (h *Handler) createUser(c *fiber.Ctx) error {
 	d := &usersData{Email: strings.Clone(c.FormValue("email")), Role: strings.Clone(c.FormValue("role"))}
 	inv, err := h.svc.InviteUser(c.UserContext(), user(c).SalonID, d.Email, booking.Role(d.Role))
@@ -298,9 +301,15 @@ func (h *Handler) createUser(c *fiber.Ctx) error {
 		}
 		return h.showUsers(c, d)
 	}
-	row := h.invitationRow(c, *inv)
-	row.Link = h.base(c) + booking.InvitePath(inv.Code, salonOf(c).Locale)
-	return h.showUsers(c, &usersData{Role: "admin", Invited: &row})
+	switch {
+	case inv.Code != "":
+		row := h.invitationRow(c, *inv)
+		row.Link = h.base(c) + booking.InvitePath(inv.Code, salonOf(c).Locale)
+		return h.showUsers(c, &usersData{Role: "admin", Invited: &row})
+	case inv.MailedAt.IsZero():
+		return done(c, "/panel/users", "invitation_not_mailed")
+	}
+	return done(c, "/panel/users", "invited")
 }
 
 // revokeInvitation withdraws an invitation (owners).

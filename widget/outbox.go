@@ -20,7 +20,8 @@ const outboxShows = 100
 // registers it: it shows every salon's messages to whoever asks. whole
 // gives a message's words with their links live, when this process sent
 // it (the database keeps them without their tokens); extra are the
-// e-mails this process sent that have no row (a sale's refunds).
+// e-mails this process sent that have no row (a sale's refunds,
+// invitations to a salon's panel).
 func (h *Handler) RegisterOutbox(app *fiber.App, whole func(id int64) (string, bool), extra func() []booking.Message) {
 	app.Get(OutboxPath, h.deadline, func(c *fiber.Ctx) error {
 		list, err := h.svc.Outbox(booking.As(c.UserContext(), booking.BySystem()), outboxShows)
