@@ -33,6 +33,7 @@ var fields = map[string]string{
 	"deposit_due": "Deposit still due", "refunded": "Refunded", "refunds": "Refunds", "visit_of": "Services in the visit",
 	"hold_expires_at": "Held until", "code_locked_until": "Code locked until",
 	"work_date": "Date", "ends_at": "End", "break_starts_at": "Break start", "break_ends_at": "Break end",
+	"expires_at": "Valid until",
 }
 
 var ru = map[string]string{

@@ -1,6 +1,7 @@
 package panel
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -234,7 +235,7 @@ func auditText(r booking.AuditEntry, n auditNames, l *lang) (what string, change
 var hiddenColumns = map[string]bool{"id": true, "salon_id": true, "version": true, "created_at": true, "updated_at": true,
 	"catalog_version": true, "client_id": true, "service_id": true, "visit_id": true, "idempotency_key": true,
 	"request_hash": true, "request_key": true, "origin_ref": true, "calendar_token": true, "manage_token": true, "code_key": true,
-	"created_by_id": true}
+	"created_by_id": true, "invited_by": true, "mailed_at": true, "mail_error": true}
 
 var auditActions = map[string]string{"create": "Created", "update": "Changed", "delete": "Deleted",
 	"reschedule": "Moved", "cancelled": "Cancelled", "completed": "Visit completed", "no_show": "The client did not show up",
@@ -280,12 +281,15 @@ func auditValue(key string, v any, n auditNames, l *lang) string {
 		if d, err := booking.ParseDate(x); err == nil {
 			return l.Date(d)
 		}
+		if c, err := time.Parse("15:04:05", x); err == nil { // (a time of day: quiet hours)
+			return c.Format("15:04")
+		}
 		switch key {
 		case "status":
 			return l.Status(booking.Status(x))
 		case "source":
 			return l.Source(booking.Source(x))
-		case "kind", "refund_policy":
+		case "kind", "refund_policy", "role":
 			return l.T(x)
 		case "created_by_kind":
 			if who := actorNames[x]; who != "" {
@@ -317,11 +321,18 @@ func auditValue(key string, v any, n auditNames, l *lang) string {
 		}
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	case []any:
+		if len(x) == 0 && (key == "service_ids" || strings.HasSuffix(key, "_kinds")) {
+			return "—"
+		}
+		if strings.HasSuffix(key, "_kinds") { // (the messages an e-mail or SMS carries, by name)
+			names := make([]string, 0, len(x))
+			for _, k := range x {
+				names = append(names, l.T(cmp.Or(kindNames[booking.MessageKind(fmt.Sprint(k))], fmt.Sprint(k))))
+			}
+			return strings.Join(names, ", ")
+		}
 		if key != "service_ids" {
 			break
-		}
-		if len(x) == 0 {
-			return "—"
 		}
 		names := make([]string, 0, len(x))
 		for _, id := range x {

@@ -454,3 +454,28 @@ func TestTheServicesListSaysWhichNoMasterDoes(t *testing.T) {
 		t.Errorf("services marked as done by no master: %q, want only Nobody's trim", marks)
 	}
 }
+
+// TestTheAuditLogReadsMessageSettingsInWords: a change of what e-mails
+// carry and of the quiet hours reads in the page's words ("подтверждение",
+// "22:00"), not the database's ("confirmation", "22:00:00"; helper-49 L8).
+func TestTheAuditLogReadsMessageSettingsInWords(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	b := w.owner()
+	b.get("/panel/settings")
+	if a := b.post("/panel/settings/messages", url.Values{"reminder_offsets": {"24 ч"}, "quiet_from": {"22:00"}, "quiet_to": {"08:00"},
+		"email_confirmation": {"on"}, "email_waitlist_offer": {"on"}}); a.status != http.StatusSeeOther {
+		t.Fatalf("save: %d", a.status)
+	}
+	page := html.UnescapeString(b.get("/panel/audit?entity=salon").body)
+	for _, want := range []string{"подтверждение", "предложение из листа ожидания", "22:00"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the audit log lacks %q", want)
+		}
+	}
+	for _, not := range []string{"waitlist_offer", "hold_expired", "22:00:00"} {
+		if strings.Contains(page, not) {
+			t.Errorf("the audit log reads %q", not)
+		}
+	}
+}
