@@ -49,6 +49,11 @@ func scanService(r pgx.Row) (SalonService, error) {
 	return sv, err
 }
 
+// Check says what CreateService and UpdateService refuse of the
+// service's fields, every field at fault (a form says them all at once);
+// nil when none. It changes nothing.
+func (sv SalonService) Check() error { return sv.normalize() }
+
 func (sv *SalonService) normalize() error {
 	fe := fieldErrors{}
 	sv.Name = cleanText(fe, "name", sv.Name, MaxTitleLen, oneLine, true)

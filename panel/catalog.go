@@ -531,6 +531,22 @@ func serviceFromForm(c *fiber.Ctx) (serviceForm, booking.SalonService, map[strin
 		return m
 	}
 	sv.Price, sv.Deposit = money("price", f.Price), money("deposit", f.Deposit)
+	if len(fe) > 0 {
+		// Every field at fault at once: the core's reasons for the
+		// others too (but of what hangs on a field not read: a deposit
+		// over a price, a finish after a processing time).
+		after := map[string]string{"deposit": "price", "finish_min": "processing_min"}
+		var ve *booking.ValidationError
+		if errors.As(sv.Check(), &ve) {
+			for k, why := range ve.Fields {
+				_, read := fe[k]
+				_, unread := fe[after[k]]
+				if !read && !unread {
+					fe[k] = why
+				}
+			}
+		}
+	}
 	return f, sv, fe
 }
 
@@ -539,13 +555,14 @@ func (h *Handler) createService(c *fiber.Ctx) error {
 	d := &servicesData{Form: f}
 	if len(fe) > 0 {
 		c.Status(fiber.StatusUnprocessableEntity)
-		d.Error, d.Fields = langOf(c).T("Some fields are invalid."), langOf(c).Fields(fe)
+		d.Error, d.Fields = langOf(c).T("Some fields are invalid."), titled(langOf(c).Fields(fe), langOf(c))
 		return h.showServices(c, d)
 	}
 	if _, err := h.svc.CreateService(c.UserContext(), user(c).SalonID, sv); err != nil {
 		if !h.fieldError(c, err, &d.Error, &d.Fields) {
 			return err
 		}
+		titled(d.Fields, langOf(c))
 		return h.showServices(c, d)
 	}
 	return done(c, "/panel/services", "saved")
@@ -639,8 +656,20 @@ func (h *Handler) updateService(c *fiber.Ctx) error {
 		c.Status(fiber.StatusUnprocessableEntity)
 		d.Error, d.Fields = langOf(c).T("Some fields are invalid."), langOf(c).Fields(fe)
 	}
+	titled(d.Fields, langOf(c))
 	if err := h.togetherOf(c, &d); err != nil {
 		return err
 	}
 	return h.render(c, "service", f.Name, d)
+}
+
+// titled names a service's name in its refused fields by the form's
+// label, "Title" ("Название": a service has no "Имя"), as the core calls
+// it name. It returns fields.
+func titled(fields map[string]string, l *lang) map[string]string {
+	if why, ok := fields[l.Field("name")]; ok {
+		delete(fields, l.Field("name"))
+		fields[l.T("Title")] = why
+	}
+	return fields
 }

@@ -176,6 +176,13 @@ func TestServiceFormErrorsNameTheField(t *testing.T) {
 		strings.Contains(a.body, "duration_min") {
 		t.Errorf("duration in words: %d %s", a.status, fieldErrorsOf(a.body))
 	}
+	// Every field at fault at once, not one at a time (helper-49 L2): a
+	// name left empty and a price that is no amount.
+	a = b.post("/panel/services", url.Values{"name": {""}, "duration": {"30"}, "price": {"abc"}, "deposit": {"100"}})
+	if errs := fieldErrorsOf(a.body); a.status != http.StatusUnprocessableEntity || !strings.Contains(errs, "<b>Название</b>") ||
+		!strings.Contains(errs, "<b>Цена</b>") || strings.Contains(errs, "<b>Предоплата</b>") {
+		t.Errorf("an empty name and a price of abc: %d %s", a.status, errs)
+	}
 	if n := scalar[int64](t, w, `SELECT count(*) FROM services WHERE name = 'Cheap'`); n != 0 {
 		t.Error("an invalid service was saved")
 	}

@@ -34,7 +34,7 @@ func TestReadEndpoints(t *testing.T) {
 	if r.status != 200 || len(r.list) != 2 {
 		t.Fatalf("services: %d %s", r.status, r.raw)
 	}
-	if !strings.Contains(string(r.raw), `"price":6000.50,"deposit":1000`) || !strings.Contains(string(r.raw), `"duration_min":60,"price":2500,"deposit":0`) {
+	if !strings.Contains(string(r.raw), `"price":6000.50,"deposit":1000`) || !strings.Contains(string(r.raw), `"duration_min":60,"stay_min":60,"price":2500,"deposit":0`) {
 		t.Fatalf("services amounts: %s", r.raw)
 	}
 

@@ -44,17 +44,36 @@ func (e *Email) Deliver(ctx context.Context, o *booking.Outgoing) (booking.Sent,
 		return booking.Sent{}, fmt.Errorf("%w: %v", booking.ErrDeliveryRefused, err)
 	}
 	sent := booking.Sent{Subject: m.Subject, Body: m.Text}
+	sent.ProviderID, err = e.send(ctx, m)
+	return sent, err
+}
+
+// send sends m, its mail server's refusal or silence said as the
+// couriers' (ErrDeliveryRefused, ErrDeliveryUnknown).
+func (e *Email) send(ctx context.Context, m mail.Message) (string, error) {
 	id, err := e.Mail.Send(ctx, m)
 	switch {
 	case errors.Is(err, mail.ErrRefused):
-		return sent, fmt.Errorf("%w: %w", booking.ErrDeliveryRefused, err)
+		return "", fmt.Errorf("%w: %w", booking.ErrDeliveryRefused, err)
 	case errors.Is(err, mail.ErrUnknown):
-		return sent, fmt.Errorf("%w: %w", booking.ErrDeliveryUnknown, err)
-	case err != nil:
-		return sent, err
+		return "", fmt.Errorf("%w: %w", booking.ErrDeliveryUnknown, err)
 	}
-	sent.ProviderID = id
-	return sent, nil
+	return id, err
+}
+
+// sendWords sends words to whom the salon writes, with no unsubscribe
+// link (a purchase's code, an invitation); what it reports keeps no words
+// (they hold a code).
+func (e *Email) sendWords(ctx context.Context, w Words, lang, to string, salon *booking.Salon) (booking.Sent, error) {
+	html, err := w.HTML(lang, "")
+	if err != nil {
+		return booking.Sent{}, fmt.Errorf("%w: %v", booking.ErrDeliveryRefused, err)
+	}
+	id, err := e.send(ctx, mail.Message{FromName: salon.Name, To: to, Subject: w.Subject, Text: w.Text(), HTML: html})
+	if err != nil {
+		return booking.Sent{}, err
+	}
+	return booking.Sent{ProviderID: id, Subject: w.Subject}, nil
 }
 
 // Message is the e-mail of o.
@@ -92,22 +111,7 @@ var _ booking.SaleCourier = (*Email)(nil)
 // bought online, with its code. What it reports keeps no words (they hold
 // the code).
 func (e *Email) DeliverSale(ctx context.Context, m *booking.SaleMail) (booking.Sent, error) {
-	w := ComposeSale(m, e.Base)
-	html, err := w.HTML(m.Lang, "")
-	if err != nil {
-		return booking.Sent{}, fmt.Errorf("%w: %v", booking.ErrDeliveryRefused, err)
-	}
-	id, err := e.Mail.Send(ctx, mail.Message{
-		FromName: m.Salon.Name, To: m.To, Subject: w.Subject, Text: w.Text(), HTML: html})
-	switch {
-	case errors.Is(err, mail.ErrRefused):
-		return booking.Sent{}, fmt.Errorf("%w: %w", booking.ErrDeliveryRefused, err)
-	case errors.Is(err, mail.ErrUnknown):
-		return booking.Sent{}, fmt.Errorf("%w: %w", booking.ErrDeliveryUnknown, err)
-	case err != nil:
-		return booking.Sent{}, err
-	}
-	return booking.Sent{ProviderID: id, Subject: w.Subject}, nil
+	return e.sendWords(ctx, ComposeSale(m, e.Base), m.Lang, m.To, &m.Salon)
 }
 
 var _ booking.InviteCourier = (*Email)(nil)
@@ -115,21 +119,7 @@ var _ booking.InviteCourier = (*Email)(nil)
 // DeliverInvite implements booking.InviteCourier: an invitation to the
 // salon's panel. What it reports keeps no words (they hold the link).
 func (e *Email) DeliverInvite(ctx context.Context, m *booking.InviteMail) (booking.Sent, error) {
-	w := ComposeInvite(m, e.Base)
-	html, err := w.HTML(m.Lang, "")
-	if err != nil {
-		return booking.Sent{}, fmt.Errorf("%w: %v", booking.ErrDeliveryRefused, err)
-	}
-	id, err := e.Mail.Send(ctx, mail.Message{FromName: m.Salon.Name, To: m.To, Subject: w.Subject, Text: w.Text(), HTML: html})
-	switch {
-	case errors.Is(err, mail.ErrRefused):
-		return booking.Sent{}, fmt.Errorf("%w: %w", booking.ErrDeliveryRefused, err)
-	case errors.Is(err, mail.ErrUnknown):
-		return booking.Sent{}, fmt.Errorf("%w: %w", booking.ErrDeliveryUnknown, err)
-	case err != nil:
-		return booking.Sent{}, err
-	}
-	return booking.Sent{ProviderID: id, Subject: w.Subject}, nil
+	return e.sendWords(ctx, ComposeInvite(m, e.Base), m.Lang, m.To, &m.Salon)
 }
 
 // SMS is the SMS courier.
