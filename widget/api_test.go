@@ -462,6 +462,10 @@ func TestAMoveIsOfferedTimesOverlappingItsOwn(t *testing.T) {
 	if r := s.do("GET", slots+"&moving=x", nil); r.status != 422 || r.fields()["moving"] == nil {
 		t.Fatalf("moving=x: %d %s", r.status, r.raw)
 	}
+	// (Said with the query's other faults, not alone.)
+	if r := s.do("GET", "/api/v1/salons/studio/slots?moving=x&days=99", nil); r.status != 422 || len(r.fields()) != 3 {
+		t.Fatalf("moving=x, no service, 99 days: %d %s", r.status, r.raw)
+	}
 	// The time offered is one the move takes.
 	path := fmt.Sprintf("/api/v1/bookings/%d/reschedule", mine.id())
 	if r := s.do("POST", path, map[string]any{"starts_at": s.at("12:30")}, "X-Manage-Token", mine.str("manage_token")); r.status != 200 ||

@@ -104,15 +104,15 @@ func (h *Handler) listSlots(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	moving, err := movingParam(c)
+	fields := map[string]i18n.Text{}
+	moving, err := movingParam(c, fields)
 	if err != nil {
 		return err
 	}
 	if items := c.Query("items"); items != "" {
-		return h.listVisitSlots(c, s, items, moving)
+		return h.listVisitSlots(c, s, items, moving, fields)
 	}
 	q := booking.SlotQuery{SalonID: s.ID, Moving: moving}
-	fields := map[string]i18n.Text{}
 	if q.ServiceID, err = queryID(c, "service_id"); err != nil {
 		fields["service_id"] = i18n.New("must be a positive integer")
 	} else if q.ServiceID == 0 {
@@ -133,13 +133,18 @@ func (h *Handler) listSlots(c *fiber.Ctx) error {
 }
 
 // movingParam reads the slots query's moving: the id of the booking the
-// client is moving, whose own time then counts as free. Its manage token
+// client is moving, whose own time then counts as free (a malformed one
+// is said in fields, with the query's other faults). Its manage token
 // (the X-Manage-Token header) becomes the caller, which the core judges:
 // without it, or with another booking's, the booking is not found.
-func movingParam(c *fiber.Ctx) (int64, error) {
+func movingParam(c *fiber.Ctx, fields map[string]i18n.Text) (int64, error) {
 	id, err := queryID(c, "moving")
-	if err != nil || id == 0 {
-		return 0, err
+	if err != nil {
+		fields["moving"] = i18n.New("must be a positive integer")
+		return 0, nil
+	}
+	if id == 0 {
+		return 0, nil
 	}
 	return id, asTokenHolder(c)
 }
@@ -163,8 +168,7 @@ func (h *Handler) slotDays(c *fiber.Ctx, s *booking.Salon, fields map[string]i18
 }
 
 // listVisitSlots answers the slots of a whole visit (?items=S1:M1,S2).
-func (h *Handler) listVisitSlots(c *fiber.Ctx, s *booking.Salon, items string, moving int64) error {
-	fields := map[string]i18n.Text{}
+func (h *Handler) listVisitSlots(c *fiber.Ctx, s *booking.Salon, items string, moving int64, fields map[string]i18n.Text) error {
 	q := booking.VisitSlotQuery{SalonID: s.ID, Moving: moving}
 	var err error
 	if q.Items, err = parseItems(items); err != nil {
