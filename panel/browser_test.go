@@ -384,6 +384,8 @@ func TestBrowserTheDayAfterANightShift(t *testing.T) {
 		}
 		w.Env.Shift(t, w.salon, m, night.AddDays(1), 1, "10:00", "19:00")
 	}
+	// (It is that day, 15:10.)
+	w.Clock.Set(bookingtest.At(w.salon, night.AddDays(1), "15:10"))
 	do(t, ctx, logIn(w)...)
 	do(t, ctx, chromedp.Navigate(w.base+"/panel/day/"+night.AddDays(1).String()), chromedp.WaitVisible(css(`#grid table.grid`)))
 	labels := value(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#grid tbody th.time')).map(function (th) { return th.textContent; })`))
@@ -392,6 +394,19 @@ func TestBrowserTheDayAfterANightShift(t *testing.T) {
 	}
 	shot(t, ctx, "day-after-night-desktop.png", 1280, 900)
 	shot(t, ctx, "day-after-night-390.png", 390, 844)
+	// On a phone the page opens on now (helper-49 L4: on 00:00, hours
+	// before the day's work), its row marked.
+	phone := browsertest.Tab(t, 390, 844)
+	do(t, phone, chromedp.Navigate(w.base+"/panel/"), chromedp.WaitVisible(css(`#grid tr.now`)))
+	at := value(t, phone, chromedp.Evaluate[[]float64](`(function(){ var r = document.querySelector('#grid tr.now').getBoundingClientRect();
+		return [r.top, r.bottom, window.innerHeight, window.scrollY]; })()`))
+	if now := value(t, phone, chromedp.Text(css(`#grid tr.now th.time`))); now != "15:00" || at[0] < 0 || at[1] > at[2] || at[3] == 0 {
+		t.Errorf("the phone's page opens with the row of now (%q) at %v, want 15:00 in sight, scrolled to", now, at)
+	}
+	png := value(t, phone, chromedp.CaptureScreenshot())
+	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "day-now-390.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // An owner invites a colleague on the users page and hands over the link

@@ -42,6 +42,7 @@ type gridRow struct {
 	Label string // HH:MM on full hours and half hours
 	Hour  bool
 	Gap   bool // hours when no column works, folded into this row
+	Now   bool // the row of now (a day's grid of today)
 	Cells []cell
 }
 
@@ -278,6 +279,16 @@ func buildGrid(cal *booking.Calendar, cols []column, now time.Time, l *lang) *gr
 			}
 		}
 	}
+	// The row of now, when the grid is of one day, today: the page opens
+	// on it (a day begun by a night shift's last hours starts at 00:00).
+	if len(days) == 1 {
+		dc := days[cols[0].day]
+		for i := range g.Rows {
+			if t, _, ok := dc.at(first + i); ok && !now.Before(t) && now.Before(t.Add(time.Duration(step)*time.Minute)) {
+				g.Rows[i].Now = true
+			}
+		}
+	}
 	g.Rows = foldIdle(g.Rows, 120/step)
 	for _, b := range cal.Bookings {
 		if b.Status == booking.StatusCancelled {
@@ -303,7 +314,8 @@ func foldIdle(rows []gridRow, n int) []gridRow {
 			j++
 		}
 		if i > 0 && j < len(rows) && j-i >= n {
-			gap := gridRow{Label: rows[i].Label + "–" + rows[j].Label, Gap: true, Cells: rows[i].Cells}
+			gap := gridRow{Label: rows[i].Label + "–" + rows[j].Label, Gap: true, Cells: rows[i].Cells,
+				Now: slices.ContainsFunc(rows[i:j], func(r gridRow) bool { return r.Now })}
 			out, i = append(out, gap), j
 			continue
 		}
@@ -483,10 +495,18 @@ func (g *grid) body() template.HTML {
 	b.Grow(len(g.Rows) * (len(g.Cols) + 1) * 48)
 	esc := html.EscapeString
 	for _, r := range g.Rows {
+		class := ""
+		if r.Hour || r.Gap {
+			class += " hour"
+		}
 		if r.Gap {
-			b.WriteString(`<tr class="hour gap">`)
-		} else if r.Hour {
-			b.WriteString(`<tr class="hour">`)
+			class += " gap"
+		}
+		if r.Now {
+			class += " now"
+		}
+		if class != "" {
+			b.WriteString(`<tr class="` + class[1:] + `">`)
 		} else {
 			b.WriteString(`<tr>`)
 		}

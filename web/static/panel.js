@@ -26,6 +26,16 @@
   narrow.addEventListener('change', showCol);
   document.addEventListener('DOMContentLoaded', showCol);
   document.body && showCol();
+  // Today's grid opens on now when now is out of sight (a phone's screen,
+  // a day begun by a night shift's last hours), once: its refreshes leave
+  // the page where the reader put it.
+  function toNow() {
+    var row = document.querySelector('#grid tr.now');
+    if (!row) return;
+    var r = row.getBoundingClientRect();
+    if (r.top < 0 || r.bottom > window.innerHeight) row.scrollIntoView({ block: 'center' });
+  }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', toNow); else toNow();
   document.addEventListener('htmx:afterSwap', showCol);
   // The new booking form: the services say how long they take with the
   // chosen master and what they cost (the master's own), as the master
