@@ -233,7 +233,7 @@ func (s *Service) RevokeInvitation(ctx context.Context, salonID, id int64) error
 // errTakenAddress refuses an invitation to an address that has an
 // account already (at this salon or another): told to its mailbox's
 // holder, who opened the link.
-var errTakenAddress = Invalid("email", "this address already has an account: log in with it, or ask the salon to invite another address")
+var errTakenAddress = Invalid("email", "this address already has an account, and an address is the user of one salon only: ask the salon to invite another address")
 
 // errNoInvitation is the answer to a code that opens no invitation: none
 // was made, it was accepted or withdrawn, or it expired.

@@ -78,7 +78,7 @@ var ru = map[string]string{
 	"a master with this name exists":               "мастер с таким именем уже есть",
 	"a service with this name exists":              "услуга с таким названием уже есть",
 	"a user with this email exists":                "пользователь с такой почтой уже есть",
-	"this address already has an account: log in with it, or ask the salon to invite another address": "у этого адреса уже есть учётная запись: войдите с ней или попросите салон пригласить другой адрес",
+	"this address already has an account, and an address is the user of one salon only: ask the salon to invite another address": "у этого адреса уже есть учётная запись, а адрес может быть пользователем только одного салона: попросите салон пригласить другой адрес",
 	"Password again":                     "Пароль ещё раз",
 	"You are invited to the panel of %s": "Приглашение в панель: %s",
 	"The salon invites you to its panel, where its bookings, clients and day are kept. Set a password to start.": "Салон приглашает вас в свою панель: там его записи, клиенты и расписание дня. Задайте пароль, чтобы начать.",

@@ -711,6 +711,12 @@ func TestBrowserTheLanguageSwitchKeepsTheBooking(t *testing.T) {
 	if n := countBookings(t, s, fmt.Sprintf(`b.master_id = %d AND b.starts_at = '%s' AND c.name = 'Ирина' AND b.lang = 'en'`, m.ID, s.at("15:00"))); n != 1 {
 		t.Errorf("%d bookings at 15:00 by Ирина in English", n)
 	}
+	// Booked, the switch opens the booking's own page in the other
+	// language (helper-51 L1: it lost the confirmation and its link).
+	run(t, ctx, chromedp.Click(css("#lang-switch")), chromedp.WaitVisible(css(`html[lang=ru] #manage-details dd`)))
+	if got := text(t, ctx, "#manage-details"); !strings.Contains(got, "15:00") {
+		t.Errorf("the booking's page after the switch: %q", got)
+	}
 }
 
 // masterNameOf is the name the widget gives m.

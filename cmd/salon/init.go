@@ -59,9 +59,9 @@ func cmdInit(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 	}
 	qs := []question{
 		{p: name, field: "name", ask: "Salon name, as clients see it", example: "Studio Anna"},
-		{p: slug, field: "slug", ask: "Link name (latin letters, digits, dashes)", example: "studio-anna", def: func() string { return slugOf(*name) }},
+		{p: slug, field: "slug", ask: "Link name, in latin letters, digits and dashes", example: "studio-anna", def: func() string { return freeSlug(ctx, svc, *name) }},
 		{p: tz, field: "timezone", ask: "Time zone", example: "Europe/Moscow, Europe/London, Asia/Yekaterinburg"},
-		{p: email, field: "email", ask: "Owner's email (their login)", example: "owner@example.com"},
+		{p: email, field: "email", ask: "Owner's email, their login", example: "owner@example.com"},
 	}
 	in := bufio.NewReader(stdin)
 	if err := askAll(in, stderr, interactive, qs, check); err != nil {
@@ -160,6 +160,26 @@ func askAll(in *bufio.Reader, out io.Writer, interactive bool, qs []question, ch
 		}
 	}
 	return nil
+}
+
+// freeSlug is a link name made of the salon's name that no salon has
+// ("demo" taken: "demo-2"), or "" for none.
+func freeSlug(ctx context.Context, svc *booking.Service, name string) string {
+	base := slugOf(name)
+	for n := 1; base != "" && n < 10; n++ {
+		s := base
+		if n > 1 {
+			s = fmt.Sprintf("%s-%d", base, n)
+		}
+		var ve *booking.ValidationError
+		if err := svc.CheckNewSalon(ctx, booking.Salon{Slug: s, Name: "x", Timezone: "UTC"}, "x@example.com"); !errors.As(err, &ve) {
+			return s
+		}
+		if _, taken := ve.Fields["slug"]; !taken {
+			return s
+		}
+	}
+	return ""
 }
 
 // slugOf is a link name made of a salon's name: Latin letters (Russian

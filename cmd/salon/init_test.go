@@ -62,6 +62,10 @@ func TestInitAsksAgainForWhatItRefuses(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "already taken") {
 		t.Errorf("five taken link names: %v", err)
 	}
+	// The link name offered is a free one.
+	if got := freeSlug(ctx, e.Svc, "Taken"); got != "taken-2" {
+		t.Errorf("the link name offered for Taken: %q, want taken-2", got)
+	}
 	for in, want := range map[string]string{"Studio Anna": "studio-anna", "Барбершоп №1": "barbershop-1", "«»": "", "Щука & Ёж": "shchuka-ezh"} {
 		if got := slugOf(in); got != want {
 			t.Errorf("slugOf(%q) = %q, want %q", in, got, want)

@@ -85,7 +85,10 @@ func Compose(o *booking.Outgoing, base string) Words {
 	if name := v.ContactName; name != "" {
 		w.Greeting = t("Hello, %s!", name)
 	}
-	w.Details = append(w.Details, detail{t("When"), at}, detail{t("Service"), v.ServiceName}, detail{t("Master"), v.MasterName},
+	// (Until when: the client's whole stay, a processing time's or a
+	// visit's too, as the widget says it.)
+	until := at + "–" + i18n.Clock(booking.VisitEnd(&v.Booking).In(loc))
+	w.Details = append(w.Details, detail{t("When"), until}, detail{t("Service"), v.ServiceName}, detail{t("Master"), v.MasterName},
 		detail{t("Salon"), v.Salon.Name})
 	if v.Salon.Address != "" {
 		w.Details = append(w.Details, detail{t("Address"), v.Salon.Address})

@@ -154,6 +154,13 @@ func TestBookingMailSaysThePrice(t *testing.T) {
 	if got := mail(booking.KindConfirmation); !strings.Contains(got, "Цена: 6 000 ₽") || strings.Contains(got, "К оплате в салоне") {
 		t.Errorf("a confirmation, nothing paid online:\n%s", got)
 	}
+	// Until when: an hour of colour, half an hour's wait, a quarter's
+	// finish (helper-51 L4: the start alone).
+	loc, _ := time.LoadLocation("Europe/Moscow")
+	v.StartsAt, v.DurationMin, v.ProcessingMin, v.FinishMin = time.Date(2026, 12, 12, 14, 30, 0, 0, loc), 60, 30, 15
+	if got := mail(booking.KindConfirmation); !strings.Contains(got, "Когда: сб, 12 дек., 14:30–16:15") {
+		t.Errorf("a confirmation of a colour with processing time:\n%s", got)
+	}
 	v.Prepaid = 100000
 	for _, kind := range []booking.MessageKind{booking.KindPaid, booking.KindReminder} {
 		if got := mail(kind); !strings.Contains(got, "Цена: 6 000 ₽") || !strings.Contains(got, "К оплате в салоне: 5 000 ₽") {

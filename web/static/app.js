@@ -566,6 +566,14 @@
     // page in the other language takes them up at the step the client was.
     var keepKey = 'salon-keep-' + cfg.slug, typed = ['client-name', 'client-phone', 'client-email', 'client-code'];
     $('lang-switch').addEventListener('click', function () {
+      // Booked: the booking's own page, in the other language (its
+      // token in the fragment, as the manage link has it).
+      if (state.booking && state.booking.manage_token) {
+        var other = new URL($('manage-link').href);
+        other.search = this.search;
+        this.href = other.toString();
+        return;
+      }
       try {
         sessionStorage.setItem(keepKey, JSON.stringify({ at: Date.now(), step: state.step, items: state.items, service: state.service,
           master: state.master, day: state.day, slot: state.slot && state.slot.starts_at,
