@@ -163,6 +163,9 @@ func auditText(r booking.AuditEntry, n auditNames, l *lang) (what string, change
 	if what == "" {
 		what = l.T(r.Action)
 	}
+	if r.Entity == "invitation" && r.Action == "delete" && r.Old["email"] == r.Actor {
+		what = l.T("Accepted") // (used up by its invitee, who became the user: not withdrawn)
+	}
 	what += ": " + l.T(entityNames[r.Entity]) + " " + name
 	if r.Entity == "master_service" { // (a pair: the master, by the entry's id, and the service)
 		m := r.New

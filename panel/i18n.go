@@ -477,6 +477,7 @@ var ru = map[string]string{
 	"%s is invited as %s.":  "%s приглашён(а) как %s.",
 	"Hand them this link (it is shown only now):": "Передайте эту ссылку сами (она показана только сейчас):",
 	"An SMS is paid by its parts: a part holds 70 letters in Cyrillic (160 in Latin); a confirmation with its links to confirm and cancel takes 3 or 4 parts. See what each took on a booking's page.": "SMS оплачивается по частям: в части 70 букв кириллицей (160 латиницей); подтверждение со ссылками «подтвердить» и «отменить» занимает 3–4 части. Сколько заняло каждое, видно на странице записи.",
+	"Accepted":                         "Принято",
 	"(break %s)":                       "(перерыв %s)",
 	"Packages and certificates online": "Абонементы и сертификаты онлайн",
 	"Where clients buy what you have on sale, paying online; the code comes by e-mail.":                              "Здесь клиенты покупают то, что у вас в продаже, с оплатой онлайн; код приходит на почту.",

@@ -608,6 +608,10 @@ func TestAnOwnerLearnsNothingOfAnotherSalonsUsers(t *testing.T) {
 	if a := w.client().get(path); a.status != http.StatusNotFound || !strings.Contains(a.body, "Это приглашение не действует") {
 		t.Errorf("a used link: %d", a.status)
 	}
+	// The audit log says it was accepted, not withdrawn (helper-51 L6).
+	if got := rival.get("/panel/audit?entity=invitation").body; !strings.Contains(got, "Принято: приглашение nobody@demo.salon") {
+		t.Errorf("the audit log of the accepted invitation: %s", got)
+	}
 	// The users page withdraws the invitation still open (the demo
 	// owner's address).
 	id := scalar[int64](t, w, `SELECT id FROM user_invitations WHERE email = $1`, demo.Email)
