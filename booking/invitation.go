@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/mail"
 	"net/url"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -89,11 +87,8 @@ func (s *Service) InviteUser(ctx context.Context, salonID int64, email string, r
 	if err := authorize(ctx, salonID, RoleOwner); err != nil {
 		return nil, err
 	}
-	email = strings.ToLower(strings.TrimSpace(email))
 	fe := fieldErrors{}
-	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || len(email) > 320 {
-		fe.add("email", "not an email address")
-	}
+	email = staffEmail(fe, email)
 	if role != RoleOwner && role != RoleAdmin {
 		fe.add("role", "owner or admin")
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/mail"
 	"net/url"
 	"regexp"
 	"slices"
@@ -322,10 +321,7 @@ func (s *Service) CheckNewSalon(ctx context.Context, in Salon, email string) err
 		}
 		maps.Copy(fe, ve.Fields)
 	}
-	email = strings.ToLower(strings.TrimSpace(email))
-	if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
-		fe.add("email", "not an email address")
-	}
+	email = staffEmail(fe, email)
 	var slugTaken, emailTaken bool
 	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM salons WHERE slug = $1), EXISTS (SELECT 1 FROM users WHERE email = $2)`,
 		in.Slug, email).Scan(&slugTaken, &emailTaken); err != nil {

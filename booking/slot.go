@@ -80,7 +80,9 @@ func (s *Service) Slots(ctx context.Context, q SlotQuery) ([]Slot, error) {
 	if err != nil {
 		return nil, dbErr(err)
 	}
-	slots = slices.DeleteFunc(slots, func(sl Slot) bool { return mv.now(sl.Start, sl.MasterID) })
+	if mv.id != 0 { // (a search that moves nothing, the most, passes no slot twice)
+		slots = slices.DeleteFunc(slots, func(sl Slot) bool { return mv.now(sl.Start, sl.MasterID) })
+	}
 	if q.MasterID != 0 {
 		return slots, nil
 	}

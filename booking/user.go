@@ -61,11 +61,8 @@ func (s *Service) CreateUser(ctx context.Context, salonID int64, email, password
 // newUser checks a new user's email, password and role and hashes the
 // password.
 func (s *Service) newUser(ctx context.Context, salonID int64, email, password string, role Role) (*User, string, error) {
-	email = strings.ToLower(strings.TrimSpace(email))
 	fe := fieldErrors{}
-	if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
-		fe.add("email", "not an email address")
-	}
+	email = staffEmail(fe, email)
 	if utf8.RuneCountInString(password) < MinPasswordLen {
 		fe.add("password", "at least %d characters", MinPasswordLen)
 	}
@@ -80,6 +77,16 @@ func (s *Service) newUser(ctx context.Context, salonID int64, email, password st
 		return nil, "", err
 	}
 	return &User{SalonID: salonID, Email: email, Role: role}, hash, nil
+}
+
+// staffEmail is a panel user's login as stored: trimmed, in lower case;
+// one that is no plain address is said in fe.
+func staffEmail(fe fieldErrors, email string) string {
+	email = strings.ToLower(strings.TrimSpace(email))
+	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || len(email) > MaxEmailLen {
+		fe.add("email", "not an email address")
+	}
+	return email
 }
 
 // insert writes the user (its ID is set).

@@ -405,7 +405,11 @@ func (s *Service) VisitSlots(ctx context.Context, q VisitSlotQuery) ([]VisitSlot
 	if err != nil {
 		return nil, dbErr(err)
 	}
-	return slices.DeleteFunc(p.slots(q.Items, w, s.now()), func(v VisitSlot) bool { return mv.now(v.Start, v.Masters()...) }), nil
+	out := p.slots(q.Items, w, s.now())
+	if mv.id != 0 {
+		out = slices.DeleteFunc(out, func(v VisitSlot) bool { return mv.now(v.Start, v.Masters()...) })
+	}
+	return out, nil
 }
 
 // visitAlternatives returns up to MaxAlternatives whole-visit starts near
